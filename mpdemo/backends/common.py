@@ -1,0 +1,310 @@
+"""What every backend shares: the Recorder (timing, events, summary) and the eval loop."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..events import EvalEvent, RunFinished, RunStarted, StepEvent
+from ..messages import MpdemoError, Note
+from ..precision import DtypeProbe, cpu_precision_notes, dtype_name, synchronize
+
+if TYPE_CHECKING:
+    from ..engine import Emit, Prepared
+
+BACKEND_NAMES = {"torch": "PyTorch AMP", "accelerate": "Accelerate", "trainer": "the Trainer"}
+NONFINITE_PATIENCE = 5  # with a scaler, a few inf/NaN steps are normal: the scale backs off
+
+
+def _rss() -> int:
+    import psutil
+
+    return psutil.Process().memory_info().rss
+
+
+class Recorder:
+    """Times each step honestly, turns it into events, decides stop/diverge, builds the summary."""
+
+    def __init__(
+        self, prep: Prepared, emit: Emit, stop: threading.Event, *, index: int = 0, total: int = 1
+    ) -> None:
+        self.prep = prep
+        self.cfg = prep.cfg
+        self.emit = emit
+        self.stop = stop
+        self.index, self.total = index, total
+        self.run_id = f"{index}:{self.cfg.label}"
+        self.device = prep.device
+        self.notes: list[Note] = list(prep.notes)
+        self.step = 0
+        self.losses: list[float] = []
+        self.times: list[float] = []
+        self.scales: list[float | None] = []
+        self.skipped = 0
+        self.status: str | None = None
+        self.metrics: dict[str, float] = {}
+        self.effective_dtype: torch.dtype | None = None
+        self.autocast_ran: bool | None = None
+        self.processes = 1
+        self._nonfinite = 0
+        self._prev_scale: float | None = None
+        self._t0 = 0.0
+        self._start = 0.0
+        self._probe: DtypeProbe | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Emit RunStarted; arm the dtype probe and the memory baseline."""
+        if self.cfg.precision == "fp16" and not self.cfg.loss_scaling:
+            self.notes.append(Note("no_scaler"))
+        # Only the torch backend autocasts fp16 on a CPU (Accelerate and the Trainer fall back to
+        # fp32 and get their own warning from the dtype audit); bf16 autocasts in all three.
+        if self.device.type == "cpu" and (
+            self.cfg.backend == "torch" or self.cfg.precision == "bf16"
+        ):
+            self.notes += cpu_precision_notes(self.cfg.precision)
+        self._probe = DtypeProbe(self.prep.model)
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+        self._rss0 = self._rss_peak = _rss()
+        self._start = time.perf_counter()
+        self.emit(
+            RunStarted(
+                run_id=self.run_id,
+                label=self.cfg.label,
+                index=self.index,
+                total=self.total,
+                config=self.cfg.to_dict(),
+                device=str(self.device),
+                params=self.prep.params,
+                requested_dtype=self.cfg.precision,
+                steps=self.cfg.steps,
+                warnings=[n.to_dict() for n in self.notes],
+            )
+        )
+
+    def begin(self) -> None:
+        """Call right before the step's forward pass."""
+        synchronize(self.device)  # earlier queued GPU work must not be billed to this step
+        self._t0 = time.perf_counter()
+
+    def lap(self) -> float:
+        """Seconds since begin(), after the device finished the step's work."""
+        synchronize(self.device)  # the step's GPU kernels have finished before we read the clock
+        return time.perf_counter() - self._t0
+
+    def end(
+        self,
+        loss: torch.Tensor | float,
+        scale: float | None,
+        skipped: bool | None = None,
+        dt: float | None = None,
+    ) -> bool:
+        """Call after the optimizer step; returns False when the loop must stop."""
+        dt = self.lap() if dt is None else dt
+        loss_val = float(loss)  # .item(): a sync point, after the clock was read
+        self.step += 1
+        if skipped is None:  # torch's GradScaler halves the scale exactly when it skips
+            skipped = (
+                scale is not None and self._prev_scale is not None and scale < self._prev_scale
+            )
+        self._prev_scale = scale
+        self.skipped += int(skipped)
+        self.losses.append(loss_val)
+        self.times.append(dt)
+        self.scales.append(scale)
+        if self.device.type == "cpu":
+            self._rss_peak = max(self._rss_peak, _rss())
+        bs = self.cfg.batch_size
+        tokens = self.prep.tokens_per_sample
+        self.emit(
+            StepEvent(
+                run_id=self.run_id,
+                label=self.cfg.label,
+                step=self.step,
+                loss=loss_val,
+                loss_scale=scale,
+                skipped=bool(skipped),
+                step_time_s=dt,
+                samples_per_s=bs / dt if dt > 0 else 0.0,
+                tokens_per_s=bs * tokens / dt if tokens and dt > 0 else None,
+                lr=float(self.prep.optimizer.param_groups[0]["lr"]),
+                elapsed_s=time.perf_counter() - self._start,
+            )
+        )
+        if self._diverged(loss_val, scale):
+            self.status = "diverged"
+            return False
+        if self.stop.is_set():
+            self.status = "stopped"
+            self.notes.append(Note("stopped_by_user", {"step": self.step, "steps": self.cfg.steps}))
+            return False
+        return self.step < self.cfg.steps
+
+    def _diverged(self, loss: float, scale: float | None) -> bool:
+        if not math.isfinite(loss):
+            self._nonfinite += 1
+            # Without a scaler one NaN poisons the weights; with one, give it a few back-offs.
+            if scale is None or self._nonfinite >= NONFINITE_PATIENCE:
+                self.notes.append(
+                    Note("diverged_nonfinite", {"loss": str(loss), "step": self.step})
+                )
+                return True
+            return False
+        self._nonfinite = 0
+        first = next((x for x in self.losses if math.isfinite(x)), loss)
+        if loss > max(50.0, 20.0 * first):
+            self.notes.append(
+                Note("diverged_exploded", {"first": first, "loss": loss, "step": self.step})
+            )
+            return True
+        return False
+
+    def should_evaluate(self) -> bool:
+        """Evaluate only runs that trained to the end (a stopped run should stop now)."""
+        return self.status is None
+
+    def record_eval(self, metrics: dict[str, float]) -> None:
+        """Emit the validation metrics."""
+        self.metrics = {k: float(v) for k, v in metrics.items()}
+        self.emit(EvalEvent(self.run_id, self.cfg.label, self.step, self.metrics))
+
+    def fail(self, err: BaseException) -> None:
+        """A backend raised: record it as the run's result."""
+        self.status = "failed"
+        if isinstance(err, MpdemoError):
+            self.notes.append(err.note)
+        else:
+            detail = f"{type(err).__name__}: {err}".split("\n")[0][:300]
+            self.notes.append(Note("failed", {"detail": detail}))
+            self.traceback = traceback.format_exc()
+
+    def finish(self) -> dict[str, Any]:
+        """Build the summary, emit RunFinished, return the summary."""
+        if self._probe is not None:
+            self._probe.close()
+            self.effective_dtype = self.effective_dtype or self._probe.dtype
+        status = self.status or "completed"
+        summary = self.summary(status)
+        self.emit(RunFinished(self.run_id, self.cfg.label, status, summary))
+        return summary
+
+    # --- summary --------------------------------------------------------------------------
+    def _dtype_notes(self, effective: str | None) -> list[Note]:
+        requested = self.cfg.precision
+        if effective is None or effective == requested:
+            return []
+        backend = BACKEND_NAMES[self.cfg.backend]
+        if requested == "fp16" and effective == "fp32":
+            return [
+                Note(
+                    "fp16_not_applied",
+                    {
+                        "effective": effective,
+                        "backend": backend,
+                        "device": self.device.type.upper(),
+                    },
+                )
+            ]
+        return [Note("dtype_mismatch", {"requested": requested, "effective": effective})]
+
+    def summary(self, status: str) -> dict[str, Any]:
+        """The DESIGN.md summary keys, plus a few more (label, tokens/s, memory kind...)."""
+        warm = self.times[self.cfg.warmup_steps :] or self.times
+        mean_step = statistics.fmean(warm) if warm else None
+        effective = dtype_name(self.effective_dtype)
+        notes = self._dtype_notes(effective) + self.notes
+        if self.device.type == "cuda":
+            peak, peak_kind = (
+                torch.cuda.max_memory_allocated(self.device),
+                "cuda max_memory_allocated",
+            )
+        else:
+            peak, peak_kind = self._rss_peak - self._rss0, "process RSS growth"
+        tokens = self.prep.tokens_per_sample
+        out: dict[str, Any] = {
+            "label": self.cfg.label,
+            "backend": self.cfg.backend,
+            "precision": self.cfg.precision,
+            "device": str(self.device),
+            "model": self.cfg.model,
+            "dataset": "random" if self.prep.task == "regression" else self.cfg.dataset,
+            "requested_dtype": self.cfg.precision,
+            "effective_dtype": effective,
+            "params": self.prep.params,
+            "steps": self.step,
+            "skipped_steps": self.skipped,
+            "final_loss": self.losses[-1] if self.losses else None,
+            "mean_step_s": mean_step,
+            "samples_per_s": self.cfg.batch_size / mean_step if mean_step else None,
+            "tokens_per_s": self.cfg.batch_size * tokens / mean_step
+            if mean_step and tokens
+            else None,
+            "peak_mem_bytes": int(peak),
+            "peak_mem_kind": peak_kind,
+            "final_loss_scale": next((s for s in reversed(self.scales) if s is not None), None),
+            "status": status,
+            "train_rows": self.prep.train_rows,
+            "eval_rows": self.prep.eval_rows,
+            "processes": self.processes,
+            "elapsed_s": time.perf_counter() - self._start if self._start else 0.0,
+            "warnings": [n.text for n in notes],
+            "warning_keys": [n.to_dict() for n in notes],
+        }
+        for key, value in self.metrics.items():
+            out[f"eval_{key}" if not key.startswith("eval_") else key] = value
+        if self.prep.task == "cls":
+            out.setdefault("eval_accuracy", None)
+        else:
+            out.setdefault("eval_loss", None)
+        return out
+
+
+def accuracy(preds: list[int], labels: list[int]) -> tuple[float, str]:
+    """Accuracy and its source: `evaluate` when it can load its metric, else the same formula here."""
+    from ..hub import hub_reachable
+
+    if hub_reachable():
+        try:
+            import evaluate
+
+            metric = evaluate.load("accuracy")
+            result = metric.compute(predictions=preds, references=labels)
+            return float(result["accuracy"]), "evaluate"
+        except Exception:  # noqa: BLE001 - any failure to load means: compute it locally
+            pass
+    correct = sum(int(p == t) for p, t in zip(preds, labels, strict=True))
+    return correct / max(len(labels), 1), "local"
+
+
+def eval_loop(
+    model: torch.nn.Module,
+    batches: Any,
+    task: str,
+    ctx: Callable[[], AbstractContextManager] = nullcontext,
+) -> dict[str, float]:
+    """Mean loss (and accuracy for classifiers) over the validation batches."""
+
+    model.eval()
+    losses, preds, labels = [], [], []
+    with torch.no_grad():
+        for batch in batches:
+            with ctx():
+                out = model(**batch)
+            losses.append(float(out.loss))
+            if task == "cls":
+                preds += out.logits.argmax(-1).tolist()
+                labels += batch["labels"].tolist()
+    model.train()
+    metrics = {"loss": statistics.fmean(losses) if losses else float("nan")}
+    if task == "cls":
+        metrics["accuracy"], _source = accuracy(preds, labels)
+    return metrics

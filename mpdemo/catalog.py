@@ -1,0 +1,83 @@
+"""The models and datasets offered: offline built-ins first, then Hub entries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+BUNDLED_DATASET_DIR = ASSETS / "reviews"
+BUNDLED_TOKENIZER_DIR = ASSETS / "tokenizer"
+
+# Tasks: "cls" (sequence classification, accuracy), "lm" (causal LM, eval loss),
+# "regression" (the AMP recipe's MLP on random data, MSE).
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model the app offers."""
+
+    name: str
+    task: str
+    builtin: bool
+    description: str
+    approx_params: int  # shown before anything is built; the run reports the exact count
+
+
+MODELS: dict[str, ModelEntry] = {
+    m.name: m
+    for m in [
+        ModelEntry("tiny-bert", "cls", True, "BERT-style classifier, 2 layers x 64", 400_000),
+        ModelEntry("small-bert", "cls", True, "BERT-style classifier, 4 layers x 256", 3_700_000),
+        ModelEntry("tiny-gpt2", "lm", True, "GPT-2-style causal LM, 2 layers x 64", 330_000),
+        ModelEntry(
+            "amp-mlp", "regression", True, "PyTorch AMP recipe: 3 x Linear(4096)+ReLU", 50_343_936
+        ),
+        ModelEntry("prajjwal1/bert-tiny", "cls", False, "BERT tiny (Hub)", 4_400_000),
+        ModelEntry("distilbert-base-uncased", "cls", False, "DistilBERT (Hub)", 67_000_000),
+        ModelEntry("sshleifer/tiny-gpt2", "lm", False, "tiny GPT-2 (Hub)", 100_000),
+        ModelEntry("EleutherAI/pythia-14m", "lm", False, "Pythia 14M (Hub)", 14_000_000),
+    ]
+}
+DEFAULT_MODEL = "tiny-bert"
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    """One dataset the app offers, with the column mapping it needs."""
+
+    name: str
+    builtin: bool
+    description: str
+    text_column: str = "text"
+    label_column: str | None = "label"
+    hub_config: str | None = None
+    train_split: str = "train"
+    eval_split: str = "validation"
+
+
+DATASETS: dict[str, DatasetEntry] = {
+    d.name: d
+    for d in [
+        DatasetEntry("reviews", True, "bundled short reviews, positive/negative (offline)"),
+        DatasetEntry("random", True, "random tensors (the AMP recipe's data, for amp-mlp)"),
+        DatasetEntry("rotten_tomatoes", False, "Rotten Tomatoes reviews (Hub)"),
+        DatasetEntry("glue/sst2", False, "GLUE SST-2 (Hub)", "sentence", hub_config="sst2"),
+        DatasetEntry("imdb", False, "IMDB reviews (Hub)", eval_split="test"),
+        DatasetEntry("ag_news", False, "AG News, 4 topics (Hub)", eval_split="test"),
+        DatasetEntry(
+            "roneneldan/TinyStories", False, "TinyStories (Hub, for LMs)", label_column=None
+        ),
+    ]
+}
+DEFAULT_DATASET = "reviews"
+
+BACKENDS = ("torch", "accelerate", "trainer")
+PRECISIONS = ("fp32", "fp16", "bf16")
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def model_task(name: str) -> str | None:
+    """The task of a catalog model, None for ids and paths not in the catalog."""
+    entry = MODELS.get(name)
+    return entry.task if entry else None

@@ -1,0 +1,299 @@
+"""`python -m mpdemo run ...`: the same engine, headless, with a summary table and JSON/CSV."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+from dataclasses import fields
+from typing import Any
+
+from .catalog import BACKENDS, PRECISIONS
+from .config import RunConfig
+from .messages import ConfigError, MpdemoError
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+TABLE_COLUMNS = [
+    ("backend", "backend"),
+    ("precision", "prec"),
+    ("device", "device"),
+    ("effective_dtype", "ran as"),
+    ("status", "status"),
+    ("final_loss", "loss"),
+    ("eval", "eval"),
+    ("mean_step_s", "step ms"),
+    ("samples_per_s", "samples/s"),
+    ("speedup", "vs fp32"),
+    ("peak_mem_bytes", "peak MB"),
+    ("skipped_steps", "skipped"),
+    ("final_loss_scale", "scale"),
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+        print(f"mpdemo: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _list(allowed: tuple[str, ...], name: str):  # -> argparse type
+    def parse(text: str) -> list[str]:
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        bad = [t for t in items if t not in allowed]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(
+                f"{name} {', '.join(bad) or repr(text)} is not one of {', '.join(allowed)}"
+            )
+        return list(dict.fromkeys(items))
+
+    return parse
+
+
+def _on_off(text: str) -> bool:
+    if text.lower() in ("on", "true", "1", "yes"):
+        return True
+    if text.lower() in ("off", "false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; flags are RunConfig's fields in kebab case."""
+    d = RunConfig()
+    p = _Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = sub.add_parser("run", help="train the grid of backends x precisions, print a summary")
+    run.add_argument("--model", default=d.model)
+    run.add_argument("--dataset", default=d.dataset)
+    run.add_argument("--train-slice", default=d.train_slice)
+    run.add_argument("--eval-slice", default=d.eval_slice)
+    run.add_argument("--backend", type=_list(BACKENDS, "backend"), default=[d.backend])
+    run.add_argument("--precision", type=_list(PRECISIONS, "precision"), default=[d.precision])
+    run.add_argument("--device", default=d.device)
+    run.add_argument("--steps", type=int, default=d.steps)
+    run.add_argument("--batch-size", type=int, default=d.batch_size)
+    run.add_argument("--lr", type=float, default=d.lr)
+    run.add_argument("--seed", type=int, default=d.seed)
+    run.add_argument("--loss-scaling", type=_on_off, default=d.loss_scaling)
+    run.add_argument("--init-scale", type=float, default=d.init_scale)
+    run.add_argument("--growth-interval", type=int, default=d.growth_interval)
+    run.add_argument("--max-length", type=int, default=d.max_length)
+    run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
+    run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
+    run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    und = sub.add_parser("underflow", help="gradient magnitudes vs fp16's range, from a real batch")
+    und.add_argument("--model", default=d.model)
+    und.add_argument("--dataset", default=d.dataset)
+    und.add_argument("--train-slice", default=d.train_slice)
+    und.add_argument("--batch-size", type=int, default=d.batch_size)
+    und.add_argument("--seed", type=int, default=d.seed)
+    und.add_argument("--scale", type=float, default=1.0, help="loss scale S to apply")
+    und.add_argument("--json", dest="json_path")
+    return p
+
+
+def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
+    """The grid of RunConfigs the flags describe, each validated."""
+    from .runner import grid
+
+    names = {f.name for f in fields(RunConfig)}
+    values = {
+        k: v for k, v in vars(args).items() if k in names and k not in ("backend", "precision")
+    }
+    base = RunConfig(**values)
+    configs = grid(base, args.backend, args.precision)
+    for cfg in configs:
+        cfg.validate()
+    return configs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "underflow":
+            return _underflow(args)
+        return _run(args)
+    except MpdemoError as err:
+        print(f"mpdemo: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("mpdemo: interrupted", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .engine import preflight
+    from .precision import cpu_fp16_slowdown
+    from .runner import Runner
+
+    configs = configs_from_args(args)
+    sources = [preflight(cfg) for cfg in configs]  # bad input → exit 2 before any training
+    main_proc = _is_main_process()
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and any(c.backend == "torch" for c in configs):
+        raise ConfigError("torch_single_process", n=world)
+    if main_proc and any(
+        c.precision == "fp16" and s.device.type == "cpu" and c.backend == "torch"
+        for c, s in zip(configs, sources, strict=True)
+    ):
+        print(
+            f"note: this CPU has no fast fp16 path (probe: fp16 matmuls {cpu_fp16_slowdown():.0f}x "
+            "slower than fp32); fp16 will run, slowly. bf16 is the CPU's fast mixed precision: "
+            "--precision bf16",
+            file=sys.stderr,
+        )
+    runner = Runner(configs).start()
+    runs: list[dict[str, Any]] = []
+    current: dict[str, Any] = {}
+    try:
+        for ev in runner.events():
+            if ev.kind == "start":
+                current = {"config": ev.config, "steps": [], "evals": []}
+                if main_proc and not args.quiet:
+                    print(
+                        f"[{ev.index + 1}/{ev.total}] {ev.label} on {ev.device}, "
+                        f"{ev.params:,} params, {ev.steps} steps",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            elif ev.kind == "step":
+                current.setdefault("steps", []).append(ev.to_dict())
+            elif ev.kind == "eval":
+                current.setdefault("evals", []).append(ev.to_dict())
+            elif ev.kind == "end":
+                current.setdefault("config", None)
+                current["summary"] = ev.summary
+                runs.append(current)
+                current = {}
+    except KeyboardInterrupt:
+        runner.stop()
+        runner.join()
+    if not main_proc:
+        return EXIT_OK if all(r["summary"]["status"] != "failed" for r in runs) else EXIT_FAILED
+    add_speedups([r["summary"] for r in runs])
+    print(format_table([r["summary"] for r in runs]))
+    for r in runs:
+        for w in r["summary"].get("warnings", []):
+            print(f"  {r['summary']['label']}: {w}")
+    if args.json_path:
+        write_json(args.json_path, runs)
+    if args.csv_path:
+        write_csv(args.csv_path, runs)
+    return EXIT_FAILED if any(r["summary"]["status"] == "failed" for r in runs) else EXIT_OK
+
+
+def add_speedups(summaries: list[dict[str, Any]]) -> None:
+    """Speed-up of each run against the fp32 run of the same backend (samples/s ratio)."""
+    base = {
+        s["backend"]: s.get("samples_per_s")
+        for s in summaries
+        if s.get("precision") == "fp32" and s.get("samples_per_s")
+    }
+    for s in summaries:
+        b, sps = base.get(s.get("backend")), s.get("samples_per_s")
+        s["speedup_vs_fp32"] = sps / b if b and sps else None
+
+
+def _cell(s: dict[str, Any], key: str) -> str:
+    if key == "eval":
+        if s.get("eval_accuracy") is not None:
+            return f"acc {s['eval_accuracy']:.3f}"
+        return f"loss {s['eval_loss']:.3f}" if s.get("eval_loss") is not None else "-"
+    if key == "speedup":
+        v = s.get("speedup_vs_fp32")
+        return f"{v:.2f}x" if v else "-"
+    v = s.get(key)
+    if v is None:
+        return "-"
+    if key == "mean_step_s":
+        return f"{v * 1000:.1f}"
+    if key == "peak_mem_bytes":
+        return f"{v / 2**20:.0f}"
+    if key == "samples_per_s":
+        return f"{v:.0f}"
+    if key == "final_loss":
+        return f"{v:.4f}"
+    if key == "final_loss_scale":
+        return f"{v:g}"
+    return str(v)
+
+
+def format_table(summaries: list[dict[str, Any]]) -> str:
+    """A fixed-width table, one row per run."""
+    header = [h for _, h in TABLE_COLUMNS]
+    rows = [[_cell(s, k) for k, _ in TABLE_COLUMNS] for s in summaries]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
+    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+
+
+def write_json(path: str, runs: list[dict[str, Any]]) -> None:
+    """{"runs": [{"config", "summary", "steps", "evals"}]}"""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"runs": runs}, f, indent=1, default=str)
+
+
+STEP_FIELDS = [
+    "run",
+    "backend",
+    "precision",
+    "step",
+    "loss",
+    "loss_scale",
+    "skipped",
+    "step_time_s",
+    "samples_per_s",
+    "tokens_per_s",
+    "lr",
+    "elapsed_s",
+]
+
+
+def write_csv(path: str, runs: list[dict[str, Any]]) -> None:
+    """One row per step of every run."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=STEP_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in runs:
+            s = r["summary"]
+            for step in r.get("steps", []):
+                w.writerow(
+                    {
+                        **step,
+                        "run": s["label"],
+                        "backend": s["backend"],
+                        "precision": s["precision"],
+                    }
+                )
+
+
+def _underflow(args: argparse.Namespace) -> int:
+    from .underflow import underflow_report
+
+    cfg = RunConfig(
+        model=args.model,
+        dataset=args.dataset,
+        train_slice=args.train_slice,
+        batch_size=args.batch_size,
+        seed=args.seed,
+    ).validate()
+    report = underflow_report(cfg, scale=args.scale)
+    for kind in ("activation", "weight"):
+        r = report[kind]
+        print(
+            f"{kind} gradients: {r['nonzero']:,} non-zero values; in fp16 at scale "
+            f"{args.scale:g}: {r['underflow_share']:.1%} flush to zero, "
+            f"{r['subnormal_share']:.1%} subnormal, {r['overflow_share']:.1%} overflow"
+        )
+    if args.json_path:
+        with open(args.json_path, "w", encoding="utf-8") as f:
+            json.dump(report, f, indent=1)
+    return EXIT_OK

@@ -1,0 +1,144 @@
+"""RunConfig: one frozen record of a run's settings, built by the UI or CLI, stored with the run."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .catalog import BACKENDS, DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, PRECISIONS
+from .messages import ConfigError
+
+MAX_TEXT = 512  # longest model id / path / slice string accepted from a person
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "")
+    try:
+        return int(raw) if raw.strip() else default
+    except ValueError:
+        return default
+
+
+def on_hf_space() -> bool:
+    """True when running inside a Hugging Face Space (it sets SPACE_ID)."""
+    return bool(os.environ.get("SPACE_ID"))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what one run may ask for; tighter in hosted mode (a public Space)."""
+
+    max_steps: int = 20_000
+    max_batch_size: int = 1024
+    max_params: int = 2_000_000_000
+    max_queue: int = 64
+    allow_local_paths: bool = True
+    hosted: bool = False
+
+    @classmethod
+    def from_env(cls) -> Limits:
+        """Read MPDEMO_* variables; MPDEMO_HOSTED=1 (default on a Space) tightens every cap."""
+        hosted_raw = os.environ.get("MPDEMO_HOSTED", "")
+        hosted = hosted_raw.strip() not in ("", "0", "false") if hosted_raw else on_hf_space()
+        base = (
+            cls(2_000, 128, 150_000_000, 20, False, True) if hosted else cls()
+        )  # hosted: a free CPU Space has 2 vCPUs and 16 GB
+        paths_raw = os.environ.get("MPDEMO_ALLOW_LOCAL_PATHS")
+        return cls(
+            max_steps=_env_int("MPDEMO_MAX_STEPS", base.max_steps),
+            max_batch_size=_env_int("MPDEMO_MAX_BATCH_SIZE", base.max_batch_size),
+            max_params=_env_int("MPDEMO_MAX_PARAMS", base.max_params),
+            max_queue=_env_int("MPDEMO_MAX_QUEUE", base.max_queue),
+            allow_local_paths=(
+                base.allow_local_paths if paths_raw is None else paths_raw not in ("0", "false")
+            ),
+            hosted=hosted,
+        )
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines one run. Field names are the CLI's flags in snake case."""
+
+    model: str = DEFAULT_MODEL
+    dataset: str = DEFAULT_DATASET
+    train_slice: str = "train[:2000]"
+    eval_slice: str = "validation[:500]"
+    backend: str = "torch"
+    precision: str = "fp32"
+    device: str = "auto"
+    steps: int = 100
+    batch_size: int = 32
+    lr: float = 1e-3
+    seed: int = 0
+    loss_scaling: bool = True
+    init_scale: float = 2.0**16
+    growth_interval: int = 2000
+    max_length: int = 64
+    warmup_steps: int = 3  # steps left out of timing averages
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """Build from a dict, ignoring unknown keys."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    @property
+    def label(self) -> str:
+        """How the run is named in plots and tables, e.g. 'torch · bf16'."""
+        return f"{self.backend} · {self.precision}"
+
+    def validate(self, limits: Limits | None = None) -> RunConfig:
+        """Check every field that can be checked without loading anything; raise ConfigError."""
+        lim = limits or Limits.from_env()
+        for name in ("model", "dataset", "train_slice", "eval_slice"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError("bad_number", field=name, rule="a non-empty text", value=value)
+            if len(value) > MAX_TEXT:
+                raise ConfigError("text_too_long", field=name, length=len(value), limit=MAX_TEXT)
+        _choice("backend", self.backend, BACKENDS)
+        _choice("precision", self.precision, PRECISIONS)
+        _choice("device", self.device, DEVICES)
+        _int_range("steps", self.steps, 1, lim.max_steps)
+        _int_range("batch_size", self.batch_size, 1, lim.max_batch_size)
+        _int_range("seed", self.seed, 0, 2**32 - 1)
+        _int_range("growth_interval", self.growth_interval, 1, 1_000_000)
+        _int_range("max_length", self.max_length, 8, 4096)
+        _int_range("warmup_steps", self.warmup_steps, 0, 1000)
+        _float_range("lr", self.lr, 0.0, 100.0, "a number above 0 and at most 100")
+        _float_range("init_scale", self.init_scale, 0.0, 2.0**64, "a number above 0, at most 2^64")
+        if not isinstance(self.loss_scaling, bool):
+            raise ConfigError(
+                "bad_number", field="loss_scaling", rule="on or off", value=self.loss_scaling
+            )
+        return self
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError("unknown_choice", field=name, allowed=", ".join(allowed), value=value)
+
+
+def _int_range(name: str, value: Any, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ConfigError(
+            "bad_number", field=name, rule=f"a whole number from {lo} to {hi}", value=value
+        )
+
+
+def _float_range(name: str, value: Any, lo: float, hi: float, rule: str) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or not lo < value <= hi:
+        raise ConfigError("bad_number", field=name, rule=rule, value=value)

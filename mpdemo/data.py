@@ -1,0 +1,217 @@
+"""Data with the `datasets` library: load, slice ('train[:2000]'), tokenize, fixed batch order."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from .catalog import BUNDLED_DATASET_DIR, DATASETS, DatasetEntry
+from .messages import ConfigError, Note
+
+TEXT_COLUMNS = ("text", "sentence", "content", "review", "document")
+LABEL_COLUMNS = ("label", "labels", "sentiment")
+RANDOM_TRAIN_ROWS = 1600  # the recipe's 50 batches of 32
+RANDOM_EVAL_ROWS = 256
+_SLICE_RE = re.compile(r"^[\w.-]+(\[[^\]]*\])?$")
+
+
+@dataclass
+class SplitData:
+    """One loaded, sliced split before tokenization."""
+
+    dataset: Any  # datasets.Dataset
+    spec: str
+    rows: int
+    notes: list[Note] = field(default_factory=list)
+
+
+def split_of(spec: str) -> str:
+    """The split name of a slice string: 'train[:10%]' -> 'train'."""
+    return spec.split("[", 1)[0].strip()
+
+
+def parse_slice(spec: str, sizes: dict[str, int]) -> tuple[str, int, int]:
+    """Turn a split spec into (split, start, stop) with datasets' ReadInstruction; raise ConfigError."""
+    from datasets import ReadInstruction
+
+    splits = ", ".join(sizes) or "none"
+    if not isinstance(spec, str) or not _SLICE_RE.match(spec.strip()):
+        raise ConfigError("bad_slice", value=spec, splits=splits)
+    spec = spec.strip()
+    try:
+        instruction = ReadInstruction.from_spec(spec)
+    except (ValueError, AssertionError):
+        raise ConfigError("bad_slice", value=spec, splits=splits) from None
+    split = split_of(spec)
+    if split not in sizes:
+        raise ConfigError("unknown_split", split=split, splits=splits)
+    try:
+        (absolute,) = instruction.to_absolute(sizes)
+    except (ValueError, AssertionError):
+        raise ConfigError("bad_slice", value=spec, splits=splits) from None
+    if absolute.to - absolute.from_ <= 0:
+        raise ConfigError("empty_slice", value=spec, split=split, rows=sizes[split])
+    return split, absolute.from_, absolute.to
+
+
+def asked_rows(spec: str) -> int | None:
+    """How many rows an absolute slice like 'train[:5000]' or 'train[100:600]' asks for."""
+    m = re.search(r"\[\s*(-?\d*)\s*:\s*(-?\d*)\s*\]$", spec)
+    if not m or "%" in spec:
+        return None
+    a, b = m.group(1), m.group(2)
+    if b == "" or b.startswith("-") or (a and a.startswith("-")):
+        return None
+    return int(b) - (int(a) if a else 0)
+
+
+def slice_dataset_dict(dsd: Any, spec: str) -> SplitData:
+    """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax."""
+    sizes = {name: len(ds) for name, ds in dsd.items()}
+    split, start, stop = parse_slice(spec, sizes)
+    notes = []
+    want = asked_rows(spec)
+    if want is not None and want > stop - start:
+        notes.append(Note("slice_clamped", {"slice": spec, "rows": stop - start}))
+    return SplitData(dsd[split].select(range(start, stop)), spec, stop - start, notes)
+
+
+def entry_for(name: str) -> DatasetEntry:
+    """The catalog entry, or a generic one for Hub ids and local folders (columns guessed)."""
+    return DATASETS.get(name) or DatasetEntry(name, False, name, text_column="", label_column="")
+
+
+def load_split(name: str, source: str, spec: str) -> SplitData:
+    """Load and slice one split of the bundled dataset, a local save_to_disk folder or a Hub id."""
+    import datasets
+
+    if source in ("builtin", "local"):
+        path = BUNDLED_DATASET_DIR if source == "builtin" else name
+        try:
+            dsd = datasets.load_from_disk(str(path))
+        except (FileNotFoundError, ValueError, OSError) as err:
+            raise ConfigError("not_a_dataset", value=name, detail=str(err).split("\n")[0]) from None
+        if isinstance(dsd, datasets.Dataset):  # a single split saved on its own
+            dsd = datasets.DatasetDict({split_of(spec): dsd})
+        return slice_dataset_dict(dsd, spec)
+    entry = DATASETS.get(name)
+    hub_name, config = (
+        (name.split("/", 1)[0], entry.hub_config)
+        if entry and entry.hub_config
+        else (
+            name,
+            None,
+        )
+    )
+    # Slicing goes to load_dataset itself: it reads only what the slice needs.
+    try:
+        parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
+        ds = datasets.load_dataset(hub_name, config, split=spec)
+    except ConfigError:
+        raise
+    except ValueError as err:
+        raise ConfigError("bad_slice", value=spec, splits=str(err).split("\n")[0][:200]) from None
+    except Exception as err:  # noqa: BLE001 - the Hub raises many kinds; all mean "cannot load"
+        raise ConfigError("load_failed", value=name, detail=str(err).split("\n")[0][:300]) from None
+    if len(ds) == 0:
+        raise ConfigError("empty_slice", value=spec, split=split_of(spec), rows=0)
+    return SplitData(ds, spec, len(ds))
+
+
+def find_columns(
+    ds: Any, entry: DatasetEntry, name: str, need_label: bool
+) -> tuple[str, str | None]:
+    """The text and label column names, from the catalog or guessed; raise ConfigError if missing."""
+    cols = list(ds.column_names)
+    text = (
+        entry.text_column
+        if entry.text_column in cols
+        else next((c for c in TEXT_COLUMNS if c in cols), None)
+    )
+    if text is None:
+        raise ConfigError("no_text_column", value=name, columns=", ".join(cols))
+    if not need_label:
+        return text, None
+    label = (
+        entry.label_column
+        if entry.label_column in cols
+        else next((c for c in LABEL_COLUMNS if c in cols), None)
+    )
+    if label is None:
+        raise ConfigError("no_label_column", value=name, columns=", ".join(cols))
+    return text, label
+
+
+def num_labels_of(ds: Any, label: str) -> int:
+    """Number of classes: from a ClassLabel feature, else from the values seen."""
+    feature = ds.features.get(label)
+    names = getattr(feature, "names", None)
+    if names:
+        return len(names)
+    return int(max(ds[label])) + 1
+
+
+def tokenize(ds: Any, tokenizer: Any, text: str, label: str | None, max_length: int) -> Any:
+    """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM."""
+
+    def fn(batch: dict[str, list]) -> dict[str, Any]:
+        enc = tokenizer(
+            [str(t) for t in batch[text]],
+            padding="max_length",
+            truncation=True,
+            max_length=max_length,
+        )
+        if label is not None:
+            enc["labels"] = [int(x) for x in batch[label]]
+        else:  # causal LM: predict every real token, ignore padding
+            enc["labels"] = [
+                [tok if m else -100 for tok, m in zip(ids, mask, strict=True)]
+                for ids, mask in zip(enc["input_ids"], enc["attention_mask"], strict=True)
+            ]
+        return dict(enc)
+
+    from datasets.utils.logging import disable_progress_bar
+
+    disable_progress_bar()  # the UI and the CLI report progress themselves
+    # keep_in_memory: never write cache files next to the bundled dataset in assets/.
+    out = ds.map(fn, batched=True, remove_columns=ds.column_names, keep_in_memory=True)
+    out.set_format("torch")
+    return out
+
+
+class RandomRegression(torch.utils.data.Dataset):
+    """The AMP recipe's data: random inputs and random targets, fixed by a seed."""
+
+    def __init__(self, rows: int, width: int, seed: int) -> None:
+        gen = torch.Generator().manual_seed(seed)
+        self.inputs = torch.randn(rows, width, generator=gen)
+        self.labels = torch.randn(rows, width, generator=gen)
+
+    def __len__(self) -> int:
+        return self.inputs.shape[0]
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        return {"inputs": self.inputs[i], "labels": self.labels[i]}
+
+
+def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]:
+    """Row indices for `steps` full batches: a fresh seeded permutation every epoch."""
+    need = steps * batch_size
+    order: list[int] = []
+    epoch = 0
+    while len(order) < need:
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+        perm = torch.randperm(n_rows, generator=gen).tolist()
+        order.extend(perm[: need - len(order)])
+        epoch += 1
+    return order
+
+
+def in_step_order(ds: Any, order: list[int]) -> Any:
+    """The dataset laid out in batch order, so a sequential sampler reproduces it everywhere."""
+    if hasattr(ds, "select"):
+        return ds.select(order, keep_in_memory=True)
+    return torch.utils.data.Subset(ds, order)

@@ -1,0 +1,251 @@
+"""prepare(cfg) builds model, optimizer and data; train(cfg) streams one run's events."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from . import data as D
+from .catalog import BUNDLED_TOKENIZER_DIR, DATASETS, MODELS
+from .config import Limits, RunConfig
+from .events import Event, RunFinished
+from .messages import ConfigError, MpdemoError, Note
+from .models import (
+    MLP_WIDTH,
+    builtin_model,
+    count_params,
+    load_tokenizer,
+    pretrained_model,
+    resolve_source,
+)
+from .precision import check_precision_on, resolve_device
+
+
+@dataclass
+class Prepared:
+    """Everything a training loop needs, built the same way for every backend."""
+
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    lr_scheduler: Any
+    train_dataloader: Any  # yields dicts of tensors already on `device`
+    eval_dataloader: Any
+    device: torch.device
+    cfg: RunConfig
+    task: str  # cls | lm | regression
+    params: int
+    train_dataset: Any  # rows laid out in batch order (sequential sampling reproduces it)
+    eval_dataset: Any
+    raw_train_loader: torch.utils.data.DataLoader  # the CPU-side loaders, for accelerate/Trainer
+    raw_eval_loader: torch.utils.data.DataLoader
+    tokens_per_sample: int | None
+    train_rows: int
+    eval_rows: int
+    notes: list[Note] = field(default_factory=list)
+
+
+class DeviceLoader:
+    """Wraps a DataLoader so batches arrive on the device, as the course's loop expects."""
+
+    def __init__(self, loader: torch.utils.data.DataLoader, device: torch.device) -> None:
+        self.loader = loader
+        self.device = device
+
+    def __len__(self) -> int:
+        return len(self.loader)
+
+    def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
+        non_blocking = self.device.type == "cuda"
+        for batch in self.loader:
+            yield {k: v.to(self.device, non_blocking=non_blocking) for k, v in batch.items()}
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where the model and dataset come from, resolved once (fast checks, no loading)."""
+
+    model: str  # builtin | local | hub
+    dataset: str  # builtin | local | hub
+    device: torch.device
+    task: str
+
+
+def preflight(cfg: RunConfig, limits: Limits | None = None) -> Sources:
+    """Every check that needs no download: fields, device, model/dataset sources. Raises ConfigError."""
+    lim = limits or Limits.from_env()
+    cfg.validate(lim)
+    device = resolve_device(cfg.device)
+    check_precision_on(device, cfg.precision)
+    entry = MODELS.get(cfg.model)
+    if entry is not None and entry.builtin:
+        model_src = "builtin"
+    else:
+        model_src = resolve_source(cfg.model, lim, "model")
+    if entry is not None and entry.task == "regression":
+        return Sources(model_src, "builtin", device, "regression")  # the recipe's random data
+    dentry = DATASETS.get(cfg.dataset)
+    if cfg.dataset == "random":
+        raise ConfigError(
+            "task_mismatch",
+            model=cfg.model,
+            model_task="text",
+            dataset="random",
+            data_task="tensors",
+        )
+    data_src = (
+        "builtin"
+        if dentry is not None and dentry.builtin
+        else resolve_source(cfg.dataset, lim, "dataset")
+    )
+    if entry is not None:
+        task = entry.task
+    else:  # a Hub id or folder: the data decides (labels → classifier, none → causal LM)
+        task = "lm" if dentry is not None and dentry.label_column is None else "cls"
+    return Sources(model_src, data_src, device, task)
+
+
+def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
+    """Build model, optimizer, scheduler and data loaders; same cfg → same weights and batches."""
+    from transformers import get_constant_schedule
+
+    lim = limits or Limits.from_env()
+    src = preflight(cfg, lim)
+    notes: list[Note] = []
+    if src.task == "regression":
+        train_ds: Any = D.RandomRegression(D.RANDOM_TRAIN_ROWS, MLP_WIDTH, cfg.seed)
+        eval_ds: Any = D.RandomRegression(D.RANDOM_EVAL_ROWS, MLP_WIDTH, cfg.seed + 1)
+        torch.manual_seed(cfg.seed)
+        model = builtin_model(cfg.model, 0, 0, 0, 0)
+        tokens = None
+    else:
+        train_split = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
+        eval_split = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
+        notes += train_split.notes + eval_split.notes
+        entry = D.entry_for(cfg.dataset)
+        text, label = D.find_columns(train_split.dataset, entry, cfg.dataset, src.task == "cls")
+        D.find_columns(eval_split.dataset, entry, cfg.dataset, src.task == "cls")
+        num_labels = D.num_labels_of(train_split.dataset, label) if label else 0
+        tok_source = str(BUNDLED_TOKENIZER_DIR) if src.model == "builtin" else cfg.model
+        tokenizer = load_tokenizer(tok_source)
+        train_ds = D.tokenize(train_split.dataset, tokenizer, text, label, cfg.max_length)
+        eval_ds = D.tokenize(eval_split.dataset, tokenizer, text, label, cfg.max_length)
+        # Seed right before building: the same cfg gives the same initial weights in every backend.
+        torch.manual_seed(cfg.seed)
+        if src.model == "builtin":
+            eos = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else 0
+            model = builtin_model(
+                cfg.model, len(tokenizer), num_labels, tokenizer.pad_token_id, eos
+            )
+        else:
+            model = pretrained_model(cfg.model, src.task, num_labels, lim)
+            if model.config.pad_token_id is None:
+                model.config.pad_token_id = tokenizer.pad_token_id
+        tokens = cfg.max_length
+    params = count_params(model)
+    if params > lim.max_params:
+        raise ConfigError("model_too_big", value=cfg.model, params=params, limit=lim.max_params)
+    model.to(src.device)
+    ordered = D.in_step_order(
+        train_ds, D.step_order(len(train_ds), cfg.steps, cfg.batch_size, cfg.seed)
+    )
+    raw_train = torch.utils.data.DataLoader(ordered, batch_size=cfg.batch_size, shuffle=False)
+    raw_eval = torch.utils.data.DataLoader(eval_ds, batch_size=cfg.batch_size, shuffle=False)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    return Prepared(
+        model=model,
+        optimizer=optimizer,
+        lr_scheduler=get_constant_schedule(optimizer),
+        train_dataloader=DeviceLoader(raw_train, src.device),
+        eval_dataloader=DeviceLoader(raw_eval, src.device),
+        device=src.device,
+        cfg=cfg,
+        task=src.task,
+        params=params,
+        train_dataset=ordered,
+        eval_dataset=eval_ds,
+        raw_train_loader=raw_train,
+        raw_eval_loader=raw_eval,
+        tokens_per_sample=tokens,
+        train_rows=len(train_ds),
+        eval_rows=len(eval_ds),
+        notes=notes,
+    )
+
+
+Emit = Callable[[Event], None]
+
+
+def execute(
+    prep: Prepared,
+    emit: Emit,
+    stop: threading.Event | None = None,
+    *,
+    index: int = 0,
+    total: int = 1,
+) -> dict[str, Any]:
+    """Run one prepared config in this thread, emitting events; return the summary."""
+    from .backends import BACKEND_RUNNERS
+    from .backends.common import Recorder
+
+    rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total)
+    rec.start()
+    try:
+        BACKEND_RUNNERS[prep.cfg.backend](prep, rec)
+    except Exception as err:  # noqa: BLE001 - a run that breaks is a result, not a crash
+        rec.fail(err)
+    return rec.finish()
+
+
+def failed_summary(cfg: RunConfig, err: BaseException) -> dict[str, Any]:
+    """The summary of a run that could not even start (bad model, unreachable hub...)."""
+    note = err.note if isinstance(err, MpdemoError) else Note("failed", {"detail": str(err)})
+    return {
+        "backend": cfg.backend,
+        "precision": cfg.precision,
+        "label": cfg.label,
+        "status": "failed",
+        "steps": 0,
+        "warnings": [note.text],
+        "warning_keys": [note.to_dict()],
+        "error": note.text,
+    }
+
+
+def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:
+    """A RunFinished for a run whose preparation failed."""
+    return RunFinished(f"{index}:{cfg.label}", cfg.label, "failed", failed_summary(cfg, err))
+
+
+_DONE = object()
+
+
+def train(cfg: RunConfig, stop: threading.Event | None = None) -> Iterator[Event]:
+    """Train one run, yielding start/step/eval/end events as they happen.
+
+    Preparation (and every ConfigError) happens in the caller's thread; the training loop runs
+    in a worker thread this generator owns, because the Trainer only reports through callbacks.
+    Closing the generator early stops the run.
+    """
+    stop = stop or threading.Event()
+    prep = prepare(cfg)
+    q: queue.Queue[Any] = queue.Queue()
+
+    def work() -> None:
+        try:
+            execute(prep, q.put, stop)
+        finally:
+            q.put(_DONE)
+
+    worker = threading.Thread(target=work, name="mpdemo-train", daemon=True)
+    worker.start()
+    try:
+        while (item := q.get()) is not _DONE:
+            yield item
+    finally:
+        stop.set()
+        worker.join()

@@ -1,0 +1,76 @@
+"""The events a run emits; renderers (UI, CLI, tests) only ever see these."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+STATUSES = ("completed", "stopped", "diverged", "failed")
+
+
+@dataclass
+class _Event:
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class RunStarted(_Event):
+    """A run began: its config, what it will measure, warnings known up front."""
+
+    run_id: str
+    label: str
+    index: int  # 0-based position in the grid
+    total: int
+    config: dict[str, Any]
+    device: str
+    params: int
+    requested_dtype: str
+    steps: int
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    kind: Literal["start"] = "start"
+
+
+@dataclass
+class StepEvent(_Event):
+    """One optimizer step (or skipped step) with its timing."""
+
+    run_id: str
+    label: str
+    step: int
+    loss: float
+    loss_scale: float | None
+    skipped: bool
+    step_time_s: float
+    samples_per_s: float
+    tokens_per_s: float | None
+    lr: float
+    elapsed_s: float
+    kind: Literal["step"] = "step"
+
+
+@dataclass
+class EvalEvent(_Event):
+    """Evaluation on the validation slice."""
+
+    run_id: str
+    label: str
+    step: int
+    metrics: dict[str, float]
+    kind: Literal["eval"] = "eval"
+
+
+@dataclass
+class RunFinished(_Event):
+    """A run ended; `summary` carries the DESIGN.md summary keys."""
+
+    run_id: str
+    label: str
+    status: str
+    summary: dict[str, Any]
+    kind: Literal["end"] = "end"
+
+
+Event = RunStarted | StepEvent | EvalEvent | RunFinished

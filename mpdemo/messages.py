@@ -1,0 +1,147 @@
+"""Every message the engine shows a person: a key, English text, and arguments.
+
+The engine raises `MpdemoError(key, **args)` and records warnings as `Note(key, args)`; the UI
+renders the same key in the page's language (mpdemo/ui/i18n.py), the CLI prints the English.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# English templates. `{name}` fields are filled from the arguments.
+EN: dict[str, str] = {
+    # --- bad input -------------------------------------------------------------------------
+    "unknown_choice": "{field} must be one of {allowed}; got {value!r}",
+    "bad_number": "{field} must be {rule}; got {value!r}",
+    "empty_choice": "choose at least one {field} ({allowed})",
+    "text_too_long": "{field} is {length} characters long; at most {limit} are allowed",
+    "bad_slice": (
+        "{value!r} is not a valid slice: use the datasets split syntax, e.g. "
+        "'train[:2000]', 'train[:10%]' or 'validation[100:600]' (splits here: {splits})"
+    ),
+    "empty_slice": "the slice {value!r} selects no rows (the split {split!r} has {rows} rows)",
+    "unknown_split": "the dataset has no split {split!r}; it has {splits}",
+    "unknown_model": (
+        "{value!r} is not a built-in model, a Hugging Face Hub id (owner/name) or a local "
+        "model folder; built-ins: {allowed}"
+    ),
+    "unknown_dataset": (
+        "{value!r} is not a known dataset, a Hub dataset id or a local dataset folder; "
+        "known: {allowed}"
+    ),
+    "hub_unreachable": (
+        "the Hugging Face Hub is not reachable from this machine; pick a built-in model or a "
+        "local directory (asked for {value!r})"
+    ),
+    "hub_not_found": "{value!r} was not found on the Hugging Face Hub ({detail})",
+    "bad_hub_id": "{value!r} is not a valid Hugging Face Hub id ({detail})",
+    "local_paths_off": (
+        "local paths are turned off on this server (hosted mode); pick a built-in or Hub model"
+    ),
+    "path_not_found": "the folder {value!r} does not exist",
+    "path_outside_roots": "{value!r} is outside the folders this server may read ({roots})",
+    "not_a_model": "{value!r} is not a model folder saved with save_pretrained ({detail})",
+    "not_a_dataset": "{value!r} is not a dataset saved with save_to_disk ({detail})",
+    "model_too_big": (
+        "{value!r} has {params:,} parameters; this server allows at most {limit:,} "
+        "(MPDEMO_MAX_PARAMS)"
+    ),
+    "task_mismatch": "the model {model!r} ({model_task}) cannot train on {dataset!r} ({data_task})",
+    "no_text_column": "the dataset {value!r} has no text column (columns: {columns})",
+    "no_label_column": "the dataset {value!r} has no label column (columns: {columns})",
+    "no_cuda": "--device cuda was asked for, but this machine has no CUDA GPU (torch sees none)",
+    "no_mps": "--device mps was asked for, but this machine has no Apple GPU",
+    "no_bf16_gpu": "bf16 needs an Ampere or newer GPU; {gpu} has none: use fp16 or fp32",
+    "busy": "another training is running in this process; wait for it or press Stop",
+    "torch_single_process": (
+        "the torch backend is single-process; launched with {n} processes it would train {n} "
+        "separate copies. Use --backend accelerate or trainer with accelerate launch"
+    ),
+    "load_failed": "could not load {value!r}: {detail}",
+    # --- warnings recorded in the summary -----------------------------------------------------
+    "fp16_not_applied": (
+        "fp16 requested, ran in {effective}: {backend} does not autocast fp16 on {device}, so "
+        "this run shows fp32 speed and no loss scaling"
+    ),
+    "dtype_mismatch": "{requested} requested, but the model's matmuls produced {effective}",
+    "cpu_fp16_slow": (
+        "this CPU has no fast fp16 path: a quick matmul probe ran fp16 {ratio:.0f}x slower "
+        "than fp32; bf16 is the fast mixed precision here"
+    ),
+    "cpu_bf16_slow": (
+        "this CPU has no fast bf16 path (probe: bf16 {ratio:.1f}x the time of fp32), so bf16 "
+        "saves memory here but not time"
+    ),
+    "mps_autocast_off": (
+        "this torch build cannot autocast {precision} on Apple's MPS; the run is fp32"
+    ),
+    "no_scaler": (
+        "fp16 without loss scaling: small gradients flush to zero (underflow) and large ones "
+        "overflow, nothing guards against either"
+    ),
+    "diverged_nonfinite": (
+        "the loss became {loss} at step {step}: the run diverged (weights or gradients "
+        "overflowed); the curve up to that point is kept"
+    ),
+    "diverged_exploded": (
+        "the loss exploded from {first:.3g} to {loss:.3g} at step {step}: the run diverged "
+        "(learning rate too high?); the curve up to that point is kept"
+    ),
+    "scale_collapsed": (
+        "the loss scale fell to {scale:g} after {skipped} skipped steps in a row: fp16 "
+        "overflows on every step here"
+    ),
+    "stopped_by_user": "stopped after {step} of {steps} steps",
+    "slice_clamped": "{slice} asked for more rows than the split has; used {rows} rows",
+    "distributed": "trained on {n} processes; the global batch of {batch} was split across them",
+    "failed": "the run failed: {detail}",
+}
+
+
+@dataclass(frozen=True)
+class Note:
+    """A warning or message: a key into the message tables plus its arguments."""
+
+    key: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The English text."""
+        return render(self.key, self.args)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"key": self.key, "args": dict(self.args), "text": self.text}
+
+
+def render(key: str, args: dict[str, Any], table: dict[str, str] | None = None) -> str:
+    """Fill a message template; fall back to English, then to the key itself."""
+    template = (table or {}).get(key) or EN.get(key) or key
+    try:
+        return template.format(**args)
+    except (KeyError, IndexError, ValueError):
+        return f"{template} {args}"
+
+
+class MpdemoError(Exception):
+    """An error a person can act on: bad input, an unreachable hub, a missing GPU."""
+
+    def __init__(self, key: str, **args: Any) -> None:
+        self.note = Note(key, args)
+        super().__init__(self.note.text)
+
+    @property
+    def key(self) -> str:
+        """The message key."""
+        return self.note.key
+
+    @property
+    def args_dict(self) -> dict[str, Any]:
+        """The message arguments."""
+        return self.note.args
+
+
+class ConfigError(MpdemoError, ValueError):
+    """A value in RunConfig (or typed in the UI/CLI) that cannot run."""

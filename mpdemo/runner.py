@@ -1,0 +1,100 @@
+"""Runs a grid of configs one after another in one background daemon thread."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import queue
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .config import Limits, RunConfig
+from .events import Event
+
+# One run at a time in this process, whoever asks: timings must not share the cores.
+RUN_LOCK = threading.Lock()
+_END = object()
+
+
+def grid(base: RunConfig, backends: Iterable[str], precisions: Iterable[str]) -> list[RunConfig]:
+    """Every backend x precision, backend-major (each backend's fp32 run first when asked)."""
+    order = {"fp32": 0, "bf16": 1, "fp16": 2}
+    precs = sorted(dict.fromkeys(precisions), key=lambda p: order.get(p, 9))
+    return [
+        base.replace(backend=b, precision=p)
+        for b, p in itertools.product(dict.fromkeys(backends), precs)
+    ]
+
+
+class Runner:
+    """Background thread + stop Event + event queue for a sequential grid of runs."""
+
+    def __init__(self, configs: list[RunConfig], limits: Limits | None = None) -> None:
+        self.configs = list(configs)
+        self.limits = limits or Limits.from_env()
+        self.stop_event = threading.Event()
+        self.queue: queue.Queue[Any] = queue.Queue()
+        self.summaries: list[dict[str, Any]] = []
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> Runner:
+        """Start the worker thread (daemon: it never keeps the process alive)."""
+        self.thread = threading.Thread(target=self._work, name="mpdemo-runner", daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Ask the current run to stop after its current step, and skip the rest of the grid."""
+        self.stop_event.set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the worker; True when it has ended."""
+        if self.thread is not None:
+            self.thread.join(timeout)
+            return not self.thread.is_alive()
+        return True
+
+    @property
+    def alive(self) -> bool:
+        """Whether the worker thread is still running."""
+        return self.thread is not None and self.thread.is_alive()
+
+    def events(self, timeout: float | None = None) -> Iterator[Event]:
+        """Yield events until the grid ends; with a timeout, yield None when nothing came."""
+        while True:
+            try:
+                item = self.queue.get(timeout=timeout)
+            except queue.Empty:
+                yield None  # type: ignore[misc]  # a heartbeat for UIs that poll
+                continue
+            if item is _END:
+                return
+            yield item
+
+    def _emit(self, event: Event) -> None:
+        if event.kind == "end":
+            self.summaries.append(event.summary)
+        self.queue.put(event)
+
+    def _work(self) -> None:
+        from .engine import execute, failed_event, prepare
+
+        try:
+            total = len(self.configs)
+            for i, cfg in enumerate(self.configs):
+                if self.stop_event.is_set():
+                    break
+                with RUN_LOCK:
+                    if self.stop_event.is_set():
+                        break
+                    try:
+                        prep = prepare(cfg, self.limits)
+                    except Exception as err:  # noqa: BLE001 - reported as a failed run
+                        self._emit(failed_event(cfg, err, i))
+                        continue
+                    execute(prep, self._emit, self.stop_event, index=i, total=total)
+                    del prep  # free the model before the next run is built
+                    gc.collect()
+        finally:
+            self.queue.put(_END)

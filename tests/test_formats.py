@@ -1,0 +1,290 @@
+"""Tests for mpdemo.formats: encodings checked against torch and struct, never hand-typed."""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from mpdemo import formats as F
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def torch_stored(x: float, fmt: str) -> float:
+    """Reference value: what torch stores for x in fmt (fp32 tensor, then cast)."""
+    return torch.tensor(x).to(DTYPES[fmt]).item()
+
+
+def same_float(a: float, b: float) -> bool:
+    """Equality that treats nan == nan and tells -0.0 from 0.0."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def min_sub(fmt: str) -> float:
+    fi = torch.finfo(DTYPES[fmt])
+    return fi.tiny * fi.eps
+
+
+def edge_cases(fmt: str) -> list[float]:
+    return [
+        0.0,
+        -0.0,
+        1.0,
+        -2.5,
+        0.1,
+        min_sub(fmt),
+        -min_sub(fmt),
+        min_sub(fmt) * 0.4,
+        torch.finfo(DTYPES[fmt]).tiny,
+        65504.0,
+        65520.0,
+        1e-8,
+        math.inf,
+        -math.inf,
+        math.nan,
+    ]
+
+
+def expected_category(v: float, fmt: str) -> str:
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf"
+    if v == 0:
+        return "zero"
+    return "subnormal" if abs(v) < torch.finfo(DTYPES[fmt]).tiny else "normal"
+
+
+# --- layout and table -------------------------------------------------------
+
+
+def test_import_does_not_import_torch():
+    code = "import sys, mpdemo.formats; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.parametrize("fmt", F.FORMATS)
+def test_layout_matches_finfo(fmt):
+    fi = torch.finfo(DTYPES[fmt])
+    lay = F.LAYOUTS[fmt]
+    assert lay["sign"] + lay["exponent"] + lay["mantissa"] == fi.bits
+    assert 2.0 ** -lay["mantissa"] == fi.eps
+    assert lay["bias"] == 2 ** (lay["exponent"] - 1) - 1
+    assert 2.0 ** (1 - lay["bias"]) == fi.tiny
+
+
+def test_format_table_matches_finfo():
+    rows = F.format_table()
+    assert [r["format"] for r in rows] == list(F.FORMATS)
+    for r in rows:
+        dtype = DTYPES[r["format"]]
+        fi = torch.finfo(dtype)
+        lay = F.LAYOUTS[r["format"]]
+        assert r["bits"] == fi.bits
+        assert (r["exponent_bits"], r["mantissa_bits"]) == (lay["exponent"], lay["mantissa"])
+        assert r["max"] == fi.max
+        assert r["min_normal"] == fi.tiny == fi.smallest_normal
+        assert r["eps"] == fi.eps
+        sub = r["min_subnormal"]
+        assert sub == fi.tiny * fi.eps
+        # It really is the smallest: representable, and half of it flushes to zero.
+        assert torch.tensor(sub, dtype=dtype).item() != 0
+        assert torch.tensor(sub / 2, dtype=dtype).item() == 0
+        assert torch.tensor(r["max"], dtype=dtype).item() == r["max"]
+
+
+# --- encode / decode ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", F.FORMATS)
+def test_encode_edge_cases(fmt):
+    width = torch.finfo(DTYPES[fmt]).bits
+    for x in edge_cases(fmt):
+        enc = F.encode(x, fmt)
+        ref = torch_stored(x, fmt)
+        assert same_float(enc["stored"], ref), (fmt, x, enc["stored"], ref)
+        assert len(enc["bits"]) == width and set(enc["bits"]) <= {"0", "1"}
+        assert enc["sign"] + enc["exponent"] + enc["mantissa"] == enc["bits"]
+        assert enc["category"] == expected_category(ref, fmt), (fmt, x)
+        assert enc["category"] in F.CATEGORIES
+        # Round trip, bit-exact (struct on doubles keeps the sign of zero and nan bits).
+        back = F.decode_bits(enc["bits"], fmt)
+        assert struct.pack(">d", back) == struct.pack(">d", enc["stored"]), (fmt, x)
+        if fmt == "fp32":
+            assert struct.pack(">f", back) == struct.pack(">f", enc["stored"])
+            assert enc["bits"] == format(int.from_bytes(struct.pack(">f", x)), "032b")
+        assert enc["overflow"] == (math.isfinite(x) and math.isinf(ref))
+        assert enc["underflow"] == (x != 0 and not math.isnan(x) and ref == 0)
+        if enc["category"] == "normal":
+            assert enc["exponent_value"] == math.frexp(ref)[1] - 1
+        else:
+            assert enc["exponent_value"] is None
+        if x == 0 or not math.isfinite(x):
+            assert enc["rel_error"] is None
+        elif math.isfinite(ref):
+            assert enc["abs_error"] == pytest.approx(abs(ref - x), rel=1e-12, abs=0)
+            assert enc["rel_error"] == pytest.approx(abs(ref - x) / abs(x), rel=1e-12)
+
+
+@pytest.mark.parametrize("fmt", F.FORMATS)
+def test_named_edges(fmt):
+    sub = F.encode(min_sub(fmt), fmt)
+    assert sub["category"] == "subnormal" and sub["bits"].endswith("1")
+    assert sub["bits"][:-1].count("1") == 0
+
+    tiny = F.encode(min_sub(fmt) * 0.4, fmt)
+    assert tiny["stored"] == 0 and tiny["underflow"] and tiny["category"] == "zero"
+
+    neg0 = F.encode("-0", fmt)
+    assert neg0["sign"] == "1" and neg0["category"] == "zero" and not neg0["underflow"]
+    assert math.copysign(1.0, neg0["stored"]) == -1.0
+
+    assert F.encode("inf", fmt)["category"] == "inf"
+    assert F.encode("-inf", fmt)["sign"] == "1"
+    nan = F.encode("nan", fmt)
+    assert nan["category"] == "nan" and nan["rel_error"] is None and not nan["overflow"]
+
+
+def test_fp16_max_and_overflow():
+    top = F.encode(65504, "fp16")
+    assert top["stored"] == 65504 and top["category"] == "normal" and not top["overflow"]
+    assert top["exponent_value"] == 15 and top["rel_error"] == 0
+
+    over = F.encode("65520", "fp16")
+    assert math.isinf(over["stored"]) and over["overflow"] and over["category"] == "inf"
+    assert over["rel_error"] == math.inf
+
+    b = F.encode(65520, "bf16")
+    assert math.isfinite(b["stored"]) and not b["overflow"] and b["category"] == "normal"
+    assert b["stored"] == torch_stored(65520.0, "bf16")
+
+
+def test_1e8_in_fp16_follows_torch():
+    enc = F.encode("1e-8", "fp16")
+    ref = torch_stored(1e-8, "fp16")
+    assert enc["stored"] == ref
+    assert enc["category"] in ("zero", "subnormal")
+    assert enc["underflow"] == (ref == 0)
+    assert F.encode("1e-8", "fp32")["category"] == "normal"
+    assert F.encode("1e-8", "bf16")["category"] == "normal"
+
+
+def test_text_beyond_double_range_reports_under_and_overflow():
+    big = F.encode("1e400", "fp32")
+    assert big["overflow"] and big["category"] == "inf"
+    small = F.encode("1e-400", "bf16")
+    assert small["underflow"] and small["rel_error"] == 1.0
+
+
+@pytest.mark.parametrize("fmt", ["fp16", "bf16"])
+def test_decode_encode_round_trip_sampled(fmt):
+    # Every 97th bit pattern plus the extremes: decode, re-encode, same bits.
+    patterns = list(range(0, 1 << 16, 97)) + [0x0001, 0x8000, 0x7FFF, 0xFFFF]
+    for raw in patterns:
+        bits = format(raw, "016b")
+        v = F.decode_bits(bits, fmt)
+        if math.isnan(v):
+            continue  # nan payloads need not survive a float round trip
+        assert F.encode(v, fmt)["bits"] == bits, (fmt, bits)
+
+
+def test_encode_all():
+    encs = F.encode_all("0.1")
+    assert [e["format"] for e in encs] == list(F.FORMATS)
+    assert [len(e["bits"]) for e in encs] == [32, 16, 16]
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "   ", "abc", "1e", "0x10", "1,5", "<script>", "nan123", "1" * 65, None, True]
+)
+def test_bad_input_raises_value_error(bad):
+    with pytest.raises(ValueError):
+        F.encode(bad, "fp16")
+
+
+def test_error_message_does_not_echo_input():
+    with pytest.raises(ValueError) as exc:
+        F.encode("<img src=x onerror=alert(1)>", "fp16")
+    assert "<" not in str(exc.value)
+
+
+def test_accepted_text_forms():
+    assert F.encode(" 65504 ", "fp16")["stored"] == 65504
+    assert F.encode("1_000", "fp32")["stored"] == 1000
+    assert F.encode("+Infinity", "fp32")["category"] == "inf"
+    assert F.encode("0." + "1" * 62, "fp32")["category"] == "normal"  # exactly at the cap
+    assert F.encode("1" * 64, "fp32")["overflow"]  # 1.1e63 > fp32 max
+
+
+def test_bad_format_and_bits():
+    with pytest.raises(ValueError):
+        F.encode(1.0, "fp8")
+    with pytest.raises(ValueError):
+        F.decode_bits("0101", "fp16")
+    with pytest.raises(ValueError):
+        F.decode_bits("2" * 16, "fp16")
+
+
+# --- loss scaling -------------------------------------------------------------
+
+
+def test_scale_survival_underflow_then_rescued():
+    raw = F.scale_survival(1e-8, 1)
+    assert raw["fp16_category"] in ("zero", "subnormal")
+    assert raw["fp16_stored"] == torch_stored(1e-8, "fp16")
+
+    scaled = F.scale_survival(1e-8, 2**16)
+    assert scaled["scaled"] == 1e-8 * 2**16
+    assert scaled["fp16_category"] == "normal"
+    assert scaled["rel_error"] < 1e-3
+    assert scaled["recovered"] == pytest.approx(1e-8, rel=1e-3)
+    assert scaled["bf16_category"] == "normal"
+
+
+def test_scale_survival_overflow():
+    r = F.scale_survival(1.0, 2**17)
+    assert r["fp16_category"] == "inf" and math.isinf(r["fp16_stored"])
+    assert math.isinf(r["recovered"])
+    assert r["bf16_category"] == "normal" and r["bf16_stored"] == 2**17
+
+
+def test_scale_survival_keys_and_bad_scale():
+    keys = {"value", "scale", "scaled", "fp16_stored", "fp16_category", "recovered"}
+    keys |= {"rel_error", "bf16_stored", "bf16_category"}
+    assert set(F.scale_survival(0.5, 8)) == keys
+    assert F.scale_survival(0.0, 8)["rel_error"] is None
+    for bad in (0, -1, math.inf, math.nan):
+        with pytest.raises(ValueError):
+            F.scale_survival(1.0, bad)
+
+
+# --- HTML -----------------------------------------------------------------------
+
+
+def test_render_bits_html_fp16():
+    out = F.render_bits_html(F.encode(-1.5, "fp16"))
+    assert len(re.findall(r'class="mp-bit ', out)) == 16
+    assert out.count("mp-sign") == 1
+    assert out.count("mp-exp") == 5
+    assert out.count("mp-man") == 10
+    assert "monospace" in out and "style=" in out
+    # No English words: only tag/attribute syntax, bits and CSS.
+    text = re.sub(r"<[^>]*>", "", out)
+    assert set(text) <= {"0", "1"}
+
+
+def test_render_bits_html_escapes():
+    enc = F.encode(1.0, "fp16")
+    enc["format"] = '"><script>alert(1)</script>'
+    enc["mantissa"] = "<b>"
+    out = F.render_bits_html(enc)
+    assert "<script>" not in out and "<b>" not in out
+    assert "&lt;" in out
