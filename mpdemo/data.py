@@ -68,6 +68,24 @@ def asked_rows(spec: str) -> int | None:
     return int(b) - (int(a) if a else 0)
 
 
+def check_slices(name: str, source: str, specs: list[str]) -> None:
+    """Check slice syntax (and, for on-disk datasets, splits and emptiness) before any training."""
+    sizes: dict[str, int] | None = None
+    if source in ("builtin", "local"):
+        import datasets
+
+        path = BUNDLED_DATASET_DIR if source == "builtin" else name
+        try:
+            dsd = datasets.load_from_disk(str(path))  # memory-mapped: cheap
+        except (FileNotFoundError, ValueError, OSError) as err:
+            raise ConfigError("not_a_dataset", value=name, detail=str(err).split("\n")[0]) from None
+        if isinstance(dsd, datasets.Dataset):
+            return
+        sizes = {split: len(ds) for split, ds in dsd.items()}
+    for spec in specs:
+        parse_slice(spec, sizes if sizes is not None else {split_of(spec): 10**12})
+
+
 def slice_dataset_dict(dsd: Any, spec: str) -> SplitData:
     """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax."""
     sizes = {name: len(ds) for name, ds in dsd.items()}

@@ -102,6 +102,7 @@ def preflight(cfg: RunConfig, limits: Limits | None = None) -> Sources:
         if dentry is not None and dentry.builtin
         else resolve_source(cfg.dataset, lim, "dataset")
     )
+    D.check_slices(cfg.dataset, data_src, [cfg.train_slice, cfg.eval_slice])
     if entry is not None:
         task = entry.task
     else:  # a Hub id or folder: the data decides (labels → classifier, none → causal LM)

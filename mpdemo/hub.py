@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
 import threading
-from urllib.parse import urlparse
 
 from .messages import ConfigError
 
@@ -13,26 +11,42 @@ _lock = threading.Lock()
 _reachable: bool | None = None
 
 
-def _endpoint() -> tuple[str, int]:
-    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    return url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+def _endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+def _answers(url: str, timeout: float) -> bool:
+    """True when an HTTP(S) server answers at url (any status): a TCP connect alone is not
+    proof, since some sandboxes accept every connection and then say nothing."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
+            return True
+    except urllib.error.HTTPError:
+        return True  # 4xx/5xx: the Hub is there
+    except (OSError, ValueError):
+        return False
 
 
 def hub_reachable(timeout: float = 1.5) -> bool:
-    """One TCP connect to the Hub endpoint, cached; HF_HUB_OFFLINE=1 answers False at once."""
+    """One HEAD request to the Hub endpoint, cached; HF_HUB_OFFLINE=1 answers False at once."""
     global _reachable
     with _lock:
         if _reachable is None:
             if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
                 _reachable = False
             else:
-                host, port = _endpoint()
-                try:
-                    # Resolution and connect both bounded: without a network, DNS is what hangs.
-                    with socket.create_connection((host, port), timeout=timeout):
-                        _reachable = True
-                except OSError:
-                    _reachable = False
+                # A thread bounds the whole check (DNS included, which urllib's timeout doesn't).
+                result: list[bool] = []
+                probe = threading.Thread(
+                    target=lambda: result.append(_answers(_endpoint() + "/api/whoami-v2", timeout)),
+                    daemon=True,
+                )
+                probe.start()
+                probe.join(timeout + 0.3)
+                _reachable = bool(result and result[0])
             if not _reachable:
                 # Stop huggingface_hub's own retries for anything imported after this point.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -115,7 +115,29 @@ def resolve_source(value: str, limits: Limits, kind: str) -> str:
         if not path.is_dir():
             raise ConfigError("path_not_found", value=value)
         return "local"
-    require_hub(value)
+    return _hub_source(value, kind)
+
+
+def _hub_source(value: str, kind: str) -> str:
+    """A Hub id: right syntax, and the Hub must be reachable; else say what is known instead."""
+    import difflib
+
+    from .catalog import DATASETS
+    from .hub import check_hub_id, hub_reachable
+
+    known = list(MODELS if kind == "model" else DATASETS)
+    key = "unknown_model" if kind == "model" else "unknown_dataset"
+    close = difflib.get_close_matches(value, known, n=1)
+    allowed = ", ".join(known) + (f" (did you mean {close[0]!r}?)" if close else "")
+    try:
+        check_hub_id(value)
+    except ConfigError:
+        raise ConfigError(key, value=value, allowed=allowed) from None
+    if not hub_reachable():
+        # A bare name offline is most likely a typo of a built-in; owner/name is a Hub id.
+        if "/" not in value:
+            raise ConfigError(key, value=value, allowed=allowed)
+        require_hub(value)
     return "hub"
 
 

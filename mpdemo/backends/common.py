@@ -55,7 +55,6 @@ class Recorder:
         self.autocast_ran: bool | None = None
         self.processes = 1
         self._nonfinite = 0
-        self._prev_scale: float | None = None
         self._t0 = 0.0
         self._start = 0.0
         self._probe: DtypeProbe | None = None
@@ -105,18 +104,13 @@ class Recorder:
         self,
         loss: torch.Tensor | float,
         scale: float | None,
-        skipped: bool | None = None,
+        skipped: bool = False,
         dt: float | None = None,
     ) -> bool:
         """Call after the optimizer step; returns False when the loop must stop."""
         dt = self.lap() if dt is None else dt
         loss_val = float(loss)  # .item(): a sync point, after the clock was read
         self.step += 1
-        if skipped is None:  # torch's GradScaler halves the scale exactly when it skips
-            skipped = (
-                scale is not None and self._prev_scale is not None and scale < self._prev_scale
-            )
-        self._prev_scale = scale
         self.skipped += int(skipped)
         self.losses.append(loss_val)
         self.times.append(dt)

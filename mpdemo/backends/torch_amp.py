@@ -20,6 +20,7 @@ def run(prep: Prepared, rec: Recorder) -> None:
     # when disabled, so fp32, fp16 and bf16 share this one code path.
     amp = functools.partial(autocast, device, cfg.precision)
     scaler = grad_scaler(device, cfg.precision, cfg)
+    prev_scale = cfg.init_scale
     model.train()
     for batch in prep.train_dataloader:
         rec.begin()
@@ -30,9 +31,13 @@ def run(prep: Prepared, rec: Recorder) -> None:
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad(set_to_none=True)
-        lr_scheduler.step()
         scale = scaler.get_scale() if scaler.is_enabled() else None  # .item(): one sync per step
-        if not rec.end(loss.detach(), scale):
+        # GradScaler halves the scale exactly when it skipped the optimizer step on inf/NaN.
+        skipped = scale is not None and scale < prev_scale
+        prev_scale = scale if scale is not None else prev_scale
+        if not skipped:  # as Accelerate and the Trainer do: no schedule step without an update
+            lr_scheduler.step()
+        if not rec.end(loss.detach(), scale, skipped):
             break
     if rec.should_evaluate():
         metrics = eval_loop(model, prep.eval_dataloader, prep.task, amp)
