@@ -12,7 +12,7 @@ from typing import Any
 
 from .catalog import BACKENDS, PRECISIONS
 from .config import RunConfig
-from .messages import ConfigError, MpdemoError
+from .messages import MpdemoError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -137,9 +137,6 @@ def _run(args: argparse.Namespace) -> int:
     configs = configs_from_args(args)
     sources = [preflight(cfg) for cfg in configs]  # bad input → exit 2 before any training
     main_proc = _is_main_process()
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world > 1 and any(c.backend == "torch" for c in configs):
-        raise ConfigError("torch_single_process", n=world)
     if main_proc and any(
         c.precision == "fp16" and s.device.type == "cpu" and c.backend == "torch"
         for c, s in zip(configs, sources, strict=True)

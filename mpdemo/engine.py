@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -79,6 +80,9 @@ def preflight(cfg: RunConfig, limits: Limits | None = None) -> Sources:
     """Every check that needs no download: fields, device, model/dataset sources. Raises ConfigError."""
     lim = limits or Limits.from_env()
     cfg.validate(lim)
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if cfg.backend == "torch" and world > 1:
+        raise ConfigError("torch_single_process", n=world)
     device = resolve_device(cfg.device)
     check_precision_on(device, cfg.precision)
     entry = MODELS.get(cfg.model)

@@ -186,6 +186,10 @@ class Recorder:
         if self._probe is not None:
             self._probe.close()
             self.effective_dtype = self.effective_dtype or self._probe.dtype
+        if self.processes > 1:
+            self.notes.append(
+                Note("distributed", {"n": self.processes, "batch": self.cfg.batch_size})
+            )
         status = self.status or "completed"
         summary = self.summary(status)
         self.emit(RunFinished(self.run_id, self.cfg.label, status, summary))

@@ -83,6 +83,11 @@ def run(prep: Prepared, rec: Recorder) -> None:
             disable_tqdm=True,
             log_level="error",
             prediction_loss_only=prep.task != "cls",
+            # transformers 5.23 multiplies the loss by the process count when this is on, which
+            # only cancels out for models that divide by num_items_in_batch; ours average per
+            # batch, so with it on a 2-process run would train (and plot) at twice the loss.
+            average_tokens_across_devices=False,
+            ddp_find_unused_parameters=False,  # every parameter is used: skip DDP's extra walk
         )
         trainer = Trainer(
             model=prep.model,
