@@ -74,16 +74,22 @@ def main() -> None:
     warmup = 3
     base = RunConfig(model=a.model, steps=a.steps, batch_size=a.batch_size, device=a.device)
     results = {}
-    print(f"{a.model}, batch {a.batch_size}, {a.steps} steps ({warmup} warm-up), "
-          f"{a.rounds} interleaved rounds, device {a.device}")
-    print(f"{'backend':<11}{'prec':<6}{'bare it/s':>10}{'engine it/s':>12}{'ratio':>8}{'target':>8}")
+    print(
+        f"{a.model}, batch {a.batch_size}, {a.steps} steps ({warmup} warm-up), "
+        f"{a.rounds} interleaved rounds, device {a.device}"
+    )
+    print(
+        f"{'backend':<11}{'prec':<6}{'bare it/s':>10}{'engine it/s':>12}{'ratio':>8}{'target':>8}"
+    )
     for backend in a.backends.split(","):
         for precision in a.precisions.split(","):
             r = measure(base.replace(backend=backend, precision=precision), a.rounds, warmup)
             results[(backend, precision)] = r
-            print(f"{backend:<11}{precision:<6}{r['bare_steps_per_s']:>10.2f}"
-                  f"{r['engine_steps_per_s']:>12.2f}{r['ratio']:>8.3f}{TARGET[backend]:>8.2f}",
-                  flush=True)
+            print(
+                f"{backend:<11}{precision:<6}{r['bare_steps_per_s']:>10.2f}"
+                f"{r['engine_steps_per_s']:>12.2f}{r['ratio']:>8.3f}{TARGET[backend]:>8.2f}",
+                flush=True,
+            )
     precs = a.precisions.split(",")
     if "fp32" in precs:
         print("\nspeed-up vs fp32 (engine / bare; target: within 10%, i.e. ratio ≥ 0.9)")
@@ -92,8 +98,10 @@ def main() -> None:
                 fp32, other = results[(backend, "fp32")], results[(backend, precision)]
                 bare = other["bare_steps_per_s"] / fp32["bare_steps_per_s"]
                 eng = other["engine_steps_per_s"] / fp32["engine_steps_per_s"]
-                print(f"{backend:<11}{precision:<6} bare {bare:.2f}x  engine {eng:.2f}x  "
-                      f"ratio {eng / bare:.3f}")
+                print(
+                    f"{backend:<11}{precision:<6} bare {bare:.2f}x  engine {eng:.2f}x  "
+                    f"ratio {eng / bare:.3f}"
+                )
     if a.json_path:
         Path(a.json_path).write_text(
             json.dumps({f"{b}/{p}": r for (b, p), r in results.items()}, indent=1)

@@ -1,0 +1,40 @@
+"""The benchmark scripts run end to end on the CPU (figures are printed, never asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
+
+
+def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path):
+    out = tmp_path / "cpu.json"
+    proc = _run("bench/gpu_check.py", "--device", "cpu", "--steps", "4", "--skip-overhead",
+                "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(out.read_text())
+    runs = result["runs"]
+    assert len(runs) == 9  # 3 backends x fp32/fp16/bf16
+    for r in runs:
+        s = r["summary"]
+        assert s["status"] == "completed" and len(r["loss_scale"]) == 4
+        # The audit must tell the truth: only the torch loop autocasts fp16 on a CPU.
+        expect = "fp32" if s["precision"] == "fp16" and s["backend"] != "torch" else s["precision"]
+        assert s["effective_dtype"] == expect
+    assert "wrote" in proc.stdout.splitlines()[-1]
+
+
+def test_overhead_bench_prints_ratios(tmp_path):
+    proc = _run("bench/overhead.py", "--steps", "8", "--rounds", "1", "--backends", "torch",
+                "--precisions", "fp32,bf16", "--json", str(tmp_path / "o.json"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ratio" in proc.stdout and "speed-up vs fp32" in proc.stdout
+    assert set(json.loads((tmp_path / "o.json").read_text())) == {"torch/fp32", "torch/bf16"}
