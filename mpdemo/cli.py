@@ -131,7 +131,7 @@ def _is_main_process() -> bool:
 
 def _run(args: argparse.Namespace) -> int:
     from .engine import preflight
-    from .precision import cpu_fp16_slowdown
+    from .precision import cpu_precision_notes
     from .runner import Runner
 
     configs = configs_from_args(args)
@@ -141,12 +141,10 @@ def _run(args: argparse.Namespace) -> int:
         c.precision == "fp16" and s.device.type == "cpu" and c.backend == "torch"
         for c, s in zip(configs, sources, strict=True)
     ):
-        print(
-            f"note: this CPU has no fast fp16 path (probe: fp16 matmuls {cpu_fp16_slowdown():.0f}x "
-            "slower than fp32); fp16 will run, slowly. bf16 is the CPU's fast mixed precision: "
-            "--precision bf16",
-            file=sys.stderr,
-        )
+        # Same probe and words as the run's own warning, before the wait rather than after.
+        for note in cpu_precision_notes("fp16"):
+            print(f"note: {note.text}; fp16 runs anyway (--precision bf16 is the fast path)",
+                  file=sys.stderr)  # fmt: skip
     runner = Runner(configs).start()
     runs: list[dict[str, Any]] = []
     current: dict[str, Any] = {}
