@@ -96,8 +96,13 @@ class RunConfig:
 
     @property
     def label(self) -> str:
-        """How the run is named in plots and tables, e.g. 'torch · bf16'."""
-        return f"{self.backend} · {self.precision}"
+        """How the run is named in plots and tables, e.g. 'torch · bf16'.
+
+        fp16 without loss scaling is 'torch · fp16 · S=1' (a scale of one), so it can stand
+        next to the scaled fp16 run of the same backend.
+        """
+        unscaled = self.precision == "fp16" and not self.loss_scaling
+        return f"{self.backend} · {self.precision}" + (" · S=1" if unscaled else "")
 
     def validate(self, limits: Limits | None = None) -> RunConfig:
         """Check every field that can be checked without loading anything; raise ConfigError."""

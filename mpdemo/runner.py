@@ -17,14 +17,26 @@ RUN_LOCK = threading.Lock()
 _END = object()
 
 
-def grid(base: RunConfig, backends: Iterable[str], precisions: Iterable[str]) -> list[RunConfig]:
-    """Every backend x precision, backend-major (each backend's fp32 run first when asked)."""
+def grid(
+    base: RunConfig,
+    backends: Iterable[str],
+    precisions: Iterable[str],
+    compare_scaling: bool = False,
+) -> list[RunConfig]:
+    """Every backend x precision, backend-major (each backend's fp32 run first when asked).
+
+    compare_scaling: each fp16 run twice, with loss scaling and without (the underflow lesson).
+    """
     order = {"fp32": 0, "bf16": 1, "fp16": 2}
     precs = sorted(dict.fromkeys(precisions), key=lambda p: order.get(p, 9))
-    return [
-        base.replace(backend=b, precision=p)
-        for b, p in itertools.product(dict.fromkeys(backends), precs)
-    ]
+    out = []
+    for b, p in itertools.product(dict.fromkeys(backends), precs):
+        cfg = base.replace(backend=b, precision=p)
+        if p == "fp16" and compare_scaling:
+            out += [cfg.replace(loss_scaling=True), cfg.replace(loss_scaling=False)]
+        else:
+            out.append(cfg)
+    return out
 
 
 class Runner:

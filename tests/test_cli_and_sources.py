@@ -185,3 +185,9 @@ def test_runner_reports_a_failed_preparation(small_cfg):
     ends = [e for e in events if e.kind == "end"]
     assert [e.status for e in ends] == ["failed", "completed"]
     assert "selects no rows" in ends[0].summary["error"]
+
+
+def test_grid_compare_scaling_runs_fp16_twice_with_distinct_labels(small_cfg):
+    configs = grid(small_cfg, ["torch"], ["fp16", "fp32"], compare_scaling=True)
+    assert [c.label for c in configs] == ["torch · fp32", "torch · fp16", "torch · fp16 · S=1"]
+    assert [c.loss_scaling for c in configs] == [True, True, False]

@@ -1,0 +1,169 @@
+"""The Gradio Blocks: a header, a language switch, and one tab per builder in `TABS`.
+
+Extension point: a teaching tab is a function `build_x_tab(ctx: TabContext) -> None` that opens
+its own `gr.Tab`, registers its strings with `ctx.i18n(...)` (re-labelled when the language
+changes) and, for anything richer, `ctx.on_language(...)` / `ctx.on_load(...)`. Append it to
+`TABS`. Tabs reach each other's components through `ctx.shared` (the Train tab publishes
+"train_controls" and "train_tab"). Strings live in mpdemo/ui/i18n.py (EN and ES tables).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gradio as gr
+
+from ..config import Limits
+from . import system
+from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
+
+# (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
+Registered = tuple[gr.components.Component | gr.blocks.BlockContext, dict[str, str]]
+Hook = tuple[Callable[..., Any], list[Any], list[Any]]
+
+
+@dataclass
+class TabContext:
+    """What a tab builder gets: the language control, server limits, i18n registration."""
+
+    lang: gr.Radio
+    limits: Limits
+    registered: list[Registered] = field(default_factory=list)
+    # Components one tab exposes to another (e.g. "train_controls": name → component, so a
+    # teaching tab's preset button can fill in the Train tab's controls).
+    shared: dict[str, Any] = field(default_factory=dict)
+    language_hooks: list[Hook] = field(default_factory=list)
+    load_hooks: list[Hook] = field(default_factory=list)
+
+    def i18n(self, component: Any, **props: str) -> Any:
+        """Re-label `component` on language change: props map e.g. label='steps_label'."""
+        self.registered.append((component, props))
+        return component
+
+    def on_language(self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any]) -> None:
+        """Call fn(lang, *inputs) when the language changes; it returns updates for outputs."""
+        self.language_hooks.append((fn, inputs, outputs))
+
+    def on_load(self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any]) -> None:
+        """Call fn(lang, *inputs) once the page has loaded and its language is known."""
+        self.load_hooks.append((fn, inputs, outputs))
+
+
+def _build_train_tab(ctx: TabContext) -> None:
+    from .train_tab import build_train_tab  # noqa: PLC0415 - keeps the list below readable
+
+    build_train_tab(ctx)
+
+
+def _teach_tabs() -> list[Callable[[TabContext], None]]:
+    from .teach_tabs import TEACH_TABS  # noqa: PLC0415
+
+    return TEACH_TABS
+
+
+TABS: list[Callable[[TabContext], None]] = [_build_train_tab, *_teach_tabs()]
+
+
+def _wire_presets(ctx: TabContext) -> None:
+    """The Why tab's Presets menu loads its settings into the Train tab's controls."""
+    preset, controls = ctx.shared.get("preset"), ctx.shared.get("train_controls")
+    if preset is None or controls is None:
+        return
+    from .teach_tabs import preset_values  # noqa: PLC0415
+    from .train_tab import DEFAULTS  # noqa: PLC0415
+
+    names = [n for n in controls if n in DEFAULTS]
+
+    def load(preset_id: str | None) -> list[Any]:
+        values = preset_values(preset_id, DEFAULTS)
+        return [gr.update(value=values[n]) if values else gr.skip() for n in names]
+
+    preset.change(
+        load,
+        [preset],
+        [controls[n] for n in names],
+        concurrency_limit=None,
+        api_visibility="undocumented",
+        show_progress="hidden",
+    )
+
+
+def _relabel(registered: list[Registered]) -> Callable[[str], list[Any]]:
+    def relabel(lang: str) -> list[Any]:
+        lang = norm_lang(lang)
+        return [
+            gr.update(**{prop: t(key, lang) for prop, key in props.items()})
+            for _, props in registered
+        ]
+
+    return relabel
+
+
+def _with_lang(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(lang: str, *args: Any) -> Any:
+        return fn(norm_lang(lang), *args)
+
+    return call
+
+
+def detect_language(request: gr.Request) -> str:
+    """The page's first language, from the browser's Accept-Language header."""
+    system.warm_engine()  # a page was opened: someone may click Train soon, import torch now
+    header = None
+    if request is not None:
+        try:
+            header = request.headers.get("accept-language")
+        except AttributeError:
+            header = None
+    return lang_from_header(header)
+
+
+def build_app(limits: Limits | None = None) -> gr.Blocks:
+    """Build the whole app (no launch, no queue settings: app.py and tests add those)."""
+    limits = limits or Limits.from_env()
+    system.start_hub_check()  # answers in the background while the page loads
+    with gr.Blocks(title=t("page_title", DEFAULT_LANG)) as demo:
+        with gr.Row(equal_height=True):
+            intro = gr.Markdown(t("intro", DEFAULT_LANG), elem_id="intro")
+            lang = gr.Radio(
+                choices=LANG_CHOICES,
+                value=DEFAULT_LANG,
+                label=t("lang_label", DEFAULT_LANG),
+                elem_id="lang",
+                scale=0,
+                min_width=200,
+            )
+        ctx = TabContext(lang=lang, limits=limits)
+        ctx.i18n(intro, value="intro")
+        ctx.i18n(lang, label="lang_label")
+        with gr.Tabs():
+            for build in TABS:
+                build(ctx)
+        _wire_presets(ctx)
+
+        components = [c for c, _ in ctx.registered]
+        lang.change(
+            _relabel(ctx.registered), [lang], components, queue=False, api_visibility="undocumented"
+        )
+        for fn, inputs, outputs in ctx.language_hooks:
+            lang.change(
+                _with_lang(fn),
+                [lang, *inputs],
+                outputs,
+                concurrency_limit=None,
+                api_visibility="undocumented",
+            )
+        loaded = demo.load(
+            detect_language, None, [lang], queue=False, api_visibility="undocumented"
+        )
+        for fn, inputs, outputs in ctx.load_hooks:
+            loaded.then(
+                _with_lang(fn),
+                [lang, *inputs],
+                outputs,
+                concurrency_limit=None,
+                api_visibility="undocumented",
+            )
+    return demo

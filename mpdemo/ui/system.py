@@ -1,0 +1,211 @@
+"""Cheap facts about this machine and the bundled data, asked lazily so start-up stays fast.
+
+Nothing here imports torch at module import time: the Hub check runs in a background thread,
+GPUs are detected from driver files (or torch, once something else has imported it), and row
+counts come from the bundled dataset's files (pyarrow, never torch).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import os
+import platform
+import re
+import sys
+import threading
+from pathlib import Path
+
+from ..catalog import BUNDLED_DATASET_DIR, DATASETS
+from ..messages import ConfigError
+
+_hub_done = threading.Event()
+_hub_result: list[bool] = []
+_hub_started = threading.Lock()
+_hub_thread: threading.Thread | None = None
+_warm_lock = threading.Lock()
+_warm_thread: threading.Thread | None = None
+
+# datasets' split syntax (arrow_reader._SUB_SPEC_RE, without the rounding suffix the engine
+# does not accept either).
+_SLICE_RE = re.compile(
+    r"^(?P<split>[\w.-]+)(\[((?P<from>-?[\d_]+)(?P<from_pct>%)?)?:((?P<to>-?[\d_]+)(?P<to_pct>%)?)?\])?$"
+)
+
+
+def start_hub_check() -> None:
+    """Ask once, in a daemon thread, whether the Hugging Face Hub answers (up to ~1.5 s)."""
+    global _hub_thread
+    with _hub_started:
+        if _hub_thread is not None:
+            return
+
+        def work() -> None:
+            from ..hub import hub_reachable
+
+            try:
+                _hub_result.append(hub_reachable())
+            finally:
+                _hub_done.set()
+
+        _hub_thread = threading.Thread(target=work, name="mpdemo-hub-check", daemon=True)
+        _hub_thread.start()
+
+
+def hub_status(wait: float = 0.0) -> bool | None:
+    """True/False once the background check has answered, None while it has not."""
+    start_hub_check()
+    if _hub_done.wait(wait) and _hub_result:
+        return _hub_result[0]
+    return None
+
+
+def warm_engine() -> None:
+    """Import torch and the engine in a daemon thread, so the first Train click is quick."""
+    global _warm_thread
+    with _warm_lock:
+        if _warm_thread is not None or "mpdemo.engine" in sys.modules:
+            return
+
+        def work() -> None:
+            # Any failure is the click's to report, with the real error.
+            with contextlib.suppress(Exception):
+                import mpdemo.engine  # noqa: F401  # pays torch's import cost before a click
+
+        _warm_thread = threading.Thread(target=work, name="mpdemo-warmup", daemon=True)
+        _warm_thread.start()
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_present() -> bool:
+    """Whether an NVIDIA GPU is usable, without importing torch when it is not loaded yet."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            return bool(torch.cuda.is_available())
+        except Exception:  # noqa: BLE001
+            return False
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidiactl").exists()
+
+
+def mps_present() -> bool:
+    """Whether this is an Apple-silicon Mac (torch's MPS device)."""
+    return sys.platform == "darwin" and platform.machine() == "arm64"
+
+
+def device_choices() -> list[str]:
+    """The devices to offer: auto and cpu always, cuda/mps only where present."""
+    out = ["auto", "cpu"]
+    if cuda_present():
+        out.append("cuda")
+    if mps_present():
+        out.append("mps")
+    return out
+
+
+def trains_on_cpu(device: str | None) -> bool:
+    """Whether a run with this device setting will train on the CPU."""
+    return device == "cpu" or (
+        device in (None, "", "auto") and not cuda_present() and not mps_present()
+    )
+
+
+# --- bundled dataset row counts -------------------------------------------------------------
+
+
+def _rows_of_split(split_dir: Path) -> int:
+    info = split_dir / "dataset_info.json"
+    if info.exists():
+        try:
+            splits = json.loads(info.read_text(encoding="utf-8")).get("splits") or {}
+            entry = splits.get(split_dir.name) or {}
+            if isinstance(entry.get("num_examples"), int):
+                return entry["num_examples"]
+        except (OSError, ValueError, AttributeError):
+            pass
+    import pyarrow as pa  # lightweight next to torch; only the record-batch headers are read
+
+    total = 0
+    for arrow in sorted(split_dir.glob("data-*.arrow")):
+        with pa.memory_map(str(arrow)) as source:
+            total += sum(batch.num_rows for batch in pa.ipc.open_stream(source))
+    return total
+
+
+@functools.lru_cache(maxsize=8)
+def _bundled_sizes(root: str, mtime: float) -> dict[str, int]:
+    base = Path(root)
+    names = json.loads((base / "dataset_dict.json").read_text(encoding="utf-8"))["splits"]
+    return {name: _rows_of_split(base / name) for name in names}
+
+
+def split_sizes(dataset: str) -> dict[str, int] | None:
+    """Rows per split for the bundled dataset; None where only loading would tell."""
+    entry = DATASETS.get(dataset)
+    if entry is None or not entry.builtin or dataset != "reviews":
+        return None
+    try:
+        mtime = (BUNDLED_DATASET_DIR / "dataset_dict.json").stat().st_mtime
+        return _bundled_sizes(str(BUNDLED_DATASET_DIR), mtime)
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def slice_rows(spec: str, sizes: dict[str, int] | None) -> tuple[int, int, bool] | None:
+    """(rows selected, rows in the split, asked for more than there are) for a slice string.
+
+    Mirrors datasets' ReadInstruction arithmetic ('closest' rounding); raises ConfigError for
+    bad syntax; returns None when the split sizes are unknown.
+    """
+    text = (spec or "").strip()
+    m = _SLICE_RE.match(text)
+    splits = ", ".join(sizes) if sizes else "?"
+    if not m:
+        raise ConfigError("bad_slice", value=spec, splits=splits)
+    pct = bool(m.group("from_pct") or m.group("to_pct"))
+    lo = int(m.group("from")) if m.group("from") else None
+    hi = int(m.group("to")) if m.group("to") else None
+    if pct and any(v is not None and abs(v) > 100 for v in (lo, hi)):
+        raise ConfigError("bad_slice", value=spec, splits=splits)
+    if sizes is None:
+        return None
+    split = m.group("split")
+    if split not in sizes:
+        raise ConfigError("unknown_split", split=split, splits=splits)
+    n = sizes[split]
+
+    def absolute(v: int | None, default: int) -> int:
+        if v is None:
+            return default
+        if pct:
+            v = int(round(v * n / 100.0))
+        if v < 0:
+            v = max(n + v, 0)
+        return min(v, n)
+
+    start, stop = absolute(lo, 0), absolute(hi, n)
+    rows = max(stop - start, 0)
+    asked = (hi if hi is not None and hi >= 0 else None) if not pct else None
+    clamped = asked is not None and asked - (lo or 0) > rows
+    return rows, n, clamped
+
+
+def fmt_params(n: int) -> str:
+    """400000 → '0.4M', 67000000 → '67M', 330000 → '0.33M'."""
+    if n >= 1e9:
+        return f"{n / 1e9:.3g}B"
+    if n >= 1e6:
+        return f"{n / 1e6:.3g}M"
+    if n >= 1e3:
+        return f"{n / 1e3:.3g}k"
+    return str(n)
+
+
+def fmt_duration(seconds: float) -> tuple[int, int]:
+    """(minutes, seconds) rounded up to whole seconds."""
+    s = max(0, math.ceil(seconds))
+    return s // 60, s % 60

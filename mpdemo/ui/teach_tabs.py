@@ -1,0 +1,827 @@
+"""The teaching tabs: Number formats, Underflow lab, Code and Why (with the teacher's presets).
+
+Each `build_*_tab(ctx)` follows mpdemo.ui.app's tab protocol; `TEACH_TABS` lists them in order.
+Handlers are plain functions of (lang, *inputs) so tests call them directly. Layout and wiring
+only: the numbers come from mpdemo.formats, mpdemo.underflow and mpdemo.codegen.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from .. import codegen, formats
+from ..catalog import BACKENDS, DEFAULT_MODEL, PRECISIONS
+from ..config import Limits, RunConfig
+from ..messages import MpdemoError
+from .i18n import error_text, norm_lang
+from .i18n import t as base_t
+from .i18n_teach import TEACH_EN, TEACH_ES
+
+BACKEND_CHOICES = [("PyTorch AMP", "torch"), ("Accelerate", "accelerate"), ("Trainer", "trainer")]
+NF_K_MAX = 48  # number-format slider: enough for 1e-8 to overflow (at 2^43)
+UF_K_MAX = 24  # underflow-lab slider: S from 1 to 2^24, as in the issue and the paper's range
+UF_K_DEFAULT = 16  # GradScaler's init_scale
+CHART_LO, CHART_HI = -60, 32  # log2 axis of the histograms (|g*S|); beyond: the end bars
+
+# Presets: RunConfig fields plus the Train tab's `backends`, `precisions` and `compare_scaling`
+# (each fp16 run also unscaled: "fp16 without scaling vs the scaled run"). preset_configs()
+# turns a preset into the exact list of RunConfigs the Train tab will run.
+PRESET_EXTRA_KEYS = ("backends", "precisions", "compare_scaling")
+PRESETS: dict[str, dict[str, Any]] = {
+    "fp16_vs_fp32_gpu": {
+        "model": "small-bert",
+        "device": "cuda",
+        "batch_size": 64,
+        "steps": 100,
+        "loss_scaling": True,
+        "backends": ["torch"],
+        "precisions": ["fp32", "fp16"],
+    },
+    "bf16_cpu": {
+        "model": "small-bert",
+        "device": "cpu",
+        "batch_size": 32,
+        "steps": 30,
+        "backends": ["torch"],
+        "precisions": ["fp32", "bf16"],
+    },
+    "underflow_no_scaling": {
+        "model": "tiny-bert",
+        "device": "auto",
+        "steps": 100,
+        "loss_scaling": True,
+        "compare_scaling": True,  # fp16 scaled and unscaled, side by side
+        "backends": ["torch"],
+        "precisions": ["fp32", "fp16"],
+    },
+    "scale_moves": {
+        "model": "tiny-bert",
+        "device": "auto",
+        "steps": 100,
+        "loss_scaling": True,
+        "init_scale": 65536.0,
+        "growth_interval": 10,
+        "backends": ["torch"],
+        "precisions": ["fp16"],
+    },
+}
+
+# Colours with explicit foreground and background so the figures read in light and dark mode.
+BAND_COLORS = {"zero": "#fde2e1", "sub": "#fef3c7", "normal": "#dcfce7", "over": "#fecaca"}
+BAR_COLORS = {"zero": "#b42318", "sub": "#b45309", "normal": "#166534", "over": "#7f1d1d"}
+INK = "#1f2937"
+# The sign / exponent / mantissa colours of formats.render_bits_html, for the legend.
+LEGEND_STYLES = (
+    "background:#fde2e1;color:#b42318",
+    "background:#dcfce7;color:#166534",
+    "background:#dbeafe;color:#1e40af",
+)
+
+
+def tt(key: str, lang: str | None, **args: Any) -> str:
+    """A teaching string in lang (English when missing), whether or not i18n has merged them."""
+    table = TEACH_ES if norm_lang(lang) == "es" else TEACH_EN
+    template = table.get(key) or TEACH_EN.get(key)
+    if template is None:
+        return base_t(key, lang, **args)
+    try:
+        return template.format(**args) if args else template
+    except (KeyError, IndexError, ValueError):
+        return template
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _pct(x: float) -> str:
+    """A share as a percentage, small ones kept visible (0.004% rather than 0.0%)."""
+    if x == 0:
+        return "0%"
+    if x < 0.001:
+        return f"{x * 100:.2g}%"
+    return f"{x * 100:.1f}%"
+
+
+def _num(x: float | None) -> str:
+    """A number for a table cell, with '= 2^k' when it is an exact power of two."""
+    if x is None:
+        return "–"
+    if not math.isfinite(x):
+        return str(x)
+    text = f"{x:.7g}"
+    mant, exp = math.frexp(x)
+    if mant == 0.5:
+        text += f" = 2^{exp - 1}"
+    return text
+
+
+# --- Number formats ----------------------------------------------------------------------------
+
+NF_TABLE_COLUMNS = [
+    ("format", "nf_th_format"),
+    ("bits", "nf_th_bits"),
+    ("exponent_bits", "nf_th_exp_bits"),
+    ("mantissa_bits", "nf_th_man_bits"),
+    ("max", "nf_th_max"),
+    ("min_normal", "nf_th_min_normal"),
+    ("min_subnormal", "nf_th_min_subnormal"),
+    ("eps", "nf_th_eps"),
+]
+
+
+def format_table_frame(lang: str) -> pd.DataFrame:
+    """formats.format_table() (torch.finfo) with translated headers; numbers as text cells."""
+    rows = formats.format_table()
+    data = [
+        [r[k] if isinstance(r[k], (str, int)) else _num(r[k]) for k, _ in NF_TABLE_COLUMNS]
+        for r in rows
+    ]
+    return pd.DataFrame(data, columns=[tt(key, lang) for _, key in NF_TABLE_COLUMNS])
+
+
+def _category_text(enc: dict, lang: str) -> str:
+    text = tt(f"nf_cat_{enc['category']}", lang)
+    if enc.get("overflow"):
+        text += f" · {tt('nf_overflowed', lang)}"
+    elif enc.get("underflow"):
+        text += f" · {tt('nf_underflowed', lang)}"
+    return text
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    """A small HTML table; cells are already escaped HTML."""
+    cell = "padding:4px 10px;border-bottom:1px solid #d1d5db;text-align:left;vertical-align:top"
+    head = "".join(f'<th style="{cell}">{h}</th>' for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{cell}">{c}</td>' for c in r) + "</tr>" for r in rows
+    )
+    return f'<table style="border-collapse:collapse;width:100%"><tr>{head}</tr>{body}</table>'
+
+
+def formats_html(lang: str, value: Any) -> str:
+    """fp32/fp16/bf16 encodings of value: coloured bits, stored value, errors, class."""
+    try:
+        encs = formats.encode_all(value)
+    except ValueError:
+        return f'<p class="mp-error">{_esc(tt("nf_bad_input", lang))}</p>'
+    headers = [
+        _esc(tt(k, lang))
+        for k in (
+            "nf_col_format",
+            "nf_col_bits",
+            "nf_col_stored",
+            "nf_col_abs_err",
+            "nf_col_rel_err",
+            "nf_col_class",
+        )
+    ]
+    rows = [
+        [
+            f"<b>{_esc(e['format'])}</b>",
+            formats.render_bits_html(e),
+            f"<code>{_esc(repr(e['stored']))}</code>",
+            _esc(_err(e["abs_error"])),
+            _esc(_err(e["rel_error"])),
+            _esc(_category_text(e, lang)),
+        ]
+        for e in encs
+    ]
+    legend = (
+        '<p style="margin:4px 0">'
+        + " · ".join(
+            f'<span style="{style};padding:0 4px">{_esc(word)}</span>'
+            for style, word in zip(LEGEND_STYLES, tt("nf_legend", lang).split(" · "), strict=False)
+        )
+        + "</p>"
+    )
+    return legend + _table(headers, rows)
+
+
+def _err(x: float | None) -> str:
+    if x is None:
+        return "–"
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def _window(lang: str, x: float) -> str:
+    """The ranges of k where x*2^k flushes, is subnormal, normal, or overflows in fp16."""
+    runs: list[list[Any]] = []  # [category, first k, last k]
+    for k in range(NF_K_MAX + 1):
+        cat = formats.encode(x * 2.0**k, "fp16")["category"]
+        if runs and runs[-1][0] == cat:
+            runs[-1][2] = k
+        else:
+            runs.append([cat, k, k])
+    parts = []
+    for cat, a, b in runs:
+        if cat == "zero":
+            parts.append(tt("nf_window_zero", lang, k=b))
+        elif cat == "subnormal":
+            parts.append(tt("nf_window_sub", lang, a=a, b=b))
+        elif cat == "normal":
+            parts.append(tt("nf_window_normal", lang, a=a, b=b))
+        elif cat == "inf":
+            parts.append(tt("nf_window_inf", lang, k=a))
+    return tt("nf_window", lang, x=f"{x:g}", kmax=NF_K_MAX, parts="; ".join(parts))
+
+
+def scale_html(lang: str, value: Any, k: Any) -> str:
+    """value × 2^k stored in fp16: what survives, what is lost, what overflows."""
+    try:
+        k = int(k)
+        r = formats.scale_survival(value, 2.0**k)
+        bf16 = formats.encode(value, "bf16")
+    except (TypeError, ValueError):
+        return f'<p class="mp-error">{_esc(tt("nf_bad_input", lang))}</p>'
+    x = r["value"]
+    err = _err(r["rel_error"])
+    cat = r["fp16_category"]
+    if x == 0 or math.isinf(x):
+        verdict = ""
+    elif cat == "nan" or math.isnan(x):
+        verdict = tt("nf_v_nan", lang)
+    else:
+        key = {"zero": "nf_v_zero", "subnormal": "nf_v_subnormal", "inf": "nf_v_inf"}
+        verdict = tt(key.get(cat, "nf_v_normal"), lang, err=err)
+    rows = [
+        (tt("nf_sc_value", lang), f"{x:g}"),
+        (tt("nf_sc_scale", lang), f"2^{k} = {2.0**k:g}"),
+        (tt("nf_sc_scaled", lang), f"{r['scaled']:g}"),
+        (tt("nf_sc_fp16", lang), f"{r['fp16_stored']!r} ({tt('nf_cat_' + cat, lang)})"),
+        (tt("nf_sc_recovered", lang), f"{r['recovered']!r}"),
+        (tt("nf_sc_rel_err", lang), err),
+        (tt("nf_sc_bf16", lang), f"{bf16['stored']!r} ({tt('nf_cat_' + bf16['category'], lang)})"),
+    ]
+    out = _table(["", ""], [[_esc(a), f"<code>{_esc(b)}</code>"] for a, b in rows])
+    md = _md_inline(verdict)
+    window = _window(lang, x) if math.isfinite(x) and x != 0 else ""
+    return (
+        f'<p class="mp-verdict" data-category="{_esc(cat)}">{md}</p>'
+        + out
+        + (f'<p style="margin-top:6px">{_esc(window)}</p>' if window else "")
+    )
+
+
+def _md_inline(text: str) -> str:
+    """Escape text, then turn **bold** into <b>: our strings use only that markup."""
+    parts = _esc(text).split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+# --- Underflow lab -----------------------------------------------------------------------------
+
+
+def _band_of_bin(b: int, band: dict[str, float]) -> str:
+    """Where the values of log2 bin [b, b+1) land in fp16 (by the bin's lower edge)."""
+    if b < band["min_subnormal_log2"]:
+        return "zero"
+    if b < band["min_normal_log2"]:
+        return "sub"
+    if b < band["max_log2"]:
+        return "normal"
+    return "over"
+
+
+def histogram_svg(lang: str, mags: Any, k: int, title: str, band: dict[str, float]) -> str:
+    """An SVG histogram of log2|g*2^k| with fp16's zero/subnormal/normal/overflow bands."""
+    hist = mags.hist(shift=k, lo=CHART_LO, hi=CHART_HI)
+    counts = hist["counts"]
+    total = max(mags.nonzero, 1)
+    peak = max(max(counts), 1) / total
+    w, h, left, right, top, bottom = 680, 250, 52, 12, 30, 44
+    pw, ph = w - left - right, h - top - bottom
+    span = CHART_HI - CHART_LO
+
+    def x_of(v: float) -> float:
+        return left + (min(max(v, CHART_LO), CHART_HI) - CHART_LO) / span * pw
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
+        f'style="width:100%;max-width:{w}px;background:#ffffff;border-radius:6px" '
+        'font-family="ui-sans-serif,system-ui,sans-serif" '
+        f'aria-label="{_esc(title)}">',
+        f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="{INK}">'
+        f"{_esc(title)}</text>",
+    ]
+    edges = [
+        ("zero", CHART_LO, band["min_subnormal_log2"], "uf_band_zero"),
+        ("sub", band["min_subnormal_log2"], band["min_normal_log2"], "uf_band_sub"),
+        ("normal", band["min_normal_log2"], band["max_log2"], "uf_band_normal"),
+        ("over", band["max_log2"], CHART_HI, "uf_band_over"),
+    ]
+    for name, lo, hi, key in edges:
+        x0, x1 = x_of(lo), x_of(hi)
+        parts.append(
+            f'<rect class="mp-band" data-band="{name}" x="{x0:.1f}" y="{top}" '
+            f'width="{x1 - x0:.1f}" height="{ph}" fill="{BAND_COLORS[name]}"/>'
+        )
+        parts.append(
+            f'<text x="{(x0 + x1) / 2:.1f}" y="{top + 12}" font-size="10" text-anchor="middle" '
+            f'fill="{BAR_COLORS[name]}">{_esc(tt(key, lang))}</text>'
+        )
+    bw = pw / span
+    for i, n in enumerate(counts):
+        if not n:
+            continue
+        b = CHART_LO + i
+        share = n / total
+        bh = max(share / peak * (ph - 16), 1.0)  # 1 px minimum: rare bins stay visible
+        tip = tt("uf_bar_tip", lang, lo=b, hi=b + 1, n=f"{n:,}", share=_pct(share))
+        parts.append(
+            f'<rect class="mp-bar" data-log2="{b}" data-count="{n}" x="{x_of(b) + 0.5:.1f}" '
+            f'y="{top + ph - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}" '
+            f'fill="{BAR_COLORS[_band_of_bin(b, band)]}"><title>{_esc(tip)}</title></rect>'
+        )
+    for v in (band["min_subnormal_log2"], band["min_normal_log2"], band["max_log2"]):
+        parts.append(
+            f'<line x1="{x_of(v):.1f}" x2="{x_of(v):.1f}" y1="{top}" y2="{top + ph}" '
+            f'stroke="{INK}" stroke-dasharray="3,3" stroke-width="1"/>'
+        )
+    axis_y = top + ph
+    parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{axis_y}" y2="{axis_y}" stroke="{INK}"/>')
+    for v in range(-56, CHART_HI + 1, 8):
+        parts.append(
+            f'<text x="{x_of(v):.1f}" y="{axis_y + 14}" font-size="10" text-anchor="middle" '
+            f'fill="{INK}">{v}</text>'
+        )
+    parts.append(
+        f'<text x="{left + pw / 2:.1f}" y="{h - 6}" font-size="11" text-anchor="middle" '
+        f'fill="{INK}">{_esc(tt("uf_axis_x", lang))} · {_esc(tt("uf_clamped", lang))}</text>'
+    )
+    parts.append(
+        f'<text x="14" y="{top + ph / 2:.1f}" font-size="11" text-anchor="middle" fill="{INK}" '
+        f'transform="rotate(-90 14 {top + ph / 2:.1f})">{_esc(tt("uf_axis_y", lang))}</text>'
+    )
+    parts.append(
+        f'<text x="{left - 4}" y="{top + 16}" font-size="10" text-anchor="end" fill="{INK}">'
+        f"{_esc(_pct(peak))}</text>"
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+UF_TABLE_COLUMNS = ["uf_col_kind", "uf_col_nonzero", "uf_col_zero1", "uf_col_zeroS",
+                    "uf_col_subS", "uf_col_overS"]  # fmt: skip
+
+
+def underflow_table(lang: str, lab: Any, k: int) -> pd.DataFrame:
+    """One row per kind of gradient: non-zero count and fp16 shares at S = 1 and S = 2^k."""
+    cols = [tt(c, lang) for c in UF_TABLE_COLUMNS]
+    if lab is None:
+        return pd.DataFrame([], columns=cols)
+    rows = []
+    for kind in ("activation", "weight"):
+        s1, sk = lab.shares(kind, 1.0), lab.shares(kind, 2.0**k)
+        rows.append(
+            [
+                tt(f"uf_kind_{kind}", lang),
+                f"{lab.magnitudes[kind].nonzero:,}",
+                _pct(s1["underflow_share"]),
+                _pct(sk["underflow_share"]),
+                _pct(sk["subnormal_share"]),
+                _pct(sk["overflow_share"]),
+            ]
+        )
+    return pd.DataFrame(rows, columns=cols)
+
+
+def underflow_compute(
+    lang: str, model: str, batch_size: Any, seed: Any, limits: Limits | None = None
+) -> Any:
+    """Run the lab's one backward pass (in the engine) and return its GradientLab."""
+    from ..underflow import collect
+
+    try:
+        cfg = RunConfig(
+            model=model or DEFAULT_MODEL,
+            batch_size=int(batch_size),
+            seed=int(seed),
+            steps=1,  # the first batch is the Train tab's first batch for the same settings
+        ).validate(limits)
+        return collect(cfg, wait=False, limits=limits)
+    except MpdemoError as err:
+        raise gr.Error(error_text(err, lang), title="mpdemo", print_exception=False) from None
+    except (TypeError, ValueError) as err:
+        raise gr.Error(str(err), title="mpdemo", print_exception=False) from None
+
+
+def underflow_view(lang: str, lab: Any, k: Any) -> tuple[str, str, str, pd.DataFrame, str]:
+    """Status, the two histograms, the shares table and a one-line reading at S = 2^k."""
+    from ..underflow import fp16_band
+
+    k = int(k or 0)
+    if lab is None:
+        return tt("uf_status_idle", lang), "", "", underflow_table(lang, None, k), ""
+    band = fp16_band()
+    status = tt(
+        "uf_status",
+        lang,
+        model=lab.model,
+        params=f"{lab.params:,}",
+        batch=lab.batch_size,
+        loss=f"{lab.loss:.4f}",
+        layers=lab.activation_layers,
+    )
+    charts = [
+        histogram_svg(
+            lang, lab.magnitudes[kind], k, f"{tt(f'uf_chart_{kind}', lang)} · S = 2^{k}", band
+        )
+        for kind in ("activation", "weight")
+    ]
+    a1, ak = lab.shares("activation", 1.0), lab.shares("activation", 2.0**k)
+    w1, wk = lab.shares("weight", 1.0), lab.shares("weight", 2.0**k)
+    reading = tt(
+        "uf_reading",
+        lang,
+        k=k,
+        scale=f"{2**k:,}",
+        az=_pct(ak["underflow_share"]),
+        wz=_pct(wk["underflow_share"]),
+        az1=_pct(a1["underflow_share"]),
+        wz1=_pct(w1["underflow_share"]),
+        ao=_pct(ak["overflow_share"]),
+        wo=_pct(wk["overflow_share"]),
+    )
+    reading += "\n\n" + tt("uf_paper", lang)
+    return status, charts[0], charts[1], underflow_table(lang, lab, k), reading
+
+
+# --- Code --------------------------------------------------------------------------------------
+
+
+def changes_md(lang: str, backend: str) -> str:
+    """codegen.CHANGES[backend] as a Markdown list, translated where the English still matches."""
+    items = []
+    for i, english in enumerate(codegen.CHANGES.get(backend, [])):
+        key = f"code_change_{backend}_{i}"
+        # A stale translation would explain a change codegen no longer makes: use the English.
+        items.append(tt(key, lang) if TEACH_EN.get(key) == english else english)
+    return f"#### {tt('code_changes_title', lang)}\n" + "\n".join(f"- {s}" for s in items)
+
+
+def code_view(
+    lang: str,
+    backend: str,
+    precision: str,
+    model: str,
+    steps: Any,
+    batch_size: Any,
+    loss_scaling: bool,
+    growth_interval: Any,
+    limits: Limits | None = None,
+) -> tuple[str, str, str]:
+    """The script mpdemo runs for these settings, the course's listing, and what changed."""
+    backend = backend if backend in BACKENDS else "torch"
+    try:
+        cfg = RunConfig(
+            model=model or DEFAULT_MODEL,
+            backend=backend,
+            precision=precision,
+            steps=int(steps),
+            batch_size=int(batch_size),
+            loss_scaling=bool(loss_scaling),
+            growth_interval=int(growth_interval),
+        ).validate(limits)
+        script = codegen.script_for(cfg)
+    except MpdemoError as err:
+        script = "# " + tt("code_bad_settings", lang, error=error_text(err, lang))
+    except (TypeError, ValueError) as err:
+        script = "# " + tt("code_bad_settings", lang, error=str(err))
+    return script, codegen.COURSE[backend], changes_md(lang, backend)
+
+
+# --- Why and presets ---------------------------------------------------------------------------
+
+
+def preset_fields(preset_id: str) -> dict[str, Any]:
+    """The RunConfig fields a preset sets (no backends/precisions/compare_scaling)."""
+    return {k: v for k, v in PRESETS[preset_id].items() if k not in PRESET_EXTRA_KEYS}
+
+
+def preset_configs(preset_id: str) -> list[RunConfig]:
+    """Every run a preset asks for, in order: the Train tab's own grid of its settings."""
+    from ..runner import grid
+
+    p = PRESETS[preset_id]
+    base = RunConfig(**preset_fields(preset_id))
+    return grid(base, p["backends"], p["precisions"], p.get("compare_scaling", False))
+
+
+def preset_values(preset_id: str | None, defaults: dict[str, Any]) -> dict[str, Any]:
+    """The Train tab's control values a preset loads (the tab's defaults where it is silent)."""
+    if not preset_id or preset_id not in PRESETS:
+        return {}
+    p = PRESETS[preset_id]
+    return {name: p.get(name, default) for name, default in defaults.items()}
+
+
+def preset_choices(lang: str) -> list[tuple[str, str]]:
+    """Dropdown entries (translated name, preset id)."""
+    return [(tt(f"preset_{pid}", lang), pid) for pid in PRESETS]
+
+
+def preset_view(lang: str, preset_id: str | None) -> str:
+    """A preset's description, the settings it loads and the runs it makes."""
+    if not preset_id or preset_id not in PRESETS:
+        return tt("preset_none", lang)
+    p = PRESETS[preset_id]
+    settings = ", ".join(
+        f"`{k}={', '.join(v) if isinstance(v, list) else v}`"
+        for k, v in p.items()
+        if k != "compare_scaling"
+    )
+    runs = ", ".join(
+        cfg.label + ("" if cfg.precision != "fp16" or cfg.loss_scaling else " (loss_scaling=off)")
+        for cfg in preset_configs(preset_id)
+    )
+    return "\n\n".join(
+        [
+            tt(f"preset_{preset_id}_desc", lang),
+            tt("preset_sets", lang, settings=settings),
+            tt("preset_runs", lang, runs=runs),
+        ]
+    )
+
+
+WHY_KEYS = ("why_autocast", "why_scale", "why_speed", "why_bf16")
+
+
+# --- builders ----------------------------------------------------------------------------------
+
+
+def _share(ctx: Any, name: str, value: Any) -> None:
+    """Expose a component to the lead's cross-tab wiring when the context offers a `shared` dict."""
+    shared = getattr(ctx, "shared", None)
+    if isinstance(shared, dict):
+        shared[name] = value
+
+
+def _model_choices(lang: str) -> list[tuple[str, str]]:
+    """The Train tab's model list (same labels), falling back to bare names."""
+    try:
+        from . import system
+        from .train_tab import model_choices
+
+        return model_choices(lang, system.hub_status())
+    except Exception:  # noqa: BLE001 - a cosmetic list; the names alone still work
+        from ..catalog import MODELS
+
+        return [(name, name) for name in MODELS]
+
+
+def build_formats_tab(ctx: Any) -> None:
+    """Number formats: bits of a typed number, the finfo table, and the loss-scale slider."""
+    lang0 = "en"
+    with ctx.i18n(
+        gr.Tab(tt("tab_formats", lang0), id="formats", elem_id="formats-tab"), label="tab_formats"
+    ):
+        ctx.i18n(gr.Markdown(tt("nf_intro", lang0)), value="nf_intro")
+        value = ctx.i18n(
+            gr.Textbox(
+                "0.1",
+                label=tt("nf_value_label", lang0),
+                info=tt("nf_value_info", lang0),
+                max_lines=1,
+                max_length=formats.MAX_INPUT_LEN,
+                elem_id="nf-value",
+            ),
+            label="nf_value_label",
+            info="nf_value_info",
+        )
+        # Filled on page load: torch.finfo would cost the app's cold start a torch import.
+        bits = gr.HTML("", elem_id="nf-bits")
+        table = ctx.i18n(
+            gr.DataFrame(
+                None,
+                label=tt("nf_table_label", lang0),
+                interactive=False,
+                elem_id="nf-table",
+            ),
+            label="nf_table_label",
+        )
+        ctx.i18n(gr.Markdown(tt("nf_scale_title", lang0)), value="nf_scale_title")
+        with gr.Row():
+            small = ctx.i18n(
+                gr.Textbox(
+                    "1e-8",
+                    label=tt("nf_small_label", lang0),
+                    max_lines=1,
+                    max_length=formats.MAX_INPUT_LEN,
+                    elem_id="nf-small",
+                    scale=1,
+                ),
+                label="nf_small_label",
+            )
+            k = ctx.i18n(
+                gr.Slider(
+                    0,
+                    NF_K_MAX,
+                    value=UF_K_DEFAULT,
+                    step=1,
+                    label=tt("nf_scale_label", lang0),
+                    info=tt("nf_scale_info", lang0),
+                    elem_id="nf-scale",
+                    scale=2,
+                ),
+                label="nf_scale_label",
+                info="nf_scale_info",
+            )
+        survival = gr.HTML("", elem_id="nf-survival")
+
+    lang = ctx.lang
+    opts = {"concurrency_limit": None, "api_visibility": "undocumented", "show_progress": "hidden"}
+    value.change(formats_html, [lang, value], [bits], **opts)
+    for comp in (small, k):
+        comp.change(scale_html, [lang, small, k], [survival], **opts)
+
+    def on_lang(lang: str, v: str, s: str, kk: int) -> list[Any]:
+        return [formats_html(lang, v), format_table_frame(lang), scale_html(lang, s, kk)]
+
+    ctx.on_language(on_lang, [value, small, k], [bits, table, survival])
+    ctx.on_load(on_lang, [value, small, k], [bits, table, survival])
+
+
+def build_underflow_tab(ctx: Any) -> None:
+    """Underflow lab: one real backward pass, gradient histograms against fp16's range."""
+    lang0 = "en"
+    limits = getattr(ctx, "limits", None)
+    with ctx.i18n(
+        gr.Tab(tt("tab_underflow", lang0), id="underflow", elem_id="underflow-tab"),
+        label="tab_underflow",
+    ):
+        ctx.i18n(gr.Markdown(tt("uf_intro", lang0)), value="uf_intro")
+        with gr.Row(equal_height=True):
+            model = ctx.i18n(
+                gr.Dropdown(
+                    _model_choices(lang0),
+                    value=DEFAULT_MODEL,
+                    label=tt("uf_model_label", lang0),
+                    elem_id="uf-model",
+                    scale=3,
+                ),
+                label="uf_model_label",
+            )
+            batch = ctx.i18n(
+                gr.Number(32, label=tt("uf_batch_label", lang0), precision=0, minimum=1,
+                          elem_id="uf-batch", scale=1, min_width=100),
+                label="uf_batch_label",
+            )  # fmt: skip
+            seed = ctx.i18n(
+                gr.Number(0, label=tt("uf_seed_label", lang0), precision=0, minimum=0,
+                          elem_id="uf-seed", scale=1, min_width=100),
+                label="uf_seed_label",
+            )  # fmt: skip
+            run = ctx.i18n(
+                gr.Button(tt("uf_run_btn", lang0), variant="primary", elem_id="uf-run", scale=1),
+                value="uf_run_btn",
+            )
+        k = ctx.i18n(
+            gr.Slider(0, UF_K_MAX, value=UF_K_DEFAULT, step=1, label=tt("uf_scale_label", lang0),
+                      info=tt("uf_scale_info", lang0), elem_id="uf-scale"),
+            label="uf_scale_label",
+            info="uf_scale_info",
+        )  # fmt: skip
+        status = gr.Markdown(tt("uf_status_idle", lang0), elem_id="uf-status")
+        with gr.Row():
+            act = gr.HTML("", elem_id="uf-activation")
+            wgt = gr.HTML("", elem_id="uf-weight")
+        table = ctx.i18n(
+            gr.DataFrame(underflow_table(lang0, None, UF_K_DEFAULT),
+                         label=tt("uf_table_label", lang0), interactive=False,
+                         elem_id="uf-table"),
+            label="uf_table_label",
+        )  # fmt: skip
+        reading = gr.Markdown("", elem_id="uf-reading")
+        # Inside the Tab: a State created directly under gr.Tabs shows up as a phantom tab.
+        lab = gr.State(None)
+    outputs = [status, act, wgt, table, reading]
+    _share(ctx, "underflow_controls", {"model": model, "batch_size": batch, "seed": seed})
+
+    def compute(lang: str, m: str, b: Any, s: Any) -> Any:
+        return underflow_compute(norm_lang(lang), m, b, s, limits)
+
+    lang = ctx.lang
+    run.click(compute, [lang, model, batch, seed], [lab], concurrency_limit=1,
+              api_visibility="undocumented").then(
+        underflow_view, [lang, lab, k], outputs, api_visibility="undocumented",
+        show_progress="hidden")  # fmt: skip
+    k.change(underflow_view, [lang, lab, k], outputs, concurrency_limit=None,
+             api_visibility="undocumented", show_progress="hidden")  # fmt: skip
+
+    def on_lang(lang: str, lb: Any, kk: int) -> list[Any]:
+        return [*underflow_view(lang, lb, kk), gr.update(choices=_model_choices(lang))]
+
+    ctx.on_language(on_lang, [lab, k], [*outputs, model])
+
+
+def build_code_tab(ctx: Any) -> None:
+    """Code: the script mpdemo runs for the chosen settings next to the course's listing."""
+    lang0 = "en"
+    limits = getattr(ctx, "limits", None)
+    with ctx.i18n(gr.Tab(tt("tab_code", lang0), id="code", elem_id="code-tab"), label="tab_code"):
+        ctx.i18n(gr.Markdown(tt("code_intro", lang0)), value="code_intro")
+        with gr.Row():
+            backend = ctx.i18n(
+                gr.Radio(BACKEND_CHOICES, value="torch", label=tt("code_backend_label", lang0),
+                         elem_id="code-backend"),
+                label="code_backend_label",
+            )  # fmt: skip
+            precision = ctx.i18n(
+                gr.Radio(list(PRECISIONS), value="fp16", label=tt("code_precision_label", lang0),
+                         elem_id="code-precision"),
+                label="code_precision_label",
+            )  # fmt: skip
+        with gr.Row(equal_height=True):
+            model = ctx.i18n(
+                gr.Dropdown(_model_choices(lang0), value=DEFAULT_MODEL,
+                            label=tt("code_model_label", lang0), elem_id="code-model", scale=3),
+                label="code_model_label",
+            )  # fmt: skip
+            steps = ctx.i18n(
+                gr.Number(100, label=tt("code_steps_label", lang0), precision=0, minimum=1,
+                          elem_id="code-steps", min_width=100),
+                label="code_steps_label",
+            )  # fmt: skip
+            batch = ctx.i18n(
+                gr.Number(32, label=tt("code_batch_label", lang0), precision=0, minimum=1,
+                          elem_id="code-batch", min_width=100),
+                label="code_batch_label",
+            )  # fmt: skip
+            scaling = ctx.i18n(
+                gr.Checkbox(True, label=tt("code_scaling_label", lang0), elem_id="code-scaling"),
+                label="code_scaling_label",
+            )
+            growth = ctx.i18n(
+                gr.Number(2000, label=tt("code_growth_label", lang0), precision=0, minimum=1,
+                          elem_id="code-growth", min_width=100),
+                label="code_growth_label",
+            )  # fmt: skip
+        controls = [backend, precision, model, steps, batch, scaling, growth]
+        script0, course0, changes0 = code_view(lang0, "torch", "fp16", DEFAULT_MODEL, 100, 32,
+                                               True, 2000, limits)  # fmt: skip
+        with gr.Row():
+            ours = ctx.i18n(
+                gr.Code(script0, language="python", label=tt("code_ours_label", lang0),
+                        interactive=False, buttons=["copy", "download"], elem_id="code-ours"),
+                label="code_ours_label",
+            )  # fmt: skip
+            course = ctx.i18n(
+                gr.Code(course0, language="python", label=tt("code_course_label", lang0),
+                        interactive=False, buttons=["copy"], elem_id="code-course"),
+                label="code_course_label",
+            )  # fmt: skip
+        changes = gr.Markdown(changes0, elem_id="code-changes")
+    _share(ctx, "code_controls", dict(zip(
+        ["backend", "precision", "model", "steps", "batch_size", "loss_scaling",
+         "growth_interval"], controls, strict=True)))  # fmt: skip
+
+    def view(lang: str, *args: Any) -> tuple[str, str, str]:
+        return code_view(norm_lang(lang), *args, limits=limits)
+
+    for comp in controls:
+        comp.change(view, [ctx.lang, *controls], [ours, course, changes], concurrency_limit=None,
+                    api_visibility="undocumented", show_progress="hidden")  # fmt: skip
+
+    def on_lang(lang: str, *args: Any) -> list[Any]:
+        return [*view(lang, *args), gr.update(choices=_model_choices(lang))]
+
+    ctx.on_language(on_lang, controls, [ours, course, changes, model])
+
+
+def build_why_tab(ctx: Any) -> None:
+    """Why: short explanations, and the teacher's Presets menu with a description."""
+    lang0 = "en"
+    with ctx.i18n(gr.Tab(tt("tab_why", lang0), id="why", elem_id="why-tab"), label="tab_why"):
+        ctx.i18n(gr.Markdown(tt("why_presets_title", lang0)), value="why_presets_title")
+        with gr.Row(equal_height=True):
+            preset = ctx.i18n(
+                gr.Dropdown(preset_choices(lang0), value=None, label=tt("preset_label", lang0),
+                            elem_id="preset", scale=1),
+                label="preset_label",
+            )  # fmt: skip
+            desc = gr.Markdown(tt("preset_none", lang0), elem_id="preset-desc")
+        for key in WHY_KEYS:
+            ctx.i18n(gr.Markdown(tt(key, lang0), elem_id=key.replace("_", "-")), value=key)
+    _share(ctx, "preset", preset)
+    preset.change(preset_view, [ctx.lang, preset], [desc], concurrency_limit=None,
+                  api_visibility="undocumented", show_progress="hidden")  # fmt: skip
+
+    def on_lang(lang: str, p: str | None) -> list[Any]:
+        return [gr.update(choices=preset_choices(lang), value=p), preset_view(lang, p)]
+
+    ctx.on_language(on_lang, [preset], [preset, desc])
+
+
+TEACH_TABS: list[Callable[[Any], None]] = [
+    build_formats_tab,
+    build_underflow_tab,
+    build_code_tab,
+    build_why_tab,
+]

@@ -1,0 +1,239 @@
+"""Teaching tabs: strings in both languages, the finfo table, presets, and handlers called directly."""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import fields
+
+import gradio as gr
+import pytest
+import torch
+
+from mpdemo import codegen
+from mpdemo.catalog import BACKENDS, PRECISIONS
+from mpdemo.config import Limits, RunConfig
+from mpdemo.ui import app, i18n
+from mpdemo.ui import teach_tabs as T
+from mpdemo.ui.i18n_teach import TEACH_EN, TEACH_ES
+
+# Technical words the Spanish course keeps as they are.
+SAME_IN_BOTH = {
+    "nf_cat_subnormal",
+    "nf_cat_normal",
+    "uf_band_sub",
+    "uf_band_over",
+    "uf_col_overS",
+    "code_backend_label",
+}
+LANGS = ("en", "es")
+
+
+@pytest.fixture(scope="module")
+def merged():
+    """The app's tables and tab list with the teaching tabs merged in, as the lead will do."""
+    saved = dict(i18n.EN), dict(i18n.ES), list(app.TABS)
+    i18n.EN.update(TEACH_EN)
+    i18n.ES.update(TEACH_ES)
+    app.TABS.extend(T.TEACH_TABS)
+    try:
+        yield
+    finally:
+        i18n.EN.clear()
+        i18n.EN.update(saved[0])
+        i18n.ES.clear()
+        i18n.ES.update(saved[1])
+        app.TABS[:] = saved[2]
+
+
+@pytest.fixture(scope="module")
+def tiny_lab():
+    from mpdemo.underflow import collect
+
+    return collect(RunConfig(train_slice="train[:64]", steps=1, batch_size=16, device="cpu"))
+
+
+def _fields_of(template: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
+def test_every_string_in_both_languages() -> None:
+    assert set(TEACH_EN) == set(TEACH_ES)
+    for key, en in TEACH_EN.items():
+        es = TEACH_ES[key]
+        assert es.strip(), key
+        assert _fields_of(en) == _fields_of(es), key
+        if key not in SAME_IN_BOTH:
+            assert es != en, f"{key} is not translated"
+
+
+def test_teaching_keys_do_not_overwrite_the_apps_strings() -> None:
+    assert not set(TEACH_EN) & i18n.APP_KEYS, "the merge would replace existing UI strings"
+
+
+def test_change_notes_mirror_codegen() -> None:
+    # A failure here means codegen.CHANGES moved on: update code_change_* in i18n_teach.
+    for backend, items in codegen.CHANGES.items():
+        for i, english in enumerate(items):
+            assert TEACH_EN.get(f"code_change_{backend}_{i}") == english
+
+
+def test_app_builds_with_the_teaching_tabs(merged) -> None:
+    demo = app.build_app()
+    ids = {getattr(b, "elem_id", None) for b in demo.blocks.values()}
+    for elem in ("formats-tab", "underflow-tab", "code-tab", "why-tab", "nf-table", "uf-scale",
+                 "code-ours", "preset", "start-btn"):  # fmt: skip
+        assert elem in ids
+    # Anything but a Tab directly under gr.Tabs (e.g. a gr.State) shows up as a phantom tab.
+    for tabs in (b for b in demo.blocks.values() if isinstance(b, gr.Tabs)):
+        assert all(isinstance(c, gr.Tab) for c in tabs.children)
+
+
+def test_language_hooks_return_one_update_per_output() -> None:
+    with gr.Blocks():
+        lang = gr.Radio(["en", "es"], value="en")
+        ctx = app.TabContext(lang=lang, limits=Limits())
+        ctx.shared = {}
+        for build in T.TEACH_TABS:
+            build(ctx)
+    assert {"preset", "code_controls", "underflow_controls"} <= set(ctx.shared)
+    for key in (k for _, props in ctx.registered for k in props.values()):
+        assert key in TEACH_EN or key in i18n.EN, key
+    for fn, inputs, outputs in ctx.language_hooks:
+        for code in LANGS:
+            out = fn(code, *[c.value for c in inputs])
+            assert len(out) == len(outputs)
+
+
+def _number(cell: str) -> float:
+    return float(str(cell).split(" ")[0])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_formats_table_matches_finfo(lang: str) -> None:
+    frame = T.format_table_frame(lang)
+    assert list(frame.columns) == [T.tt(k, lang) for _, k in T.NF_TABLE_COLUMNS]
+    dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    for row in frame.itertuples(index=False):
+        fi = torch.finfo(dtypes[row[0]])
+        assert row[1] == fi.bits
+        assert _number(row[4]) == pytest.approx(fi.max, rel=1e-6)
+        assert _number(row[5]) == pytest.approx(fi.smallest_normal, rel=1e-6)
+        assert _number(row[6]) == pytest.approx(fi.smallest_normal * fi.eps, rel=1e-6)
+        assert _number(row[7]) == pytest.approx(fi.eps, rel=1e-6)
+    assert frame.iloc[1, 6].endswith("= 2^-24")  # fp16's smallest subnormal, shown as a power
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_formats_handlers(lang: str) -> None:
+    page = T.formats_html(lang, "0.1")
+    assert page.count('class="mp-bits"') == 3
+    # fp16's 0.1: sign 0, exponent 01011, mantissa 1001100110 (checked in test_formats too)
+    assert (
+        "".join(re.findall(r'mp-bit mp-\w+"[^>]*>([01])<', page)).find("0" + "01011" + "1001100110")
+        >= 0
+    )
+    assert T.tt("nf_col_stored", lang) in page
+    assert T.tt("nf_bad_input", lang) in T.formats_html(lang, "abc")
+    over = T.formats_html(lang, "70000")
+    assert T.tt("nf_overflowed", lang) in over
+    for k, cat in ((0, "zero"), (8, "subnormal"), (16, "normal"), (44, "inf")):
+        assert f'data-category="{cat}"' in T.scale_html(lang, "1e-8", k)
+    window = T.scale_html(lang, "1e-8", 16)
+    assert "2^43" in window  # 1e-8 * 2^43 > 65504: where overflow starts
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_code_handler(lang: str) -> None:
+    script, course, changes = T.code_view(lang, "trainer", "fp16", "tiny-bert", 10, 8, True, 2000)
+    assert "eval_strategy=" in script and "evaluation_strategy=" not in script
+    assert "evaluation_strategy" in course
+    assert T.tt("code_change_trainer_0", lang) in changes
+    script, course, _ = T.code_view(lang, "torch", "bf16", "tiny-bert", 10, 8, True, 2000)
+    assert "torch.amp.GradScaler(" in script and "torch.bfloat16" in script
+    assert course == codegen.COURSE["torch"]
+    script, _, _ = T.code_view(lang, "accelerate", "fp16", "tiny-bert", 10, 8, True, 2000)
+    assert "mixed_precision='fp16'" in script
+    bad, _, _ = T.code_view(lang, "torch", "fp16", "tiny-bert", 0, 8, True, 2000)
+    assert bad.startswith("# ") and "steps" in bad
+
+
+def test_stale_change_translation_falls_back_to_codegen(monkeypatch) -> None:
+    monkeypatch.setitem(codegen.CHANGES, "torch", ["a brand new change"])
+    assert "a brand new change" in T.changes_md("es", "torch")
+
+
+def test_presets_are_valid_run_configs() -> None:
+    from mpdemo.ui.train_tab import DEFAULTS
+
+    names = {f.name for f in fields(RunConfig)}
+    assert {"fp16_vs_fp32_gpu", "bf16_cpu", "underflow_no_scaling", "scale_moves"} <= set(T.PRESETS)
+    for pid, preset in T.PRESETS.items():
+        cfg = RunConfig(**T.preset_fields(pid)).validate()
+        assert set(T.preset_fields(pid)) <= names
+        # Every field maps onto a Train-tab control, so the lead can load it there.
+        assert set(preset) <= set(DEFAULTS), pid
+        assert set(preset["backends"]) <= set(BACKENDS)
+        assert set(preset["precisions"]) <= set(PRECISIONS)
+        runs = T.preset_configs(pid)
+        assert runs and all(r.validate() for r in runs)
+        assert cfg.model == runs[0].model
+    assert T.PRESETS["fp16_vs_fp32_gpu"]["device"] == "cuda"
+    assert T.PRESETS["bf16_cpu"]["device"] == "cpu"
+    assert T.PRESETS["scale_moves"]["growth_interval"] < 2000
+    runs = T.preset_configs("underflow_no_scaling")
+    fp16 = [r.loss_scaling for r in runs if r.precision == "fp16"]
+    assert sorted(fp16) == [False, True]
+    assert [r.precision for r in runs].count("fp32") == 1
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_why_and_preset_handlers(lang: str) -> None:
+    assert T.preset_view(lang, None) == T.tt("preset_none", lang)
+    for pid in T.PRESETS:
+        text = T.preset_view(lang, pid)
+        assert T.tt(f"preset_{pid}_desc", lang) in text
+    assert [v for _, v in T.preset_choices(lang)] == list(T.PRESETS)
+    assert "AVX512-FP16" in T.tt("why_speed", lang)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_underflow_view(lang: str, tiny_lab) -> None:
+    status, act, wgt, table, reading = T.underflow_view(lang, None, 16)
+    assert status == T.tt("uf_status_idle", lang) and act == wgt == "" and table.empty
+    status, act, wgt, table, reading = T.underflow_view(lang, tiny_lab, 16)
+    assert "tiny-bert" in status
+    for svg in (act, wgt):
+        assert svg.startswith("<svg") and svg.endswith("</svg>")
+        assert svg.count('class="mp-band"') == 4
+        bars = re.findall(r'data-count="(\d+)"', svg)
+        assert bars
+    counts = [int(n) for n in re.findall(r'data-count="(\d+)"', act)]
+    assert sum(counts) == tiny_lab.magnitudes["activation"].nonzero
+    assert list(table.columns) == [T.tt(c, lang) for c in T.UF_TABLE_COLUMNS]
+    assert len(table) == 2
+    assert T._pct(tiny_lab.shares("activation", 2.0**16)["underflow_share"]) in reading
+    # The slider moves the histogram: at S = 1 more bars sit in the flush-to-zero band.
+    low = T.underflow_view(lang, tiny_lab, 0)[1]
+    assert low.count("#b42318") > act.count("#b42318")
+
+
+def test_underflow_compute_reports_errors_in_the_page_language() -> None:
+    from mpdemo.runner import RUN_LOCK
+
+    with pytest.raises(gr.Error) as err:
+        T.underflow_compute("es", "tiny-bert", 0, 0)
+    assert "batch_size" in str(err.value)
+    with RUN_LOCK, pytest.raises(gr.Error) as err:
+        T.underflow_compute("es", "tiny-bert", 16, 0)
+    assert i18n.ES_MESSAGES["busy"] in str(err.value)
+
+
+def test_preset_loads_train_tab_values() -> None:
+    from mpdemo.ui.train_tab import DEFAULTS
+
+    values = T.preset_values("underflow_no_scaling", DEFAULTS)
+    assert set(values) == set(DEFAULTS)
+    assert values["compare_scaling"] is True and values["precisions"] == ["fp32", "fp16"]
+    assert values["lr"] == DEFAULTS["lr"]  # silent fields fall back to the tab's defaults
+    assert T.preset_values(None, DEFAULTS) == {}
