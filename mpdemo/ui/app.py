@@ -78,6 +78,8 @@ def _wire_presets(ctx: TabContext) -> None:
 
     def load(preset_id: str | None) -> list[Any]:
         values = preset_values(preset_id, DEFAULTS)
+        if values and values["device"] not in system.device_choices():
+            values["device"] = "auto"  # "fp16 vs fp32 on GPU" on a laptop: its text says why
         return [gr.update(value=values[n]) if values else gr.skip() for n in names]
 
     preset.change(
