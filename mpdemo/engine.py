@@ -136,7 +136,7 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
         D.find_columns(eval_split.dataset, entry, cfg.dataset, src.task == "cls")
         num_labels = D.num_labels_of(train_split.dataset, label) if label else 0
         tok_source = str(BUNDLED_TOKENIZER_DIR) if src.model == "builtin" else cfg.model
-        tokenizer = load_tokenizer(tok_source)
+        tokenizer = load_tokenizer(tok_source, hub=src.model == "hub")
         train_ds = D.tokenize(train_split.dataset, tokenizer, text, label, cfg.max_length)
         eval_ds = D.tokenize(eval_split.dataset, tokenizer, text, label, cfg.max_length)
         # Seed right before building: the same cfg gives the same initial weights in every backend.
@@ -147,7 +147,7 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
                 cfg.model, len(tokenizer), num_labels, tokenizer.pad_token_id, eos
             )
         else:
-            model = pretrained_model(cfg.model, src.task, num_labels, lim)
+            model = pretrained_model(cfg.model, src.task, num_labels, lim, hub=src.model == "hub")
             if model.config.pad_token_id is None:
                 model.config.pad_token_id = tokenizer.pad_token_id
         tokens = cfg.max_length

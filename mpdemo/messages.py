@@ -88,10 +88,6 @@ EN: dict[str, str] = {
         "the loss exploded from {first:.3g} to {loss:.3g} at step {step}: the run diverged "
         "(learning rate too high?); the curve up to that point is kept"
     ),
-    "scale_collapsed": (
-        "the loss scale fell to {scale:g} after {skipped} skipped steps in a row: fp16 "
-        "overflows on every step here"
-    ),
     "stopped_by_user": "stopped after {step} of {steps} steps",
     "slice_clamped": "{slice} asked for more rows than the split has; used {rows} rows",
     "distributed": "trained on {n} processes; the global batch of {batch} was split across them",

@@ -146,7 +146,14 @@ def count_params(model: nn.Module) -> int:
     return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
 
 
-def pretrained_model(source: str, task: str, num_labels: int, limits: Limits) -> nn.Module:
+def _not_found(source: str, hub: bool, err: BaseException) -> ConfigError:
+    key = "hub_not_found" if hub else "not_a_model"
+    return ConfigError(key, value=source, detail=_first_line(err))
+
+
+def pretrained_model(
+    source: str, task: str, num_labels: int, limits: Limits, hub: bool = False
+) -> nn.Module:
     """from_pretrained for a Hub id or a local folder; never trust_remote_code; size-capped first."""
     import transformers as tf
 
@@ -165,19 +172,19 @@ def pretrained_model(source: str, task: str, num_labels: int, limits: Limits) ->
     except MpdemoError:
         raise
     except OSError as err:
-        raise ConfigError("not_a_model", value=source, detail=_first_line(err)) from None
+        raise _not_found(source, hub, err) from None
     except (ValueError, KeyError) as err:
         raise ConfigError("load_failed", value=source, detail=_first_line(err)) from None
 
 
-def load_tokenizer(source: str) -> Any:
+def load_tokenizer(source: str, hub: bool = False) -> Any:
     """AutoTokenizer for a Hub id or folder, with a pad token (GPT-2 style ones lack one)."""
     import transformers as tf
 
     try:
         tok = tf.AutoTokenizer.from_pretrained(source, trust_remote_code=False)
     except (OSError, ValueError) as err:
-        raise ConfigError("not_a_model", value=source, detail=_first_line(err)) from None
+        raise _not_found(source, hub, err) from None
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token or tok.unk_token
     return tok

@@ -15,7 +15,13 @@ import torch
 
 from ..events import EvalEvent, RunFinished, RunStarted, StepEvent
 from ..messages import MpdemoError, Note
-from ..precision import DtypeProbe, cpu_precision_notes, dtype_name, synchronize
+from ..precision import (
+    DtypeProbe,
+    autocast_supported,
+    cpu_precision_notes,
+    dtype_name,
+    synchronize,
+)
 
 if TYPE_CHECKING:
     from ..engine import Emit, Prepared
@@ -70,6 +76,9 @@ class Recorder:
             self.cfg.backend == "torch" or self.cfg.precision == "bf16"
         ):
             self.notes += cpu_precision_notes(self.cfg.precision)
+        mps_no_amp = self.device.type == "mps" and self.cfg.precision != "fp32"
+        if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):
+            self.notes.append(Note("mps_autocast_off", {"precision": self.cfg.precision}))
         self._probe = DtypeProbe(self.prep.model)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)

@@ -386,10 +386,6 @@ ES_MESSAGES: dict[str, str] = {
         "la pérdida se disparó de {first:.3g} a {loss:.3g} en el paso {step}: la ejecución "
         "divergió (¿tasa de aprendizaje demasiado alta?); se conserva la curva hasta ese punto"
     ),
-    "scale_collapsed": (
-        "la escala de pérdida cayó a {scale:g} tras {skipped} pasos omitidos seguidos: fp16 "
-        "desborda en cada paso aquí"
-    ),
     "stopped_by_user": "detenida tras {step} de {steps} pasos",
     "slice_clamped": "{slice} pedía más filas de las que tiene el split; se usaron {rows} filas",
     "distributed": "entrenado en {n} procesos; el lote global de {batch} se repartió entre ellos",
