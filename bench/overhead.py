@@ -34,9 +34,9 @@ def engine_steps_per_s(cfg: RunConfig, warmup: int) -> float:
 
 
 def in_worker_thread(fn, *args):  # noqa: ANN001, ANN201
-    """Run fn in a fresh thread, as train() runs its loop: torch's intra-op threading differs
-    between the main thread and others (measured: 0.5-1 s vs 0.04 s a step on a loaded 2-core
-    machine), so both sides of the comparison must run the same way."""
+    """Run fn in a fresh thread, as train() runs its run. The main thread never touches torch
+    compute here: once it has, its OpenMP pool competes with every other thread's (measured on
+    2 cores: a worker's tiny-BERT step goes from 18 ms to 34 ms)."""
     out = []
     worker = threading.Thread(target=lambda: out.append(fn(*args)))
     worker.start()
@@ -48,7 +48,7 @@ def measure(cfg: RunConfig, rounds: int, warmup: int) -> dict:
     """Interleaved bare/engine rounds for one backend × precision."""
     bare, engine = [], []
     for _ in range(rounds):
-        stamps = in_worker_thread(BARE[cfg.backend], prepare(cfg))
+        stamps = in_worker_thread(lambda: BARE[cfg.backend](prepare(cfg)))
         bare.append(steps_per_s(stamps, warmup))
         engine.append(engine_steps_per_s(cfg, warmup))
     ratios = [e / b for e, b in zip(engine, bare, strict=True)]

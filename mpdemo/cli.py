@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import sys
+import threading
 from dataclasses import fields
 from typing import Any
 
@@ -132,7 +133,7 @@ def _is_main_process() -> bool:
 def _run(args: argparse.Namespace) -> int:
     from .engine import preflight
     from .precision import cpu_precision_notes
-    from .runner import Runner
+    from .runner import run_grid
 
     configs = configs_from_args(args)
     sources = [preflight(cfg) for cfg in configs]  # bad input → exit 2 before any training
@@ -145,32 +146,33 @@ def _run(args: argparse.Namespace) -> int:
         for note in cpu_precision_notes("fp16"):
             print(f"note: {note.text}; fp16 runs anyway (--precision bf16 is the fast path)",
                   file=sys.stderr)  # fmt: skip
-    runner = Runner(configs).start()
     runs: list[dict[str, Any]] = []
     current: dict[str, Any] = {}
+
+    def on_event(ev: Any) -> None:
+        nonlocal current
+        if ev.kind == "start":
+            current = {"config": ev.config, "steps": [], "evals": []}
+            if main_proc and not args.quiet:
+                print(
+                    f"[{ev.index + 1}/{ev.total}] {ev.label} on {ev.device}, "
+                    f"{ev.params:,} params, {ev.steps} steps",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        elif ev.kind in ("step", "eval"):
+            current.setdefault(ev.kind + "s", []).append(ev.to_dict())
+        elif ev.kind == "end":
+            current.setdefault("config", None)
+            current["summary"] = ev.summary
+            runs.append(current)
+            current = {}
+
+    # The grid runs in this thread, like a plain script: torch's OpenMP pool is the only one.
     try:
-        for ev in runner.events():
-            if ev.kind == "start":
-                current = {"config": ev.config, "steps": [], "evals": []}
-                if main_proc and not args.quiet:
-                    print(
-                        f"[{ev.index + 1}/{ev.total}] {ev.label} on {ev.device}, "
-                        f"{ev.params:,} params, {ev.steps} steps",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-            elif ev.kind == "step":
-                current.setdefault("steps", []).append(ev.to_dict())
-            elif ev.kind == "eval":
-                current.setdefault("evals", []).append(ev.to_dict())
-            elif ev.kind == "end":
-                current.setdefault("config", None)
-                current["summary"] = ev.summary
-                runs.append(current)
-                current = {}
+        run_grid(configs, on_event, threading.Event())
     except KeyboardInterrupt:
-        runner.stop()
-        runner.join()
+        print("mpdemo: interrupted; the runs that finished are below", file=sys.stderr)
     if not main_proc:
         return EXIT_OK if all(r["summary"]["status"] != "failed" for r in runs) else EXIT_FAILED
     add_speedups([r["summary"] for r in runs])

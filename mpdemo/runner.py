@@ -6,7 +6,7 @@ import gc
 import itertools
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .config import Limits, RunConfig
@@ -37,6 +37,32 @@ def grid(
         else:
             out.append(cfg)
     return out
+
+
+def run_grid(
+    configs: list[RunConfig],
+    emit: Callable[[Event], None],
+    stop: threading.Event,
+    limits: Limits | None = None,
+) -> None:
+    """Run configs one after another in this thread, emitting events; stop skips the rest."""
+    from .engine import execute, failed_event, prepare
+
+    total = len(configs)
+    for i, cfg in enumerate(configs):
+        if stop.is_set():
+            break
+        with RUN_LOCK:
+            if stop.is_set():
+                break
+            try:
+                prep = prepare(cfg, limits)
+            except Exception as err:  # noqa: BLE001 - reported as a failed run
+                emit(failed_event(cfg, err, i))
+                continue
+            execute(prep, emit, stop, index=i, total=total)
+            del prep  # free the model before the next run is built
+            gc.collect()
 
 
 class Runner:
@@ -90,23 +116,7 @@ class Runner:
         self.queue.put(event)
 
     def _work(self) -> None:
-        from .engine import execute, failed_event, prepare
-
         try:
-            total = len(self.configs)
-            for i, cfg in enumerate(self.configs):
-                if self.stop_event.is_set():
-                    break
-                with RUN_LOCK:
-                    if self.stop_event.is_set():
-                        break
-                    try:
-                        prep = prepare(cfg, self.limits)
-                    except Exception as err:  # noqa: BLE001 - reported as a failed run
-                        self._emit(failed_event(cfg, err, i))
-                        continue
-                    execute(prep, self._emit, self.stop_event, index=i, total=total)
-                    del prep  # free the model before the next run is built
-                    gc.collect()
+            run_grid(self.configs, self._emit, self.stop_event, self.limits)
         finally:
             self.queue.put(_END)
