@@ -2,49 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browsing import ARGS, BROWSER_MARKS, CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "assets" / "screenshot.png"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    """The app on a free port, in this process (as app.py launches it)."""
-    from mpdemo.config import Limits
-    from mpdemo.ui import build_app
-
-    demo = build_app().queue(default_concurrency_limit=1, max_size=Limits.from_env().max_queue)
-    port = _free_port()
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture(scope="module")

@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-from collections.abc import Iterator
 
 import pytest
+from browsing import ARGS, BROWSER_MARKS, CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TABS = ["train-tab", "formats-tab", "underflow-tab", "code-tab", "why-tab"]
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
-]
+pytestmark = BROWSER_MARKS
 
 # Words that are English and never Spanish. Left out on purpose: words both languages share or
 # that Spanish technical prose borrows (a, no, me, son, has, once, error, normal, final, total,
@@ -92,25 +78,6 @@ def english_words(text: str) -> list[str]:
                 a, b = max(m.start() - 60, 0), m.end() + 60
                 hits.append(f"{m.group(0)!r} in {'...' * (a > 0)}{line[a:b].strip()!r}")
     return hits
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    """The app on a free port, in this process (as app.py launches it)."""
-    from mpdemo.config import Limits
-    from mpdemo.ui import build_app
-
-    demo = build_app().queue(default_concurrency_limit=1, max_size=Limits.from_env().max_queue)
-    port = _free_port()
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
 
 
 @pytest.fixture(scope="module")
