@@ -191,3 +191,19 @@ def test_grid_compare_scaling_runs_fp16_twice_with_distinct_labels(small_cfg):
     configs = grid(small_cfg, ["torch"], ["fp16", "fp32"], compare_scaling=True)
     assert [c.label for c in configs] == ["torch · fp32", "torch · fp16", "torch · fp16 · S=1"]
     assert [c.loss_scaling for c in configs] == [True, True, False]
+
+
+def test_hub_dataset_code_path_slices_through_load_dataset(tmp_path):
+    # The Hub branch hands the slice to datasets.load_dataset; a local folder of JSON files is
+    # what load_dataset reads without a network, through the same call.
+    from mpdemo.data import load_split
+
+    folder = tmp_path / "reviews_json"
+    folder.mkdir()
+    rows = [{"sentence": f"film number {i} was {'good' if i % 2 else 'bad'}", "label": i % 2}
+            for i in range(40)]  # fmt: skip
+    (folder / "train.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    split = load_split(str(folder), "hub", "train[:25%]")
+    assert split.rows == 10 and split.dataset.column_names == ["sentence", "label"]
+    with pytest.raises(ConfigError, match="not a valid slice"):
+        load_split(str(folder), "hub", "train[:abc]")
