@@ -1,9 +1,13 @@
-"""Constants and helpers the browser tests share (the `url` fixture is in conftest.py)."""
+"""What the browser tests share: chromium, its flags, and the app on a free port (`url`).
+
+Not a conftest.py: tests/conftest.py is imported as `conftest` by the other tests, and a second
+conftest module here would shadow it (seen in CI)."""
 
 from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 
 import pytest
 
@@ -28,3 +32,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    """The app on a free port, in this process (as app.py launches it)."""
+    from mpdemo.config import Limits
+    from mpdemo.ui import build_app
+
+    demo = build_app().queue(default_concurrency_limit=1, max_size=Limits.from_env().max_queue)
+    port = free_port()
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()

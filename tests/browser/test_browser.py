@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM
+from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "assets" / "screenshot.png"

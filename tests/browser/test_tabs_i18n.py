@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM
+from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
 
 TABS = ["train-tab", "formats-tab", "underflow-tab", "code-tab", "why-tab"]
 
