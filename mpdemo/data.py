@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,17 +69,31 @@ def asked_rows(spec: str) -> int | None:
     return int(b) - (int(a) if a else 0)
 
 
+@functools.cache
+def _bundled() -> Any:
+    import datasets
+
+    # Read-only and shipped with the code: open once per process, not three times a run.
+    return datasets.load_from_disk(str(BUNDLED_DATASET_DIR))
+
+
+def open_on_disk(name: str, source: str) -> Any:
+    """The bundled dataset or a local save_to_disk folder (memory-mapped); ConfigError if not one."""
+    import datasets
+
+    try:
+        return _bundled() if source == "builtin" else datasets.load_from_disk(name)
+    except (FileNotFoundError, ValueError, OSError) as err:
+        raise ConfigError("not_a_dataset", value=name, detail=str(err).split("\n")[0]) from None
+
+
 def check_slices(name: str, source: str, specs: list[str]) -> None:
     """Check slice syntax (and, for on-disk datasets, splits and emptiness) before any training."""
     sizes: dict[str, int] | None = None
     if source in ("builtin", "local"):
         import datasets
 
-        path = BUNDLED_DATASET_DIR if source == "builtin" else name
-        try:
-            dsd = datasets.load_from_disk(str(path))  # memory-mapped: cheap
-        except (FileNotFoundError, ValueError, OSError) as err:
-            raise ConfigError("not_a_dataset", value=name, detail=str(err).split("\n")[0]) from None
+        dsd = open_on_disk(name, source)
         if isinstance(dsd, datasets.Dataset):
             return
         sizes = {split: len(ds) for split, ds in dsd.items()}
@@ -107,11 +122,7 @@ def load_split(name: str, source: str, spec: str) -> SplitData:
     import datasets
 
     if source in ("builtin", "local"):
-        path = BUNDLED_DATASET_DIR if source == "builtin" else name
-        try:
-            dsd = datasets.load_from_disk(str(path))
-        except (FileNotFoundError, ValueError, OSError) as err:
-            raise ConfigError("not_a_dataset", value=name, detail=str(err).split("\n")[0]) from None
+        dsd = open_on_disk(name, source)
         if isinstance(dsd, datasets.Dataset):  # a single split saved on its own
             dsd = datasets.DatasetDict({split_of(spec): dsd})
         return slice_dataset_dict(dsd, spec)

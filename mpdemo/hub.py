@@ -68,10 +68,3 @@ def check_hub_id(value: str) -> None:
         validate_repo_id(value)
     except HFValidationError as err:
         raise ConfigError("bad_hub_id", value=value, detail=str(err).split("\n")[0][:200]) from None
-
-
-def require_hub(value: str) -> None:
-    """Fail fast with a clear message when a Hub id is asked for and the Hub is unreachable."""
-    check_hub_id(value)
-    if not hub_reachable():
-        raise ConfigError("hub_unreachable", value=value)

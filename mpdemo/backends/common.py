@@ -30,12 +30,6 @@ BACKEND_NAMES = {"torch": "PyTorch AMP", "accelerate": "Accelerate", "trainer": 
 NONFINITE_PATIENCE = 5  # with a scaler, a few inf/NaN steps are normal: the scale backs off
 
 
-def _rss() -> int:
-    import psutil
-
-    return psutil.Process().memory_info().rss
-
-
 class Recorder:
     """Times each step honestly, turns it into events, decides stop/diverge, builds the summary."""
 
@@ -82,7 +76,10 @@ class Recorder:
         self._probe = DtypeProbe(self.prep.model)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
-        self._rss0 = self._rss_peak = _rss()
+        import psutil
+
+        self._proc = psutil.Process()  # one handle: RSS is read after every CPU step
+        self._rss0 = self._rss_peak = self._rss()
         self._start = time.perf_counter()
         self.emit(
             RunStarted(
@@ -98,6 +95,9 @@ class Recorder:
                 warnings=[n.to_dict() for n in self.notes],
             )
         )
+
+    def _rss(self) -> int:
+        return self._proc.memory_info().rss
 
     def begin(self) -> None:
         """Call right before the step's forward pass."""
@@ -125,7 +125,7 @@ class Recorder:
         self.times.append(dt)
         self.scales.append(scale)
         if self.device.type == "cpu":
-            self._rss_peak = max(self._rss_peak, _rss())
+            self._rss_peak = max(self._rss_peak, self._rss())
         bs = self.cfg.batch_size
         tokens = self.prep.tokens_per_sample
         self.emit(

@@ -747,25 +747,8 @@ def build_train_tab(ctx: Any) -> None:
         "compare_scaling": compare_scaling,
     }
     lang = ctx.lang
-    inputs = [
-        model,
-        dataset,
-        train_slice,
-        eval_slice,
-        backends,
-        precisions,
-        device,
-        steps,
-        batch_size,
-        lr,
-        seed,
-        loss_scaling,
-        init_scale,
-        growth_interval,
-        compare_scaling,
-        lang,
-        session,
-    ]
+    # Same order as train()'s parameters, which is the order of the dict above.
+    inputs = [*ctx.shared["train_controls"].values(), lang, session]
     outputs = [status, *plots, summary, csv_btn, json_btn, script_run, script_btn]
 
     armed = start_btn.click(
