@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .registry import BACKEND_NAMES, PRECISION_NAMES
+
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 BUNDLED_DATASET_DIR = ASSETS / "reviews"
 BUNDLED_TOKENIZER_DIR = ASSETS / "tokenizer"
@@ -72,8 +74,8 @@ DATASETS: dict[str, DatasetEntry] = {
 }
 DEFAULT_DATASET = "reviews"
 
-BACKENDS = ("torch", "accelerate", "trainer")
-PRECISIONS = ("fp32", "fp16", "bf16")
+BACKENDS = BACKEND_NAMES  # the registry (mpdemo/registry.py) is the one list of each
+PRECISIONS = PRECISION_NAMES
 DEVICES = ("auto", "cpu", "cuda", "mps")
 
 

@@ -6,7 +6,7 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -25,45 +25,8 @@ from .models import (
     resolve_source,
 )
 from .precision import check_precision_on, resolve_device
-
-
-@dataclass
-class Prepared:
-    """Everything a training loop needs, built the same way for every backend."""
-
-    model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    lr_scheduler: Any
-    train_dataloader: Any  # yields dicts of tensors already on `device`
-    eval_dataloader: Any
-    device: torch.device
-    cfg: RunConfig
-    task: str  # cls | lm | regression
-    params: int
-    train_dataset: Any  # rows laid out in batch order (sequential sampling reproduces it)
-    eval_dataset: Any
-    raw_train_loader: torch.utils.data.DataLoader  # the CPU-side loaders, for accelerate/Trainer
-    raw_eval_loader: torch.utils.data.DataLoader
-    tokens_per_sample: int | None
-    train_rows: int
-    eval_rows: int
-    notes: list[Note] = field(default_factory=list)
-
-
-class DeviceLoader:
-    """Wraps a DataLoader so batches arrive on the device, as the course's loop expects."""
-
-    def __init__(self, loader: torch.utils.data.DataLoader, device: torch.device) -> None:
-        self.loader = loader
-        self.device = device
-
-    def __len__(self) -> int:
-        return len(self.loader)
-
-    def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
-        non_blocking = self.device.type == "cuda"
-        for batch in self.loader:
-            yield {k: v.to(self.device, non_blocking=non_blocking) for k, v in batch.items()}
+from .prepared import DeviceLoader, Prepared
+from .registry import BACKENDS
 
 
 @dataclass(frozen=True)
@@ -194,13 +157,12 @@ def execute(
     total: int = 1,
 ) -> dict[str, Any]:
     """Run one prepared config in this thread, emitting events; return the summary."""
-    from .backends import BACKEND_RUNNERS
     from .backends.common import Recorder
 
     rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total)
     rec.start()
     try:
-        BACKEND_RUNNERS[prep.cfg.backend](prep, rec)
+        BACKENDS[prep.cfg.backend].runner()(prep, rec)
     except Exception as err:  # noqa: BLE001 - a run that breaks is a result, not a crash
         rec.fail(err)
     return rec.finish()

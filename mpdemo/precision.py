@@ -10,14 +10,12 @@ import torch
 from torch import nn
 
 from .messages import ConfigError, Note
+from .registry import PRECISIONS
 
-DTYPES: dict[str, torch.dtype] = {
-    "fp32": torch.float32,
-    "fp16": torch.float16,
-    "bf16": torch.bfloat16,
-}
+# Read from the precision registry: one record per precision (mpdemo/registry.py).
+DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISIONS.items()}
 NAMES = {v: k for k, v in DTYPES.items()}
-ACCELERATE_NAMES = {"fp32": "no", "fp16": "fp16", "bf16": "bf16"}
+ACCELERATE_NAMES = {name: p.accelerate for name, p in PRECISIONS.items()}
 
 
 def dtype_name(dtype: torch.dtype | None) -> str | None:

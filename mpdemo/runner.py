@@ -11,6 +11,7 @@ from typing import Any
 
 from .config import Limits, RunConfig
 from .events import Event
+from .registry import PRECISION_NAMES
 
 # One run at a time in this process, whoever asks: timings must not share the cores.
 RUN_LOCK = threading.Lock()
@@ -27,8 +28,8 @@ def grid(
 
     compare_scaling: each fp16 run twice, with loss scaling and without (the underflow lesson).
     """
-    order = {"fp32": 0, "bf16": 1, "fp16": 2}
-    precs = sorted(dict.fromkeys(precisions), key=lambda p: order.get(p, 9))
+    order = {name: i for i, name in enumerate(PRECISION_NAMES)}  # the registry's: fp32 first
+    precs = sorted(dict.fromkeys(precisions), key=lambda p: order.get(p, len(order)))
     out = []
     for b, p in itertools.product(dict.fromkeys(backends), precs):
         cfg = base.replace(backend=b, precision=p)

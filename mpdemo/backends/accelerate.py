@@ -8,7 +8,7 @@ from ..precision import ACCELERATE_NAMES
 from .common import Recorder, eval_loop
 
 if TYPE_CHECKING:
-    from ..engine import Prepared
+    from ..prepared import Prepared
 
 
 def reset_accelerate_state() -> None:

@@ -22,11 +22,12 @@ from ..precision import (
     dtype_name,
     synchronize,
 )
+from ..registry import BACKENDS
 
 if TYPE_CHECKING:
-    from ..engine import Emit, Prepared
+    from ..engine import Emit
+    from ..prepared import Prepared
 
-BACKEND_NAMES = {"torch": "PyTorch AMP", "accelerate": "Accelerate", "trainer": "the Trainer"}
 NONFINITE_PATIENCE = 5  # with a scaler, a few inf/NaN steps are normal: the scale backs off
 
 
@@ -209,7 +210,7 @@ class Recorder:
         requested = self.cfg.precision
         if effective is None or effective == requested:
             return []
-        backend = BACKEND_NAMES[self.cfg.backend]
+        backend = BACKENDS[self.cfg.backend].prose
         if requested == "fp16" and effective == "fp32":
             return [
                 Note(

@@ -9,7 +9,7 @@ from ..precision import autocast, grad_scaler
 from .common import Recorder, eval_loop
 
 if TYPE_CHECKING:
-    from ..engine import Prepared
+    from ..prepared import Prepared
 
 
 def run(prep: Prepared, rec: Recorder) -> None:

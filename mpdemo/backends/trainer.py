@@ -12,7 +12,7 @@ from .accelerate import reset_accelerate_state
 from .common import Recorder, accuracy
 
 if TYPE_CHECKING:
-    from ..engine import Prepared
+    from ..prepared import Prepared
 
 
 def _reporter(rec: Recorder, holder: dict[str, Any]):  # -> TrainerCallback

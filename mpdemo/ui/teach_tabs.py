@@ -16,14 +16,15 @@ import gradio as gr
 import pandas as pd
 
 from .. import codegen, formats
-from ..catalog import BACKENDS, DEFAULT_MODEL, PRECISIONS
+from ..catalog import DEFAULT_MODEL, PRECISIONS
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
+from ..registry import BACKENDS
 from .i18n import error_text, norm_lang
 from .i18n import t as base_t
 from .i18n_teach import TEACH_EN, TEACH_ES
 
-BACKEND_CHOICES = [("PyTorch AMP", "torch"), ("Accelerate", "accelerate"), ("Trainer", "trainer")]
+BACKEND_CHOICES = [(b.display, b.name) for b in BACKENDS.values()]
 NF_K_MAX = 48  # number-format slider: enough for 1e-8 to overflow (at 2^43)
 UF_K_MAX = 24  # underflow-lab slider: S from 1 to 2^24, as in the issue and the paper's range
 UF_K_DEFAULT = 16  # GradScaler's init_scale

@@ -9,9 +9,10 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from ..catalog import BACKENDS, DATASETS, DEFAULT_DATASET, DEFAULT_MODEL, MODELS, PRECISIONS
+from ..catalog import DATASETS, DEFAULT_DATASET, DEFAULT_MODEL, MODELS, PRECISIONS
 from ..config import Limits, RunConfig
 from ..messages import ConfigError, MpdemoError
+from ..registry import BACKENDS
 from ..runner import Runner, grid
 from . import system
 from .i18n import DEFAULT_LANG, error_text, norm_lang, t
@@ -19,7 +20,7 @@ from .plots import color_map, line_frame, scale_frame
 from .session import COLUMN_WIDTHS, Session
 
 YIELD_EVERY_S = 0.2  # at most ~5 updates a second: smooth, and cheap for the browser
-BACKEND_CHOICES = [("PyTorch AMP", "torch"), ("Accelerate", "accelerate"), ("Trainer", "trainer")]
+BACKEND_CHOICES = [(b.display, b.name) for b in BACKENDS.values()]
 DEFAULTS: dict[str, Any] = {
     "model": DEFAULT_MODEL,
     "dataset": DEFAULT_DATASET,
