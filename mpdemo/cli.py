@@ -11,6 +11,7 @@ import threading
 from dataclasses import fields
 from typing import Any
 
+from . import log
 from .catalog import BACKENDS, PRECISIONS
 from .config import RunConfig
 from .messages import MpdemoError
@@ -114,6 +115,7 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = build_parser().parse_args(argv)
+    log.setup()  # warnings and failures on stderr; MPDEMO_LOG_LEVEL=DEBUG adds tracebacks
     try:
         if args.command == "underflow":
             return _underflow(args)

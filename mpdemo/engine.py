@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ from . import data as D
 from .catalog import BUNDLED_TOKENIZER_DIR, DATASETS, MODELS
 from .config import Limits, RunConfig
 from .events import Event, RunFinished
+from .log import run_logger
 from .messages import ConfigError, MpdemoError, Note
 from .models import (
     MLP_WIDTH,
@@ -171,7 +173,14 @@ def execute(
 def failed_summary(cfg: RunConfig, err: BaseException) -> dict[str, Any]:
     """The summary of a run that could not even start (bad model, unreachable hub...)."""
     note = err.note if isinstance(err, MpdemoError) else Note("failed", {"detail": str(err)})
-    return {
+    # Bad input is the person's to fix (one line); anything else is a bug: keep its traceback.
+    detail = None if isinstance(err, MpdemoError) else "".join(traceback.format_exception(err))
+    log = run_logger(cfg.label)
+    if detail:
+        log.error("could not start: %s", err, exc_info=err)
+    else:
+        log.warning("could not start: %s", err)
+    out = {
         "backend": cfg.backend,
         "precision": cfg.precision,
         "label": cfg.label,
@@ -181,6 +190,9 @@ def failed_summary(cfg: RunConfig, err: BaseException) -> dict[str, Any]:
         "warning_keys": [note.to_dict()],
         "error": note.text,
     }
+    if detail:
+        out["error_detail"] = detail
+    return out
 
 
 def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..events import EvalEvent, RunFinished, RunStarted, StepEvent
+from ..log import run_logger
 from ..messages import MpdemoError, Note
 from ..precision import (
     DtypeProbe,
@@ -43,6 +44,8 @@ class Recorder:
         self.stop = stop
         self.index, self.total = index, total
         self.run_id = f"{index}:{self.cfg.label}"
+        self.log = run_logger(self.run_id)
+        self.error_detail: str | None = None
         self.device = prep.device
         self.notes: list[Note] = list(prep.notes)
         self.step = 0
@@ -189,7 +192,9 @@ class Recorder:
         else:
             detail = f"{type(err).__name__}: {err}".split("\n")[0][:300]
             self.notes.append(Note("failed", {"detail": detail}))
-            self.traceback = traceback.format_exc()
+        # The person sees the one line above; the traceback goes to the log and the run's JSON.
+        self.error_detail = "".join(traceback.format_exception(err))
+        self.log.error("failed: %s", err, exc_info=err)
 
     def finish(self) -> dict[str, Any]:
         """Build the summary, emit RunFinished, return the summary."""
@@ -202,6 +207,7 @@ class Recorder:
             )
         status = self.status or "completed"
         summary = self.summary(status)
+        self.log.info("%s after %d steps", status, self.step)
         self.emit(RunFinished(self.run_id, self.cfg.label, status, summary))
         return summary
 
@@ -267,6 +273,8 @@ class Recorder:
             "warnings": [n.text for n in notes],
             "warning_keys": [n.to_dict() for n in notes],
         }
+        if self.error_detail:
+            out["error_detail"] = self.error_detail
         for key, value in self.metrics.items():
             out[f"eval_{key}" if not key.startswith("eval_") else key] = value
         if self.prep.task == "cls":
