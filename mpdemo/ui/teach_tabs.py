@@ -22,7 +22,7 @@ from ..messages import MpdemoError
 from ..registry import BACKENDS
 from .i18n import error_text, norm_lang
 from .i18n import t as base_t
-from .i18n_teach import TEACH_EN, TEACH_ES
+from .i18n_teach import TEACH_EN
 
 BACKEND_CHOICES = [(b.display, b.name) for b in BACKENDS.values()]
 NF_K_MAX = 48  # number-format slider: enough for 1e-8 to overflow (at 2^43)
@@ -86,15 +86,8 @@ LEGEND_STYLES = (
 
 
 def tt(key: str, lang: str | None, **args: Any) -> str:
-    """A teaching string in lang (English when missing), whether or not i18n has merged them."""
-    table = TEACH_ES if norm_lang(lang) == "es" else TEACH_EN
-    template = table.get(key) or TEACH_EN.get(key)
-    if template is None:
-        return base_t(key, lang, **args)
-    try:
-        return template.format(**args) if args else template
-    except (KeyError, IndexError, ValueError):
-        return template
+    """A teaching string in lang: the same tables as t() (every locale file has every key)."""
+    return base_t(key, lang, **args)
 
 
 def _esc(text: Any) -> str:
