@@ -234,10 +234,13 @@ def format_table(summaries: list[dict[str, Any]]) -> str:
     return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
 
 
-def write_json(path: str, runs: list[dict[str, Any]]) -> None:
-    """{"runs": [{"config", "summary", "steps", "evals"}]}"""
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"runs": runs}, f, indent=1, default=str)
+def write_json(
+    path: str, runs: list[dict[str, Any]], machine: dict[str, Any] | None = None
+) -> None:
+    """{"version", "machine": the profile of the machine that ran them, "runs": [...]}"""
+    from .recorded import write_runs  # the one writer: the app and bench/gpu_check.py use it too
+
+    write_runs(path, runs, machine)
 
 
 STEP_FIELDS = [

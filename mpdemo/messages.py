@@ -59,6 +59,15 @@ EN: dict[str, str] = {
         "separate copies. Use --backend accelerate or trainer with accelerate launch"
     ),
     "load_failed": "could not load {value!r}: {detail}",
+    # --- runs files read back (mpdemo/recorded.py) ---------------------------------------------
+    "runs_not_json": "{name} is not a runs file: it is not JSON",
+    "runs_bad_shape": "{name} is not a runs file written by mpdemo ({detail})",
+    "runs_newer": (
+        "{name} was written by a newer mpdemo (runs format {version}; this one reads up to "
+        "{supported}): update mpdemo to open it"
+    ),
+    "runs_too_big": "{name} is {mb:.0f} MB; runs files of at most {limit} MB are read",
+    "runs_unreadable": "could not read {name}: {detail}",
     # --- warnings recorded in the summary -----------------------------------------------------
     "fp16_not_applied": (
         "fp16 requested, ran in {effective}: {backend} does not autocast fp16 on {device}, so "
