@@ -9,14 +9,15 @@ effective dtype (must equal the requested one on CUDA), the loss-scale trajector
 steps, mean step time (perf_counter after torch.cuda.synchronize, warm-up excluded), samples/s,
 peak memory, final loss, speed-up against fp32 of the same backend and, where the GPU's bf16
 peak is known, the model FLOP utilisation. Then the engine's overhead against the course's bare
-loop, interleaved. Prints a table last; writes everything as JSON to --out.
+loop, interleaved. Prints a table last; writes everything to --out as a runs JSON (the CLI's and
+the app's shape: version, this machine's profile, every run's config, summary and steps), so the
+app's "Compare with a recorded run" and its file loader open it next to live runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 
 from mpdemo import RunConfig, train  # noqa: E402
+from mpdemo.recorded import runs_document  # noqa: E402
 
 # Dense bf16 tensor-core peaks, TFLOP/s (vendor data sheets); MFU is left out for other GPUs.
 BF16_PEAK_TFLOPS = {
@@ -59,15 +61,16 @@ def train_flops_per_step(summary: dict, cfg: RunConfig) -> float:
 
 
 def run_one(cfg: RunConfig) -> dict:
-    """One engine run; returns its summary plus the loss-scale trajectory."""
-    scales, losses, summary = [], [], {}
+    """One engine run as the runs JSON holds it: summary, every step (loss scale included), evals."""
+    steps, evals, summary = [], [], {}
     for ev in train(cfg):
         if ev.kind == "step":
-            scales.append(ev.loss_scale)
-            losses.append(ev.loss)
+            steps.append(ev.to_dict())
+        elif ev.kind == "eval":
+            evals.append(ev.to_dict())
         elif ev.kind == "end":
             summary = ev.summary
-    return {"summary": summary, "loss_scale": scales, "loss": losses}
+    return {"config": cfg.to_dict(), "summary": summary, "steps": steps, "evals": evals}
 
 
 def main() -> None:
@@ -103,7 +106,8 @@ def main() -> None:
                 )  # fmt: skip
                 r = run_one(cfg)
                 s = r["summary"]
-                r["config"] = cfg.to_dict()
+                if len(models) > 1:  # two models, one grid each: name the model in the label
+                    s["label"] = f"{s['label']} · {model}"
                 if s.get("mean_step_s") and peak:
                     s["mfu_vs_bf16_peak"] = train_flops_per_step(s, cfg) / s["mean_step_s"] / peak
                 runs.append(r)
@@ -130,15 +134,13 @@ def main() -> None:
                             max_length=seq, train_slice="train")  # fmt: skip
             overhead[backend] = measure(cfg, rounds=3 if cuda else 1, warmup=3)
     result = {
+        **runs_document(runs),  # version, machine (device, GPU/CPU, versions, date), runs
         "gpu": gpu,
         "device": device,
-        "torch": torch.__version__,
         "cuda": torch.version.cuda,
-        "platform": platform.platform(),
         "bf16_peak_flops": peak,
         "timing": "perf_counter after torch.cuda.synchronize, first 3 steps excluded",
         "wall_s": time.perf_counter() - t_start,
-        "runs": runs,
         "overhead_vs_bare_loop": overhead,
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)

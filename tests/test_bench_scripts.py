@@ -8,6 +8,8 @@ import sys
 
 from conftest import ROOT
 
+from mpdemo.recorded import read_runs
+
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -23,9 +25,15 @@ def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path):
     result = json.loads(out.read_text())
     runs = result["runs"]
     assert len(runs) == 9  # 3 backends x fp32/fp16/bf16
+    # The runs JSON's shape, with the machine it ran on: the app loads it as a recording.
+    assert result["version"] == 2 and result["machine"]["device_kind"] == "cpu"
+    assert [r["summary"]["label"] for r in read_runs(out).runs] == [
+        r["summary"]["label"] for r in runs
+    ]
     for r in runs:
         s = r["summary"]
-        assert s["status"] == "completed" and len(r["loss_scale"]) == 4
+        assert s["status"] == "completed" and len(r["steps"]) == 4
+        assert all("loss_scale" in st for st in r["steps"])  # the scale trajectory
         # The audit must tell the truth: only the torch loop autocasts fp16 on a CPU.
         expect = "fp32" if s["precision"] == "fp16" and s["backend"] != "torch" else s["precision"]
         assert s["effective_dtype"] == expect
