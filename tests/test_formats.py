@@ -13,7 +13,14 @@ import torch
 
 from mpdemo import formats as F
 
-DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+DTYPES = {
+    "fp32": torch.float32,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "e4m3": torch.float8_e4m3fn,
+    "e5m2": torch.float8_e5m2,
+}
+FP8 = ("e4m3", "e5m2")
 
 
 def torch_stored(x: float, fmt: str) -> float:
@@ -54,6 +61,7 @@ def edge_cases(fmt: str) -> list[float]:
 
 
 def expected_category(v: float, fmt: str) -> str:
+    # No IEEE bit rule here: the class follows from the value torch stores.
     if math.isnan(v):
         return "nan"
     if math.isinf(v):
@@ -121,7 +129,8 @@ def test_encode_edge_cases(fmt):
         if fmt == "fp32":
             assert struct.pack(">f", back) == struct.pack(">f", enc["stored"])
             assert enc["bits"] == format(int.from_bytes(struct.pack(">f", x)), "032b")
-        assert enc["overflow"] == (math.isfinite(x) and math.isinf(ref))
+        beyond = math.isfinite(x) and abs(x) > F.overflow_threshold(fmt) and fmt != "fp32"
+        assert enc["overflow"] == (math.isfinite(x) and (math.isinf(ref) or beyond)), (fmt, x)
         assert enc["underflow"] == (x != 0 and not math.isnan(x) and ref == 0)
         if enc["category"] == "normal":
             assert enc["exponent_value"] == math.frexp(ref)[1] - 1
@@ -129,7 +138,7 @@ def test_encode_edge_cases(fmt):
             assert enc["exponent_value"] is None
         if x == 0 or not math.isfinite(x):
             assert enc["rel_error"] is None
-        elif math.isfinite(ref):
+        elif math.isfinite(ref) and not math.isnan(ref):
             assert enc["abs_error"] == pytest.approx(abs(ref - x), rel=1e-12, abs=0)
             assert enc["rel_error"] == pytest.approx(abs(ref - x) / abs(x), rel=1e-12)
 
@@ -147,7 +156,12 @@ def test_named_edges(fmt):
     assert neg0["sign"] == "1" and neg0["category"] == "zero" and not neg0["underflow"]
     assert math.copysign(1.0, neg0["stored"]) == -1.0
 
-    assert F.encode("inf", fmt)["category"] == "inf"
+    inf = F.encode("inf", fmt)
+    if fmt == "e4m3":  # no inf: the class is whatever torch's cast made of it
+        assert inf["category"] == expected_category(torch_stored(math.inf, fmt), fmt)
+        assert inf["saturated"] == (F.cast_overflow(fmt) == "saturate")
+    else:
+        assert inf["category"] == "inf" and not inf["saturated"]
     assert F.encode("-inf", fmt)["sign"] == "1"
     nan = F.encode("nan", fmt)
     assert nan["category"] == "nan" and nan["rel_error"] is None and not nan["overflow"]
@@ -199,7 +213,8 @@ def test_decode_encode_round_trip_sampled(fmt):
 def test_encode_all():
     encs = F.encode_all("0.1")
     assert [e["format"] for e in encs] == list(F.FORMATS)
-    assert [len(e["bits"]) for e in encs] == [32, 16, 16]
+    assert [len(e["bits"]) for e in encs] == [torch.finfo(DTYPES[f]).bits for f in F.FORMATS]
+    assert [len(e["bits"]) for e in encs] == [32, 16, 16, 8, 8]
 
 
 @pytest.mark.parametrize(
@@ -226,7 +241,9 @@ def test_accepted_text_forms():
 
 def test_bad_format_and_bits():
     with pytest.raises(ValueError):
-        F.encode(1.0, "fp8")
+        F.encode(1.0, "fp8")  # which fp8? E4M3 and E5M2 are different formats
+    with pytest.raises(ValueError):
+        F.decode_bits("0101", "e4m3")
     with pytest.raises(ValueError):
         F.decode_bits("0101", "fp16")
     with pytest.raises(ValueError):
@@ -258,12 +275,119 @@ def test_scale_survival_overflow():
 
 def test_scale_survival_keys_and_bad_scale():
     keys = {"value", "scale", "scaled", "fp16_stored", "fp16_category", "recovered"}
-    keys |= {"rel_error", "bf16_stored", "bf16_category"}
+    keys |= {"rel_error", "bf16_stored", "bf16_category", "formats"}
     assert set(F.scale_survival(0.5, 8)) == keys
     assert F.scale_survival(0.0, 8)["rel_error"] is None
     for bad in (0, -1, math.inf, math.nan):
         with pytest.raises(ValueError):
             F.scale_survival(1.0, bad)
+
+
+# --- fp8: E4M3 and E5M2 -------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", FP8)
+def test_fp8_every_bit_pattern_against_torch(fmt):
+    """All 256 patterns: decode = torch's view, class = what the value is, encode gives them back."""
+    raw = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+    values = raw.view(DTYPES[fmt]).float().tolist()
+    tiny = torch.finfo(DTYPES[fmt]).tiny
+    for pattern, v in enumerate(values):
+        bits = format(pattern, "08b")
+        back = F.decode_bits(bits, fmt)
+        assert same_float(back, v), (fmt, bits)
+        enc = F.encode(v, fmt)
+        assert enc["category"] == expected_category(v, fmt), (fmt, bits, v)
+        if not math.isnan(v):
+            assert enc["bits"] == bits, (fmt, bits, v)
+            if enc["category"] == "normal":
+                assert enc["exponent_value"] == math.frexp(v)[1] - 1
+            assert (enc["category"] == "subnormal") == (v != 0 and abs(v) < tiny)
+    nans = [v for v in values if math.isnan(v)]
+    infs = [v for v in values if math.isinf(v)]
+    if fmt == "e4m3":  # "fn": finite, one NaN pattern per sign (S.1111.111), no inf
+        assert len(nans) == 2 and not infs
+    else:  # IEEE-style: inf and a NaN family on the all-ones exponent
+        assert len(nans) == 6 and len(infs) == 2
+
+
+def test_fp8_named_values():
+    # The issue's examples, each checked against torch's own cast.
+    assert F.encode("0.1", "e4m3")["stored"] == 0.1015625 == torch_stored(0.1, "e4m3")
+    assert F.encode("0.1", "e5m2")["stored"] == torch_stored(0.1, "e5m2")
+    assert F.encode("448", "e4m3")["stored"] == 448 == torch.finfo(torch.float8_e4m3fn).max
+    assert F.encode("57344", "e5m2")["stored"] == torch.finfo(torch.float8_e5m2).max
+    assert F.encode("0.1", "e4m3")["bits"] == "00011101"  # 2^-4 x 1.101
+
+
+@pytest.mark.parametrize("fmt", FP8 + ("fp16", "bf16"))
+def test_overflow_threshold_is_where_torch_stops_rounding_to_max(fmt):
+    dtype = DTYPES[fmt]
+    fmax = torch.finfo(dtype).max
+    tie = F.overflow_threshold(fmt)
+    t = torch.tensor(tie, dtype=torch.float32)
+    below = t.nextafter(torch.tensor(0.0))
+    above = t.nextafter(torch.tensor(math.inf))
+    assert below.to(dtype).float().item() == fmax
+    at = t.to(dtype).float().item()
+    # Round to nearest even at the tie: E4M3's 448 (1.110) is even, the others' max is odd.
+    assert (at == fmax) == F.tie_rounds_down(fmt)
+    past = above.to(dtype).float().item()
+    assert past != fmax or F.cast_overflow(fmt) == "saturate"
+    assert F.encode(above.item(), fmt)["overflow"]
+    assert not F.encode(below.item(), fmt)["overflow"]
+
+
+@pytest.mark.parametrize("fmt", FP8 + ("fp16", "bf16"))
+def test_cast_overflow_reports_what_torch_really_does(fmt):
+    """500 -> 448 'saturates' in E4M3 only if torch's cast does so here: measured, not assumed."""
+    big = 2 * F.overflow_threshold(fmt)
+    got = torch.tensor(big, dtype=torch.float32).to(DTYPES[fmt]).float().item()
+    expected = "nan" if math.isnan(got) else "inf" if math.isinf(got) else "saturate"
+    assert F.cast_overflow(fmt) == expected
+    if expected == "saturate":
+        assert got == torch.finfo(DTYPES[fmt]).max
+    enc = F.encode(big, fmt)
+    assert same_float(enc["stored"], got) and enc["overflow"]
+    assert enc["saturated"] == (expected == "saturate")
+
+
+def test_500_in_e4m3():
+    enc = F.encode("500", "e4m3")
+    ref = torch_stored(500.0, "e4m3")
+    assert same_float(enc["stored"], ref) and enc["overflow"]
+    # A saturating cast (what fp8 recipes use) gives 448 whatever torch's plain cast does.
+    assert F.saturating_cast(500.0, "e4m3") == 448.0
+    assert F.saturating_cast(-1e9, "e5m2") == -57344.0
+    assert F.saturating_cast(0.1, "e4m3") == torch_stored(0.1, "e4m3")
+    # Inside the range nothing saturates: 460 rounds to 448 by plain rounding.
+    near = F.encode("460", "e4m3")
+    assert near["stored"] == 448 and not near["overflow"] and not near["saturated"]
+
+
+@pytest.mark.parametrize("fmt", FP8)
+def test_fp8_edges_follow_torch(fmt):
+    fi = torch.finfo(DTYPES[fmt])
+    sub = fi.tiny * fi.eps
+    cases = [sub, sub / 2, sub * 0.75, fi.tiny, fi.tiny - sub, fi.max, -fi.max, 1e-3, 3.3, -0.0]
+    for x in cases:
+        enc = F.encode(x, fmt)
+        assert same_float(enc["stored"], torch_stored(x, fmt)), (fmt, x)
+    assert F.encode(sub / 2, fmt)["underflow"]  # the tie between 0 and the smallest goes to 0
+    assert F.encode(sub * 0.75, fmt)["stored"] == sub
+
+
+def test_scale_survival_covers_fp8():
+    r = F.scale_survival(1e-8, 2**20)
+    assert set(r["formats"]) == set(F.LOW_PRECISION)
+    for fmt, got in r["formats"].items():
+        assert got["stored"] == torch_stored(1e-8 * 2**20, fmt)
+    # 1e-8 is far below E4M3's smallest subnormal (2^-9): unscaled it is lost.
+    assert F.scale_survival(1e-8, 1)["formats"]["e4m3"]["underflow"]
+    # Per-tensor scaling brings a large value into E4M3's range: 1000 / 4 = 250.
+    down = F.scale_survival(1000.0, 0.25)["formats"]["e4m3"]
+    assert down["category"] == "normal" and not down["overflow"]
+    assert down["recovered"] == pytest.approx(1000.0, rel=2**-4)
 
 
 # --- HTML -----------------------------------------------------------------------

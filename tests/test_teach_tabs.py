@@ -113,7 +113,9 @@ def _number(cell: str) -> float:
 def test_formats_table_matches_finfo(lang: str) -> None:
     frame = T.format_table_frame(lang)
     assert list(frame.columns) == [T.tt(k, lang) for _, k in T.NF_TABLE_COLUMNS]
-    dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+              "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}  # fmt: skip
+    assert [row[0] for row in frame.itertuples(index=False)] == list(dtypes)
     for row in frame.itertuples(index=False):
         fi = torch.finfo(dtypes[row[0]])
         assert row[1] == fi.bits
@@ -127,7 +129,7 @@ def test_formats_table_matches_finfo(lang: str) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_formats_handlers(lang: str) -> None:
     page = T.formats_html(lang, "0.1")
-    assert page.count('class="mp-bits"') == 3
+    assert page.count('class="mp-bits"') == 5  # fp32, fp16, bf16, e4m3, e5m2
     # fp16's 0.1: sign 0, exponent 01011, mantissa 1001100110 (checked in test_formats too)
     assert (
         "".join(re.findall(r'mp-bit mp-\w+"[^>]*>([01])<', page)).find("0" + "01011" + "1001100110")
