@@ -64,3 +64,43 @@ def test_no_translation_is_left_empty() -> None:
         for table in (loc.strings, loc.messages):
             empty = [k for k, v in table.items() if not v.strip()]
             assert not empty, (code, empty)
+
+
+def test_numbers_in_templates_follow_the_locale() -> None:
+    assert i18n.t("slice_rows", "en", rows=2000, total=12345) == "2,000 of 12,345 rows"
+    assert i18n.t("slice_rows", "es", rows=2000, total=12345) == "2.000 de 12.345 filas"
+    assert "44,3 veces" in i18n.t("fp16_probe_fast", "es", ratio=44.31)
+    assert "44.3x" in i18n.t("fp16_probe_fast", "en", ratio=44.31)
+    assert i18n.number(0.6931, "es", ".2f") == "0,69"
+    assert i18n.number(0.6931, "en", ".2f") == "0.69"
+    assert i18n.number(1234567.891, "es", ",.1f") == "1.234.567,9"
+    # Not numbers: text, bools and repr() of a value stay as they are.
+    assert i18n.number("1,5", "es") == "1,5"
+    assert i18n.number(True, "es") == "True"
+    text = i18n.message("model_too_big", {"value": "a.b", "params": 1234567, "limit": 10**6}, "es")
+    assert text.startswith("'a.b' tiene 1.234.567 parámetros") and "1.000.000" in text
+
+
+def test_counted_strings_take_the_plural_the_count_needs() -> None:
+    def done(lang: str, n: int) -> str:
+        detail = i18n.t("status_count_completed", lang, count=n)
+        return i18n.t("status_done", lang, count=n, detail=detail)
+
+    assert done("es", 2) == "Terminado: 2 ejecuciones (2 completadas)."
+    assert done("es", 1) == "Terminado: 1 ejecución (1 completada)."
+    assert done("en", 1) == "Done: 1 run (1 completed)."
+    assert done("en", 2000) == "Done: 2,000 runs (2,000 completed)."
+    assert i18n.t("status_count_diverged", "es", count=3) == "3 divergieron"
+
+
+def test_every_plural_key_has_its_other_form() -> None:
+    for code, loc in i18n.LOCALES.items():
+        for key in loc.strings:
+            if key.endswith("_one"):
+                assert key[: -len("_one")] + "_other" in loc.strings, (code, key)
+
+
+def test_accept_language_picks_any_language_with_a_file() -> None:
+    for code in i18n.LANGS:
+        assert i18n.lang_from_header(f"{code}-XX,{code};q=0.9,de;q=0.5") == code
+    assert i18n.lang_from_header("de-DE,fr;q=0.5") == i18n.DEFAULT_LANG

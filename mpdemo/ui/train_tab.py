@@ -209,9 +209,8 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             counts: dict[str, int] = {}
             for r in session.runs:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
-            detail = ", ".join(f"{n} {t('st_' + k, lang)}" for k, n in counts.items()) or "0"
-            key = "status_done_one" if len(session.runs) == 1 else "status_done"
-            lines.append(t(key, lang, n=len(session.runs), detail=detail))
+            detail = ", ".join(t(f"status_count_{k}", lang, count=n) for k, n in counts.items())
+            lines.append(t("status_done", lang, count=len(session.runs), detail=detail or "0"))
     elif session.stop_requested:
         # Once the worker has reported the stopped run, say so (Stop's own reply already did).
         lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
