@@ -7,6 +7,7 @@ lines. It only ever holds events and summaries, never torch objects.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import shutil
 import tempfile
@@ -18,8 +19,46 @@ from typing import Any
 import pandas as pd
 
 from ..config import RunConfig
+from ..messages import MpdemoError
+from ..recorded import Recording, compact, parse_document
 from .i18n import message, t
 from .plots import Series
+
+# What a browser keeps of a visitor's runs (gr.BrowserState, localStorage): thinned steps, and
+# at most about this many characters of JSON (localStorage holds ~5 MB per site, encrypted and
+# base64-encoded on top); the oldest trainings and recordings go first.
+MAX_STORED_CHARS = 1_500_000
+STORED_POINTS = 500  # per run: the plots draw at most 500 points a line
+
+
+@dataclass
+class Recorded:
+    """A loaded runs file: its runs under labels that name the machine, and their series."""
+
+    recording: Recording
+    labels: list[str]  # one per run: '<label> · <machine tag>', unique on the page
+    series: dict[str, Series]
+
+
+def series_from_steps(label: str, steps: list[dict[str, Any]]) -> Series:
+    """A plot series rebuilt from a runs file's step dicts (the StepEvent fields)."""
+    from types import SimpleNamespace
+
+    out = Series(label)
+    for st in steps:
+        t_s = st.get("step_time_s")
+        out.add(
+            SimpleNamespace(
+                step=st["step"],
+                elapsed_s=st.get("elapsed_s"),
+                loss=st.get("loss"),
+                loss_scale=st.get("loss_scale"),
+                skipped=bool(st.get("skipped", False)),
+                step_time_s=math.nan if t_s is None else t_s,
+                samples_per_s=st.get("samples_per_s"),
+            )
+        )
+    return out
 
 
 @dataclass
@@ -40,6 +79,7 @@ class Session:
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     writes: int = 0
+    recordings: list[Recorded] = field(default_factory=list)  # loaded runs files, oldest first
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # gr.State deep-copies its default; a fresh session must never share a runner.
@@ -148,7 +188,7 @@ class Session:
 
         out = [copy.deepcopy(r["summary"]) for r in self.runs]
         add_speedups(out)
-        return out
+        return out + self.recorded_summaries()
 
     def table(self, lang: str) -> pd.DataFrame:
         """The summary table in `lang`: one row per finished run."""
@@ -187,6 +227,156 @@ class Session:
         self.files = new
         return self.files
 
+    # --- recorded runs (runs files loaded next to the live runs) ---------------------------
+    def add_recording(self, rec: Recording) -> list[str]:
+        """Show a runs file's runs next to the live ones; the same file again replaces itself."""
+        self.recordings = [r for r in self.recordings if r.recording.digest != rec.digest]
+        taken = set(self.live_labels()) | set(self.recorded_labels())
+        labels = []
+        for run in rec.runs:
+            base = f"{run['summary']['label']} · {rec.tag}"
+            label, n = base, 2
+            while label in taken:  # two recordings from one machine: number the second
+                label, n = f"{base} ({n})", n + 1
+            taken.add(label)
+            labels.append(label)
+        series = {
+            lab: series_from_steps(lab, run.get("steps") or [])
+            for lab, run in zip(labels, rec.runs, strict=True)
+        }
+        self.recordings.append(Recorded(rec, labels, series))
+        return labels
+
+    def live_labels(self) -> list[str]:
+        """The current training's run labels, in grid order."""
+        return [c.label for c in self.configs]
+
+    def recorded_labels(self) -> list[str]:
+        """Every loaded run's label, in loading order."""
+        return [lab for r in self.recordings for lab in r.labels]
+
+    def plot_labels(self) -> list[str]:
+        """What the plots draw: the current training's runs, then the recorded ones."""
+        return self.live_labels() + self.recorded_labels()
+
+    def plot_series(self) -> dict[str, Series]:
+        """label → series for every line the plots draw."""
+        out = dict(self.series)
+        for r in self.recordings:
+            out.update(r.series)
+        return out
+
+    def scaled_labels(self) -> list[str]:
+        """Plot labels of runs that had a loss scaler (live: fp16; recorded: a scale was logged)."""
+        live = [c.label for c in self.configs if c.precision == "fp16"]
+        rec = [lab for r in self.recordings for lab in r.labels if r.series[lab].has_scale]
+        return live + rec
+
+    def recorded_summaries(self) -> list[dict[str, Any]]:
+        """Each loaded run's summary under its page label, with speed-ups within its own file."""
+        from ..cli import add_speedups
+
+        out: list[dict[str, Any]] = []
+        for r in self.recordings:
+            rows = []
+            for lab, run in zip(r.labels, r.recording.runs, strict=True):
+                rows.append(
+                    {**copy.deepcopy(run["summary"]), "label": lab, "machine": r.recording.tag}
+                )
+            # fp32 of the same backend and model in the same file: a GPU check holds two models.
+            for model in dict.fromkeys(s.get("model") for s in rows):
+                add_speedups([s for s in rows if s.get("model") == model])
+            out += rows
+        return out
+
+    def clear(self) -> None:
+        """Clear runs: stop a training, forget every finished, restored and loaded run."""
+        self.stop()
+        self.configs, self.series, self.current, self.errors = [], {}, {}, []
+        self.runs, self.history, self.recordings = [], [], []
+        self.progress = {}
+        for path in self.files.values():
+            Path(path).unlink(missing_ok=True)
+        self.files = {}
+
+    # --- what the browser keeps across a reload ---------------------------------------------
+    def stored(self) -> dict[str, Any] | None:
+        """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
+        if not self.history and not self.recordings:
+            return None
+        from ..recorded import runs_document
+
+        history = [
+            {k: r.get(k) for k in ("config", "summary", "steps", "evals", "status", "grid")}
+            for r in self.history
+        ]
+        recs = [
+            {
+                "name": r.recording.name,
+                "digest": r.recording.digest,
+                "version": r.recording.version,
+                "machine": r.recording.machine,
+                "runs": r.recording.runs,
+            }
+            for r in self.recordings
+        ]
+        points = STORED_POINTS
+        while True:
+            doc = runs_document(compact(history, points), _machine() if history else {})
+            doc["recordings"] = [{**r, "runs": compact(r["runs"], points)} for r in recs]
+            size = len(json.dumps(doc, default=str))
+            if size <= MAX_STORED_CHARS:
+                return doc
+            grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
+            if len(grids) > 1:  # the oldest training goes first
+                history = [r for r in history if r.get("grid") != grids[0]]
+            elif recs:
+                recs = recs[1:]
+            elif points > 50:
+                points //= 2
+            else:
+                return None  # one enormous run: better nothing than a broken store
+
+    def restore(self, value: Any) -> int:
+        """Take back what stored() gave the browser; returns how many runs came back (0: none).
+
+        The value comes from the visitor's browser: it is checked like any runs file, and a
+        value that fails any check restores nothing at all.
+        """
+        if not isinstance(value, dict) or self.running or self.history or self.recordings:
+            return 0
+        try:
+            history: list[dict[str, Any]] = []
+            if value.get("runs"):
+                history = parse_document(value, "stored runs").runs
+            recs = []
+            for item in value.get("recordings") or []:
+                if not isinstance(item, dict):
+                    return 0
+                rec = parse_document(item, str(item.get("name") or "runs.json"))
+                rec.digest = str(item.get("digest") or "")
+                recs.append(rec)
+            configs = {id(r): RunConfig.from_dict(r["config"]) for r in history if r.get("config")}
+        except (MpdemoError, TypeError, ValueError):
+            return 0
+        for r in history:
+            r["status"] = r.get("status") or r["summary"].get("status")
+            g = r.get("grid")
+            r["grid"] = g if isinstance(g, int) and not isinstance(g, bool) else 0
+        if history:
+            self.grid_no = max(r["grid"] for r in history)
+            self.history = history
+            self.runs = [r for r in history if r["grid"] == self.grid_no]
+            self.configs = [configs[id(r)] for r in self.runs if id(r) in configs]
+            self.series = {
+                r["summary"]["label"]: series_from_steps(r["summary"]["label"], r["steps"])
+                for r in self.runs
+            }
+            self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
+        for rec in recs:
+            self.add_recording(rec)
+        return len(history) + sum(len(r.runs) for r in recs)
+
     def script_file(self, label: str) -> str | None:
         """Write a runnable script reproducing the run `label` of this grid; None without codegen."""
         cfg = next((c for c in self.configs if c.label == label), None)
@@ -203,6 +393,12 @@ class Session:
         path = Path(self.outdir) / f"mpdemo_{cfg.backend}_{cfg.precision}.py"
         path.write_text(text, encoding="utf-8")
         return str(path)
+
+
+def _machine() -> dict[str, Any]:
+    from ..profile import machine_info  # torch is loaded: a run has finished in this process
+
+    return machine_info()
 
 
 # --- the summary table --------------------------------------------------------------------
