@@ -24,7 +24,7 @@ def placeholders(template: str) -> set[tuple[str, str | None, str]]:
 
 
 def test_languages_are_the_files_in_the_folder() -> None:
-    assert {"en", "es"} <= set(CODES)
+    assert {"en", "es", "pt"} <= set(CODES)
     assert i18n.LANGS[0] == i18n.DEFAULT_LANG
     assert [code for _, code in i18n.LANG_CHOICES] == list(i18n.LANGS)
     assert set(i18n.LANGS) == set(CODES)
@@ -104,3 +104,15 @@ def test_accept_language_picks_any_language_with_a_file() -> None:
     for code in i18n.LANGS:
         assert i18n.lang_from_header(f"{code}-XX,{code};q=0.9,de;q=0.5") == code
     assert i18n.lang_from_header("de-DE,fr;q=0.5") == i18n.DEFAULT_LANG
+
+
+def test_portuguese_counts_zero_and_one_as_singular() -> None:
+    assert i18n.t("status_done", "pt", count=0, detail="0") == "Concluído: 0 execução (0)."
+    one = i18n.t("status_count_completed", "pt", count=1)
+    assert (
+        i18n.t("status_done", "pt", count=1, detail=one) == "Concluído: 1 execução (1 concluída)."
+    )
+    two = i18n.t("status_count_completed", "pt", count=2000)
+    assert two == "2.000 concluídas"
+    assert i18n.lang_from_header("pt-BR,pt;q=0.9,en;q=0.8") == "pt"
+    assert ("Português", "pt") in i18n.LANG_CHOICES
