@@ -1,14 +1,42 @@
-"""Hugging Face Accelerate: the course's Accelerator listing, one process or many."""
+"""Hugging Face Accelerate: the course's Accelerator listing, one process or many.
+
+`train_loop` is the listing the Code tab shows and `python -m mpdemo code` writes out: its
+keyword-only parameters are this run's settings (from `settings()`), filled in as values there.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..precision import ACCELERATE_NAMES
-from .common import Recorder, eval_loop
+from ..registry import PRECISIONS
 
 if TYPE_CHECKING:
+    import torch
+
+    from ..config import RunConfig
     from ..prepared import Prepared
+    from .hooks import StepHooks
+
+# The loop's inputs: parameter name -> the attribute of prepare()'s result it is. Accelerate
+# takes the CPU-side loaders: accelerator.prepare() moves (and, on several processes, shards) them.
+INPUTS = {
+    "model": "model",
+    "optimizer": "optimizer",
+    "lr_scheduler": "lr_scheduler",
+    "train_dataloader": "raw_train_loader",
+    "eval_dataloader": "raw_eval_loader",
+}
+
+
+def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
+    """The loop's settings for this run: Accelerate's precision name, device, loss scaler."""
+    return {
+        "mixed_precision": PRECISIONS[cfg.precision].accelerate,
+        "cpu": device.type == "cpu",
+        "loss_scaling": cfg.loss_scaling,
+        "init_scale": cfg.init_scale,
+        "growth_interval": cfg.growth_interval,
+    }
 
 
 def reset_accelerate_state() -> None:
@@ -21,59 +49,69 @@ def reset_accelerate_state() -> None:
     GradientState._reset_state()
 
 
-def make_accelerator(prep: Prepared):  # -> accelerate.Accelerator
-    """Accelerator(mixed_precision=...) with the run's loss-scaler settings."""
+def train_loop(
+    model: Any,
+    optimizer: Any,
+    lr_scheduler: Any,
+    train_dataloader: Any,
+    eval_dataloader: Any,
+    rec: StepHooks,
+    *,
+    mixed_precision: str,
+    cpu: bool,
+    loss_scaling: bool,
+    init_scale: float,
+    growth_interval: int,
+) -> None:
+    """The course's Accelerator loop: accelerator.prepare, then accelerator.backward."""
     from accelerate import Accelerator
     from accelerate.utils import DataLoaderConfiguration, GradScalerKwargs
 
-    cfg = prep.cfg
-    reset_accelerate_state()
-    scaler_kwargs = GradScalerKwargs(
-        init_scale=cfg.init_scale, growth_interval=cfg.growth_interval, enabled=cfg.loss_scaling
-    )
-    return Accelerator(
-        mixed_precision=ACCELERATE_NAMES[cfg.precision],
-        cpu=prep.device.type == "cpu",
-        kwargs_handlers=[scaler_kwargs],
-        # split_batches: --batch-size is the global batch, shared out over the processes.
+    # Accelerate wraps the forward pass in autocast and owns the GradScaler. With
+    # mixed_precision="fp16" on a CPU, accelerate 1.15 sets neither: the run is plain fp32.
+    accelerator = Accelerator(
+        mixed_precision=mixed_precision,
+        cpu=cpu,  # the device this run chose, even where a GPU is present
+        # GradScalerKwargs: the run's init_scale, growth_interval and loss scaling on/off
+        kwargs_handlers=[
+            GradScalerKwargs(
+                init_scale=init_scale, growth_interval=growth_interval, enabled=loss_scaling
+            )
+        ],
+        # split_batches: the batch size is the global batch, shared out over the processes
         dataloader_config=DataLoaderConfiguration(split_batches=True),
     )
-
-
-def run(prep: Prepared, rec: Recorder) -> None:
-    """accelerator.prepare + accelerator.backward; scale and skips from the accelerator."""
-    accelerator = make_accelerator(prep)
-    # Differs from torch: Accelerate wraps forward in autocast and owns the scaler.
+    # The eval loader too: on several processes each one evaluates its share of the rows.
     model, optimizer, train_dataloader, eval_dataloader, lr_scheduler = accelerator.prepare(
-        prep.model, prep.optimizer, prep.raw_train_loader, prep.raw_eval_loader, prep.lr_scheduler
+        model, optimizer, train_dataloader, eval_dataloader, lr_scheduler
     )
-    rec.processes = accelerator.num_processes
-    model.train()
-    for batch in train_dataloader:
-        rec.begin()
-        outputs = model(**batch)
+    model.train()  # from_pretrained returns a model in eval mode (dropout off)
+    for batch in rec.steps(
+        train_dataloader
+    ):  # mpdemo: times each step; ends at the last or at Stop
+        outputs = model(**batch)  # the whole batch: input_ids, attention_mask and labels
         loss = outputs.loss
         accelerator.backward(loss)
         optimizer.step()
-        lr_scheduler.step()  # AcceleratedScheduler does not step when the optimizer skipped
-        optimizer.zero_grad(set_to_none=True)
-        scaler = accelerator.scaler
-        scale = scaler.get_scale() if scaler is not None and scaler.is_enabled() else None
-        if accelerator.num_processes > 1:  # the curve shown is the global one
-            loss = accelerator.reduce(loss.detach(), reduction="mean")
-        if not rec.end(loss.detach(), scale, accelerator.optimizer_step_was_skipped):
-            break
-    if rec.should_evaluate():
-        metrics = eval_loop(model, eval_dataloader, prep.task)
-        if accelerator.num_processes > 1:
-            metrics = {k: _mean_over_processes(accelerator, v) for k, v in metrics.items()}
-        rec.record_eval(metrics)
-    accelerator.free_memory()
+        # The shared learning-rate schedule; it does not step when the optimizer step was skipped.
+        lr_scheduler.step()
+        optimizer.zero_grad()
+        rec.record(  # mpdemo: the loss averaged over processes, the scale and the skip, for the plots
+            accelerator.reduce(loss, "mean"),
+            accelerator.scaler,
+            accelerator.optimizer_step_was_skipped,
+        )
+    rec.evaluate(model, eval_dataloader, accelerator.reduce)  # mpdemo: validation metrics, once
+
+
+def run(prep: Prepared, rec: StepHooks) -> None:
+    """Train with train_loop on prepare()'s model, optimizer and batches; clean up after."""
+    from accelerate.state import PartialState
+
+    inputs = {name: getattr(prep, attr) for name, attr in INPUTS.items()}
     reset_accelerate_state()
-
-
-def _mean_over_processes(accelerator, value: float) -> float:  # noqa: ANN001
-    import torch
-
-    t = torch.tensor([value], device=accelerator.device)
-    return float(accelerator.reduce(t, reduction="mean"))
+    try:
+        train_loop(**inputs, rec=rec, **settings(prep.cfg, prep.device, prep.task))
+        rec.processes = PartialState().num_processes
+    finally:
+        reset_accelerate_state()

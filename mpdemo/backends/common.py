@@ -24,6 +24,7 @@ from ..precision import (
     synchronize,
 )
 from ..registry import BACKENDS
+from .hooks import StepHooks
 
 if TYPE_CHECKING:
     from ..engine import Emit
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 NONFINITE_PATIENCE = 5  # with a scaler, a few inf/NaN steps are normal: the scale backs off
 
 
-class Recorder:
+class Recorder(StepHooks):
     """Times each step honestly, turns it into events, decides stop/diverge, builds the summary."""
 
     def __init__(

@@ -1,44 +1,93 @@
-"""Plain PyTorch AMP: the course's listing brought up to date (torch.amp, device-agnostic)."""
+"""Plain PyTorch AMP: the course's listing brought up to date (torch.amp, device-agnostic).
+
+`train_loop` is the listing the Code tab shows and `python -m mpdemo code` writes out: its
+keyword-only parameters are this run's settings (from `settings()`), filled in as values there.
+"""
 
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from ..precision import autocast, grad_scaler
-from .common import Recorder, eval_loop
+import torch
+
+from ..precision import autocast_supported
+from ..registry import PRECISIONS
 
 if TYPE_CHECKING:
+    from ..config import RunConfig
     from ..prepared import Prepared
+    from .hooks import StepHooks
+
+# The loop's inputs: parameter name -> the attribute of prepare()'s result it is.
+INPUTS = {
+    "model": "model",
+    "optimizer": "optimizer",
+    "lr_scheduler": "lr_scheduler",
+    "train_dataloader": "train_dataloader",
+    "eval_dataloader": "eval_dataloader",
+}
 
 
-def run(prep: Prepared, rec: Recorder) -> None:
-    """torch.autocast + torch.amp.GradScaler; the scale is read after every update()."""
-    cfg, device = prep.cfg, prep.device
-    model, optimizer, lr_scheduler = prep.model, prep.optimizer, prep.lr_scheduler
-    # Differs from its siblings: we build autocast and the scaler ourselves. Both are no-ops
-    # when disabled, so fp32, fp16 and bf16 share this one code path.
-    amp = functools.partial(autocast, device, cfg.precision)
-    scaler = grad_scaler(device, cfg.precision, cfg)
-    prev_scale = cfg.init_scale
-    model.train()
-    for batch in prep.train_dataloader:
-        rec.begin()
-        with amp():
-            outputs = model(**batch)
+def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
+    """The loop's settings for this run: device type, autocast dtype, scaler on or off."""
+    p = PRECISIONS[cfg.precision]
+    return {
+        "device_type": device.type,
+        "dtype": p.torch_autocast_dtype(),
+        # fp32 runs the same loop with autocast off; so does a device that cannot autocast it.
+        "autocast": p.autocast_dtype is not None and autocast_supported(device, cfg.precision),
+        "loss_scaling": p.needs_scaler and cfg.loss_scaling,
+        "init_scale": cfg.init_scale,
+        "growth_interval": cfg.growth_interval,
+    }
+
+
+def train_loop(
+    model: Any,
+    optimizer: Any,
+    lr_scheduler: Any,
+    train_dataloader: Any,
+    eval_dataloader: Any,
+    rec: StepHooks,
+    *,
+    device_type: str,
+    dtype: Any,
+    autocast: bool,
+    loss_scaling: bool,
+    init_scale: float,
+    growth_interval: int,
+) -> None:
+    """The course's torch.autocast + GradScaler loop."""
+    # torch.cuda.amp.GradScaler is deprecated: torch.amp.GradScaler takes the device type
+    # (GPU or CPU), and enabled=False turns it into a no-op, so fp32 and bf16 share this loop.
+    scaler = torch.amp.GradScaler(
+        device_type, init_scale=init_scale, growth_interval=growth_interval, enabled=loss_scaling
+    )
+    scale = scaler.get_scale()  # 1.0 while the scaler is off
+    model.train()  # from_pretrained returns a model in eval mode (dropout off)
+    for batch in rec.steps(
+        train_dataloader
+    ):  # mpdemo: times each step; ends at the last or at Stop
+        # The model's own device type, not a hard-coded "cpu"; enabled=False for fp32.
+        with torch.autocast(device_type=device_type, dtype=dtype, enabled=autocast):
+            outputs = model(**batch)  # the whole batch: input_ids, attention_mask and labels
             loss = outputs.loss
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-        optimizer.zero_grad(set_to_none=True)
-        scale = scaler.get_scale() if scaler.is_enabled() else None  # .item(): one sync per step
-        # GradScaler halves the scale exactly when it skipped the optimizer step on inf/NaN.
-        skipped = scale is not None and scale < prev_scale
-        prev_scale = scale if scale is not None else prev_scale
-        if not skipped:  # as Accelerate and the Trainer do: no schedule step without an update
+        optimizer.zero_grad()
+        # update() lowers the scale exactly when step() skipped the update (inf/NaN gradients):
+        # like Accelerate and the Trainer, the learning-rate schedule waits for a real update.
+        skipped = scaler.get_scale() < scale
+        scale = scaler.get_scale()
+        if not skipped:
             lr_scheduler.step()
-        if not rec.end(loss.detach(), scale, skipped):
-            break
-    if rec.should_evaluate():
-        metrics = eval_loop(model, prep.eval_dataloader, prep.task, amp)
-        rec.record_eval(metrics)
+        rec.record(loss, scaler, skipped)  # mpdemo: the step's loss, scale and skip, for the plots
+    with torch.autocast(device_type=device_type, dtype=dtype, enabled=autocast):
+        rec.evaluate(model, eval_dataloader)  # mpdemo: validation loss and accuracy, once
+
+
+def run(prep: Prepared, rec: StepHooks) -> None:
+    """Train with train_loop on prepare()'s model, optimizer and batches."""
+    inputs = {name: getattr(prep, attr) for name, attr in INPUTS.items()}
+    train_loop(**inputs, rec=rec, **settings(prep.cfg, prep.device, prep.task))

@@ -1,133 +1,149 @@
-"""The Hugging Face Trainer: the course's TrainingArguments listing, brought to transformers 5."""
+"""The Hugging Face Trainer: the course's TrainingArguments listing, brought to transformers 5.
+
+`train_loop` is the listing the Code tab shows and `python -m mpdemo code` writes out: its
+keyword-only parameters are this run's settings (from `settings()`), filled in as values there.
+"""
 
 from __future__ import annotations
 
-import shutil
+import os
 import tempfile
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .accelerate import reset_accelerate_state
-from .common import Recorder, accuracy
+from .common import accuracy
 
 if TYPE_CHECKING:
+    from ..config import RunConfig
     from ..prepared import Prepared
+    from .hooks import StepHooks
+
+# The loop's inputs: parameter name -> the attribute of prepare()'s result it is.
+INPUTS = {
+    "model": "model",
+    "optimizer": "optimizer",
+    "lr_scheduler": "lr_scheduler",
+    "train_dataset": "train_dataset",
+    "eval_dataset": "eval_dataset",
+}
+# The Trainer makes this folder and, with save_strategy="no", writes nothing into it.
+OUTPUT_DIR = os.path.join(tempfile.gettempdir(), "mpdemo-trainer")
 
 
-def _reporter(rec: Recorder, holder: dict[str, Any]):  # -> TrainerCallback
-    """A read-only TrainerCallback that turns the Trainer's hooks into the Recorder's calls."""
-    from transformers import TrainerCallback
-
-    class Reporter(TrainerCallback):
-        def on_step_begin(self, args, state, control, **kwargs):  # noqa: ANN001
-            rec.begin()
-
-        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
-            # The clock stops here; the loss arrives in on_log right after (logging_steps=1).
-            self.dt = rec.lap()
-            acc = holder["trainer"].accelerator
-            scaler = acc.scaler
-            self.scale = scaler.get_scale() if scaler is not None and scaler.is_enabled() else None
-            self.skipped = acc.optimizer_step_was_skipped
-
-        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
-            is_train_log = bool(logs) and "loss" in logs and "eval_loss" not in logs
-            if is_train_log and not rec.end(logs["loss"], self.scale, self.skipped, dt=self.dt):
-                control.should_training_stop = True
-
-        def on_evaluate(self, args, state, control, metrics=None, **kwargs):  # noqa: ANN001
-            keep = {k.removeprefix("eval_"): v for k, v in (metrics or {}).items()}
-            rec.record_eval({k: keep[k] for k in ("loss", "accuracy") if k in keep})
-
-    return Reporter()
+def compute_accuracy(eval_pred: Any) -> dict[str, float]:
+    """The course's compute_metrics: accuracy of the arg-max class."""
+    preds = eval_pred.predictions.argmax(-1).tolist()
+    acc, _source = accuracy(preds, eval_pred.label_ids.tolist())
+    return {"accuracy": acc}
 
 
-def run(prep: Prepared, rec: Recorder) -> None:
-    """Trainer + TrainingArguments(fp16/bf16, eval_strategy, max_steps); events via a callback."""
-    from transformers import PrinterCallback, Trainer, TrainingArguments
-
-    cfg, device = prep.cfg, prep.device
-    reset_accelerate_state()
-    output_dir = tempfile.mkdtemp(prefix="mpdemo-trainer-")
-    holder: dict[str, Any] = {}
-
-    def compute_metrics(eval_pred: Any) -> dict[str, float]:
-        preds = eval_pred.predictions.argmax(-1).tolist()
-        acc, _source = accuracy(preds, eval_pred.label_ids.tolist())
-        return {"accuracy": acc}
-
-    try:
-        world = max(1, _world_size())
-        args = TrainingArguments(
-            output_dir=output_dir,
-            max_steps=cfg.steps,
-            per_device_train_batch_size=max(1, cfg.batch_size // world),
-            per_device_eval_batch_size=cfg.batch_size,
-            learning_rate=cfg.lr,
-            fp16=cfg.precision == "fp16",
-            bf16=cfg.precision == "bf16",
-            use_cpu=device.type == "cpu",  # bf16 on a CPU needs it (transformers 5)
-            eval_strategy="steps",  # the course's `evaluation_strategy`, renamed in transformers 5
-            eval_steps=cfg.steps,  # one evaluation, at the end, like the other backends
-            logging_strategy="steps",
-            logging_steps=1,  # a loss per step for the plot
-            logging_nan_inf_filter=False,  # show NaN/inf losses as they are: that is the lesson
-            save_strategy="no",
-            report_to="none",
-            train_sampling_strategy="sequential",  # rows are already in the shared batch order
-            dataloader_drop_last=False,  # the train rows are exactly steps x batch already
-            dataloader_pin_memory=False,
-            max_grad_norm=0.0,  # no clipping: the other two backends do not clip either
-            seed=cfg.seed,
-            disable_tqdm=True,
-            log_level="error",
-            prediction_loss_only=prep.task != "cls",
-            # transformers 5.23 multiplies the loss by the process count when this is on, which
-            # only cancels out for models that divide by num_items_in_batch; ours average per
-            # batch, so with it on a 2-process run would train (and plot) at twice the loss.
-            average_tokens_across_devices=False,
-            ddp_find_unused_parameters=False,  # every parameter is used: skip DDP's extra walk
-        )
-        trainer = Trainer(
-            model=prep.model,
-            args=args,
-            train_dataset=prep.train_dataset,
-            eval_dataset=prep.eval_dataset,
-            optimizers=(prep.optimizer, prep.lr_scheduler),
-            compute_metrics=compute_metrics if prep.task == "cls" else None,
-            callbacks=[_reporter(rec, holder)],
-        )
-        holder["trainer"] = trainer
-        # disable_tqdm swaps the progress bar for a PrinterCallback: our Reporter speaks instead.
-        trainer.remove_callback(PrinterCallback)
-        _apply_scaler_settings(trainer, prep)
-        rec.processes = trainer.accelerator.num_processes
-        trainer.train()
-    finally:
-        shutil.rmtree(output_dir, ignore_errors=True)
-        reset_accelerate_state()
+def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
+    """The loop's settings for this run: TrainingArguments' values and the loss scaler's."""
+    world = max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
+    return {
+        "output_dir": OUTPUT_DIR,
+        "max_steps": cfg.steps,
+        "per_device_train_batch_size": max(1, cfg.batch_size // world),
+        "per_device_eval_batch_size": cfg.batch_size,
+        "learning_rate": cfg.lr,
+        "fp16": cfg.precision == "fp16",
+        "bf16": cfg.precision == "bf16",
+        "use_cpu": device.type == "cpu",
+        "seed": cfg.seed,
+        "compute_metrics": compute_accuracy if task == "cls" else None,
+        "prediction_loss_only": task != "cls",
+        "loss_scaling": cfg.loss_scaling,
+        "init_scale": cfg.init_scale,
+        "growth_interval": cfg.growth_interval,
+    }
 
 
-def _apply_scaler_settings(trainer: Any, prep: Prepared) -> None:
-    """Give the Trainer's scaler the run's init_scale/growth_interval/loss_scaling.
+def train_loop(
+    model: Any,
+    optimizer: Any,
+    lr_scheduler: Any,
+    train_dataset: Any,
+    eval_dataset: Any,
+    rec: StepHooks,
+    *,
+    output_dir: str,
+    max_steps: int,
+    per_device_train_batch_size: int,
+    per_device_eval_batch_size: int,
+    learning_rate: float,
+    fp16: bool,
+    bf16: bool,
+    use_cpu: bool,
+    seed: int,
+    compute_metrics: Any,
+    prediction_loss_only: bool,
+    loss_scaling: bool,
+    init_scale: float,
+    growth_interval: int,
+) -> None:
+    """The course's TrainingArguments + Trainer listing."""
+    from transformers import Trainer, TrainingArguments
 
-    TrainingArguments (transformers 5.23) has no switch for these, so we swap in an equivalent
-    torch.amp.GradScaler before train() prepares the optimizer (which takes the scaler then).
-    """
-    acc = trainer.accelerator
-    if acc.scaler is None:
-        return
-    cfg = prep.cfg
-    acc.scaler = torch.amp.GradScaler(
-        acc.device.type,
-        init_scale=cfg.init_scale,
-        growth_interval=cfg.growth_interval,
-        enabled=cfg.loss_scaling,
+    training_args = TrainingArguments(
+        output_dir=output_dir,
+        # The course's `evaluation_strategy` is `eval_strategy` since transformers 5; one
+        # evaluation after the last step, like the other two backends.
+        eval_strategy="steps",
+        eval_steps=max_steps,
+        max_steps=max_steps,  # steps, not epochs: every backend trains the same steps
+        fp16=fp16,  # on a CPU, transformers sets no autocast and no scaler for fp16: it runs fp32
+        bf16=bf16,
+        use_cpu=use_cpu,  # bf16 on a CPU needs it
+        per_device_train_batch_size=per_device_train_batch_size,  # the batch size, over processes
+        per_device_eval_batch_size=per_device_eval_batch_size,  # the batch size
+        learning_rate=learning_rate,  # the optimizer's; the optimizer itself is passed below
+        seed=seed,  # the run's seed
+        logging_strategy="steps",
+        logging_steps=1,  # a loss per step for the plot
+        logging_nan_inf_filter=False,  # show NaN/inf losses as they are: that is the lesson
+        save_strategy="no",  # a demo keeps no checkpoints
+        report_to="none",  # no experiment tracker
+        train_sampling_strategy="sequential",  # rows are already in the shared batch order
+        dataloader_drop_last=False,  # the train rows are exactly steps x batch already
+        dataloader_pin_memory=False,  # the batches are small: pinning costs more than it saves
+        max_grad_norm=0.0,  # no clipping: the other two backends do not clip either
+        disable_tqdm=True,  # no progress bar
+        log_level="error",  # no log lines between the steps
+        prediction_loss_only=prediction_loss_only,  # True for a model without accuracy (a language model)
+        # transformers 5.23 multiplies the loss by the process count when this is on, which
+        # only cancels out for models that divide by num_items_in_batch; ours average per
+        # batch, so with it on a 2-process run would train (and plot) at twice the loss.
+        average_tokens_across_devices=False,
+        ddp_find_unused_parameters=False,  # every parameter is used: skip DDP's extra walk
     )
+    trainer = Trainer(
+        model=model,
+        args=training_args,
+        train_dataset=train_dataset,  # prepare()'s rows, laid out in batch order
+        eval_dataset=eval_dataset,  # prepare()'s validation rows
+        compute_metrics=compute_metrics,
+        optimizers=(optimizer, lr_scheduler),  # the optimizer and schedule every backend uses
+    )
+    # TrainingArguments has no setting for the loss scaler: for fp16 on a GPU, swap in a
+    # GradScaler with the run's settings before train() hands it to the optimizer.
+    if trainer.accelerator.scaler is not None:
+        trainer.accelerator.scaler = torch.amp.GradScaler(
+            trainer.accelerator.device.type,
+            init_scale=init_scale,
+            growth_interval=growth_interval,
+            enabled=loss_scaling,
+        )
+    rec.attach(trainer)  # mpdemo: times each step, reports loss, scale and eval, stops at Stop
+    trainer.train()
 
 
-def _world_size() -> int:
-    import os
-
-    return int(os.environ.get("WORLD_SIZE", "1"))
+def run(prep: Prepared, rec: StepHooks) -> None:
+    """Train with train_loop on prepare()'s model, optimizer and rows; clean up after."""
+    inputs = {name: getattr(prep, attr) for name, attr in INPUTS.items()}
+    reset_accelerate_state()
+    try:
+        train_loop(**inputs, rec=rec, **settings(prep.cfg, prep.device, prep.task))
+    finally:
+        reset_accelerate_state()

@@ -1,0 +1,151 @@
+"""The few calls a backend's training loop makes to mpdemo, out of the course's way.
+
+Each backend's loop (its `train_loop`) is the course's listing; the lines that talk to mpdemo are
+marked `# mpdemo` and all go through one object, `rec`:
+
+- `for batch in rec.steps(train_dataloader):` times each step and ends the loop at the last
+  step, at Stop, or when the loss diverges;
+- `rec.record(loss, scaler, skipped)` hands the step's loss, loss scale and skip to the plots;
+- `rec.evaluate(model, eval_dataloader)` computes the validation metrics once, at the end;
+- `rec.attach(trainer)` does all three for the Trainer, through a read-only TrainerCallback.
+
+In the app `rec` is the Recorder (backends/common.py), which times, streams events and builds the
+summary; in a reproduce script it is a StepPrinter, which prints one line per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..prepared import Prepared
+
+
+class StepHooks:
+    """What a training loop calls; subclasses say what begin/lap/end/record_eval do."""
+
+    prep: Prepared
+    processes: int = 1
+    _logged: tuple[Any, float | None, bool] | None = None
+
+    # --- what a subclass provides ----------------------------------------------------------
+    def begin(self) -> None:
+        """Right before the step's forward pass."""
+
+    def lap(self) -> float:
+        """Seconds since begin(), once the device has finished the step."""
+        return 0.0
+
+    def end(
+        self, loss: Any, scale: float | None, skipped: bool = False, dt: float | None = None
+    ) -> bool:
+        """After the optimizer step; False when the loop must stop."""
+        raise NotImplementedError
+
+    def should_evaluate(self) -> bool:
+        """Whether the run went to its end (a stopped or diverged run is not evaluated)."""
+        return True
+
+    def record_eval(self, metrics: dict[str, float]) -> None:
+        """The validation metrics."""
+        raise NotImplementedError
+
+    # --- what the loops call -------------------------------------------------------------
+    def steps(self, batches: Iterable[Any]) -> Iterator[Any]:
+        """Yield the batches; each step is timed from its first line to its rec.record()."""
+        for batch in batches:
+            self._logged = None
+            self.begin()
+            yield batch  # the loop's body runs here
+            if self._logged is None:
+                raise RuntimeError("the training loop must call rec.record() once per step")
+            if not self.end(*self._logged):
+                return
+
+    def record(self, loss: Any, scaler: Any, skipped: bool = False) -> None:
+        """The step's loss, and its loss scale read from a GradScaler (None when it is off)."""
+        on = scaler is not None and scaler.is_enabled()
+        scale = scaler.get_scale() if on else None  # .item(): the step's one sync point
+        self._logged = (loss.detach() if hasattr(loss, "detach") else loss, scale, bool(skipped))
+
+    def evaluate(
+        self, model: Any, batches: Iterable[Any], reduce: Callable[..., Any] | None = None
+    ) -> None:
+        """Validation loss (and accuracy) once, at the end; `reduce` averages over processes."""
+        if not self.should_evaluate():
+            return
+        import torch
+
+        from .common import eval_loop
+
+        metrics = eval_loop(model, batches, self.prep.task)
+        if reduce is not None:  # several processes each saw a share of the validation rows
+            device = next(model.parameters()).device
+            metrics = {
+                k: float(reduce(torch.tensor([v], device=device), reduction="mean"))
+                for k, v in metrics.items()
+            }
+        self.record_eval(metrics)
+
+    def attach(self, trainer: Any) -> None:
+        """Report a Trainer's steps and evaluation through this object (replaces its printer)."""
+        from transformers import PrinterCallback
+
+        trainer.remove_callback(PrinterCallback)  # disable_tqdm's printer: we report instead
+        trainer.add_callback(_trainer_callback(self, trainer))
+        self.processes = trainer.accelerator.num_processes
+
+
+def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallback
+    """A read-only TrainerCallback that turns the Trainer's hooks into begin/lap/end calls."""
+    from transformers import TrainerCallback
+
+    class StepReporter(TrainerCallback):
+        dt: float | None = None
+        scale: float | None = None
+        skipped = False
+
+        def on_step_begin(self, args, state, control, **kwargs):  # noqa: ANN001
+            hooks.begin()
+
+        def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
+            # The clock stops here; the loss arrives in on_log right after (logging_steps=1).
+            self.dt = hooks.lap()
+            scaler = trainer.accelerator.scaler
+            on = scaler is not None and scaler.is_enabled()
+            self.scale = scaler.get_scale() if on else None
+            self.skipped = trainer.accelerator.optimizer_step_was_skipped
+
+        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+            is_train_log = bool(logs) and "loss" in logs and "eval_loss" not in logs
+            if is_train_log and not hooks.end(logs["loss"], self.scale, self.skipped, dt=self.dt):
+                control.should_training_stop = True
+
+        def on_evaluate(self, args, state, control, metrics=None, **kwargs):  # noqa: ANN001
+            keep = {k.removeprefix("eval_"): v for k, v in (metrics or {}).items()}
+            hooks.record_eval({k: keep[k] for k in ("loss", "accuracy") if k in keep})
+
+    return StepReporter()
+
+
+class StepPrinter(StepHooks):
+    """A reproduce script's `rec`: prints one line per step, `step N  loss L  scale S ...`."""
+
+    def __init__(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.step = 0
+
+    def end(
+        self, loss: Any, scale: float | None, skipped: bool = False, dt: float | None = None
+    ) -> bool:
+        """Print the step's loss (every digit float32 has) and go on until cfg.steps."""
+        self.step += 1
+        print(
+            f"step {self.step}  loss {float(loss)!r}  scale {scale}  skipped {skipped}", flush=True
+        )
+        return self.step < self.prep.cfg.steps
+
+    def record_eval(self, metrics: dict[str, float]) -> None:
+        """Print the validation metrics."""
+        print("eval " + "  ".join(f"{k} {v!r}" for k, v in metrics.items()), flush=True)
