@@ -17,6 +17,7 @@ from .config import RunConfig
 from .messages import MpdemoError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+UNDERFLOW_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # mpdemo.underflow.FORMATS, without torch
 
 TABLE_COLUMNS = [
     ("backend", "backend"),
@@ -86,13 +87,31 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
     run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
     run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
-    und = sub.add_parser("underflow", help="gradient magnitudes vs fp16's range, from a real batch")
+    # `code` takes every flag `run` takes (the parser's own definitions), for one backend and
+    # precision, so a `run` command line turns into its script by changing one word.
+    sub.add_parser(
+        "code",
+        parents=[run],
+        conflict_handler="resolve",
+        help="print the script that reproduces one run: the backend's loop with these settings",
+    )
+    und = sub.add_parser(
+        "underflow",
+        help="gradient magnitudes vs a format's range (fp16, bf16, fp8), from a real batch",
+    )
+    und.add_argument(
+        "--format",
+        dest="fmt",
+        choices=UNDERFLOW_FORMATS,
+        default="fp16",
+        help="the format the gradients are cast to: fp16, bf16, or fp8's e4m3 / e5m2",
+    )
     und.add_argument("--model", default=d.model)
     und.add_argument("--dataset", default=d.dataset)
     und.add_argument("--train-slice", default=d.train_slice)
     und.add_argument("--batch-size", type=int, default=d.batch_size)
     und.add_argument("--seed", type=int, default=d.seed)
-    und.add_argument("--scale", type=float, default=1.0, help="loss scale S to apply")
+    und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
     return p
 
@@ -119,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "underflow":
             return _underflow(args)
+        if args.command == "code":
+            return _code(args)
         return _run(args)
     except MpdemoError as err:
         print(f"mpdemo: error: {err}", file=sys.stderr)
@@ -277,6 +298,18 @@ def write_csv(path: str, runs: list[dict[str, Any]]) -> None:
                 )
 
 
+def _code(args: argparse.Namespace) -> int:
+    """Print the reproduce script of one run (mpdemo.listing), as the app's download has it."""
+    from .listing import script_for
+
+    configs = configs_from_args(args)
+    if len(configs) != 1:
+        print("mpdemo: error: code takes one --backend and one --precision", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    sys.stdout.write(script_for(configs[0]))
+    return EXIT_OK
+
+
 def _underflow(args: argparse.Namespace) -> int:
     from .underflow import underflow_report
 
@@ -287,13 +320,25 @@ def _underflow(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         seed=args.seed,
     ).validate()
-    report = underflow_report(cfg, scale=args.scale)
+    fmt = args.fmt
+    report = underflow_report(cfg, scale=args.scale, fmt=fmt)
+    name = fmt.upper() if fmt.startswith("e") else fmt
+    print(
+        f"{name}: max {report['max']:g}, smallest normal {report['min_normal']:g}, "
+        f"smallest subnormal {report['min_subnormal']:g} (torch.finfo)"
+    )
     for kind in ("activation", "weight"):
         r = report[kind]
+        best = r["best_scale"]
         print(
-            f"{kind} gradients: {r['nonzero']:,} non-zero values; in fp16 at scale "
+            f"{kind} gradients: {r['nonzero']:,} non-zero values; in {name} at scale "
             f"{args.scale:g}: {r['underflow_share']:.1%} flush to zero, "
             f"{r['subnormal_share']:.1%} subnormal, {r['overflow_share']:.1%} overflow"
+            + (
+                f"; most kept as normals at 2^{best['log2']} ({best['normal_share']:.1%})"
+                if best
+                else ""
+            )
         )
     if args.json_path:
         with open(args.json_path, "w", encoding="utf-8") as f:

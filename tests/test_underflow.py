@@ -1,4 +1,5 @@
-"""Underflow lab: shares checked against a direct fp16 cast of the same gradients, and the CLI."""
+"""Underflow lab: shares checked against a direct cast of the same gradients (fp16, bf16, E4M3,
+E5M2), and the CLI."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ from mpdemo import RunConfig, prepare
 from mpdemo.cli import main
 from mpdemo.messages import ConfigError
 from mpdemo.underflow import (
+    FORMATS,
     HIST_HI,
     HIST_LO,
+    amax_scale,
+    best_scale,
+    binned_k_range,
     collect,
     fp16_band,
     magnitudes_of,
@@ -22,6 +27,13 @@ from mpdemo.underflow import (
 )
 
 SCALES = (1.0, 2.0**8, 2.0**16)
+FP8_SCALES = (2.0**-4, 1.0, 2.0**8)  # fp8 per-tensor scales go below 1 too
+DTYPES = {
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+    "e4m3": torch.float8_e4m3fn,
+    "e5m2": torch.float8_e5m2,
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +43,7 @@ def cfg() -> RunConfig:
 
 @pytest.fixture(scope="module")
 def lab(cfg: RunConfig):
-    return collect(cfg, scales=(*SCALES, 1000.0))
+    return collect(cfg, scales=(*SCALES, *FP8_SCALES, 1000.0), fmts=FORMATS)
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +67,25 @@ def direct(cfg: RunConfig) -> dict[str, torch.Tensor]:
     return {"activation": torch.cat(acts), "weight": torch.cat(weights)}
 
 
-def direct_shares(g: torch.Tensor, scale: float) -> dict[str, float]:
-    """The definition, written out: cast g*S to fp16 and count among the non-zero originals."""
-    nz = g != 0
-    h = (g * scale).half()
+def direct_shares(g: torch.Tensor, scale: float, fmt: str = "fp16") -> dict[str, float]:
+    """The definition, written out: cast g*S to fmt and count among the non-zero originals."""
+    fi = torch.finfo(DTYPES[fmt])
+    nz = (g != 0) & g.isfinite()
+    v = g * scale
+    h = v.to(DTYPES[fmt]).float()
     n = int(nz.sum())
+    if fmt == "e4m3":
+        # No inf in E4M3: past the tie above 448 (448 + 16 = 464, where rounding still gives
+        # 448) torch either saturates to 448 or gives NaN. Either way the value is lost.
+        lost = nz & (v.abs() > fi.max + 2.0**8 * fi.eps / 2)
+        assert bool(((h.abs() == fi.max) | h.isnan())[lost].all())
+        over = int(lost.sum())
+    else:
+        over = int((torch.isinf(h) & nz).sum())
     return {
         "underflow_share": int(((h == 0) & nz).sum()) / n,
-        "subnormal_share": int(((h != 0) & (h.abs() < 2.0**-14)).sum()) / n,
-        "overflow_share": int(torch.isinf(h).sum()) / n,
+        "subnormal_share": int(((h != 0) & (h.abs() < fi.smallest_normal) & nz).sum()) / n,
+        "overflow_share": over / n,
     }
 
 
@@ -71,12 +93,27 @@ def direct_shares(g: torch.Tensor, scale: float) -> dict[str, float]:
 @pytest.mark.parametrize("scale", SCALES)
 def test_shares_match_a_direct_count(lab, direct, kind: str, scale: float) -> None:
     want = direct_shares(direct[kind], scale)
-    counted = lab.cast_shares[kind][scale]  # cast during the pass
+    counted = lab.cast_shares[kind]["fp16"][scale]  # cast during the pass
     binned = shares_at(lab.magnitudes[kind], scale)  # what the UI slider uses
     for key, value in want.items():
         assert counted[key] == pytest.approx(value, abs=1e-12), key
         assert binned[key] == pytest.approx(value, abs=1e-12), key
     assert lab.magnitudes[kind].nonzero == int((direct[kind] != 0).sum())
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "e4m3", "e5m2"])
+@pytest.mark.parametrize("kind", ["activation", "weight"])
+def test_every_format_matches_a_direct_count(lab, direct, kind: str, fmt: str) -> None:
+    for scale in (*SCALES, *FP8_SCALES):
+        want = direct_shares(direct[kind], scale, fmt)
+        counted = lab.cast_shares[kind][fmt][scale]
+        for key, value in want.items():
+            assert counted[key] == pytest.approx(value, abs=1e-12), (scale, key)
+        k = int(math.log2(scale))
+        if k in binned_k_range(fmt):
+            binned = shares_at(lab.magnitudes[kind], scale, fmt)
+            for key, value in want.items():
+                assert binned[key] == pytest.approx(value, abs=1e-12), (scale, key)
 
 
 def test_a_non_power_of_two_scale_is_counted_by_casting(lab, direct) -> None:
@@ -102,6 +139,22 @@ def test_scaling_moves_gradients_out_of_underflow_and_into_overflow(lab) -> None
     assert lab.shares("activation", 1.0)["underflow_share"] > 0.1
 
 
+def test_e4m3_loses_what_fp16_keeps_and_scaling_brings_it_back(lab) -> None:
+    """E4M3's range is 2^-9 .. 448: unscaled, far more gradients vanish than in fp16."""
+    for kind in ("activation", "weight"):
+        m = lab.magnitudes[kind]
+        e4m3, fp16 = shares_at(m, 1.0, "e4m3"), shares_at(m, 1.0, "fp16")
+        assert e4m3["underflow_share"] > fp16["underflow_share"]
+        best = best_scale(m, "e4m3")
+        assert best["normal_share"] >= e4m3["normal_share"]
+        assert best["normal_share"] == max(
+            shares_at(m, 2.0**k, "e4m3")["normal_share"] for k in binned_k_range("e4m3")
+        )
+        # Per-tensor scaling puts amax at (or just under) 448: nothing overflows.
+        rec = amax_scale(m, "e4m3")
+        assert rec["overflow_share"] == 0 and rec["log2"] == math.floor(math.log2(448 / m.amax))
+
+
 def test_report_shape_and_histogram(lab) -> None:
     r = lab.report(2.0**16)
     assert r["fp16_band"] == {
@@ -121,21 +174,49 @@ def test_report_shape_and_histogram(lab) -> None:
     json.dumps(r)  # the CLI writes it as is
 
 
-def test_binned_shares_are_exact_at_fp16_rounding_edges() -> None:
-    """Ties and near-ties at every fp16 boundary, fp32 subnormals, and a wide random spread."""
+def _edges(fmt: str) -> list[float]:
+    """Each rounding tie of fmt and the two values of fp32 on either side of it."""
+    fi = torch.finfo(DTYPES[fmt])
+    sub = fi.tiny * fi.eps
+    top = 2.0 ** math.floor(math.log2(fi.max))
+    return [sub / 2, sub, fi.tiny - sub / 2, fi.tiny, fi.max, fi.max + top * fi.eps / 2]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_binned_shares_are_exact_at_rounding_edges(fmt: str) -> None:
+    """Ties and near-ties at every boundary of fmt, fp32 subnormals, and a wide random spread."""
     f32 = torch.float32
-    edges = torch.tensor([2.0**-25, 2.0**-14 - 2.0**-25, 65520.0, 65504.0, 2.0**-24], dtype=f32)
+    edges = torch.tensor(_edges(fmt), dtype=f32)
     near = torch.cat([edges, edges.nextafter(torch.zeros_like(edges)), edges.nextafter(edges * 2)])
     gen = torch.Generator().manual_seed(0)
-    spread = torch.exp2(torch.empty(20_000).uniform_(-140, 40, generator=gen)).to(f32)
-    values = torch.cat([near, -near, spread, torch.tensor([0.0, 1e-45, 2.0**-130, 3.0])])
+    spread = torch.exp2(torch.empty(20_000).uniform_(-148, 126, generator=gen)).to(f32)
+    tiny = torch.tensor([0.0, 1e-45, 2.0**-130, 3.0, 2.0**-140 * 1.5, 2.0**-134 * 1.0078125])
+    values = torch.cat([near, -near, spread, tiny])
     m = magnitudes_of(values)
     assert m.nonzero == values.numel() - 1
-    for k in range(-30, 41):
-        got = shares_at(m, 2.0**k)
-        want = shares_at(values, 2.0**k)
-        for key in ("underflow_share", "subnormal_share", "overflow_share"):
-            assert got[key] == want[key], (k, key)
+    assert m.amax == float(values.abs().max())
+    ks = binned_k_range(fmt)
+    # A spread of scales (each one folds again): below 1, around each format's thresholds, large.
+    for k in (-40, -24, -16, -9, -8, -1, 0, 1, 7, 8, 9, 15, 16, 17, 24, 40):
+        if k not in ks:
+            continue
+        # Moved so that the edges themselves land on fmt's ties: 2^-k times each edge.
+        shifted = torch.cat([values, (edges * 2.0**-k).to(f32)])
+        ms = magnitudes_of(shifted)
+        for vals, mags in ((values, m), (shifted, ms)):
+            got = shares_at(mags, 2.0**k, fmt)
+            want = shares_at(vals, 2.0**k, fmt)
+            for key in ("underflow_share", "subnormal_share", "overflow_share"):
+                assert got[key] == want[key], (fmt, k, key)
+
+
+def test_bf16_is_binned_only_for_scales_of_one_and_up() -> None:
+    assert binned_k_range("bf16").start == 0 and binned_k_range("fp16").start < 0
+    m = magnitudes_of(torch.tensor([1.0, 2.0**-140]))
+    with pytest.raises(ValueError):
+        shares_at(m, 0.5, "bf16")
+    with pytest.raises(ValueError):
+        shares_at(m, 1.0, "fp8")
 
 
 def test_the_lab_waits_for_no_running_training(cfg: RunConfig) -> None:
@@ -148,6 +229,31 @@ def test_the_lab_waits_for_no_running_training(cfg: RunConfig) -> None:
 def test_underflow_report_counts_at_the_scale_given(cfg: RunConfig, lab) -> None:
     r = underflow_report(cfg, scale=2.0**8)
     assert r["weight"]["underflow_share"] == lab.shares("weight", 2.0**8)["underflow_share"]
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
+def test_cli_underflow_fp8_json_carries_the_range(tmp_path, capsys, fmt: str) -> None:
+    path = tmp_path / f"{fmt}.json"
+    args = ["underflow", "--format", fmt, "--train-slice", "train[:64]", "--batch-size", "16"]
+    assert main([*args, "--scale", "4", "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert fmt.upper() in out
+    r = json.loads(path.read_text())
+    fi = torch.finfo(DTYPES[fmt])
+    assert r["format"] == fmt and r["scale"] == 4
+    assert r["max"] == fi.max and r["min_normal"] == fi.smallest_normal
+    assert r["min_subnormal"] == fi.smallest_normal * fi.eps
+    for kind in ("activation", "weight"):
+        k = r[kind]
+        assert 0 <= k["underflow_share"] <= 1 and k["best_scale"]["log2"] in range(-100, 101)
+        assert set(k) >= {"subnormal_share", "overflow_share", "amax_scale"}
+
+
+def test_cli_underflow_refuses_an_unknown_format(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["underflow", "--format", "fp8"])
+    assert exc.value.code == 2
+    assert "e4m3" in capsys.readouterr().err
 
 
 def test_cli_underflow_writes_json(tmp_path, capsys) -> None:
