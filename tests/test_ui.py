@@ -6,7 +6,6 @@ import json
 import math
 import re
 import socket
-import string
 import subprocess
 import sys
 import threading
@@ -16,7 +15,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from mpdemo.messages import EN as EN_MESSAGES
 from mpdemo.ui import i18n, plots, system
 from mpdemo.ui.session import Session, summary_table
 
@@ -82,12 +80,22 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     result = job.result(timeout=180)
     outputs = job.outputs()
     assert len(outputs) >= 3, "the generator streamed several updates"
-    status, loss, scale, step_ms, sps, summary, csv_file, json_file, _, _ = result
+    status, loss, scale, step_ms, sps, scale_empty, summary, csv_file, json_file, _, _ = result
     assert "Done: 2 runs" in status
     assert plots.lines_in(loss) == {"torch · fp32": 8, "torch · bf16": 8}
+    # Smoothed by default, with each run's raw curve behind it under a language-free id.
+    assert plots.lines_in(loss, every_series=True) == {
+        **plots.lines_in(loss),
+        "torch · fp32 · raw": 8,
+        "torch · bf16 · raw": 8,
+    }
     assert set(plots.lines_in(step_ms)) == {"torch · fp32", "torch · bf16"}
     assert set(plots.lines_in(sps)) == {"torch · fp32", "torch · bf16"}
-    assert scale is None  # no fp16 run: no loss scale to plot
+    # No fp16 run: the scale plot makes way for a sentence saying why it has no line.
+    assert not isinstance(scale, dict) or "data" not in scale
+    first = outputs[0]
+    assert first[2]["visible"] is False and first[5]["visible"] is True
+    assert "no run in this comparison has a loss scaler" in first[5]["value"]
     assert loss["datatypes"] == {"step": "quantitative", "value": "quantitative", "run": "nominal"}
     rows = summary["data"]
     assert [r[0] for r in rows] == ["torch · fp32", "torch · bf16"]
@@ -101,7 +109,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     runs = json.loads(Path(json_path).read_text(encoding="utf-8"))["runs"]
     assert [r["summary"]["label"] for r in runs] == ["torch · fp32", "torch · bf16"]
     # The first update offered a script for the first run; it is valid Python.
-    script = outputs[0][9]
+    script = outputs[0][10]
     script_path = script["value"] if isinstance(script, dict) else script
     if script_path:  # None only while mpdemo.codegen is missing
         compile(Path(script_path).read_text(encoding="utf-8"), script_path, "exec")
@@ -201,20 +209,7 @@ def test_errors_are_translated(client) -> None:
 # --- helpers (no server) --------------------------------------------------------------------
 
 
-def _fields(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
-
-
-def test_every_engine_message_has_a_spanish_twin_with_the_same_fields() -> None:
-    assert set(EN_MESSAGES) <= set(i18n.ES_MESSAGES), set(EN_MESSAGES) - set(i18n.ES_MESSAGES)
-    for key, en in EN_MESSAGES.items():
-        assert _fields(i18n.ES_MESSAGES[key]) == _fields(en), key
-
-
-def test_every_ui_string_exists_in_both_languages() -> None:
-    assert set(i18n.EN) == set(i18n.ES)
-    for key, en in i18n.EN.items():
-        assert _fields(i18n.ES[key]) == _fields(en), key
+# Every language has every UI string and engine message: tests/test_locales.py.
 
 
 def test_language_from_the_accept_language_header() -> None:
@@ -331,7 +326,7 @@ def test_frames_have_placeholders_stay_small_and_mark_skipped_steps() -> None:
     main = sframe[sframe["run"] == "torch · fp16"]
     assert {100.0, 2000.0} <= set(main["step"])  # skipped steps stay on the line
     assert "accelerate · fp16 · skipped" in set(sframe["run"])  # in the colour domain already
-    cmap = plots.color_map(("skipped",))
+    cmap = plots.color_map()
     assert all(run in cmap for run in sframe["run"].unique())
 
 
@@ -359,12 +354,12 @@ def test_a_failed_run_shows_in_the_table_and_status_and_keeps_earlier_downloads(
 
     cfgs = [RunConfig(precision="fp32"), RunConfig(precision="bf16")]
     session = Session()
-    session.begin(cfgs, "skipped")
+    session.begin(cfgs)
     ok = failed_event(cfgs[0], RuntimeError("boom"), 0)
     ok.status, ok.summary = "completed", {**ok.summary, "status": "completed", "warning_keys": []}
     session.apply(ok)
     first_files = session.write_files()
-    session.begin(cfgs[1:], "skipped")  # a later training whose run fails to prepare
+    session.begin(cfgs[1:])  # a later training whose run fails to prepare
     session.apply(failed_event(cfgs[1], ConfigError("load_failed", value="x", detail="gone"), 0))
     table = session.table("es")
     assert table["estado"].tolist() == ["falló"]

@@ -4,7 +4,8 @@ Extension point: a teaching tab is a function `build_x_tab(ctx: TabContext) -> N
 its own `gr.Tab`, registers its strings with `ctx.i18n(...)` (re-labelled when the language
 changes) and, for anything richer, `ctx.on_language(...)` / `ctx.on_load(...)`. Append it to
 `TABS`. Tabs reach each other's components through `ctx.shared` (the Train tab publishes
-"train_controls" and "train_tab"). Strings live in mpdemo/ui/i18n.py (EN and ES tables).
+"train_controls", "train_tab", "train_status" and "train_session"; the app adds "tabs").
+Strings live in mpdemo/ui/locales/ (one file per language).
 """
 
 from __future__ import annotations
@@ -67,31 +68,48 @@ TABS: list[Callable[[TabContext], None]] = [_build_train_tab, *_teach_tabs()]
 
 
 def _wire_presets(ctx: TabContext) -> None:
-    """The Why tab's Presets menu loads its settings into the Train tab's controls."""
+    """The Why tab's Presets menu loads its settings into the Train tab and switches to it.
+
+    The Train tab's status says what was loaded, and, for a GPU preset on a machine without
+    one, that the device fell back to auto (so the runs measure the CPU).
+    """
     preset, controls = ctx.shared.get("preset"), ctx.shared.get("train_controls")
+    tabs, status = ctx.shared.get("tabs"), ctx.shared.get("train_status")
     if preset is None or controls is None:
         return
-    from .teach_tabs import preset_values  # noqa: PLC0415
-    from .train_tab import DEFAULTS  # noqa: PLC0415
+    from .controls import BY_NAME, defaults  # noqa: PLC0415
+    from .teach_tabs import preset_load  # noqa: PLC0415
 
-    names = [n for n in controls if n in DEFAULTS]
+    names = [n for n in controls if BY_NAME[n].run]  # not the plots' view settings
+    outputs = [controls[n] for n in names]
+    extra = [c for c in (tabs, status) if c is not None]
 
-    def load(preset_id: str | None) -> list[Any]:
-        values = preset_values(preset_id, DEFAULTS)
-        if values and values["device"] not in system.device_choices():
-            values["device"] = "auto"  # "fp16 vs fp32 on GPU" on a laptop: its text says why
-        return [gr.update(value=values[n]) if values else gr.skip() for n in names]
+    def load(lang: str, preset_id: str | None) -> list[Any]:
+        values, note = preset_load(norm_lang(lang), preset_id, defaults(), system.device_choices())
+        if not values:
+            return [gr.skip()] * (len(outputs) + len(extra))
+        out = [gr.update(value=values[n]) for n in names]
+        if tabs is not None:
+            out.append(gr.Tabs(selected="train"))
+        if status is not None:
+            out.append(note)
+        return out
 
-    preset.change(
+    preset.input(  # a person's pick only: the language switch re-sets the value too
         load,
-        [preset],
-        [controls[n] for n in names],
+        [ctx.lang, preset],
+        outputs + extra,
         concurrency_limit=None,
         api_visibility="undocumented",
         show_progress="hidden",
     )
 
 
+# Why not gr.I18n for the static labels: in gradio 6.31 it is handed to launch(i18n=...), not to
+# Blocks, and the browser picks the language from its own locale (or gradio's settings panel).
+# The handlers cannot see that choice, so labels and the text they render (status, tables,
+# errors, plots) could disagree, and the page's language radio could not drive it. One language
+# per page, from the radio: every registered label is re-set from the locale files on change.
 def _relabel(registered: list[Registered]) -> Callable[[str], list[Any]]:
     def relabel(lang: str) -> list[Any]:
         lang = norm_lang(lang)
@@ -140,7 +158,8 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         ctx = TabContext(lang=lang, limits=limits)
         ctx.i18n(intro, value="intro")
         ctx.i18n(lang, label="lang_label")
-        with gr.Tabs():
+        with gr.Tabs() as tabs:
+            ctx.shared["tabs"] = tabs  # presets switch to the Train tab
             for build in TABS:
                 build(ctx)
         _wire_presets(ctx)

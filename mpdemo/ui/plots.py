@@ -1,62 +1,168 @@
-"""Live plot data: per-run step series → long-format DataFrames for gr.LinePlot.
+"""Live plots: the plot table, each run's colour, and step series → frames for gr.LinePlot.
 
-Gradio 6.31's LinePlot fixes its colour domain when the chart is (re)built, from the runs in
-the data it has then; a run that appears later draws no stroke. So every frame carries one
-placeholder row (value NaN: no point drawn) for each run of the grid that has no data yet, and
-the caller yields None once at the start of a grid so the chart is rebuilt with that domain.
-The colour map covers every possible label, so colours stay put across plots and trainings.
+Adding a plot is one `PlotSpec` in `PLOTS` (plus its title keys in the locale files).
+
+Series ids never depend on the page's language: a run is its label ('torch · fp16 · S=1'), its
+unsmoothed curve '<label> · raw' and its skipped-step ticks '<label> · skipped'. The legend
+lists only the runs (`colors_in_legend`), so the other ids are never read by a person.
+
+Gradio 6.31's LinePlot fixes its colour domain when the chart is (re)built, from the series in
+the data it has then; a series that appears later draws no stroke. So every frame carries one
+placeholder row (value NaN: no point drawn) for each series of the grid that has no data yet,
+and the caller yields None once at the start of a grid so the chart is rebuilt with that domain.
+The colour map covers every run any grid of the UI can make, with no two alike.
 The frontend re-bins any frame of 1000 rows or more on its own (and mangles NaN rows when it
-does), so each frame stays under that, which also keeps lines at most 500 points each.
+does), so each frame stays under that.
+
+gradio 6.31's LinePlot has no tooltip number format (only `tooltip=` columns) and no tick
+step: values are sent rounded to 4 significant digits so the hover reads "0.6931", and the
+step axis gets a d3 "d" format and an x range of at least MIN_STEP_AXIS steps so Vega's ticks
+fall on whole steps.
 """
 
 from __future__ import annotations
 
+import colorsys
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..catalog import BACKENDS, PRECISIONS
+from ..registry import BACKENDS, PRECISIONS
 
 MAX_POINTS_PER_LINE = 500
 MAX_ROWS_PER_FRAME = 990  # the frontend's own down-sampling starts at 1000 rows
 MAX_SKIP_MARKERS = 60  # per run; a collapsing scale skips every step, ticks would be a wall
-SKIP_COLOR = "#d62728"
-# Tableau-10 without its red, which marks skipped steps.
-PALETTE = [
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
+MIN_STEP_AXIS = 10  # a step axis spans at least this many steps: Vega's ticks are then whole
+SIG_DIGITS = 4  # what the hover shows
+COLUMNS = ["step", "value", "run"]  # "step" holds seconds when the x axis is wall-clock
+RAW = "raw"  # '<label> · raw': the unsmoothed curve behind the smoothed one
+SKIPPED = "skipped"  # '<label> · skipped': red ticks at skipped steps on the scale plot
+SKIP_COLOR = "#d62728"  # red: no run's colour family is red
+UNSCALED = "S=1"  # RunConfig.label's suffix for a scaler-less run of a precision that has one
+
+# One hue family per precision variant (registry order, then the unscaled ones); within a
+# family one shade per backend. So a class reads "blues are fp32, greens bf16", and a new
+# Precision record gets the next family. No red: red marks skipped steps.
+FAMILIES = [
+    "#1f77b4",  # blue
+    "#2ca02c",  # green
+    "#ff7f0e",  # orange
+    "#9467bd",  # purple
+    "#17becf",  # teal
+    "#8c564b",  # brown
+    "#e377c2",  # pink
+    "#bcbd22",  # olive
+    "#7f7f7f",  # grey
 ]
-COLUMNS = ["step", "value", "run"]
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """One live plot: where it sits, what it shows, and how its frame is made."""
+
+    name: str  # the key of its output in train()'s frames
+    elem_id: str
+    title: str  # i18n key
+    y_title: str  # i18n key
+    metric: str  # a Series attribute
+    row: int  # plots with the same row sit side by side
+    smooth: bool = False  # EMA smoothing control applies, raw curve faint behind
+    wall_clock: bool = True  # follows the x-axis control (steps or seconds)
+    scale: bool = False  # the loss-scale plot: runs with a scaler, skipped-step ticks
+    y_format: str | None = None
+
+
+PLOTS: tuple[PlotSpec, ...] = (
+    PlotSpec("loss", "loss-plot", "loss_plot", "y_loss", "loss", 0, smooth=True),
+    # log2 of a power of two: "16", not "16.000000"
+    PlotSpec(
+        "scale",
+        "scale-plot",
+        "scale_plot",
+        "y_scale",
+        "scale",
+        0,
+        wall_clock=False,
+        scale=True,
+        y_format="~g",
+    ),  # fmt: skip
+    PlotSpec("time", "time-plot", "time_plot", "y_ms", "step_ms", 1),
+    PlotSpec("throughput", "throughput-plot", "throughput_plot", "y_samples", "samples_per_s", 1),
+)
+
+
+# --- colours -------------------------------------------------------------------------------
+
+
+def variants() -> list[tuple[str, bool]]:
+    """(precision, scaled) for every run kind: each precision, then the unscaled ones."""
+    out = [(p, True) for p in PRECISIONS]
+    return out + [(p.name, False) for p in PRECISIONS.values() if p.needs_scaler]
+
+
+def run_label(backend: str, precision: str, scaled: bool = True) -> str:
+    """The label RunConfig gives such a run ('torch · fp16 · S=1')."""
+    needs = PRECISIONS[precision].needs_scaler if precision in PRECISIONS else False
+    return f"{backend} · {precision}" + ("" if scaled or not needs else f" · {UNSCALED}")
 
 
 def all_labels() -> list[str]:
-    """Every label a run can have ('torch · fp32' ...), in a fixed order."""
-    labels = [f"{b} · {p}" for b in BACKENDS for p in PRECISIONS]
-    return labels + [f"{b} · fp16 · S=1" for b in BACKENDS]  # fp16 without loss scaling
+    """Every label a run of any grid the UI can start can have, in a fixed order."""
+    return [run_label(b, p, s) for p, s in variants() for b in BACKENDS]
 
 
-def skipped_label(label: str, suffix: str = "skipped") -> str:
+def series_id(label: str, kind: str) -> str:
+    """A run's other series: '<label> · raw' or '<label> · skipped' (never translated)."""
+    return f"{label} · {kind}"
+
+
+def skipped_label(label: str) -> str:
     """The series that marks a run's skipped steps on the loss-scale plot."""
-    return f"{label} · {suffix}"
+    return series_id(label, SKIPPED)
 
 
-def color_map(skip_suffixes: tuple[str, ...] = ("skipped",)) -> dict[str, str]:
-    """A colour for every possible run label and skipped-step series (in every language)."""
-    out = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(all_labels())}
-    for label in all_labels():
-        for suffix in skip_suffixes:
-            out[skipped_label(label, suffix)] = SKIP_COLOR
+def _rgb(hex_colour: str) -> tuple[float, float, float]:
+    h = hex_colour.lstrip("#")
+    r, g, b = (int(h[i : i + 2], 16) / 255 for i in (0, 2, 4))
+    return r, g, b
+
+
+def _hex(rgb: Iterable[float]) -> str:
+    return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in rgb)
+
+
+def shade(base: str, i: int, n: int, step: float = 0.15) -> str:
+    """The i-th of n shades of a colour: the colour itself, then darker, lighter, darker..."""
+    h, light, s = colorsys.rgb_to_hls(*_rgb(base))
+    k = (i + 1) // 2
+    offset = 0.0 if i == 0 else (-k * step if i % 2 else k * step)
+    return _hex(colorsys.hls_to_rgb(h, min(max(light + offset, 0.12), 0.85), s))
+
+
+def faint(colour: str, amount: float = 0.62) -> str:
+    """The colour mixed with white: the raw curve behind a smoothed one."""
+    return _hex(c + (1.0 - c) * amount for c in _rgb(colour))
+
+
+def color_map() -> dict[str, str]:
+    """A colour for every run any grid can make, its raw curve and its skipped-step ticks."""
+    out: dict[str, str] = {}
+    nb = len(BACKENDS)
+    for j, (p, scaled) in enumerate(variants()):
+        base = FAMILIES[j % len(FAMILIES)]
+        for i, b in enumerate(BACKENDS):
+            label = run_label(b, p, scaled)
+            out[label] = shade(base, i, nb)
+            out[series_id(label, RAW)] = faint(out[label])
+            out[skipped_label(label)] = SKIP_COLOR
     return out
+
+
+# --- series --------------------------------------------------------------------------------
 
 
 @dataclass
@@ -65,34 +171,24 @@ class Series:
 
     label: str
     step: list[int] = field(default_factory=list)
+    elapsed: list[float] = field(default_factory=list)  # seconds since the run started
     loss: list[float] = field(default_factory=list)
     scale: list[float] = field(default_factory=list)  # log2(loss scale); NaN without a scaler
     skipped: list[bool] = field(default_factory=list)
     step_ms: list[float] = field(default_factory=list)
     samples_per_s: list[float] = field(default_factory=list)
-    # (metric, points, budget) → (steps, values): finished runs are not re-sampled every frame
-    _cache: dict[tuple[str, int, int], tuple[list[Any], list[float]]] = field(
+    # (metric, smoothing, x, points, budget) → (xs, values): finished runs are not re-sampled
+    _cache: dict[tuple[Any, ...], tuple[list[Any], list[float]]] = field(
         default_factory=dict, repr=False
     )
-
-    def sampled(
-        self, metric: str, budget: int, skipped_keep: bool
-    ) -> tuple[list[Any], list[float]]:
-        """(steps, values) of one metric, down-sampled to the budget; cached per length."""
-        key = (metric, len(self.step), budget)
-        hit = self._cache.get(key)
-        if hit is None:
-            vals = getattr(self, metric)
-            keep = [i for i, k in enumerate(self.skipped) if k] if skipped_keep else None
-            idx = downsample(vals, budget, keep)
-            hit = ([self.step[i] for i in idx], [vals[i] for i in idx])
-            self._cache = {k: v for k, v in self._cache.items() if k[0] != metric}
-            self._cache[key] = hit
-        return hit
+    _ema: dict[tuple[str, float], tuple[list[float], float, int]] = field(
+        default_factory=dict, repr=False
+    )
 
     def add(self, ev: Any) -> None:
         """Append a StepEvent."""
         self.step.append(int(ev.step))
+        self.elapsed.append(_finite_or_nan(getattr(ev, "elapsed_s", math.nan)))
         self.loss.append(_finite_or_nan(ev.loss))
         s = ev.loss_scale
         self.scale.append(
@@ -106,6 +202,45 @@ class Series:
     def has_scale(self) -> bool:
         """Whether any step reported a loss scale."""
         return any(not math.isnan(v) for v in self.scale)
+
+    def smoothed(self, metric: str, weight: float) -> list[float]:
+        """Debiased EMA of a metric (TensorBoard's), extended incrementally as steps arrive.
+
+        A NaN (a diverged step) stays NaN and does not reset the average.
+        """
+        vals = getattr(self, metric)
+        out, last, count = self._ema.get((metric, weight), ([], 0.0, 0))
+        for v in vals[len(out) :]:
+            if math.isnan(v):
+                out.append(math.nan)
+                continue
+            last = last * weight + (1.0 - weight) * v
+            count += 1
+            out.append(last / (1.0 - weight**count))
+        self._ema = {k: e for k, e in self._ema.items() if k[0] != metric}
+        self._ema[(metric, weight)] = (out, last, count)
+        return out
+
+    def sampled(
+        self,
+        metric: str,
+        budget: int,
+        smoothing: float = 0.0,
+        x_axis: str = "step",
+        keep_skipped: bool = False,
+    ) -> tuple[list[Any], list[float]]:
+        """(xs, values) of a metric, maybe smoothed, down-sampled to the budget; cached."""
+        key = (metric, smoothing, x_axis, len(self.step), budget)
+        hit = self._cache.get(key)
+        if hit is None:
+            vals = self.smoothed(metric, smoothing) if smoothing > 0 else getattr(self, metric)
+            keep = [i for i, k in enumerate(self.skipped) if k] if keep_skipped else None
+            idx = downsample(vals, budget, keep)
+            xs: list[Any] = self.elapsed if x_axis == "time" else self.step
+            hit = ([xs[i] for i in idx], [vals[i] for i in idx])
+            self._cache = {k: v for k, v in self._cache.items() if k[:3] != key[:3]}
+            self._cache[key] = hit
+        return hit
 
 
 def _finite_or_nan(x: Any) -> float:
@@ -139,44 +274,89 @@ def downsample(values: list[float], budget: int, keep: list[int] | None = None) 
     return np.unique(np.asarray(picked, dtype=int))
 
 
-def _frame(
-    steps: list[Any], values: list[float], runs: list[str], float_steps: bool
-) -> pd.DataFrame:
+def rounded(values: list[float], digits: int = SIG_DIGITS) -> np.ndarray:
+    """Values to `digits` significant digits (NaN stays NaN): what the hover shows."""
+    v = np.asarray(values, dtype="float64")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mag = np.where(np.isfinite(v) & (v != 0), np.floor(np.log10(np.abs(v))), 0.0)
+    factor = 10.0 ** (digits - 1 - mag)
+    return np.round(v * factor) / factor
+
+
+def _frame(xs: list[Any], values: list[float], runs: list[str], float_x: bool) -> pd.DataFrame:
+    x = pd.Series(xs, dtype="float64" if float_x else "int64")
+    if float_x:
+        x = x.round(3)
     return pd.DataFrame(
-        {
-            "step": pd.Series(steps, dtype="float64" if float_steps else "int64"),
-            "value": pd.Series(values, dtype="float64"),
-            "run": pd.Series(runs, dtype="str"),
-        },
+        {"step": x, "value": pd.Series(rounded(values)), "run": pd.Series(runs, dtype="str")},
         columns=COLUMNS,
     )
 
 
+@dataclass(frozen=True)
+class View:
+    """How the plots are drawn: EMA weight for smoothed plots (0 = off) and the x axis."""
+
+    smoothing: float = 0.6
+    x_axis: str = "step"
+
+    @classmethod
+    def of(cls, smoothing: Any, x_axis: Any) -> View:
+        """From the controls' values, tolerating None and out-of-range input."""
+        try:
+            w = float(smoothing)
+        except (TypeError, ValueError):
+            w = 0.0
+        w = min(max(w if math.isfinite(w) else 0.0, 0.0), 0.99)
+        return cls(round(w, 4), "time" if x_axis == "time" else "step")
+
+
 def line_frame(
-    series: dict[str, Series], labels: list[str], metric: str, skipped_keep: bool = False
+    series: dict[str, Series],
+    labels: list[str],
+    metric: str,
+    view: View | None = None,
+    smooth: bool = False,
 ) -> pd.DataFrame:
-    """Long-format frame (step:int, value:float, run:str) of one metric for the grid's runs."""
+    """Long-format frame (step, value, run) of one metric for the grid's runs.
+
+    With `smooth` and a smoothing weight, each run is its EMA plus its raw curve as
+    '<label> · raw'; without, the raw series is only a placeholder (so the colour domain, and
+    with it every colour, stays the same when smoothing is switched on or off mid-run).
+    """
+    view = view or View(smoothing=0.0)
     with_data = [lab for lab in labels if lab in series and series[lab].step]
     empty = [lab for lab in labels if lab not in with_data]
-    budget = _line_budget(len(with_data), len(empty))
-    steps: list[int] = []
+    both = smooth and view.smoothing > 0
+    lines = len(with_data) * (2 if both else 1)
+    placeholders = len(empty) * (2 if smooth else 1) + (0 if both or not smooth else len(with_data))
+    budget = _line_budget(lines, placeholders)
+    xs: list[Any] = []
     values: list[float] = []
     runs: list[str] = []
+
+    def put(x: list[Any], y: list[float], run: str) -> None:
+        xs.extend(x)
+        values.extend(y)
+        runs.extend([run] * len(x))
+
     for lab in with_data:
-        xs, ys = series[lab].sampled(metric, budget, skipped_keep)
-        steps += xs
-        values += ys
-        runs += [lab] * len(xs)
-    for lab in empty:  # placeholders: the run is in the colour domain before it has data
-        steps.append(1)
-        values.append(math.nan)
-        runs.append(lab)
-    return _frame(steps, values, runs, float_steps=False)
+        s = series[lab]
+        if both:  # the raw curve first: drawn underneath
+            put(*s.sampled(metric, budget, 0.0, view.x_axis), series_id(lab, RAW))
+            put(*s.sampled(metric, budget, view.smoothing, view.x_axis), lab)
+        else:
+            put(*s.sampled(metric, budget, 0.0, view.x_axis), lab)
+            if smooth:
+                put([1], [math.nan], series_id(lab, RAW))
+    for lab in empty:  # placeholders: the series is in the colour domain before it has data
+        put([1], [math.nan], lab)
+        if smooth:
+            put([1], [math.nan], series_id(lab, RAW))
+    return _frame(xs, values, runs, float_x=view.x_axis == "time")
 
 
-def scale_frame(
-    series: dict[str, Series], scaled_labels: list[str], suffix: str = "skipped"
-) -> pd.DataFrame | None:
+def scale_frame(series: dict[str, Series], scaled_labels: list[str]) -> pd.DataFrame | None:
     """log2(loss scale) per step for runs with a scaler, plus red ticks at skipped steps.
 
     A tick is two points (scale - 0.3 → scale + 1.3, spanning the halving) followed by a NaN
@@ -207,7 +387,7 @@ def scale_frame(
         steps += [float(s.step[i]) for i in idx]
         values += [s.scale[i] for i in idx]
         runs += [lab] * len(idx)
-        tick = skipped_label(lab, suffix)
+        tick = skipped_label(lab)
         for i in marks[lab]:
             x, v = float(s.step[i]), s.scale[i]
             steps += [x, x + 1e-3, x + 2e-3]
@@ -221,8 +401,8 @@ def scale_frame(
         if not marks.get(lab):
             steps.append(1.0)
             values.append(math.nan)
-            runs.append(skipped_label(lab, suffix))
-    return _frame(steps, values, runs, float_steps=True)
+            runs.append(skipped_label(lab))
+    return _frame(steps, values, runs, float_x=True)
 
 
 def _line_budget(lines: int, other_rows: int) -> int:
@@ -231,8 +411,37 @@ def _line_budget(lines: int, other_rows: int) -> int:
     return max(10, min(MAX_POINTS_PER_LINE, (MAX_ROWS_PER_FRAME - other_rows) // lines))
 
 
-def lines_in(frame: dict[str, Any] | pd.DataFrame | None) -> dict[str, int]:
-    """Points with a finite value per run in a frame or in a LinePlot's serialized value."""
+def scaled_labels(configs: list[Any]) -> list[str]:
+    """The grid's runs that train with a loss scaler (the registry says which precisions do)."""
+    return [
+        c.label
+        for c in configs
+        if c.precision in PRECISIONS and PRECISIONS[c.precision].needs_scaler and c.loss_scaling
+    ]
+
+
+def plot_frame(
+    spec: PlotSpec, series: dict[str, Series], configs: list[Any], view: View
+) -> pd.DataFrame | None:
+    """The frame of one plot for this grid."""
+    if spec.scale:
+        return scale_frame(series, scaled_labels(configs))
+    v = view if spec.wall_clock else View(view.smoothing, "step")
+    return line_frame(series, [c.label for c in configs], spec.metric, v, smooth=spec.smooth)
+
+
+def step_axis(total_steps: int) -> list[float]:
+    """The x range of a step axis: the whole run, and at least MIN_STEP_AXIS steps."""
+    return [0, max(int(total_steps), MIN_STEP_AXIS)]
+
+
+def lines_in(
+    frame: dict[str, Any] | pd.DataFrame | None, every_series: bool = False
+) -> dict[str, int]:
+    """Points with a finite value per run in a frame or in a LinePlot's serialized value.
+
+    Only the runs' own lines unless `every_series` (raw curves and skipped-step ticks too).
+    """
     if frame is None:
         return {}
     if isinstance(frame, pd.DataFrame):
@@ -240,4 +449,8 @@ def lines_in(frame: dict[str, Any] | pd.DataFrame | None) -> dict[str, int]:
     else:
         df = pd.DataFrame(frame["data"], columns=frame["columns"])
     df = df[pd.to_numeric(df["value"], errors="coerce").notna()]
-    return {str(k): int(v) for k, v in df.groupby("run").size().items()}
+    counts = {str(k): int(v) for k, v in df.groupby("run").size().items()}
+    if every_series:
+        return counts
+    derived = (f" · {RAW}", f" · {SKIPPED}")
+    return {k: v for k, v in counts.items() if not k.endswith(derived)}

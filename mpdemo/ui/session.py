@@ -74,8 +74,10 @@ class Session:
     current: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_id → run in progress
     progress: dict[str, Any] = field(default_factory=dict)  # what the status line shows
     errors: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (label, note dict)
-    skip_suffix: str = "skipped"
     stop_requested: bool = False
+    armed: bool = False  # a Train click is on its way (maybe queued) and has not started
+    input_error: Any = None  # the MpdemoError the last click was refused with, until the next
+    view: Any = None  # plots.View: how the plots are drawn (smoothing, x axis)
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     writes: int = 0
@@ -86,7 +88,7 @@ class Session:
         return Session()
 
     # --- lifecycle ----------------------------------------------------------------------
-    def begin(self, configs: list[RunConfig], skip_suffix: str) -> None:
+    def begin(self, configs: list[RunConfig]) -> None:
         """Forget the live series of the previous grid (its files stay until replaced)."""
         self.stop()
         self.configs = list(configs)
@@ -100,7 +102,6 @@ class Session:
             "label": configs[0].label if configs else "",
             "t0": time.monotonic(),
         }
-        self.skip_suffix = skip_suffix
         self.stop_requested = False
         self.runs = []
         self.grid_no += 1

@@ -20,7 +20,7 @@ from ..catalog import DEFAULT_MODEL, PRECISIONS
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
 from ..registry import BACKENDS
-from .i18n import error_text, norm_lang
+from .i18n import DEFAULT_LANG, error_text, norm_lang
 from .i18n import t as base_t
 from .i18n_teach import TEACH_EN
 
@@ -516,6 +516,35 @@ def preset_values(preset_id: str | None, defaults: dict[str, Any]) -> dict[str, 
     return {name: p.get(name, default) for name, default in defaults.items()}
 
 
+def _preset_settings(preset_id: str) -> str:
+    return ", ".join(
+        f"`{k}={', '.join(v) if isinstance(v, list) else v}`"
+        for k, v in PRESETS[preset_id].items()
+        if k != "compare_scaling"
+    )
+
+
+def preset_load(
+    lang: str, preset_id: str | None, defaults: dict[str, Any], devices: list[str]
+) -> tuple[dict[str, Any], str]:
+    """(values for the Train tab's controls, the status line that says what was loaded).
+
+    A preset asking for a device this machine lacks (the GPU preset on a laptop) loads with
+    device=auto, and the status says so rather than loading silently.
+    """
+    values = preset_values(preset_id, defaults)
+    if not values or preset_id is None:
+        return {}, ""
+    lines = [
+        tt("status_preset", lang, name=tt(f"preset_{preset_id}", lang),
+           settings=_preset_settings(preset_id))
+    ]  # fmt: skip
+    if values.get("device") not in devices:
+        values["device"] = "auto"
+        lines.append(tt("status_preset_no_gpu", lang))
+    return values, "\n\n".join(lines)
+
+
 def preset_choices(lang: str) -> list[tuple[str, str]]:
     """Dropdown entries (translated name, preset id)."""
     return [(tt(f"preset_{pid}", lang), pid) for pid in PRESETS]
@@ -525,12 +554,7 @@ def preset_view(lang: str, preset_id: str | None) -> str:
     """A preset's description, the settings it loads and the runs it makes."""
     if not preset_id or preset_id not in PRESETS:
         return tt("preset_none", lang)
-    p = PRESETS[preset_id]
-    settings = ", ".join(
-        f"`{k}={', '.join(v) if isinstance(v, list) else v}`"
-        for k, v in p.items()
-        if k != "compare_scaling"
-    )
+    settings = _preset_settings(preset_id)
     runs = ", ".join(
         cfg.label + ("" if cfg.precision != "fp16" or cfg.loss_scaling else " (loss_scaling=off)")
         for cfg in preset_configs(preset_id)
@@ -572,7 +596,7 @@ def _model_choices(lang: str) -> list[tuple[str, str]]:
 
 def build_formats_tab(ctx: Any) -> None:
     """Number formats: bits of a typed number, the finfo table, and the loss-scale slider."""
-    lang0 = "en"
+    lang0 = DEFAULT_LANG
     with ctx.i18n(
         gr.Tab(tt("tab_formats", lang0), id="formats", elem_id="formats-tab"), label="tab_formats"
     ):
@@ -644,7 +668,7 @@ def build_formats_tab(ctx: Any) -> None:
 
 def build_underflow_tab(ctx: Any) -> None:
     """Underflow lab: one real backward pass, gradient histograms against fp16's range."""
-    lang0 = "en"
+    lang0 = DEFAULT_LANG
     limits = getattr(ctx, "limits", None)
     with ctx.i18n(
         gr.Tab(tt("tab_underflow", lang0), id="underflow", elem_id="underflow-tab"),
@@ -717,7 +741,7 @@ def build_underflow_tab(ctx: Any) -> None:
 
 def build_code_tab(ctx: Any) -> None:
     """Code: the script mpdemo runs for the chosen settings next to the course's listing."""
-    lang0 = "en"
+    lang0 = DEFAULT_LANG
     limits = getattr(ctx, "limits", None)
     with ctx.i18n(gr.Tab(tt("tab_code", lang0), id="code", elem_id="code-tab"), label="tab_code"):
         ctx.i18n(gr.Markdown(tt("code_intro", lang0)), value="code_intro")
@@ -791,7 +815,7 @@ def build_code_tab(ctx: Any) -> None:
 
 def build_why_tab(ctx: Any) -> None:
     """Why: short explanations, and the teacher's Presets menu with a description."""
-    lang0 = "en"
+    lang0 = DEFAULT_LANG
     with ctx.i18n(gr.Tab(tt("tab_why", lang0), id="why", elem_id="why-tab"), label="tab_why"):
         ctx.i18n(gr.Markdown(tt("why_presets_title", lang0)), value="why_presets_title")
         with gr.Row(equal_height=True):

@@ -1,70 +1,49 @@
-"""The Train tab: controls → RunConfig grid → Runner → streamed plots, status, table, files."""
+"""The Train tab: controls → RunConfig grid → Runner → streamed plots, status, table, files.
+
+The controls come from mpdemo/ui/controls.py (one table) and the plots from mpdemo/ui/plots.py
+(one table); handlers take values by name and return dicts keyed by output name, which the
+wiring maps onto components. Nothing here lists the controls or the plots again.
+"""
 
 from __future__ import annotations
 
+import inspect
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
-from ..catalog import DATASETS, DEFAULT_DATASET, DEFAULT_MODEL, MODELS, PRECISIONS
+from ..catalog import MODELS
 from ..config import Limits, RunConfig
 from ..messages import ConfigError, MpdemoError
-from ..registry import BACKENDS
+from ..registry import BACKENDS, PRECISIONS
 from ..runner import Runner, grid
-from . import system
+from . import controls, system
+from .controls import CONTROLS, dataset_choices, model_choices  # noqa: F401 - re-exported
 from .i18n import DEFAULT_LANG, error_text, norm_lang, t
-from .plots import color_map, line_frame, scale_frame
+from .plots import PLOTS, View, color_map, plot_frame, scaled_labels, step_axis
 from .session import COLUMN_WIDTHS, Session
 
 YIELD_EVERY_S = 0.2  # at most ~5 updates a second: smooth, and cheap for the browser
-BACKEND_CHOICES = [(b.display, b.name) for b in BACKENDS.values()]
-DEFAULTS: dict[str, Any] = {
-    "model": DEFAULT_MODEL,
-    "dataset": DEFAULT_DATASET,
-    "train_slice": "train[:2000]",
-    "eval_slice": "validation[:500]",
-    "backends": ["torch"],
-    "precisions": ["fp32", "bf16"],
-    "device": "auto",
-    "steps": 100,
-    "batch_size": 32,
-    "lr": 1e-3,
-    "seed": 0,
-    "loss_scaling": True,
-    "init_scale": 65536.0,
-    "growth_interval": 2000,
-    "compare_scaling": False,
-}
+DEFAULTS: dict[str, Any] = controls.defaults()
 PLOT_HEIGHT = 300
-SKIP_SUFFIXES = ("skipped", "omitido")
+# train()'s outputs, in the API's order. The plots come right after the status and the table
+# and downloads stay last, where API callers (tests/test_classroom.py) unpack them.
+OUTPUTS: tuple[str, ...] = (
+    "status",
+    *(p.name for p in PLOTS),
+    "scale_empty",
+    "summary",
+    "csv",
+    "json",
+    "script_run",
+    "script_btn",
+)
 
 
 # --- choices and previews (torch-free) -------------------------------------------------------
-
-
-def model_choices(lang: str, hub: bool | None) -> list[tuple[str, str]]:
-    """Dropdown entries: 'name · description (~params)', Hub entries flagged when offline."""
-    out = []
-    for m in MODELS.values():
-        text = f"{m.name} · {m.description} ({t('params_approx', lang, params=system.fmt_params(m.approx_params))})"
-        if not m.builtin and hub is False:
-            text += f" · {t('needs_internet', lang)}"
-        out.append((text, m.name))
-    return out
-
-
-def dataset_choices(lang: str, hub: bool | None) -> list[tuple[str, str]]:
-    """Dropdown entries for the catalog's datasets, Hub entries flagged when offline."""
-    out = []
-    for d in DATASETS.values():
-        text = f"{d.name} · {d.description}"
-        if not d.builtin and hub is False:
-            text += f" · {t('needs_internet', lang)}"
-        out.append((text, d.name))
-    return out
 
 
 def _one_slice(spec: str, sizes: dict[str, int] | None, lang: str) -> str:
@@ -107,75 +86,6 @@ def precision_note(lang: str, precisions: list[str] | None, device: str | None) 
 
     ratio = cpu_fp16_slowdown()
     yield t("fp16_probe" if ratio > 1.5 else "fp16_probe_fast", lang, ratio=ratio)
-
-
-# --- validation ------------------------------------------------------------------------------
-
-
-def _whole(x: Any) -> Any:
-    # Sliders and Numbers send floats; RunConfig.validate wants ints and reports anything else.
-    if isinstance(x, float) and x.is_integer():
-        return int(x)
-    return x
-
-
-def _number(x: Any) -> Any:
-    return float(x) if isinstance(x, int) and not isinstance(x, bool) else x
-
-
-def check_inputs(
-    model: str,
-    dataset: str,
-    train_slice: str,
-    eval_slice: str,
-    backends: list[str] | None,
-    precisions: list[str] | None,
-    device: str,
-    steps: Any,
-    batch_size: Any,
-    lr: Any,
-    seed: Any,
-    loss_scaling: Any,
-    init_scale: Any,
-    growth_interval: Any,
-    compare_scaling: Any = False,
-    limits: Limits | None = None,
-) -> list[RunConfig]:
-    """The validated grid of RunConfigs, or MpdemoError; cheap checks first, preflight last."""
-    lim = limits or Limits.from_env()
-    if not backends:
-        raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
-    if not precisions:
-        raise ConfigError("empty_choice", field="precision", allowed=", ".join(PRECISIONS))
-    base = RunConfig(
-        model=(model or "").strip() if isinstance(model, str) else model,
-        dataset=(dataset or "").strip() if isinstance(dataset, str) else dataset,
-        train_slice=(train_slice or "").strip() if isinstance(train_slice, str) else train_slice,
-        eval_slice=(eval_slice or "").strip() if isinstance(eval_slice, str) else eval_slice,
-        device=device or "auto",
-        steps=_whole(steps),
-        batch_size=_whole(batch_size),
-        lr=_number(lr),
-        seed=_whole(seed),
-        loss_scaling=bool(loss_scaling),
-        init_scale=_number(init_scale),
-        growth_interval=_whole(growth_interval),
-    )
-    configs = grid(base, backends, precisions, bool(compare_scaling))
-    for cfg in configs:
-        cfg.validate(lim)
-    entry = MODELS.get(base.model)
-    if entry is None or entry.task != "regression":  # amp-mlp ignores the data settings
-        sizes = system.split_sizes(base.dataset)
-        for spec in (base.train_slice, base.eval_slice):
-            got = system.slice_rows(spec, sizes)  # torch-free: a typo errors at once
-            if got is not None and got[0] == 0:
-                raise ConfigError("empty_slice", value=spec, split=spec.split("[")[0], rows=got[1])
-    from ..engine import preflight  # imports torch: fine once the cheap checks passed
-
-    for cfg in configs:
-        preflight(cfg, lim)
-    return configs
 
 
 # --- status line -----------------------------------------------------------------------------
@@ -253,32 +163,52 @@ def _note_error(note: dict[str, Any]) -> MpdemoError:
     return MpdemoError(note.get("key", "failed"), **(note.get("args") or {}))
 
 
+# --- validation ------------------------------------------------------------------------------
+
+
+def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[RunConfig]:
+    """The validated grid of RunConfigs from the controls' values (by name), or MpdemoError.
+
+    Cheap checks first, preflight (imports torch) last. Out-of-range numbers are refused with
+    the CLI's message, never clamped.
+    """
+    lim = limits or Limits.from_env()
+    v = {**DEFAULTS, **values}
+    if not v["backends"]:
+        raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
+    if not v["precisions"]:
+        raise ConfigError("empty_choice", field="precision", allowed=", ".join(PRECISIONS))
+    base = RunConfig(**controls.config_fields(v))
+    configs = grid(base, v["backends"], v["precisions"], bool(v["compare_scaling"]))
+    for cfg in configs:
+        cfg.validate(lim)
+    entry = MODELS.get(base.model)
+    if entry is None or entry.task != "regression":  # amp-mlp ignores the data settings
+        sizes = system.split_sizes(base.dataset)
+        for spec in (base.train_slice, base.eval_slice):
+            got = system.slice_rows(spec, sizes)  # torch-free: a typo errors at once
+            if got is not None and got[0] == 0:
+                raise ConfigError("empty_slice", value=spec, split=spec.split("[")[0], rows=got[1])
+    from ..engine import preflight  # imports torch: fine once the cheap checks passed
+
+    for cfg in configs:
+        preflight(cfg, lim)
+    return configs
+
+
 # --- the streamed outputs --------------------------------------------------------------------
 
 
-def _plots(
-    session: Session,
-) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame, pd.DataFrame]:
-    labels = [c.label for c in session.configs]
-    scaled = [c.label for c in session.configs if c.precision == "fp16"]
-    return (
-        line_frame(session.series, labels, "loss"),
-        scale_frame(session.series, scaled, session.skip_suffix),
-        line_frame(session.series, labels, "step_ms"),
-        line_frame(session.series, labels, "samples_per_s"),
-    )
-
-
-def _file_updates(session: Session, table_changed: bool) -> list[Any]:
+def _file_updates(session: Session, table_changed: bool) -> dict[str, Any]:
     if not table_changed:
-        return [gr.skip(), gr.skip()]
+        return {}
     files = session.write_files()
     if not files:
-        return [gr.skip(), gr.skip()]
-    return [
-        gr.update(value=files["csv"], interactive=True),
-        gr.update(value=files["json"], interactive=True),
-    ]
+        return {}
+    return {
+        "csv": gr.update(value=files["csv"], interactive=True),
+        "json": gr.update(value=files["json"], interactive=True),
+    }
 
 
 def empty_table(lang: str) -> pd.DataFrame:
@@ -288,76 +218,118 @@ def empty_table(lang: str) -> pd.DataFrame:
     return summary_table([], lang)
 
 
+def header_widths(headers: list[str], base: list[str] | None = None) -> list[str]:
+    """Column widths (px) wide enough for each header's longest word in its language.
+
+    The table wraps headers at spaces; a word wider than its column was broken mid-word
+    ("pérdid a"), so each column is at least its longest word wide.
+    """
+    base = base or COLUMN_WIDTHS
+    out = []
+    for i, h in enumerate(headers):
+        px = int(str(base[i]).removesuffix("px")) if i < len(base) else 80
+        longest = max((len(w) for w in str(h).split()), default=0)
+        out.append(f"{max(px, 9 * longest + 30)}px")
+    return out
+
+
+def x_props(view: View, lang: str, total_steps: int) -> dict[str, Any]:
+    """The x-axis settings of a plot that follows the x-axis control."""
+    if view.x_axis == "time":
+        return {"x_title": t("x_axis_time", lang), "x_lim": None, "x_axis_format": None}
+    return {"x_title": t("x_step", lang), "x_lim": step_axis(total_steps), "x_axis_format": "d"}
+
+
+def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, session: Session) -> str:
+    """What the loss-scale plot's place says when it has nothing to draw, else ''."""
+    if not scaled_labels(configs):
+        return t("scale_empty_none", lang)
+    if finished and not any(s.has_scale for s in session.series.values()):
+        return t("scale_empty_unreported", lang)
+    return ""
+
+
+def grid_start(session: Session, lang: str) -> dict[str, Any]:
+    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set."""
+    configs = session.configs
+    view = session.view or View()
+    total = max((c.steps for c in configs), default=1)
+    out: dict[str, Any] = {}
+    for spec in PLOTS:
+        legend = scaled_labels(configs) if spec.scale else [c.label for c in configs]
+        props: dict[str, Any] = {"value": None, "colors_in_legend": legend}
+        props.update(x_props(view if spec.wall_clock else View(), lang, total))
+        if spec.scale:
+            props["visible"] = bool(legend)
+        out[spec.name] = gr.update(**props)
+    empty = scale_empty_text(lang, configs, False, session)
+    out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
+    return out
+
+
+def plot_frames(session: Session) -> dict[str, Any]:
+    """Every plot's frame from the session's series, drawn as the session's view says."""
+    view = session.view or View()
+    return {p.name: plot_frame(p, session.series, session.configs, view) for p in PLOTS}
+
+
+def _frame(
+    session: Session, lang: str, table_changed: bool, finished: bool = False
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
+    out.update(plot_frames(session))
+    if table_changed:
+        out["summary"] = session.table(lang)
+        out.update(_file_updates(session, table_changed))
+    if finished:
+        empty = scale_empty_text(lang, session.configs, True, session)
+        if empty:
+            out["scale"] = gr.update(visible=False)
+            out["scale_empty"] = gr.update(value=empty, visible=True)
+    return out
+
+
 def train(
-    model: str = DEFAULTS["model"],
-    dataset: str = DEFAULTS["dataset"],
-    train_slice: str = DEFAULTS["train_slice"],
-    eval_slice: str = DEFAULTS["eval_slice"],
-    backends: list[str] | None = None,
-    precisions: list[str] | None = None,
-    device: str = DEFAULTS["device"],
-    steps: float = DEFAULTS["steps"],
-    batch_size: float = DEFAULTS["batch_size"],
-    lr: float = DEFAULTS["lr"],
-    seed: float = DEFAULTS["seed"],
-    loss_scaling: bool = DEFAULTS["loss_scaling"],
-    init_scale: float = DEFAULTS["init_scale"],
-    growth_interval: float = DEFAULTS["growth_interval"],
-    compare_scaling: bool = DEFAULTS["compare_scaling"],
+    values: dict[str, Any] | None = None,
     lang: str = DEFAULT_LANG,
     session: Session | None = None,
-) -> Iterator[list[Any]]:
-    """Train the grid in a background thread and stream plots, status, table and files."""
+) -> Iterator[dict[str, Any]]:
+    """Train the grid in a background thread; stream status, plots, table and files by name."""
     lang = norm_lang(lang)
     session = session if session is not None else Session()
-    backends = DEFAULTS["backends"] if backends is None else backends
-    precisions = DEFAULTS["precisions"] if precisions is None else precisions
+    v = {**DEFAULTS, **{k: x for k, x in (values or {}).items() if k in DEFAULTS}}
+    session.view = View.of(v["smoothing"], v["x_axis"])
+    session.armed = False
     if session.stop_requested:  # Stop was pressed while this click waited in the queue
         session.stop_requested = False
-        yield [t("status_stopped_plain", lang), *[gr.skip()] * 9]
+        yield {"status": t("status_stopped_plain", lang)}
         return
     try:
-        configs = check_inputs(
-            model,
-            dataset,
-            train_slice,
-            eval_slice,
-            backends,
-            precisions,
-            device,
-            steps,
-            batch_size,
-            lr,
-            seed,
-            loss_scaling,
-            init_scale,
-            growth_interval,
-            compare_scaling,
-        )
+        configs = check_inputs(v)
     except MpdemoError as err:
-        raise gr.Error(error_text(err, lang), title="mpdemo", print_exception=False) from None
+        session.input_error = err
+        text = error_text(err, lang)
+        # The toast fades; the status keeps saying what failed until the next click.
+        yield {"status": t("status_not_started", lang, error=text)}
+        raise gr.Error(text, title="mpdemo", print_exception=False) from None
 
+    session.input_error = None
     runner = Runner(configs)
-    session.begin(configs, t("skipped_suffix", lang))
+    session.begin(configs)
     session.runner = runner
     runner.start()
     labels = [c.label for c in configs]
     try:
         script = session.script_file(labels[0])
-        # None first: each LinePlot rebuilds its colour domain from the next frame, which
-        # carries a placeholder for every run of this grid (see plots.py).
-        yield [
-            status_text(session, lang),
-            None,
-            None,
-            None,
-            None,
-            empty_table(lang),
-            gr.skip(),
-            gr.skip(),
-            gr.update(choices=labels, value=labels[0]),
-            gr.update(value=script, interactive=script is not None),
-        ]
+        # Plots None first: each LinePlot rebuilds its colour domain from the next frame,
+        # which carries a placeholder for every series of this grid (see plots.py).
+        yield {
+            "status": status_text(session, lang),
+            **grid_start(session, lang),
+            "summary": empty_table(lang),
+            "script_run": gr.update(choices=labels, value=labels[0]),
+            "script_btn": gr.update(value=script, interactive=script is not None),
+        }
         last = time.monotonic()
         table_changed = False
         for ev in runner.events(timeout=YIELD_EVERY_S):
@@ -373,30 +345,18 @@ def train(
         runner.stop()
 
 
-def _frame(session: Session, lang: str, table_changed: bool, finished: bool = False) -> list[Any]:
-    loss, scale, step_ms, sps = _plots(session)
-    return [
-        status_text(session, lang, finished=finished),
-        loss,
-        scale,
-        step_ms,
-        sps,
-        session.table(lang) if table_changed else gr.skip(),
-        *_file_updates(session, table_changed),
-        gr.skip(),
-        gr.skip(),
-    ]
-
-
 STOP_WAIT_S = 15.0  # how long Stop waits for the worker to finish its step
 
 
 def stop(session: Session, lang: str) -> str:
     """Stop button: end the current run within a step (cancels= alone would not)."""
     lang = norm_lang(lang)
-    session.stop_requested = True
     runner = session.runner
-    if runner is None or not runner.alive:
+    if (runner is None or not runner.alive) and not session.armed:
+        # Nothing runs and no click waits: say so, and do not swallow the next click.
+        return t("status_nothing_to_stop", lang)
+    session.stop_requested = True
+    if runner is None or not runner.alive:  # a click waits in the queue: it will not start
         return t("status_stopped_plain", lang)
     runner.stop()
     # Answer with the outcome, not only "stopping": the training's own stream may lag behind.
@@ -415,18 +375,107 @@ def stopped_text(runner: Any, lang: str) -> str | None:
     return t("status_stopped", lang, label=s.get("label", ""), step=s.get("steps", 0), steps=steps)
 
 
-def arm(session: Session, lang: str) -> Any:
+def arm(session: Session, lang: str) -> dict[str, Any]:
     """Runs on each Train click before the (possibly queued) training: forget an old Stop."""
     session.stop_requested = False
+    session.armed = True
+    out: dict[str, Any] = {"stop_btn": gr.update(interactive=True)}
     # While this session trains, a new click waits for it; otherwise keep the status as it is
-    # (an input error shows as a toast and must not leave "checking..." behind).
-    return t("status_queued", norm_lang(lang)) if session.running else gr.skip()
+    # (train() itself says what it does, or what was wrong with the input).
+    if session.running:
+        out["status"] = t("status_queued", norm_lang(lang))
+    return out
+
+
+def settle(session: Session) -> dict[str, Any]:
+    """After a training (or its input error): Stop is off unless another click waits."""
+    return {"stop_btn": gr.update(interactive=session.running or session.armed)}
 
 
 def script_for_run(session: Session, label: str | None) -> Any:
     """The reproduction script of the chosen run, as a file for the download button."""
     path = session.script_file(label) if label else None
     return gr.update(value=path, interactive=path is not None)
+
+
+def idle_status(session: Session | None, lang: str) -> str:
+    """The status line of a session that is not training, in `lang`."""
+    if session is not None and session.input_error is not None:
+        return t("status_not_started", lang, error=error_text(session.input_error, lang))
+    if session is not None and session.runs:
+        return status_text(session, lang, finished=True)
+    return t("status_idle", lang)
+
+
+def redraw(session: Session | None, lang: str, smoothing: Any, x_axis: Any) -> dict[str, Any]:
+    """A view control changed: redraw the plots (a running training redraws on its own)."""
+    if session is None:
+        return {}
+    view = View.of(smoothing, x_axis)
+    axis_changed = session.view is None or session.view.x_axis != view.x_axis
+    session.view = view
+    if not session.configs:
+        return {}
+    total = max(c.steps for c in session.configs)
+    out: dict[str, Any] = {}
+    # The training's generator owns the series while it runs: only axes change from here.
+    frames = {} if session.running else plot_frames(session)
+    for spec in PLOTS:
+        props: dict[str, Any] = {}
+        if spec.wall_clock and axis_changed:
+            props.update(x_props(view, lang, total))
+        if spec.name in frames:
+            props["value"] = frames[spec.name]
+        if props:
+            out[spec.name] = gr.update(**props)
+    return out
+
+
+def scale_preview(
+    session: Session | None, lang: str, precisions: list[str] | None, scaling: Any, compare: Any
+) -> dict[str, Any]:
+    """Before any grid: the loss-scale plot's place says whether the ticked grid has a scaler."""
+    if session is not None and session.configs:
+        return {}  # a grid's plots are on screen: they stay until the next one
+    probe = grid(RunConfig(loss_scaling=bool(scaling)), ["torch"], precisions or [], bool(compare))
+    empty = "" if scaled_labels(probe) else t("scale_empty_none", lang)
+    return {
+        "scale": gr.update(visible=not empty),
+        "scale_empty": gr.update(value=empty, visible=bool(empty)),
+    }
+
+
+# --- wiring helpers ----------------------------------------------------------------------------
+
+
+def by_component(comps: dict[str, Any], fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a handler returning {name: value} so it returns {component: value}."""
+
+    def call(*args: Any) -> Any:
+        return {comps[k]: v for k, v in fn(*args).items()}
+
+    return call
+
+
+def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, Any]]]:
+    """train() as gradio calls it: one parameter per control (named, defaulted), then the
+    language and the session; every frame keyed by component."""
+
+    def handler(*args: Any) -> Iterator[dict[Any, Any]]:
+        *vals, lang, session = args
+        for frame in train(dict(zip(controls.NAMES, vals, strict=True)), lang, session):
+            yield {comps[k]: v for k, v in frame.items()}
+
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter(n, kind, default=DEFAULTS[n]) for n in controls.NAMES]
+    params += [
+        inspect.Parameter("lang", kind, default=DEFAULT_LANG),
+        inspect.Parameter("session", kind, default=None),
+    ]
+    handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    handler.__name__ = "train"
+    handler.__doc__ = train.__doc__
+    return handler
 
 
 # --- layout ----------------------------------------------------------------------------------
@@ -438,182 +487,84 @@ def _close_session(session: Session | None) -> None:
         session.close()
 
 
+def _controls_of(section: str, comps: dict[str, Any], lang: str, lim: Limits) -> None:
+    """Build the controls of one section in table order; same `row` → one gr.Row."""
+    specs = [c for c in CONTROLS if c.section == section]
+    i = 0
+    while i < len(specs):
+        row = specs[i].row
+        group = [specs[i]]
+        while row is not None and i + len(group) < len(specs) and specs[i + len(group)].row == row:
+            group.append(specs[i + len(group)])
+        if row is None:
+            comps[specs[i].name] = controls.build(specs[i], lang, lim)
+        else:
+            with gr.Row():
+                for c in group:
+                    comps[c.name] = controls.build(c, lang, lim)
+        i += len(group)
+
+
+def _plot(spec: Any, lang: str, cmap: dict[str, str]) -> gr.LinePlot:
+    # The title is drawn by Vega, not as the block label: gradio 6.31 sizes the chart to the
+    # block's height and the label's extra height pushed the legend out of view.
+    return gr.LinePlot(
+        None,
+        x="step",
+        y="value",
+        color="run",
+        color_map=cmap,
+        label=t(spec.title, lang),
+        show_label=False,
+        title=t(spec.title, lang),
+        x_title=t("x_step", lang),
+        y_title=t(spec.y_title, lang),
+        color_title="",
+        height=PLOT_HEIGHT,
+        elem_id=spec.elem_id,
+        min_width=280,
+        y_axis_format=spec.y_format,
+        x_axis_format="d",
+        x_lim=step_axis(DEFAULTS["steps"]),
+        colors_in_legend=[],
+        visible=not (spec.scale and _opening_scale_empty(lang)),
+    )
+
+
+def _opening_scale_empty(lang: str) -> str:
+    cfgs = grid(RunConfig(), DEFAULTS["backends"], DEFAULTS["precisions"], False)
+    return "" if scaled_labels(cfgs) else t("scale_empty_none", lang)
+
+
 def build_train_tab(ctx: Any) -> None:
-    """Controls on the left; buttons, status, live plots, summary and downloads on the right."""
+    """Controls on the left; buttons, status, view controls, plots, summary, downloads right."""
     lang0 = DEFAULT_LANG
     lim: Limits = ctx.limits
-    cmap = color_map(SKIP_SUFFIXES)
+    cmap = color_map()
+    comps: dict[str, Any] = {}
     with gr.Tab(t("tab_train", lang0), id="train", elem_id="train-tab") as tab:
         ctx.i18n(tab, label="tab_train")
         # Inside the Tab: a component directly under gr.Tabs would get a tab of its own.
         session = gr.State(Session(), delete_callback=_close_session)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
-                model = ctx.i18n(
-                    gr.Dropdown(
-                        choices=model_choices(lang0, None),
-                        value=DEFAULTS["model"],
-                        allow_custom_value=True,
-                        label=t("model_label", lang0),
-                        info=t("model_info", lang0),
-                        elem_id="model",
-                    ),
-                    label="model_label",
-                    info="model_info",
-                )
-                dataset = ctx.i18n(
-                    gr.Dropdown(
-                        choices=dataset_choices(lang0, None),
-                        value=DEFAULTS["dataset"],
-                        allow_custom_value=True,
-                        label=t("dataset_label", lang0),
-                        info=t("dataset_info", lang0),
-                        elem_id="dataset",
-                    ),
-                    label="dataset_label",
-                    info="dataset_info",
-                )
-                with gr.Row():
-                    train_slice = ctx.i18n(
-                        gr.Textbox(
-                            DEFAULTS["train_slice"],
-                            label=t("train_slice_label", lang0),
-                            max_lines=1,
-                            elem_id="train-slice",
-                            min_width=120,
-                        ),
-                        label="train_slice_label",
-                    )
-                    eval_slice = ctx.i18n(
-                        gr.Textbox(
-                            DEFAULTS["eval_slice"],
-                            label=t("eval_slice_label", lang0),
-                            max_lines=1,
-                            elem_id="eval-slice",
-                            min_width=120,
-                        ),
-                        label="eval_slice_label",
-                    )
-                preview = gr.Markdown("", elem_id="slice-preview")
-                backends = ctx.i18n(
-                    gr.CheckboxGroup(
-                        BACKEND_CHOICES,
-                        value=DEFAULTS["backends"],
-                        label=t("backends_label", lang0),
-                        info=t("backends_info", lang0),
-                        elem_id="backends",
-                    ),
-                    label="backends_label",
-                    info="backends_info",
-                )
-                precisions = gr.CheckboxGroup(
-                    list(PRECISIONS),
-                    value=DEFAULTS["precisions"],
-                    label=t("precisions_label", lang0),
-                    info=precision_info(lang0, DEFAULTS["device"]),
-                    elem_id="precisions",
-                )
-                precision_md = gr.Markdown("", elem_id="precision-note")
-                device = ctx.i18n(
-                    gr.Dropdown(
-                        system.device_choices(),
-                        value=DEFAULTS["device"],
-                        label=t("device_label", lang0),
-                        info=t("device_info", lang0),
-                        elem_id="device",
-                    ),
-                    label="device_label",
-                    info="device_info",
-                )
-                with gr.Row():
-                    steps = ctx.i18n(
-                        gr.Slider(
-                            1,
-                            lim.max_steps,
-                            value=DEFAULTS["steps"],
-                            step=1,
-                            label=t("steps_label", lang0),
-                            elem_id="steps",
-                            min_width=140,
-                        ),
-                        label="steps_label",
-                    )
-                    batch_size = ctx.i18n(
-                        gr.Slider(
-                            1,
-                            lim.max_batch_size,
-                            value=DEFAULTS["batch_size"],
-                            step=1,
-                            label=t("batch_label", lang0),
-                            elem_id="batch-size",
-                            min_width=140,
-                        ),
-                        label="batch_label",
-                    )
-                with gr.Row():
-                    lr = ctx.i18n(
-                        gr.Number(
-                            DEFAULTS["lr"], label=t("lr_label", lang0), elem_id="lr", min_width=100
-                        ),
-                        label="lr_label",
-                    )
-                    seed = ctx.i18n(
-                        gr.Number(
-                            DEFAULTS["seed"],
-                            precision=0,
-                            label=t("seed_label", lang0),
-                            elem_id="seed",
-                            min_width=100,
-                        ),
-                        label="seed_label",
-                    )
+                _controls_of("data", comps, lang0, lim)
+                comps["preview"] = gr.Markdown("", elem_id="slice-preview")
+                _controls_of("grid", comps, lang0, lim)
+                comps["precisions"].info = precision_info(lang0, DEFAULTS["device"])
+                comps["precision_note"] = gr.Markdown("", elem_id="precision-note")
+                _controls_of("run", comps, lang0, lim)
                 with gr.Accordion(
                     t("advanced_label", lang0), open=False, elem_id="advanced"
                 ) as advanced:
                     ctx.i18n(advanced, label="advanced_label")
-                    loss_scaling = ctx.i18n(
-                        gr.Checkbox(
-                            DEFAULTS["loss_scaling"],
-                            label=t("loss_scaling_label", lang0),
-                            info=t("loss_scaling_info", lang0),
-                            elem_id="loss-scaling",
-                        ),
-                        label="loss_scaling_label",
-                        info="loss_scaling_info",
-                    )
-                    init_scale = ctx.i18n(
-                        gr.Number(
-                            DEFAULTS["init_scale"],
-                            label=t("init_scale_label", lang0),
-                            elem_id="init-scale",
-                        ),
-                        label="init_scale_label",
-                    )
-                    growth_interval = ctx.i18n(
-                        gr.Number(
-                            DEFAULTS["growth_interval"],
-                            precision=0,
-                            label=t("growth_interval_label", lang0),
-                            info=t("growth_interval_info", lang0),
-                            elem_id="growth-interval",
-                        ),
-                        label="growth_interval_label",
-                        info="growth_interval_info",
-                    )
-                    compare_scaling = ctx.i18n(
-                        gr.Checkbox(
-                            DEFAULTS["compare_scaling"],
-                            label=t("compare_scaling_label", lang0),
-                            info=t("compare_scaling_info", lang0),
-                            elem_id="compare-scaling",
-                        ),
-                        label="compare_scaling_label",
-                        info="compare_scaling_info",
-                    )
+                    _controls_of("advanced", comps, lang0, lim)
             with gr.Column(scale=3):
                 with gr.Row(equal_height=True):
-                    status = gr.Markdown(t("status_idle", lang0), elem_id="status", min_height=44)
-                    start_btn = ctx.i18n(
+                    comps["status"] = gr.Markdown(
+                        t("status_idle", lang0), elem_id="status", min_height=44
+                    )
+                    comps["start_btn"] = ctx.i18n(
                         gr.Button(
                             t("start_btn", lang0),
                             variant="primary",
@@ -623,75 +574,59 @@ def build_train_tab(ctx: Any) -> None:
                         ),
                         value="start_btn",
                     )
-                    stop_btn = ctx.i18n(
+                    # Off while idle: there is nothing to stop until Train is pressed.
+                    comps["stop_btn"] = ctx.i18n(
                         gr.Button(
                             t("stop_btn", lang0),
                             variant="stop",
                             elem_id="stop-btn",
                             scale=0,
                             min_width=110,
+                            interactive=False,
                         ),
                         value="stop_btn",
                     )
-                plots = []
-                rows = [
-                    [("loss-plot", "loss_plot", "y_loss"), ("scale-plot", "scale_plot", "y_scale")],
-                    [
-                        ("time-plot", "time_plot", "y_ms"),
-                        ("throughput-plot", "throughput_plot", "y_samples"),
-                    ],
-                ]
-                for row in rows:
+                with gr.Row(equal_height=True, elem_id="plot-view"):
+                    _controls_of("view", comps, lang0, lim)
+                for row in sorted({p.row for p in PLOTS}):
                     with gr.Row():
-                        for elem_id, title_key, y_key in row:
-                            props = {
-                                "label": title_key,
-                                "title": title_key,
-                                "x_title": "x_step",
-                                "y_title": y_key,
-                            }
-                            # The title is drawn by Vega, not as the block label: gradio 6.31
-                            # sizes the chart to the block's height and the label's extra
-                            # height pushed the legend out of view.
-                            plot = gr.LinePlot(
-                                None,
-                                x="step",
-                                y="value",
-                                color="run",
-                                color_map=cmap,
-                                label=t(title_key, lang0),
-                                show_label=False,
-                                title=t(title_key, lang0),
-                                x_title=t("x_step", lang0),
-                                y_title=t(y_key, lang0),
-                                color_title="",
-                                height=PLOT_HEIGHT,
-                                elem_id=elem_id,
-                                min_width=280,
-                                # log2 of a power of two: "16", not "16.000000"
-                                y_axis_format="~g" if elem_id == "scale-plot" else None,
-                            )
-                            plots.append(ctx.i18n(plot, **props))
+                        for spec in (p for p in PLOTS if p.row == row):
+                            if not spec.scale:
+                                comps[spec.name] = _plot(spec, lang0, cmap)
+                                continue
+                            with gr.Column(min_width=280):
+                                comps[spec.name] = _plot(spec, lang0, cmap)
+                                # In the plot's place when no run of the grid has a scaler.
+                                empty = _opening_scale_empty(lang0)
+                                comps["scale_empty"] = gr.Markdown(
+                                    empty,
+                                    visible=bool(empty),
+                                    elem_id="scale-empty",
+                                    container=True,
+                                    padding=True,
+                                    min_height=PLOT_HEIGHT,
+                                )
                 # Below the plots, not a LinePlot caption: that is clipped by the block height.
                 ctx.i18n(
                     gr.Markdown(t("scale_caption", lang0), elem_id="scale-note"),
                     value="scale_caption",
                 )
-                summary = ctx.i18n(
+                table0 = empty_table(lang0)
+                comps["summary"] = ctx.i18n(
                     gr.DataFrame(
-                        empty_table(lang0),
+                        table0,
                         label=t("summary_label", lang0),
                         elem_id="summary",
                         interactive=False,
                         wrap=True,
                         pinned_columns=1,
                         max_height=420,
-                        column_widths=COLUMN_WIDTHS,
+                        column_widths=header_widths(list(table0.columns)),
                     ),
                     label="summary_label",
                 )
                 with gr.Row(equal_height=True):
-                    csv_btn = ctx.i18n(
+                    comps["csv"] = ctx.i18n(
                         gr.DownloadButton(
                             t("csv_btn", lang0),
                             interactive=False,
@@ -700,7 +635,7 @@ def build_train_tab(ctx: Any) -> None:
                         ),
                         label="csv_btn",
                     )
-                    json_btn = ctx.i18n(
+                    comps["json"] = ctx.i18n(
                         gr.DownloadButton(
                             t("json_btn", lang0),
                             interactive=False,
@@ -709,7 +644,7 @@ def build_train_tab(ctx: Any) -> None:
                         ),
                         label="json_btn",
                     )
-                    script_run = ctx.i18n(
+                    comps["script_run"] = ctx.i18n(
                         gr.Dropdown(
                             [],
                             label=t("script_run_label", lang0),
@@ -718,7 +653,7 @@ def build_train_tab(ctx: Any) -> None:
                         ),
                         label="script_run_label",
                     )
-                    script_btn = ctx.i18n(
+                    comps["script_btn"] = ctx.i18n(
                         gr.DownloadButton(
                             t("script_btn", lang0),
                             interactive=False,
@@ -729,49 +664,37 @@ def build_train_tab(ctx: Any) -> None:
                     )
 
     ctx.shared["train_tab"] = tab
-    ctx.shared["train_controls"] = {
-        "model": model,
-        "dataset": dataset,
-        "train_slice": train_slice,
-        "eval_slice": eval_slice,
-        "backends": backends,
-        "precisions": precisions,
-        "device": device,
-        "steps": steps,
-        "batch_size": batch_size,
-        "lr": lr,
-        "seed": seed,
-        "loss_scaling": loss_scaling,
-        "init_scale": init_scale,
-        "growth_interval": growth_interval,
-        "compare_scaling": compare_scaling,
-    }
-    lang = ctx.lang
-    # Same order as train()'s parameters, which is the order of the dict above.
-    inputs = [*ctx.shared["train_controls"].values(), lang, session]
-    outputs = [status, *plots, summary, csv_btn, json_btn, script_run, script_btn]
+    ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
+    ctx.shared["train_status"] = comps["status"]
+    ctx.shared["train_session"] = session
+    _wire(ctx, comps, session, lim)
 
-    armed = start_btn.click(
-        arm,
-        [session, lang],
-        [status],
-        concurrency_limit=None,
-        api_visibility="undocumented",
-        show_progress="hidden",
+
+def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> None:
+    """Every event of the Train tab."""
+    lang = ctx.lang
+    quiet: dict[str, Any] = {
+        "concurrency_limit": None,
+        "api_visibility": "undocumented",
+        "show_progress": "hidden",
+    }
+    armed = comps["start_btn"].click(
+        by_component(comps, arm), [session, lang], [comps["status"], comps["stop_btn"]], **quiet
     )
-    armed.then(
-        train,
-        inputs,
-        outputs,
+    trained = armed.then(
+        train_endpoint(comps),
+        [*(comps[n] for n in controls.NAMES), lang, session],
+        [comps[n] for n in OUTPUTS],
         api_name="train",
         concurrency_limit=1,  # one training per process: timings must not share the cores
         show_progress="minimal",
-        show_progress_on=[status],
+        show_progress_on=[comps["status"]],
     )
-    stop_btn.click(
+    trained.then(by_component(comps, settle), [session], [comps["stop_btn"]], **quiet)
+    comps["stop_btn"].click(
         stop,
         [session, lang],
-        [status],
+        [comps["status"]],
         concurrency_limit=None,
         api_name="stop",
         show_progress="hidden",
@@ -780,63 +703,95 @@ def build_train_tab(ctx: Any) -> None:
     def preview_fn(lang: str, *args: Any) -> str:
         return slice_preview(norm_lang(lang), *args)
 
-    preview_inputs = [lang, model, dataset, train_slice, eval_slice]
-    for comp in (model, dataset, train_slice, eval_slice):
-        comp.change(
-            preview_fn,
-            preview_inputs,
-            [preview],
-            concurrency_limit=None,
-            api_visibility="undocumented",
-            show_progress="hidden",
+    preview_names = ("model", "dataset", "train_slice", "eval_slice")
+    for name in preview_names:
+        comps[name].change(
+            preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **quiet
         )
 
     def note_fn(lang: str, precs: list[str], dev: str) -> Iterator[str]:
         yield from precision_note(norm_lang(lang), precs, dev)
 
-    for comp in (precisions, device):
-        comp.change(
+    for name in ("precisions", "device"):
+        comps[name].change(
             note_fn,
-            [lang, precisions, device],
-            [precision_md],
+            [lang, comps["precisions"], comps["device"]],
+            [comps["precision_note"]],
             concurrency_limit=1,
             api_visibility="undocumented",
             show_progress="hidden",
         )
-    device.change(
+    comps["device"].change(
         lambda lang, dev: gr.update(info=precision_info(norm_lang(lang), dev)),
-        [lang, device],
-        [precisions],
-        concurrency_limit=None,
-        api_visibility="undocumented",
-        show_progress="hidden",
+        [lang, comps["device"]],
+        [comps["precisions"]],
+        **quiet,
     )
-    script_run.input(
-        script_for_run,
-        [session, script_run],
-        [script_btn],
-        concurrency_limit=None,
-        api_visibility="undocumented",
-        show_progress="hidden",
+    comps["script_run"].input(
+        script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **quiet
     )
 
-    def on_lang(
-        lang: str, sess: Session, precs: list[str], dev: str, *preview_args: Any
-    ) -> list[Any]:
+    plot_outputs = [comps[p.name] for p in PLOTS]
+    view_inputs = [session, lang, *(comps[n] for n in controls.VIEW_NAMES)]
+    for name in controls.VIEW_NAMES:
+        comps[name].change(
+            by_component(comps, lambda s, lg, *vals: redraw(s, norm_lang(lg), *vals)),
+            view_inputs,
+            plot_outputs,
+            **quiet,
+        )
+    grid_names = ("precisions", "loss_scaling", "compare_scaling")
+    for name in grid_names:
+        comps[name].change(
+            by_component(comps, lambda s, lg, *vals: scale_preview(s, norm_lang(lg), *vals)),
+            [session, lang, *(comps[n] for n in grid_names)],
+            [comps["scale"], comps["scale_empty"]],
+            **quiet,
+        )
+
+    labelled = [c for c in CONTROLS]
+
+    def on_lang(lang: str, sess: Session, dev: str, *preview_args: Any) -> list[Any]:
         hub = system.hub_status()
         table = sess.table(lang) if sess is not None and sess.runs else empty_table(lang)
-        idle = sess is None or (not sess.running and not sess.runs)
-        return [
-            gr.update(choices=model_choices(lang, hub)),
-            gr.update(choices=dataset_choices(lang, hub)),
-            gr.update(label=t("precisions_label", lang), info=precision_info(lang, dev)),
+        out: list[Any] = []
+        for c in labelled:
+            props = controls.relabel(c, lang, lim, hub)
+            if c.name == "precisions":
+                props["info"] = precision_info(lang, dev)
+            out.append(gr.update(**props))
+        view = (sess.view if sess is not None else None) or View()
+        total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
+        for spec in PLOTS:
+            props = {"title": t(spec.title, lang), "y_title": t(spec.y_title, lang)}
+            if spec.wall_clock:
+                props["x_title"] = x_props(view, lang, total)["x_title"]
+            else:
+                props["x_title"] = t("x_step", lang)
+            out.append(gr.update(**props))
+        running = sess is not None and sess.running
+        empty = (
+            scale_empty_text(lang, sess.configs, not running, sess)
+            if sess is not None and sess.configs
+            else _opening_scale_empty(lang)
+        )
+        out += [
             slice_preview(lang, *preview_args),
-            table,
-            t("status_idle", lang) if idle else gr.skip(),
+            gr.update(value=table, column_widths=header_widths(list(table.columns))),
+            gr.skip() if running else idle_status(sess, lang),
+            gr.update(value=empty) if empty else gr.skip(),
         ]
+        return out
 
-    lang_outputs = [model, dataset, precisions, preview, summary, status]
-    lang_inputs = [session, precisions, device, model, dataset, train_slice, eval_slice]
+    lang_outputs = [
+        *(comps[c.name] for c in labelled),
+        *plot_outputs,
+        comps["preview"],
+        comps["summary"],
+        comps["status"],
+        comps["scale_empty"],
+    ]
+    lang_inputs = [session, comps["device"], *(comps[n] for n in preview_names)]
     ctx.on_language(on_lang, lang_inputs, lang_outputs)
 
     def on_load(lang: str, *preview_args: Any) -> list[Any]:
@@ -849,5 +804,7 @@ def build_train_tab(ctx: Any) -> None:
         ]
 
     ctx.on_load(
-        on_load, [model, dataset, train_slice, eval_slice], [model, dataset, device, preview]
+        on_load,
+        [comps[n] for n in preview_names],
+        [comps["model"], comps["dataset"], comps["device"], comps["preview"]],
     )
