@@ -73,4 +73,18 @@ class RunFinished(_Event):
     kind: Literal["end"] = "end"
 
 
-Event = RunStarted | StepEvent | EvalEvent | RunFinished
+@dataclass
+class GridPlanned(_Event):
+    """Before a grid's first run: this machine, the calibrated step, and what to expect.
+
+    Renderers that do not know it skip it (every consumer keys on `kind`).
+    """
+
+    machine: dict[str, Any]
+    calibration: dict[str, Any] | None
+    expected_s: float | None  # the whole grid, from the calibration
+    notes: list[dict[str, Any]] = field(default_factory=list)  # sentences: {"key", "args", "text"}
+    kind: Literal["plan"] = "plan"
+
+
+Event = RunStarted | StepEvent | EvalEvent | RunFinished | GridPlanned

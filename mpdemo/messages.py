@@ -74,13 +74,53 @@ EN: dict[str, str] = {
         "this run shows fp32 speed and no loss scaling"
     ),
     "dtype_mismatch": "{requested} requested, but the model's matmuls produced {effective}",
-    "cpu_fp16_slow": (
-        "this CPU has no fast fp16 path: a quick matmul probe ran fp16 {ratio:.0f}x slower "
-        "than fp32; bf16 is the fast mixed precision here"
+    # Speed and memory: rendered from this machine's profile (mpdemo/profile.py), never in advance.
+    "speed_slower": (
+        "{precision} ran {ratio:.1f}x slower than fp32 per step here ({ms:.3g} vs {fp32_ms:.3g} ms; "
+        "{why})"
     ),
-    "cpu_bf16_slow": (
-        "this CPU has no fast bf16 path (probe: bf16 {ratio:.1f}x the time of fp32), so bf16 "
-        "saves memory here but not time"
+    "speed_faster": (
+        "{precision} ran {ratio:.1f}x faster than fp32 per step here ({ms:.3g} vs {fp32_ms:.3g} ms; "
+        "{why})"
+    ),
+    "speed_same": (
+        "{precision} ran at fp32's speed per step here, within the measurement's noise "
+        "({ms:.3g} vs {fp32_ms:.3g} ms; {why})"
+    ),
+    "runs_as_fp32": "{precision} through {backend} runs as fp32 on a {device}: expect fp32's speed",
+    "hw_cpu_has": "{isa} CPU with {flags}",
+    "hw_cpu_lacks": "{isa} CPU without {precision} instructions",
+    "hw_gpu": "{name}, compute capability {cc}",
+    "hw_mps": "Apple GPU through MPS",
+    "machine_cpu": (
+        "This machine: {name}, {isa} CPU, {threads} threads, torch {torch}; has {has}; lacks {lacks}"
+    ),
+    "machine_cuda": "This machine: {name} (compute capability {cc}, bf16), CPU {cpu}, torch {torch}",
+    "machine_cuda_no_bf16": (
+        "This machine: {name} (compute capability {cc}, no bf16), CPU {cpu}, torch {torch}"
+    ),
+    "machine_mps": "This machine: Apple GPU through MPS, CPU {cpu}, torch {torch}",
+    "plan_expect": (
+        "expected: about {total} in all for {runs} runs (from a {cal_s:.1f} s measurement of the "
+        "step on this machine)"
+    ),
+    "calibrating": "measuring the training step on this machine (a few seconds)...",
+    "mem_less": (
+        "{label} kept {pct:.0f}% less activation memory for backward than fp32 "
+        "({mb:.2f} vs {fp32_mb:.2f} MB in one step)"
+    ),
+    "mem_more": (
+        "{label} kept {pct:.0f}% more activation memory for backward than fp32 "
+        "({mb:.2f} vs {fp32_mb:.2f} MB in one step)"
+    ),
+    "mem_same": (
+        "{label} kept as much activation memory for backward as fp32 "
+        "({mb:.2f} vs {fp32_mb:.2f} MB in one step)"
+    ),
+    "same_maths": "same maths as fp32",
+    "hub_entry_offline": (
+        "{value!r} needs internet (the Hugging Face Hub is not reachable from this machine); "
+        "pick a built-in ({builtins}) or a local folder"
     ),
     "mps_autocast_off": (
         "this torch build cannot autocast {precision} on Apple's MPS; the run is fp32"
@@ -124,6 +164,11 @@ class Note:
 def render(key: str, args: dict[str, Any], table: dict[str, str] | None = None) -> str:
     """Fill a message template; fall back to English, then to the key itself."""
     template = (table or {}).get(key) or EN.get(key) or key
+    # A nested message ({"key", "args"}) is rendered first, in the same language.
+    args = {
+        k: render(v["key"], v.get("args") or {}, table) if isinstance(v, dict) and "key" in v else v
+        for k, v in args.items()
+    }
     try:
         return template.format(**args)
     except (KeyError, IndexError, ValueError):

@@ -1,9 +1,7 @@
-"""Dtype facts, autocast and GradScaler helpers, the effective-dtype audit, CPU speed probes."""
+"""Dtype facts, autocast and GradScaler helpers, the effective-dtype audit, measured speed notes."""
 
 from __future__ import annotations
 
-import functools
-import time
 from typing import Any
 
 import torch
@@ -112,44 +110,19 @@ class DtypeProbe:
             self._handle = None
 
 
-@functools.cache
-def matmul_probe(device_type: str = "cpu") -> dict[str, float]:
-    """Seconds per 512x512 @ 512x512 matmul in each dtype: how fast this CPU does fp16/bf16.
+def measured_speed_notes(cfg: Any, device_type: str) -> list[Note]:
+    """How fast cfg's precision stepped vs fp32 on this machine, from the profile's calibration.
 
-    The best of several timings: on a shared machine the minimum is what the kernel costs,
-    anything above it is another process's time.
+    Nothing when no calibration ran for this model/batch/device: no claim without a measurement.
+    (A matmul probe used to stand in for it; the matmul is not the step, so it is gone.)
     """
-    out: dict[str, float] = {}
-    for name, dtype in DTYPES.items():
-        a = torch.randn(512, 512, dtype=dtype)
-        b = torch.randn(512, 512, dtype=dtype)
-        a @ b  # warm-up: the first call picks kernels
-        best = float("inf")
-        for _ in range(5):
-            t0 = time.perf_counter()
-            a @ b
-            best = min(best, time.perf_counter() - t0)
-        out[name] = best
-    return out
+    from .profile import cached_calibration, machine_info, speed_note
 
-
-def cpu_precision_notes(precision: str) -> list[Note]:
-    """Warnings for fp16/bf16 on a CPU without a fast path for them, with the measured ratio."""
-    if precision == "fp32":
+    cal = cached_calibration(cfg)
+    if cfg.precision == "fp32" or cal is None or cal.device != device_type:
         return []
-    probe = matmul_probe("cpu")
-    ratio = probe[precision] / max(probe["fp32"], 1e-9)
-    if precision == "fp16" and ratio > 1.5:
-        return [Note("cpu_fp16_slow", {"ratio": ratio})]
-    if precision == "bf16" and ratio > 1.5:
-        return [Note("cpu_bf16_slow", {"ratio": ratio})]
-    return []
-
-
-def cpu_fp16_slowdown() -> float:
-    """How many times slower fp16 matmuls are than fp32 on this CPU (the quick probe)."""
-    probe = matmul_probe("cpu")
-    return probe["fp16"] / max(probe["fp32"], 1e-9)
+    note = speed_note(cal, machine_info(), cfg.precision, cfg.backend)
+    return [note] if note is not None else []
 
 
 def synchronize(device: torch.device) -> None:

@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from .messages import Note
+
 # The CPU flags that decide whether fp16/bf16 have hardware support on a CPU.
 CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
 # Library versions worth recording with a run (gradio is the UI's, not the engine's: left out).
@@ -277,7 +279,7 @@ class SavedBytes:
 # of each run checks this after the fact.
 _NO_CPU_FP16 = ("accelerate", "trainer")
 CALIBRATION_BUDGET_S = 10.0  # all precisions together, warm-ups included: seconds, not minutes
-TIMED_STEPS = 3
+TIMED_STEPS = 5
 
 
 def effective_precision(backend: str, precision: str, device_type: str) -> str:
@@ -300,8 +302,8 @@ class Calibration:
 
     key: tuple[Any, ...]
     device: str
-    step_s: dict[str, float]  # median of the timed steps
-    spread: dict[str, float]  # (slowest - fastest) / median of the timed steps: the noise
+    step_s: dict[str, float]  # the fastest of the timed steps
+    spread: dict[str, float]  # (median - fastest) / fastest of the timed steps: the noise
     setup_s: float  # prepare(): data, tokenizer, model
     eval_batches: int
     calibration_s: float  # how long the whole calibration took
@@ -314,8 +316,9 @@ class Calibration:
         return self.step_s[precision] / max(self.step_s["fp32"], 1e-12)
 
     def noise(self, precision: str) -> float:
-        """Relative noise of a ratio to fp32: both spreads, and never under 10%."""
-        return max(0.10, self.spread.get(precision, 0.0) + self.spread.get("fp32", 0.0))
+        """Relative noise of a ratio to fp32: the larger spread, at least 10% and at most 50%."""
+        worst = max(self.spread.get(precision, 0.0), self.spread.get("fp32", 0.0))
+        return min(0.5, max(0.10, worst))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -444,9 +447,11 @@ def calibrate(
         for _ in range(count):
             times.append(step(i, precision, scaler))
             i += 1
-        med = statistics.median(times)
-        step_s[precision] = med
-        spread[precision] = (max(times) - min(times)) / med if len(times) > 1 else 0.25
+        # The fastest step is what the step costs; anything above it is another process's time
+        # (these machines are shared). The spread above it is the noise a ratio must beat.
+        best = min(times)
+        step_s[precision] = best
+        spread[precision] = (statistics.median(times) - best) / best if len(times) > 1 else 0.25
     eval_batches = len(prep.eval_dataloader)
     if "fp32" not in step_s:
         return None
@@ -469,3 +474,318 @@ def calibrate(
             cal = Calibration(**{**cal.__dict__, "spread": {**old.spread, **cal.spread}})
         _calibrations[key] = cal
     return cal
+
+
+# --- sentences: every one rendered from the profile ------------------------------------------
+# Each returns Notes (a message key + arguments): the CLI prints the English, the UI renders the
+# same keys in the page's language. A nested {"key", "args"} argument is rendered the same way.
+
+_FLAG_LABELS = {
+    "avx512_bf16": "AVX512-BF16",
+    "amx_bf16": "AMX-BF16",
+    "avx512_fp16": "AVX512-FP16",
+    "amx_fp16": "AMX-FP16",
+}
+_PRECISION_FLAGS = {"bf16": ("avx512_bf16", "amx_bf16"), "fp16": ("avx512_fp16", "amx_fp16")}
+
+
+def _isa(machine: dict[str, Any]) -> str:
+    cpu = machine.get("cpu") or {}
+    cap = cpu.get("capability") or ""
+    if cap.upper().startswith("AVX512"):
+        return "AVX512"
+    if cap.upper().startswith("AVX2") or (cpu.get("flags") or {}).get("avx2"):
+        return "AVX2"
+    return cap or platform.machine() or "CPU"
+
+
+def hardware_reason(machine: dict[str, Any], precision: str, device_type: str) -> dict[str, Any]:
+    """Why a precision may run as it does here: the hardware facts, as a nested message."""
+    gpu = machine.get("gpu") or {}
+    if device_type == "cuda" and gpu:
+        return {"key": "hw_gpu", "args": {"name": gpu.get("name"), "cc": gpu.get("capability")}}
+    if device_type == "mps":
+        return {"key": "hw_mps", "args": {}}
+    flags = (machine.get("cpu") or {}).get("flags") or {}
+    present = [_FLAG_LABELS[f] for f in _PRECISION_FLAGS.get(precision, ()) if flags.get(f)]
+    if present:
+        return {"key": "hw_cpu_has", "args": {"isa": _isa(machine), "flags": ", ".join(present)}}
+    return {"key": "hw_cpu_lacks", "args": {"isa": _isa(machine), "precision": precision}}
+
+
+def speed_note(
+    cal: Calibration, machine: dict[str, Any], precision: str, backend: str | None = None
+) -> Note | None:
+    """One sentence on how fast `precision` ran per step vs fp32 here; None without a measurement.
+
+    With a backend whose `precision` computes in fp32 on this device, the sentence says so.
+    """
+    from .registry import BACKENDS
+
+    if precision == "fp32":
+        return None
+    if backend is not None and effective_precision(backend, precision, cal.device) == "fp32":
+        prose = BACKENDS[backend].prose if backend in BACKENDS else backend
+        return Note(
+            "runs_as_fp32",
+            {"precision": precision, "backend": prose, "device": cal.device.upper()},
+        )
+    ratio = cal.ratio(precision)
+    if ratio is None:
+        return None
+    args = {
+        "precision": precision,
+        "ms": cal.step_s[precision] * 1000,
+        "fp32_ms": cal.step_s["fp32"] * 1000,
+        "why": hardware_reason(machine, precision, cal.device),
+    }
+    noise = cal.noise(precision)
+    if abs(ratio - 1.0) <= noise:
+        return Note("speed_same", args)
+    if ratio > 1.0:
+        return Note("speed_slower", {**args, "ratio": ratio})
+    return Note("speed_faster", {**args, "ratio": 1.0 / ratio})
+
+
+def speed_notes(cal: Calibration, machine: dict[str, Any], configs: list[Any]) -> list[Note]:
+    """The speed sentences for a grid: one per precision (and per backend where it differs)."""
+    out: list[Note] = []
+    seen: set[tuple[str, str]] = set()
+    for cfg in configs:
+        eff = effective_precision(cfg.backend, cfg.precision, cal.device)
+        key = (cfg.precision, cfg.backend if eff != cfg.precision else "")
+        if key in seen:
+            continue
+        seen.add(key)
+        note = speed_note(cal, machine, cfg.precision, cfg.backend)
+        if note is not None:
+            out.append(note)
+    return out
+
+
+def machine_note(machine: dict[str, Any] | None = None) -> Note:
+    """'This machine: ...' in one sentence: names, flags, threads, torch (no speed claim)."""
+    m = machine or machine_info()
+    torch_v = (m.get("versions") or {}).get("torch") or torch.__version__
+    cpu = m.get("cpu") or {}
+    gpu = m.get("gpu") or {}
+    if m.get("device_kind") == "cuda" and gpu:
+        key = "machine_cuda" if gpu.get("bf16") else "machine_cuda_no_bf16"
+        return Note(
+            key,
+            {"name": gpu.get("name"), "cc": gpu.get("capability"), "cpu": cpu.get("name"),
+             "torch": torch_v},
+        )  # fmt: skip
+    if m.get("device_kind") == "mps":
+        return Note("machine_mps", {"cpu": cpu.get("name"), "torch": torch_v})
+    flags = cpu.get("flags") or {}
+    has = [label for f, label in _FLAG_LABELS.items() if flags.get(f)]
+    lacks = [label for f, label in _FLAG_LABELS.items() if not flags.get(f)]
+    return Note(
+        "machine_cpu",
+        {
+            "name": cpu.get("name"),
+            "isa": _isa(m),
+            "threads": m.get("torch_threads"),
+            "torch": torch_v,
+            "has": ", ".join(has) or "-",
+            "lacks": ", ".join(lacks) or "-",
+        },
+    )
+
+
+def duration_text(seconds: float) -> str:
+    """'45 s', '3 min 20 s': short, unit symbols only (the same in every language)."""
+    s = max(0, round(seconds))
+    if s < 90:
+        return f"{s} s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m} min {s:02d} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m:02d} min"
+
+
+def plan_note(estimate: GridEstimate, cal: Calibration) -> Note:
+    """'about 70 s in all for 2 runs' from the calibration, said before the first run."""
+    return Note(
+        "plan_expect",
+        {
+            "total": duration_text(estimate.remaining_s() or 0.0),
+            "runs": len(estimate.runs),
+            "cal_s": cal.calibration_s,
+        },
+    )
+
+
+def memory_notes(summaries: list[dict[str, Any]]) -> list[Note]:
+    """Activation memory of each non-fp32 run vs its backend's fp32 run, from the measured bytes."""
+    base = {
+        s.get("backend"): s.get("saved_activation_bytes")
+        for s in summaries
+        if s.get("precision") == "fp32" and s.get("saved_activation_bytes")
+    }
+    out: list[Note] = []
+    for s in summaries:
+        b, v = base.get(s.get("backend")), s.get("saved_activation_bytes")
+        if s.get("precision") == "fp32" or not b or not v:
+            continue
+        ratio = v / b
+        args = {"label": s.get("label"), "mb": v / 2**20, "fp32_mb": b / 2**20}
+        if ratio < 0.95:
+            out.append(Note("mem_less", {**args, "pct": (1 - ratio) * 100}))
+        elif ratio > 1.05:
+            out.append(Note("mem_more", {**args, "pct": (ratio - 1) * 100}))
+        else:
+            out.append(Note("mem_same", args))
+    return out
+
+
+# --- the estimate of the time left --------------------------------------------------------------
+
+
+@dataclass
+class _RunPlan:
+    label: str
+    steps: int
+    predicted_step_s: float | None
+    done_steps: int = 0
+    step_times: list[float] | None = None
+    finished: bool = False
+    started_at: float | None = None
+
+
+class GridEstimate:
+    """Seconds left for a whole grid: the calibration first, then each run's measured speed.
+
+    Pending runs get their calibrated step time times the factor by which the runs so far were
+    slower or faster than calibrated (load on a shared machine moves every run alike); the run
+    in progress uses its own recent steps; each run adds the measured per-run overhead
+    (preparing, evaluating), first estimated from the calibration's.
+    """
+
+    def __init__(
+        self, configs: list[Any], cal: Calibration | None, clock: Any = time.monotonic
+    ) -> None:
+        self.clock = clock
+        self.cal = cal
+        device = cal.device if cal is not None else "cpu"
+        self.runs = [
+            _RunPlan(
+                c.label,
+                c.steps,
+                cal.step_s.get(effective_precision(c.backend, c.precision, device))
+                if cal is not None
+                else None,
+                step_times=[],
+            )
+            for c in configs
+        ]
+        self.warmup = configs[0].warmup_steps if configs else 0
+        # Per run outside the steps: prepare() and the evaluation (forward only: about a third
+        # of a training step per batch), until a finished run tells the real figure.
+        self.overheads: list[float] = []
+        self._guess_overhead = 0.0
+        if cal is not None:
+            fwd = cal.step_s.get("fp32", 0.0) / 3
+            self._guess_overhead = min(cal.setup_s, 5.0) + cal.eval_batches * fwd
+        self._current: _RunPlan | None = None
+        self._last_end: float | None = None
+        self._grid_start = clock()
+
+    def _run(self, label: str) -> _RunPlan | None:
+        for r in self.runs:
+            if r.label == label and not r.finished:
+                return r
+        return None
+
+    def update(self, ev: Any) -> None:
+        """Take one engine event (start/step/end; others are ignored)."""
+        now = self.clock()
+        kind = getattr(ev, "kind", None)
+        if kind == "start":
+            run = self._run(ev.label)
+            if run is not None:
+                run.started_at = now
+                self._current = run
+        elif kind == "step":
+            run = self._run(ev.label)
+            if run is not None:
+                run.done_steps = ev.step
+                assert run.step_times is not None
+                run.step_times.append(ev.step_time_s)
+        elif kind == "end":
+            run = self._run(ev.label)
+            if run is not None:
+                run.finished = True
+                steps_s = sum(run.step_times or [])
+                began = self._last_end if self._last_end is not None else self._grid_start
+                self.overheads.append(max(0.0, (now - began) - steps_s))
+            self._last_end = now
+            self._current = None
+
+    def _factor(self) -> float:
+        """Measured / calibrated step time over the runs so far (1.0 before any)."""
+        ratios = []
+        for r in self.runs:
+            times = (r.step_times or [])[self.warmup :]
+            if r.predicted_step_s and len(times) >= 2:
+                ratios.append(statistics.median(times) / r.predicted_step_s)
+        return statistics.median(ratios[-3:]) if ratios else 1.0
+
+    def _overhead(self) -> float:
+        return statistics.median(self.overheads) if self.overheads else self._guess_overhead
+
+    def _speed(self, run: _RunPlan) -> float | None:
+        times = (run.step_times or [])[self.warmup :]
+        if len(times) >= 3:
+            return statistics.fmean(times[-20:])
+        if run.predicted_step_s is not None:
+            return run.predicted_step_s * self._factor()
+        known = [statistics.fmean(t[self.warmup :]) for r in self.runs
+                 if (t := r.step_times or []) and len(t) > self.warmup]  # fmt: skip
+        return statistics.fmean(known) if known else None
+
+    def remaining_s(self) -> float | None:
+        """Seconds until the last run of the grid ends; None while nothing can say."""
+        total = 0.0
+        overhead = self._overhead()
+        for r in self.runs:
+            if r.finished:
+                continue
+            speed = self._speed(r)
+            if speed is None:
+                return None
+            total += (r.steps - r.done_steps) * speed
+            if r is self._current:
+                # The part of the overhead still ahead: the evaluation (prepare is behind it).
+                total += overhead * 0.5
+            else:
+                total += overhead
+        return total
+
+    def total_s(self) -> float | None:
+        """Predicted whole-grid seconds: elapsed so far plus what is left."""
+        left = self.remaining_s()
+        return None if left is None else (self.clock() - self._grid_start) + left
+
+
+def plan_grid(configs: list[Any], stop: threading.Event | None = None) -> Any:
+    """Calibrate for a grid and build its GridPlanned event (None when nothing could be timed)."""
+    from .events import GridPlanned
+
+    machine = machine_info()
+    try:
+        cal = calibrate(configs, stop)
+    except Exception:  # noqa: BLE001 - the runs themselves will report what is wrong
+        cal = None
+    if cal is None:
+        return GridPlanned(machine=machine, calibration=None, expected_s=None, notes=[])
+    estimate = GridEstimate(configs, cal)
+    notes = [*speed_notes(cal, machine, configs), plan_note(estimate, cal)]
+    return GridPlanned(
+        machine=machine,
+        calibration=cal.to_dict(),
+        expected_s=estimate.remaining_s(),
+        notes=[n.to_dict() for n in notes],
+    )

@@ -45,11 +45,23 @@ def run_grid(
     emit: Callable[[Event], None],
     stop: threading.Event,
     limits: Limits | None = None,
+    calibrate: bool = False,
 ) -> None:
-    """Run configs one after another in this thread, emitting events; stop skips the rest."""
+    """Run configs one after another in this thread, emitting events; stop skips the rest.
+
+    calibrate: first time the step of each precision for a few seconds, in this same thread
+    (the runs' thread setup), and emit a GridPlanned event with what to expect.
+    """
     from .engine import execute, failed_event, prepare
 
     total = len(configs)
+    if calibrate and configs and not stop.is_set():
+        from .profile import plan_grid
+
+        with RUN_LOCK:
+            plan = plan_grid(configs, stop)
+        if plan is not None:
+            emit(plan)
     for i, cfg in enumerate(configs):
         if stop.is_set():
             break
@@ -69,8 +81,11 @@ def run_grid(
 class Runner:
     """Background thread + stop Event + event queue for a sequential grid of runs."""
 
-    def __init__(self, configs: list[RunConfig], limits: Limits | None = None) -> None:
+    def __init__(
+        self, configs: list[RunConfig], limits: Limits | None = None, calibrate: bool = False
+    ) -> None:
         self.configs = list(configs)
+        self.calibrate = calibrate
         self.limits = limits or Limits.from_env()
         self.stop_event = threading.Event()
         self.queue: queue.Queue[Any] = queue.Queue()
@@ -118,6 +133,6 @@ class Runner:
 
     def _work(self) -> None:
         try:
-            run_grid(self.configs, self._emit, self.stop_event, self.limits)
+            run_grid(self.configs, self._emit, self.stop_event, self.limits, self.calibrate)
         finally:
             self.queue.put(_END)

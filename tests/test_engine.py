@@ -11,7 +11,6 @@ from conftest import events_of, summary_of
 
 from mpdemo import RunConfig, prepare, train
 from mpdemo.messages import ConfigError
-from mpdemo.precision import cpu_fp16_slowdown
 
 SUMMARY_KEYS = {
     "backend", "precision", "device", "requested_dtype", "effective_dtype", "params", "steps",
@@ -52,10 +51,10 @@ def test_fp16_on_cpu_audit_says_what_ran(small_cfg: RunConfig, backend: str, eff
     assert s["effective_dtype"] == effective
     keys = [w["key"] for w in s["warning_keys"]]
     if backend == "torch":
-        # Only the torch loop autocasts fp16 on a CPU: it runs, with a scaler, and says when it
-        # is slow (most CPUs; those with AVX512-FP16/AMX-FP16 have fast fp16 kernels).
+        # Only the torch loop autocasts fp16 on a CPU: it runs, with a scaler. No sentence about
+        # its speed unless the profile calibrated it (train() alone does not calibrate).
         assert s["final_loss_scale"] == 2.0**16
-        assert ("cpu_fp16_slow" in keys) == (cpu_fp16_slowdown() > 1.5)
+        assert not {"speed_slower", "speed_faster", "speed_same"} & set(keys)
     else:
         assert "fp16_not_applied" in keys
         assert s["final_loss_scale"] is None

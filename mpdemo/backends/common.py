@@ -19,10 +19,11 @@ from ..messages import MpdemoError, Note
 from ..precision import (
     DtypeProbe,
     autocast_supported,
-    cpu_precision_notes,
     dtype_name,
+    measured_speed_notes,
     synchronize,
 )
+from ..profile import SavedBytes
 from ..registry import BACKENDS
 from .hooks import StepHooks
 
@@ -63,28 +64,22 @@ class Recorder(StepHooks):
         self._t0 = 0.0
         self._start = 0.0
         self._probe: DtypeProbe | None = None
+        self._saved: SavedBytes | None = None  # armed for the first step only
+        self.saved_activation_bytes: int | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
         """Emit RunStarted; arm the dtype probe and the memory baseline."""
         if self.cfg.precision == "fp16" and not self.cfg.loss_scaling:
             self.notes.append(Note("no_scaler"))
-        # Only the torch backend autocasts fp16 on a CPU (Accelerate and the Trainer fall back to
-        # fp32 and get their own warning from the dtype audit); bf16 autocasts in all three.
-        if self.device.type == "cpu" and (
-            self.cfg.backend == "torch" or self.cfg.precision == "bf16"
-        ):
-            self.notes += cpu_precision_notes(self.cfg.precision)
+        # How fast this precision stepped here, from the profile's calibration (when one ran).
+        self.notes += measured_speed_notes(self.cfg, self.device.type)
         mps_no_amp = self.device.type == "mps" and self.cfg.precision != "fp32"
         if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):
             self.notes.append(Note("mps_autocast_off", {"precision": self.cfg.precision}))
         self._probe = DtypeProbe(self.prep.model)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
-        import psutil
-
-        self._proc = psutil.Process()  # one handle: RSS is read after every CPU step
-        self._rss0 = self._rss_peak = self._rss()
         self._start = time.perf_counter()
         self.emit(
             RunStarted(
@@ -101,18 +96,27 @@ class Recorder(StepHooks):
             )
         )
 
-    def _rss(self) -> int:
-        return self._proc.memory_info().rss
-
     def begin(self) -> None:
         """Call right before the step's forward pass."""
         synchronize(self.device)  # earlier queued GPU work must not be billed to this step
+        if self.step == 0:
+            # Count the activations kept for backward over the first step (a warm-up step,
+            # left out of the timings, so the hooks' cost never reaches mean_step_s).
+            self._saved = SavedBytes(self.prep.model).__enter__()
         self._t0 = time.perf_counter()
 
     def lap(self) -> float:
         """Seconds since begin(), after the device finished the step's work."""
         synchronize(self.device)  # the step's GPU kernels have finished before we read the clock
-        return time.perf_counter() - self._t0
+        dt = time.perf_counter() - self._t0
+        self._close_saved()
+        return dt
+
+    def _close_saved(self) -> None:
+        if self._saved is not None:
+            self._saved.close()
+            self.saved_activation_bytes = self._saved.bytes or None
+            self._saved = None
 
     def end(
         self,
@@ -129,8 +133,6 @@ class Recorder(StepHooks):
         self.losses.append(loss_val)
         self.times.append(dt)
         self.scales.append(scale)
-        if self.device.type == "cpu":
-            self._rss_peak = max(self._rss_peak, self._rss())
         bs = self.cfg.batch_size
         tokens = self.prep.tokens_per_sample
         self.emit(
@@ -199,6 +201,7 @@ class Recorder(StepHooks):
 
     def finish(self) -> dict[str, Any]:
         """Build the summary, emit RunFinished, return the summary."""
+        self._close_saved()  # a step that raised between begin() and lap() must not leave hooks
         if self._probe is not None:
             self._probe.close()
             self.effective_dtype = self.effective_dtype or self._probe.dtype
@@ -237,13 +240,11 @@ class Recorder(StepHooks):
         mean_step = statistics.fmean(warm) if warm else None
         effective = dtype_name(self.effective_dtype)
         notes = self._dtype_notes(effective) + self.notes
-        if self.device.type == "cuda":
-            peak, peak_kind = (
-                torch.cuda.max_memory_allocated(self.device),
-                "cuda max_memory_allocated",
-            )
-        else:
-            peak, peak_kind = self._rss_peak - self._rss0, "process RSS growth"
+        # Memory, measured the same way on every device: the activations kept for backward in
+        # one step; on CUDA also the allocator's peak. (A CPU process's RSS is not a measure of
+        # the run: it depends on what ran before it.)
+        peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
+        cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
         tokens = self.prep.tokens_per_sample
         out: dict[str, Any] = {
             "label": self.cfg.label,
@@ -263,8 +264,10 @@ class Recorder(StepHooks):
             "tokens_per_s": self.cfg.batch_size * tokens / mean_step
             if mean_step and tokens
             else None,
-            "peak_mem_bytes": int(peak),
-            "peak_mem_kind": peak_kind,
+            "step_time_cv": cv,  # the run's own noise: stdev / mean of its timed steps
+            "saved_activation_bytes": self.saved_activation_bytes,
+            "peak_mem_bytes": int(peak) if peak is not None else None,
+            "peak_mem_kind": "cuda max_memory_allocated" if peak is not None else None,
             "final_loss_scale": next((s for s in reversed(self.scales) if s is not None), None),
             "status": status,
             "train_rows": self.prep.train_rows,
