@@ -116,3 +116,14 @@ def test_portuguese_counts_zero_and_one_as_singular() -> None:
     assert two == "2.000 concluídas"
     assert i18n.lang_from_header("pt-BR,pt;q=0.9,en;q=0.8") == "pt"
     assert ("Português", "pt") in i18n.LANG_CHOICES
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if c != i18n.DEFAULT_LANG])
+def test_nothing_is_left_in_the_default_language_unless_the_file_says_so(code: str) -> None:
+    path = i18n.LOCALES_DIR / f"{code}.toml"
+    same = set(tomllib.loads(path.read_text(encoding="utf-8"))["meta"].get("same_as_default", []))
+    base, loc = i18n.LOCALES[i18n.DEFAULT_LANG], i18n.LOCALES[code]
+    assert same <= set(loc.strings), same - set(loc.strings)
+    left = {k for k, v in loc.strings.items() if base.strings.get(k) == v} - same
+    left |= {k for k, v in loc.messages.items() if base.messages.get(k) == v}
+    assert not left, f"{code}: still in {base.name}: {sorted(left)}"

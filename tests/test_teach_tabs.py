@@ -1,9 +1,8 @@
-"""Teaching tabs: strings in both languages, the finfo table, presets, and handlers called directly."""
+"""Teaching tabs: strings in every language, the finfo table, presets, and handlers called directly."""
 
 from __future__ import annotations
 
 import re
-import string
 from dataclasses import fields
 
 import gradio as gr
@@ -15,35 +14,11 @@ from mpdemo.catalog import BACKENDS, PRECISIONS
 from mpdemo.config import Limits, RunConfig
 from mpdemo.ui import app, i18n
 from mpdemo.ui import teach_tabs as T
-from mpdemo.ui.i18n_teach import TEACH_EN, TEACH_ES
 
-# Technical words the Spanish course keeps as they are.
-SAME_IN_BOTH = {
-    "nf_cat_subnormal",
-    "nf_cat_normal",
-    "uf_band_sub",
-    "uf_band_over",
-    "uf_col_overS",
-    "code_backend_label",
-}
-LANGS = ("en", "es")
-
-
-@pytest.fixture(scope="module")
-def merged():
-    """The app's tables and tab list with the teaching tabs merged in, as the lead will do."""
-    saved = dict(i18n.EN), dict(i18n.ES), list(app.TABS)
-    i18n.EN.update(TEACH_EN)
-    i18n.ES.update(TEACH_ES)
-    app.TABS.extend(T.TEACH_TABS)
-    try:
-        yield
-    finally:
-        i18n.EN.clear()
-        i18n.EN.update(saved[0])
-        i18n.ES.clear()
-        i18n.ES.update(saved[1])
-        app.TABS[:] = saved[2]
+# The teaching tabs' strings in the default language (every locale file has the same keys and
+# placeholders, and says which keys stay as in English: tests/test_locales.py).
+TEACH_EN = i18n.LOCALES[i18n.DEFAULT_LANG].sections["teach"]
+LANGS = i18n.LANGS
 
 
 @pytest.fixture(scope="module")
@@ -53,24 +28,6 @@ def tiny_lab():
     return collect(RunConfig(train_slice="train[:64]", steps=1, batch_size=16, device="cpu"))
 
 
-def _fields_of(template: str) -> set[str]:
-    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
-
-
-def test_every_string_in_both_languages() -> None:
-    assert set(TEACH_EN) == set(TEACH_ES)
-    for key, en in TEACH_EN.items():
-        es = TEACH_ES[key]
-        assert es.strip(), key
-        assert _fields_of(en) == _fields_of(es), key
-        if key not in SAME_IN_BOTH:
-            assert es != en, f"{key} is not translated"
-
-
-def test_teaching_keys_do_not_overwrite_the_apps_strings() -> None:
-    assert not set(TEACH_EN) & i18n.APP_KEYS, "the merge would replace existing UI strings"
-
-
 def test_change_notes_mirror_codegen() -> None:
     # A failure here means codegen.CHANGES moved on: update code_change_* in i18n_teach.
     for backend, items in codegen.CHANGES.items():
@@ -78,7 +35,7 @@ def test_change_notes_mirror_codegen() -> None:
             assert TEACH_EN.get(f"code_change_{backend}_{i}") == english
 
 
-def test_app_builds_with_the_teaching_tabs(merged) -> None:
+def test_app_builds_with_the_teaching_tabs() -> None:
     demo = app.build_app()
     ids = {getattr(b, "elem_id", None) for b in demo.blocks.values()}
     for elem in ("formats-tab", "underflow-tab", "code-tab", "why-tab", "nf-table", "uf-scale",
@@ -91,14 +48,14 @@ def test_app_builds_with_the_teaching_tabs(merged) -> None:
 
 def test_language_hooks_return_one_update_per_output() -> None:
     with gr.Blocks():
-        lang = gr.Radio(["en", "es"], value="en")
+        lang = gr.Radio(list(i18n.LANGS), value=i18n.DEFAULT_LANG)
         ctx = app.TabContext(lang=lang, limits=Limits())
         ctx.shared = {}
         for build in T.TEACH_TABS:
             build(ctx)
     assert {"preset", "code_controls", "underflow_controls"} <= set(ctx.shared)
     for key in (k for _, props in ctx.registered for k in props.values()):
-        assert key in TEACH_EN or key in i18n.EN, key
+        assert key in i18n.LOCALES[i18n.DEFAULT_LANG].strings, key
     for fn, inputs, outputs in ctx.language_hooks:
         for code in LANGS:
             out = fn(code, *[c.value for c in inputs])
@@ -214,7 +171,9 @@ def test_underflow_view(lang: str, tiny_lab) -> None:
     assert sum(counts) == tiny_lab.magnitudes["activation"].nonzero
     assert list(table.columns) == [T.tt(c, lang) for c in T.UF_TABLE_COLUMNS]
     assert len(table) == 2
-    assert T._pct(tiny_lab.shares("activation", 2.0**16)["underflow_share"]) in reading
+    assert T._pct(tiny_lab.shares("activation", 2.0**16)["underflow_share"], lang) in reading
+    # Counts in the page's digits: 191.874 parámetros in Spanish, 191,874 params in English.
+    assert i18n.number(tiny_lab.params, lang, ",") in status
     # The slider moves the histogram: at S = 1 more bars sit in the flush-to-zero band.
     low = T.underflow_view(lang, tiny_lab, 0)[1]
     assert low.count("#b42318") > act.count("#b42318")
@@ -228,7 +187,7 @@ def test_underflow_compute_reports_errors_in_the_page_language() -> None:
     assert "batch_size" in str(err.value)
     with RUN_LOCK, pytest.raises(gr.Error) as err:
         T.underflow_compute("es", "tiny-bert", 16, 0)
-    assert i18n.ES_MESSAGES["busy"] in str(err.value)
+    assert i18n.message("busy", {}, "es") in str(err.value)
 
 
 def test_preset_loads_train_tab_values() -> None:

@@ -111,12 +111,6 @@ LOCALES: dict[str, Locale] = load_locales()
 LANGS: tuple[str, ...] = tuple(LOCALES)
 LANG_CHOICES: list[tuple[str, str]] = [(loc.name, code) for code, loc in LOCALES.items()]
 
-# Older names, kept so code written against the dict tables still reads the same strings.
-EN: dict[str, str] = LOCALES[DEFAULT_LANG].strings
-ES: dict[str, str] = LOCALES["es"].strings
-ES_MESSAGES: dict[str, str] = LOCALES["es"].messages
-APP_KEYS = frozenset(LOCALES[DEFAULT_LANG].sections["ui"])  # the page's and Train tab's keys
-
 
 def norm_lang(lang: str | None) -> str:
     """A supported language code; anything else falls back to the default language."""

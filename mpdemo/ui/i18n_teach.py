@@ -11,6 +11,5 @@ from __future__ import annotations
 
 from .i18n import DEFAULT_LANG, LOCALES
 
-# Older names for the English and Spanish tables, read from the locale files.
+# The default language's teaching strings (the Code tab compares them with codegen's English).
 TEACH_EN: dict[str, str] = LOCALES[DEFAULT_LANG].sections["teach"]
-TEACH_ES: dict[str, str] = LOCALES["es"].sections["teach"]

@@ -20,7 +20,7 @@ from ..catalog import DEFAULT_MODEL, PRECISIONS
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
 from ..registry import BACKENDS
-from .i18n import DEFAULT_LANG, error_text, norm_lang
+from .i18n import DEFAULT_LANG, error_text, norm_lang, number
 from .i18n import t as base_t
 from .i18n_teach import TEACH_EN
 
@@ -94,13 +94,11 @@ def _esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _pct(x: float) -> str:
-    """A share as a percentage, small ones kept visible (0.004% rather than 0.0%)."""
+def _pct(x: float, lang: str) -> str:
+    """A share as a percentage in lang's digits, small ones kept visible (0.004%, not 0.0%)."""
     if x == 0:
         return "0%"
-    if x < 0.001:
-        return f"{x * 100:.2g}%"
-    return f"{x * 100:.1f}%"
+    return number(x * 100, lang, ".2g" if x < 0.001 else ".1f") + "%"
 
 
 def _num(x: float | None) -> str:
@@ -327,7 +325,7 @@ def histogram_svg(lang: str, mags: Any, k: int, title: str, band: dict[str, floa
         b = CHART_LO + i
         share = n / total
         bh = max(share / peak * (ph - 16), 1.0)  # 1 px minimum: rare bins stay visible
-        tip = tt("uf_bar_tip", lang, lo=b, hi=b + 1, n=f"{n:,}", share=_pct(share))
+        tip = tt("uf_bar_tip", lang, lo=b, hi=b + 1, n=number(n, lang, ","), share=_pct(share, lang))
         parts.append(
             f'<rect class="mp-bar" data-log2="{b}" data-count="{n}" x="{x_of(b) + 0.5:.1f}" '
             f'y="{top + ph - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}" '
@@ -355,7 +353,7 @@ def histogram_svg(lang: str, mags: Any, k: int, title: str, band: dict[str, floa
     )
     parts.append(
         f'<text x="{left - 4}" y="{top + 16}" font-size="10" text-anchor="end" fill="{INK}">'
-        f"{_esc(_pct(peak))}</text>"
+        f"{_esc(_pct(peak, lang))}</text>"
     )
     parts.append("</svg>")
     return "".join(parts)
@@ -376,11 +374,11 @@ def underflow_table(lang: str, lab: Any, k: int) -> pd.DataFrame:
         rows.append(
             [
                 tt(f"uf_kind_{kind}", lang),
-                f"{lab.magnitudes[kind].nonzero:,}",
-                _pct(s1["underflow_share"]),
-                _pct(sk["underflow_share"]),
-                _pct(sk["subnormal_share"]),
-                _pct(sk["overflow_share"]),
+                number(lab.magnitudes[kind].nonzero, lang, ","),
+                _pct(s1["underflow_share"], lang),
+                _pct(sk["underflow_share"], lang),
+                _pct(sk["subnormal_share"], lang),
+                _pct(sk["overflow_share"], lang),
             ]
         )
     return pd.DataFrame(rows, columns=cols)
@@ -418,9 +416,9 @@ def underflow_view(lang: str, lab: Any, k: Any) -> tuple[str, str, str, pd.DataF
         "uf_status",
         lang,
         model=lab.model,
-        params=f"{lab.params:,}",
+        params=number(lab.params, lang, ","),
         batch=lab.batch_size,
-        loss=f"{lab.loss:.4f}",
+        loss=number(lab.loss, lang, ".4f"),
         layers=lab.activation_layers,
     )
     charts = [
@@ -435,13 +433,13 @@ def underflow_view(lang: str, lab: Any, k: Any) -> tuple[str, str, str, pd.DataF
         "uf_reading",
         lang,
         k=k,
-        scale=f"{2**k:,}",
-        az=_pct(ak["underflow_share"]),
-        wz=_pct(wk["underflow_share"]),
-        az1=_pct(a1["underflow_share"]),
-        wz1=_pct(w1["underflow_share"]),
-        ao=_pct(ak["overflow_share"]),
-        wo=_pct(wk["overflow_share"]),
+        scale=number(2**k, lang, ","),
+        az=_pct(ak["underflow_share"], lang),
+        wz=_pct(wk["underflow_share"], lang),
+        az1=_pct(a1["underflow_share"], lang),
+        wz1=_pct(w1["underflow_share"], lang),
+        ao=_pct(ak["overflow_share"], lang),
+        wo=_pct(wk["overflow_share"], lang),
     )
     reading += "\n\n" + tt("uf_paper", lang)
     return status, charts[0], charts[1], underflow_table(lang, lab, k), reading

@@ -1,19 +1,27 @@
-"""Every tab in both languages: no English left on the Spanish page outside code and names."""
+"""Every tab in every language: no text of another language left on the page.
+
+One page load per language (the browser's locale picks it through Accept-Language). What counts
+as "another language" comes from the locale files themselves: a word that some other locale's
+strings use and this locale's strings never do is a left-over. English also has a hand-made
+list, for English that is not in any locale file (gradio's own words, catalog descriptions).
+"""
 
 from __future__ import annotations
 
 import re
+from functools import cache
 
 import pytest
 from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
 
-TABS = ["train-tab", "formats-tab", "underflow-tab", "code-tab", "why-tab"]
+from mpdemo.ui import i18n
 
 pytestmark = BROWSER_MARKS
 
-# Words that are English and never Spanish. Left out on purpose: words both languages share or
-# that Spanish technical prose borrows (a, no, me, son, has, once, error, normal, final, total,
-# backend(s), splits, overflow, underflow, subnormal, tensor, auto, vs).
+# Words that are English and never Spanish or Portuguese. Left out on purpose: words the
+# languages share or that Spanish and Portuguese technical prose borrows (a, no, me, son, has,
+# once, error, normal, final, total, backend(s), splits, overflow, underflow, subnormal, tensor,
+# auto, vs). Any word a locale file itself uses is allowed on that locale's page.
 _ENGLISH_WORDS = """
     the and with of is are this that these those when which what where while from to for in on
     at by or an it its be been was were will can not only each every your you than then into
@@ -26,7 +34,7 @@ _ENGLISH_WORDS = """
 """
 ENGLISH = frozenset(_ENGLISH_WORDS.split())
 
-# Names that stay as they are in Spanish (matched case-sensitively, removed before the check).
+# Names that stay as they are in every language (matched case-sensitively, removed first).
 NAMES = [
     "Hugging Face",
     "PyTorch AMP",
@@ -56,27 +64,52 @@ TEXT_JS = """sel => {
     return text;
 }"""
 
+# A token that is code, a number, a unit, an id or a format name rather than a word:
+# anything with a digit, an underscore, a dot, a slash, brackets, = or a backtick.
+CODE_LIKE = re.compile(r"\S*[\d_./\\\[\](){}=`<>:@#]\S*")
+WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:'[a-z]+)?")
+
 
 def text_of(pg, sel: str) -> str:
     return pg.evaluate(TEXT_JS, sel)
 
 
-# A token that is code, a number, a unit, an id or a format name rather than a word:
-# anything with a digit, an underscore, a dot, a slash, brackets, = or a backtick.
-CODE_LIKE = re.compile(r"\S*[\d_./\\\[\](){}=`<>:@#]\S*")
-
-
-def english_words(text: str) -> list[str]:
-    """Each English word left in `text`, with a little of its context."""
+def words(text: str) -> list[re.Match]:
+    """The prose words of one line of text (names, code and numbers taken out)."""
     for name in NAMES:
         text = text.replace(name, " ")
+    return list(WORD.finditer(CODE_LIKE.sub(" ", text)))
+
+
+@cache
+def vocabulary(code: str) -> frozenset[str]:
+    """Every word (lower case) of a locale's UI strings and engine messages."""
+    loc = i18n.LOCALES[code]
+    out = set()
+    for template in (*loc.strings.values(), *loc.messages.values()):
+        for line in template.splitlines():
+            out.update(m.group(0).lower() for m in words(line))
+    return frozenset(out)
+
+
+@cache
+def foreign(code: str) -> frozenset[str]:
+    """Words that mark text as another language than `code`'s."""
+    others = set(ENGLISH) if code != "en" else set()
+    for other in i18n.LANGS:
+        if other != code:
+            others |= vocabulary(other)
+    return frozenset(others - vocabulary(code))
+
+
+def left_over(text: str, code: str) -> list[str]:
+    """Each word of another language in `text`, with a little of its context."""
+    bad = foreign(code)
     hits = []
     for line in text.splitlines():
-        prose = CODE_LIKE.sub(" ", line)
-        for m in re.finditer(r"[A-Za-zÁÉÍÓÚÜÑáéíóúüñ]+(?:'[a-z]+)?", prose):
-            if m.group(0).lower() in ENGLISH:
-                a, b = max(m.start() - 60, 0), m.end() + 60
-                hits.append(f"{m.group(0)!r} in {'...' * (a > 0)}{line[a:b].strip()!r}")
+        for m in words(line):
+            if m.group(0).lower() in bad:
+                hits.append(f"{m.group(0)!r} in {line.strip()[:140]!r}")
     return hits
 
 
@@ -90,23 +123,34 @@ def browser():
         br.close()
 
 
-def open_page(browser, url: str, locale: str, lang_label: str):
-    """A fresh page in `locale`; waits until the load event picked the language."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=locale)
+def open_page(browser, url: str, code: str):
+    """A fresh page whose browser asks for `code`; waits until the load event picked it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=code)
     pg = context.new_page()
     pg.goto(url, wait_until="domcontentloaded")
     pg.wait_for_selector("#start-btn", timeout=60_000)
     pg.wait_for_function(  # detect_language ran and the radio shows it
         """l => Array.from(document.querySelectorAll('#lang label'))
             .some(x => x.innerText.trim() === l && x.querySelector('input')?.checked)""",
-        arg=lang_label,
+        arg=i18n.LOCALES[code].name,
         timeout=30_000,
     )
     pg.wait_for_function(  # the load hooks filled in the row-count preview
         "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
         timeout=30_000,
     )
+    heading = i18n.t("intro", code).strip().splitlines()[0].lstrip("# ")
+    pg.wait_for_function(  # the relabelling (its own request, after the load event) arrived
+        "h => (document.querySelector('#intro')?.innerText || '').includes(h)",
+        arg=heading,
+        timeout=30_000,
+    )
     return context, pg
+
+
+# The tab panels, read from the page (elem_id "x-tab" has its button "x-tab-button").
+TABS_JS = """() => Array.from(document.querySelectorAll('button[role=tab][id$="-tab-button"]'))
+    .map(b => b.id.slice(0, -'-button'.length))"""
 
 
 def open_tab(pg, tab: str) -> None:
@@ -119,85 +163,80 @@ def open_tab(pg, tab: str) -> None:
     pg.wait_for_timeout(300)  # late renders (tables, the code editors) settle
 
 
-def tab_texts(pg) -> dict[str, str]:
-    """tab → its panel's prose, the tab bar's label included."""
-    out = {}
-    for tab in TABS:
+def page_texts(pg) -> dict[str, str]:
+    """Each tab's prose (its tab-bar label included), the presets and a computed Underflow lab."""
+    out = {"header": text_of(pg, "#intro") + "\n" + text_of(pg, "#lang")}
+    tabs = pg.evaluate(TABS_JS)
+    assert {"train-tab", "formats-tab", "underflow-tab", "code-tab", "why-tab"} <= set(tabs)
+    for tab in tabs:
         open_tab(pg, tab)
         if tab == "train-tab":  # the closed accordion hides the loss-scaling controls
             pg.locator("#advanced .label-wrap").first.click()
             pg.wait_for_selector("#loss-scaling", state="visible", timeout=10_000)
-        label = pg.inner_text(f"#{tab}-button")
-        out[tab] = label + "\n" + text_of(pg, f"#{tab}")
+        out[tab] = pg.inner_text(f"#{tab}-button") + "\n" + text_of(pg, f"#{tab}")
+    # The Why tab's presets: their names, and each one's description.
+    open_tab(pg, "why-tab")
+    options = pg.locator("[data-testid=dropdown-option]")
+    pg.click("#preset input")
+    names = [options.nth(i).inner_text().strip() for i in range(options.count())]
+    assert len(names) >= 2, names
+    out["why-tab (preset names)"] = "\n".join(names)
+    pg.keyboard.press("Escape")
+    for i in range(len(names)):
+        open_tab(pg, "why-tab")  # a preset may switch to the Train tab
+        pg.click("#preset input")
+        before = text_of(pg, "#preset-desc")
+        options.nth(i).click()
+        pg.wait_for_function(
+            f"b => ({TEXT_JS})('#preset-desc').trim() !== b.trim()", arg=before, timeout=15_000
+        )
+        out[f"why-tab (preset {i + 1})"] = text_of(pg, "#preset-desc")
+        out[f"train-tab (after preset {i + 1})"] = text_of(pg, "#status")
+    descriptions = [out[f"why-tab (preset {i + 1})"] for i in range(len(names))]
+    assert len(set(descriptions)) == len(names), descriptions  # each one was read
+    # The Underflow lab's results: one real backward pass on the default small model.
+    open_tab(pg, "underflow-tab")
+    before = pg.inner_text("#uf-status")
+    pg.click("#uf-run")
+    pg.wait_for_function(
+        """b => (document.querySelector('#uf-reading')?.innerText || '').trim().length > 0
+            && document.querySelector('#uf-status')?.innerText !== b""",
+        arg=before,
+        timeout=60_000,
+    )
+    pg.wait_for_timeout(300)
+    out["underflow-tab (computed)"] = text_of(pg, "#underflow-tab")
     return out
 
 
-def test_detector_finds_english() -> None:
-    assert english_words("Press Train to start the comparison.")
-    assert not english_words("Pulsa Entrenar para lanzar la comparación con PyTorch AMP.")
-    assert not english_words("tras growth_interval pasos; fp16=True en torch.autocast(...)")
+def test_the_detector_finds_other_languages() -> None:
+    assert left_over("Press Train to start the comparison.", "es")
+    assert left_over("Pulsa Entrenar para lanzar la comparación.", "en")
+    assert left_over("Pulsa Entrenar para lanzar la comparación.", "pt")
+    assert left_over("Clique em Treinar para rodar a comparação.", "es")
+    assert not left_over("Pulsa Entrenar para lanzar la comparación con PyTorch AMP.", "es")
+    assert not left_over("tras growth_interval pasos; fp16=True en torch.autocast(...)", "es")
+    assert not left_over("Clique em **Treinar** para rodar a comparação.", "pt")
 
 
-def test_spanish_page_has_no_english_left(browser, url: str) -> None:
-    context, pg = open_page(browser, url, "es-ES", "Español")
+@pytest.mark.parametrize("code", i18n.LANGS)
+def test_every_tab_is_in_one_language(browser, url: str, code: str) -> None:
+    context, pg = open_page(browser, url, code)
     try:
-        assert pg.locator("#lang").get_by_label("Español").is_checked()
-        texts = tab_texts(pg)
-        # The Why tab's presets: their names, and each one's description.
-        open_tab(pg, "why-tab")
-        options = pg.locator("[data-testid=dropdown-option]")
-        pg.click("#preset input")
-        names = [options.nth(i).inner_text().strip() for i in range(options.count())]
-        assert len(names) >= 2, names
-        texts["why-tab (preset names)"] = "\n".join(names)
-        for i in range(len(names)):
-            if i:
-                pg.click("#preset input")
-            before = text_of(pg, "#preset-desc")
-            options.nth(i).click()
-            pg.wait_for_function(
-                f"b => ({TEXT_JS})('#preset-desc').trim() !== b.trim()",
-                arg=before,
-                timeout=15_000,
-            )
-            texts[f"why-tab (preset {i + 1})"] = text_of(pg, "#preset-desc")
-        descriptions = [texts[f"why-tab (preset {i + 1})"] for i in range(len(names))]
-        assert len(set(descriptions)) == len(names), descriptions  # each one was read
-        # The Underflow lab's results: one real backward pass on the default small model.
-        open_tab(pg, "underflow-tab")
-        before = pg.inner_text("#uf-status")
-        pg.click("#uf-run")
-        pg.wait_for_function(
-            """b => (document.querySelector('#uf-reading')?.innerText || '').trim().length > 0
-                && document.querySelector('#uf-status')?.innerText !== b""",
-            arg=before,
-            timeout=60_000,
-        )
-        pg.wait_for_timeout(300)
-        texts["underflow-tab (computed)"] = text_of(pg, "#underflow-tab")
+        assert pg.locator("#lang").get_by_label(i18n.LOCALES[code].name).is_checked()
+        texts = page_texts(pg)
     finally:
         context.close()
 
-    assert "Entrenar" in texts["train-tab"] and "Por qué" in texts["why-tab"]
-    assert "Laboratorio de underflow" in texts["underflow-tab"]
-    problems = {tab: english_words(text) for tab, text in texts.items()}
+    for tab, key in [("train-tab", "tab_train"), ("formats-tab", "tab_formats"),
+                     ("underflow-tab", "tab_underflow"), ("code-tab", "tab_code"),
+                     ("why-tab", "tab_why")]:  # fmt: skip
+        assert texts[tab].startswith(i18n.t(key, code)), (tab, texts[tab][:80])
+    problems = {tab: left_over(text, code) for tab, text in texts.items()}
     problems = {tab: hits for tab, hits in problems.items() if hits}
-    assert not problems, "English on the Spanish page:\n" + "\n".join(
+    assert not problems, f"Another language on the {i18n.LOCALES[code].name} page:\n" + "\n".join(
         f"{tab}: {hit}" for tab, hits in problems.items() for hit in hits
     )
-
-
-def test_english_page_is_english(browser, url: str) -> None:
-    context, pg = open_page(browser, url, "en-US", "English")
-    try:
-        assert pg.locator("#lang").get_by_label("English").is_checked()
-        texts = tab_texts(pg)
-    finally:
-        context.close()
-    assert texts["train-tab"].startswith("Train") and "Advanced" in texts["train-tab"]
-    assert texts["formats-tab"].startswith("Number formats")
-    assert texts["underflow-tab"].startswith("Underflow lab")
-    assert texts["code-tab"].startswith("Code")
-    assert texts["why-tab"].startswith("Why")
-    for tab, text in texts.items():  # the detector sees English where there is English
-        assert len(english_words(text)) > 5, (tab, text[:300])
+    if code == "en":  # the detector sees English where there is English
+        for tab in ("train-tab", "formats-tab", "underflow-tab", "code-tab", "why-tab"):
+            assert len(left_over(texts[tab], "es")) > 5, (tab, texts[tab][:300])
