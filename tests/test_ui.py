@@ -80,7 +80,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     result = job.result(timeout=180)
     outputs = job.outputs()
     assert len(outputs) >= 3, "the generator streamed several updates"
-    status, loss, scale, step_ms, sps, scale_empty, summary, csv_file, json_file, _, _ = result
+    status, loss, scale, step_ms, sps, _empty, _legend, summary, csv_file, json_file, _, _ = result
     assert "Done: 2 runs" in status
     assert plots.lines_in(loss) == {"torch · fp32": 8, "torch · bf16": 8}
     # Smoothed by default, with each run's raw curve behind it under a language-free id.
@@ -109,7 +109,8 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     runs = json.loads(Path(json_path).read_text(encoding="utf-8"))["runs"]
     assert [r["summary"]["label"] for r in runs] == ["torch · fp32", "torch · bf16"]
     # The first update offered a script for the first run; it is valid Python.
-    script = outputs[0][10]
+    assert 'data-run="torch · bf16"' in first[6]  # one legend for all plots, every run once
+    script = outputs[0][11]
     script_path = script["value"] if isinstance(script, dict) else script
     if script_path:  # None only while mpdemo.codegen is missing
         compile(Path(script_path).read_text(encoding="utf-8"), script_path, "exec")
@@ -185,7 +186,9 @@ def test_one_training_at_a_time_others_wait_in_the_queue(app_url: str) -> None:
         ({"precisions": []}, r"choose at least one precision"),
         ({"lr": -1.0}, r"lr must be"),
         ({"model": "no/such-model-here"}, r"Hub is not reachable|not found"),
-        ({"steps": 0}, r"minimum|steps"),
+        # Refused with the CLI's words, never clamped to the nearest allowed value.
+        ({"steps": 0}, r"steps must be a whole number from 1 to"),
+        ({"batch_size": 100000}, r"batch_size must be a whole number from 1 to"),
     ],
 )
 def test_bad_input_errors_quickly(client, changes: dict, pattern: str) -> None:
@@ -371,3 +374,171 @@ def test_a_failed_run_shows_in_the_table_and_status_and_keeps_earlier_downloads(
     assert not Path(first_files["json"]).exists()  # replaced by the newer file, not lost
     session.close()
     assert not Path(files["json"]).exists()
+
+
+# --- issue 11: controls, colours, plots, small things ------------------------------------------
+
+
+def test_api_parameters_are_the_control_table_with_its_defaults(app_url: str) -> None:
+    from gradio_client import Client
+
+    from mpdemo.config import RunConfig
+    from mpdemo.ui import controls
+
+    c = Client(app_url, verbose=False)
+    try:
+        params = c.view_api(print_info=False, return_format="dict")["named_endpoints"]["/train"]
+    finally:
+        c.close()
+    names = [p["parameter_name"] for p in params["parameters"]]
+    assert names == [*controls.NAMES, "lang"]
+    assert all(p["parameter_has_default"] for p in params["parameters"])
+    defaults = controls.defaults()
+    for field in set(controls.NAMES) - set(controls.UI_ONLY):
+        assert defaults[field] == getattr(RunConfig(), field), field
+
+
+def test_every_run_of_any_grid_has_its_own_colour(monkeypatch) -> None:
+    from mpdemo import registry
+    from mpdemo.config import RunConfig
+    from mpdemo.runner import grid
+
+    def every_label() -> list[str]:
+        runs = grid(RunConfig(), list(registry.BACKENDS), list(registry.PRECISIONS), True)
+        runs += grid(RunConfig(loss_scaling=False), list(registry.BACKENDS), ["fp16"])
+        return sorted({r.label for r in runs})
+
+    for _ in range(2):  # the registry as it is, then with one more Precision record
+        cmap = plots.color_map()
+        labels = every_label()
+        assert set(labels) <= set(cmap), set(labels) - set(cmap)
+        lines = [cmap[lab] for lab in labels] + [cmap[f"{lab} · raw"] for lab in labels]
+        assert len(set(lines)) == len(lines), "two series share a colour"
+        assert plots.SKIP_COLOR not in lines  # red means a skipped step
+        extra = registry.Precision("fp8x", "float8_e4m3fn", "float8_e4m3fn", True, "fp8", None,
+                                   8, 4, 3, "test record")  # fmt: skip
+        monkeypatch.setitem(registry.PRECISIONS, "fp8x", extra)
+
+
+def test_series_ids_do_not_depend_on_the_language(client) -> None:
+    result = client.predict(
+        api_name="/train", lang="es", steps=3, precisions=["fp16"], growth_interval=1, **FAST
+    )
+    loss, scale = result[1], result[2]
+    runs = set(pd_runs(loss)) | set(pd_runs(scale))
+    assert runs == {"torch · fp16", "torch · fp16 · raw", "torch · fp16 · skipped"}
+    assert runs <= set(plots.color_map())
+
+
+def pd_runs(frame: dict) -> list[str]:
+    """The run column of a LinePlot's serialized value."""
+    i = frame["columns"].index("run")
+    return [row[i] for row in frame["data"]]
+
+
+def test_ema_smoothing_is_debiased_and_skips_nan() -> None:
+    s = plots.Series("torch · fp32")
+    values = [1.0, 0.5, math.nan, 0.25]
+    for i, v in enumerate(values, start=1):
+        s.add(SimpleNamespace(**{**vars(_step("torch · fp32", i, None)), "loss": v}))
+    got = s.smoothed("loss", 0.5)
+    assert got[0] == pytest.approx(1.0)  # debiased: the first point is the first value
+    assert got[1] == pytest.approx((0.25 + 0.25) / 0.75)
+    assert math.isnan(got[2])
+    assert got[3] == pytest.approx((0.5 * 0.5 * 0.5 + 0.125 + 0.125) / 0.875)
+    frame = plots.line_frame({"torch · fp32": s}, ["torch · fp32"], "loss", plots.View(0.5), True)
+    assert set(frame["run"]) == {"torch · fp32", "torch · fp32 · raw"}
+    off = plots.line_frame({"torch · fp32": s}, ["torch · fp32"], "loss", plots.View(0.0), True)
+    assert plots.lines_in(off, every_series=True) == {"torch · fp32": 3}  # raw: a placeholder
+
+
+def test_values_reach_the_hover_rounded_and_the_time_axis_in_seconds() -> None:
+    assert plots.rounded([0.693147182, 1234567.0, 0.000123456, math.nan]).tolist()[:3] == [
+        0.6931,
+        1235000.0,
+        0.0001235,
+    ]
+    s = plots.Series("torch · fp32")
+    for i in range(1, 4):
+        s.add(SimpleNamespace(**{**vars(_step("torch · fp32", i, None)), "elapsed_s": i * 0.51}))
+    frame = plots.line_frame(
+        {"torch · fp32": s}, ["torch · fp32"], "step_ms", plots.View(0, "time")
+    )
+    assert frame["step"].tolist() == [0.51, 1.02, 1.53]
+    assert plots.step_axis(3) == [0, plots.MIN_STEP_AXIS] and plots.step_axis(500) == [0, 500]
+
+
+def test_scale_plot_says_why_it_is_empty() -> None:
+    from mpdemo.config import RunConfig
+    from mpdemo.ui.train_tab import scale_empty_text
+
+    session = Session()
+    bf16 = [RunConfig(precision="fp32"), RunConfig(precision="bf16")]
+    assert "no run in this comparison has a loss scaler" in scale_empty_text(
+        "en", bf16, False, session
+    )
+    fp16 = [RunConfig(precision="fp16")]
+    assert scale_empty_text("en", fp16, False, session) == ""  # it may still report one
+    assert "no run reported a loss scale" in scale_empty_text("en", fp16, True, session)
+    unscaled = [RunConfig(precision="fp16", loss_scaling=False)]
+    assert scale_empty_text("es", unscaled, False, session)
+
+
+def test_stop_while_idle_says_nothing_runs_and_does_not_eat_the_next_click(client) -> None:
+    assert "Nothing is running" in client.predict(api_name="/stop")
+    status, *_ = client.predict(api_name="/train", steps=2, precisions=["fp32"], **FAST)
+    assert "1 completed" in status
+
+
+def test_an_input_error_stays_in_the_status_until_the_next_click() -> None:
+    import gradio as gr
+
+    from mpdemo.ui.train_tab import idle_status, train
+
+    session = Session()
+    frames = train({"steps": 0}, "en", session)
+    first = next(frames)
+    assert first["status"].startswith("Not started: steps must be a whole number from 1 to")
+    with pytest.raises(gr.Error):
+        next(frames)
+    assert idle_status(session, "es").startswith("No se inició: steps debe ser")
+    assert idle_status(Session(), "en") == i18n.t("status_idle", "en")
+
+
+def test_presets_say_what_they_loaded_and_when_the_gpu_is_missing() -> None:
+    from mpdemo.ui import controls
+    from mpdemo.ui.teach_tabs import preset_load
+
+    d = controls.defaults()
+    values, note = preset_load("en", "fp16_vs_fp32_gpu", d, ["auto", "cpu"])
+    assert values["device"] == "auto" and values["precisions"] == ["fp32", "fp16"]
+    assert "Loaded the preset" in note and "No GPU was found" in note
+    values, note = preset_load("es", "fp16_vs_fp32_gpu", d, ["auto", "cpu", "cuda"])
+    assert values["device"] == "cuda" and "GPU" not in note.split("**")[-1]
+    assert preset_load("en", None, d, ["auto"]) == ({}, "")
+
+
+def test_spanish_headers_get_columns_as_wide_as_their_longest_word() -> None:
+    from mpdemo.ui.train_tab import empty_table, header_widths
+
+    for lang in ("en", "es", "pt"):
+        headers = list(empty_table(lang).columns)
+        for h, w in zip(headers, header_widths(headers), strict=True):
+            longest = max(len(word) for word in h.split())
+            assert int(w.removesuffix("px")) >= 9 * longest + 30, (lang, h, w)
+
+
+def test_builtin_models_show_their_exact_parameter_count() -> None:
+    from mpdemo import RunConfig, prepare
+    from mpdemo.catalog import MODELS
+    from mpdemo.ui.controls import model_choices
+
+    for name in ("tiny-bert", "small-bert", "tiny-gpt2"):
+        prep = prepare(RunConfig(model=name, device="cpu", train_slice="train[:32]",
+                                 eval_slice="validation[:16]"))  # fmt: skip
+        count = sum(p.numel() for p in prep.model.parameters())
+        assert MODELS[name].approx_params == count, (name, count)
+    width = 4096  # amp-mlp: three Linear(4096, 4096) with biases
+    assert MODELS["amp-mlp"].approx_params == 3 * (width * width + width)
+    entry = dict((v, k) for k, v in model_choices("en", None))["tiny-bert"]
+    assert "191,874 params" in entry and "~" not in entry

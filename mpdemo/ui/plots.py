@@ -23,6 +23,7 @@ fall on whole steps.
 from __future__ import annotations
 
 import colorsys
+import html
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -160,6 +161,33 @@ def color_map() -> dict[str, str]:
             out[series_id(label, RAW)] = faint(out[label])
             out[skipped_label(label)] = SKIP_COLOR
     return out
+
+
+def legend_html(labels: list[str], raw_note: str | None = None) -> str:
+    """One legend for every plot: a swatch in each run's colour, wrapping over lines.
+
+    Vega's own legend sits on one row under a plot and cut a 12-run grid off after five names,
+    so the plots hide theirs (colors_in_legend=[]) and this one names every run once.
+    """
+    if not labels:
+        return ""
+    cmap = color_map()
+
+    def item(colour: str, text: str, cls: str, width: int = 3) -> str:
+        swatch = (
+            f'<svg width="22" height="10" aria-hidden="true"><line x1="1" y1="5" x2="21" y2="5" '
+            f'stroke="{colour}" stroke-width="{width}" stroke-linecap="round"/></svg>'
+        )
+        return (
+            f'<span class="{cls}" data-run="{html.escape(text)}" data-color="{colour}" '
+            f'style="display:inline-flex;align-items:center;gap:4px;margin:0 14px 2px 0;'
+            f'white-space:nowrap">{swatch}{html.escape(text)}</span>'
+        )
+
+    items = [item(cmap.get(lab, "#7f7f7f"), lab, "mp-run") for lab in labels]
+    if raw_note:
+        items.append(item(faint("#7f7f7f"), raw_note, "mp-note", 2))
+    return f'<div class="mp-legend" style="line-height:1.6">{"".join(items)}</div>'
 
 
 # --- series --------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from ..runner import Runner, grid
 from . import controls, system
 from .controls import CONTROLS, dataset_choices, model_choices  # noqa: F401 - re-exported
 from .i18n import DEFAULT_LANG, error_text, norm_lang, t
-from .plots import PLOTS, View, color_map, plot_frame, scaled_labels, step_axis
+from .plots import PLOTS, View, color_map, legend_html, plot_frame, scaled_labels, step_axis
 from .session import COLUMN_WIDTHS, Session
 
 YIELD_EVERY_S = 0.2  # at most ~5 updates a second: smooth, and cheap for the browser
@@ -35,6 +35,7 @@ OUTPUTS: tuple[str, ...] = (
     "status",
     *(p.name for p in PLOTS),
     "scale_empty",
+    "legend",
     "summary",
     "csv",
     "json",
@@ -256,15 +257,24 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
     total = max((c.steps for c in configs), default=1)
     out: dict[str, Any] = {}
     for spec in PLOTS:
-        legend = scaled_labels(configs) if spec.scale else [c.label for c in configs]
-        props: dict[str, Any] = {"value": None, "colors_in_legend": legend}
+        props: dict[str, Any] = {"value": None}
         props.update(x_props(view if spec.wall_clock else View(), lang, total))
         if spec.scale:
-            props["visible"] = bool(legend)
+            props["visible"] = bool(scaled_labels(configs))
         out[spec.name] = gr.update(**props)
     empty = scale_empty_text(lang, configs, False, session)
     out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
+    out["legend"] = run_legend(session, lang)
     return out
+
+
+def run_legend(session: Session | None, lang: str) -> str:
+    """The legend of the grid on screen (every run once), with the raw-curve note if smoothed."""
+    if session is None or not session.configs:
+        return ""
+    view = session.view or View()
+    note = t("legend_raw", lang) if view.smoothing > 0 else None
+    return legend_html([c.label for c in session.configs], note)
 
 
 def plot_frames(session: Session) -> dict[str, Any]:
@@ -417,7 +427,7 @@ def redraw(session: Session | None, lang: str, smoothing: Any, x_axis: Any) -> d
     if not session.configs:
         return {}
     total = max(c.steps for c in session.configs)
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"legend": run_legend(session, lang)}
     # The training's generator owns the series while it runs: only axes change from here.
     frames = {} if session.running else plot_frames(session)
     for spec in PLOTS:
@@ -588,6 +598,7 @@ def build_train_tab(ctx: Any) -> None:
                     )
                 with gr.Row(equal_height=True, elem_id="plot-view"):
                     _controls_of("view", comps, lang0, lim)
+                comps["legend"] = gr.HTML("", elem_id="run-legend")
                 for row in sorted({p.row for p in PLOTS}):
                     with gr.Row():
                         for spec in (p for p in PLOTS if p.row == row):
@@ -737,7 +748,7 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
         comps[name].change(
             by_component(comps, lambda s, lg, *vals: redraw(s, norm_lang(lg), *vals)),
             view_inputs,
-            plot_outputs,
+            [*plot_outputs, comps["legend"]],
             **quiet,
         )
     grid_names = ("precisions", "loss_scaling", "compare_scaling")
@@ -780,6 +791,7 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
             gr.update(value=table, column_widths=header_widths(list(table.columns))),
             gr.skip() if running else idle_status(sess, lang),
             gr.update(value=empty) if empty else gr.skip(),
+            run_legend(sess, lang),
         ]
         return out
 
@@ -790,6 +802,7 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
         comps["summary"],
         comps["status"],
         comps["scale_empty"],
+        comps["legend"],
     ]
     lang_inputs = [session, comps["device"], *(comps[n] for n in preview_names)]
     ctx.on_language(on_lang, lang_inputs, lang_outputs)
