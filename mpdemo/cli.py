@@ -5,16 +5,20 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import sys
 import threading
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import log
 from .catalog import BACKENDS, PRECISIONS
 from .config import RunConfig
 from .messages import MpdemoError
+
+if TYPE_CHECKING:
+    from .profile import GridEstimate
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 UNDERFLOW_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # mpdemo.underflow.FORMATS, without torch
@@ -30,6 +34,7 @@ TABLE_COLUMNS = [
     ("mean_step_s", "step ms"),
     ("samples_per_s", "samples/s"),
     ("speedup", "vs fp32"),
+    ("saved_activation_bytes", "saved MB"),
     ("peak_mem_bytes", "peak MB"),
     ("skipped_steps", "skipped"),
     ("final_loss_scale", "scale"),
@@ -87,6 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
     run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
     run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    run.add_argument(
+        "--calibrate",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="time the step of each precision for a few seconds first (auto: when the grid "
+        "has more than one precision)",
+    )
     # `code` takes every flag `run` takes (the parser's own definitions), for one backend and
     # precision, so a `run` command line turns into its script by changing one word.
     sub.add_parser(
@@ -155,31 +167,38 @@ def _is_main_process() -> bool:
 
 def _run(args: argparse.Namespace) -> int:
     from .engine import preflight
-    from .precision import cpu_precision_notes
+    from .profile import GridEstimate, duration_text, memory_notes
     from .runner import run_grid
 
     configs = configs_from_args(args)
-    sources = [preflight(cfg) for cfg in configs]  # bad input → exit 2 before any training
+    for cfg in configs:
+        preflight(cfg)  # bad input → exit 2 before any training
     main_proc = _is_main_process()
-    if main_proc and any(
-        c.precision == "fp16" and s.device.type == "cpu" and c.backend == "torch"
-        for c, s in zip(configs, sources, strict=True)
-    ):
-        # Same probe and words as the run's own warning, before the wait rather than after.
-        for note in cpu_precision_notes("fp16"):
-            print(f"note: {note.text}; fp16 runs anyway (--precision bf16 is the fast path)",
-                  file=sys.stderr)  # fmt: skip
+    single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
+    several = len({c.precision for c in configs}) > 1
+    calibrate = single and (args.calibrate == "on" or (args.calibrate == "auto" and several))
+    if main_proc:
+        print(header(calibrate))
+    estimate: GridEstimate | None = None
     runs: list[dict[str, Any]] = []
     current: dict[str, Any] = {}
 
     def on_event(ev: Any) -> None:
-        nonlocal current
-        if ev.kind == "start":
+        nonlocal current, estimate
+        if estimate is not None:
+            estimate.update(ev)
+        if ev.kind == "plan":
+            if main_proc:
+                print(plan_text(ev), flush=True)
+            estimate = GridEstimate(configs, _calibration_of(ev, configs))
+        elif ev.kind == "start":
             current = {"config": ev.config, "steps": [], "evals": []}
             if main_proc and not args.quiet:
+                left = estimate.remaining_s() if estimate is not None else None
+                eta = f", about {duration_text(left)} left in all" if left is not None else ""
                 print(
                     f"[{ev.index + 1}/{ev.total}] {ev.label} on {ev.device}, "
-                    f"{ev.params:,} params, {ev.steps} steps",
+                    f"{ev.params:,} params, {ev.steps} steps{eta}",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -193,16 +212,19 @@ def _run(args: argparse.Namespace) -> int:
 
     # The grid runs in this thread, like a plain script: torch's OpenMP pool is the only one.
     try:
-        run_grid(configs, on_event, threading.Event())
+        run_grid(configs, on_event, threading.Event(), calibrate=calibrate)
     except KeyboardInterrupt:
         print("mpdemo: interrupted; the runs that finished are below", file=sys.stderr)
     if not main_proc:
         return EXIT_OK if all(r["summary"]["status"] != "failed" for r in runs) else EXIT_FAILED
-    add_speedups([r["summary"] for r in runs])
-    print(format_table([r["summary"] for r in runs]))
+    summaries = [r["summary"] for r in runs]
+    add_speedups(summaries)
+    print(format_table(summaries))
     for r in runs:
         for w in r["summary"].get("warnings", []):
             print(f"  {r['summary']['label']}: {w}")
+    for note in memory_notes(summaries):
+        print(f"  {note.text}")
     if args.json_path:
         write_json(args.json_path, runs)
     if args.csv_path:
@@ -211,15 +233,47 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_speedups(summaries: list[dict[str, Any]]) -> None:
-    """Speed-up of each run against the fp32 run of the same backend (samples/s ratio)."""
+    """Speed-up of each run against the fp32 run of the same backend (samples/s ratio).
+
+    A run that computed in fp32 anyway (fp16 through Accelerate on a CPU) and lands within the
+    fp32 run's own step-to-step noise gets `speedup_same_maths`: it is shown as ≈1.0×, not a gain.
+    """
     base = {
-        s["backend"]: s.get("samples_per_s")
+        s["backend"]: s
         for s in summaries
         if s.get("precision") == "fp32" and s.get("samples_per_s")
     }
     for s in summaries:
-        b, sps = base.get(s.get("backend")), s.get("samples_per_s")
+        ref, sps = base.get(s.get("backend")), s.get("samples_per_s")
+        b = ref.get("samples_per_s") if ref else None
         s["speedup_vs_fp32"] = sps / b if b and sps else None
+        same = s.get("precision") != "fp32" and s.get("effective_dtype") == "fp32"
+        noise = max(0.05, (ref or {}).get("step_time_cv") or 0.10)
+        v = s["speedup_vs_fp32"]
+        s["speedup_same_maths"] = bool(same and v is not None and abs(v - 1.0) <= noise)
+
+
+def speedup_text(
+    s: dict[str, Any], same_maths: str = "same maths as fp32", times: str = "x"
+) -> str:
+    """'2.13x', or '≈1.0x (same maths as fp32)' for a same-maths run within the noise; '-'."""
+    v = s.get("speedup_vs_fp32")
+    if s.get("speedup_same_maths"):
+        return f"≈1.0{times} ({same_maths})"
+    return f"{v:.2f}{times}" if v else "-"
+
+
+def scale_text(v: float | None) -> str:
+    """A loss scale exactly: 65536, 0.5; powers of two from 2^20 up as 2^k."""
+    if v is None:
+        return "-"
+    if v > 0 and math.isfinite(v):
+        exp = math.log2(v)
+        if exp == int(exp) and exp >= 20:
+            return f"2^{int(exp)}"
+        if v == int(v):
+            return str(int(v))
+    return repr(float(v))
 
 
 def _cell(s: dict[str, Any], key: str) -> str:
@@ -228,28 +282,61 @@ def _cell(s: dict[str, Any], key: str) -> str:
             return f"acc {s['eval_accuracy']:.3f}"
         return f"loss {s['eval_loss']:.3f}" if s.get("eval_loss") is not None else "-"
     if key == "speedup":
-        v = s.get("speedup_vs_fp32")
-        return f"{v:.2f}x" if v else "-"
+        return speedup_text(s)
+    if key == "final_loss_scale":
+        return scale_text(s.get(key))
     v = s.get(key)
     if v is None:
         return "-"
     if key == "mean_step_s":
         return f"{v * 1000:.1f}"
-    if key == "peak_mem_bytes":
-        return f"{v / 2**20:.0f}"
+    if key in ("peak_mem_bytes", "saved_activation_bytes"):
+        return f"{v / 2**20:.2f}"
     if key == "samples_per_s":
         return f"{v:.0f}"
     if key == "final_loss":
         return f"{v:.4f}"
-    if key == "final_loss_scale":
-        return f"{v:g}"
     return str(v)
+
+
+def header(calibrating: bool) -> str:
+    """The CLI's first lines: this machine (names, flags), and whether the step is calibrated."""
+    from .messages import EN
+    from .profile import machine_note
+
+    line = f"# {machine_note().text}"
+    if calibrating:
+        line += f"\n# {EN['calibrating']}"
+    return line
+
+
+def plan_text(ev: Any) -> str:
+    """The calibration's figures and the sentences built from them, as header lines."""
+    lines = []
+    cal = ev.calibration
+    if cal:
+        steps = ", ".join(f"{p} {sec * 1000:.3g} ms" for p, sec in cal["step_s"].items())
+        lines.append(
+            f"# step measured ({cal['model']}, batch {cal['batch_size']}, {cal['device']}, "
+            f"{cal['threads']} threads): {steps}"
+        )
+    lines += [f"# {n['text']}" for n in ev.notes]
+    return "\n".join(lines)
+
+
+def _calibration_of(ev: Any, configs: list[RunConfig]) -> Any:
+    from .profile import cached_calibration
+
+    return cached_calibration(configs[0]) if ev.calibration else None
 
 
 def format_table(summaries: list[dict[str, Any]]) -> str:
     """A fixed-width table, one row per run."""
-    header = [h for _, h in TABLE_COLUMNS]
-    rows = [[_cell(s, k) for k, _ in TABLE_COLUMNS] for s in summaries]
+    # Peak memory is the CUDA allocator's: a column only when a run has one.
+    cols = [(k, h) for k, h in TABLE_COLUMNS
+            if k != "peak_mem_bytes" or any(s.get(k) is not None for s in summaries)]  # fmt: skip
+    header = [h for _, h in cols]
+    rows = [[_cell(s, k) for k, _ in cols] for s in summaries]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
     return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
