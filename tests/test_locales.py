@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 import tomllib
 
@@ -127,3 +128,17 @@ def test_nothing_is_left_in_the_default_language_unless_the_file_says_so(code: s
     left = {k for k, v in loc.strings.items() if base.strings.get(k) == v} - same
     left |= {k for k, v in loc.messages.items() if base.messages.get(k) == v}
     assert not left, f"{code}: still in {base.name}: {sorted(left)}"
+
+
+def test_no_code_names_a_language_but_the_default() -> None:
+    """Adding a language is adding its file: no Python source special-cases one."""
+    root = i18n.LOCALES_DIR.parents[2]
+    codes = "|".join(c for c in i18n.LANGS if c != i18n.DEFAULT_LANG)
+    pattern = re.compile(rf"""["']({codes})(-[A-Za-z]+)?["']""")
+    hits = [
+        f"{path.relative_to(root)}:{n}: {line.strip()}"
+        for path in [root / "app.py", *sorted((root / "mpdemo").rglob("*.py"))]
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not hits, hits
