@@ -124,7 +124,15 @@ def _hub_source(value: str, kind: str) -> str:
     from .catalog import DATASETS
     from .hub import check_hub_id, hub_reachable
 
-    known = list(MODELS if kind == "model" else DATASETS)
+    table = MODELS if kind == "model" else DATASETS
+    known = list(table)
+    entry = table.get(value)
+    if entry is not None and not entry.builtin:
+        # An entry the app itself offers: never "unknown"; offline, it needs internet.
+        if not hub_reachable():
+            builtins = ", ".join(n for n, e in table.items() if e.builtin)
+            raise ConfigError("hub_entry_offline", value=value, builtins=builtins)
+        return "hub"
     key = "unknown_model" if kind == "model" else "unknown_dataset"
     close = difflib.get_close_matches(value, known, n=1)
     allowed = ", ".join(known) + (f" (did you mean {close[0]!r}?)" if close else "")
