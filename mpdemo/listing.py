@@ -1,0 +1,393 @@
+"""The code on screen is the code that runs: each backend's `train_loop`, read from its module.
+
+`listing(cfg)` reads the loop's source (inspect + tokenize, never retyped), fills in this run's
+settings (the loop's keyword-only parameters, from the backend's `settings()`), and compares it
+line by line with the course's listing. Every line that differs is explained by the comment on
+it (or just above its statement) in the backend's source, so the "what changed" list cannot
+drift from the code. `script_for(cfg)` wraps the same text into a runnable reproduce script;
+the app's download and `python -m mpdemo code` print exactly that.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib
+import inspect
+import io
+import re
+import shlex
+import textwrap
+import tokenize
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .config import RunConfig
+from .registry import BACKENDS
+
+# The course's listings, as the slides show them (../shared/seeds/): the one text typed here.
+COURSE: dict[str, str] = {
+    "torch": """scaler = torch.amp.GradScaler()
+
+for batch in train_dataloader:
+    inputs, targets = batch["input_ids"], batch["labels"]
+    with torch.autocast(device_type="cpu", dtype=torch.float16):
+        outputs = model(inputs, labels=targets)
+        loss = outputs.loss
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+""",
+    "accelerate": """accelerator = Accelerator(mixed_precision="fp16")
+
+model, optimizer, train_dataloader, lr_scheduler = \\
+    accelerator.prepare(model, optimizer, train_dataloader, lr_scheduler)
+
+for batch in train_dataloader:
+    inputs, targets = batch["input_ids"], batch["labels"]
+    outputs = model(inputs, labels=targets)
+    loss = outputs.loss
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+""",
+    "trainer": """training_args = TrainingArguments(
+    output_dir="./results",
+    evaluation_strategy="epoch",
+    fp16=True
+)
+
+trainer = Trainer(
+    model=model,
+    args=training_args,
+    train_dataset=dataset["train"],
+    eval_dataset=dataset["validation"],
+    compute_metrics=compute_metrics,
+)
+
+trainer.train()
+""",
+}
+
+MPDEMO_MARK = "mpdemo"  # a comment starting with this marks a line that talks to mpdemo
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the listing and how it compares with the course's."""
+
+    text: str  # as shown: settings filled in, comments kept
+    kind: str  # same | changed | new | mpdemo | neutral (blank, comment, import, bracket)
+    why: str | None = None  # the explanation, from the source's comment (changed/new/mpdemo)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A backend's loop for one run, compared with the course's listing."""
+
+    cfg: RunConfig
+    device: str  # the device type the settings were filled in for
+    settings: dict[str, Any]
+    body: str  # the loop, as module-level code with the settings filled in
+    lines: list[Line]
+    removed: list[str]  # the course's lines that have no counterpart here
+    imports: list[str]  # what the filled-in values need (e.g. a metrics function)
+
+    @property
+    def course(self) -> str:
+        """The course's listing for this backend."""
+        return COURSE[self.cfg.backend]
+
+    def changes(self) -> list[str]:
+        """Why the loop differs from the course's: one entry per explanation, in order."""
+        return _unique(ln.why for ln in self.lines if ln.kind in ("changed", "new") and ln.why)
+
+    def mpdemo_lines(self) -> list[str]:
+        """What each of mpdemo's own lines does, in order."""
+        return _unique(ln.why for ln in self.lines if ln.kind == "mpdemo" and ln.why)
+
+
+def _unique(items: Any) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+# --- reading the loop ---------------------------------------------------------------------------
+
+
+def loop_function(backend: str) -> Any:
+    """The backend's train_loop function (imports its module; the libraries load lazily)."""
+    module = importlib.import_module(f"mpdemo.backends.{BACKENDS[backend].module}")
+    return module.train_loop
+
+
+def loop_source(backend: str) -> str:
+    """The body of train_loop as module-level code, exactly as written (docstring left out)."""
+    lines, _ = inspect.getsourcelines(loop_function(backend))
+    source = textwrap.dedent("".join(lines))
+    fn = ast.parse(source).body[0]
+    first = fn.body[0]  # type: ignore[attr-defined]
+    if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
+        start = first.end_lineno  # after the docstring
+    else:  # after the signature: the def's first logical line
+        toks = tokenize.generate_tokens(io.StringIO(source).readline)
+        start = next(t.start[0] for t in toks if t.type == tokenize.NEWLINE)
+    body = "".join(source.splitlines(keepends=True)[start:])
+    return textwrap.dedent(body).strip("\n") + "\n"
+
+
+def settings_names(backend: str) -> list[str]:
+    """The loop's keyword-only parameters: the settings a listing fills in."""
+    sig = inspect.signature(loop_function(backend))
+    return [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
+
+
+def input_names(backend: str) -> dict[str, str]:
+    """The loop's inputs: parameter name -> the attribute of prepare()'s result."""
+    module = importlib.import_module(f"mpdemo.backends.{BACKENDS[backend].module}")
+    return dict(module.INPUTS)
+
+
+# --- filling in the settings --------------------------------------------------------------------
+
+
+def literal(value: Any, imports: list[str] | None = None) -> str:
+    """Python source for a setting's value: 'cpu', torch.bfloat16, 65536.0, a function's name."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return f'"{value}"' if '"' not in value and "\\" not in value else repr(value)
+    if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
+        return str(value)  # "torch.bfloat16"
+    if callable(value) and hasattr(value, "__module__") and hasattr(value, "__name__"):
+        if imports is not None:
+            imports.append(f"from {value.__module__} import {value.__name__}")
+        return value.__name__
+    raise TypeError(f"no literal for a setting of type {type(value).__name__}")
+
+
+def fill_in(source: str, values: dict[str, Any], imports: list[str] | None = None) -> str:
+    """Replace each use of a setting's name by its value (keyword names and attributes stay)."""
+    toks = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    significant = [t for t in toks if t.type not in (tokenize.NL, tokenize.COMMENT)]
+    edits: list[tuple[int, int, int, str]] = []  # (row, col, end_col, text)
+    for i, tok in enumerate(significant):
+        if tok.type != tokenize.NAME or tok.string not in values:
+            continue
+        before = significant[i - 1].string if i else ""
+        after = significant[i + 1].string if i + 1 < len(significant) else ""
+        if before == "." or after == "=":  # an attribute, a keyword argument or an assignment
+            continue
+        edits.append((tok.start[0], tok.start[1], tok.end[1], literal(values[tok.string], imports)))
+    lines = source.splitlines(keepends=True)
+    for row, col, end, text in sorted(edits, reverse=True):
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + text + line[end:]
+    return "".join(lines)
+
+
+# --- comparing with the course ------------------------------------------------------------------
+
+
+@dataclass
+class _Src:
+    code: str  # the line without its comment
+    comment: str | None  # its trailing (or only) comment, without '#'
+    stmt: int  # index of the statement it belongs to (-1: blank or comment-only line)
+
+
+def _analyse(text: str) -> list[_Src]:
+    """Per physical line: code, comment, and the statement it belongs to."""
+    lines = text.splitlines()
+    out = [_Src(line, None, -1) for line in lines]
+    stmt = 0
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        row = tok.start[0] - 1
+        if row >= len(out):
+            continue
+        if tok.type == tokenize.COMMENT:
+            out[row].comment = tok.string.lstrip("#").strip()
+            out[row].code = lines[row][: tok.start[1]].rstrip()
+        elif tok.type == tokenize.NEWLINE:
+            stmt += 1
+        elif tok.type not in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
+            for r in range(tok.start[0] - 1, tok.end[0]):
+                out[r].stmt = stmt
+    return out
+
+
+def _norm(code: str) -> str:
+    """A line's code for comparison: no spaces, one quote style, no continuation or trailing comma."""
+    text = re.sub(r"\s+", "", code).replace("'", '"').rstrip("\\")
+    return text[:-1] if text.endswith(",") else text
+
+
+def _neutral(code: str) -> bool:
+    norm = _norm(code)
+    return not norm or bool(re.fullmatch(r"[()\[\]{},:]*", norm)) or _is_import(code)
+
+
+def _is_import(code: str) -> bool:
+    return bool(re.match(r"\s*(from\s+\S+\s+)?import\s", code))
+
+
+def _covering_comments(text: str, src: list[_Src]) -> list[str | None]:
+    """Per line, the comment block that heads its paragraph.
+
+    A block of comment lines explains the lines under it, like a heading, until a blank line,
+    the next block at its indentation, or code indented less than the block.
+    """
+    stack: list[tuple[int, str]] = []  # (indent, text), innermost last
+    out: list[str | None] = []
+    pending: list[str] = []
+    for line, s in zip(text.splitlines(), src, strict=True):
+        indent = len(line) - len(line.lstrip())
+        if not line.strip():
+            stack, pending = [], []
+        elif s.stmt < 0 and s.comment is not None and not s.code.strip():
+            if not pending:
+                stack = [(i, t) for i, t in stack if i < indent]
+            pending.append(s.comment)
+        else:
+            if pending:
+                stack.append((indent, " ".join(pending)))
+                pending = []
+            stack = [(i, t) for i, t in stack if i <= indent]
+        out.append(stack[-1][1] if stack else None)
+    return out
+
+
+def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
+    """Our lines classified against the course's, and the course lines with no counterpart."""
+    src = _analyse(ours)
+    covering = _covering_comments(ours, src)
+    stmt_mark: dict[int, str] = {}
+    for s in src:
+        if s.stmt >= 0 and s.comment is not None and s.comment.startswith(MPDEMO_MARK):
+            stmt_mark[s.stmt] = s.comment[len(MPDEMO_MARK) :].lstrip(":").strip()
+    course_lines = [ln for ln in course.splitlines() if _norm(ln)]
+    ours_idx = [i for i, s in enumerate(src) if s.stmt >= 0 and not _neutral(s.code)]
+    matcher = difflib.SequenceMatcher(
+        None, [_norm(c) for c in course_lines], [_norm(src[i].code) for i in ours_idx], False
+    )
+    kinds: dict[int, str] = {}
+    removed: list[str] = []
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        for j in range(b0, b1):
+            kinds[ours_idx[j]] = {"equal": "same", "replace": "changed", "insert": "new"}[op]
+        if op == "delete":
+            removed += course_lines[a0:a1]
+    lines = []
+    for i, s in enumerate(src):
+        text = ours.splitlines()[i]
+        if s.stmt in stmt_mark:
+            lines.append(Line(text, "mpdemo", stmt_mark[s.stmt]))
+            continue
+        kind = kinds.get(i, "neutral")
+        why = None
+        if kind in ("changed", "new"):
+            why = s.comment or covering[i]
+        lines.append(Line(text, kind, why))
+    return lines, removed
+
+
+# --- the listing and the script -----------------------------------------------------------------
+
+
+def resolve(cfg: RunConfig) -> tuple[Any, str]:
+    """The device and task a run of cfg gets (the engine's own checks; raises ConfigError)."""
+    from .engine import preflight
+
+    src = preflight(cfg)
+    return src.device, src.task
+
+
+def listing(cfg: RunConfig, device: Any = None, task: str | None = None) -> Listing:
+    """The backend's loop for cfg with its settings filled in, compared with the course's."""
+    if device is None or task is None:
+        device, task = resolve(cfg)
+    module = importlib.import_module(f"mpdemo.backends.{BACKENDS[cfg.backend].module}")
+    values = module.settings(cfg, device, task)
+    missing = set(settings_names(cfg.backend)) ^ set(values)
+    if missing:  # a loop parameter with no setting (or the reverse): the listing would lie
+        raise RuntimeError(f"{cfg.backend}: settings() and train_loop disagree on {missing}")
+    imports: list[str] = []
+    body = fill_in(loop_source(cfg.backend), values, imports)
+    lines, removed = compare(body, COURSE[cfg.backend])
+    return Listing(cfg, device.type, values, body, lines, removed, _unique(imports))
+
+
+def run_command(cfg: RunConfig, command: str = "run") -> str:
+    """The `python -m mpdemo run ...` line for cfg (only the flags that differ from defaults)."""
+    defaults = RunConfig()
+    args = [
+        "python",
+        "-m",
+        "mpdemo",
+        command,
+        "--backend",
+        cfg.backend,
+        "--precision",
+        cfg.precision,
+    ]
+    for f in fields(RunConfig):
+        value = getattr(cfg, f.name)
+        if f.name in ("backend", "precision", "warmup_steps") or value == getattr(defaults, f.name):
+            continue
+        if isinstance(value, bool):
+            value = "on" if value else "off"
+        args += ["--" + f.name.replace("_", "-"), str(value)]
+    return shlex.join(args)
+
+
+def _config_lines(cfg: RunConfig) -> str:
+    defaults = RunConfig()
+    keep = ("model", "backend", "precision", "device", "steps", "batch_size")
+    return "\n".join(
+        f"    {f.name}={literal(getattr(cfg, f.name))},"
+        for f in fields(RunConfig)
+        if f.name in keep or getattr(cfg, f.name) != getattr(defaults, f.name)
+    )
+
+
+SCRIPT_HEAD = '''"""Reproduce the mpdemo run {label!r}: the loop mpdemo runs, with this run's settings.
+
+The same run in mpdemo: {command}
+Run this where mpdemo imports (its folder, or installed): python {filename}
+It prints `step N  loss L  scale S  skipped B` for each step: the losses of the run above.
+"""
+
+import torch
+
+from mpdemo import RunConfig, prepare
+from mpdemo.backends.hooks import StepPrinter
+{imports}
+cfg = RunConfig(
+{config}
+)
+prep = prepare(cfg)  # the same weights and batches as mpdemo's run: same seed, same order
+{inputs}
+rec = StepPrinter(prep)  # mpdemo: prints each step (in the app, a Recorder times and plots it)
+
+'''
+
+
+def script_filename(cfg: RunConfig) -> str:
+    """The download's file name."""
+    return f"mpdemo_{cfg.backend}_{cfg.precision}.py"
+
+
+def script_for(cfg: RunConfig, device: Any = None, task: str | None = None) -> str:
+    """The runnable script that reproduces cfg: prepare(), then the backend's loop as it runs."""
+    lst = listing(cfg, device, task)
+    pinned = cfg.replace(device=lst.device)  # the device the settings were filled in for
+    inputs = "\n".join(f"{name} = prep.{attr}" for name, attr in input_names(cfg.backend).items())
+    head = SCRIPT_HEAD.format(
+        label=cfg.label,
+        command=run_command(pinned),
+        filename=script_filename(cfg),
+        imports="".join(line + "\n" for line in lst.imports),
+        config=_config_lines(pinned),
+        inputs=inputs,
+    )
+    return head + lst.body

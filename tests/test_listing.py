@@ -1,0 +1,148 @@
+"""The code on screen is the code that runs: listings, reproduce scripts, and their losses."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import ROOT
+
+from mpdemo import listing as L
+from mpdemo.cli import main
+from mpdemo.config import RunConfig
+
+# Every backend x precision that really runs as asked on a CPU (Accelerate and the Trainer
+# run fp16 as fp32 there, so their fp16 script would prove nothing new).
+ON_CPU = [
+    ("torch", "fp32"),
+    ("torch", "fp16"),
+    ("torch", "bf16"),
+    ("accelerate", "fp32"),
+    ("accelerate", "bf16"),
+    ("trainer", "fp32"),
+    ("trainer", "bf16"),
+]
+FLAGS = ["--steps", "6", "--batch-size", "8", "--train-slice", "train[:48]",
+         "--eval-slice", "validation[:16]", "--device", "cpu"]  # fmt: skip
+STEP_LINE = re.compile(r"^step (\d+)\b.*\bloss (\S+)", re.M)
+# One thread per process: several run at once on two cores, and the same thread count in the
+# engine and in the scripts keeps their float sums in the same order.
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+
+
+def _code(backend: str, precision: str) -> str:
+    """`python -m mpdemo code ...`'s stdout, from the same main() the module runs."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["code", "--backend", backend, "--precision", precision, *FLAGS]) == 0
+    return out.getvalue()
+
+
+def _python(args: list[str], timeout: int = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, env=ENV, timeout=timeout
+    )
+
+
+def test_scripts_reproduce_the_engines_losses(tmp_path) -> None:
+    scripts = {}
+    for backend, precision in ON_CPU:
+        path = tmp_path / f"{backend}_{precision}.py"
+        path.write_text(_code(backend, precision), encoding="utf-8")
+        scripts[backend, precision] = path
+    grid = [
+        "-m", "mpdemo", "run", "--backend", "torch,accelerate,trainer",
+        "--precision", "fp32,fp16,bf16", *FLAGS, "--quiet", "--json", str(tmp_path / "runs.json"),
+    ]  # fmt: skip
+    code_cli = ["-m", "mpdemo", "code", "--backend", "trainer", "--precision", "bf16", *FLAGS]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        engine = pool.submit(_python, grid)
+        cli = pool.submit(_python, code_cli)
+        runs = {key: pool.submit(_python, [str(path)]) for key, path in scripts.items()}
+        # The real command line prints the very text main() printed.
+        assert cli.result().returncode == 0, cli.result().stderr[-2000:]
+        assert cli.result().stdout == scripts["trainer", "bf16"].read_text(encoding="utf-8")
+        done = engine.result()
+        assert done.returncode == 0, done.stderr[-2000:]
+        recorded = json.loads((tmp_path / "runs.json").read_text(encoding="utf-8"))["runs"]
+        engine_losses = {
+            (r["summary"]["backend"], r["summary"]["precision"]): [s["loss"] for s in r["steps"]]
+            for r in recorded
+        }
+        for key, job in runs.items():
+            proc = job.result()
+            assert proc.returncode == 0, f"{key}: {proc.stderr[-2000:]}"
+            steps = STEP_LINE.findall(proc.stdout)
+            assert [int(n) for n, _ in steps] == list(range(1, 7)), f"{key}: {proc.stdout}"
+            losses = [float(v) for _, v in steps]
+            assert len(engine_losses[key]) == 6, key
+            assert losses == pytest.approx(engine_losses[key], rel=1e-5), key
+
+
+@pytest.mark.parametrize(("backend", "precision"), ON_CPU)
+def test_every_changed_line_is_explained(backend: str, precision: str) -> None:
+    lst = L.listing(RunConfig(backend=backend, precision=precision, device="cpu"))
+    changed = [ln for ln in lst.lines if ln.kind in ("changed", "new")]
+    assert changed, "a listing identical to the course's would need no Code tab"
+    for ln in changed + [ln for ln in lst.lines if ln.kind == "mpdemo"]:
+        assert ln.why, f"{backend}: no comment explains {ln.text!r}"
+    assert lst.changes() and lst.mpdemo_lines()
+    assert lst.removed == [], "a course line with no counterpart would go unexplained"
+    # Nothing said about this machine's speed: that comes from measurements only.
+    text = " ".join(lst.changes() + lst.mpdemo_lines()).lower()
+    for claim in ("fast path", "faster", "slower", "saves memory"):
+        assert claim not in text
+
+
+@pytest.mark.parametrize("backend", ["torch", "accelerate", "trainer"])
+def test_listing_is_the_loops_source_with_settings_filled_in(backend: str) -> None:
+    source = inspect.getsource(L.loop_function(backend))
+    cfg = RunConfig(backend=backend, precision="bf16", device="cpu", steps=7, init_scale=1024.0)
+    lst = L.listing(cfg)
+    names = set(L.settings_names(backend))
+    for line in lst.body.splitlines():
+        filled = {k for k in names if k in lst.settings and L.literal(lst.settings[k]) in line}
+        if line.strip() and not filled:  # untouched lines are the source's own, word for word
+            assert line.strip() in source, line
+    assert "1024.0" in lst.body  # init_scale reaches the scaler in all three loops
+    script = L.script_for(cfg)
+    assert script.endswith(lst.body)
+    assert "steps=7," in script and 'device="cpu",' in script
+    compile(script, "script.py", "exec")
+
+
+def test_settings_follow_the_run() -> None:
+    fp16 = L.listing(RunConfig(backend="torch", precision="fp16", device="cpu", loss_scaling=False))
+    assert fp16.settings["loss_scaling"] is False and "enabled=False" in fp16.body
+    assert "dtype=torch.float16" in fp16.body
+    bf16 = L.listing(RunConfig(backend="torch", precision="bf16", device="cpu"))
+    assert "dtype=torch.bfloat16, enabled=True" in bf16.body
+    trainer = L.listing(RunConfig(backend="trainer", precision="fp16", device="cpu", steps=9))
+    assert "max_steps=9," in trainer.body and "fp16=True," in trainer.body
+    assert "logging_nan_inf_filter=False" in trainer.body  # the NaN lesson stays in the listing
+    assert "init_scale=65536.0" in trainer.body  # the Trainer's own scaler gets the settings
+    acc = L.listing(RunConfig(backend="accelerate", precision="bf16", device="cpu"))
+    assert 'mixed_precision="bf16"' in acc.body and "cpu=True" in acc.body
+    assert "split_batches=True" in acc.body
+    lm = L.listing(RunConfig(backend="trainer", model="tiny-gpt2", device="cpu"))
+    assert "compute_metrics=None" in lm.body and "prediction_loss_only=True" in lm.body
+
+
+def test_code_command_takes_run_flags_and_one_run(capsys) -> None:
+    assert main(["code", "--backend", "torch,trainer", *FLAGS]) == 2
+    assert "one --backend" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["code", "--steps", "0x"])
+    assert exit_info.value.code == 2
+    # --json/--csv/--quiet belong to `run` and are accepted (and ignored), so a run's command
+    # line becomes its script by changing one word.
+    assert main(["code", *FLAGS, "--quiet", "--json", "x.json"]) == 0
+    assert "mpdemo_torch_fp32.py" in capsys.readouterr().out
