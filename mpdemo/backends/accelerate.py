@@ -86,9 +86,7 @@ def train_loop(
         model, optimizer, train_dataloader, eval_dataloader, lr_scheduler
     )
     model.train()  # from_pretrained returns a model in eval mode (dropout off)
-    for batch in rec.steps(
-        train_dataloader
-    ):  # mpdemo: times each step; ends at the last or at Stop
+    for batch in rec.steps(train_dataloader):  # mpdemo: times each step; stops at Stop
         outputs = model(**batch)  # the whole batch: input_ids, attention_mask and labels
         loss = outputs.loss
         accelerator.backward(loss)

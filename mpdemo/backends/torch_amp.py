@@ -63,11 +63,9 @@ def train_loop(
     scaler = torch.amp.GradScaler(
         device_type, init_scale=init_scale, growth_interval=growth_interval, enabled=loss_scaling
     )
-    scale = scaler.get_scale()  # 1.0 while the scaler is off
+    scale = scaler.get_scale()  # the scale before the first step (1.0 while the scaler is off)
     model.train()  # from_pretrained returns a model in eval mode (dropout off)
-    for batch in rec.steps(
-        train_dataloader
-    ):  # mpdemo: times each step; ends at the last or at Stop
+    for batch in rec.steps(train_dataloader):  # mpdemo: times each step; stops at Stop
         # The model's own device type, not a hard-coded "cpu"; enabled=False for fp32.
         with torch.autocast(device_type=device_type, dtype=dtype, enabled=autocast):
             outputs = model(**batch)  # the whole batch: input_ids, attention_mask and labels
@@ -83,6 +81,7 @@ def train_loop(
         if not skipped:
             lr_scheduler.step()
         rec.record(loss, scaler, skipped)  # mpdemo: the step's loss, scale and skip, for the plots
+    # Validation runs in the precision the model trained in.
     with torch.autocast(device_type=device_type, dtype=dtype, enabled=autocast):
         rec.evaluate(model, eval_dataloader)  # mpdemo: validation loss and accuracy, once
 

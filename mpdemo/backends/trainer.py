@@ -47,7 +47,6 @@ def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
         "max_steps": cfg.steps,
         "per_device_train_batch_size": max(1, cfg.batch_size // world),
         "per_device_eval_batch_size": cfg.batch_size,
-        "learning_rate": cfg.lr,
         "fp16": cfg.precision == "fp16",
         "bf16": cfg.precision == "bf16",
         "use_cpu": device.type == "cpu",
@@ -72,7 +71,6 @@ def train_loop(
     max_steps: int,
     per_device_train_batch_size: int,
     per_device_eval_batch_size: int,
-    learning_rate: float,
     fp16: bool,
     bf16: bool,
     use_cpu: bool,
@@ -87,31 +85,26 @@ def train_loop(
     from transformers import Trainer, TrainingArguments
 
     training_args = TrainingArguments(
-        output_dir=output_dir,
-        # The course's `evaluation_strategy` is `eval_strategy` since transformers 5; one
-        # evaluation after the last step, like the other two backends.
-        eval_strategy="steps",
-        eval_steps=max_steps,
+        output_dir=output_dir,  # the Trainer makes it; with save_strategy="no" it stays empty
+        eval_strategy="steps",  # the course's `evaluation_strategy`, renamed in transformers 5
+        eval_steps=max_steps,  # one evaluation, after the last step, like the other backends
         max_steps=max_steps,  # steps, not epochs: every backend trains the same steps
         fp16=fp16,  # on a CPU, transformers sets no autocast and no scaler for fp16: it runs fp32
-        bf16=bf16,
+        bf16=bf16,  # the other half-precision format; True for a bf16 run
         use_cpu=use_cpu,  # bf16 on a CPU needs it
-        per_device_train_batch_size=per_device_train_batch_size,  # the batch size, over processes
-        per_device_eval_batch_size=per_device_eval_batch_size,  # the batch size
-        learning_rate=learning_rate,  # the optimizer's; the optimizer itself is passed below
-        seed=seed,  # the run's seed
-        logging_strategy="steps",
+        per_device_train_batch_size=per_device_train_batch_size,  # the batch, over processes
+        per_device_eval_batch_size=per_device_eval_batch_size,  # as the other backends evaluate
+        seed=seed,  # the run's seed (the Trainer reseeds torch with it)
         logging_steps=1,  # a loss per step for the plot
         logging_nan_inf_filter=False,  # show NaN/inf losses as they are: that is the lesson
         save_strategy="no",  # a demo keeps no checkpoints
         report_to="none",  # no experiment tracker
         train_sampling_strategy="sequential",  # rows are already in the shared batch order
-        dataloader_drop_last=False,  # the train rows are exactly steps x batch already
-        dataloader_pin_memory=False,  # the batches are small: pinning costs more than it saves
+        dataloader_pin_memory=False,  # the other backends' loaders do not pin memory either
         max_grad_norm=0.0,  # no clipping: the other two backends do not clip either
         disable_tqdm=True,  # no progress bar
         log_level="error",  # no log lines between the steps
-        prediction_loss_only=prediction_loss_only,  # True for a model without accuracy (a language model)
+        prediction_loss_only=prediction_loss_only,  # True for a model without accuracy (an LM)
         # transformers 5.23 multiplies the loss by the process count when this is on, which
         # only cancels out for models that divide by num_items_in_batch; ours average per
         # batch, so with it on a 2-process run would train (and plot) at twice the loss.
@@ -123,7 +116,7 @@ def train_loop(
         args=training_args,
         train_dataset=train_dataset,  # prepare()'s rows, laid out in batch order
         eval_dataset=eval_dataset,  # prepare()'s validation rows
-        compute_metrics=compute_metrics,
+        compute_metrics=compute_metrics,  # accuracy for a classifier, None for a language model
         optimizers=(optimizer, lr_scheduler),  # the optimizer and schedule every backend uses
     )
     # TrainingArguments has no setting for the loss scaler: for fp16 on a GPU, swap in a
