@@ -53,6 +53,15 @@ EN: dict[str, str] = {
     "no_cuda": "--device cuda was asked for, but this machine has no CUDA GPU (torch sees none)",
     "no_mps": "--device mps was asked for, but this machine has no Apple GPU",
     "no_bf16_gpu": "bf16 needs an Ampere or newer GPU; {gpu} has none: use fp16 or fp32",
+    # fp8 (mpdemo/fp8.py): refused before anything loads; {has} is read from torch
+    "fp8_needs_gpu": (
+        "fp8 training needs an NVIDIA GPU with compute capability 8.9 or newer (Ada, Hopper); "
+        "this machine has {has}"
+    ),
+    "fp8_no_torchao": (
+        "fp8 training runs through torchao, which is not installed{found} (needs {minimum} or "
+        "newer): {install}"
+    ),
     "busy": "another training is running in this process; wait for it or press Stop",
     "torch_single_process": (
         "the torch backend is single-process; launched with {n} processes it would train {n} "
@@ -74,6 +83,10 @@ EN: dict[str, str] = {
         "this run shows fp32 speed and no loss scaling"
     ),
     "dtype_mismatch": "{requested} requested, but the model's matmuls produced {effective}",
+    "fp8_layers": (
+        "fp8: {float8} of {linear} Linear layers trained as torchao Float8Linear; {kept} kept "
+        "in {dtype} (the first and last, and any with sizes not multiples of 16)"
+    ),
     # Speed and memory: rendered from this machine's profile (mpdemo/profile.py), never in advance.
     "speed_slower": (
         "{precision} ran {ratio:.1f}x slower than fp32 per step here ({ms:.3g} vs {fp32_ms:.3g} ms; "

@@ -42,6 +42,10 @@ def check_precision_on(device: torch.device, precision: str) -> None:
     """Refuse what the hardware cannot do at all (bf16 on a pre-Ampere GPU)."""
     if device.type == "cuda" and precision == "bf16" and not torch.cuda.is_bf16_supported():
         raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
+    if PRECISIONS[precision].needs_compute_capability is not None:
+        from . import fp8  # fp8: a GPU of compute capability >= 8.9 and torchao, or one line
+
+        fp8.check(device)
 
 
 def autocast_supported(device: torch.device, precision: str) -> bool:
@@ -60,7 +64,8 @@ def _autocast_ok(device: torch.device, precision: str) -> bool:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with torch.autocast(device.type, dtype=DTYPES[precision]):
+        # The record's autocast dtype: fp8 autocasts to bf16 around its Float8Linear layers.
+        with torch.autocast(device.type, dtype=PRECISIONS[precision].torch_autocast_dtype()):
             pass
     return not any("disabl" in str(w.message).lower() for w in caught)
 
@@ -68,7 +73,7 @@ def _autocast_ok(device: torch.device, precision: str) -> bool:
 def autocast(device: torch.device, precision: str) -> Any:
     """torch.autocast for a precision; fp32 gives a disabled (no-op) context, one code path."""
     enabled = precision != "fp32" and autocast_supported(device, precision)
-    dtype = DTYPES[precision] if precision != "fp32" else torch.bfloat16
+    dtype = PRECISIONS[precision].torch_autocast_dtype() or torch.bfloat16
     return torch.autocast(device.type, dtype=dtype, enabled=enabled)
 
 

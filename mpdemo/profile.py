@@ -374,7 +374,13 @@ def _computing(configs: list[Any], device_type: str) -> list[str]:
         rec = PRECISIONS.get(p)
         # Only what autocast runs: other precisions (fp8) bring their own code; the ETA then
         # learns their speed from the run itself.
-        if p not in out and rec is not None and rec.autocast_dtype:
+        # fp8 also autocasts (to bf16), but its speed is torchao's Float8Linear, not autocast's.
+        if (
+            p not in out
+            and rec is not None
+            and rec.autocast_dtype
+            and not rec.needs_compute_capability
+        ):
             out.append(p)
     return out
 

@@ -99,6 +99,24 @@ PRECISIONS: dict[str, Precision] = {
             10,
             "NVIDIA GPUs with tensor cores (Volta and newer); CPUs with AVX512-FP16 or AMX-FP16",
         ),
+        # fp8 (mpdemo/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 where its
+        # config says so) with per-tensor scales; the rest autocasts to bf16, as Accelerate's
+        # mixed_precision="fp8" does. No GradScaler: each tensor carries its own scale. The
+        # Trainer has no flag for it: it reads Accelerate's config (fp8.trainer_config).
+        Precision(
+            "fp8",
+            "float8_e4m3fn",
+            "bfloat16",
+            False,
+            "fp8",
+            None,
+            8,
+            4,
+            3,
+            "NVIDIA GPUs of compute capability 8.9 and newer (Ada, Hopper) through torchao; "
+            "no CPU runs fp8 matmuls",
+            needs_compute_capability=(8, 9),
+        ),
     ]
 }
 

@@ -1,0 +1,261 @@
+"""fp8: refused before anything loads where the hardware lacks it (this CPU machine), and the
+CUDA paths exercised without a GPU (torch.cuda and torchao replaced where needed)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+
+import pytest
+import torch
+from torch import nn
+
+from mpdemo import RunConfig, fp8
+from mpdemo import precision as P
+from mpdemo.cli import main
+from mpdemo.messages import ConfigError
+from mpdemo.registry import PRECISION_NAMES, PRECISIONS
+
+REFUSAL = "fp8 training needs an NVIDIA GPU with compute capability 8.9 or newer (Ada, Hopper)"
+
+
+def fake_gpu(monkeypatch, name: str, cc: tuple[int, int]) -> None:
+    """torch.cuda as a machine with one GPU of this name and compute capability would report."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: name)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: cc)
+
+
+def fake_torchao(monkeypatch, version: str | None) -> None:
+    """torchao installed at `version`, or missing (None), as importlib sees it."""
+    import importlib.metadata
+    import importlib.util
+
+    real_find, real_version = importlib.util.find_spec, importlib.metadata.version
+
+    def find_spec(name, *a, **k):
+        if name == "torchao":
+            return None if version is None else types.SimpleNamespace(name="torchao")
+        return real_find(name, *a, **k)
+
+    def dist_version(name):
+        if name == "torchao":
+            if version is None:
+                raise importlib.metadata.PackageNotFoundError(name)
+            return version
+        return real_version(name)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(importlib.metadata, "version", dist_version)
+
+
+# --- the record --------------------------------------------------------------------------------
+
+
+def test_fp8_is_one_registry_record_after_the_others() -> None:
+    rec = PRECISIONS["fp8"]
+    assert rec.needs_compute_capability == (8, 9) == fp8.required_capability()
+    assert rec.torch_dtype() is torch.float8_e4m3fn and rec.accelerate == "fp8"
+    assert rec.torch_autocast_dtype() is torch.bfloat16 and not rec.needs_scaler
+    assert (rec.bits, rec.exponent_bits, rec.mantissa_bits) == (8, 4, 3)
+    fi = torch.finfo(rec.torch_dtype())
+    assert fi.bits == rec.bits and fi.eps == 2.0**-rec.mantissa_bits
+    assert PRECISION_NAMES[0] == "fp32" and PRECISION_NAMES[-1] == "fp8"
+    assert P.dtype_name(torch.float8_e4m3fn) == "fp8"
+
+
+def test_adding_fp8_leaves_defaults_presets_and_colours_alone() -> None:
+    from mpdemo.ui import plots
+    from mpdemo.ui.teach_tabs import PRESETS
+
+    assert RunConfig().precision == "fp32"
+    for preset in PRESETS.values():
+        assert "fp8" not in preset["precisions"]
+    colours = plots.color_map()
+    labels = plots.all_labels()
+    assert "torch · fp8" in labels and "trainer · fp8" in labels
+    assert all(label in colours for label in labels)
+
+
+# --- refused on this machine (no GPU here) ------------------------------------------------------
+
+
+def test_refused_on_a_cpu_with_what_the_machine_has(monkeypatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError) as err:
+        P.check_precision_on(torch.device("cpu"), "fp8")
+    assert err.value.key == "fp8_needs_gpu"
+    assert str(err.value).startswith(REFUSAL + "; this machine has no CUDA GPU")
+    for other in ("fp32", "fp16", "bf16"):
+        P.check_precision_on(torch.device("cpu"), other)  # the others pass as before
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without one")
+def test_cli_refuses_fp8_before_anything_loads(monkeypatch, capsys) -> None:
+    import mpdemo.engine as engine
+
+    def must_not_load(*a, **k):
+        raise AssertionError("loaded something before refusing fp8")
+
+    monkeypatch.setattr(engine, "prepare", must_not_load)
+    monkeypatch.setattr(engine.D, "load_split", must_not_load)
+    code = main(["run", "--precision", "fp32,fp8", "--backend", "torch,accelerate,trainer"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert len(err) == 1 and err[0].startswith("mpdemo: error: " + REFUSAL + "; this machine has")
+    assert "Traceback" not in err[0]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without one")
+def test_train_refuses_fp8_before_its_worker_starts() -> None:
+    import threading
+
+    from mpdemo import train
+
+    before = threading.active_count()
+    with pytest.raises(ConfigError, match="compute capability 8.9"):
+        next(train(RunConfig(precision="fp8")))
+    assert threading.active_count() == before
+
+
+def test_ui_renders_the_refusal_in_each_language(monkeypatch) -> None:
+    from mpdemo.ui.i18n import error_text
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ConfigError) as err:
+        fp8.check(torch.device("cpu"))
+    assert error_text(err.value, "en") == str(err.value)
+    for lang, word in (("es", "capacidad de cómputo 8.9"), ("pt", "capacidade de computação 8.9")):
+        text = error_text(err.value, lang)
+        assert word in text and "no CUDA GPU" in text  # what torch sees, as the engine said it
+
+
+# --- the CUDA paths, without a GPU -------------------------------------------------------------
+
+
+def test_an_older_gpu_is_named_in_the_refusal(monkeypatch) -> None:
+    fake_gpu(monkeypatch, "NVIDIA A100-SXM4-80GB", (8, 0))
+    with pytest.raises(ConfigError) as err:
+        P.check_precision_on(torch.device("cuda"), "fp8")
+    assert str(err.value) == (
+        REFUSAL + "; this machine has NVIDIA A100-SXM4-80GB (compute capability 8.0)"
+    )
+    assert not fp8.supported(torch.device("cuda"))
+
+
+def test_a_capable_gpu_without_torchao_says_how_to_install_it(monkeypatch) -> None:
+    fake_gpu(monkeypatch, "NVIDIA L4", (8, 9))
+    fake_torchao(monkeypatch, None)
+    assert fp8.supported(torch.device("cuda"))
+    with pytest.raises(ConfigError) as err:
+        P.check_precision_on(torch.device("cuda"), "fp8")
+    assert err.value.key == "fp8_no_torchao"
+    assert "pip install -r requirements-gpu.txt" in str(err.value)
+    fake_torchao(monkeypatch, "0.5.0")
+    with pytest.raises(ConfigError, match=r"found 0\.5\.0"):
+        fp8.check(torch.device("cuda"))
+
+
+def test_a_capable_gpu_with_torchao_passes(monkeypatch) -> None:
+    fake_gpu(monkeypatch, "NVIDIA H100 80GB HBM3", (9, 0))
+    fake_torchao(monkeypatch, "0.14.1+cu128")
+    assert fp8.torchao_version() == (0, 14, 1)
+    P.check_precision_on(torch.device("cuda"), "fp8")
+    # The same machine, asked to run on its CPU: the line says so.
+    with pytest.raises(ConfigError, match="this run's device is cpu"):
+        P.check_precision_on(torch.device("cpu"), "fp8")
+
+
+def tiny_model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 48), nn.Linear(48, 20), nn.Linear(20, 32),
+        nn.Linear(32, 16),
+    )  # fmt: skip
+
+
+def test_filter_keeps_first_last_and_odd_sizes() -> None:
+    model = tiny_model()
+    keep = fp8.linear_filter(model)
+    chosen = [n for n, m in model.named_modules() if isinstance(m, nn.Linear) and keep(m, n)]
+    # 0 is first, 5 is last, 3 (48 -> 20) and 4 (20 -> 32) have a size that is not 16k.
+    assert chosen == ["2"]
+
+
+class Float8Linear(nn.Linear):
+    """Stands in for torchao.float8.Float8Linear (matched by class name, as torchao's is)."""
+
+    def __init__(self, mod: nn.Linear, config) -> None:
+        super().__init__(mod.in_features, mod.out_features, bias=mod.bias is not None)
+        self.weight, self.bias, self.config = mod.weight, mod.bias, config
+
+
+def fake_torchao_float8(monkeypatch) -> list:
+    """A torchao.float8 module whose convert swaps layers the way torchao's does."""
+    calls: list = []
+
+    class Float8LinearConfig:
+        def __init__(self, **kw) -> None:
+            self.kw = kw
+            self.cast_config_input = types.SimpleNamespace(target_dtype=torch.float8_e4m3fn)
+            self.cast_config_grad_output = types.SimpleNamespace(target_dtype=torch.float8_e5m2)
+
+    def convert_to_float8_training(model, module_filter_fn=None, config=None):
+        calls.append(config.kw)
+        for name, mod in list(model.named_children()):
+            if isinstance(mod, nn.Linear) and module_filter_fn(mod, name):
+                setattr(model, name, Float8Linear(mod, config))
+        return model
+
+    pkg = types.ModuleType("torchao")
+    sub = types.ModuleType("torchao.float8")
+    sub.convert_to_float8_training = convert_to_float8_training
+    sub.Float8LinearConfig = Float8LinearConfig
+    pkg.float8 = sub
+    monkeypatch.setitem(sys.modules, "torchao", pkg)
+    monkeypatch.setitem(sys.modules, "torchao.float8", sub)
+    return calls
+
+
+def test_convert_and_audit_report_what_really_ran(monkeypatch) -> None:
+    calls = fake_torchao_float8(monkeypatch)
+    model = tiny_model()
+    params = [id(p) for p in model.parameters()]
+    assert fp8.audit(model)["float8_layers"] == 0 and fp8.effective_dtype(model) is None
+    assert fp8.convert(model) == 1
+    assert calls == [{"pad_inner_dim": True}]
+    assert [id(p) for p in model.parameters()] == params  # the optimizer's tensors survive
+    report = fp8.audit(model)
+    assert report["float8_layers"] == 1 and report["linear_layers"] == 5
+    assert report["kept"] == ["0", "3", "4", "5"]
+    assert report["formats"] == {"input": "float8_e4m3fn", "grad_output": "float8_e5m2"}
+    assert fp8.effective_dtype(model) is torch.float8_e4m3fn
+
+
+def test_accelerate_gets_torchao_with_the_same_filter(monkeypatch) -> None:
+    import accelerate.utils.dataclasses as acc_dc
+
+    fake_torchao_float8(monkeypatch)
+    monkeypatch.setattr(acc_dc, "is_torchao_available", lambda: True)
+    model = tiny_model()
+    (handler,) = fp8.accelerate_handlers(model)
+    assert type(handler).__name__ == "AORecipeKwargs"
+    assert handler.config.kw == {"pad_inner_dim": True}
+    assert handler.module_filter_func(model[2], "2") and not handler.module_filter_func(
+        model[0], "0"
+    )
+
+
+def test_trainer_config_is_accelerates_and_is_put_back(monkeypatch) -> None:
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")
+    monkeypatch.delenv("ACCELERATE_FP8_BACKEND", raising=False)
+    with fp8.trainer_config():
+        from transformers import TrainingArguments
+
+        args = TrainingArguments(output_dir="unused", report_to="none", use_cpu=True)
+        assert args.mixed_precision == "fp8"  # transformers 5 reads Accelerate's config
+        assert os.environ["ACCELERATE_FP8_BACKEND"] == "AO"
+    assert os.environ["ACCELERATE_MIXED_PRECISION"] == "no"
+    assert "ACCELERATE_FP8_BACKEND" not in os.environ
