@@ -84,6 +84,7 @@ class GridPlanned(_Event):
     calibration: dict[str, Any] | None
     expected_s: float | None  # the whole grid, from the calibration
     notes: list[dict[str, Any]] = field(default_factory=list)  # sentences: {"key", "args", "text"}
+    steps: int | None = None  # steps per run when fitted to a time budget (None: as asked)
     kind: Literal["plan"] = "plan"
 
 

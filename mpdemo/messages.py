@@ -118,6 +118,10 @@ EN: dict[str, str] = {
         "step on this machine)"
     ),
     "calibrating": "measuring the training step on this machine (a few seconds)...",
+    "fit_steps": (
+        "{asked} steps per run would take about {full} here: running {steps} steps per run so "
+        "the comparison takes about a minute (set the steps to run more)"
+    ),
     "mem_less": (
         "{label} kept {pct:.0f}% less activation memory for backward than fp32 "
         "({mb:.2f} vs {fp32_mb:.2f} MB in one step)"

@@ -776,8 +776,32 @@ class GridEstimate:
         return None if left is None else (self.clock() - self._grid_start) + left
 
 
-def plan_grid(configs: list[Any], stop: threading.Event | None = None) -> Any:
-    """Calibrate for a grid and build its GridPlanned event (None when nothing could be timed)."""
+MIN_FIT_STEPS = 20  # fewer steps than this would show no curve worth reading
+
+
+def fit_steps(configs: list[Any], cal: Calibration, fit_s: float) -> int | None:
+    """Steps per run that bring the grid near fit_s seconds; None when it already fits."""
+    asked = max(c.steps for c in configs)
+    estimate = GridEstimate(configs, cal)
+    total = estimate.remaining_s()
+    if total is None or total <= fit_s * 1.25:
+        return None
+    per_step = sum(r.predicted_step_s or 0.0 for r in estimate.runs)
+    overhead = estimate._overhead() * len(configs)
+    if per_step <= 0:
+        return None
+    steps = int((fit_s - overhead) / per_step)
+    steps = max(MIN_FIT_STEPS, min(asked, steps))
+    return steps if steps < asked else None
+
+
+def plan_grid(
+    configs: list[Any], stop: threading.Event | None = None, fit_s: float | None = None
+) -> Any:
+    """Calibrate for a grid and build its GridPlanned event (calibration None when it failed).
+
+    With fit_s, the event's `steps` is what each run should do to end near fit_s seconds.
+    """
     from .events import GridPlanned
 
     machine = machine_info()
@@ -787,11 +811,23 @@ def plan_grid(configs: list[Any], stop: threading.Event | None = None) -> Any:
         cal = None
     if cal is None:
         return GridPlanned(machine=machine, calibration=None, expected_s=None, notes=[])
+    steps = fit_steps(configs, cal, fit_s) if fit_s else None
+    notes: list[Note] = []
+    if steps is not None:
+        full = GridEstimate(configs, cal).remaining_s() or 0.0
+        notes.append(
+            Note(
+                "fit_steps",
+                {"asked": configs[0].steps, "full": duration_text(full), "steps": steps},
+            )
+        )
+        configs = [c.replace(steps=steps) for c in configs]
     estimate = GridEstimate(configs, cal)
-    notes = [*speed_notes(cal, machine, configs), plan_note(estimate, cal)]
+    notes = [*speed_notes(cal, machine, configs), *notes, plan_note(estimate, cal)]
     return GridPlanned(
         machine=machine,
         calibration=cal.to_dict(),
         expected_s=estimate.remaining_s(),
         notes=[n.to_dict() for n in notes],
+        steps=steps,
     )

@@ -46,11 +46,14 @@ def run_grid(
     stop: threading.Event,
     limits: Limits | None = None,
     calibrate: bool = False,
+    fit_s: float | None = None,
 ) -> None:
     """Run configs one after another in this thread, emitting events; stop skips the rest.
 
     calibrate: first time the step of each precision for a few seconds, in this same thread
     (the runs' thread setup), and emit a GridPlanned event with what to expect.
+    fit_s: with calibrate, fewer steps per run when the grid would take much longer than this
+    (the default comparison: about a minute on any machine); the event says so.
     """
     from .engine import execute, failed_event, prepare
 
@@ -59,9 +62,10 @@ def run_grid(
         from .profile import plan_grid
 
         with RUN_LOCK:
-            plan = plan_grid(configs, stop)
-        if plan is not None:
-            emit(plan)
+            plan = plan_grid(configs, stop, fit_s)
+        if plan.steps is not None:
+            configs = [c.replace(steps=plan.steps) for c in configs]
+        emit(plan)
     for i, cfg in enumerate(configs):
         if stop.is_set():
             break
@@ -82,10 +86,15 @@ class Runner:
     """Background thread + stop Event + event queue for a sequential grid of runs."""
 
     def __init__(
-        self, configs: list[RunConfig], limits: Limits | None = None, calibrate: bool = False
+        self,
+        configs: list[RunConfig],
+        limits: Limits | None = None,
+        calibrate: bool = False,
+        fit_s: float | None = None,
     ) -> None:
         self.configs = list(configs)
         self.calibrate = calibrate
+        self.fit_s = fit_s
         self.limits = limits or Limits.from_env()
         self.stop_event = threading.Event()
         self.queue: queue.Queue[Any] = queue.Queue()
@@ -133,6 +142,8 @@ class Runner:
 
     def _work(self) -> None:
         try:
-            run_grid(self.configs, self._emit, self.stop_event, self.limits, self.calibrate)
+            run_grid(
+                self.configs, self._emit, self.stop_event, self.limits, self.calibrate, self.fit_s
+            )
         finally:
             self.queue.put(_END)

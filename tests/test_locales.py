@@ -70,8 +70,11 @@ def test_no_translation_is_left_empty() -> None:
 def test_numbers_in_templates_follow_the_locale() -> None:
     assert i18n.t("slice_rows", "en", rows=2000, total=12345) == "2,000 of 12,345 rows"
     assert i18n.t("slice_rows", "es", rows=2000, total=12345) == "2.000 de 12.345 filas"
-    assert "44,3 veces" in i18n.t("fp16_probe_fast", "es", ratio=44.31)
-    assert "44.3x" in i18n.t("fp16_probe_fast", "en", ratio=44.31)
+    slower = {"precision": "fp16", "ratio": 44.31, "ms": 900.0, "fp32_ms": 20.3,
+              "why": {"key": "hw_cpu_lacks", "args": {"isa": "AVX2", "precision": "fp16"}}}  # fmt: skip
+    assert "44,3 veces" in i18n.message("speed_slower", slower, "es")
+    assert "20,3 ms; CPU AVX2 sin" in i18n.message("speed_slower", slower, "es")
+    assert "44.3x" in i18n.message("speed_slower", slower, "en")
     assert i18n.number(0.6931, "es", ".2f") == "0,69"
     assert i18n.number(0.6931, "en", ".2f") == "0.69"
     assert i18n.number(1234567.891, "es", ",.1f") == "1.234.567,9"

@@ -153,6 +153,11 @@ def number(value: Any, lang: str | None = DEFAULT_LANG, spec: str = "") -> str:
 def message(key: str, args: dict[str, Any], lang: str | None = DEFAULT_LANG) -> str:
     """An engine message key rendered in `lang`, numbers in its format."""
     loc = LOCALES[norm_lang(lang)]
+    # A nested message ({"key", "args"}: the hardware behind a speed) in the same language.
+    args = {
+        k: message(v["key"], v.get("args") or {}, lang) if isinstance(v, dict) and "key" in v else v
+        for k, v in args.items()
+    }
     template = loc.messages.get(key) or EN_MESSAGES.get(key)
     if template is None:
         return render(key, args)  # mpdemo.messages' own fallback (the key and its arguments)

@@ -78,6 +78,8 @@ class Session:
     armed: bool = False  # a Train click is on its way (maybe queued) and has not started
     input_error: Any = None  # the MpdemoError the last click was refused with, until the next
     view: Any = None  # plots.View: how the plots are drawn (smoothing, x axis)
+    plan: Any = None  # the grid's GridPlanned event: this machine, the calibrated step, sentences
+    estimate: Any = None  # mpdemo.profile.GridEstimate: seconds left for the whole grid
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     writes: int = 0
@@ -102,6 +104,8 @@ class Session:
             "label": configs[0].label if configs else "",
             "t0": time.monotonic(),
         }
+        self.plan = None
+        self.estimate = None
         self.stop_requested = False
         self.runs = []
         self.grid_no += 1
@@ -127,6 +131,17 @@ class Session:
     def apply(self, ev: Any) -> bool:
         """Take one engine event; returns True when a run finished (the table changes)."""
         kind = ev.kind
+        if self.estimate is not None:
+            self.estimate.update(ev)
+        if kind == "plan":
+            from ..profile import GridEstimate, cached_calibration  # torch: a grid is running
+
+            self.plan = ev
+            if ev.steps is not None:  # fitted to about a minute: the runs do fewer steps
+                self.configs = [c.replace(steps=ev.steps) for c in self.configs]
+            cal = cached_calibration(self.configs[0]) if ev.calibration and self.configs else None
+            self.estimate = GridEstimate(self.configs, cal)
+            return False
         if kind == "start":
             self.current[ev.run_id] = {"config": ev.config, "steps": [], "evals": []}
             self.series[ev.label] = Series(ev.label)
@@ -267,11 +282,27 @@ class Session:
             out.update(r.series)
         return out
 
-    def scaled_labels(self) -> list[str]:
-        """Plot labels of runs that had a loss scaler (live: fp16; recorded: a scale was logged)."""
-        live = [c.label for c in self.configs if c.precision == "fp16"]
-        rec = [lab for r in self.recordings for lab in r.labels if r.series[lab].has_scale]
-        return live + rec
+    def plot_configs(self) -> list[Any]:
+        """What the plots read of each line's run (label, precision, loss_scaling, steps): the
+        current training's configs, then a stand-in for each recorded run."""
+        from types import SimpleNamespace
+
+        out: list[Any] = list(self.configs)
+        for r in self.recordings:
+            for lab, run in zip(r.labels, r.recording.runs, strict=True):
+                cfg, summ = run.get("config") or {}, run["summary"]
+                steps = cfg.get("steps") if isinstance(cfg.get("steps"), int) else None
+                out.append(
+                    SimpleNamespace(
+                        label=lab,
+                        backend=summ["backend"],
+                        precision=summ["precision"],
+                        # A file without its config: a logged scale says a scaler ran.
+                        loss_scaling=bool(cfg.get("loss_scaling", r.series[lab].has_scale)),
+                        steps=steps or summ.get("steps") or len(run.get("steps") or []) or 1,
+                    )
+                )
+        return out
 
     def recorded_summaries(self) -> list[dict[str, Any]]:
         """Each loaded run's summary under its page label, with speed-ups within its own file."""
@@ -379,19 +410,19 @@ class Session:
         return len(history) + sum(len(r.runs) for r in recs)
 
     def script_file(self, label: str) -> str | None:
-        """Write a runnable script reproducing the run `label` of this grid; None without codegen."""
+        """Write the reproduce script of the run `label` (`python -m mpdemo code`'s text)."""
         cfg = next((c for c in self.configs if c.label == label), None)
         if cfg is None:
             return None
-        try:
-            from ..codegen import script_for  # the lead's module; imported only when asked
+        from ..listing import script_filename, script_for
 
+        try:
             text = script_for(cfg)
-        except Exception:  # noqa: BLE001 - a missing script must never break a training
+        except MpdemoError:  # e.g. the device went away: the run itself says what happened
             return None
         if self.outdir is None:
             self.outdir = tempfile.mkdtemp(prefix="mpdemo-session-")
-        path = Path(self.outdir) / f"mpdemo_{cfg.backend}_{cfg.precision}.py"
+        path = Path(self.outdir) / script_filename(cfg)
         path.write_text(text, encoding="utf-8")
         return str(path)
 
@@ -417,6 +448,7 @@ _COLUMNS: list[tuple[str, str, int]] = [
     ("col_effective", "effective_dtype", 66),
     ("col_skipped", "skipped_steps", 76),
     ("col_scale", "final_loss_scale", 70),
+    ("col_saved", "saved_activation_bytes", 84),
     ("col_peak", "peak_mem_bytes", 76),
     ("col_backend", "backend", 92),
     ("col_precision", "precision", 86),
@@ -429,6 +461,8 @@ _COLUMNS: list[tuple[str, str, int]] = [
 COLUMN_WIDTHS = [f"{w}px" for _, _, w in _COLUMNS]
 TEXT_COLUMNS = {
     "label",
+    "speedup_vs_fp32",
+    "final_loss_scale",
     "status",
     "effective_dtype",
     "warnings",
@@ -459,6 +493,16 @@ def warnings_text(summary: dict[str, Any], lang: str) -> str:
     return "\n".join(summary.get("warnings") or [])
 
 
+def speedup_cell(s: dict[str, Any], lang: str) -> str:
+    """'2.13×' in the locale, or '≈1.0× (same maths as fp32)' for a same-maths run in the noise."""
+    from .i18n import number
+
+    v = s.get("speedup_vs_fp32")
+    if s.get("speedup_same_maths"):
+        return f"≈{number(1.0, lang, '.1f')}× ({message('same_maths', {}, lang)})"
+    return f"{number(v, lang, '.2f')}×" if v is not None else ""
+
+
 def summary_table(summaries: list[dict[str, Any]], lang: str) -> pd.DataFrame:
     """One row per summary; numbers rounded, statuses and warnings in `lang`."""
     # Classifiers report accuracy (and a loss); LMs only a loss: one "eval" column either way.
@@ -476,10 +520,14 @@ def summary_table(summaries: list[dict[str, Any]], lang: str) -> pd.DataFrame:
                 row.append(_num(s.get("eval_accuracy" if by_accuracy else "eval_loss")))
             elif key == "mean_step_s":
                 row.append(_num(v * 1000.0) if v is not None else None)
-            elif key == "peak_mem_bytes":
+            elif key in ("peak_mem_bytes", "saved_activation_bytes"):
                 row.append(_num(v / 2**20, 3) if v is not None else None)
             elif key == "speedup_vs_fp32":
-                row.append(round(v, 2) if v is not None else None)
+                row.append(speedup_cell(s, lang))
+            elif key == "final_loss_scale":
+                from ..cli import scale_text  # the CLI's exact form: 65536, 2^20, 0.5
+
+                row.append(scale_text(v) if v is not None else "")
             elif key in ("params", "steps", "skipped_steps"):
                 row.append(int(v) if v is not None else None)
             elif key in TEXT_COLUMNS:

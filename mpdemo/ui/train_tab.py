@@ -19,13 +19,14 @@ from ..catalog import MODELS
 from ..config import Limits, RunConfig
 from ..messages import ConfigError, MpdemoError
 from ..registry import BACKENDS, PRECISIONS
-from ..runner import Runner, grid
-from . import controls, system
+from ..runner import grid
+from . import controls, recorded_ui, system, zerogpu
 from .controls import CONTROLS, dataset_choices, model_choices  # noqa: F401 - re-exported
-from .i18n import DEFAULT_LANG, error_text, norm_lang, t
+from .i18n import DEFAULT_LANG, error_text, message, norm_lang, t
 from .plots import PLOTS, View, color_map, legend_html, plot_frame, scaled_labels, step_axis
 from .session import COLUMN_WIDTHS, Session
 
+FIT_DEFAULT_S = 60.0  # the default comparison should take about a minute, whatever the machine
 YIELD_EVERY_S = 0.2  # at most ~5 updates a second: smooth, and cheap for the browser
 DEFAULTS: dict[str, Any] = controls.defaults()
 PLOT_HEIGHT = 300
@@ -36,6 +37,7 @@ OUTPUTS: tuple[str, ...] = (
     *(p.name for p in PLOTS),
     "scale_empty",
     "legend",
+    "stop_btn",
     "summary",
     "csv",
     "json",
@@ -73,20 +75,34 @@ def slice_preview(lang: str, model: str, dataset: str, train_slice: str, eval_sl
 
 
 def precision_info(lang: str, device: str | None) -> str:
-    """The line under the precision boxes: on a CPU, fp16 is slow and bf16 is the fast path."""
+    """The line under the precision boxes: what each precision does; speeds are measured, not said."""
     return t("precision_info_cpu" if system.trains_on_cpu(device) else "precision_info_gpu", lang)
 
 
 def precision_note(lang: str, precisions: list[str] | None, device: str | None) -> Iterator[str]:
-    """When fp16 is ticked for a CPU run, the measured fp16 slowdown (imports torch, cached)."""
-    if "fp16" not in (precisions or []) or not system.trains_on_cpu(device):
+    """What this process measured for the ticked precisions (a Train click calibrates), or ''."""
+    import sys
+
+    if "mpdemo.profile" not in sys.modules:  # nothing measured yet: no claim, and no torch
         yield ""
         return
-    yield t("fp16_probe_running", lang)
-    from ..precision import cpu_fp16_slowdown  # torch: only now that fp16 was ticked
+    from ..profile import cached_calibration, machine_info, speed_note
 
-    ratio = cpu_fp16_slowdown()
-    yield t("fp16_probe" if ratio > 1.5 else "fp16_probe_fast", lang, ratio=ratio)
+    cfg = RunConfig(model=DEFAULTS.get("model") or RunConfig().model, device=device or "auto")
+    cal = cached_calibration(cfg)
+    if cal is None:
+        yield ""
+        return
+    notes = [speed_note(cal, machine_info(), p) for p in precisions or []]
+    yield "\n\n".join(message(n.key, n.args, lang) for n in notes if n is not None)
+
+
+def machine_text(lang: str) -> str:
+    """The 'This machine' line: names and instruction-set flags (torch's, read once per process)."""
+    from ..profile import machine_note  # imports torch: called from a load event, not at build
+
+    note = machine_note()
+    return message(note.key, note.args, lang)
 
 
 # --- status line -----------------------------------------------------------------------------
@@ -127,9 +143,8 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
     elif p.get("phase") == "running" and p.get("steps"):
         i, n, step, steps = p["index"], p["total"], p.get("step", 0), p["steps"]
-        step_s = p.get("step_s")
-        if step_s:
-            left = (steps - step) * step_s + (n - i - 1) * steps * step_s
+        left = _left(session)
+        if left is not None:
             lines.append(
                 t(
                     "status_running",
@@ -154,10 +169,33 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                 label=p.get("label", ""),
             )
         )
+        left = _left(session)
+        if session.plan is None:
+            lines.append(message("calibrating", {}, lang))
+        elif left is not None:
+            lines.append(t("status_eta", lang, left=_duration(left, lang)))
+    # What the calibration measured, said before the runs and kept to the end; then memory.
+    if session.plan is not None:
+        lines += [message(n["key"], n.get("args") or {}, lang) for n in session.plan.notes]
+    if finished:
+        from ..profile import memory_notes
+
+        lines += [message(n.key, n.args, lang) for n in memory_notes(session.summaries())]
     for label, note in session.errors:
         err = error_text(_note_error(note), lang)
         lines.append(t("status_run_failed", lang, label=label, error=err))
     return "\n\n".join(lines)
+
+
+def _left(session: Session) -> float | None:
+    """Seconds left for the whole grid: the calibrated estimate refined by measured speeds."""
+    est = session.estimate
+    if est is not None:
+        return est.remaining_s()
+    step_s, p = session.progress.get("step_s"), session.progress
+    if step_s and p.get("steps"):  # no calibration (it failed): the current run's own speed
+        return (p["steps"] - p.get("step", 0)) * step_s
+    return None
 
 
 def _note_error(note: dict[str, Any]) -> MpdemoError:
@@ -259,10 +297,10 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
     for spec in PLOTS:
         props: dict[str, Any] = {"value": None}
         props.update(x_props(view if spec.wall_clock else View(), lang, total))
-        if spec.scale:
-            props["visible"] = bool(scaled_labels(configs))
+        if spec.scale:  # recorded runs with a scale keep the plot
+            props["visible"] = bool(scaled_labels(session.plot_configs()))
         out[spec.name] = gr.update(**props)
-    empty = scale_empty_text(lang, configs, False, session)
+    empty = scale_empty_text(lang, session.plot_configs(), False, session)
     out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
     out["legend"] = run_legend(session, lang)
     return out
@@ -270,17 +308,18 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
 
 def run_legend(session: Session | None, lang: str) -> str:
     """The legend of the grid on screen (every run once), with the raw-curve note if smoothed."""
-    if session is None or not session.configs:
+    if session is None or not session.plot_labels():
         return ""
     view = session.view or View()
     note = t("legend_raw", lang) if view.smoothing > 0 else None
-    return legend_html([c.label for c in session.configs], note)
+    return legend_html(session.plot_labels(), note, recorded_ui.recorded_colours(session))
 
 
 def plot_frames(session: Session) -> dict[str, Any]:
     """Every plot's frame from the session's series, drawn as the session's view says."""
     view = session.view or View()
-    return {p.name: plot_frame(p, session.series, session.configs, view) for p in PLOTS}
+    series, configs = session.plot_series(), session.plot_configs()  # live, then recorded
+    return {p.name: plot_frame(p, series, configs, view) for p in PLOTS}
 
 
 def _frame(
@@ -320,11 +359,14 @@ def train(
         session.input_error = err
         text = error_text(err, lang)
         # The toast fades; the status keeps saying what failed until the next click.
-        yield {"status": t("status_not_started", lang, error=text)}
+        yield {"status": t("status_not_started", lang, error=text), **settle(session)}
         raise gr.Error(text, title="mpdemo", print_exception=False) from None
 
     session.input_error = None
-    runner = Runner(configs)
+    # The default comparison (steps untouched) is fitted to about a minute on this machine.
+    fit = FIT_DEFAULT_S if v["steps"] == DEFAULTS["steps"] else None
+    # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
+    runner = zerogpu.make_runner(configs, calibrate=True, fit_s=fit)
     session.begin(configs)
     session.runner = runner
     runner.start()
@@ -345,11 +387,14 @@ def train(
         for ev in runner.events(timeout=YIELD_EVERY_S):
             if ev is not None and session.apply(ev):
                 table_changed = True
+            if ev is not None and ev.kind == "plan" and ev.steps is not None:
+                # Fewer steps per run than the plots were laid out for: lay them out again.
+                yield {"status": status_text(session, lang), **grid_start(session, lang)}
             if time.monotonic() - last >= YIELD_EVERY_S:
                 yield _frame(session, lang, table_changed)
                 table_changed = False
                 last = time.monotonic()
-        yield _frame(session, lang, True, finished=True)
+        yield {**_frame(session, lang, True, finished=True), **settle(session)}
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()
@@ -398,7 +443,10 @@ def arm(session: Session, lang: str) -> dict[str, Any]:
 
 
 def settle(session: Session) -> dict[str, Any]:
-    """After a training (or its input error): Stop is off unless another click waits."""
+    """After a training (or its input error): Stop is off unless another click waits.
+
+    Part of train()'s own last frame: a chained .then() did not run after a gr.Error here.
+    """
     return {"stop_btn": gr.update(interactive=session.running or session.armed)}
 
 
@@ -551,6 +599,7 @@ def build_train_tab(ctx: Any) -> None:
     lang0 = DEFAULT_LANG
     lim: Limits = ctx.limits
     cmap = color_map()
+    zerogpu.setup()  # on a ZeroGPU Space: register the GPU function before launch
     comps: dict[str, Any] = {}
     with gr.Tab(t("tab_train", lang0), id="train", elem_id="train-tab") as tab:
         ctx.i18n(tab, label="tab_train")
@@ -563,6 +612,8 @@ def build_train_tab(ctx: Any) -> None:
                 _controls_of("grid", comps, lang0, lim)
                 comps["precisions"].info = precision_info(lang0, DEFAULTS["device"])
                 comps["precision_note"] = gr.Markdown("", elem_id="precision-note")
+                # This machine's names and flags, so a class sees why the speeds differ.
+                comps["machine"] = gr.Markdown("", elem_id="machine")
                 _controls_of("run", comps, lang0, lim)
                 with gr.Accordion(
                     t("advanced_label", lang0), open=False, elem_id="advanced"
@@ -673,12 +724,15 @@ def build_train_tab(ctx: Any) -> None:
                         ),
                         label="script_btn",
                     )
+                # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
+                recorded_ui.build_row(ctx, comps, lang0)
 
     ctx.shared["train_tab"] = tab
     ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
     ctx.shared["train_status"] = comps["status"]
     ctx.shared["train_session"] = session
     _wire(ctx, comps, session, lim)
+    recorded_ui.wire(ctx, comps, session)
 
 
 def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> None:
@@ -692,7 +746,7 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
     armed = comps["start_btn"].click(
         by_component(comps, arm), [session, lang], [comps["status"], comps["stop_btn"]], **quiet
     )
-    trained = armed.then(
+    armed.then(
         train_endpoint(comps),
         [*(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
@@ -701,7 +755,6 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
         show_progress="minimal",
         show_progress_on=[comps["status"]],
     )
-    trained.then(by_component(comps, settle), [session], [comps["stop_btn"]], **quiet)
     comps["stop_btn"].click(
         stop,
         [session, lang],
@@ -816,6 +869,12 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
             slice_preview(lang, *preview_args),
         ]
 
+    def machine_fn(lang: str) -> str:
+        return machine_text(norm_lang(lang))
+
+    # Separate from on_load: reading the flags imports torch, which must not hold up the menus.
+    ctx.on_load(machine_fn, [], [comps["machine"]])
+    ctx.on_language(machine_fn, [], [comps["machine"]])
     ctx.on_load(
         on_load,
         [comps[n] for n in preview_names],
