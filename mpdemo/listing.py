@@ -78,6 +78,7 @@ class Line:
     """One line of the listing and how it compares with the course's."""
 
     text: str  # as shown: settings filled in, comments kept
+    code: str  # the same without its comment ("" for a comment-only line)
     kind: str  # same | changed | new | mpdemo | neutral (blank, comment, import, bracket)
     why: str | None = None  # the explanation, from the source's comment (changed/new/mpdemo)
 
@@ -281,14 +282,28 @@ def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
     for i, s in enumerate(src):
         text = ours.splitlines()[i]
         if s.stmt in stmt_mark:
-            lines.append(Line(text, "mpdemo", stmt_mark[s.stmt]))
+            lines.append(Line(text, s.code, "mpdemo", stmt_mark[s.stmt]))
             continue
         kind = kinds.get(i, "neutral")
         why = None
         if kind in ("changed", "new"):
             why = s.comment or covering[i]
-        lines.append(Line(text, kind, why))
+        lines.append(Line(text, s.code, kind, why))
     return lines, removed
+
+
+def explanations(backend: str) -> list[str]:
+    """Every explanation the backend's loop can show: its comments, as the listing reads them."""
+    source = loop_source(backend)
+    src = _analyse(source)
+    out: list[str] = []
+    for s, block in zip(src, _covering_comments(source, src), strict=True):
+        if block:
+            out.append(block)
+        if s.stmt >= 0 and s.comment is not None:
+            mark = s.comment.startswith(MPDEMO_MARK)
+            out.append(s.comment[len(MPDEMO_MARK) :].lstrip(":").strip() if mark else s.comment)
+    return _unique(out)
 
 
 # --- the listing and the script -----------------------------------------------------------------
@@ -374,12 +389,18 @@ rec = StepPrinter(prep)  # mpdemo: prints each step (in the app, a Recorder time
 
 def script_filename(cfg: RunConfig) -> str:
     """The download's file name."""
-    return f"mpdemo_{cfg.backend}_{cfg.precision}.py"
+    unscaled = "_s1" if cfg.precision == "fp16" and not cfg.loss_scaling else ""  # 'fp16 · S=1'
+    return f"mpdemo_{cfg.backend}_{cfg.precision}{unscaled}.py"
 
 
 def script_for(cfg: RunConfig, device: Any = None, task: str | None = None) -> str:
     """The runnable script that reproduces cfg: prepare(), then the backend's loop as it runs."""
-    lst = listing(cfg, device, task)
+    return script_of(listing(cfg, device, task))
+
+
+def script_of(lst: Listing) -> str:
+    """The reproduce script around a listing: its body is the listing's text, unchanged."""
+    cfg = lst.cfg
     pinned = cfg.replace(device=lst.device)  # the device the settings were filled in for
     inputs = "\n".join(f"{name} = prep.{attr}" for name, attr in input_names(cfg.backend).items())
     head = SCRIPT_HEAD.format(

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields
+from typing import Any
 
 import gradio as gr
 import pytest
 import torch
 
-from mpdemo import codegen
 from mpdemo.catalog import BACKENDS, PRECISIONS
 from mpdemo.config import Limits, RunConfig
-from mpdemo.ui import app, i18n
+from mpdemo.ui import app, controls, i18n
 from mpdemo.ui import teach_tabs as T
 
 # The teaching tabs' strings in the default language (every locale file has the same keys and
@@ -26,13 +26,6 @@ def tiny_lab():
     from mpdemo.underflow import collect
 
     return collect(RunConfig(train_slice="train[:64]", steps=1, batch_size=16, device="cpu"))
-
-
-def test_change_notes_mirror_codegen() -> None:
-    # A failure here means codegen.CHANGES moved on: update code_change_* in i18n_teach.
-    for backend, items in codegen.CHANGES.items():
-        for i, english in enumerate(items):
-            assert TEACH_EN.get(f"code_change_{backend}_{i}") == english
 
 
 def test_app_builds_with_the_teaching_tabs() -> None:
@@ -53,7 +46,7 @@ def test_language_hooks_return_one_update_per_output() -> None:
         ctx.shared = {}
         for build in T.TEACH_TABS:
             build(ctx)
-    assert {"preset", "code_controls", "underflow_controls"} <= set(ctx.shared)
+    assert {"preset", "code_outputs", "underflow_controls"} <= set(ctx.shared)
     for key in (k for _, props in ctx.registered for k in props.values()):
         assert key in i18n.LOCALES[i18n.DEFAULT_LANG].strings, key
     for fn, inputs, outputs in ctx.language_hooks:
@@ -102,24 +95,87 @@ def test_formats_handlers(lang: str) -> None:
     assert "2^43" in window  # 1e-8 * 2^43 > 65504: where overflow starts
 
 
+def _wired(demo: gr.Blocks, trigger: Any, output: Any) -> Any:
+    """The function an event of `trigger` runs to update `output` (None when none is wired)."""
+    for fn in demo.fns.values():
+        if any(t[0] == trigger._id for t in fn.targets) and output in fn.outputs:
+            return fn
+    return None
+
+
 @pytest.mark.parametrize("lang", LANGS)
-def test_code_handler(lang: str) -> None:
-    script, course, changes = T.code_view(lang, "trainer", "fp16", "tiny-bert", 10, 8, True, 2000)
-    assert "eval_strategy=" in script and "evaluation_strategy=" not in script
-    assert "evaluation_strategy" in course
-    assert T.tt("code_change_trainer_0", lang) in changes
-    script, course, _ = T.code_view(lang, "torch", "bf16", "tiny-bert", 10, 8, True, 2000)
-    assert "torch.amp.GradScaler(" in script and "torch.bfloat16" in script
-    assert course == codegen.COURSE["torch"]
-    script, _, _ = T.code_view(lang, "accelerate", "fp16", "tiny-bert", 10, 8, True, 2000)
-    assert "mixed_precision='fp16'" in script
-    bad, _, _ = T.code_view(lang, "torch", "fp16", "tiny-bert", 0, 8, True, 2000)
-    assert bad.startswith("# ") and "steps" in bad
+def test_code_tab_follows_the_train_tab(lang: str) -> None:
+    demo = app.build_app()
+    ctx_outputs = {b.elem_id: b for b in demo.blocks.values() if getattr(b, "elem_id", None)}
+    train = {c.name: ctx_outputs[c.elem_id] for c in controls.CONTROLS}
+    listing = ctx_outputs["code-listing-box"]
+    for name in ("model", "backends", "precisions", "steps", "batch_size", "loss_scaling"):
+        assert _wired(demo, train[name], listing) is not None, f"{name} does not reach the Code tab"
+    fn = _wired(demo, train["steps"], listing)
+    changed = {"steps": 7, "batch_size": 12, "backends": ["accelerate", "trainer"],
+               "precisions": ["fp32", "bf16"], "model": "tiny-gpt2", "loss_scaling": False}  # fmt: skip
+    by_id = {c._id: name for name, c in train.items()}
+    args = []
+    for comp in fn.inputs:
+        if comp is demo_lang(demo):
+            args.append(lang)
+        elif comp._id in by_id:
+            args.append(changed.get(by_id[comp._id], comp.value))
+        else:  # the Code tab's own run picker: nothing picked yet
+            args.append(None)
+    out = dict(zip([o.elem_id for o in fn.outputs], fn.fn(*args), strict=True))
+    # The first mixed-precision run of the Train tab's grid, with its settings filled in.
+    assert out["code-run"]["value"] == "accelerate · bf16"
+    labels = ["accelerate · fp32", "accelerate · bf16", "trainer · fp32", "trainer · bf16"]
+    assert out["code-run"]["choices"] == labels
+    for item in ("`steps=7`", "`batch_size=12`", "`model=tiny-gpt2`", "`loss_scaling=False`"):
+        assert item in out["code-settings"]
+    assert 'data-backend="accelerate"' in out["code-listing-box"]
+    assert 'data-precision="bf16" data-steps="7"' in out["code-listing-box"]
+    assert 'mixed_precision="bf16"' in out["code-ours"] and "steps=7," in out["code-ours"]
+    assert "enabled=False" in out["code-ours"]  # loss scaling off reaches GradScalerKwargs
+    assert out["code-course"].startswith('accelerator = Accelerator(mixed_precision="fp16")')
+    assert T.tt("code_changes_title", lang) in out["code-changes"]
+    # Picking another run of the grid on the Code tab: that run, same settings.
+    args[[c._id for c in fn.inputs].index(ctx_outputs["code-run"]._id)] = "trainer · bf16"
+    out = dict(zip([o.elem_id for o in fn.outputs], fn.fn(*args), strict=True))
+    assert "bf16=True," in out["code-ours"] and "max_steps=7," in out["code-ours"]
+    assert "compute_metrics=None" in out["code-ours"]  # tiny-gpt2 is a language model
 
 
-def test_stale_change_translation_falls_back_to_codegen(monkeypatch) -> None:
-    monkeypatch.setitem(codegen.CHANGES, "torch", ["a brand new change"])
-    assert "a brand new change" in T.changes_md("es", "torch")
+def demo_lang(demo: gr.Blocks) -> Any:
+    """The page's language radio."""
+    return next(b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "lang")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_code_view_explains_in_the_page_language(lang: str) -> None:
+    from mpdemo import listing as L
+
+    out = T.code_view(lang, {"backends": ["torch"], "precisions": ["fp16"], "steps": 5})
+    lst = L.listing(RunConfig(backend="torch", precision="fp16", steps=5))
+    for english in lst.changes() + lst.mpdemo_lines():
+        assert T.why_text(english, lang) in out["changes"]
+    assert out["listing"].count('data-kind="changed"') == sum(
+        ln.kind == "changed" for ln in lst.lines
+    )
+    assert out["script"] == L.script_for(RunConfig(backend="torch", precision="fp16", steps=5))
+    bad = T.code_view(lang, {"steps": 0})
+    assert bad["script"].startswith("# ") and "steps" in bad["script"]
+    assert bad["run"]["choices"] == []
+
+
+def test_every_explanation_is_translated() -> None:
+    from mpdemo import listing as L
+
+    wanted = {T.why_key(e): e for b in BACKENDS for e in L.explanations(b)}
+    for code in LANGS:
+        have = {k for k in i18n.LOCALES[code].sections["teach"] if k.startswith("code_why_")}
+        missing = [wanted[k] for k in wanted.keys() - have]
+        assert not missing, f"{code}.toml needs code_why keys for: {missing}"
+        assert not have - wanted.keys(), f"{code}.toml keeps explanations no loop has any more"
+    for key, english in wanted.items():  # the default language's text is the comment itself
+        assert TEACH_EN[key] == english
 
 
 def test_presets_are_valid_run_configs() -> None:

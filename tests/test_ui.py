@@ -108,12 +108,14 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     assert len(Path(csv_path).read_text(encoding="utf-8").strip().splitlines()) == 1 + 16
     runs = json.loads(Path(json_path).read_text(encoding="utf-8"))["runs"]
     assert [r["summary"]["label"] for r in runs] == ["torch · fp32", "torch · bf16"]
-    # The first update offered a script for the first run; it is valid Python.
+    # The first update offered the first run's reproduce script: `python -m mpdemo code`'s text.
     assert 'data-run="torch · bf16"' in first[6]  # one legend for all plots, every run once
     script = outputs[0][11]
     script_path = script["value"] if isinstance(script, dict) else script
-    if script_path:  # None only while mpdemo.codegen is missing
-        compile(Path(script_path).read_text(encoding="utf-8"), script_path, "exec")
+    assert script_path and Path(script_path).name == "mpdemo_torch_fp32.py"
+    text = Path(script_path).read_text(encoding="utf-8")
+    compile(text, script_path, "exec")
+    assert "rec = StepPrinter(prep)" in text and "for batch in rec.steps(" in text
     assert wait_no_runner(10)
 
 

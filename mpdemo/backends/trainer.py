@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..registry import PRECISIONS
 from .accelerate import reset_accelerate_state
 from .common import accuracy
 
@@ -47,8 +48,8 @@ def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
         "max_steps": cfg.steps,
         "per_device_train_batch_size": max(1, cfg.batch_size // world),
         "per_device_eval_batch_size": cfg.batch_size,
-        "fp16": cfg.precision == "fp16",
-        "bf16": cfg.precision == "bf16",
+        "fp16": PRECISIONS[cfg.precision].trainer_flag == "fp16",
+        "bf16": PRECISIONS[cfg.precision].trainer_flag == "bf16",
         "use_cpu": device.type == "cpu",
         "seed": cfg.seed,
         "compute_metrics": compute_accuracy if task == "cls" else None,

@@ -2,11 +2,12 @@
 
 Each `build_*_tab(ctx)` follows mpdemo.ui.app's tab protocol; `TEACH_TABS` lists them in order.
 Handlers are plain functions of (lang, *inputs) so tests call them directly. Layout and wiring
-only: the numbers come from mpdemo.formats, mpdemo.underflow and mpdemo.codegen.
+only: the numbers come from mpdemo.formats, mpdemo.underflow and mpdemo.listing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import math
 from collections.abc import Callable
@@ -15,16 +16,13 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from .. import codegen, formats
-from ..catalog import DEFAULT_MODEL, PRECISIONS
+from .. import formats
+from ..catalog import DEFAULT_MODEL
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
-from ..registry import BACKENDS
 from .i18n import DEFAULT_LANG, error_text, norm_lang, number
 from .i18n import t as base_t
-from .i18n_teach import TEACH_EN
 
-BACKEND_CHOICES = [(b.display, b.name) for b in BACKENDS.values()]
 NF_K_MAX = 48  # number-format slider: enough for 1e-8 to overflow (at 2^43)
 UF_K_MAX = 24  # underflow-lab slider: S from 1 to 2^24, as in the issue and the paper's range
 UF_K_DEFAULT = 16  # GradScaler's init_scale
@@ -447,46 +445,126 @@ def underflow_view(lang: str, lab: Any, k: Any) -> tuple[str, str, str, pd.DataF
 
 # --- Code --------------------------------------------------------------------------------------
 
+# Explicit foreground and background, so the highlights read in light and dark mode.
+CODE_STYLES = {
+    "changed": "background:#fef3c7;color:#713f12",
+    "new": "background:#dcfce7;color:#14532d",
+    "mpdemo": "background:#e5e7eb;color:#4b5563",
+}
+CODE_PRE = (
+    "margin:0;padding:8px 0;background:#f9fafb;color:#1f2937;border:1px solid #e5e7eb;"
+    "border-radius:6px;font-size:13px;line-height:1.45;overflow-x:auto"
+)
+CODE_SETTINGS = ("model", "dataset", "device", "steps", "batch_size", "lr", "seed",
+                 "loss_scaling", "init_scale", "growth_interval")  # fmt: skip
 
-def changes_md(lang: str, backend: str) -> str:
-    """codegen.CHANGES[backend] as a Markdown list, translated where the English still matches."""
-    items = []
-    for i, english in enumerate(codegen.CHANGES.get(backend, [])):
-        key = f"code_change_{backend}_{i}"
-        # A stale translation would explain a change codegen no longer makes: use the English.
-        items.append(tt(key, lang) if TEACH_EN.get(key) == english else english)
-    return f"#### {tt('code_changes_title', lang)}\n" + "\n".join(f"- {s}" for s in items)
+
+def why_key(english: str) -> str:
+    """The locale key of a listing's explanation: a digest of the source's English comment.
+
+    The comment in the backend's source is the explanation; locale files hold translations
+    under this key, so an edited comment has no stale translation (tests ask for new ones).
+    """
+    return "code_why_" + hashlib.sha1(english.encode("utf-8")).hexdigest()[:8]
+
+
+def why_text(english: str, lang: str) -> str:
+    """An explanation in `lang`; the source's own English where no translation exists."""
+    key = why_key(english)
+    text = tt(key, lang)
+    return english if text == key else text
+
+
+def pick_run(configs: list[RunConfig], current: str | None) -> RunConfig:
+    """The grid's run the Code tab shows: the one picked, else the first in mixed precision."""
+    for cfg in configs:
+        if cfg.label == current:
+            return cfg
+    mixed = [c for c in configs if c.precision != "fp32"]
+    return (mixed or configs)[0]
+
+
+def listing_html(lst: Any, lang: str) -> str:
+    """The loop as it runs, comments taken out: lines that differ from the course highlighted,
+    numbered like the explanations below (mpdemo's own lines grey, lettered)."""
+    numbers = {why: str(i) for i, why in enumerate(lst.changes(), start=1)}
+    letters = {why: chr(ord("a") + i) for i, why in enumerate(lst.mpdemo_lines())}
+    rows, last = [], None
+    for ln in lst.lines:
+        if ln.kind == "neutral" and not ln.code.strip() and ln.text.strip():
+            continue  # a comment line: its words are in the list below
+        mark = (numbers if ln.kind != "mpdemo" else letters).get(ln.why or "")
+        style = CODE_STYLES.get(ln.kind, "")
+        sup = ""
+        if mark and (ln.why, ln.kind) != last:  # once per run of lines with one explanation
+            sup = f'<sup style="font-weight:700;padding-left:6px">{mark}</sup>'
+        last = (ln.why, ln.kind) if mark else None
+        rows.append(
+            f'<span class="mp-ln" data-kind="{ln.kind}" style="display:block;padding:0 10px;'
+            f'{style}">{_esc(ln.code.rstrip()) or " "}{sup}</span>'
+        )
+    return (
+        f'<div class="mp-listing" id="code-listing" data-backend="{lst.cfg.backend}" '
+        f'data-precision="{lst.cfg.precision}" data-steps="{lst.cfg.steps}">'
+        f'<pre style="{CODE_PRE}"><code>{"".join(rows)}</code></pre></div>'
+    )
+
+
+def changes_md(lst: Any, lang: str) -> str:
+    """Why the loop differs from the course's, then what mpdemo's own lines do: both read from
+    the comments in the backend's source (mpdemo.listing), in the order of the lines."""
+    out = [f"#### {tt('code_changes_title', lang)}"]
+    out += [f"{i}. {why_text(w, lang)}" for i, w in enumerate(lst.changes(), start=1)]
+    out.append(f"#### {tt('code_mpdemo_title', lang)}")
+    out += [
+        f"- **{chr(ord('a') + i)}** · {why_text(w, lang)}" for i, w in enumerate(lst.mpdemo_lines())
+    ]
+    if lst.removed:  # course lines this loop has no counterpart for
+        out.append(f"#### {tt('code_removed_title', lang)}")
+        out += [f"- `{line.strip()}`" for line in lst.removed]
+    return "\n".join(out)
+
+
+def settings_md(cfg: RunConfig, device: str, lang: str) -> str:
+    """The Train tab's settings this listing was filled in with."""
+    shown = {**{k: getattr(cfg, k) for k in CODE_SETTINGS}, "device": device}
+    items = " · ".join(f"`{k}={v}`" for k, v in shown.items())
+    return tt("code_settings", lang, run=f"`{cfg.label}`", settings=items)
 
 
 def code_view(
-    lang: str,
-    backend: str,
-    precision: str,
-    model: str,
-    steps: Any,
-    batch_size: Any,
-    loss_scaling: bool,
-    growth_interval: Any,
-    limits: Limits | None = None,
-) -> tuple[str, str, str]:
-    """The script mpdemo runs for these settings, the course's listing, and what changed."""
-    backend = backend if backend in BACKENDS else "torch"
+    lang: str, values: dict[str, Any], current: str | None = None, limits: Limits | None = None
+) -> dict[str, Any]:
+    """The Code tab for the Train tab's values (by control name): every output, by name.
+
+    The grid is the Train tab's own (check_inputs), so the Code tab refuses what Train refuses;
+    `current` is the run picked on the Code tab, kept while the grid still has it.
+    """
+    from .. import listing as L
+    from .train_tab import check_inputs
+
     try:
-        cfg = RunConfig(
-            model=model or DEFAULT_MODEL,
-            backend=backend,
-            precision=precision,
-            steps=int(steps),
-            batch_size=int(batch_size),
-            loss_scaling=bool(loss_scaling),
-            growth_interval=int(growth_interval),
-        ).validate(limits)
-        script = codegen.script_for(cfg)
+        configs = check_inputs(values, limits)
+        cfg = pick_run(configs, current)
+        lst = L.listing(cfg)
     except MpdemoError as err:
-        script = "# " + tt("code_bad_settings", lang, error=error_text(err, lang))
-    except (TypeError, ValueError) as err:
-        script = "# " + tt("code_bad_settings", lang, error=str(err))
-    return script, codegen.COURSE[backend], changes_md(lang, backend)
+        bad = tt("code_bad_settings", lang, error=error_text(err, lang))
+        return {
+            "run": gr.update(choices=[], value=None),
+            "settings": bad,
+            "listing": "",
+            "course": "",
+            "changes": "",
+            "script": "# " + bad,
+        }
+    return {
+        "run": gr.update(choices=[c.label for c in configs], value=cfg.label),
+        "settings": settings_md(cfg, lst.device, lang),
+        "listing": listing_html(lst, lang),
+        "course": lst.course,
+        "changes": changes_md(lst, lang),
+        "script": L.script_of(lst),
+    }
 
 
 # --- Why and presets ---------------------------------------------------------------------------
@@ -738,77 +816,58 @@ def build_underflow_tab(ctx: Any) -> None:
 
 
 def build_code_tab(ctx: Any) -> None:
-    """Code: the script mpdemo runs for the chosen settings next to the course's listing."""
+    """Code: the loop mpdemo runs for the Train tab's settings, against the course's listing.
+
+    It follows the Train tab: every run control's change re-renders it (ctx.shared's
+    "train_controls"); the run picker chooses among the Train tab's grid.
+    """
     lang0 = DEFAULT_LANG
     limits = getattr(ctx, "limits", None)
+    shared = getattr(ctx, "shared", None) or {}
+    train = shared.get("train_controls") or {}
+    from .controls import RUN_NAMES
+
+    names = [n for n in RUN_NAMES if n in train]
     with ctx.i18n(gr.Tab(tt("tab_code", lang0), id="code", elem_id="code-tab"), label="tab_code"):
         ctx.i18n(gr.Markdown(tt("code_intro", lang0)), value="code_intro")
+        run = ctx.i18n(
+            gr.Radio([], value=None, label=tt("code_run_label", lang0), elem_id="code-run"),
+            label="code_run_label",
+        )
+        # Filled once the page has loaded: rendering imports torch, which the app's start
+        # leaves for later.
+        settings = gr.Markdown("", elem_id="code-settings")
         with gr.Row():
-            backend = ctx.i18n(
-                gr.Radio(BACKEND_CHOICES, value="torch", label=tt("code_backend_label", lang0),
-                         elem_id="code-backend"),
-                label="code_backend_label",
-            )  # fmt: skip
-            precision = ctx.i18n(
-                gr.Radio(list(PRECISIONS), value="fp16", label=tt("code_precision_label", lang0),
-                         elem_id="code-precision"),
-                label="code_precision_label",
-            )  # fmt: skip
-        with gr.Row(equal_height=True):
-            model = ctx.i18n(
-                gr.Dropdown(_model_choices(lang0), value=DEFAULT_MODEL,
-                            label=tt("code_model_label", lang0), elem_id="code-model", scale=3),
-                label="code_model_label",
-            )  # fmt: skip
-            steps = ctx.i18n(
-                gr.Number(100, label=tt("code_steps_label", lang0), precision=0, minimum=1,
-                          elem_id="code-steps", min_width=100),
-                label="code_steps_label",
-            )  # fmt: skip
-            batch = ctx.i18n(
-                gr.Number(32, label=tt("code_batch_label", lang0), precision=0, minimum=1,
-                          elem_id="code-batch", min_width=100),
-                label="code_batch_label",
-            )  # fmt: skip
-            scaling = ctx.i18n(
-                gr.Checkbox(True, label=tt("code_scaling_label", lang0), elem_id="code-scaling"),
-                label="code_scaling_label",
-            )
-            growth = ctx.i18n(
-                gr.Number(2000, label=tt("code_growth_label", lang0), precision=0, minimum=1,
-                          elem_id="code-growth", min_width=100),
-                label="code_growth_label",
-            )  # fmt: skip
-        controls = [backend, precision, model, steps, batch, scaling, growth]
-        script0, course0, changes0 = code_view(lang0, "torch", "fp16", DEFAULT_MODEL, 100, 32,
-                                               True, 2000, limits)  # fmt: skip
-        with gr.Row():
-            ours = ctx.i18n(
-                gr.Code(script0, language="python", label=tt("code_ours_label", lang0),
-                        interactive=False, buttons=["copy", "download"], elem_id="code-ours"),
-                label="code_ours_label",
-            )  # fmt: skip
-            course = ctx.i18n(
-                gr.Code(course0, language="python", label=tt("code_course_label", lang0),
-                        interactive=False, buttons=["copy"], elem_id="code-course"),
-                label="code_course_label",
-            )  # fmt: skip
-        changes = gr.Markdown(changes0, elem_id="code-changes")
-    _share(ctx, "code_controls", dict(zip(
-        ["backend", "precision", "model", "steps", "batch_size", "loss_scaling",
-         "growth_interval"], controls, strict=True)))  # fmt: skip
+            with gr.Column(scale=3):
+                ctx.i18n(gr.Markdown(tt("code_listing_title", lang0)), value="code_listing_title")
+                listing = gr.HTML("", elem_id="code-listing-box")
+            with gr.Column(scale=2):
+                course = ctx.i18n(
+                    gr.Code("", language="python", label=tt("code_course_label", lang0),
+                            interactive=False, buttons=["copy"], elem_id="code-course"),
+                    label="code_course_label",
+                )  # fmt: skip
+        changes = gr.Markdown("", elem_id="code-changes")
+        script = ctx.i18n(
+            gr.Code("", language="python", label=tt("code_ours_label", lang0),
+                    interactive=False, buttons=["copy", "download"], elem_id="code-ours"),
+            label="code_ours_label",
+        )  # fmt: skip
+    outputs = {"run": run, "settings": settings, "listing": listing, "course": course,
+               "changes": changes, "script": script}  # fmt: skip
+    _share(ctx, "code_outputs", outputs)
 
-    def view(lang: str, *args: Any) -> tuple[str, str, str]:
-        return code_view(norm_lang(lang), *args, limits=limits)
+    def view(lang: str, current: str | None, *vals: Any) -> list[Any]:
+        out = code_view(norm_lang(lang), dict(zip(names, vals, strict=True)), current, limits)
+        return [out[k] for k in outputs]
 
-    for comp in controls:
-        comp.change(view, [ctx.lang, *controls], [ours, course, changes], concurrency_limit=None,
-                    api_visibility="undocumented", show_progress="hidden")  # fmt: skip
-
-    def on_lang(lang: str, *args: Any) -> list[Any]:
-        return [*view(lang, *args), gr.update(choices=_model_choices(lang))]
-
-    ctx.on_language(on_lang, controls, [ours, course, changes, model])
+    inputs = [run, *(train[n] for n in names)]
+    quiet = {"concurrency_limit": None, "api_visibility": "undocumented", "show_progress": "hidden"}
+    for name in names:
+        train[name].change(view, [ctx.lang, *inputs], list(outputs.values()), **quiet)
+    run.input(view, [ctx.lang, *inputs], list(outputs.values()), **quiet)
+    ctx.on_language(view, inputs, list(outputs.values()))
+    ctx.on_load(view, inputs, list(outputs.values()))
 
 
 def build_why_tab(ctx: Any) -> None:
