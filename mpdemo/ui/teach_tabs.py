@@ -24,6 +24,11 @@ from .i18n import DEFAULT_LANG, error_text, norm_lang, number
 from .i18n import t as base_t
 
 NF_K_MAX = 48  # number-format slider: enough for 1e-8 to overflow (at 2^43)
+NF_K_MIN = -24  # ... and below 1: fp8's per-tensor scale shrinks large values into E4M3's range
+# How the formats are named on the page: torch's fp8 dtypes as the fp8 papers name them.
+FORMAT_NAMES = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "e4m3": "E4M3", "e5m2": "E5M2"}
+SCALE_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # formats.LOW_PRECISION, without torch
+FORMAT_CHOICES = [(FORMAT_NAMES[f], f) for f in SCALE_FORMATS]
 UF_K_MAX = 24  # underflow-lab slider: S from 1 to 2^24, as in the issue and the paper's range
 UF_K_DEFAULT = 16  # GradScaler's init_scale
 CHART_LO, CHART_HI = -60, 32  # log2 axis of the histograms (|g*S|); beyond: the end bars
@@ -136,13 +141,34 @@ def format_table_frame(lang: str) -> pd.DataFrame:
     return pd.DataFrame(data, columns=[tt(key, lang) for _, key in NF_TABLE_COLUMNS])
 
 
+def _cast_word(stored: float, lang: str) -> str:
+    """What an out-of-range value became: infinity, NaN, or +-max (a saturating cast)."""
+    if math.isnan(stored):
+        return tt("nf_cast_nan", lang)
+    return tt("nf_cast_inf" if math.isinf(stored) else "nf_cast_saturate", lang)
+
+
 def _category_text(enc: dict, lang: str) -> str:
     text = tt(f"nf_cat_{enc['category']}", lang)
-    if enc.get("overflow"):
-        text += f" · {tt('nf_overflowed', lang)}"
+    if enc.get("saturated"):
+        text += f" · {tt('nf_saturated', lang, max=_num(abs(enc['stored'])))}"
+    elif enc.get("overflow"):
+        key = "nf_overflowed_nan" if math.isnan(enc["stored"]) else "nf_overflowed"
+        text += f" · {tt(key, lang)}"
     elif enc.get("underflow"):
         text += f" · {tt('nf_underflowed', lang)}"
     return text
+
+
+def fp8_cast_note(lang: str) -> str:
+    """What torch's cast does past E4M3's and E5M2's largest values, measured on this machine."""
+    import torch
+
+    words = {}
+    for fmt in ("e4m3", "e5m2"):
+        how = formats.cast_overflow(fmt)  # cast 4x past the range and look at the result
+        words[fmt] = tt(f"nf_cast_{how}", lang)
+    return tt("nf_fp8_cast", lang, torch=torch.__version__.split("+")[0], **words)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -156,7 +182,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def formats_html(lang: str, value: Any) -> str:
-    """fp32/fp16/bf16 encodings of value: coloured bits, stored value, errors, class."""
+    """value in fp32, fp16, bf16, E4M3 and E5M2: coloured bits, stored value, errors, class."""
     try:
         encs = formats.encode_all(value)
     except ValueError:
@@ -174,7 +200,7 @@ def formats_html(lang: str, value: Any) -> str:
     ]
     rows = [
         [
-            f"<b>{_esc(e['format'])}</b>",
+            f"<b>{_esc(FORMAT_NAMES[e['format']])}</b>",
             formats.render_bits_html(e),
             f"<code>{_esc(repr(e['stored']))}</code>",
             _esc(_err(e["abs_error"])),
@@ -191,7 +217,8 @@ def formats_html(lang: str, value: Any) -> str:
         )
         + "</p>"
     )
-    return legend + _table(headers, rows)
+    note = f'<p class="mp-fp8-cast" style="margin-top:6px">{_md_inline(fp8_cast_note(lang))}</p>'
+    return legend + _table(headers, rows) + note
 
 
 def _err(x: float | None) -> str:
@@ -200,76 +227,97 @@ def _err(x: float | None) -> str:
     return "0" if x == 0 else f"{x:.3g}"
 
 
-def _window(lang: str, x: float) -> str:
-    """The ranges of k where x*2^k flushes, is subnormal, normal, or overflows in fp16."""
+def _class_of(enc: dict) -> str:
+    """zero | subnormal | normal | inf (any overflow: inf, NaN or saturated) | nan."""
+    return "inf" if enc["overflow"] else enc["category"]
+
+
+def _window(lang: str, x: float, fmt: str = "fp16") -> str:
+    """The ranges of k where x*2^k flushes, is subnormal, normal, or overflows in fmt."""
     runs: list[list[Any]] = []  # [category, first k, last k]
-    for k in range(NF_K_MAX + 1):
-        cat = formats.encode(x * 2.0**k, "fp16")["category"]
+    for k in range(NF_K_MIN, NF_K_MAX + 1):
+        cat = _class_of(formats.encode(x * 2.0**k, fmt))
         if runs and runs[-1][0] == cat:
             runs[-1][2] = k
         else:
             runs.append([cat, k, k])
     parts = []
+    name = FORMAT_NAMES[fmt]
     for cat, a, b in runs:
         if cat == "zero":
             parts.append(tt("nf_window_zero", lang, k=b))
         elif cat == "subnormal":
             parts.append(tt("nf_window_sub", lang, a=a, b=b))
         elif cat == "normal":
-            parts.append(tt("nf_window_normal", lang, a=a, b=b))
+            parts.append(tt("nf_window_normal", lang, a=a, b=b, fmt=name))
         elif cat == "inf":
             parts.append(tt("nf_window_inf", lang, k=a))
-    return tt("nf_window", lang, x=f"{x:g}", kmax=NF_K_MAX, parts="; ".join(parts))
+    return tt("nf_window", lang, x=f"{x:g}", kmin=NF_K_MIN, kmax=NF_K_MAX, parts="; ".join(parts))
 
 
-def scale_html(lang: str, value: Any, k: Any) -> str:
-    """value × 2^k stored in fp16: what survives, what is lost, what overflows."""
+def scale_html(lang: str, value: Any, k: Any, fmt: str = "fp16") -> str:
+    """value × 2^k stored in fmt (fp16 by default): what survives, what is lost, what overflows."""
+    fmt = fmt if fmt in SCALE_FORMATS else "fp16"
     try:
         k = int(k)
         r = formats.scale_survival(value, 2.0**k)
         bf16 = formats.encode(value, "bf16")
     except (TypeError, ValueError):
         return f'<p class="mp-error">{_esc(tt("nf_bad_input", lang))}</p>'
-    x = r["value"]
-    err = _err(r["rel_error"])
-    cat = r["fp16_category"]
+    x, got, name = r["value"], r["formats"][fmt], FORMAT_NAMES[fmt]
+    err = _err(got["rel_error"])
+    cat = "inf" if got["overflow"] else got["category"]
     if x == 0 or math.isinf(x):
         verdict = ""
     elif cat == "nan" or math.isnan(x):
         verdict = tt("nf_v_nan", lang)
+    elif cat == "inf":
+        top = formats.format_range(fmt)["max"]
+        verdict = tt(
+            "nf_v_inf", lang, fmt=name, max=_num(top), what=_cast_word(got["stored"], lang)
+        )
+        if fmt == "fp16":  # the format GradScaler guards
+            verdict += " " + tt("nf_v_inf_scaler", lang)
+        elif fmt in ("e4m3", "e5m2"):
+            verdict += " " + tt("nf_v_inf_fp8", lang)
     else:
-        key = {"zero": "nf_v_zero", "subnormal": "nf_v_subnormal", "inf": "nf_v_inf"}
-        verdict = tt(key.get(cat, "nf_v_normal"), lang, err=err)
+        key = {"zero": "nf_v_zero", "subnormal": "nf_v_subnormal"}
+        verdict = tt(key.get(cat, "nf_v_normal"), lang, err=err, fmt=name)
     rows = [
         (tt("nf_sc_value", lang), f"{x:g}"),
         (tt("nf_sc_scale", lang), f"2^{k} = {2.0**k:g}"),
         (tt("nf_sc_scaled", lang), f"{r['scaled']:g}"),
-        (tt("nf_sc_fp16", lang), f"{r['fp16_stored']!r} ({tt('nf_cat_' + cat, lang)})"),
-        (tt("nf_sc_recovered", lang), f"{r['recovered']!r}"),
+        (
+            tt("nf_sc_fp16", lang, fmt=name),
+            f"{got['stored']!r} ({tt('nf_cat_' + got['category'], lang)})",
+        ),
+        (tt("nf_sc_recovered", lang), f"{got['recovered']!r}"),
         (tt("nf_sc_rel_err", lang), err),
         (tt("nf_sc_bf16", lang), f"{bf16['stored']!r} ({tt('nf_cat_' + bf16['category'], lang)})"),
     ]
     out = _table(["", ""], [[_esc(a), f"<code>{_esc(b)}</code>"] for a, b in rows])
     md = _md_inline(verdict)
-    window = _window(lang, x) if math.isfinite(x) and x != 0 else ""
+    window = _window(lang, x, fmt) if math.isfinite(x) and x != 0 else ""
     return (
-        f'<p class="mp-verdict" data-category="{_esc(cat)}">{md}</p>'
+        f'<p class="mp-verdict" data-category="{_esc(cat)}" data-format="{_esc(fmt)}">{md}</p>'
         + out
         + (f'<p style="margin-top:6px">{_esc(window)}</p>' if window else "")
     )
 
 
 def _md_inline(text: str) -> str:
-    """Escape text, then turn **bold** into <b>: our strings use only that markup."""
+    """Escape text, then turn **bold** into <b> and `code` into <code>: our strings' markup."""
     parts = _esc(text).split("**")
-    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    bold = "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    code = bold.split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(code))
 
 
 # --- Underflow lab -----------------------------------------------------------------------------
 
 
 def _band_of_bin(b: int, band: dict[str, float]) -> str:
-    """Where the values of log2 bin [b, b+1) land in fp16 (by the bin's lower edge)."""
+    """Where the values of log2 bin [b, b+1) land in the format (by the bin's lower edge)."""
     if b < band["min_subnormal_log2"]:
         return "zero"
     if b < band["min_normal_log2"]:
@@ -279,8 +327,10 @@ def _band_of_bin(b: int, band: dict[str, float]) -> str:
     return "over"
 
 
-def histogram_svg(lang: str, mags: Any, k: int, title: str, band: dict[str, float]) -> str:
-    """An SVG histogram of log2|g*2^k| with fp16's zero/subnormal/normal/overflow bands."""
+def histogram_svg(
+    lang: str, mags: Any, k: int, title: str, band: dict[str, float], fmt: str = "fp16"
+) -> str:
+    """An SVG histogram of log2|g*2^k| with fmt's zero/subnormal/normal/overflow bands."""
     hist = mags.hist(shift=k, lo=CHART_LO, hi=CHART_HI)
     counts = hist["counts"]
     total = max(mags.nonzero, 1)
@@ -314,7 +364,7 @@ def histogram_svg(lang: str, mags: Any, k: int, title: str, band: dict[str, floa
         )
         parts.append(
             f'<text x="{(x0 + x1) / 2:.1f}" y="{top + 12}" font-size="10" text-anchor="middle" '
-            f'fill="{BAR_COLORS[name]}">{_esc(tt(key, lang))}</text>'
+            f'fill="{BAR_COLORS[name]}">{_esc(tt(key, lang, fmt=FORMAT_NAMES[fmt]))}</text>'
         )
     bw = pw / span
     for i, n in enumerate(counts):
@@ -323,7 +373,9 @@ def histogram_svg(lang: str, mags: Any, k: int, title: str, band: dict[str, floa
         b = CHART_LO + i
         share = n / total
         bh = max(share / peak * (ph - 16), 1.0)  # 1 px minimum: rare bins stay visible
-        tip = tt("uf_bar_tip", lang, lo=b, hi=b + 1, n=number(n, lang, ","), share=_pct(share, lang))
+        tip = tt(
+            "uf_bar_tip", lang, lo=b, hi=b + 1, n=number(n, lang, ","), share=_pct(share, lang)
+        )
         parts.append(
             f'<rect class="mp-bar" data-log2="{b}" data-count="{n}" x="{x_of(b) + 0.5:.1f}" '
             f'y="{top + ph - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}" '
@@ -361,14 +413,14 @@ UF_TABLE_COLUMNS = ["uf_col_kind", "uf_col_nonzero", "uf_col_zero1", "uf_col_zer
                     "uf_col_subS", "uf_col_overS"]  # fmt: skip
 
 
-def underflow_table(lang: str, lab: Any, k: int) -> pd.DataFrame:
-    """One row per kind of gradient: non-zero count and fp16 shares at S = 1 and S = 2^k."""
+def underflow_table(lang: str, lab: Any, k: int, fmt: str = "fp16") -> pd.DataFrame:
+    """One row per kind of gradient: non-zero count and fmt's shares at S = 1 and S = 2^k."""
     cols = [tt(c, lang) for c in UF_TABLE_COLUMNS]
     if lab is None:
         return pd.DataFrame([], columns=cols)
     rows = []
     for kind in ("activation", "weight"):
-        s1, sk = lab.shares(kind, 1.0), lab.shares(kind, 2.0**k)
+        s1, sk = lab.shares(kind, 1.0, fmt), lab.shares(kind, 2.0**k, fmt)
         rows.append(
             [
                 tt(f"uf_kind_{kind}", lang),
@@ -402,14 +454,18 @@ def underflow_compute(
         raise gr.Error(str(err), title="mpdemo", print_exception=False) from None
 
 
-def underflow_view(lang: str, lab: Any, k: Any) -> tuple[str, str, str, pd.DataFrame, str]:
-    """Status, the two histograms, the shares table and a one-line reading at S = 2^k."""
-    from ..underflow import fp16_band
+def underflow_view(
+    lang: str, lab: Any, k: Any, fmt: str = "fp16"
+) -> tuple[str, str, str, pd.DataFrame, str]:
+    """Status, the two histograms, the shares table and a reading at S = 2^k, in format fmt."""
+    from ..underflow import amax_scale, best_scale, binned_k_range, format_band
 
+    fmt = fmt if fmt in SCALE_FORMATS else "fp16"
     k = int(k or 0)
+    k = max(k, binned_k_range(fmt).start)  # bf16 shares fp32's range: S below 1 is not binned
     if lab is None:
-        return tt("uf_status_idle", lang), "", "", underflow_table(lang, None, k), ""
-    band = fp16_band()
+        return tt("uf_status_idle", lang), "", "", underflow_table(lang, None, k, fmt), ""
+    band, name = format_band(fmt), FORMAT_NAMES[fmt]
     status = tt(
         "uf_status",
         lang,
@@ -421,17 +477,23 @@ def underflow_view(lang: str, lab: Any, k: Any) -> tuple[str, str, str, pd.DataF
     )
     charts = [
         histogram_svg(
-            lang, lab.magnitudes[kind], k, f"{tt(f'uf_chart_{kind}', lang)} · S = 2^{k}", band
+            lang,
+            lab.magnitudes[kind],
+            k,
+            f"{tt(f'uf_chart_{kind}', lang)} · {name} · S = 2^{k}",
+            band,
+            fmt,
         )
         for kind in ("activation", "weight")
     ]
-    a1, ak = lab.shares("activation", 1.0), lab.shares("activation", 2.0**k)
-    w1, wk = lab.shares("weight", 1.0), lab.shares("weight", 2.0**k)
+    a1, ak = lab.shares("activation", 1.0, fmt), lab.shares("activation", 2.0**k, fmt)
+    w1, wk = lab.shares("weight", 1.0, fmt), lab.shares("weight", 2.0**k, fmt)
     reading = tt(
         "uf_reading",
         lang,
         k=k,
         scale=number(2**k, lang, ","),
+        fmt=name,
         az=_pct(ak["underflow_share"], lang),
         wz=_pct(wk["underflow_share"], lang),
         az1=_pct(a1["underflow_share"], lang),
@@ -439,8 +501,34 @@ def underflow_view(lang: str, lab: Any, k: Any) -> tuple[str, str, str, pd.DataF
         ao=_pct(ak["overflow_share"], lang),
         wo=_pct(wk["overflow_share"], lang),
     )
-    reading += "\n\n" + tt("uf_paper", lang)
-    return status, charts[0], charts[1], underflow_table(lang, lab, k), reading
+    ma, mw = lab.magnitudes["activation"], lab.magnitudes["weight"]
+    if ma.nonzero and mw.nonzero:
+        ba, bw = best_scale(ma, fmt), best_scale(mw, fmt)
+        reading += "\n\n" + tt(
+            "uf_best",
+            lang,
+            fmt=name,
+            ka=ba["log2"],
+            kw=bw["log2"],
+            na=_pct(ba["normal_share"], lang),
+            nw=_pct(bw["normal_share"], lang),
+        )
+        ra, rw = amax_scale(ma, fmt), amax_scale(mw, fmt)
+        if fmt in ("e4m3", "e5m2") and ra and rw:
+            reading += "\n\n" + tt(
+                "uf_amax",
+                lang,
+                fmt=name,
+                ka=ra["log2"],
+                kw=rw["log2"],
+                za=_pct(ra["underflow_share"], lang),
+                zw=_pct(rw["underflow_share"], lang),
+                oa=_pct(ra["overflow_share"], lang),
+                ow=_pct(rw["overflow_share"], lang),
+            )
+    paper = {"bf16": "uf_paper_bf16", "e4m3": "uf_paper_fp8", "e5m2": "uf_paper_fp8"}
+    reading += "\n\n" + tt(paper.get(fmt, "uf_paper"), lang, fmt=name)
+    return status, charts[0], charts[1], underflow_table(lang, lab, k, fmt), reading
 
 
 # --- Code --------------------------------------------------------------------------------------
@@ -644,7 +732,7 @@ def preset_view(lang: str, preset_id: str | None) -> str:
     )
 
 
-WHY_KEYS = ("why_autocast", "why_scale", "why_speed", "why_bf16")
+WHY_KEYS = ("why_autocast", "why_scale", "why_speed", "why_bf16", "why_fp8")
 
 
 # --- builders ----------------------------------------------------------------------------------
@@ -671,7 +759,7 @@ def _model_choices(lang: str) -> list[tuple[str, str]]:
 
 
 def build_formats_tab(ctx: Any) -> None:
-    """Number formats: bits of a typed number, the finfo table, and the loss-scale slider."""
+    """Number formats: bits of a typed number (fp32 to fp8), the finfo table, the scale slider."""
     lang0 = DEFAULT_LANG
     with ctx.i18n(
         gr.Tab(tt("tab_formats", lang0), id="formats", elem_id="formats-tab"), label="tab_formats"
@@ -715,7 +803,7 @@ def build_formats_tab(ctx: Any) -> None:
             )
             k = ctx.i18n(
                 gr.Slider(
-                    0,
+                    NF_K_MIN,
                     NF_K_MAX,
                     value=UF_K_DEFAULT,
                     step=1,
@@ -727,23 +815,28 @@ def build_formats_tab(ctx: Any) -> None:
                 label="nf_scale_label",
                 info="nf_scale_info",
             )
+            fmt = ctx.i18n(
+                gr.Radio(FORMAT_CHOICES, value="fp16", label=tt("nf_scale_format_label", lang0),
+                         elem_id="nf-scale-format", scale=1),
+                label="nf_scale_format_label",
+            )  # fmt: skip
         survival = gr.HTML("", elem_id="nf-survival")
 
     lang = ctx.lang
     opts = {"concurrency_limit": None, "api_visibility": "undocumented", "show_progress": "hidden"}
     value.change(formats_html, [lang, value], [bits], **opts)
-    for comp in (small, k):
-        comp.change(scale_html, [lang, small, k], [survival], **opts)
+    for comp in (small, k, fmt):
+        comp.change(scale_html, [lang, small, k, fmt], [survival], **opts)
 
-    def on_lang(lang: str, v: str, s: str, kk: int) -> list[Any]:
-        return [formats_html(lang, v), format_table_frame(lang), scale_html(lang, s, kk)]
+    def on_lang(lang: str, v: str, s: str, kk: int, f: str) -> list[Any]:
+        return [formats_html(lang, v), format_table_frame(lang), scale_html(lang, s, kk, f)]
 
-    ctx.on_language(on_lang, [value, small, k], [bits, table, survival])
-    ctx.on_load(on_lang, [value, small, k], [bits, table, survival])
+    ctx.on_language(on_lang, [value, small, k, fmt], [bits, table, survival])
+    ctx.on_load(on_lang, [value, small, k, fmt], [bits, table, survival])
 
 
 def build_underflow_tab(ctx: Any) -> None:
-    """Underflow lab: one real backward pass, gradient histograms against fp16's range."""
+    """Underflow lab: one real backward pass, gradient histograms against a format's range."""
     lang0 = DEFAULT_LANG
     limits = getattr(ctx, "limits", None)
     with ctx.i18n(
@@ -776,12 +869,20 @@ def build_underflow_tab(ctx: Any) -> None:
                 gr.Button(tt("uf_run_btn", lang0), variant="primary", elem_id="uf-run", scale=1),
                 value="uf_run_btn",
             )
-        k = ctx.i18n(
-            gr.Slider(0, UF_K_MAX, value=UF_K_DEFAULT, step=1, label=tt("uf_scale_label", lang0),
-                      info=tt("uf_scale_info", lang0), elem_id="uf-scale"),
-            label="uf_scale_label",
-            info="uf_scale_info",
-        )  # fmt: skip
+        with gr.Row(equal_height=True):
+            k = ctx.i18n(
+                gr.Slider(0, UF_K_MAX, value=UF_K_DEFAULT, step=1,
+                          label=tt("uf_scale_label", lang0), info=tt("uf_scale_info", lang0),
+                          elem_id="uf-scale", scale=3),
+                label="uf_scale_label",
+                info="uf_scale_info",
+            )  # fmt: skip
+            fmt = ctx.i18n(
+                gr.Radio(FORMAT_CHOICES, value="fp16", label=tt("uf_format_label", lang0),
+                         info=tt("uf_format_info", lang0), elem_id="uf-format", scale=2),
+                label="uf_format_label",
+                info="uf_format_info",
+            )  # fmt: skip
         status = gr.Markdown(tt("uf_status_idle", lang0), elem_id="uf-status")
         with gr.Row():
             act = gr.HTML("", elem_id="uf-activation")
@@ -804,15 +905,16 @@ def build_underflow_tab(ctx: Any) -> None:
     lang = ctx.lang
     run.click(compute, [lang, model, batch, seed], [lab], concurrency_limit=1,
               api_visibility="undocumented").then(
-        underflow_view, [lang, lab, k], outputs, api_visibility="undocumented",
+        underflow_view, [lang, lab, k, fmt], outputs, api_visibility="undocumented",
         show_progress="hidden")  # fmt: skip
-    k.change(underflow_view, [lang, lab, k], outputs, concurrency_limit=None,
-             api_visibility="undocumented", show_progress="hidden")  # fmt: skip
+    for comp in (k, fmt):
+        comp.change(underflow_view, [lang, lab, k, fmt], outputs, concurrency_limit=None,
+                    api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
-    def on_lang(lang: str, lb: Any, kk: int) -> list[Any]:
-        return [*underflow_view(lang, lb, kk), gr.update(choices=_model_choices(lang))]
+    def on_lang(lang: str, lb: Any, kk: int, f: str) -> list[Any]:
+        return [*underflow_view(lang, lb, kk, f), gr.update(choices=_model_choices(lang))]
 
-    ctx.on_language(on_lang, [lab, k], [*outputs, model])
+    ctx.on_language(on_lang, [lab, k, fmt], [*outputs, model])
 
 
 def build_code_tab(ctx: Any) -> None:
