@@ -1,0 +1,392 @@
+"""The hardware profile and every sentence built from it; activation memory; offline Hub entries.
+
+Simulated profiles of each hardware class (AVX2-only CPU, AVX512-BF16 CPU, AVX512-FP16 CPU, CUDA
+with and without bf16, Apple MPS) go through the same render functions the UI and CLI use: no
+sentence may contradict the measurement it was built from.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+import torch
+from conftest import events_of, summary_of
+
+from mpdemo import RunConfig
+from mpdemo import profile as P
+from mpdemo.messages import EN, Note, render
+from mpdemo.runner import grid, run_grid
+
+LANGS = ("en", "es", "pt")
+
+
+def _machine(kind: str, **flags: bool) -> dict:
+    base = {f: False for f in P.CPU_FLAGS}
+    base.update(flags)
+    cap = "AVX512" if base["avx512"] else "AVX2"
+    gpu = None
+    if kind == "cuda":
+        gpu = {"kind": "cuda", "name": "NVIDIA Test GPU", "capability": flags.get("cc", "8.0"),
+               "bf16": flags.get("bf16", True)}  # fmt: skip
+    elif kind == "mps":
+        gpu = {"kind": "mps", "name": "Apple GPU (MPS)", "capability": None, "bf16": None}
+    return {
+        "device_kind": kind,
+        "device_name": gpu["name"] if gpu else "Test CPU",
+        "cpu": {"name": "Test CPU", "capability": cap, "flags": base, "cores": 2},
+        "gpu": gpu,
+        "versions": {"torch": "2.13.0"},
+        "torch_threads": 2,
+    }
+
+
+def _cal(device: str, fp32: float, bf16: float, fp16: float, spread: float = 0.05):
+    return P.Calibration(
+        key=("tiny-bert", "reviews", 32, 64, device),
+        device=device,
+        step_s={"fp32": fp32, "bf16": bf16, "fp16": fp16},
+        spread={"fp32": spread, "bf16": spread, "fp16": spread},
+        setup_s=0.5,
+        eval_batches=4,
+        calibration_s=2.0,
+        threads=2,
+    )
+
+
+# (name, machine, calibration, what each precision must be called: slower/faster/same)
+PROFILES = [
+    ("avx2-only CPU", _machine("cpu", avx2=True), _cal("cpu", 0.046, 0.340, 0.390),
+     {"bf16": "slower", "fp16": "slower"}),
+    ("AVX512-BF16 CPU", _machine("cpu", avx2=True, avx512=True, avx512_bf16=True),
+     _cal("cpu", 0.28, 0.14, 7.9), {"bf16": "faster", "fp16": "slower"}),
+    ("AVX512-FP16 CPU",
+     _machine("cpu", avx2=True, avx512=True, avx512_bf16=True, avx512_fp16=True),
+     _cal("cpu", 0.050, 0.052, 0.049), {"bf16": "same", "fp16": "same"}),
+    ("CUDA with bf16", _machine("cuda", avx2=True, bf16=True, cc="8.6"),
+     _cal("cuda", 0.020, 0.009, 0.008), {"bf16": "faster", "fp16": "faster"}),
+    ("CUDA without bf16", _machine("cuda", avx2=True, bf16=False, cc="7.5"),
+     _cal("cuda", 0.020, 0.060, 0.009), {"bf16": "slower", "fp16": "faster"}),
+    ("MPS", _machine("mps", avx2=False), _cal("mps", 0.030, 0.030, 0.031),
+     {"bf16": "same", "fp16": "same"}),
+]  # fmt: skip
+IDS = [p[0] for p in PROFILES]
+
+
+def _texts(note: Note) -> list[str]:
+    from mpdemo.ui.i18n import message
+
+    return [message(note.key, note.args, lang) for lang in LANGS]
+
+
+@pytest.mark.parametrize(("name", "machine", "cal", "expect"), PROFILES, ids=IDS)
+def test_speed_sentences_say_what_the_calibration_measured(name, machine, cal, expect):
+    for precision, verdict in expect.items():
+        note = P.speed_note(cal, machine, precision, "torch")
+        assert note is not None, (name, precision)
+        if cal.device == "mps" and note.key == "runs_as_fp32":
+            continue  # this torch cannot autocast on MPS: the sentence says fp32 instead
+        assert note.key == f"speed_{verdict}", (name, precision, note.key)
+        text = note.text
+        assert text.startswith(precision)
+        words = set(re.findall(r"[a-z]+", text.lower()))
+        # No word that contradicts the measurement (e.g. "fast" for a precision measured slower).
+        if verdict == "slower":
+            assert "slower" in words and not words & {"faster", "fast"}, text
+            assert f"{cal.ratio(precision):.1f}x" in text
+        elif verdict == "faster":
+            assert "faster" in words and not words & {"slower", "slow"}, text
+        else:
+            assert not words & {"faster", "slower", "fast", "slow"}, text
+        # The measured milliseconds are in the sentence: the page shows the measurement.
+        assert f"{cal.step_s[precision] * 1000:.3g}" in text
+        for other in _texts(note):
+            assert "{" not in other and f"{cal.step_s['fp32'] * 1000:.3g}".split(".")[0] in other
+
+
+@pytest.mark.parametrize(("name", "machine", "cal", "expect"), PROFILES, ids=IDS)
+def test_hardware_reasons_match_the_flags(name, machine, cal, expect):
+    for precision in ("bf16", "fp16"):
+        why = P.hardware_reason(machine, precision, cal.device)
+        text = render(why["key"], why["args"])
+        flags = machine["cpu"]["flags"]
+        if cal.device == "cuda":
+            assert machine["gpu"]["name"] in text and machine["gpu"]["capability"] in text
+        elif cal.device == "mps":
+            assert "Apple" in text
+        else:
+            has = [P._FLAG_LABELS[f] for f in P._PRECISION_FLAGS[precision] if flags[f]]
+            if has:
+                assert all(h in text for h in has) and "without" not in text
+            else:
+                assert f"without {precision} instructions" in text
+            assert ("AVX512" in text) == flags["avx512"]
+
+
+@pytest.mark.parametrize(("name", "machine", "cal", "expect"), PROFILES, ids=IDS)
+def test_machine_line_names_the_hardware_and_claims_no_speed(name, machine, cal, expect):
+    note = P.machine_note(machine)
+    for text in _texts(note):
+        assert not re.search(r"\b(fast|slow|faster|slower|rápid|lent)", text.lower()), text
+    text = note.text
+    if machine["device_kind"] == "cuda":
+        assert machine["gpu"]["name"] in text
+        assert ("no bf16" in text) == (not machine["gpu"]["bf16"])
+    elif machine["device_kind"] == "mps":
+        assert "MPS" in text
+    else:
+        flags = machine["cpu"]["flags"]
+        has, lacks = text.split("; has ")[1].split("; lacks ")
+        for f, label in P._FLAG_LABELS.items():
+            assert (label in has) == flags[f] and (label in lacks) == (not flags[f])
+
+
+def test_fp16_through_accelerate_or_trainer_on_cpu_is_said_to_run_as_fp32():
+    machine, cal = PROFILES[0][1], PROFILES[0][2]
+    for backend in ("accelerate", "trainer"):
+        note = P.speed_note(cal, machine, "fp16", backend)
+        assert note.key == "runs_as_fp32"
+        assert "runs as fp32 on a CPU: expect fp32's speed" in note.text
+    # On CUDA they autocast fp16: the measured sentence, not the fp32 one.
+    assert P.speed_note(PROFILES[3][2], PROFILES[3][1], "fp16", "trainer").key == "speed_faster"
+
+
+def test_no_message_or_ui_text_claims_speed_or_memory_in_advance():
+    """Speed/memory words only in templates that carry a measurement ({ratio}, {ms}, {pct}...)."""
+    from mpdemo.ui import i18n
+
+    claim = re.compile(
+        r"fast path|fast mixed precision|saves memory|bf16 is the|\b(is|are|runs?) (fast|slow)"
+    )
+    for code, loc in i18n.LOCALES.items():
+        for key in ("precision_info_cpu", "precision_info_gpu"):
+            assert not claim.search(loc.strings[key]), (code, key)
+    for key, template in EN.items():
+        assert not claim.search(template), key
+
+
+def test_the_calibration_times_the_real_step_for_each_precision(small_cfg):
+    P.forget_calibrations()
+    # Accelerate's fp16 computes in fp32 on a CPU: nothing of its own to time.
+    configs = grid(small_cfg, ["accelerate"], ["fp32", "bf16", "fp16"])
+    cal = P.calibrate(configs, budget_s=1.0)
+    assert cal is not None and set(cal.step_s) == {"fp32", "bf16"}
+    assert all(s > 0 for s in cal.step_s.values())
+    assert cal.threads == torch.get_num_threads()
+    assert P.cached_calibration(small_cfg) is cal  # one per process, reused
+    assert P.calibrate(configs) is cal
+    fresh = P.calibrate(configs, budget_s=0.5, force=True)  # refreshed on demand
+    assert fresh is not cal and P.cached_calibration(small_cfg) is fresh
+
+
+def test_machine_info_is_cheap_json_and_names_this_machine():
+    import json
+
+    info = P.machine_info()
+    json.dumps(info)
+    assert info["device_kind"] in ("cpu", "cuda", "mps")
+    assert set(info["cpu"]["flags"]) == set(P.CPU_FLAGS)
+    assert info["versions"]["torch"] == torch.__version__
+    assert info["torch_threads"] == torch.get_num_threads()
+    if torch.cuda.is_available():
+        assert info["gpu"]["name"] == torch.cuda.get_device_name()
+
+
+def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg):
+    P.forget_calibrations()
+    configs = grid(small_cfg.replace(steps=3), ["torch"], ["fp32", "bf16"])
+    events = []
+    run_grid(configs, events.append, threading.Event(), calibrate=True)
+    assert events[0].kind == "plan"
+    plan = events[0]
+    assert plan.calibration["step_s"].keys() == {"fp32", "bf16"}
+    keys = [n["key"] for n in plan.notes]
+    assert keys[-1] == "plan_expect" and plan.expected_s > 0
+    assert any(k.startswith("speed_") for k in keys)
+    # The bf16 run's warning is the plan's sentence: one measurement, one wording.
+    bf16 = next(e for e in events if e.kind == "end" and e.summary["precision"] == "bf16")
+    speed = next(n["text"] for n in plan.notes if n["key"].startswith("speed_"))
+    assert speed in bf16.summary["warnings"]
+
+
+def test_fit_steps_brings_a_slow_grid_near_a_minute(small_cfg):
+    cal = _cal("cpu", 0.05, 0.35, 0.40)
+    configs = grid(small_cfg.replace(steps=1000), ["torch"], ["fp32", "bf16"])
+    steps = P.fit_steps(configs, cal, 60.0)
+    assert steps is not None and P.MIN_FIT_STEPS <= steps < 1000
+    fitted = [c.replace(steps=steps) for c in configs]
+    assert P.GridEstimate(fitted, cal).remaining_s() == pytest.approx(60.0, rel=0.1)
+    assert P.fit_steps(grid(small_cfg.replace(steps=20), ["torch"], ["fp32"]), cal, 60.0) is None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_estimate_covers_the_whole_grid_and_learns_the_measured_speed(small_cfg):
+    from mpdemo.events import RunFinished, RunStarted, StepEvent
+
+    cal = _cal("cpu", 0.05, 0.35, 0.40)
+    configs = grid(small_cfg.replace(steps=100, warmup_steps=0), ["torch"], ["fp32", "bf16"])
+    clock = _Clock()
+    est = P.GridEstimate(configs, cal, clock=clock)
+    first = est.remaining_s()
+    # Calibrated: 100 x 0.05 + 100 x 0.35 plus two runs' overheads.
+    assert first == pytest.approx(40.0 + 2 * est._overhead(), rel=1e-6)
+
+    def run(label: str, step_s: float, index: int) -> None:
+        est.update(RunStarted(f"{index}:{label}", label, index, 2, {}, "cpu", 1, "x", 100))
+        for i in range(1, 101):
+            clock.now += step_s
+            est.update(StepEvent(f"{index}:{label}", label, i, 0.5, None, False, step_s,
+                                 1.0, None, 1e-3, clock.now))  # fmt: skip
+            if i == 50 and index == 0:
+                # The machine runs twice as slow as calibrated: bf16's estimate doubles too.
+                left = est.remaining_s()
+                assert left == pytest.approx(50 * 0.1 + 100 * 0.70 + 1.5 * est._overhead())
+        clock.now += 1.0
+        est.update(RunFinished(f"{index}:{label}", label, "completed", {}))
+
+    run(configs[0].label, 0.1, 0)
+    assert est.overheads == [pytest.approx(1.0)]
+    assert est.remaining_s() == pytest.approx(100 * 0.70 + 1.0)
+    run(configs[1].label, 0.7, 1)
+    assert est.remaining_s() == 0.0
+
+
+# --- memory ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "dataset"),
+    [("tiny-bert", "reviews"), ("small-bert", "reviews"), ("tiny-gpt2", "reviews"),
+     ("amp-mlp", "random")],
+)  # fmt: skip
+def test_autocast_keeps_fewer_activation_bytes_on_the_built_in_models(model, dataset):
+    from mpdemo import prepare
+    from mpdemo.precision import autocast
+
+    prep = prepare(RunConfig(model=model, dataset=dataset, steps=1, batch_size=4, device="cpu",
+                             train_slice="train[:8]", eval_slice="validation[:4]"))  # fmt: skip
+    batch = next(iter(prep.train_dataloader))
+    saved = {}
+    for precision in ("fp32", "bf16", "fp16"):
+        with P.SavedBytes(prep.model) as meter, autocast(prep.device, precision):
+            loss = prep.model(**batch).loss
+        loss.backward()
+        prep.optimizer.zero_grad(set_to_none=True)
+        saved[precision] = meter.bytes
+    assert saved["fp32"] > 0
+    assert saved["bf16"] < 0.7 * saved["fp32"], saved
+    assert saved["fp16"] < 0.7 * saved["fp32"], saved
+
+
+@pytest.mark.parametrize("backend", ["torch", "accelerate", "trainer"])
+def test_runs_report_saved_activation_bytes(small_cfg, backend):
+    cfg = small_cfg.replace(backend=backend, steps=2)
+    fp32 = summary_of(events_of(cfg))
+    bf16 = summary_of(events_of(cfg.replace(precision="bf16")))
+    assert fp32["saved_activation_bytes"] > 0
+    assert bf16["saved_activation_bytes"] < 0.7 * fp32["saved_activation_bytes"]
+    assert fp32["peak_mem_bytes"] is None  # a CPU has no allocator peak; RSS is not the run's
+    notes = P.memory_notes([fp32, bf16])
+    assert [n.key for n in notes] == ["mem_less"]
+    assert "less activation memory" in notes[0].text
+
+
+def test_saved_bytes_hooks_are_gone_after_the_first_step(small_cfg):
+    # The hooks are thread-local and popped after step 1: a later backward sees none.
+    events_of(small_cfg.replace(steps=2))
+    x = torch.ones(3, requires_grad=True)
+    seen = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: seen.append(1) or t, lambda t: t):
+        (x * x).sum().backward()
+    assert seen  # our own hook works: nothing of the run's was left pushed under it
+
+
+# --- numbers shown -----------------------------------------------------------------------------
+
+
+def test_loss_scale_and_speedups_are_shown_exactly():
+    from mpdemo.cli import add_speedups, scale_text, speedup_text
+    from mpdemo.ui.session import speedup_cell
+
+    assert scale_text(65536.0) == "65536"
+    assert scale_text(2.0**18) == "262144"
+    assert scale_text(2.0**24) == "2^24"
+    assert scale_text(0.5) == "0.5"
+    runs = [
+        {"backend": "accelerate", "precision": "fp32", "samples_per_s": 100.0,
+         "effective_dtype": "fp32", "step_time_cv": 0.3},
+        {"backend": "accelerate", "precision": "fp16", "samples_per_s": 120.0,
+         "effective_dtype": "fp32"},
+        {"backend": "accelerate", "precision": "bf16", "samples_per_s": 120.0,
+         "effective_dtype": "bf16"},
+    ]  # fmt: skip
+    add_speedups(runs)
+    assert speedup_text(runs[1]) == "≈1.0x (same maths as fp32)"
+    assert speedup_text(runs[2]) == "1.20x"
+    assert speedup_cell(runs[1], "es") == "≈1,0× (las mismas cuentas que fp32)"
+
+
+# --- the Hub entries the app offers, offline -----------------------------------------------------
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    import mpdemo.hub
+
+    monkeypatch.setattr(mpdemo.hub, "hub_reachable", lambda *a, **k: False)
+
+
+@pytest.mark.parametrize(
+    "args", [["--model", "distilbert-base-uncased"], ["--dataset", "rotten_tomatoes"],
+             ["--model", "prajjwal1/bert-tiny"]],
+)  # fmt: skip
+def test_offline_catalog_hub_entries_need_internet_in_the_cli(offline, capsys, args):
+    from mpdemo.cli import EXIT_BAD_INPUT, main
+
+    assert main(["run", *args, "--steps", "1"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "needs internet (the Hugging Face Hub is not reachable" in err
+    assert "did you mean" not in err and "is not a" not in err
+
+
+def test_offline_catalog_hub_entries_need_internet_in_the_ui(offline):
+    from mpdemo.messages import MpdemoError
+    from mpdemo.ui.i18n import error_text
+    from mpdemo.ui.train_tab import DEFAULTS, check_inputs
+
+    for change in ({"model": "distilbert-base-uncased"}, {"dataset": "rotten_tomatoes"}):
+        with pytest.raises(MpdemoError) as info:
+            check_inputs({**DEFAULTS, **change})
+        assert info.value.key == "hub_entry_offline"
+        assert "needs internet" in error_text(info.value, "en")
+        assert "necesita internet" in error_text(info.value, "es")
+        assert "precisa de internet" in error_text(info.value, "pt")
+
+
+# --- the CLI header ------------------------------------------------------------------------------
+
+
+def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg):
+    from mpdemo.cli import main
+
+    P.forget_calibrations()
+    code = main(["run", "--precision", "fp32,bf16", "--steps", "3", "--quiet", "--batch-size",
+                 "16", "--train-slice", "train[:128]", "--eval-slice", "validation[:32]",
+                 "--device", "cpu"])  # fmt: skip
+    assert code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"# {P.machine_note().text}"
+    assert any(line.startswith("# step measured (tiny-bert, batch 16, cpu") for line in out)
+    speed = next(line[2:] for line in out if line.startswith("# bf16 ran"))
+    # The run's warning under the table is the header's sentence, word for word.
+    assert f"  torch · bf16: {speed}" in out
+    assert any("less activation memory" in line for line in out)
