@@ -276,3 +276,49 @@ def test_with_the_flag_the_grid_runs_inside_the_gpu_call(monkeypatch) -> None:
     assert zerogpu.MIN_S <= calls[0]["duration"] <= zerogpu.max_duration_s()
     assert started_outside == [False]  # the Runner's thread started inside the GPU call
     assert [s["status"] for s in runner.summaries] == ["stopped"]  # bf16 never started
+
+
+# --- through the API (gradio_client) ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    """The app in this process on a free port (as app.py launches it)."""
+    import socket
+
+    from mpdemo.ui import build_app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    demo = build_app().queue(default_concurrency_limit=1)
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+def test_load_runs_api_draws_a_cli_file_and_a_broken_one_changes_nothing(
+    app_url: str, cli_json: Path, tmp_path: Path
+) -> None:
+    from gradio_client import Client, handle_file
+
+    from mpdemo.ui.plots import PLOTS, lines_in
+
+    loss_at, summary_at = 1, 1 + len(PLOTS)  # /load_runs: status, the plots, the summary
+    tag = read_runs(cli_json).tag
+    want = [f"torch · fp32 · {tag}", f"torch · bf16 · {tag}"]
+    client = Client(app_url, verbose=False)
+    try:
+        result = client.predict(handle_file(str(cli_json)), api_name="/load_runs")
+        assert "cli.json" in result[0] and tag in result[0]
+        assert [row[0] for row in result[summary_at]["data"]] == want
+        assert lines_in(result[loss_at]) == dict.fromkeys(want, 4)
+        for content in (b"{ not json", b'{"version": 99, "runs": []}'):
+            bad = tmp_path / "broken.json"
+            bad.write_bytes(content)
+            again = client.predict(handle_file(str(bad)), api_name="/load_runs")
+            assert "broken.json" in again[0] and "\n" not in again[0].strip()
+            assert again[summary_at]["data"] == result[summary_at]["data"]
+            assert lines_in(again[loss_at]) == lines_in(result[loss_at])
+    finally:
+        client.close()

@@ -163,7 +163,9 @@ def color_map() -> dict[str, str]:
     return out
 
 
-def legend_html(labels: list[str], raw_note: str | None = None) -> str:
+def legend_html(
+    labels: list[str], raw_note: str | None = None, colours: dict[str, str] | None = None
+) -> str:
     """One legend for every plot: a swatch in each run's colour, wrapping over lines.
 
     Vega's own legend sits on one row under a plot and cut a 12-run grid off after five names,
@@ -171,7 +173,7 @@ def legend_html(labels: list[str], raw_note: str | None = None) -> str:
     """
     if not labels:
         return ""
-    cmap = color_map()
+    cmap = {**color_map(), **(colours or {})}  # colours: lines the registry does not name
 
     def item(colour: str, text: str, cls: str, width: int = 3) -> str:
         swatch = (

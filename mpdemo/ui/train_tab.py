@@ -506,11 +506,18 @@ def scale_preview(
 # --- wiring helpers ----------------------------------------------------------------------------
 
 
-def by_component(comps: dict[str, Any], fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap a handler returning {name: value} so it returns {component: value}."""
+def by_component(
+    comps: dict[str, Any], fn: Callable[..., Any], outputs: list[Any]
+) -> Callable[..., Any]:
+    """Wrap a handler returning {name: value} so it returns {component: value}.
+
+    Every output is present (gr.skip() where the handler said nothing): gradio reads an empty
+    dict as one value, not as "no updates".
+    """
 
     def call(*args: Any) -> Any:
-        return {comps[k]: v for k, v in fn(*args).items()}
+        got = {comps[k]: v for k, v in fn(*args).items()}
+        return {c: got.get(c, gr.skip()) for c in outputs}
 
     return call
 
@@ -743,8 +750,9 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
         "api_visibility": "undocumented",
         "show_progress": "hidden",
     }
+    armed_out = [comps["status"], comps["stop_btn"]]
     armed = comps["start_btn"].click(
-        by_component(comps, arm), [session, lang], [comps["status"], comps["stop_btn"]], **quiet
+        by_component(comps, arm, armed_out), [session, lang], armed_out, **quiet
     )
     armed.then(
         train_endpoint(comps),
@@ -797,19 +805,23 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
 
     plot_outputs = [comps[p.name] for p in PLOTS]
     view_inputs = [session, lang, *(comps[n] for n in controls.VIEW_NAMES)]
+    view_outputs = [*plot_outputs, comps["legend"]]
     for name in controls.VIEW_NAMES:
         comps[name].change(
-            by_component(comps, lambda s, lg, *vals: redraw(s, norm_lang(lg), *vals)),
+            by_component(comps, lambda s, lg, *vals: redraw(s, norm_lang(lg), *vals), view_outputs),
             view_inputs,
-            [*plot_outputs, comps["legend"]],
+            view_outputs,
             **quiet,
         )
     grid_names = ("precisions", "loss_scaling", "compare_scaling")
+    scale_outputs = [comps["scale"], comps["scale_empty"]]
     for name in grid_names:
         comps[name].change(
-            by_component(comps, lambda s, lg, *vals: scale_preview(s, norm_lang(lg), *vals)),
+            by_component(
+                comps, lambda s, lg, *vals: scale_preview(s, norm_lang(lg), *vals), scale_outputs
+            ),
             [session, lang, *(comps[n] for n in grid_names)],
-            [comps["scale"], comps["scale_empty"]],
+            scale_outputs,
             **quiet,
         )
 

@@ -100,14 +100,18 @@ def duration_s(config_dicts: list[dict[str, Any]], *_: Any) -> int:
 
 
 def train_in_gpu(
-    config_dicts: list[dict[str, Any]], stop_path: str, beat_s: float
+    config_dicts: list[dict[str, Any]],
+    stop_path: str,
+    beat_s: float,
+    calibrate: bool = False,
+    fit_s: float | None = None,
 ) -> Iterator[list[Any]]:
     """The whole grid, run where the GPU is; yields the engine's events in batches every beat.
 
     The configs travel as dicts and the events come back pickled: both cross a process.
     """
     configs = [RunConfig.from_dict(d) for d in config_dicts]
-    runner = Runner(configs, Limits.from_env()).start()
+    runner = Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s).start()
     batch: list[Any] = []
     last = time.monotonic()
     try:
@@ -164,9 +168,17 @@ def setup() -> bool:
 class GpuRunner:
     """Runner's interface for train(); the grid itself runs inside the GPU call."""
 
-    def __init__(self, configs: list[RunConfig], limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        configs: list[RunConfig],
+        limits: Limits | None = None,
+        calibrate: bool = False,
+        fit_s: float | None = None,
+    ) -> None:
         self.configs = list(configs)
         self.limits = limits or Limits.from_env()
+        self.calibrate = calibrate  # timed where the runs run: inside the GPU call
+        self.fit_s = fit_s
         self.summaries: list[dict[str, Any]] = []
         self._dir: str | None = None
         self._started = False
@@ -201,7 +213,8 @@ class GpuRunner:
     def events(self, timeout: float | None = None) -> Iterator[Any]:
         """The worker's events, one by one; None when a beat brought nothing (a heartbeat)."""
         beat = timeout if timeout is not None else 0.5
-        gen = gpu_function()([c.to_dict() for c in self.configs], self.stop_path, beat)
+        dicts = [c.to_dict() for c in self.configs]
+        gen = gpu_function()(dicts, self.stop_path, beat, self.calibrate, self.fit_s)
         try:
             for batch in gen:
                 if not batch:
@@ -217,6 +230,12 @@ class GpuRunner:
                 shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def make_runner(configs: list[RunConfig], limits: Limits | None = None) -> Runner | GpuRunner:
+def make_runner(
+    configs: list[RunConfig],
+    limits: Limits | None = None,
+    calibrate: bool = False,
+    fit_s: float | None = None,
+) -> Runner | GpuRunner:
     """The runner for a training request: inside a GPU call on ZeroGPU, a thread elsewhere."""
-    return GpuRunner(configs, limits) if enabled() else Runner(configs, limits)
+    kind = GpuRunner if enabled() else Runner
+    return kind(configs, limits, calibrate=calibrate, fit_s=fit_s)

@@ -1,0 +1,297 @@
+"""The Train tab's recorded runs: open a runs file, compare with a shipped recording, keep a
+visitor's runs in their own browser across a reload, and Clear runs.
+
+Handlers return dicts keyed by output name like the rest of the Train tab; `build_row` adds the
+components under the downloads and `wire` their events. The runs themselves live in the
+visitor's `Session` (mpdemo/ui/session.py); what the browser keeps is `Session.stored()`, in a
+`gr.BrowserState` (local storage of that browser only, encrypted with a per-process secret), so
+no other visitor can see it and the server keeps nothing for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ..recorded import RecordingError, describe_machine, read_runs, reference_files
+from .i18n import error_text, norm_lang, t
+from .plots import PLOTS, RAW, SKIP_COLOR, color_map, faint, scaled_labels, series_id, skipped_label
+from .session import Session
+
+STORAGE_KEY = "mpdemo-runs"
+GREY = (0.23, 0.23, 0.23)  # recorded lines: the live run's colour, darkened toward this
+# What the browser hands back when it stores nothing: gr.BrowserState only writes a truthy
+# value, so "cleared" must be an empty object rather than None.
+EMPTY_STORE: dict[str, Any] = {"version": 2, "runs": []}
+
+
+# --- colours ---------------------------------------------------------------------------------
+
+
+def _mix(hex_colour: str, amount: float) -> str:
+    h = hex_colour.lstrip("#")
+    rgb = [int(h[i : i + 2], 16) / 255 for i in (0, 2, 4)]
+    out = [c + (g - c) * amount for c, g in zip(rgb, GREY, strict=True)]
+    return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in out)
+
+
+def recorded_colours(session: Session) -> dict[str, str]:
+    """Each recorded line: its live twin's colour darkened (more for each further file)."""
+    base = color_map()
+    out: dict[str, str] = {}
+    for k, rec in enumerate(session.recordings):
+        for lab, run in zip(rec.labels, rec.recording.runs, strict=True):
+            twin = base.get(str(run["summary"].get("label", "")).split(" · #")[0], "#7f7f7f")
+            colour = _mix(twin, 0.45 + 0.15 * (k % 3))
+            out[lab] = colour
+            out[series_id(lab, RAW)] = faint(colour)
+            out[skipped_label(lab)] = SKIP_COLOR
+    return out
+
+
+def full_colour_map(session: Session) -> dict[str, str]:
+    """The plots' colour map with the session's recorded lines added."""
+    return {**color_map(), **recorded_colours(session)}
+
+
+# --- what the handlers show ------------------------------------------------------------------
+
+
+def reference_choices() -> list[tuple[str, str]]:
+    """'fp32 / bf16 · torch · tiny-bert · EPYC AVX512 · 2026-11-30' per shipped recording."""
+    out = []
+    for path in reference_files():
+        try:
+            rec = read_runs(path)
+        except RecordingError:
+            continue  # a broken file in assets/ is a test failure, not a page error
+        summ = [r["summary"] for r in rec.runs]
+        precs = " / ".join(dict.fromkeys(s["precision"] for s in summ))
+        backends = ", ".join(dict.fromkeys(s["backend"] for s in summ))
+        models = ", ".join(dict.fromkeys(str(s.get("model") or "") for s in summ if s.get("model")))
+        parts = [precs, backends, models, rec.tag, rec.date or ""]
+        out.append((" · ".join(p for p in parts if p), path.name))
+    return out
+
+
+def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
+    """Every plot drawn from the session (live and recorded lines), with the colours they need.
+
+    `rebuild`: None instead of the frames; the caller yields this first so each chart rebuilds
+    its colour domain, then the bare frames (`plot_frames`): the colours stay set.
+    """
+    from .train_tab import plot_frames, run_legend, scale_empty_text
+
+    cmap = full_colour_map(session)
+    frames = plot_frames(session)
+    has_scale = bool(scaled_labels(session.plot_configs()))
+    out: dict[str, Any] = {}
+    for spec in PLOTS:
+        props: dict[str, Any] = {"color_map": cmap, "value": None if rebuild else frames[spec.name]}
+        if spec.scale:
+            props["visible"] = has_scale
+        out[spec.name] = gr.update(**props)
+    empty = "" if has_scale else scale_empty_text(lang, session.configs, True, session)
+    out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
+    out["legend"] = run_legend(session, lang)
+    return out
+
+
+def _loaded_status(session: Session, lang: str) -> str:
+    rec = session.recordings[-1]
+    return t(
+        "status_loaded",
+        lang,
+        name=rec.recording.name,
+        machine=describe_machine(rec.recording.machine),
+        date=rec.recording.date or "?",
+        labels=", ".join(rec.labels),
+    )
+
+
+def _open(session: Session, lang: str, path: str | Path | None, name: str | None) -> Iterator[dict]:
+    """Read a runs file into the session and draw it; a bad file changes nothing."""
+    from .train_tab import plot_frames
+
+    if path is None:
+        yield {"status": t("status_load_none", lang)}
+        return
+    try:
+        rec = read_runs(path, name)
+    except RecordingError as err:
+        # One line, and the page as it was: the same plots and table go back out.
+        yield {
+            "status": t("status_load_failed", lang, error=error_text(err, lang)),
+            **plot_frames(session),
+            "summary": session.table(lang),
+        }
+        return
+    session.add_recording(rec)
+    status = _loaded_status(session, lang)
+    yield {"status": status, **plot_updates(session, lang, rebuild=True)}
+    yield {"status": status, **plot_frames(session), "summary": session.table(lang)}
+
+
+def load_runs(file: Any, lang: str, session: Session) -> Iterator[dict[str, Any]]:
+    """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
+    lang = norm_lang(lang)
+    path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
+    # Name the file as the person named it, not gradio's temporary copy.
+    name = Path(path).name if path else None
+    yield from _open(session, lang, path, name)
+
+
+def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[dict[str, Any]]:
+    """'Compare with a recorded run': open one of the shipped recordings by file name."""
+    lang = norm_lang(lang)
+    if not choice:
+        return
+    by_name = {p.name: p for p in reference_files()}  # only these: never a path from the page
+    path = by_name.get(str(choice))
+    yield from _open(session, lang, path, path.name if path else None)
+
+
+def clear_runs(session: Session, lang: str) -> dict[str, Any]:
+    """Clear runs: forget this visitor's runs and opened files, here and in their browser."""
+    from .train_tab import empty_table
+
+    lang = norm_lang(lang)
+    session.clear()
+    out: dict[str, Any] = {
+        spec.name: gr.update(value=None, color_map=color_map()) for spec in PLOTS
+    }
+    out.update(
+        status=t("status_cleared", lang),
+        summary=empty_table(lang),
+        csv=gr.update(value=None, interactive=False),
+        json=gr.update(value=None, interactive=False),
+        script_run=gr.update(choices=[], value=None),
+        script_btn=gr.update(value=None, interactive=False),
+        legend="",
+        reference=gr.update(value=None),
+        stored=dict(EMPTY_STORE),
+    )
+    return out
+
+
+def restore_runs(lang: str, stored: Any, session: Session) -> dict[str, Any]:
+    """On page load: bring back what this browser kept of its runs (nothing kept: no change)."""
+    lang = norm_lang(lang)
+    n = session.restore(stored)
+    if not n:
+        return {}
+    out = plot_updates(session, lang, rebuild=False)
+    out["status"] = t("status_restored", lang, n=n)
+    out["summary"] = session.table(lang)
+    files = session.write_files()
+    if files:
+        out["csv"] = gr.update(value=files["csv"], interactive=True)
+        out["json"] = gr.update(value=files["json"], interactive=True)
+    return out
+
+
+def save_runs(session: Session) -> Any:
+    """After the table changed: what the browser keeps (nothing to keep: leave it as it is)."""
+    value = session.stored() if session is not None else None
+    return value if value is not None else gr.skip()
+
+
+# --- layout and wiring -----------------------------------------------------------------------
+
+
+def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
+    """The recorded-runs row under the downloads, and the browser's store (renders nothing)."""
+    with gr.Row(equal_height=True, elem_id="recorded-row"):
+        comps["reference"] = ctx.i18n(
+            gr.Dropdown(
+                reference_choices(),
+                value=None,
+                label=t("recorded_label", lang0),
+                info=t("recorded_info", lang0),
+                elem_id="reference-runs",
+                scale=3,
+            ),
+            label="recorded_label",
+            info="recorded_info",
+        )
+        comps["open_runs"] = ctx.i18n(
+            gr.UploadButton(
+                t("open_runs_btn", lang0),
+                file_types=[".json"],
+                file_count="single",
+                type="filepath",
+                elem_id="open-runs",
+                size="md",
+                scale=1,
+            ),
+            label="open_runs_btn",
+        )
+        comps["clear_runs"] = ctx.i18n(
+            gr.Button(t("clear_runs_btn", lang0), elem_id="clear-runs", size="md", scale=1),
+            value="clear_runs_btn",
+        )
+    comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY)
+
+
+def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
+    """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
+    from .i18n import DEFAULT_LANG
+    from .train_tab import OUTPUTS
+
+    lang = ctx.lang
+    quiet: dict[str, Any] = {
+        "concurrency_limit": None,
+        "api_visibility": "undocumented",
+        "show_progress": "hidden",
+    }
+    # The plots, status and summary /train streams: load_runs answers with the same.
+    load_names = ["status", *(p.name for p in PLOTS), "summary", "scale_empty", "legend"]
+    load_names = [n for n in load_names if n in comps]
+    shown = [n for n in dict.fromkeys([*OUTPUTS, "legend"]) if n in comps]
+
+    def keyed(frame: dict[str, Any], names: list[str]) -> dict[Any, Any]:
+        # Every output present (gr.skip() where the handler said nothing): gradio reads an
+        # empty dict as one value, not as "no updates".
+        return {comps[n]: frame.get(n, gr.skip()) for n in names}
+
+    # Named parameters: the API's (gradio_client's) names for them.
+    def open_file(
+        file: Any, lang: str = DEFAULT_LANG, session: Session | None = None
+    ) -> Iterator[dict[Any, Any]]:
+        """Open a runs JSON: its runs join the plots and the summary, labelled by machine."""
+        sess = session if session is not None else Session()
+        for frame in load_runs(file, lang, sess):
+            yield keyed(frame, load_names)
+
+    def open_reference(choice: str | None, lang: str, session: Session) -> Iterator[Any]:
+        for frame in pick_reference(choice, lang, session):
+            yield keyed(frame, load_names)
+
+    comps["open_runs"].upload(
+        open_file,
+        [comps["open_runs"], lang, session],
+        [comps[n] for n in load_names],
+        api_name="load_runs",
+        concurrency_limit=None,
+        show_progress="hidden",
+    )
+    comps["reference"].input(
+        open_reference, [comps["reference"], lang, session], [comps[n] for n in load_names], **quiet
+    )
+    clear_names = [*shown, "reference", "stored"]
+    comps["clear_runs"].click(
+        lambda sess, lg: keyed(clear_runs(sess, lg), clear_names),
+        [session, lang],
+        [comps[n] for n in clear_names],
+        **quiet,
+    )
+    # Every change of the table (a run finished, a file opened, a reload restored) is saved.
+    comps["summary"].change(save_runs, [session], [comps["stored"]], **quiet)
+
+    def restore_fn(lang: str, stored: Any, sess: Session) -> dict[Any, Any]:
+        return keyed(restore_runs(lang, stored, sess), shown)
+
+    ctx.on_load(restore_fn, [comps["stored"], session], [comps[n] for n in shown])
