@@ -1,4 +1,4 @@
-"""The CUDA path checked end to end: every backend x fp32/fp16/bf16, timed, with overhead.
+"""The CUDA path checked end to end: every backend x fp32/fp16/bf16 (and fp8 where the GPU runs it).
 
     python bench/gpu_check.py --out bench/results/<gpu>.json        # on a GPU, < 5 min
     python bench/gpu_check.py --device cpu --out /tmp/cpu.json      # tiny sizes (CI runs this)
@@ -9,7 +9,9 @@ effective dtype (must equal the requested one on CUDA), the loss-scale trajector
 steps, mean step time (perf_counter after torch.cuda.synchronize, warm-up excluded), samples/s,
 peak memory, final loss, speed-up against fp32 of the same backend and, where the GPU's bf16
 peak is known, the model FLOP utilisation. Then the engine's overhead against the course's bare
-loop, interleaved. Prints a table last; writes everything to --out as a runs JSON (the CLI's and
+loop, interleaved. fp8 rows run only where mpdemo.fp8.check passes (compute capability 8.9+
+and torchao: pip install -r requirements-gpu.txt); they also print how many Linear layers ran
+as torchao's Float8Linear. Elsewhere `fp8_skipped` holds the refusal line. Prints a table last; writes everything to --out as a runs JSON (the CLI's and
 the app's shape: version, this machine's profile, every run's config, summary and steps), so the
 app's "Compare with a recorded run" and its file loader open it next to live runs.
 """
@@ -27,8 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
-from mpdemo import RunConfig, train  # noqa: E402
+from mpdemo import RunConfig, fp8, train  # noqa: E402
+from mpdemo.messages import ConfigError  # noqa: E402
 from mpdemo.recorded import runs_document  # noqa: E402
+from mpdemo.registry import PRECISION_NAMES  # noqa: E402
 
 # Dense bf16 tensor-core peaks, TFLOP/s (vendor data sheets); MFU is left out for other GPUs.
 BF16_PEAK_TFLOPS = {
@@ -92,12 +96,21 @@ def main() -> None:
         steps = a.steps or 5
         gpu = None
     peak = bf16_peak(gpu) if gpu else None
+    # fp8 rows where the machine runs fp8 (compute capability 8.9+ and torchao); elsewhere the
+    # JSON and the last lines say why not, in the app's own words.
+    try:
+        fp8.check(torch.device(device))
+        fp8_skipped = None
+    except ConfigError as err:
+        fp8_skipped = str(err)
     t_start = time.perf_counter()
     runs = []
     for model, batch, seq in models:
         for backend in ("torch", "accelerate", "trainer"):
-            for precision in ("fp32", "fp16", "bf16"):
+            for precision in PRECISION_NAMES:  # the registry's: fp32, bf16, fp16, fp8
                 if cuda and precision == "bf16" and not torch.cuda.is_bf16_supported():
+                    continue
+                if precision == "fp8" and fp8_skipped:
                     continue
                 cfg = RunConfig(
                     model=model, backend=backend, precision=precision, device=device,
@@ -142,6 +155,7 @@ def main() -> None:
         "timing": "perf_counter after torch.cuda.synchronize, first 3 steps excluded",
         "wall_s": time.perf_counter() - t_start,
         "overhead_vs_bare_loop": overhead,
+        "fp8_skipped": fp8_skipped,  # None when the fp8 rows ran
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(result, indent=1, default=str))
@@ -157,6 +171,14 @@ def main() -> None:
               f"{s.get('speedup_vs_fp32') or 0:>7.2f}x{s['peak_mem_bytes'] / 2**20:>8.0f}"
               f"{s['skipped_steps']:>5}{s['final_loss_scale'] or '-':>9}"
               f"{(f'{mfu:.0%}' if mfu else '-'):>6}  {s['final_loss'] or float('nan'):.4f}")  # fmt: skip
+    for r in runs:
+        audit = r["summary"].get("fp8_audit")
+        if audit:
+            print(f"fp8 {r['summary']['label']}: {audit['float8_layers']} of "
+                  f"{audit['linear_layers']} Linear layers ran as Float8Linear "
+                  f"{audit.get('formats') or ''}")  # fmt: skip
+    if fp8_skipped:
+        print(f"fp8 rows not run: {fp8_skipped}")
     for backend, o in overhead.items():
         print(f"overhead {backend}: engine/bare steps/s = {o['ratio']:.3f}")
     print(f"wrote {a.out}")
