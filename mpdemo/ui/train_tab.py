@@ -507,17 +507,17 @@ def scale_preview(
 
 
 def by_component(
-    comps: dict[str, Any], fn: Callable[..., Any], outputs: list[Any]
+    comps: dict[str, Any], fn: Callable[..., Any], outputs: list[Any] | None = None
 ) -> Callable[..., Any]:
     """Wrap a handler returning {name: value} so it returns {component: value}.
 
-    Every output is present (gr.skip() where the handler said nothing): gradio reads an empty
-    dict as one value, not as "no updates".
+    Pass the event's `outputs` when the handler may say nothing: every output is then present
+    (gr.skip() where it said nothing), since gradio reads an empty dict as one value.
     """
 
     def call(*args: Any) -> Any:
         got = {comps[k]: v for k, v in fn(*args).items()}
-        return {c: got.get(c, gr.skip()) for c in outputs}
+        return got if outputs is None else {c: got.get(c, gr.skip()) for c in outputs}
 
     return call
 
