@@ -113,8 +113,7 @@ PRECISIONS: dict[str, Precision] = {
             8,
             4,
             3,
-            "NVIDIA GPUs of compute capability 8.9 and newer (Ada, Hopper) through torchao; "
-            "no CPU runs fp8 matmuls",
+            "NVIDIA GPUs with fp8 tensor cores: compute capability 8.9 and newer (Ada, Hopper)",
             needs_compute_capability=(8, 9),
         ),
     ]

@@ -333,3 +333,59 @@ def test_why_tab_explains_fp8_with_sources_and_no_claim_about_this_machine(lang:
                    "transformer-engine", "torchao"):  # fmt: skip
         assert needle in text, needle
     assert "this machine has" not in text.lower()
+
+
+# --- with the real torchao (where installed: pip install -r requirements-gpu.txt) ---------------
+# torchao's emulate=True runs Float8Linear's matmuls in high precision, so its conversion, the
+# per-tensor casts and the training step run on a CPU: the code path, not fp8 speed.
+
+needs_torchao = pytest.mark.skipif(
+    fp8.torchao_version() is None, reason="torchao is not installed (requirements-gpu.txt)"
+)
+
+
+@pytest.fixture
+def emulated(monkeypatch):
+    from torchao.float8 import Float8LinearConfig
+
+    monkeypatch.setattr(
+        fp8, "float8_config", lambda: Float8LinearConfig(pad_inner_dim=True, emulate=True)
+    )
+
+
+@needs_torchao
+def test_torchao_converts_tiny_bert_and_trains_a_step(emulated, small_cfg) -> None:
+    from mpdemo import prepare
+
+    prep = prepare(small_cfg)
+    assert fp8.convert(prep.model) == 12  # 14 Linear layers, the first and last kept
+    report = fp8.audit(prep.model)
+    assert report["kept"] == ["bert.encoder.layer.0.attention.self.query", "classifier"]
+    assert report["formats"]["input"] == "float8_e4m3fn"
+    assert report["formats"]["grad_output"] == "float8_e5m2"  # torchao's default: hybrid
+    batch = next(iter(prep.train_dataloader))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = prep.model(**batch).loss
+    loss.backward()
+    prep.optimizer.step()
+    assert torch.isfinite(loss)
+
+
+@needs_torchao
+def test_accelerate_fp8_prepares_with_torchao(emulated, small_cfg) -> None:
+    from accelerate import Accelerator
+
+    from mpdemo import prepare
+    from mpdemo.backends.accelerate import reset_accelerate_state
+
+    prep = prepare(small_cfg)
+    reset_accelerate_state()
+    try:
+        acc = Accelerator(
+            mixed_precision="fp8", cpu=True, kwargs_handlers=fp8.accelerate_handlers(prep.model)
+        )
+        assert acc.fp8_backend.name == "AO"
+        model, _opt = acc.prepare(prep.model, prep.optimizer)
+        assert fp8.audit(model)["float8_layers"] == 12
+    finally:
+        reset_accelerate_state()
