@@ -411,7 +411,7 @@ def calibrate(
 
     t_start = time.perf_counter()
     precisions = _computing(configs, key[4])
-    n_batches = 2 + (1 + TIMED_STEPS) * len(precisions)
+    n_batches = 2 + (1 + TIMED_STEPS) * len(precisions)  # batches cycle when steps outrun them
     base = configs[0].replace(backend="torch", precision="fp32", steps=n_batches)
     prep = prepare(base)
     setup_s = time.perf_counter() - t_start
@@ -434,30 +434,35 @@ def calibrate(
     model.train()
     i = 0
     # Two fp32 steps first: kernel selection and the optimizer's state are one-time costs.
-    fp32_scaler = grad_scaler(device, "fp32", base)
     for _ in range(2):
-        step(i, "fp32", fp32_scaler)
+        step(i, "fp32", grad_scaler(device, "fp32", base))
         i += 1
-    step_s: dict[str, float] = {}
-    spread: dict[str, float] = {}
-    for n, precision in enumerate(precisions):
+    scalers = {p: grad_scaler(device, p, base) for p in precisions}
+    for precision in precisions[1:]:  # one warm-up each: autocast's first kernels
+        step(i, precision, scalers[precision])
+        i += 1
+    # Timed rounds, precisions interleaved: a burst of load from another process then slows
+    # every precision alike instead of one of them, and the ratios stay true. At least two
+    # rounds; more while the budget lasts.
+    times: dict[str, list[float]] = {p: [] for p in precisions}
+    for r in range(TIMED_STEPS):
         if stop is not None and stop.is_set():
             break
-        scaler = grad_scaler(device, precision, base)
-        warm = step(i, precision, scaler)
-        i += 1
-        left = budget_s - (time.perf_counter() - t_start)
-        share = left / max(len(precisions) - n, 1)
-        count = max(1, min(TIMED_STEPS, int(share / max(warm, 1e-6))))
-        times = []
-        for _ in range(count):
-            times.append(step(i, precision, scaler))
+        if r >= 2 and time.perf_counter() - t_start > budget_s:
+            break
+        for precision in precisions:
+            times[precision].append(step(i, precision, scalers[precision]))
             i += 1
+    step_s: dict[str, float] = {}
+    spread: dict[str, float] = {}
+    for precision, ts in times.items():
+        if not ts:
+            continue
         # The fastest step is what the step costs; anything above it is another process's time
         # (these machines are shared). The spread above it is the noise a ratio must beat.
-        best = min(times)
+        best = min(ts)
         step_s[precision] = best
-        spread[precision] = (statistics.median(times) - best) / best if len(times) > 1 else 0.25
+        spread[precision] = (statistics.median(ts) - best) / best if len(ts) > 1 else 0.25
     eval_batches = len(prep.eval_dataloader)
     if "fp32" not in step_s:
         return None
@@ -745,7 +750,9 @@ class GridEstimate:
     def _speed(self, run: _RunPlan) -> float | None:
         times = (run.step_times or [])[self.warmup :]
         if len(times) >= 3:
-            return statistics.fmean(times[-20:])
+            # The run's whole mean so far: a window of recent steps jumps with every burst of
+            # another process's load.
+            return statistics.fmean(times)
         if run.predicted_step_s is not None:
             return run.predicted_step_s * self._factor()
         known = [statistics.fmean(t[self.warmup :]) for r in self.runs
