@@ -146,3 +146,18 @@ def test_code_command_takes_run_flags_and_one_run(capsys) -> None:
     # line becomes its script by changing one word.
     assert main(["code", *FLAGS, "--quiet", "--json", "x.json"]) == 0
     assert "mpdemo_torch_fp32.py" in capsys.readouterr().out
+
+
+def test_skipped_steps_do_not_step_the_schedule(small_cfg: RunConfig) -> None:
+    # A scale of 2^21 overflows fp16 gradients: GradScaler skips steps until the scale fits, and
+    # the learning-rate schedule skips them too (as Accelerate's and the Trainer's do).
+    import threading
+
+    from mpdemo.engine import execute, prepare
+
+    events: list = []
+    prep = prepare(small_cfg.replace(precision="fp16", init_scale=2.0**21, steps=4))
+    summary = execute(prep, events.append, threading.Event())
+    skipped = [e.skipped for e in events if e.kind == "step"]
+    assert summary["status"] == "completed" and any(skipped) and not all(skipped)
+    assert prep.lr_scheduler.last_epoch == skipped.count(False)
