@@ -276,6 +276,8 @@ def test_with_the_flag_the_grid_runs_inside_the_gpu_call(monkeypatch) -> None:
     assert zerogpu.MIN_S <= calls[0]["duration"] <= zerogpu.max_duration_s()
     assert started_outside == [False]  # the Runner's thread started inside the GPU call
     assert [s["status"] for s in runner.summaries] == ["stopped"]  # bf16 never started
+    # The profile comes from where the runs ran (the worker), for the runs JSON.
+    assert runner.machine is not None and runner.machine["device_kind"] == "cpu"
 
 
 # --- through the API (gradio_client) ------------------------------------------------------

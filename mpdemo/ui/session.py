@@ -236,7 +236,7 @@ class Session:
                 }
             )
         write_csv(str(base.with_suffix(".csv")), runs)
-        write_json(str(base.with_suffix(".json")), runs)
+        write_json(str(base.with_suffix(".json")), runs, self.machine())
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}
         for old in set(self.files.values()) - set(new.values()):
             Path(old).unlink(missing_ok=True)  # gradio has copied it to its cache already
@@ -331,6 +331,11 @@ class Session:
             Path(path).unlink(missing_ok=True)
         self.files = {}
 
+    def machine(self) -> dict[str, Any]:
+        """The profile of the machine the runs ran on: the GPU worker's on ZeroGPU (its runner
+        brought it back), else this process's."""
+        return getattr(self.runner, "machine", None) or _machine()
+
     # --- what the browser keeps across a reload ---------------------------------------------
     def stored(self) -> dict[str, Any] | None:
         """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
@@ -354,7 +359,7 @@ class Session:
         ]
         points = STORED_POINTS
         while True:
-            doc = runs_document(compact(history, points), _machine() if history else {})
+            doc = runs_document(compact(history, points), self.machine() if history else {})
             doc["recordings"] = [{**r, "runs": compact(r["runs"], points)} for r in recs]
             size = len(json.dumps(doc, default=str))
             if size <= MAX_STORED_CHARS:

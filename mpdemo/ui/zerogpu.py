@@ -110,9 +110,12 @@ def train_in_gpu(
 
     The configs travel as dicts and the events come back pickled: both cross a process.
     """
+    from ..profile import machine_info  # here CUDA exists: the GPU's name is read here
+
     configs = [RunConfig.from_dict(d) for d in config_dicts]
     runner = Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s).start()
-    batch: list[Any] = []
+    # The machine the runs ran on, for the runs JSON; a dict, not an event.
+    batch: list[Any] = [{"machine": machine_info()}]
     last = time.monotonic()
     try:
         for ev in runner.events(timeout=beat_s):
@@ -179,6 +182,8 @@ class GpuRunner:
         self.limits = limits or Limits.from_env()
         self.calibrate = calibrate  # timed where the runs run: inside the GPU call
         self.fit_s = fit_s
+        # machine_info() from the worker: the page's process has no CUDA to ask on ZeroGPU.
+        self.machine: dict[str, Any] | None = None
         self.summaries: list[dict[str, Any]] = []
         self._dir: str | None = None
         self._started = False
@@ -220,6 +225,9 @@ class GpuRunner:
                 if not batch:
                     yield None
                 for ev in batch:
+                    if isinstance(ev, dict):
+                        self.machine = ev.get("machine") or self.machine
+                        continue
                     if ev.kind == "end":
                         self.summaries.append(ev.summary)
                     yield ev
