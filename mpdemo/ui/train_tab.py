@@ -839,7 +839,12 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
         view = (sess.view if sess is not None else None) or View()
         total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
         for spec in PLOTS:
-            props = {"title": t(spec.title, lang), "y_title": t(spec.y_title, lang)}
+            # The label too: hidden (show_label=False) but still the plot's accessible name.
+            props = {
+                "label": t(spec.title, lang),
+                "title": t(spec.title, lang),
+                "y_title": t(spec.y_title, lang),
+            }
             if spec.wall_clock:
                 props["x_title"] = x_props(view, lang, total)["x_title"]
             else:

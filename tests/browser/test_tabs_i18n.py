@@ -44,18 +44,21 @@ NAMES = [
     "GradScaler",
     "autocast",
     "Micikevicius et al.",
+    "FP8 Formats for Deep Learning",  # a paper's title
     "NVIDIA",
+    "Transformer Engine",
     "Volta",
     "Ampere",
     "Data Engineer",
 ]
 
-# The visible text under a selector, with code blocks, code spans, editors and gradio's own
-# progress line ("queue: 1/1 | 0.1s") hidden while it is read.
+# The visible text under a selector, with code blocks, code spans, editors, links (the titles
+# of cited papers and manuals, in their own language) and gradio's own progress line
+# ("queue: 1/1 | 0.1s") hidden while it is read.
 TEXT_JS = """sel => {
     const root = document.querySelector(sel);
     const style = document.createElement('style');
-    style.textContent = ['.cm-editor', '.cm-gutters', 'pre', 'code',
+    style.textContent = ['.cm-editor', '.cm-gutters', 'pre', 'code', 'a',
         '[data-testid=status-tracker]'].map(x => `${sel} ${x}`).join(', ')
         + ' { display: none !important; }';
     document.head.appendChild(style);
@@ -67,6 +70,9 @@ TEXT_JS = """sel => {
 # A token that is code, a number, a unit, an id or a format name rather than a word:
 # anything with a digit, an underscore, a dot, a slash, brackets, = or a backtick.
 CODE_LIKE = re.compile(r"\S*[\d_./\\\[\](){}=`<>:@#]\S*")
+# What the page hides before reading (see TEXT_JS), taken out of the templates the same way:
+# Markdown links, code spans and fenced blocks.
+HIDDEN_MD = re.compile(r"\[[^\]]*\]\([^)]*\)|```.*?```|`[^`]*`", re.S)
 WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:'[a-z]+)?")
 
 
@@ -87,7 +93,7 @@ def vocabulary(code: str) -> frozenset[str]:
     loc = i18n.LOCALES[code]
     out = set()
     for template in (*loc.strings.values(), *loc.messages.values()):
-        for line in template.splitlines():
+        for line in HIDDEN_MD.sub(" ", template).splitlines():
             out.update(m.group(0).lower() for m in words(line))
     return frozenset(out)
 
