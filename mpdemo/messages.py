@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .textformat import ENGLISH, NumberStyle
+
 # English templates. `{name}` fields are filled from the arguments.
 EN: dict[str, str] = {
     # --- bad input -------------------------------------------------------------------------
@@ -20,7 +22,7 @@ EN: dict[str, str] = {
         "{value!r} is not a valid slice: use the datasets split syntax, e.g. "
         "'train[:2000]', 'train[:10%]' or 'validation[100:600]' (splits here: {splits})"
     ),
-    "empty_slice": "the slice {value!r} selects no rows (the split {split!r} has {rows} rows)",
+    "empty_slice": "the slice {value!r} selects no rows (the split {split!r} has {rows:plural(# row|# rows)})",
     "unknown_split": "the dataset has no split {split!r}; it has {splits}",
     "unknown_model": (
         "{value!r} is not a built-in model, a Hugging Face Hub id (owner/name) or a local "
@@ -100,6 +102,18 @@ EN: dict[str, str] = {
         "{precision} ran at fp32's speed per step here, within the measurement's noise "
         "({ms:.3g} vs {fp32_ms:.3g} ms; {why})"
     ),
+    "run_slower": (
+        "{label} stepped {ratio:.1f}x slower than {base} ({ms:.3g} vs {fp32_ms:.3g} ms a step, "
+        "measured over the runs; {why})"
+    ),
+    "run_faster": (
+        "{label} stepped {ratio:.1f}x faster than {base} ({ms:.3g} vs {fp32_ms:.3g} ms a step, "
+        "measured over the runs; {why})"
+    ),
+    "run_same": (
+        "{label} stepped at {base}'s speed, within the runs' noise ({ms:.3g} vs {fp32_ms:.3g} ms "
+        "a step; {why})"
+    ),
     "runs_as_fp32": "{precision} through {backend} runs as fp32 on a {device}: expect fp32's speed",
     "hw_cpu_has": "{isa} CPU with {flags}",
     "hw_cpu_lacks": "{isa} CPU without {precision} instructions",
@@ -114,7 +128,7 @@ EN: dict[str, str] = {
     ),
     "machine_mps": "This machine: Apple GPU through MPS, CPU {cpu}, torch {torch}",
     "plan_expect": (
-        "expected: about {total} in all for {runs} runs (from a {cal_s:.1f} s measurement of the "
+        "expected: about {total} in all for {runs:plural(# run|# runs)} (from a {cal_s:.1f} s measurement of the "
         "step on this machine)"
     ),
     "calibrating": "measuring the training step on this machine (a few seconds)...",
@@ -155,7 +169,7 @@ EN: dict[str, str] = {
         "(learning rate too high?); the curve up to that point is kept"
     ),
     "stopped_by_user": "stopped after {step} of {steps} steps",
-    "slice_clamped": "{slice} asked for more rows than the split has; used {rows} rows",
+    "slice_clamped": "{slice} asked for more rows than the split has; used {rows:plural(# row|# rows)}",
     "distributed": "trained on {n} processes; the global batch of {batch} was split across them",
     "failed": "the run failed: {detail}",
 }
@@ -178,16 +192,26 @@ class Note:
         return {"key": self.key, "args": dict(self.args), "text": self.text}
 
 
-def render(key: str, args: dict[str, Any], table: dict[str, str] | None = None) -> str:
-    """Fill a message template; fall back to English, then to the key itself."""
+def render(
+    key: str,
+    args: dict[str, Any],
+    table: dict[str, str] | None = None,
+    style: NumberStyle = ENGLISH,
+) -> str:
+    """Fill a message template; fall back to English, then to the key itself.
+
+    `table` and `style` are another language's templates and number style (mpdemo/ui/i18n.py).
+    """
     template = (table or {}).get(key) or EN.get(key) or key
     # A nested message ({"key", "args"}) is rendered first, in the same language.
     args = {
-        k: render(v["key"], v.get("args") or {}, table) if isinstance(v, dict) and "key" in v else v
+        k: render(v["key"], v.get("args") or {}, table, style)
+        if isinstance(v, dict) and "key" in v
+        else v
         for k, v in args.items()
     }
     try:
-        return template.format(**args)
+        return style.format(template, args)
     except (KeyError, IndexError, ValueError):
         return f"{template} {args}"
 

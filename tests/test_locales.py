@@ -9,16 +9,22 @@ import tomllib
 import pytest
 
 from mpdemo.messages import EN as EN_MESSAGES
+from mpdemo.textformat import ENGLISH, NumberStyle, is_plural_spec
 from mpdemo.ui import i18n
 
 LOCALE_FILES = sorted(i18n.LOCALES_DIR.glob("*.toml"))
 CODES = [p.stem for p in LOCALE_FILES]
 
 
+# Ways of writing a whole number that a translation may swap for one another ("{n}", "{n:,}",
+# or a plural choice "{n:plural(# run|# runs)}"); any other spec must stay the same.
+WHOLE = {"", ",", "d", ",d"}
+
+
 def placeholders(template: str) -> set[tuple[str, str | None, str]]:
     """Each `{name!conv:spec}` of a template: renaming or dropping one breaks a translation."""
     return {
-        (name, conv, spec)
+        (name, conv, "whole" if spec in WHOLE or is_plural_spec(spec) else spec)
         for _, name, spec, conv in string.Formatter().parse(template)
         if name is not None
     }
@@ -97,11 +103,27 @@ def test_counted_strings_take_the_plural_the_count_needs() -> None:
     assert i18n.t("status_count_diverged", "es", count=3) == "3 divergieron"
 
 
-def test_every_plural_key_has_its_other_form() -> None:
-    for code, loc in i18n.LOCALES.items():
-        for key in loc.strings:
-            if key.endswith("_one"):
-                assert key[: -len("_one")] + "_other" in loc.strings, (code, key)
+def test_plural_choices_fill_in_the_count() -> None:
+    pt = NumberStyle(",", ".", frozenset({0, 1}))
+    template = "{n:plural(# run|# runs)} in {s:.1f} s"
+    assert ENGLISH.format(template, {"n": 1, "s": 0.5}) == "1 run in 0.5 s"
+    assert ENGLISH.format(template, {"n": 2000, "s": 0.5}) == "2,000 runs in 0.5 s"
+    assert ENGLISH.format(template, {"n": 0, "s": 1}) == "0 runs in 1.0 s"
+    assert pt.format("{n:plural(# execução|# execuções)}", {"n": 0}) == "0 execução"
+    assert pt.format("{n:plural(# execução|# execuções)}", {"n": 1500}) == "1.500 execuções"
+    assert pt.format("{x:plural(# vez|# vezes)}", {"x": 1.5}) == "1,5 vezes"
+    assert ENGLISH.format("{n} {n:plural(file|files)}", {"n": 3}) == "3 files"
+    # Engine messages go through the same formatter, in English (CLI) and in the page's language.
+    assert "1,234,567 parameters" in i18n.message(
+        "model_too_big", {"value": "m", "params": 1234567, "limit": 1}, "en"
+    )
+
+
+def test_a_spec_change_is_caught_but_whole_number_styles_are_not() -> None:
+    assert placeholders("{x:.2f}") != placeholders("{x:.1f}")
+    assert placeholders("{n:,} runs") == placeholders("{n:plural(# execução|# execuções)}")
+    assert placeholders("{n}") == placeholders("{n:,}")
+    assert placeholders("{a}") != placeholders("{b}")
 
 
 def test_accept_language_picks_any_language_with_a_file() -> None:

@@ -2,28 +2,25 @@
 
 `t(key, lang, **args)` renders a UI string; `message(key, args, lang)` renders an engine message
 key (mpdemo/messages.py) in the page's language. Adding a language is adding its file: its
-`[meta]` names it, `[ui]` and `[teach]` hold the page's strings, `[messages]` the engine's.
-The default language's engine messages are mpdemo.messages.EN itself (the engine's own words,
-which the CLI prints), so its file has no `[messages]` table.
+`[meta]` names it and says how it writes numbers, `[ui]` and `[teach]` hold the page's strings,
+`[messages]` the engine's. The default language's engine messages are mpdemo.messages.EN itself
+(the engine's own words, which the CLI prints), so its file has no `[messages]` table.
 
-Numbers in templates come out in the locale's format: `{n:,}` is "2,000" in English and "2.000"
-in Spanish, `{x:.2f}` is "0.69" / "0,69" (the file's `decimal` and `thousands`). Counted
-strings have plural variants `<key>_one` / `<key>_other`, picked by the `count` argument with
-the file's `plural_one` list (the counts that take the singular: [1] for en/es, [0, 1] for
-pt-BR, as CLDR has it).
+Templates are filled by mpdemo.textformat: numbers come out the language's way (`{n:,}` is
+"2.000" in Spanish, `{x:.2f}` is "0,69"), and `{n:plural(# ejecución|# ejecuciones)}` says a
+count with the form it takes in that language.
 """
 
 from __future__ import annotations
 
-import numbers
-import string
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..messages import EN as EN_MESSAGES
 from ..messages import render
+from ..textformat import NumberStyle
 
 LOCALES_DIR = Path(__file__).with_name("locales")
 DEFAULT_LANG = "en"
@@ -33,48 +30,14 @@ UI_SECTIONS = ("ui", "teach")
 
 @dataclass(frozen=True)
 class Locale:
-    """One language: its display name, number format, plural rule and string tables."""
+    """One language: its display name, number style and string tables."""
 
     code: str
     name: str
-    decimal: str
-    thousands: str
-    plural_one: frozenset[int]
+    style: NumberStyle
     sections: dict[str, dict[str, str]]
     messages: dict[str, str]
-    strings: dict[str, str] = field(default_factory=dict)  # every UI section merged
-
-    def number(self, value: Any, spec: str = "") -> str:
-        """`format(value, spec)` with this locale's decimal mark and digit grouping."""
-        text = format(value, spec)
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            return text
-        if (self.decimal, self.thousands) == (".", ","):
-            return text
-        # One pass, so "1,234.5" becomes "1.234,5" rather than "1.234.5".
-        return text.translate({ord(","): self.thousands, ord("."): self.decimal})
-
-    def plural_form(self, count: Any) -> str:
-        """ "one" or "other": which variant of a counted string `count` takes here."""
-        try:
-            whole = int(count) == count
-        except (TypeError, ValueError):
-            return "other"
-        return "one" if whole and int(count) in self.plural_one else "other"
-
-    def format(self, template: str, args: dict[str, Any]) -> str:
-        """Fill `template` with `args`, numbers in this locale's format."""
-        return _LocaleFormatter(self).vformat(template, (), args)
-
-
-class _LocaleFormatter(string.Formatter):
-    """str.format, except that numbers go through Locale.number."""
-
-    def __init__(self, locale: Locale) -> None:
-        self.locale = locale
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        return self.locale.number(value, format_spec)
+    strings: dict[str, str]  # every UI section merged
 
 
 def load_locale(path: Path) -> Locale:
@@ -89,16 +52,12 @@ def load_locale(path: Path) -> Locale:
     messages = dict(data.get("messages", {}))
     if code == DEFAULT_LANG and not messages:
         messages = EN_MESSAGES  # the engine's own language: the same dict, never a copy
-    return Locale(
-        code=code,
-        name=meta.get("name", code),
+    style = NumberStyle(
         decimal=meta.get("decimal", "."),
         thousands=meta.get("thousands", ","),
         plural_one=frozenset(meta.get("plural_one", [1])),
-        sections=sections,
-        messages=messages,
-        strings=strings,
     )
+    return Locale(code, meta.get("name", code), style, sections, messages, strings)
 
 
 def load_locales(folder: Path = LOCALES_DIR) -> dict[str, Locale]:
@@ -117,54 +76,28 @@ def norm_lang(lang: str | None) -> str:
     return lang if lang in LOCALES else DEFAULT_LANG
 
 
-def _template(loc: Locale, key: str, args: dict[str, Any]) -> str | None:
-    """`key` in loc's strings, or its plural variant for args["count"]."""
-    if key in loc.strings:
-        return loc.strings[key]
-    if "count" in args:
-        form = loc.plural_form(args["count"])
-        return loc.strings.get(f"{key}_{form}") or loc.strings.get(f"{key}_other")
-    return None
-
-
 def t(key: str, lang: str | None = DEFAULT_LANG, **args: Any) -> str:
-    """A UI string in `lang` (the default language's when missing), filled with `args`.
-
-    Numbers are formatted the locale's way; with a `count` argument a key that has
-    `_one`/`_other` variants picks the one the count takes in that language.
-    """
+    """A UI string in `lang` (the default language's when missing), filled with `args`."""
     loc = LOCALES[norm_lang(lang)]
-    template = _template(loc, key, args)
-    if template is None:  # a key someone has not translated yet: say it in the default language
-        template = _template(LOCALES[DEFAULT_LANG], key, args) or key
+    # A key someone has not translated yet is said in the default language.
+    template = loc.strings.get(key) or LOCALES[DEFAULT_LANG].strings.get(key) or key
     if not args:
         return template
     try:
-        return loc.format(template, args)
+        return loc.style.format(template, args)
     except (KeyError, IndexError, ValueError):
         return template
 
 
 def number(value: Any, lang: str | None = DEFAULT_LANG, spec: str = "") -> str:
     """A number formatted with `spec` the way `lang` writes numbers ("2.000", "0,69" in es)."""
-    return LOCALES[norm_lang(lang)].number(value, spec)
+    return LOCALES[norm_lang(lang)].style.number(value, spec)
 
 
 def message(key: str, args: dict[str, Any], lang: str | None = DEFAULT_LANG) -> str:
-    """An engine message key rendered in `lang`, numbers in its format."""
+    """An engine message key rendered in `lang`, numbers and plurals the language's way."""
     loc = LOCALES[norm_lang(lang)]
-    # A nested message ({"key", "args"}: the hardware behind a speed) in the same language.
-    args = {
-        k: message(v["key"], v.get("args") or {}, lang) if isinstance(v, dict) and "key" in v else v
-        for k, v in args.items()
-    }
-    template = loc.messages.get(key) or EN_MESSAGES.get(key)
-    if template is None:
-        return render(key, args)  # mpdemo.messages' own fallback (the key and its arguments)
-    try:
-        return loc.format(template, args)
-    except (KeyError, IndexError, ValueError):
-        return render(key, args, loc.messages)
+    return render(key, args, loc.messages, loc.style)
 
 
 def error_text(err: BaseException, lang: str | None = DEFAULT_LANG) -> str:

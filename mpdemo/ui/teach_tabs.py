@@ -373,9 +373,7 @@ def histogram_svg(
         b = CHART_LO + i
         share = n / total
         bh = max(share / peak * (ph - 16), 1.0)  # 1 px minimum: rare bins stay visible
-        tip = tt(
-            "uf_bar_tip", lang, lo=b, hi=b + 1, n=number(n, lang, ","), share=_pct(share, lang)
-        )
+        tip = tt("uf_bar_tip", lang, lo=b, hi=b + 1, n=n, share=_pct(share, lang))
         parts.append(
             f'<rect class="mp-bar" data-log2="{b}" data-count="{n}" x="{x_of(b) + 0.5:.1f}" '
             f'y="{top + ph - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}" '

@@ -1,0 +1,83 @@
+"""str.format with a language's digits and plural words: one formatter for messages and the UI.
+
+A template is filled as str.format fills it, except that:
+- numbers use the language's decimal mark and digit grouping: `{n:,}` is "2,000" in English and
+  "2.000" in Spanish, `{x:.2f}` is "0.69" / "0,69";
+- `{n:plural(# run|# runs)}` picks the singular or the plural form for n, with `#` standing for
+  n itself ("1 run", "2,000 runs"). Which counts take the singular is the language's rule
+  (`plural_one`: [1] in English and Spanish, [0, 1] in Portuguese, as CLDR has it).
+
+The engine renders its English messages with ENGLISH (mpdemo/messages.py); the UI builds one
+NumberStyle per locale file (mpdemo/ui/i18n.py).
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+import string
+from dataclasses import dataclass
+from typing import Any
+
+PLURAL = re.compile(r"plural\((?P<forms>.*)\)", re.S)
+
+
+@dataclass(frozen=True)
+class NumberStyle:
+    """How one language writes numbers and which counts take the singular."""
+
+    decimal: str = "."
+    thousands: str = ","
+    plural_one: frozenset[int] = frozenset({1})
+
+    def number(self, value: Any, spec: str = "") -> str:
+        """`format(value, spec)` with this language's decimal mark and digit grouping."""
+        text = format(value, spec)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return text
+        if (self.decimal, self.thousands) == (".", ","):
+            return text
+        # One pass, so "1,234.5" becomes "1.234,5" rather than "1.234.5".
+        return text.translate({ord(","): self.thousands, ord("."): self.decimal})
+
+    def plural_form(self, count: Any) -> str:
+        """ "one" or "other": which form of a counted word `count` takes here."""
+        try:
+            whole = int(count) == count
+        except (TypeError, ValueError):
+            return "other"
+        return "one" if whole and int(count) in self.plural_one else "other"
+
+    def plural(self, count: Any, forms: str) -> str:
+        """ "one form|other form" (# = the count) → the form `count` takes, filled in."""
+        one, _, other = forms.partition("|")
+        form = one if self.plural_form(count) == "one" or not other else other
+        if "#" not in form:
+            return form
+        whole = isinstance(count, numbers.Integral) and not isinstance(count, bool)
+        return form.replace("#", self.number(count, "," if whole else ""))
+
+    def format(self, template: str, args: dict[str, Any]) -> str:
+        """Fill `template` with `args` (raises what str.format raises on a bad template)."""
+        return _Formatter(self).vformat(template, (), args)
+
+
+class _Formatter(string.Formatter):
+    """string.Formatter whose fields go through a NumberStyle."""
+
+    def __init__(self, style: NumberStyle) -> None:
+        self.style = style
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        plural = PLURAL.fullmatch(format_spec)
+        if plural:
+            return self.style.plural(value, plural.group("forms"))
+        return self.style.number(value, format_spec)
+
+
+ENGLISH = NumberStyle()
+
+
+def is_plural_spec(spec: str | None) -> bool:
+    """Whether a field's format spec is a `plural(...)` choice."""
+    return bool(spec) and PLURAL.fullmatch(spec) is not None
