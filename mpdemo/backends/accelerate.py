@@ -95,7 +95,7 @@ def train_loop(
         lr_scheduler.step()
         optimizer.zero_grad()
         rec.record(  # mpdemo: the loss averaged over processes, the scale and the skip, for the plots
-            accelerator.reduce(loss, "mean"),
+            accelerator.reduce(loss.detach(), "mean"),
             accelerator.scaler,
             accelerator.optimizer_step_was_skipped,
         )
