@@ -83,14 +83,19 @@ def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
     `rebuild`: None instead of the frames; the caller yields this first so each chart rebuilds
     its colour domain, then the bare frames (`plot_frames`): the colours stay set.
     """
-    from .train_tab import plot_frames, run_legend, scale_empty_text
+    from .plots import View
+    from .train_tab import plot_frames, run_legend, scale_empty_text, x_props
 
     cmap = full_colour_map(session)
     frames = plot_frames(session)
-    has_scale = bool(scaled_labels(session.plot_configs()))
+    configs = session.plot_configs()
+    has_scale = bool(scaled_labels(configs))
+    view = session.view or View()
+    total = max((c.steps for c in configs), default=1)  # the longest run, live or recorded
     out: dict[str, Any] = {}
     for spec in PLOTS:
         props: dict[str, Any] = {"color_map": cmap, "value": None if rebuild else frames[spec.name]}
+        props.update(x_props(view if spec.wall_clock else View(), lang, total))
         if spec.scale:
             props["visible"] = has_scale
         out[spec.name] = gr.update(**props)

@@ -174,13 +174,17 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             lines.append(message("calibrating", {}, lang))
         elif left is not None:
             lines.append(t("status_eta", lang, left=_duration(left, lang)))
-    # What the calibration measured, said before the runs and kept to the end; then memory.
-    if session.plan is not None:
-        lines += [message(n["key"], n.get("args") or {}, lang) for n in session.plan.notes]
-    if finished:
-        from ..profile import memory_notes
+    if finished and session.runs:
+        # What the runs themselves measured (speed vs fp32, memory): the load on a shared
+        # machine may have changed since the calibration, so its sentences give way to these.
+        from ..profile import memory_notes, run_speed_notes
 
-        lines += [message(n.key, n.args, lang) for n in memory_notes(session.summaries())]
+        summaries = session.summaries()
+        found = [*run_speed_notes(summaries), *memory_notes(summaries)]
+        lines += [message(n.key, n.args, lang) for n in found]
+    elif session.plan is not None:
+        # What the calibration measured, said before the runs and while they go.
+        lines += [message(n["key"], n.get("args") or {}, lang) for n in session.plan.notes]
     for label, note in session.errors:
         err = error_text(_note_error(note), lang)
         lines.append(t("status_run_failed", lang, label=label, error=err))
@@ -290,7 +294,7 @@ def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, sessio
 
 def grid_start(session: Session, lang: str) -> dict[str, Any]:
     """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set."""
-    configs = session.configs
+    configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
     view = session.view or View()
     total = max((c.steps for c in configs), default=1)
     out: dict[str, Any] = {}
@@ -298,9 +302,9 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
         props: dict[str, Any] = {"value": None}
         props.update(x_props(view if spec.wall_clock else View(), lang, total))
         if spec.scale:  # recorded runs with a scale keep the plot
-            props["visible"] = bool(scaled_labels(session.plot_configs()))
+            props["visible"] = bool(scaled_labels(configs))
         out[spec.name] = gr.update(**props)
-    empty = scale_empty_text(lang, session.plot_configs(), False, session)
+    empty = scale_empty_text(lang, configs, False, session)
     out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
     out["legend"] = run_legend(session, lang)
     return out
@@ -472,9 +476,9 @@ def redraw(session: Session | None, lang: str, smoothing: Any, x_axis: Any) -> d
     view = View.of(smoothing, x_axis)
     axis_changed = session.view is None or session.view.x_axis != view.x_axis
     session.view = view
-    if not session.configs:
+    if not session.plot_labels():
         return {}
-    total = max(c.steps for c in session.configs)
+    total = max(c.steps for c in session.plot_configs())
     out: dict[str, Any] = {"legend": run_legend(session, lang)}
     # The training's generator owns the series while it runs: only axes change from here.
     frames = {} if session.running else plot_frames(session)
