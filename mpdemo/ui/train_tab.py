@@ -833,7 +833,8 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
 
     def on_lang(lang: str, sess: Session, dev: str, *preview_args: Any) -> list[Any]:
         hub = system.hub_status()
-        table = sess.table(lang) if sess is not None and sess.runs else empty_table(lang)
+        has_rows = sess is not None and (sess.runs or sess.recordings)  # recorded rows too
+        table = sess.table(lang) if has_rows else empty_table(lang)
         out: list[Any] = []
         for c in labelled:
             props = controls.relabel(c, lang, lim, hub)
