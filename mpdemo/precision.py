@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .messages import ConfigError, Note
+from .messages import ConfigError
 from .registry import PRECISIONS
 
 # Read from the precision registry: one record per precision (mpdemo/registry.py).
@@ -113,21 +113,6 @@ class DtypeProbe:
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
-
-
-def measured_speed_notes(cfg: Any, device_type: str) -> list[Note]:
-    """How fast cfg's precision stepped vs fp32 on this machine, from the profile's calibration.
-
-    Nothing when no calibration ran for this model/batch/device: no claim without a measurement.
-    (A matmul probe used to stand in for it; the matmul is not the step, so it is gone.)
-    """
-    from .profile import cached_calibration, machine_info, speed_note
-
-    cal = cached_calibration(cfg)
-    if cfg.precision == "fp32" or cal is None or cal.device != device_type:
-        return []
-    note = speed_note(cal, machine_info(), cfg.precision, cfg.backend)
-    return [note] if note is not None else []
 
 
 def synchronize(device: torch.device) -> None:

@@ -629,6 +629,54 @@ def plan_note(estimate: GridEstimate, cal: Calibration) -> Note:
     )
 
 
+def run_speed_notes(
+    summaries: list[dict[str, Any]], machine: dict[str, Any] | None = None
+) -> list[Note]:
+    """How fast each non-fp32 run stepped vs its backend's fp32 run: the runs' own measurement.
+
+    After a grid these replace the calibration's sentences (a shared machine's load can change
+    between the calibration and the runs). A ratio within twice the runs' standard error (and
+    10%) is called the same speed. Runs that computed in fp32 anyway are left to the dtype audit.
+    """
+    m = machine or machine_info()
+    base = {
+        s.get("backend"): s
+        for s in summaries
+        if s.get("precision") == "fp32" and s.get("mean_step_s") and s.get("status") != "failed"
+    }
+    out: list[Note] = []
+    for s in summaries:
+        ref = base.get(s.get("backend"))
+        if s.get("precision") == "fp32" or ref is None or not s.get("mean_step_s"):
+            continue
+        if s.get("effective_dtype") == "fp32" or s.get("status") == "failed":
+            continue
+        ratio = s["mean_step_s"] / ref["mean_step_s"]
+        noise = max(0.10, 2 * (_stderr(s) ** 2 + _stderr(ref) ** 2) ** 0.5)
+        device = str(s.get("device") or "cpu").split(":")[0]
+        args = {
+            "label": s.get("label"),
+            "base": ref.get("label"),
+            "ms": s["mean_step_s"] * 1000,
+            "fp32_ms": ref["mean_step_s"] * 1000,
+            "why": hardware_reason(m, s.get("precision", ""), device),
+        }
+        if abs(ratio - 1.0) <= noise:
+            out.append(Note("run_same", args))
+        elif ratio > 1.0:
+            out.append(Note("run_slower", {**args, "ratio": ratio}))
+        else:
+            out.append(Note("run_faster", {**args, "ratio": 1.0 / ratio}))
+    return out
+
+
+def _stderr(summary: dict[str, Any]) -> float:
+    """Relative standard error of a run's mean step time (its per-step spread over sqrt(n))."""
+    cv = summary.get("step_time_cv")
+    n = max(1, (summary.get("steps") or 1) - 3)
+    return (cv if cv is not None else 0.25) / n**0.5
+
+
 def memory_notes(summaries: list[dict[str, Any]]) -> list[Note]:
     """Activation memory of each non-fp32 run vs its backend's fp32 run, from the measured bytes."""
     base = {

@@ -204,10 +204,34 @@ def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg):
     keys = [n["key"] for n in plan.notes]
     assert keys[-1] == "plan_expect" and plan.expected_s > 0
     assert any(k.startswith("speed_") for k in keys)
-    # The bf16 run's warning is the plan's sentence: one measurement, one wording.
+    # The runs' warnings carry no calibration sentence: after the runs, their own figures speak.
     bf16 = next(e for e in events if e.kind == "end" and e.summary["precision"] == "bf16")
-    speed = next(n["text"] for n in plan.notes if n["key"].startswith("speed_"))
-    assert speed in bf16.summary["warnings"]
+    assert not any(w["key"].startswith("speed_") for w in bf16.summary["warning_keys"])
+
+
+@pytest.mark.parametrize(
+    ("fp32_ms", "bf16_ms", "cv", "key"),
+    [(50, 340, 0.1, "run_slower"), (280, 140, 0.1, "run_faster"), (50, 52, 0.1, "run_same"),
+     (50, 60, 1.5, "run_same"), (50, 60, 0.05, "run_slower")],
+)  # fmt: skip
+def test_after_the_runs_their_own_measurement_speaks(fp32_ms, bf16_ms, cv, key):
+    machine = PROFILES[0][1]
+
+    def run(precision, ms, effective=None):
+        return {"label": f"torch · {precision}", "backend": "torch", "precision": precision,
+                "effective_dtype": effective or precision, "mean_step_s": ms / 1000,
+                "step_time_cv": cv, "steps": 100, "device": "cpu", "status": "completed"}  # fmt: skip
+
+    runs = [run("fp32", fp32_ms), run("bf16", bf16_ms), run("fp16", 60, effective="fp32")]
+    (note,) = P.run_speed_notes(runs, machine)  # the fp32-computing fp16 run: the audit's to say
+    assert note.key == key
+    words = set(re.findall(r"[a-z]+", note.text.lower()))
+    verdict = key.removeprefix("run_")
+    other = {"slower": {"faster"}, "faster": {"slower"}, "same": {"faster", "slower"}}[verdict]
+    assert not words & other, note.text
+    assert f"{bf16_ms:.3g} vs {fp32_ms:.3g} ms" in note.text
+    for text in _texts(note):
+        assert "{" not in text
 
 
 def test_fit_steps_brings_a_slow_grid_near_a_minute(small_cfg):
@@ -387,6 +411,9 @@ def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg)
     assert out[0] == f"# {P.machine_note().text}"
     assert any(line.startswith("# step measured (tiny-bert, batch 16, cpu") for line in out)
     speed = next(line[2:] for line in out if line.startswith("# bf16 ran"))
-    # The run's warning under the table is the header's sentence, word for word.
-    assert f"  torch · bf16: {speed}" in out
+    # The header's sentence is the one the UI renders from the same cached calibration.
+    cal = P.cached_calibration(RunConfig(batch_size=16, device="cpu"))
+    assert speed == P.speed_note(cal, P.machine_info(), "bf16", "torch").text
+    # Under the table, the same renderers speak from the runs' own figures.
+    assert any(line.startswith("  torch · bf16 stepped ") for line in out)
     assert any("less activation memory" in line for line in out)

@@ -20,7 +20,6 @@ from ..precision import (
     DtypeProbe,
     autocast_supported,
     dtype_name,
-    measured_speed_notes,
     synchronize,
 )
 from ..profile import SavedBytes
@@ -72,8 +71,6 @@ class Recorder(StepHooks):
         """Emit RunStarted; arm the dtype probe and the memory baseline."""
         if self.cfg.precision == "fp16" and not self.cfg.loss_scaling:
             self.notes.append(Note("no_scaler"))
-        # How fast this precision stepped here, from the profile's calibration (when one ran).
-        self.notes += measured_speed_notes(self.cfg, self.device.type)
         mps_no_amp = self.device.type == "mps" and self.cfg.precision != "fp32"
         if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):
             self.notes.append(Note("mps_autocast_off", {"precision": self.cfg.precision}))
