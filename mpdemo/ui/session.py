@@ -29,6 +29,7 @@ from .plots import Series
 # base64-encoded on top); the oldest trainings and recordings go first.
 MAX_STORED_CHARS = 1_500_000
 STORED_POINTS = 500  # per run: the plots draw at most 500 points a line
+MAX_RECORDINGS = 12  # files open at once in one session; the oldest is closed for a new one
 
 
 @dataclass
@@ -247,6 +248,7 @@ class Session:
     def add_recording(self, rec: Recording) -> list[str]:
         """Show a runs file's runs next to the live ones; the same file again replaces itself."""
         self.recordings = [r for r in self.recordings if r.recording.digest != rec.digest]
+        self.recordings = self.recordings[-(MAX_RECORDINGS - 1) :]
         taken = set(self.live_labels()) | set(self.recorded_labels())
         labels = []
         for run in rec.runs:
@@ -387,7 +389,10 @@ class Session:
             if value.get("runs"):
                 history = parse_document(value, "stored runs").runs
             recs = []
-            for item in value.get("recordings") or []:
+            items = value.get("recordings") or []
+            if not isinstance(items, list) or len(items) > MAX_RECORDINGS:
+                return 0
+            for item in items:
                 if not isinstance(item, dict):
                     return 0
                 rec = parse_document(item, str(item.get("name") or "runs.json"))
