@@ -89,13 +89,24 @@ def estimate_s(configs: list[RunConfig]) -> float:
     return sum(_guess_s(c) for c in configs)
 
 
-def duration_s(config_dicts: list[dict[str, Any]], *_: Any) -> int:
+def duration_s(
+    config_dicts: list[dict[str, Any]],
+    stop_path: str = "",
+    beat_s: float = 0.0,
+    calibrate: bool = False,
+    fit_s: float | None = None,
+) -> int:
     """What the GPU call asks for: the estimate with a margin, capped to the allowed maximum.
 
-    spaces.GPU calls this with the decorated function's own arguments.
+    spaces.GPU calls this with the decorated function's own arguments (train_in_gpu's).
     """
     configs = [RunConfig.from_dict(d) for d in config_dicts]
-    want = math.ceil(estimate_s(configs) * MARGIN)
+    seconds = estimate_s(configs)
+    if calibrate:  # the step is timed first, inside the same call
+        from ..profile import CALIBRATION_BUDGET_S
+
+        seconds += CALIBRATION_BUDGET_S
+    want = math.ceil(seconds * MARGIN)
     return int(min(max(want, MIN_S), max_duration_s()))
 
 
