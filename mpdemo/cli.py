@@ -365,6 +365,10 @@ STEP_FIELDS = [
     "tokens_per_s",
     "lr",
     "elapsed_s",
+    # The run's memory, on each of its rows (one figure per run): activations kept for backward
+    # in one step, and on CUDA the allocator's peak.
+    "saved_activation_bytes",
+    "peak_mem_bytes",
 ]
 
 
@@ -382,6 +386,8 @@ def write_csv(path: str, runs: list[dict[str, Any]]) -> None:
                         "run": s["label"],
                         "backend": s["backend"],
                         "precision": s["precision"],
+                        "saved_activation_bytes": s.get("saved_activation_bytes"),
+                        "peak_mem_bytes": s.get("peak_mem_bytes"),
                     }
                 )
 

@@ -323,14 +323,55 @@ def test_runs_report_saved_activation_bytes(small_cfg, backend):
     assert "less activation memory" in notes[0].text
 
 
-def test_saved_bytes_hooks_are_gone_after_the_first_step(small_cfg):
-    # The hooks are thread-local and popped after step 1: a later backward sees none.
-    events_of(small_cfg.replace(steps=2))
-    x = torch.ones(3, requires_grad=True)
-    seen = []
-    with torch.autograd.graph.saved_tensors_hooks(lambda t: seen.append(1) or t, lambda t: t):
-        (x * x).sum().backward()
-    assert seen  # our own hook works: nothing of the run's was left pushed under it
+def test_saved_activation_bytes_reach_the_json_and_csv(tmp_path):
+    import csv
+    import json
+
+    from mpdemo.cli import main
+
+    out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
+    assert main(["run", "--steps", "2", "--batch-size", "8", "--train-slice", "train[:32]",
+                 "--eval-slice", "validation[:8]", "--device", "cpu", "--calibrate", "off",
+                 "--quiet", "--json", str(out_json), "--csv", str(out_csv)]) == 0  # fmt: skip
+    (run,) = json.loads(out_json.read_text())["runs"]
+    saved = run["summary"]["saved_activation_bytes"]
+    assert saved > 0
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [int(r["saved_activation_bytes"]) for r in rows] == [saved, saved]
+
+
+def _hooks_pushed() -> bool:
+    return torch._C._autograd._top_saved_tensors_default_hooks(False) is not None
+
+
+def test_saved_bytes_count_step_one_only_and_never_leave_hooks(small_cfg):
+    from mpdemo import prepare
+    from mpdemo.backends.common import Recorder
+
+    prep = prepare(small_cfg)
+    rec = Recorder(prep, lambda ev: None, threading.Event())
+    rec.start()
+    batches = iter(prep.train_dataloader)
+    for _ in range(2):
+        rec.begin()
+        assert _hooks_pushed() == (rec.step == 0)  # armed for the first step only
+        loss = prep.model(**next(batches)).loss
+        loss.backward()
+        prep.optimizer.step()
+        prep.optimizer.zero_grad()
+        rec.end(loss.detach(), None)
+        assert not _hooks_pushed()
+        if rec.step == 1:
+            first = rec.saved_activation_bytes
+    assert first > 0 and rec.saved_activation_bytes == first
+    # A step that raises between begin() and end(): finish() pops the hooks all the same.
+    rec2 = Recorder(prep, lambda ev: None, threading.Event())
+    rec2.start()
+    rec2.begin()
+    assert _hooks_pushed()
+    rec2.fail(RuntimeError("boom"))
+    rec2.finish()
+    assert not _hooks_pushed()
 
 
 # --- numbers shown -----------------------------------------------------------------------------
