@@ -80,7 +80,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     result = job.result(timeout=180)
     outputs = job.outputs()
     assert len(outputs) >= 3, "the generator streamed several updates"
-    status, loss, scale, step_ms, sps, _empty, _legend, summary, csv_file, json_file, _, _ = result
+    status, loss, scale, step_ms, sps, _, _, _, summary, csv_file, json_file, _, _ = result
     assert "Done: 2 runs" in status
     assert plots.lines_in(loss) == {"torch · fp32": 8, "torch · bf16": 8}
     # Smoothed by default, with each run's raw curve behind it under a language-free id.
@@ -101,7 +101,8 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     assert [r[0] for r in rows] == ["torch · fp32", "torch · bf16"]
     assert all(r[1] == "completed" for r in rows)
     speedup = summary["headers"].index("vs fp32 (×)")
-    assert rows[0][speedup] == 1.0 and rows[1][speedup] > 0
+    # Text: "1.00×", or "≈1.0× (same maths as fp32)" for a run that computed in fp32 anyway.
+    assert rows[0][speedup] == "1.00×" and float(rows[1][speedup].rstrip("×")) > 0
     # Downloads: the CLI's formats, every step of both runs.
     csv_path = csv_file["value"] if isinstance(csv_file, dict) else csv_file
     json_path = json_file["value"] if isinstance(json_file, dict) else json_file
@@ -110,7 +111,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     assert [r["summary"]["label"] for r in runs] == ["torch · fp32", "torch · bf16"]
     # The first update offered the first run's reproduce script: `python -m mpdemo code`'s text.
     assert 'data-run="torch · bf16"' in first[6]  # one legend for all plots, every run once
-    script = outputs[0][11]
+    script = outputs[0][12]
     script_path = script["value"] if isinstance(script, dict) else script
     assert script_path and Path(script_path).name == "mpdemo_torch_fp32.py"
     text = Path(script_path).read_text(encoding="utf-8")
@@ -544,3 +545,24 @@ def test_builtin_models_show_their_exact_parameter_count() -> None:
     assert MODELS["amp-mlp"].approx_params == 3 * (width * width + width)
     entry = dict((v, k) for k, v in model_choices("en", None))["tiny-bert"]
     assert "191,874 params" in entry and "~" not in entry
+
+
+def test_view_controls_redraw_a_finished_grid_on_a_wall_clock_axis() -> None:
+    from mpdemo.config import RunConfig
+    from mpdemo.ui.train_tab import redraw
+
+    session = Session()
+    session.begin([RunConfig(precision="fp32")])
+    s = session.series["torch · fp32"] = plots.Series("torch · fp32")
+    for i in range(1, 6):
+        s.add(SimpleNamespace(**{**vars(_step("torch · fp32", i, None)), "elapsed_s": i * 0.25}))
+    out = redraw(session, "en", 0.0, "time")
+    loss = out["loss"]["value"]
+    assert loss[loss["run"] == "torch · fp32"]["step"].tolist() == [0.25, 0.5, 0.75, 1.0, 1.25]
+    assert out["loss"]["x_title"] == "seconds since the run started"
+    assert out["loss"]["x_lim"] is None
+    assert "scale" not in out or "x_title" not in out["scale"]  # the scale plot stays in steps
+    assert "before smoothing" not in out["legend"]  # smoothing off: no faint curves to explain
+    back = redraw(session, "es", 0.6, "step")
+    assert back["time"]["x_title"] == "paso" and back["time"]["x_axis_format"] == "d"
+    assert "sin suavizar" in back["legend"]
