@@ -792,7 +792,8 @@ class GridEstimate:
                 ratios.append(statistics.median(times) / r.predicted_step_s)
         return statistics.median(ratios[-3:]) if ratios else 1.0
 
-    def _overhead(self) -> float:
+    def overhead_s(self) -> float:
+        """Seconds each run spends outside its steps (preparing, evaluating): measured or guessed."""
         return statistics.median(self.overheads) if self.overheads else self._guess_overhead
 
     def _speed(self, run: _RunPlan) -> float | None:
@@ -810,7 +811,7 @@ class GridEstimate:
     def remaining_s(self) -> float | None:
         """Seconds until the last run of the grid ends; None while nothing can say."""
         total = 0.0
-        overhead = self._overhead()
+        overhead = self.overhead_s()
         for r in self.runs:
             if r.finished:
                 continue
@@ -842,7 +843,7 @@ def fit_steps(configs: list[Any], cal: Calibration, fit_s: float) -> int | None:
     if total is None or total <= fit_s * 1.25:
         return None
     per_step = sum(r.predicted_step_s or 0.0 for r in estimate.runs)
-    overhead = estimate._overhead() * len(configs)
+    overhead = estimate.overhead_s() * len(configs)
     if per_step <= 0:
         return None
     steps = int((fit_s - overhead) / per_step)

@@ -261,7 +261,7 @@ def test_estimate_covers_the_whole_grid_and_learns_the_measured_speed(small_cfg)
     est = P.GridEstimate(configs, cal, clock=clock)
     first = est.remaining_s()
     # Calibrated: 100 x 0.05 + 100 x 0.35 plus two runs' overheads.
-    assert first == pytest.approx(40.0 + 2 * est._overhead(), rel=1e-6)
+    assert first == pytest.approx(40.0 + 2 * est.overhead_s(), rel=1e-6)
 
     def run(label: str, step_s: float, index: int) -> None:
         est.update(RunStarted(f"{index}:{label}", label, index, 2, {}, "cpu", 1, "x", 100))
@@ -272,7 +272,7 @@ def test_estimate_covers_the_whole_grid_and_learns_the_measured_speed(small_cfg)
             if i == 50 and index == 0:
                 # The machine runs twice as slow as calibrated: bf16's estimate doubles too.
                 left = est.remaining_s()
-                assert left == pytest.approx(50 * 0.1 + 100 * 0.70 + 1.5 * est._overhead())
+                assert left == pytest.approx(50 * 0.1 + 100 * 0.70 + 1.5 * est.overhead_s())
         clock.now += 1.0
         est.update(RunFinished(f"{index}:{label}", label, "completed", {}))
 
