@@ -23,7 +23,16 @@ from ..runner import grid
 from . import controls, recorded_ui, system, zerogpu
 from .controls import CONTROLS, dataset_choices, model_choices  # noqa: F401 - re-exported
 from .i18n import DEFAULT_LANG, error_text, message, norm_lang, t
-from .plots import PLOTS, View, color_map, legend_html, plot_frame, scaled_labels, step_axis
+from .plots import (
+    PLOTS,
+    View,
+    color_map,
+    legend_html,
+    plot_frame,
+    reached_step,
+    scaled_labels,
+    step_axis,
+)
 from .session import COLUMN_WIDTHS, Session
 
 FIT_DEFAULT_S = 60.0  # the default comparison should take about a minute, whatever the machine
@@ -276,11 +285,29 @@ def header_widths(headers: list[str], base: list[str] | None = None) -> list[str
     return out
 
 
-def x_props(view: View, lang: str, total_steps: int) -> dict[str, Any]:
-    """The x-axis settings of a plot that follows the x-axis control."""
+def x_props(view: View, lang: str, total_steps: int, reached: int | None = None) -> dict[str, Any]:
+    """The x-axis settings of a plot that follows the x-axis control.
+
+    Steps: whole-number ticks ("d") on a range of at least 10 steps; while a grid runs
+    (`reached` given) the range grows in round jumps up to the run's length (plots.step_axis).
+    """
     if view.x_axis == "time":
         return {"x_title": t("x_axis_time", lang), "x_lim": None, "x_axis_format": None}
-    return {"x_title": t("x_step", lang), "x_lim": step_axis(total_steps), "x_axis_format": "d"}
+    lim = step_axis(total_steps) if reached is None else step_axis(reached, total_steps)
+    return {"x_title": t("x_step", lang), "x_lim": lim, "x_axis_format": "d"}
+
+
+def _grow_axes(session: Session, out: dict[str, Any], axis: dict[str, Any]) -> None:
+    """Put the step axis's next range into the plot updates when the run has grown past it."""
+    view = session.view or View()
+    total = max((c.steps for c in session.configs), default=1)
+    lim = step_axis(reached_step(session.series), total)
+    if lim == axis.get("lim"):
+        return
+    axis["lim"] = lim  # a new x_lim rebuilds the chart: only a few times per run
+    for spec in PLOTS:
+        if spec.name in out and (not spec.wall_clock or view.x_axis == "step"):
+            out[spec.name] = gr.update(value=out[spec.name], x_lim=lim)
 
 
 def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, session: Session) -> str:
@@ -300,7 +327,8 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for spec in PLOTS:
         props: dict[str, Any] = {"value": None}
-        props.update(x_props(view if spec.wall_clock else View(), lang, total))
+        reached = reached_step(session.series)  # recorded runs may be on screen already
+        props.update(x_props(view if spec.wall_clock else View(), lang, total, reached))
         if spec.scale:  # recorded runs with a scale keep the plot
             props["visible"] = bool(scaled_labels(configs))
         out[spec.name] = gr.update(**props)
@@ -327,10 +355,16 @@ def plot_frames(session: Session) -> dict[str, Any]:
 
 
 def _frame(
-    session: Session, lang: str, table_changed: bool, finished: bool = False
+    session: Session,
+    lang: str,
+    table_changed: bool,
+    finished: bool = False,
+    axis: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
     out.update(plot_frames(session))
+    if axis is not None:
+        _grow_axes(session, out, axis)
     if table_changed:
         out["summary"] = session.table(lang)
         out.update(_file_updates(session, table_changed))
@@ -386,6 +420,10 @@ def train(
             "script_run": gr.update(choices=labels, value=labels[0]),
             "script_btn": gr.update(value=script, interactive=script is not None),
         }
+        # The step axis's range as grid_start laid it out; frames widen it as the run grows.
+        axis: dict[str, Any] = {
+            "lim": step_axis(reached_step(session.series), max(c.steps for c in configs))
+        }
         last = time.monotonic()
         table_changed = False
         for ev in runner.events(timeout=YIELD_EVERY_S):
@@ -394,11 +432,12 @@ def train(
             if ev is not None and ev.kind == "plan" and ev.steps is not None:
                 # Fewer steps per run than the plots were laid out for: lay them out again.
                 yield {"status": status_text(session, lang), **grid_start(session, lang)}
+                axis = {}  # the next frame sets the range for the new length
             if time.monotonic() - last >= YIELD_EVERY_S:
-                yield _frame(session, lang, table_changed)
+                yield _frame(session, lang, table_changed, axis=axis)
                 table_changed = False
                 last = time.monotonic()
-        yield {**_frame(session, lang, True, finished=True), **settle(session)}
+        yield {**_frame(session, lang, True, finished=True, axis=axis), **settle(session)}
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()
@@ -485,7 +524,7 @@ def redraw(session: Session | None, lang: str, smoothing: Any, x_axis: Any) -> d
     for spec in PLOTS:
         props: dict[str, Any] = {}
         if spec.wall_clock and axis_changed:
-            props.update(x_props(view, lang, total))
+            props.update(x_props(view, lang, total, reached_step(session.series)))
         if spec.name in frames:
             props["value"] = frames[spec.name]
         if props:

@@ -41,14 +41,54 @@ LINES_JS = """sel => Array.from(document.querySelectorAll(sel + ' g.mark-line pa
 }))"""
 
 
-def drawn_lines(page, elem_id: str) -> dict[str, str]:
-    """run label → stroke colour of every line in a plot that draws something."""
+def drawn_lines(page, elem_id: str, drawn: bool = True, runs_only: bool = True) -> dict[str, str]:
+    """run label → stroke colour of every line in a plot (that draws something, if `drawn`).
+
+    runs_only: leave out each run's faint raw curve and its skipped-step ticks.
+    """
     out = {}
     for line in page.evaluate(LINES_JS, f"#{elem_id}"):
         run = line["label"].split("run: ")[-1] if "run: " in line["label"] else ""
-        if line["d"] > 10 and line["stroke"] not in ("", "none", "transparent"):
+        if runs_only and run.endswith((" · raw", " · skipped")):
+            continue
+        if (line["d"] > 10 or not drawn) and line["stroke"] not in ("", "none", "transparent"):
             out[run] = line["stroke"]
     return out
+
+
+def legend(page) -> dict[str, str]:
+    """run label → swatch colour in the legend above the plots."""
+    return page.evaluate(
+        """() => Object.fromEntries(Array.from(document.querySelectorAll('#run-legend .mp-run'))
+            .map(e => [e.dataset.run, e.dataset.color]))"""
+    )
+
+
+# Axis labels of a plot's x axis (Vega draws each axis in its own role-axis group).
+X_TICKS_JS = """sel => {
+    const axes = Array.from(document.querySelectorAll(sel + ' g.role-axis'));
+    const x = axes.find(a => (a.getAttribute('aria-label') || '').startsWith('X-axis'));
+    return x ? Array.from(x.querySelectorAll('g.role-axis-label text')).map(t => t.textContent) : [];
+}"""
+
+# Every header word of the summary table that the browser broke over two lines.
+BROKEN_WORDS_JS = """() => {
+    const out = [];
+    for (const span of document.querySelectorAll('#summary th span.header')) {
+        const node = span.firstChild;
+        if (!node || node.nodeType !== 3) continue;
+        const text = node.textContent;
+        let i = 0;
+        for (const word of text.split(' ')) {
+            const r = document.createRange();
+            r.setStart(node, i);
+            r.setEnd(node, i + word.length);
+            if (word && r.getClientRects().length > 1) out.push(text);
+            i += word.length + 1;
+        }
+    }
+    return out;
+}"""
 
 
 def set_number(page, elem_id: str, value: str) -> None:
@@ -95,6 +135,23 @@ def wait_status(page, text: str, timeout_s: float) -> str:
     return page.inner_text("#status")
 
 
+def test_idle_page_stop_is_off_and_a_refused_input_stays_in_the_status(page) -> None:
+    assert page.locator("#stop-btn").is_disabled()  # nothing to stop yet
+    max_label = page.locator("#smoothing [data-testid=max-value]")
+    assert max_label.inner_text() == "0.95"
+    assert page.evaluate(  # the slider's max label is not cut off ("20…" was)
+        "() => { const e = document.querySelector('#smoothing [data-testid=max-value]');"
+        " return e.scrollWidth <= e.clientWidth; }"
+    )
+    set_number(page, "steps", "0")  # refused, not clamped to 1
+    page.click("#start-btn")
+    status = wait_status(page, "Not started", 60)
+    assert "steps must be a whole number from 1 to" in status
+    page.wait_for_timeout(6000)  # the error toast fades; the status still says what failed
+    assert "Not started" in page.inner_text("#status")
+    assert page.locator("#stop-btn").is_disabled()
+
+
 def test_a_short_run_draws_every_line_and_makes_the_screenshot(page) -> None:
     set_text(page, "train-slice", "train[:512]")
     set_text(page, "eval-slice", "validation[:100]")
@@ -104,13 +161,20 @@ def test_a_short_run_draws_every_line_and_makes_the_screenshot(page) -> None:
     page.locator("#advanced").get_by_text("Advanced").click()  # open the accordion
     set_number(page, "growth-interval", "3")  # the scale grows and backs off within 36 steps
     page.click("#start-btn")
-    wait_status(page, "Done: 3 runs", 150)
+    wait_status(page, "Done: 3 runs", 420)  # generous: six agents share 2 cores
     page.wait_for_timeout(800)  # the last frame is drawn
     lines = drawn_lines(page, "loss-plot")
     assert set(lines) == {"torch · fp32", "torch · bf16", "torch · fp16"}
     assert len(set(lines.values())) == 3, f"each run has its own colour: {lines}"
+    assert legend(page) == lines  # the legend's swatches are the lines' strokes
+    raw = {k: v for k, v in drawn_lines(page, "loss-plot", runs_only=False).items() if "raw" in k}
+    assert len(raw) == 3 and not set(raw.values()) & set(lines.values())  # faint, behind
     assert "torch · fp16" in drawn_lines(page, "scale-plot")
     assert set(drawn_lines(page, "time-plot")) == set(lines)
+    ticks = page.evaluate(X_TICKS_JS, "#time-plot")
+    assert ticks and all(tk.replace(",", "").isdigit() for tk in ticks), ticks  # whole steps
+    assert len(set(ticks)) == len(ticks), ticks
+    assert page.locator("#stop-btn").is_disabled()  # idle again
     rows = page.locator("#summary .virtual-row")  # gradio 6's table renders rows as divs
     assert rows.count() == 3
     page.locator("#advanced").get_by_text("Advanced").click()  # closed again for the picture
@@ -155,8 +219,67 @@ def test_language_switch_relabels_the_page(page) -> None:
         timeout=15_000,
     )
     assert "Pérdida" in page.inner_text("#loss-plot")
+    assert page.evaluate(BROKEN_WORDS_JS) == []  # "pérdid a" no more
     page.locator("#lang").get_by_label("English").check()
     page.wait_for_function(
         "() => document.querySelector('#start-btn')?.innerText.includes('Train')",
         timeout=15_000,
     )
+
+
+def startable_precisions() -> list[str]:
+    """The registry's precisions this machine can train in: fp8 only with a GPU that has it."""
+    from mpdemo.registry import PRECISIONS
+    from mpdemo.ui import system
+
+    gpu = system.cuda_present()
+    return [p.name for p in PRECISIONS.values() if p.needs_compute_capability is None or gpu]
+
+
+def test_the_biggest_grid_gives_every_run_its_own_colour(page) -> None:
+    from mpdemo.registry import BACKENDS
+    from mpdemo.ui.plots import run_label
+
+    backends = [b.display for b in BACKENDS.values()]
+    tick(page, "backends", set(backends), backends)
+    runnable = startable_precisions()  # fp8 needs a GPU that has it
+    tick(page, "precisions", set(runnable), runnable)
+    page.locator("#advanced").get_by_text("Advanced").click()
+    box = page.locator("#compare-scaling input")
+    if not box.is_checked():
+        box.click()
+    set_number(page, "steps", "2000")
+    page.click("#start-btn")
+    want = {run_label(b, p, s) for b in BACKENDS for p in runnable for s in (True, False)}
+    page.wait_for_function(  # the first frame: a (still empty) line for every run of the grid
+        "n => document.querySelectorAll('#loss-plot g.mark-line path').length >= n",
+        arg=2 * len(want),
+        timeout=120_000,
+    )
+    assert not page.locator("#stop-btn").is_disabled()
+    for plot in ("loss-plot", "time-plot"):
+        strokes = drawn_lines(page, plot, drawn=False)
+        assert set(strokes) == want, set(strokes) ^ want
+        assert len(set(strokes.values())) == len(want), f"colour collision in {plot}: {strokes}"
+    assert legend(page) == drawn_lines(page, "loss-plot", drawn=False)
+    page.click("#stop-btn")
+    wait_status(page, "Stopped", 120)
+    page.wait_for_function(
+        "() => document.querySelector('#stop-btn')?.disabled === true", timeout=30_000
+    )
+    box.click()  # back to the small grid for the next tests
+    page.locator("#advanced").get_by_text("Advanced").click()
+    tick(page, "backends", {"PyTorch AMP"}, backends)
+
+
+def test_a_preset_switches_to_train_and_says_what_it_loaded(page) -> None:
+    from mpdemo.ui import system
+
+    page.click("#why-tab-button")
+    page.click("#preset input")
+    page.locator("[data-testid=dropdown-option]").get_by_text("fp16 vs fp32 on GPU").click()
+    status = wait_status(page, "Loaded the preset", 30)
+    assert page.locator("#start-btn").is_visible()  # the Train tab is the one showing
+    if not system.cuda_present():  # this machine: the preset says it cannot use a GPU here
+        assert "No GPU was found" in status
+        assert page.locator("#device input").input_value() == "auto"
