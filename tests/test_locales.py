@@ -167,3 +167,29 @@ def test_no_code_names_a_language_but_the_default() -> None:
         if pattern.search(line)
     ]
     assert not hits, hits
+
+
+def _sample_args(template: str) -> dict[str, object]:
+    """A plausible value for every field: numbers where the spec formats numbers."""
+    args: dict[str, object] = {}
+    for _, name, spec, _conv in string.Formatter().parse(template):
+        if not name:
+            continue
+        if spec and (is_plural_spec(spec) or spec[-1] in "d,"):
+            args.setdefault(name, 2000)
+        elif spec and spec[-1] in "efgn%":
+            args.setdefault(name, 1234.5678)
+        else:
+            args.setdefault(name, "x")
+    return args
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_template_fills_without_error(code: str) -> None:
+    """t() shows a template as it is when filling it fails: a broken brace must fail here."""
+    loc = i18n.LOCALES[code]
+    for key, template in [*loc.strings.items(), *loc.messages.items()]:
+        try:
+            loc.style.format(template, _sample_args(template))
+        except (KeyError, IndexError, ValueError) as err:
+            pytest.fail(f"{code}.toml {key}: {err!r} in {template!r}")
