@@ -166,9 +166,11 @@ def main() -> None:
     for r in runs:
         s, c = r["summary"], r["config"]
         mfu = s.get("mfu_vs_bf16_peak")
+        mem = s.get("peak_mem_bytes")  # None on a CPU: its memory figure is the activations'
+        mem_mb = f"{mem / 2**20:.0f}" if mem else "-"
         print(f"{c['model']:<11}{s['backend']:<11}{s['precision']:<5}{s['effective_dtype'] or '-':<7}"
               f"{(s['mean_step_s'] or 0) * 1000:>8.1f}{s['samples_per_s'] or 0:>10.0f}"
-              f"{s.get('speedup_vs_fp32') or 0:>7.2f}x{s['peak_mem_bytes'] / 2**20:>8.0f}"
+              f"{s.get('speedup_vs_fp32') or 0:>7.2f}x{mem_mb:>8}"
               f"{s['skipped_steps']:>5}{s['final_loss_scale'] or '-':>9}"
               f"{(f'{mfu:.0%}' if mfu else '-'):>6}  {s['final_loss'] or float('nan'):.4f}")  # fmt: skip
     for r in runs:
