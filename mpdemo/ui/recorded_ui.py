@@ -18,7 +18,17 @@ import gradio as gr
 
 from ..recorded import RecordingError, describe_machine, read_runs, reference_files
 from .i18n import error_text, norm_lang, t
-from .plots import PLOTS, RAW, SKIP_COLOR, color_map, faint, scaled_labels, series_id, skipped_label
+from .plots import (
+    PLOTS,
+    RAW,
+    SKIP_COLOR,
+    color_map,
+    faint,
+    run_label,
+    scaled_labels,
+    series_id,
+    skipped_label,
+)
 from .session import Session
 
 STORAGE_KEY = "mpdemo-runs"
@@ -39,13 +49,17 @@ def _mix(hex_colour: str, amount: float) -> str:
 
 
 def recorded_colours(session: Session) -> dict[str, str]:
-    """Each recorded line: its live twin's colour darkened (more for each further file)."""
+    """Each recorded line: the colour of the live run of its backend and precision, darkened
+    (by a different amount for each further file, or a second run of the same kind in one)."""
     base = color_map()
     out: dict[str, str] = {}
     for k, rec in enumerate(session.recordings):
+        seen: dict[str, int] = {}
         for lab, run in zip(rec.labels, rec.recording.runs, strict=True):
-            twin = base.get(str(run["summary"].get("label", "")).split(" · #")[0], "#7f7f7f")
-            colour = _mix(twin, 0.45 + 0.15 * (k % 3))
+            summ, cfg = run["summary"], run.get("config") or {}
+            kind = run_label(summ["backend"], summ["precision"], cfg.get("loss_scaling", True))
+            j = seen[kind] = seen.get(kind, -1) + 1  # gpu_check.py: two models, same kinds
+            colour = _mix(base.get(kind, "#7f7f7f"), 0.35 + 0.2 * ((k + j) % 3))
             out[lab] = colour
             out[series_id(lab, RAW)] = faint(colour)
             out[skipped_label(lab)] = SKIP_COLOR
