@@ -116,6 +116,20 @@ def test_a_recording_fills_plots_and_table_with_its_own_speedups(cli_json: Path)
     assert len(s.table("en")) == 4
 
 
+def test_recorded_lines_get_their_own_colours() -> None:
+    from mpdemo.ui.plots import color_map
+    from mpdemo.ui.recorded_ui import full_colour_map, recorded_colours
+
+    s = Session()
+    for path in reference_files():
+        s.add_recording(read_runs(path))
+    colours = {lab: c for lab, c in recorded_colours(s).items() if lab in s.recorded_labels()}
+    assert set(colours) == set(s.recorded_labels())
+    live = set(color_map().values())
+    assert not set(colours.values()) & live and len(set(colours.values())) == len(colours)
+    assert set(s.plot_labels()) <= set(full_colour_map(s))  # every line the plots draw
+
+
 # --- across a reload ----------------------------------------------------------------------
 
 

@@ -88,6 +88,16 @@ def test_runs_come_back_after_a_reload_only_here_until_cleared(url: str) -> None
             page.get_by_role("option").filter(has_text="fp32 / bf16").first.click()
             wait_for(page, IN_STATUS, "Opened", 30, "the recording did not open")
             assert table_text(page).count("torch · fp32") == 2  # live, and recorded
+            wait_for(  # the recorded lines draw, each with a stroke of its own
+                page,
+                "n => new Set(Array.from(document.querySelectorAll('#loss-plot g.mark-line path'))"
+                ".filter(p => (p.getAttribute('d') || '').length > 10"
+                " && !(p.getAttribute('aria-label') || '').endsWith(' · raw'))"
+                ".map(p => p.getAttribute('stroke'))).size >= n",
+                "3",
+                30,
+                "the recorded runs draw no line of their own colour",
+            )
 
             other = browser.new_context(viewport={"width": 1280, "height": 900})
             theirs = open_page(other, url)
