@@ -80,7 +80,9 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     result = job.result(timeout=180)
     outputs = job.outputs()
     assert len(outputs) >= 3, "the generator streamed several updates"
-    status, loss, scale, step_ms, sps, _, _, _, summary, csv_file, json_file, _, _ = result
+    status, loss, scale, step_ms, sps, _, _, summary, csv_file, json_file, _, _ = (
+        result  # Stop: no API value
+    )
     assert "Done: 2 runs" in status
     assert plots.lines_in(loss) == {"torch · fp32": 8, "torch · bf16": 8}
     # Smoothed by default, with each run's raw curve behind it under a language-free id.
@@ -111,7 +113,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
     assert [r["summary"]["label"] for r in runs] == ["torch · fp32", "torch · bf16"]
     # The first update offered the first run's reproduce script: `python -m mpdemo code`'s text.
     assert 'data-run="torch · bf16"' in first[6]  # one legend for all plots, every run once
-    script = outputs[0][12]
+    script = outputs[0][11]
     script_path = script["value"] if isinstance(script, dict) else script
     assert script_path and Path(script_path).name == "mpdemo_torch_fp32.py"
     text = Path(script_path).read_text(encoding="utf-8")
