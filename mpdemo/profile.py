@@ -710,6 +710,7 @@ class _RunPlan:
     predicted_step_s: float | None
     done_steps: int = 0
     step_times: list[float] | None = None
+    stamps: list[float] | None = None  # the clock at each step event: the run's wall rate
     finished: bool = False
     started_at: float | None = None
 
@@ -719,8 +720,9 @@ class GridEstimate:
 
     Pending runs get their calibrated step time times the factor by which the runs so far were
     slower or faster than calibrated (load on a shared machine moves every run alike); the run
-    in progress uses its own recent steps; each run adds the measured per-run overhead
-    (preparing, evaluating), first estimated from the calibration's.
+    in progress uses its own wall-clock rate since its warm-up (step, data loading and a stall
+    of another process included: what the person waits for); each run adds the measured
+    per-run overhead (preparing, evaluating), first estimated from the calibration's.
     """
 
     def __init__(
@@ -737,17 +739,20 @@ class GridEstimate:
                 if cal is not None
                 else None,
                 step_times=[],
+                stamps=[],
             )
             for c in configs
         ]
         self.warmup = configs[0].warmup_steps if configs else 0
         # Per run outside the steps: prepare() and the evaluation (forward only: about a third
-        # of a training step per batch), until a finished run tells the real figure.
+        # of a training step per batch), until a finished run tells the real figure. The
+        # calibration's prepare() was the process's first and paid the imports; the runs' are
+        # warm (under a second for the built-ins), so its time is capped.
         self.overheads: list[float] = []
         self._guess_overhead = 0.0
         if cal is not None:
             fwd = cal.step_s.get("fp32", 0.0) / 3
-            self._guess_overhead = min(cal.setup_s, 5.0) + cal.eval_batches * fwd
+            self._guess_overhead = min(cal.setup_s, 1.0) + cal.eval_batches * fwd
         self._current: _RunPlan | None = None
         self._last_end: float | None = None
         self._grid_start = clock()
@@ -771,25 +776,34 @@ class GridEstimate:
             run = self._run(ev.label)
             if run is not None:
                 run.done_steps = ev.step
-                assert run.step_times is not None
+                assert run.step_times is not None and run.stamps is not None
                 run.step_times.append(ev.step_time_s)
+                run.stamps.append(now)
         elif kind == "end":
             run = self._run(ev.label)
             if run is not None:
                 run.finished = True
-                steps_s = sum(run.step_times or [])
+                stamps, times = run.stamps or [], run.step_times or []
+                steps_s = (stamps[-1] - stamps[0] + times[0]) if stamps else 0.0
                 began = self._last_end if self._last_end is not None else self._grid_start
                 self.overheads.append(max(0.0, (now - began) - steps_s))
             self._last_end = now
             self._current = None
 
+    def _rate(self, run: _RunPlan) -> float | None:
+        """Wall seconds per step of a run since its warm-up; None before three such steps."""
+        st = run.stamps or []
+        if len(st) < self.warmup + 3:
+            return None
+        return (st[-1] - st[self.warmup]) / (len(st) - 1 - self.warmup)
+
     def _factor(self) -> float:
-        """Measured / calibrated step time over the runs so far (1.0 before any)."""
+        """Measured / calibrated step time over the latest runs (1.0 before any)."""
         ratios = []
         for r in self.runs:
-            times = (r.step_times or [])[self.warmup :]
-            if r.predicted_step_s and len(times) >= 2:
-                ratios.append(statistics.median(times) / r.predicted_step_s)
+            rate = self._rate(r)
+            if r.predicted_step_s and rate is not None:
+                ratios.append(rate / r.predicted_step_s)
         return statistics.median(ratios[-3:]) if ratios else 1.0
 
     def overhead_s(self) -> float:
@@ -797,15 +811,14 @@ class GridEstimate:
         return statistics.median(self.overheads) if self.overheads else self._guess_overhead
 
     def _speed(self, run: _RunPlan) -> float | None:
-        times = (run.step_times or [])[self.warmup :]
-        if len(times) >= 3:
-            # The run's whole mean so far: a window of recent steps jumps with every burst of
-            # another process's load.
-            return statistics.fmean(times)
+        # The run's whole rate so far: a window of recent steps jumps with every burst of
+        # another process's load.
+        rate = self._rate(run)
+        if rate is not None:
+            return rate
         if run.predicted_step_s is not None:
             return run.predicted_step_s * self._factor()
-        known = [statistics.fmean(t[self.warmup :]) for r in self.runs
-                 if (t := r.step_times or []) and len(t) > self.warmup]  # fmt: skip
+        known = [x for r in self.runs if (x := self._rate(r)) is not None]
         return statistics.fmean(known) if known else None
 
     def remaining_s(self) -> float | None:
