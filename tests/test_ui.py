@@ -561,13 +561,16 @@ def test_view_controls_redraw_a_finished_grid_on_a_wall_clock_axis() -> None:
     s = session.series["torch · fp32"] = plots.Series("torch · fp32")
     for i in range(1, 6):
         s.add(SimpleNamespace(**{**vars(_step("torch · fp32", i, None)), "elapsed_s": i * 0.25}))
-    out = redraw(session, "en", 0.0, "time")
-    loss = out["loss"]["value"]
+    axes, out = list(redraw(session, "en", 0.0, "time"))
+    # The axis change empties each plot first: gradio 6.31 drops data sent with new axis props.
+    assert axes["loss"]["value"] is None
+    assert axes["loss"]["x_title"] == "seconds since the run started"
+    assert axes["loss"]["x_lim"] is None
+    assert "scale" not in axes  # the scale plot stays in steps
+    assert "before smoothing" not in axes["legend"]  # smoothing off: no faint curves to explain
+    loss = out["loss"]
     assert loss[loss["run"] == "torch · fp32"]["step"].tolist() == [0.25, 0.5, 0.75, 1.0, 1.25]
-    assert out["loss"]["x_title"] == "seconds since the run started"
-    assert out["loss"]["x_lim"] is None
-    assert "scale" not in out or "x_title" not in out["scale"]  # the scale plot stays in steps
-    assert "before smoothing" not in out["legend"]  # smoothing off: no faint curves to explain
-    back = redraw(session, "es", 0.6, "step")
-    assert back["time"]["x_title"] == "paso" and back["time"]["x_axis_format"] == "d"
-    assert "sin suavizar" in back["legend"]
+    axes, back = list(redraw(session, "es", 0.6, "step"))
+    assert axes["time"]["x_title"] == "paso" and axes["time"]["x_axis_format"] == "d"
+    assert list(redraw(session, "es", 0.3, "step"))[0].keys() >= {"legend", "loss"}  # one update
+    assert "sin suavizar" in axes["legend"]

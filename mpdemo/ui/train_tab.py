@@ -297,17 +297,19 @@ def x_props(view: View, lang: str, total_steps: int, reached: int | None = None)
     return {"x_title": t("x_step", lang), "x_lim": lim, "x_axis_format": "d"}
 
 
-def _grow_axes(session: Session, out: dict[str, Any], axis: dict[str, Any]) -> None:
-    """Put the step axis's next range into the plot updates when the run has grown past it."""
+def _grow_axes(session: Session, out: dict[str, Any], axis: dict[str, Any]) -> bool:
+    """When the run has grown past the step axis: widen it in `out` (plots emptied, see
+    AXIS_SETTLE_S; the next frame brings the data back). True when it did."""
     view = session.view or View()
     total = max((c.steps for c in session.configs), default=1)
     lim = step_axis(reached_step(session.series), total)
     if lim == axis.get("lim"):
-        return
+        return False
     axis["lim"] = lim  # a new x_lim rebuilds the chart: only a few times per run
     for spec in PLOTS:
         if spec.name in out and (not spec.wall_clock or view.x_axis == "step"):
-            out[spec.name] = gr.update(value=out[spec.name], x_lim=lim)
+            out[spec.name] = gr.update(value=None, x_lim=lim)
+    return True
 
 
 def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, session: Session) -> str:
@@ -363,8 +365,8 @@ def _frame(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
     out.update(plot_frames(session))
-    if axis is not None:
-        _grow_axes(session, out, axis)
+    if axis is not None and _grow_axes(session, out, axis):
+        axis["refill"] = True
     if table_changed:
         out["summary"] = session.table(lang)
         out.update(_file_updates(session, table_changed))
@@ -438,6 +440,9 @@ def train(
                 table_changed = False
                 last = time.monotonic()
         yield {**_frame(session, lang, True, finished=True, axis=axis), **settle(session)}
+        if axis.pop("refill", False):  # the last frame widened the axis: its data follows
+            time.sleep(AXIS_SETTLE_S)
+            yield plot_frames(session)
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()
@@ -508,28 +513,38 @@ def idle_status(session: Session | None, lang: str) -> str:
     return t("status_idle", lang)
 
 
-def redraw(session: Session | None, lang: str, smoothing: Any, x_axis: Any) -> dict[str, Any]:
+# gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
+# at once rebuilds the chart from the old data, and the new data never shows. So an axis change
+# empties the plot first and the data follows in a later update (as at the start of a grid).
+AXIS_SETTLE_S = 0.3
+
+
+def redraw(
+    session: Session | None, lang: str, smoothing: Any, x_axis: Any
+) -> Iterator[dict[str, Any]]:
     """A view control changed: redraw the plots (a running training redraws on its own)."""
     if session is None:
-        return {}
+        return
     view = View.of(smoothing, x_axis)
     axis_changed = session.view is None or session.view.x_axis != view.x_axis
     session.view = view
     if not session.plot_labels():
-        return {}
+        return
     total = max(c.steps for c in session.plot_configs())
     out: dict[str, Any] = {"legend": run_legend(session, lang)}
-    # The training's generator owns the series while it runs: only axes change from here.
-    frames = {} if session.running else plot_frames(session)
-    for spec in PLOTS:
-        props: dict[str, Any] = {}
-        if spec.wall_clock and axis_changed:
-            props.update(x_props(view, lang, total, reached_step(session.series)))
-        if spec.name in frames:
-            props["value"] = frames[spec.name]
-        if props:
-            out[spec.name] = gr.update(**props)
-    return out
+    if axis_changed:
+        props = x_props(view, lang, total, reached_step(session.series))
+        for spec in PLOTS:
+            if spec.wall_clock:
+                out[spec.name] = gr.update(value=None, **props)
+        yield out
+        out = {}
+        time.sleep(AXIS_SETTLE_S)
+    # The training's generator owns the series while it runs and draws the next frame itself.
+    if not session.running:
+        yield {**out, **plot_frames(session)}
+    elif out:
+        yield out
 
 
 def scale_preview(
@@ -671,7 +686,8 @@ def build_train_tab(ctx: Any) -> None:
                     ctx.i18n(advanced, label="advanced_label")
                     _controls_of("advanced", comps, lang0, lim)
             with gr.Column(scale=3):
-                with gr.Row(equal_height=True):
+                # Not equal_height: a status of several lines stretched the buttons to its height.
+                with gr.Row(equal_height=False):
                     comps["status"] = gr.Markdown(
                         t("status_idle", lang0), elem_id="status", min_height=44
                     )
@@ -849,13 +865,14 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
     plot_outputs = [comps[p.name] for p in PLOTS]
     view_inputs = [session, lang, *(comps[n] for n in controls.VIEW_NAMES)]
     view_outputs = [*plot_outputs, comps["legend"]]
+
+    def on_view(sess: Session, lg: str, *vals: Any) -> Iterator[dict[Any, Any]]:
+        for out in redraw(sess, norm_lang(lg), *vals):
+            got = {comps[k]: v for k, v in out.items()}
+            yield {c: got.get(c, gr.skip()) for c in view_outputs}
+
     for name in controls.VIEW_NAMES:
-        comps[name].change(
-            by_component(comps, lambda s, lg, *vals: redraw(s, norm_lang(lg), *vals), view_outputs),
-            view_inputs,
-            view_outputs,
-            **quiet,
-        )
+        comps[name].change(on_view, view_inputs, view_outputs, **quiet)
     grid_names = ("precisions", "loss_scaling", "compare_scaling")
     scale_outputs = [comps["scale"], comps["scale_empty"]]
     for name in grid_names:

@@ -64,6 +64,10 @@ def legend(page) -> dict[str, str]:
     )
 
 
+# Whether a plot's lines are labelled with this x title (Vega's aria-label: "x title: value; ...").
+ARIA_STARTS_JS = """([sel, start]) => Array.from(document.querySelectorAll(sel + ' g.mark-line path'))
+    .some(p => (p.getAttribute('aria-label') || '').startsWith(start))"""
+
 # Axis labels of a plot's x axis (Vega draws each axis in its own role-axis group).
 X_TICKS_JS = """sel => {
     const axes = Array.from(document.querySelectorAll(sel + ' g.role-axis'));
@@ -182,6 +186,13 @@ def test_a_short_run_draws_every_line_and_makes_the_screenshot(page) -> None:
     SCREENSHOT.parent.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=True)
     assert SCREENSHOT.stat().st_size > 20_000
+    # The wall-clock axis redraws the finished grid in seconds, every line still drawn.
+    page.locator("#x-axis").get_by_label("seconds since the run started").check()
+    page.wait_for_function(ARIA_STARTS_JS, arg=["#time-plot", "seconds since"], timeout=30_000)
+    assert set(drawn_lines(page, "time-plot")) == set(lines)
+    page.locator("#x-axis").get_by_label("step", exact=True).check()
+    page.wait_for_function(ARIA_STARTS_JS, arg=["#time-plot", "step:"], timeout=30_000)
+    assert set(drawn_lines(page, "time-plot")) == set(lines)
 
 
 def test_stop_ends_the_run_and_says_stopped(page) -> None:
