@@ -10,6 +10,7 @@ no other visitor can see it and the server keeps nothing for them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,7 @@ def _loaded_status(session: Session, lang: str) -> str:
 
 def _open(session: Session, lang: str, path: str | Path | None, name: str | None) -> Iterator[dict]:
     """Read a runs file into the session and draw it; a bad file changes nothing."""
-    from .train_tab import plot_frames
+    from .train_tab import AXIS_SETTLE_S, plot_frames
 
     if path is None:
         yield {"status": t("status_load_none", lang)}
@@ -150,8 +151,11 @@ def _open(session: Session, lang: str, path: str | Path | None, name: str | None
         return
     session.add_recording(rec)
     status = _loaded_status(session, lang)
-    yield {"status": status, **plot_updates(session, lang, rebuild=True)}
-    yield {"status": status, **plot_frames(session), "summary": session.table(lang)}
+    table = session.table(lang)
+    yield {"status": status, **plot_updates(session, lang, rebuild=True), "summary": table}
+    # New axis props and data in one update: gradio 6.31 drops the data (see train_tab.py).
+    time.sleep(AXIS_SETTLE_S)
+    yield {"status": status, **plot_frames(session), "summary": table}
 
 
 def load_runs(file: Any, lang: str, session: Session) -> Iterator[dict[str, Any]]:
