@@ -301,8 +301,9 @@ def _grow_axes(session: Session, out: dict[str, Any], axis: dict[str, Any]) -> b
     """When the run has grown past the step axis: widen it in `out` (plots emptied, see
     AXIS_SETTLE_S; the next frame brings the data back). True when it did."""
     view = session.view or View()
-    total = max((c.steps for c in session.configs), default=1)
-    lim = step_axis(reached_step(session.series), total)
+    # Recorded runs (complete already) keep the axis as long as the longest of them.
+    total = max((c.steps for c in session.plot_configs()), default=1)
+    lim = step_axis(reached_step(session.plot_series()), total)
     if lim == axis.get("lim"):
         return False
     axis["lim"] = lim  # a new x_lim rebuilds the chart: only a few times per run
@@ -329,7 +330,7 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for spec in PLOTS:
         props: dict[str, Any] = {"value": None}
-        reached = reached_step(session.series)  # recorded runs may be on screen already
+        reached = reached_step(session.plot_series())  # recorded runs may be on screen already
         props.update(x_props(view if spec.wall_clock else View(), lang, total, reached))
         if spec.scale:  # recorded runs with a scale keep the plot
             props["visible"] = bool(scaled_labels(configs))
@@ -424,7 +425,9 @@ def train(
         }
         # The step axis's range as grid_start laid it out; frames widen it as the run grows.
         axis: dict[str, Any] = {
-            "lim": step_axis(reached_step(session.series), max(c.steps for c in configs))
+            "lim": step_axis(
+                reached_step(session.plot_series()), max(c.steps for c in session.plot_configs())
+            )
         }
         last = time.monotonic()
         table_changed = False
