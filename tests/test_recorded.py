@@ -338,3 +338,25 @@ def test_load_runs_api_draws_a_cli_file_and_a_broken_one_changes_nothing(
             assert lines_in(again[loss_at]) == lines_in(result[loss_at])
     finally:
         client.close()
+
+
+def test_a_training_beside_a_recording_draws_both_on_one_axis(cli_json: Path) -> None:
+    from mpdemo.ui import train_tab
+    from mpdemo.ui.plots import lines_in
+
+    session = Session()
+    rec = read_runs(cli_json)
+    long = copy.deepcopy(rec)  # a recording longer than the live run
+    long.runs[0]["steps"] = [{**long.runs[0]["steps"][0], "step": i + 1} for i in range(100)]
+    long.runs[0]["config"]["steps"] = 100
+    labels = session.add_recording(long)
+    values = {"train_slice": "train[:64]", "eval_slice": "validation[:32]", "steps": 3,
+              "batch_size": 8, "device": "cpu", "precisions": ["fp32"]}  # fmt: skip
+    frames = list(train_tab.train(values, "en", session))
+    first = frames[0]["loss"]
+    assert first["value"] is None and first["x_lim"][1] >= 100  # the recorded 100 steps fit
+    loss = next(f["loss"] for f in reversed(frames) if "loss" in f and f["loss"] is not None)
+    loss = loss["value"] if isinstance(loss, dict) else loss
+    drawn = lines_in(loss)
+    assert drawn[labels[0]] == 100 and drawn[labels[1]] == 4 and drawn["torch · fp32"] == 3
+    assert [r["label"] for r in session.summaries()] == ["torch · fp32", *labels]
