@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,9 @@ def asked_rows(spec: str) -> int | None:
     return int(b) - (int(a) if a else 0)
 
 
+_OPEN_LOCK = threading.Lock()
+
+
 @functools.cache
 def _bundled() -> Any:
     import datasets
@@ -82,7 +86,11 @@ def open_on_disk(name: str, source: str) -> Any:
     import datasets
 
     try:
-        return _bundled() if source == "builtin" else datasets.load_from_disk(name)
+        # datasets 5 is not safe to open from two threads at once (its tqdm lock is set up
+        # lazily: seen as "type object 'tqdm' has no attribute '_lock'" when the Code tab and a
+        # Train click opened the data together), so one thread opens at a time.
+        with _OPEN_LOCK:
+            return _bundled() if source == "builtin" else datasets.load_from_disk(name)
     except (FileNotFoundError, ValueError, OSError) as err:
         raise ConfigError("not_a_dataset", value=name, detail=str(err).split("\n")[0]) from None
 
