@@ -389,3 +389,58 @@ def test_accelerate_fp8_prepares_with_torchao(emulated, small_cfg) -> None:
         assert fp8.audit(model)["float8_layers"] == 12
     finally:
         reset_accelerate_state()
+
+
+# --- the Train tab: fp8's own box ---------------------------------------------------------------
+
+
+def test_fp8_has_its_own_box_built_disabled() -> None:
+    from mpdemo.ui import controls
+
+    assert "fp8" not in [v for _, v in controls.precision_choices("en")]
+    box = controls.BY_NAME["fp8"]
+    assert box.kind == "checkbox" and box.default_value() is False
+    assert dict(box.props)["interactive"] is False  # until the page load has asked torch
+    assert "fp8" not in controls.defaults()["precisions"]
+
+
+@pytest.mark.parametrize("lang", ["en", "es", "pt"])
+def test_fp8_box_stays_disabled_here_with_the_reason(monkeypatch, lang: str) -> None:
+    from mpdemo.ui.i18n import error_text
+    from mpdemo.ui.train_tab import fp8_box
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    state = fp8_box(lang)
+    assert state["interactive"] is False and state["value"] is False
+    with pytest.raises(ConfigError) as err:
+        fp8.check(torch.device("cpu"))
+    assert state["info"] == error_text(err.value, lang)
+
+
+def test_fp8_box_is_enabled_on_a_capable_gpu(monkeypatch) -> None:
+    from mpdemo.ui.train_tab import fp8_box
+
+    fake_gpu(monkeypatch, "NVIDIA L4", (8, 9))
+    fake_torchao(monkeypatch, "0.18.0")
+    state = fp8_box("en")
+    assert state["interactive"] is True
+    assert (
+        "NVIDIA L4 (compute capability 8.9)" in state["info"] and "torchao 0.18.0" in state["info"]
+    )
+    fake_torchao(monkeypatch, None)
+    missing = fp8_box("es")
+    assert missing["interactive"] is False and "requirements-gpu.txt" in missing["info"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without one")
+def test_train_tab_refuses_a_ticked_fp8_box_with_the_sentence() -> None:
+    from mpdemo.ui.train_tab import check_inputs, with_fp8
+
+    assert with_fp8({"precisions": ["fp32"], "fp8": True}) == ["fp32", "fp8"]
+    assert with_fp8({"precisions": ["fp32"], "fp8": False}) == ["fp32"]
+    assert all(c.precision != "fp8" for c in check_inputs({"fp8": False}))
+    with pytest.raises(ConfigError) as err:
+        check_inputs({"fp8": True})  # what a tampered page or an API call could send
+    assert err.value.key == "fp8_needs_gpu" and str(err.value).startswith(REFUSAL)
+    with pytest.raises(ConfigError, match="compute capability 8.9"):
+        check_inputs({"precisions": ["fp8"]})

@@ -67,8 +67,12 @@ def backend_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]
 
 
 def precision_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """The registry's precisions (a new Precision record shows up here by itself)."""
-    return [(p.name, p.name) for p in PRECISIONS.values()]
+    """The registry's precisions (a new Precision record shows up here by itself).
+
+    One that needs a GPU generation (fp8: compute capability 8.9+) has a box of its own, which
+    says whether this machine has it: a checkbox group cannot disable one of its choices.
+    """
+    return [(p.name, p.name) for p in PRECISIONS.values() if p.needs_compute_capability is None]
 
 
 def device_choices(lang: str, hub: bool | None = None) -> list[str]:
@@ -169,6 +173,18 @@ CONTROLS: tuple[Control, ...] = (
         section="grid",  # its info line is the CPU/GPU note, set by the tab
         default=default_precisions,
         choices=precision_choices,
+    ),
+    # fp8's own box (mpdemo/fp8.py): built disabled, then enabled at page load where this machine
+    # trains fp8, or left disabled with the reason (what torch sees) as its info line.
+    Control(
+        "fp8",
+        "checkbox",
+        "fp8",
+        "fp8_label",
+        "fp8_info",
+        section="grid",
+        default=False,
+        props=(("interactive", False),),
     ),
     Control(
         "device",

@@ -106,6 +106,36 @@ def precision_note(lang: str, precisions: list[str] | None, device: str | None) 
     yield "\n\n".join(message(n.key, n.args, lang) for n in notes if n is not None)
 
 
+def fp8_box(lang: str) -> dict[str, Any]:
+    """The fp8 box's state: enabled where this machine trains fp8, else disabled with the reason.
+
+    The reason is the engine's refusal line (mpdemo/fp8.py, read from torch) in the page's
+    language. Imports torch: called from a load event, not at build.
+    """
+    from .. import fp8
+    from ..precision import resolve_device
+
+    device = resolve_device("auto")
+    try:
+        fp8.check(device)
+    except MpdemoError as err:
+        return {"interactive": False, "value": False, "info": error_text(err, lang)}
+    name, (major, minor) = fp8.gpu(device) or ("?", (0, 0))
+    version = ".".join(map(str, fp8.torchao_version() or ()))
+    return {
+        "interactive": True,
+        "info": t("fp8_info_ok", lang, gpu=name, cc=f"{major}.{minor}", torchao=version),
+    }
+
+
+def with_fp8(values: dict[str, Any]) -> list[str]:
+    """The ticked precisions, plus fp8 when its own box is ticked."""
+    precisions = list(values.get("precisions") or [])
+    if values.get("fp8") and "fp8" not in precisions:
+        precisions.append("fp8")
+    return precisions
+
+
 def machine_text(lang: str) -> str:
     """The 'This machine' line: names and instruction-set flags (torch's, read once per process)."""
     from ..profile import machine_note  # imports torch: called from a load event, not at build
@@ -228,6 +258,7 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
     v = {**DEFAULTS, **values}
     if not v["backends"]:
         raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
+    v["precisions"] = with_fp8(v)  # fp8: its own box (controls.py)
     if not v["precisions"]:
         raise ConfigError("empty_choice", field="precision", allowed=", ".join(PRECISIONS))
     base = RunConfig(**controls.config_fields(v))
@@ -899,6 +930,8 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
             props = controls.relabel(c, lang, lim, hub)
             if c.name == "precisions":
                 props["info"] = precision_info(lang, dev)
+            if c.name == "fp8":  # fp8: enabled or not, and why, on this machine
+                props.update(fp8_box(lang))
             out.append(gr.update(**props))
         view = (sess.view if sess is not None else None) or View()
         total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
@@ -955,6 +988,7 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
 
     # Separate from on_load: reading the flags imports torch, which must not hold up the menus.
     ctx.on_load(machine_fn, [], [comps["machine"]])
+    ctx.on_load(lambda lang: gr.update(**fp8_box(norm_lang(lang))), [], [comps["fp8"]])
     ctx.on_language(machine_fn, [], [comps["machine"]])
     ctx.on_load(
         on_load,
