@@ -54,23 +54,25 @@ def gpu(device: Any = None) -> tuple[str, tuple[int, int]] | None:
     return torch.cuda.get_device_name(idx), tuple(torch.cuda.get_device_capability(idx))
 
 
-def machine_has(device: Any = None) -> str:
-    """What this machine offers for fp8, in words, from torch (the end of the refusal line)."""
+def refusal(device: Any = None) -> ConfigError:
+    """The one-line refusal, saying what this machine has (read from torch), in message keys.
+
+    One key per case, so every language says the whole sentence (mpdemo/ui/locales).
+    """
     import torch
 
     found = gpu(device)
-    on = getattr(device, "type", None)
     if found is None:
-        sees = "only the CPU"
+        mps = False
         with contextlib.suppress(AttributeError, RuntimeError):
-            if torch.backends.mps.is_available():
-                sees = "the CPU and an Apple GPU (MPS)"
-        return f"no CUDA GPU: torch sees {sees}"
+            mps = bool(torch.backends.mps.is_available())
+        return ConfigError("fp8_needs_gpu_mps" if mps else "fp8_needs_gpu")
     name, (major, minor) = found
-    text = f"{name} (compute capability {major}.{minor})"
+    cc = f"{major}.{minor}"
+    on = getattr(device, "type", None)
     if on is not None and on != "cuda":
-        return f"{text}, but this run's device is {on}: choose device cuda or auto"
-    return text
+        return ConfigError("fp8_not_on_gpu", gpu=name, cc=cc, device=on)
+    return ConfigError("fp8_old_gpu", gpu=name, cc=cc)
 
 
 def supported(device: Any) -> bool:
@@ -99,7 +101,7 @@ def torchao_version() -> tuple[int, ...] | None:
 def check(device: Any, backend: str | None = None) -> None:
     """Refuse fp8 before anything loads: no capable GPU, or no (recent enough) torchao."""
     if not supported(device):
-        raise ConfigError("fp8_needs_gpu", has=machine_has(device))
+        raise refusal(device)
     version = torchao_version()
     if version is None or version < TORCHAO_MIN:
         found = "" if version is None else f" (found {'.'.join(map(str, version))})"

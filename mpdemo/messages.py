@@ -55,10 +55,23 @@ EN: dict[str, str] = {
     "no_cuda": "--device cuda was asked for, but this machine has no CUDA GPU (torch sees none)",
     "no_mps": "--device mps was asked for, but this machine has no Apple GPU",
     "no_bf16_gpu": "bf16 needs an Ampere or newer GPU; {gpu} has none: use fp16 or fp32",
-    # fp8 (mpdemo/fp8.py): refused before anything loads; {has} is read from torch
+    # fp8 (mpdemo/fp8.py): refused before anything loads, saying what torch sees here
     "fp8_needs_gpu": (
         "fp8 training needs an NVIDIA GPU with compute capability 8.9 or newer (Ada, Hopper); "
-        "this machine has {has}"
+        "this machine has no CUDA GPU (torch sees only the CPU)"
+    ),
+    "fp8_needs_gpu_mps": (
+        "fp8 training needs an NVIDIA GPU with compute capability 8.9 or newer (Ada, Hopper); "
+        "this machine has no CUDA GPU (torch sees the CPU and an Apple GPU, MPS)"
+    ),
+    "fp8_old_gpu": (
+        "fp8 training needs an NVIDIA GPU with compute capability 8.9 or newer (Ada, Hopper); "
+        "this machine has {gpu} (compute capability {cc})"
+    ),
+    "fp8_not_on_gpu": (
+        "fp8 training needs an NVIDIA GPU with compute capability 8.9 or newer (Ada, Hopper); "
+        "this machine has {gpu} (compute capability {cc}), but this run's device is {device}: "
+        "choose the device cuda or auto"
     ),
     "fp8_no_torchao": (
         "fp8 training runs through torchao, which is not installed{found} (needs {minimum} or "

@@ -87,7 +87,10 @@ def test_refused_on_a_cpu_with_what_the_machine_has(monkeypatch) -> None:
     with pytest.raises(ConfigError) as err:
         P.check_precision_on(torch.device("cpu"), "fp8")
     assert err.value.key == "fp8_needs_gpu"
-    assert str(err.value).startswith(REFUSAL + "; this machine has no CUDA GPU")
+    assert str(err.value) == REFUSAL + "; this machine has no CUDA GPU (torch sees only the CPU)"
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    with pytest.raises(ConfigError, match="an Apple GPU, MPS"):
+        P.check_precision_on(torch.device("mps"), "fp8")
     for other in ("fp32", "fp16", "bf16"):
         P.check_precision_on(torch.device("cpu"), other)  # the others pass as before
 
@@ -127,9 +130,12 @@ def test_ui_renders_the_refusal_in_each_language(monkeypatch) -> None:
     with pytest.raises(ConfigError) as err:
         fp8.check(torch.device("cpu"))
     assert error_text(err.value, "en") == str(err.value)
-    for lang, word in (("es", "capacidad de cómputo 8.9"), ("pt", "capacidade de computação 8.9")):
+    for lang, words in (
+        ("es", ("capacidad de cómputo 8.9", "torch solo ve la CPU")),
+        ("pt", ("capacidade de computação 8.9", "o torch só vê a CPU")),
+    ):
         text = error_text(err.value, lang)
-        assert word in text and "no CUDA GPU" in text  # what torch sees, as the engine said it
+        assert all(w in text for w in words) and "machine" not in text  # all of it translated
 
 
 # --- the CUDA paths, without a GPU -------------------------------------------------------------
