@@ -182,7 +182,7 @@ def test_slices(small_cfg: RunConfig):
         ({"batch_size": -1}, "batch_size"),
         ({"lr": float("nan")}, "lr"),
         ({"lr": 0.0}, "lr"),
-        ({"precision": "fp8"}, "precision"),
+        ({"precision": "fp4"}, "precision"),
         ({"backend": "jax"}, "backend"),
         ({"device": "cuda"}, "CUDA"),
         ({"model": "no such model"}, "not a built-in model"),
