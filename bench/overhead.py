@@ -1,6 +1,6 @@
 """Engine overhead vs the course's bare loop, each measurement in its own process.
 
-    python bench/overhead.py [--model tiny-bert] [--steps 40] [--rounds 8] [--device cpu]
+    python bench/overhead.py [--model tiny-bert] [--steps 100] [--rounds 8] [--device cpu]
                              [--backends torch,accelerate,trainer] [--precisions fp32]
 
 For every backend × precision, each round starts two fresh processes, one running the course's
@@ -74,7 +74,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--one", nargs=2, metavar=("SIDE", "CONFIG_JSON"), help=argparse.SUPPRESS)
     p.add_argument("--model", default="tiny-bert")
-    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--steps", type=int, default=100)  # 40 left warm-up drift in the rate
     p.add_argument("--rounds", type=int, default=8)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--device", default="cpu")
