@@ -140,6 +140,13 @@ def float8_config() -> Any:
     return Float8LinearConfig(pad_inner_dim=True)
 
 
+def converter() -> Callable[..., Any]:
+    """torchao's convert_to_float8_training (imports torchao: only for fp8 runs)."""
+    from torchao.float8 import convert_to_float8_training
+
+    return convert_to_float8_training
+
+
 def convert(model: Any) -> int:
     """torchao's convert_to_float8_training on the model, in place; returns the layers converted.
 

@@ -187,6 +187,43 @@ def fill_in(source: str, values: dict[str, Any], imports: list[str] | None = Non
     return "".join(lines)
 
 
+def drop_dead_branches(source: str) -> str:
+    """Leave out `if False:` blocks and unwrap `if True:` ones, once the settings are filled in.
+
+    A branch on a setting that is off for this run (fp8's, in an fp32 run) does not run, so it
+    is not shown, nor the comment block right above it; one that is on is shown unwrapped.
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    done: list[tuple[int, int]] = []  # (first, last) 1-based line ranges already rewritten
+    edits: list[tuple[int, int, list[str]]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Constant)):
+            continue
+        if node.orelse or not isinstance(node.test.value, bool):
+            continue
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if any(a <= first and last <= b for a, b in done):
+            continue  # inside a branch already handled
+        done.append((first, last))
+        if node.test.value:  # unwrap: the body, one level less indented
+            head = len(lines[first - 1]) - len(lines[first - 1].lstrip())
+            inner = node.body[0].col_offset - head
+            body = [
+                ln if not ln.strip() else ln[inner:] if not ln[:inner].strip() else ln
+                for ln in lines[first:last]
+            ]
+            edits.append((first, last, body))
+            continue
+        top = first  # drop the branch and the comment lines that head it
+        while top > 1 and lines[top - 2].lstrip().startswith("#"):
+            top -= 1
+        edits.append((top, last, []))
+    for first, last, new in sorted(edits, reverse=True):
+        lines[first - 1 : last] = new
+    return "".join(lines)
+
+
 # --- comparing with the course ------------------------------------------------------------------
 
 
@@ -327,7 +364,7 @@ def listing(cfg: RunConfig, device: Any = None, task: str | None = None) -> List
     if missing:  # a loop parameter with no setting (or the reverse): the listing would lie
         raise RuntimeError(f"{cfg.backend}: settings() and train_loop disagree on {missing}")
     imports: list[str] = []
-    body = fill_in(loop_source(cfg.backend), values, imports)
+    body = drop_dead_branches(fill_in(loop_source(cfg.backend), values, imports))
     lines, removed = compare(body, COURSE[cfg.backend])
     return Listing(cfg, device.type, values, body, lines, removed, _unique(imports))
 

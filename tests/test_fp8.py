@@ -40,6 +40,8 @@ def fake_torchao(monkeypatch, version: str | None) -> None:
             return None if version is None else types.SimpleNamespace(name="torchao")
         return real_find(name, *a, **k)
 
+    real_metadata = importlib.metadata.metadata
+
     def dist_version(name):
         if name == "torchao":
             if version is None:
@@ -47,8 +49,16 @@ def fake_torchao(monkeypatch, version: str | None) -> None:
             return version
         return real_version(name)
 
+    def dist_metadata(name):  # accelerate asks for the metadata before the version
+        if name == "torchao":
+            if version is None:
+                raise importlib.metadata.PackageNotFoundError(name)
+            return {"Name": "torchao", "Version": version}
+        return real_metadata(name)
+
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     monkeypatch.setattr(importlib.metadata, "version", dist_version)
+    monkeypatch.setattr(importlib.metadata, "metadata", dist_metadata)
 
 
 # --- the record --------------------------------------------------------------------------------
@@ -210,13 +220,21 @@ def fake_torchao_float8(monkeypatch) -> list:
 
     def convert_to_float8_training(model, module_filter_fn=None, config=None):
         calls.append(config.kw)
-        for name, mod in list(model.named_children()):
-            if isinstance(mod, nn.Linear) and module_filter_fn(mod, name):
-                setattr(model, name, Float8Linear(mod, config))
+        for parent_name, parent in list(model.named_modules()):
+            for name, mod in list(parent.named_children()):
+                fqn = f"{parent_name}.{name}" if parent_name else name
+                keep = module_filter_fn is not None and not module_filter_fn(mod, fqn)
+                if type(mod) is nn.Linear and not keep:
+                    setattr(parent, name, Float8Linear(mod, config))
         return model
+
+    import importlib.machinery
 
     pkg = types.ModuleType("torchao")
     sub = types.ModuleType("torchao.float8")
+    # A spec, as an imported package has: transformers' find_spec("torchao") must not choke.
+    pkg.__spec__ = importlib.machinery.ModuleSpec("torchao", None, is_package=True)
+    sub.__spec__ = importlib.machinery.ModuleSpec("torchao.float8", None)
     sub.convert_to_float8_training = convert_to_float8_training
     sub.Float8LinearConfig = Float8LinearConfig
     pkg.float8 = sub
@@ -450,3 +468,110 @@ def test_train_tab_refuses_a_ticked_fp8_box_with_the_sentence() -> None:
     assert err.value.key == "fp8_needs_gpu" and str(err.value).startswith(REFUSAL)
     with pytest.raises(ConfigError, match="compute capability 8.9"):
         check_inputs({"precisions": ["fp8"]})
+
+
+# --- the three backends with fp8, on this CPU as a capable machine would run them ---------------
+
+
+@pytest.fixture
+def fp8_machine(monkeypatch) -> list:
+    """fp8.check passes (as on a GPU of compute capability 8.9+ with torchao), training stays on
+    the CPU, and torchao is a stand-in whose Float8Linear computes as nn.Linear does."""
+    monkeypatch.setattr(fp8, "check", lambda device, backend=None: None)
+    accelerate_sees_torchao(monkeypatch)
+    return fake_torchao_float8(monkeypatch)
+
+
+def accelerate_sees_torchao(monkeypatch) -> None:
+    """accelerate 1.15's torchao checks answer yes (each module holds its own binding)."""
+    import accelerate.accelerator
+    import accelerate.state
+    import accelerate.utils.dataclasses
+    import accelerate.utils.imports
+
+    monkeypatch.setattr(accelerate.state, "is_fp8_available", lambda: True)
+    for mod in (accelerate.accelerator, accelerate.utils.dataclasses, accelerate.utils.imports):
+        monkeypatch.setattr(mod, "is_torchao_available", lambda: True)
+
+
+@pytest.mark.parametrize("backend", ["torch", "accelerate", "trainer"])
+def test_every_backend_trains_fp8_and_the_audit_says_what_ran(fp8_machine, small_cfg, backend):
+    from conftest import events_of, summary_of
+
+    cfg = small_cfg.replace(backend=backend, precision="fp8", device="cpu")
+    s = summary_of(events_of(cfg))
+    assert s["status"] == "completed", s.get("warnings")
+    assert s["effective_dtype"] == "fp8" and s["requested_dtype"] == "fp8"
+    audit = s["fp8_audit"]
+    assert audit["float8_layers"] == 12 and audit["linear_layers"] == 14  # the same 12 in all
+    assert audit["kept"] == ["bert.encoder.layer.0.attention.self.query", "classifier"]
+    assert any("12 of 14 Linear layers trained as torchao Float8Linear" in w for w in s["warnings"])
+    assert s["final_loss_scale"] is None  # no GradScaler: each tensor has its own scale
+    assert len(fp8_machine) == 1  # converted once: by the loop, or by Accelerate's prepare()
+
+
+def test_a_run_that_converted_nothing_says_so(monkeypatch, small_cfg) -> None:
+    """torchao present but converting no layer: the audit reports bf16, not fp8."""
+    from conftest import events_of, summary_of
+
+    monkeypatch.setattr(fp8, "check", lambda device, backend=None: None)
+    calls = fake_torchao_float8(monkeypatch)
+    sub = sys.modules["torchao.float8"]
+    monkeypatch.setattr(sub, "convert_to_float8_training", lambda model, **kw: calls.append(kw))
+    s = summary_of(events_of(small_cfg.replace(precision="fp8", device="cpu")))
+    assert s["effective_dtype"] == "bf16" and s["fp8_audit"]["float8_layers"] == 0
+    assert any("fp8 requested" in w and "bf16" in w for w in s["warnings"])
+
+
+def test_the_code_tab_shows_torchaos_call_for_fp8_only(fp8_machine, small_cfg) -> None:
+    from mpdemo.listing import listing
+
+    for backend in ("torch", "accelerate", "trainer"):
+        plain = listing(small_cfg.replace(backend=backend, device="cpu"))
+        assert "float8" not in plain.body and "fp8" not in plain.body  # a dead branch is not shown
+        assert not any("fp8" in why for why in plain.changes())
+    body = listing(small_cfg.replace(precision="fp8", device="cpu")).body
+    assert "if True" not in body and "if float8" not in body
+    assert "convert_to_float8_training(\n    model, module_filter_fn=linear_filter(model)" in body
+    assert "dtype=torch.bfloat16, enabled=True" in body
+    trainer = listing(small_cfg.replace(backend="trainer", precision="fp8", device="cpu")).body
+    assert '\ntraining_args.mixed_precision = "fp8"\n' in trainer
+    acc = listing(small_cfg.replace(backend="accelerate", precision="fp8", device="cpu")).body
+    assert 'mixed_precision="fp8"' in acc
+
+
+def test_dead_branches_are_left_out_and_live_ones_unwrapped() -> None:
+    from mpdemo.listing import drop_dead_branches
+
+    src = (
+        "a = 1\n"
+        "# explains the branch\n"
+        "if False:\n"
+        "    b = 2\n"
+        "    if True:\n"
+        "        c = 3\n"
+        "if True:\n"
+        "    d = 4  # kept\n"
+        "\n"
+        "    e = 5\n"
+        "if x:\n"
+        "    f = 6\n"
+    )
+    assert drop_dead_branches(src) == "a = 1\nd = 4  # kept\n\ne = 5\nif x:\n    f = 6\n"
+
+
+@needs_torchao
+@pytest.mark.parametrize("backend", ["torch", "accelerate", "trainer"])
+def test_every_backend_with_the_real_torchao(monkeypatch, emulated, small_cfg, backend) -> None:
+    """Where torchao is installed, the same three runs go through its real Float8Linear."""
+    from conftest import events_of, summary_of
+
+    monkeypatch.setattr(fp8, "check", lambda device, backend=None: None)
+    s = summary_of(events_of(small_cfg.replace(backend=backend, precision="fp8", device="cpu")))
+    assert s["status"] == "completed", s.get("warnings")
+    assert s["effective_dtype"] == "fp8" and s["fp8_audit"]["float8_layers"] == 12
+    assert s["fp8_audit"]["formats"] == {
+        "input": "float8_e4m3fn",
+        "weight": "float8_e4m3fn",
+        "grad_output": "float8_e5m2",
+    }

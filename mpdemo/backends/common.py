@@ -23,7 +23,7 @@ from ..precision import (
     synchronize,
 )
 from ..profile import SavedBytes
-from ..registry import BACKENDS
+from ..registry import BACKENDS, PRECISIONS
 from .hooks import StepHooks
 
 if TYPE_CHECKING:
@@ -63,6 +63,7 @@ class Recorder(StepHooks):
         self._t0 = 0.0
         self._start = 0.0
         self._probe: DtypeProbe | None = None
+        self.fp8_audit: dict[str, Any] | None = None  # fp8 runs: mpdemo.fp8.audit of the model
         self._saved: SavedBytes | None = None  # armed for the first step only
         self.saved_activation_bytes: int | None = None
 
@@ -202,6 +203,8 @@ class Recorder(StepHooks):
         if self._probe is not None:
             self._probe.close()
             self.effective_dtype = self.effective_dtype or self._probe.dtype
+        if self.cfg.precision == "fp8":  # fp8: what ran is which layers torchao converted
+            self._audit_fp8()
         if self.processes > 1:
             self.notes.append(
                 Note("distributed", {"n": self.processes, "batch": self.cfg.batch_size})
@@ -211,6 +214,22 @@ class Recorder(StepHooks):
         self.log.info("%s after %d steps", status, self.step)
         self.emit(RunFinished(self.run_id, self.cfg.label, status, summary))
         return summary
+
+    def _audit_fp8(self) -> None:
+        """fp8's dtype audit: count the Float8Linear layers in the model that trained."""
+        from .. import fp8
+
+        self.fp8_audit = fp8.audit(self.prep.model)
+        # No Float8Linear at all: the probe's dtype (bf16) stands, and the summary says so.
+        self.effective_dtype = fp8.effective_dtype(self.prep.model) or self.effective_dtype
+        a = self.fp8_audit
+        if a["float8_layers"]:
+            args = {"float8": a["float8_layers"], "linear": a["linear_layers"]}
+            # The kept layers run in the precision's autocast dtype (bf16, the registry's).
+            kept_in = dtype_name(PRECISIONS[self.cfg.precision].torch_autocast_dtype())
+            self.notes.append(
+                Note("fp8_layers", {**args, "kept": len(a["kept"]), "dtype": kept_in})
+            )
 
     # --- summary --------------------------------------------------------------------------
     def _dtype_notes(self, effective: str | None) -> list[Note]:
@@ -276,6 +295,8 @@ class Recorder(StepHooks):
         }
         if self.error_detail:
             out["error_detail"] = self.error_detail
+        if self.fp8_audit is not None:  # fp8: which Linear layers ran as Float8Linear
+            out["fp8_audit"] = self.fp8_audit
         for key, value in self.metrics.items():
             out[f"eval_{key}" if not key.startswith("eval_") else key] = value
         if self.prep.task == "cls":

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .. import fp8
 from ..precision import autocast_supported
 from ..registry import PRECISIONS
 
@@ -39,6 +40,11 @@ def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
         "loss_scaling": p.needs_scaler and cfg.loss_scaling,
         "init_scale": cfg.init_scale,
         "growth_interval": cfg.growth_interval,
+        # fp8: torchao's Float8Linear layers, with mpdemo/fp8.py's layer filter and config
+        "float8": p.name == "fp8",
+        "convert_to_float8_training": fp8.converter() if p.name == "fp8" else None,
+        "float8_filter": fp8.linear_filter if p.name == "fp8" else None,
+        "float8_config": fp8.float8_config if p.name == "fp8" else None,
     }
 
 
@@ -56,6 +62,10 @@ def train_loop(
     loss_scaling: bool,
     init_scale: float,
     growth_interval: int,
+    float8: bool,
+    convert_to_float8_training: Any,
+    float8_filter: Any,
+    float8_config: Any,
 ) -> None:
     """The course's torch.autocast + GradScaler loop."""
     # torch.cuda.amp.GradScaler is deprecated: torch.amp.GradScaler takes the device type
@@ -64,6 +74,13 @@ def train_loop(
         device_type, init_scale=init_scale, growth_interval=growth_interval, enabled=loss_scaling
     )
     scale = scaler.get_scale()  # the scale before the first step (1.0 while the scaler is off)
+    # fp8: torchao swaps nn.Linear layers for Float8Linear, whose matmuls run in fp8 with a
+    # scale per tensor (E4M3 forward, E5M2 gradients); the first and last Linear stay in bf16,
+    # like everything else under the bf16 autocast below. Weights stay the optimizer's tensors.
+    if float8:
+        convert_to_float8_training(
+            model, module_filter_fn=float8_filter(model), config=float8_config()
+        )
     model.train()  # from_pretrained returns a model in eval mode (dropout off)
     for batch in rec.steps(train_dataloader):  # mpdemo: times each step; stops at Stop
         # The model's own device type, not a hard-coded "cpu"; enabled=False for fp32.

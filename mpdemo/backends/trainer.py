@@ -57,6 +57,7 @@ def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
         "loss_scaling": cfg.loss_scaling,
         "init_scale": cfg.init_scale,
         "growth_interval": cfg.growth_interval,
+        "float8": cfg.precision == "fp8",  # fp8: through the Trainer's Accelerator (mpdemo/fp8.py)
     }
 
 
@@ -81,6 +82,7 @@ def train_loop(
     loss_scaling: bool,
     init_scale: float,
     growth_interval: int,
+    float8: bool,
 ) -> None:
     """The course's TrainingArguments + Trainer listing."""
     from transformers import Trainer, TrainingArguments
@@ -112,6 +114,11 @@ def train_loop(
         average_tokens_across_devices=False,
         ddp_find_unused_parameters=False,  # every parameter is used: skip DDP's extra walk
     )
+    # fp8: TrainingArguments has no flag for it (transformers 5). Its mixed_precision is what
+    # Accelerate's config (`accelerate launch --mixed_precision fp8`) sets and what the Trainer
+    # gives its Accelerator, whose torchao backend then converts the Linear layers in train().
+    if float8:
+        training_args.mixed_precision = "fp8"
     trainer = Trainer(
         model=model,
         args=training_args,
