@@ -2,12 +2,13 @@
 
 fp8 matmuls run on NVIDIA GPUs of compute capability 8.9 and newer (Ada, Hopper); the number
 formats themselves (E4M3, E5M2) are taught on any machine by mpdemo.formats and mpdemo.underflow.
-Training goes through torchao's `Float8Linear` (dynamic per-tensor scaling): the torch backend
-calls `convert_to_float8_training` here, Accelerate does the same inside
-`Accelerator(mixed_precision="fp8")` with its torchao backend (`AORecipeKwargs`), and the
-Trainer gets there through its Accelerate config. All three keep the first and last Linear in
-high precision and convert the rest whose sizes are multiples of 16 (accelerate 1.15's default
-filter), so the three backends convert the same layers.
+Training goes through torchao's `Float8Linear` (dynamic per-tensor scaling): the torch backend's
+loop calls `convert_to_float8_training` with `linear_filter` and `float8_config` from here;
+`Accelerator(mixed_precision="fp8")` builds its torchao backend's `AORecipeKwargs` itself when
+torchao is installed, and the Trainer gets the same Accelerator through its mixed_precision
+(what Accelerate's config sets). All three keep the first and last Linear in high precision and
+convert the rest whose sizes are multiples of 16 (accelerate 1.15's default filter, written out
+in `linear_filter`), so the three backends convert the same layers.
 
 torch is imported inside functions; torchao is optional (requirements-gpu.txt brings it).
 """
@@ -17,8 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import importlib.util
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from .messages import ConfigError
@@ -145,46 +145,6 @@ def converter() -> Callable[..., Any]:
     from torchao.float8 import convert_to_float8_training
 
     return convert_to_float8_training
-
-
-def convert(model: Any) -> int:
-    """torchao's convert_to_float8_training on the model, in place; returns the layers converted.
-
-    The weights stay the same Parameter objects, so an optimizer built before keeps working
-    (Accelerate converts inside prepare(), after the optimizer exists, the same way).
-    """
-    from torchao.float8 import convert_to_float8_training
-
-    convert_to_float8_training(model, module_filter_fn=linear_filter(model), config=float8_config())
-    return audit(model)["float8_layers"]
-
-
-def accelerate_handlers(model: Any) -> list[Any]:
-    """The kwargs_handlers that select Accelerate's torchao backend with the same filter."""
-    from accelerate.utils import AORecipeKwargs
-
-    return [AORecipeKwargs(config=float8_config(), module_filter_func=linear_filter(model))]
-
-
-@contextlib.contextmanager
-def trainer_config() -> Iterator[None]:
-    """The Trainer's Accelerate config for fp8, for the duration of building the Trainer.
-
-    TrainingArguments (transformers 5) has no fp8 flag; it reads the Accelerate config that
-    `accelerate launch --mixed_precision fp8` sets (ACCELERATE_MIXED_PRECISION), and the
-    Accelerator it builds then picks its torchao backend (ACCELERATE_FP8_BACKEND=AO).
-    """
-    keys = {"ACCELERATE_MIXED_PRECISION": "fp8", "ACCELERATE_FP8_BACKEND": "AO"}
-    before = {k: os.environ.get(k) for k in keys}
-    os.environ.update(keys)
-    try:
-        yield
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def _dtype_of(cast_config: Any) -> str | None:

@@ -102,7 +102,7 @@ PRECISIONS: dict[str, Precision] = {
         # fp8 (mpdemo/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 where its
         # config says so) with per-tensor scales; the rest autocasts to bf16, as Accelerate's
         # mixed_precision="fp8" does. No GradScaler: each tensor carries its own scale. The
-        # Trainer has no flag for it: it reads Accelerate's config (fp8.trainer_config).
+        # Trainer has no flag for it: its Accelerator gets it as Accelerate's config would.
         Precision(
             "fp8",
             "float8_e4m3fn",

@@ -3,7 +3,6 @@ CUDA paths exercised without a GPU (torch.cuda and torchao replaced where needed
 
 from __future__ import annotations
 
-import os
 import sys
 import types
 
@@ -248,7 +247,8 @@ def test_convert_and_audit_report_what_really_ran(monkeypatch) -> None:
     model = tiny_model()
     params = [id(p) for p in model.parameters()]
     assert fp8.audit(model)["float8_layers"] == 0 and fp8.effective_dtype(model) is None
-    assert fp8.convert(model) == 1
+    # What the torch loop does for fp8 (backends/torch_amp.py), with the same pieces.
+    fp8.converter()(model, module_filter_fn=fp8.linear_filter(model), config=fp8.float8_config())
     assert calls == [{"pad_inner_dim": True}]
     assert [id(p) for p in model.parameters()] == params  # the optimizer's tensors survive
     report = fp8.audit(model)
@@ -256,33 +256,6 @@ def test_convert_and_audit_report_what_really_ran(monkeypatch) -> None:
     assert report["kept"] == ["0", "3", "4", "5"]
     assert report["formats"] == {"input": "float8_e4m3fn", "grad_output": "float8_e5m2"}
     assert fp8.effective_dtype(model) is torch.float8_e4m3fn
-
-
-def test_accelerate_gets_torchao_with_the_same_filter(monkeypatch) -> None:
-    import accelerate.utils.dataclasses as acc_dc
-
-    fake_torchao_float8(monkeypatch)
-    monkeypatch.setattr(acc_dc, "is_torchao_available", lambda: True)
-    model = tiny_model()
-    (handler,) = fp8.accelerate_handlers(model)
-    assert type(handler).__name__ == "AORecipeKwargs"
-    assert handler.config.kw == {"pad_inner_dim": True}
-    assert handler.module_filter_func(model[2], "2") and not handler.module_filter_func(
-        model[0], "0"
-    )
-
-
-def test_trainer_config_is_accelerates_and_is_put_back(monkeypatch) -> None:
-    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")
-    monkeypatch.delenv("ACCELERATE_FP8_BACKEND", raising=False)
-    with fp8.trainer_config():
-        from transformers import TrainingArguments
-
-        args = TrainingArguments(output_dir="unused", report_to="none", use_cpu=True)
-        assert args.mixed_precision == "fp8"  # transformers 5 reads Accelerate's config
-        assert os.environ["ACCELERATE_FP8_BACKEND"] == "AO"
-    assert os.environ["ACCELERATE_MIXED_PRECISION"] == "no"
-    assert "ACCELERATE_FP8_BACKEND" not in os.environ
 
 
 # --- the teaching tabs: fp8 beside fp16 and bf16, on any machine -----------------------------
@@ -382,7 +355,9 @@ def test_torchao_converts_tiny_bert_and_trains_a_step(emulated, small_cfg) -> No
     from mpdemo import prepare
 
     prep = prepare(small_cfg)
-    assert fp8.convert(prep.model) == 12  # 14 Linear layers, the first and last kept
+    model = prep.model
+    fp8.converter()(model, module_filter_fn=fp8.linear_filter(model), config=fp8.float8_config())
+    assert fp8.audit(model)["float8_layers"] == 12  # 14 Linear layers, the first and last kept
     report = fp8.audit(prep.model)
     assert report["kept"] == ["bert.encoder.layer.0.attention.self.query", "classifier"]
     assert report["formats"]["input"] == "float8_e4m3fn"
@@ -405,9 +380,7 @@ def test_accelerate_fp8_prepares_with_torchao(emulated, small_cfg) -> None:
     prep = prepare(small_cfg)
     reset_accelerate_state()
     try:
-        acc = Accelerator(
-            mixed_precision="fp8", cpu=True, kwargs_handlers=fp8.accelerate_handlers(prep.model)
-        )
+        acc = Accelerator(mixed_precision="fp8", cpu=True)  # builds its AORecipeKwargs itself
         assert acc.fp8_backend.name == "AO"
         model, _opt = acc.prepare(prep.model, prep.optimizer)
         assert fp8.audit(model)["float8_layers"] == 12
