@@ -193,3 +193,17 @@ def test_every_template_fills_without_error(code: str) -> None:
             loc.style.format(template, _sample_args(template))
         except (KeyError, IndexError, ValueError) as err:
             pytest.fail(f"{code}.toml {key}: {err!r} in {template!r}")
+
+
+def test_every_literal_key_the_code_asks_for_exists() -> None:
+    """t("some_key", ...) with no such key shows the key itself on the page: catch it here."""
+    root = i18n.LOCALES_DIR.parents[2]
+    keys = set(i18n.LOCALES[i18n.DEFAULT_LANG].strings)
+    ui_call = re.compile(r"""\b(?:t|tt)\(\s*["']([A-Za-z0-9_]+)["']\s*[,)]""")
+    engine_call = re.compile(r"""\b(?:MpdemoError|ConfigError|Note)\(\s*["']([A-Za-z0-9_]+)["']""")
+    missing = []
+    for path in sorted((root / "mpdemo").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        missing += [f"{path.name}: {k}" for k in ui_call.findall(text) if k not in keys]
+        missing += [f"{path.name}: {k}" for k in engine_call.findall(text) if k not in EN_MESSAGES]
+    assert not missing, missing
