@@ -179,8 +179,8 @@ def setup() -> bool:
     return True
 
 
-class GpuRunner:
-    """Runner's interface for train(); the grid itself runs inside the GPU call."""
+class GpuRunner(Runner):
+    """Runner's interface for train(); the grid itself runs inside the GPU call, not a thread."""
 
     def __init__(
         self,
@@ -189,10 +189,9 @@ class GpuRunner:
         calibrate: bool = False,
         fit_s: float | None = None,
     ) -> None:
-        self.configs = list(configs)
-        self.limits = limits or Limits.from_env()
-        self.calibrate = calibrate  # timed where the runs run: inside the GPU call
-        self.fit_s = fit_s
+        # Same settings as Runner (calibration is timed where the runs run: inside the GPU call);
+        # its thread, queue and stop Event go unused: the worker is the GPU call, stopped by a file.
+        super().__init__(configs, limits, calibrate=calibrate, fit_s=fit_s)
         # machine_info() from the worker: the page's process has no CUDA to ask on ZeroGPU.
         self.machine: dict[str, Any] | None = None
         self.summaries: list[dict[str, Any]] = []
@@ -254,7 +253,7 @@ def make_runner(
     limits: Limits | None = None,
     calibrate: bool = False,
     fit_s: float | None = None,
-) -> Runner | GpuRunner:
+) -> Runner:
     """The runner for a training request: inside a GPU call on ZeroGPU, a thread elsewhere."""
     kind = GpuRunner if enabled() else Runner
     return kind(configs, limits, calibrate=calibrate, fit_s=fit_s)
