@@ -72,14 +72,18 @@ def run_grid(
         with RUN_LOCK:
             if stop.is_set():
                 break
+            # Free the previous run's model (torch modules hold reference cycles) before this
+            # one is built. Here rather than after each run: every run then pays the same
+            # collection inside its own preparation (what the time-left estimate learns), and the
+            # grid ends with its last run's end event instead of a collection nobody sees.
+            gc.collect()
             try:
                 prep = prepare(cfg, limits)
             except Exception as err:  # noqa: BLE001 - reported as a failed run
                 emit(failed_event(cfg, err, i))
                 continue
             execute(prep, emit, stop, index=i, total=total)
-            del prep  # free the model before the next run is built
-            gc.collect()
+            del prep
 
 
 class Runner:
