@@ -757,6 +757,9 @@ class GridEstimate:
         # calibration times a warm prepare() when it can (its first one paid the imports);
         # a cold one is capped, as the runs' are warm.
         self.overheads: list[float] = []
+        # Of each finished run's overhead, the part after its last step (evaluation, summary):
+        # what is still ahead once a run has stepped its last step.
+        self.tails: list[float] = []
         self._guess_overhead = 0.0
         if cal is not None:
             fwd = cal.step_s.get("fp32", 0.0) / 3
@@ -795,6 +798,8 @@ class GridEstimate:
                 steps_s = (stamps[-1] - stamps[0] + times[0]) if stamps else 0.0
                 began = self._last_end if self._last_end is not None else self._grid_start
                 self.overheads.append(max(0.0, (now - began) - steps_s))
+                if stamps:
+                    self.tails.append(max(0.0, now - stamps[-1]))
             self._last_end = now
             self._current = None
 
@@ -841,8 +846,9 @@ class GridEstimate:
                 return None
             total += (r.steps - r.done_steps) * speed
             if r is self._current:
-                # The part of the overhead still ahead: the evaluation (prepare is behind it).
-                total += overhead * 0.5
+                # The part of the overhead still ahead: the evaluation (prepare is behind it),
+                # as the finished runs measured it once they have.
+                total += statistics.median(self.tails) if self.tails else overhead * 0.5
             else:
                 total += overhead
         return total

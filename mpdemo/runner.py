@@ -47,6 +47,7 @@ def run_grid(
     limits: Limits | None = None,
     calibrate: bool = False,
     fit_s: float | None = None,
+    collect_last: bool = True,
 ) -> None:
     """Run configs one after another in this thread, emitting events; stop skips the rest.
 
@@ -72,18 +73,19 @@ def run_grid(
         with RUN_LOCK:
             if stop.is_set():
                 break
-            # Free the previous run's model (torch modules hold reference cycles) before this
-            # one is built. Here rather than after each run: every run then pays the same
-            # collection inside its own preparation (what the time-left estimate learns), and the
-            # grid ends with its last run's end event instead of a collection nobody sees.
-            gc.collect()
             try:
                 prep = prepare(cfg, limits)
             except Exception as err:  # noqa: BLE001 - reported as a failed run
                 emit(failed_event(cfg, err, i))
                 continue
             execute(prep, emit, stop, index=i, total=total)
-            del prep
+            del prep  # free the model before the next run is built
+            # Collect after each run. The last one too unless the caller does it once it has
+            # said the grid is over (the Runner: the person's wait ends at "Done", not after a
+            # collection). Left to the interpreter's exit, a 2-process gloo run's Accelerator
+            # cycles were torn down after the process group and rank 1 aborted (SIGABRT).
+            if collect_last or i + 1 < total:
+                gc.collect()
 
 
 class Runner:
@@ -147,7 +149,14 @@ class Runner:
     def _work(self) -> None:
         try:
             run_grid(
-                self.configs, self._emit, self.stop_event, self.limits, self.calibrate, self.fit_s
+                self.configs,
+                self._emit,
+                self.stop_event,
+                self.limits,
+                self.calibrate,
+                self.fit_s,
+                collect_last=False,
             )
         finally:
             self.queue.put(_END)
+            gc.collect()  # the last run's model, once the grid's end has been said
