@@ -415,6 +415,19 @@ def calibrate(
     base = configs[0].replace(backend="torch", precision="fp32", steps=n_batches)
     prep = prepare(base)
     setup_s = time.perf_counter() - t_start
+    # The first prepare() of a process pays the imports and opens the data; each run's own is
+    # warm (tiny-bert: 1-2 s cold, 0.1 s warm). Time a warm one, so the estimate's per-run
+    # overhead is what a run pays, not the imports. Collect (and freeze) what the imports made
+    # first: else the next prepare() set off Python's full collection of those ~0.5M objects
+    # and took 0.35 s, and the estimate said +30..+50 % at the first run's end (bench/eta.py).
+    if setup_s < budget_s and not (stop is not None and stop.is_set()):
+        from .runner import collect_garbage
+
+        del prep
+        collect_garbage()
+        t_warm = time.perf_counter()
+        prep = prepare(base)
+        setup_s = time.perf_counter() - t_warm
     model, optimizer, device = prep.model, prep.optimizer, prep.device
     batches = list(prep.train_dataloader)
 
@@ -466,14 +479,6 @@ def calibrate(
     eval_batches = len(prep.eval_dataloader)
     if "fp32" not in step_s:
         return None
-    # The first prepare() of a process pays the imports and opens the data; each run's own is
-    # warm (measured on tiny-bert: 1-2 s cold, 0.1-0.2 s warm). Time a warm one while the budget
-    # allows, so the estimate's per-run overhead is what a run pays, not the imports.
-    if time.perf_counter() - t_start < budget_s:
-        del prep, model, optimizer, batches, scalers
-        t_warm = time.perf_counter()
-        prepare(base)
-        setup_s = time.perf_counter() - t_warm
     cal = Calibration(
         key=key,
         device=key[4],
@@ -723,6 +728,10 @@ class _RunPlan:
     started_at: float | None = None
 
 
+# A run's own rate counts as much as the prediction after this many timed steps.
+PRIOR_STEPS = 30
+
+
 class GridEstimate:
     """Seconds left for a whole grid: the calibration first, then each run's measured speed.
 
@@ -810,12 +819,12 @@ class GridEstimate:
             return None
         return (st[-1] - st[self.warmup]) / (len(st) - 1 - self.warmup)
 
-    def _factor(self) -> float:
-        """Measured / calibrated step time over the latest runs (1.0 before any)."""
+    def _factor(self, exclude: _RunPlan | None = None) -> float:
+        """Measured / calibrated step time over the latest other runs (1.0 before any)."""
         ratios = []
         for r in self.runs:
             rate = self._rate(r)
-            if r.predicted_step_s and rate is not None:
+            if r is not exclude and r.predicted_step_s and rate is not None:
                 ratios.append(rate / r.predicted_step_s)
         return statistics.median(ratios[-3:]) if ratios else 1.0
 
@@ -824,13 +833,18 @@ class GridEstimate:
         return statistics.median(self.overheads) if self.overheads else self._guess_overhead
 
     def _speed(self, run: _RunPlan) -> float | None:
-        # The run's whole rate so far: a window of recent steps jumps with every burst of
-        # another process's load.
+        # The run's whole rate so far, not a window of recent steps (that jumps with every
+        # burst of another process's load), weighed against what the calibration and the
+        # other runs predict until the run has timed enough steps of its own: one stall among
+        # its first few steps alone moved the estimate by +64 % (bench/eta.py).
         rate = self._rate(run)
-        if rate is not None:
-            return rate
-        if run.predicted_step_s is not None:
-            return run.predicted_step_s * self._factor()
+        prior = run.predicted_step_s * self._factor(run) if run.predicted_step_s else None
+        if rate is not None and prior is not None:
+            n = len(run.stamps or []) - 1 - self.warmup  # steps timed since the warm-up
+            weight = n / (n + PRIOR_STEPS)
+            return weight * rate + (1.0 - weight) * prior
+        if rate is not None or prior is not None:
+            return rate if rate is not None else prior
         known = [x for r in self.runs if (x := self._rate(r)) is not None]
         return statistics.fmean(known) if known else None
 

@@ -166,6 +166,28 @@ def test_runner_runs_grid_in_order_one_at_a_time(small_cfg):
     assert [s["label"] for s in runner.summaries] == [c.label for c in configs]
 
 
+def test_runner_frees_each_runs_model_by_the_grids_end(small_cfg, monkeypatch):
+    # The Accelerator and Trainer keep the model in reference cycles: unless the runner collects
+    # them, each click's models stay in memory (a Space runs many grids in one process).
+    import weakref
+
+    from mpdemo import engine
+
+    models = []
+    real_prepare = engine.prepare
+
+    def prepare(cfg, limits=None):
+        prep = real_prepare(cfg, limits)
+        models.append(weakref.ref(prep.model))
+        return prep
+
+    monkeypatch.setattr(engine, "prepare", prepare)
+    runner = Runner(grid(small_cfg.replace(steps=2), ["accelerate", "trainer"], ["fp32"]))
+    assert len([e for e in runner.start().events() if e.kind == "end"]) == 2
+    assert runner.join(5)
+    assert len(models) == 2 and all(ref() is None for ref in models)
+
+
 def test_runner_stop_ends_thread_and_skips_rest(small_cfg):
     configs = grid(small_cfg.replace(steps=500), ["torch"], ["fp32", "bf16"])
     baseline = threading.active_count()

@@ -270,9 +270,12 @@ def test_estimate_covers_the_whole_grid_and_learns_the_measured_speed(small_cfg)
             est.update(StepEvent(f"{index}:{label}", label, i, 0.5, None, False, step_s,
                                  1.0, None, 1e-3, clock.now))  # fmt: skip
             if i == 50 and index == 0:
-                # The machine runs twice as slow as calibrated: bf16's estimate doubles too.
+                # The machine runs twice as slow as calibrated: bf16's estimate doubles too;
+                # fp32's own rate, 49 steps in, outweighs the calibration's 0.05 s.
                 left = est.remaining_s()
-                assert left == pytest.approx(50 * 0.1 + 100 * 0.70 + 1.5 * est.overhead_s())
+                w = 49 / (49 + P.PRIOR_STEPS)
+                fp32_s = w * 0.1 + (1 - w) * 0.05
+                assert left == pytest.approx(50 * fp32_s + 100 * 0.70 + 1.5 * est.overhead_s())
         clock.now += 1.0
         est.update(RunFinished(f"{index}:{label}", label, "completed", {}))
 
@@ -281,6 +284,24 @@ def test_estimate_covers_the_whole_grid_and_learns_the_measured_speed(small_cfg)
     assert est.remaining_s() == pytest.approx(100 * 0.70 + 1.0)
     run(configs[1].label, 0.7, 1)
     assert est.remaining_s() == 0.0
+
+
+def test_one_stall_in_a_runs_first_steps_does_not_swing_the_estimate(small_cfg):
+    from mpdemo.events import RunStarted, StepEvent
+
+    cal = _cal("cpu", 0.05, 0.05, 0.05)
+    configs = grid(small_cfg.replace(steps=100, warmup_steps=0), ["torch"], ["fp32"])
+    clock = _Clock()
+    est = P.GridEstimate(configs, cal, clock=clock)
+    label = configs[0].label
+    est.update(RunStarted(f"0:{label}", label, 0, 1, {}, "cpu", 1, "x", 100))
+    for i, step_s in enumerate([0.05, 0.05, 0.5, 0.05], start=1):  # another process stalls one
+        clock.now += step_s
+        est.update(StepEvent(f"0:{label}", label, i, 0.5, None, False, step_s, 1.0, None, 1e-3,
+                             clock.now))  # fmt: skip
+    truth = 96 * 0.05 + est.overhead_s() * 0.5
+    # The run's own rate alone (0.2 s/step over three steps) would say four times too long.
+    assert est.remaining_s() == pytest.approx(truth, rel=0.5)
 
 
 # --- memory ------------------------------------------------------------------------------------
