@@ -73,7 +73,7 @@ def run_one(cfg: RunConfig) -> dict:
         elif ev.kind == "eval":
             evals.append(ev.to_dict())
         elif ev.kind == "end":
-            summary = ev.summary
+            summary = ev.summary.to_dict()  # a plain dict: the MFU and speed-up are added below
     return {"config": cfg.to_dict(), "summary": summary, "steps": steps, "evals": evals}
 
 

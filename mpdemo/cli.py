@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
-import math
 import os
 import sys
 import threading
@@ -16,6 +14,7 @@ from . import log
 from .catalog import BACKENDS, PRECISIONS
 from .config import RunConfig
 from .messages import MpdemoError
+from .summary import scale_text, speedup_text, with_speedups, write_csv, write_json
 
 if TYPE_CHECKING:
     from .profile import GridEstimate
@@ -217,8 +216,9 @@ def _run(args: argparse.Namespace) -> int:
         print("mpdemo: interrupted; the runs that finished are below", file=sys.stderr)
     if not main_proc:
         return EXIT_OK if all(r["summary"]["status"] != "failed" for r in runs) else EXIT_FAILED
-    summaries = [r["summary"] for r in runs]
-    add_speedups(summaries)
+    summaries = with_speedups(r["summary"] for r in runs)
+    for r, s in zip(runs, summaries, strict=True):  # the files carry the speed-ups too
+        r["summary"] = s
     print(format_table(summaries))
     for r in runs:
         for w in r["summary"].get("warnings", []):
@@ -231,50 +231,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.csv_path:
         write_csv(args.csv_path, runs)
     return EXIT_FAILED if any(r["summary"]["status"] == "failed" for r in runs) else EXIT_OK
-
-
-def add_speedups(summaries: list[dict[str, Any]]) -> None:
-    """Speed-up of each run against the fp32 run of the same backend (samples/s ratio).
-
-    A run that computed in fp32 anyway (fp16 through Accelerate on a CPU) and lands within the
-    fp32 run's own step-to-step noise gets `speedup_same_maths`: it is shown as ≈1.0×, not a gain.
-    """
-    base = {
-        s["backend"]: s
-        for s in summaries
-        if s.get("precision") == "fp32" and s.get("samples_per_s")
-    }
-    for s in summaries:
-        ref, sps = base.get(s.get("backend")), s.get("samples_per_s")
-        b = ref.get("samples_per_s") if ref else None
-        s["speedup_vs_fp32"] = sps / b if b and sps else None
-        same = s.get("precision") != "fp32" and s.get("effective_dtype") == "fp32"
-        noise = max(0.05, (ref or {}).get("step_time_cv") or 0.10)
-        v = s["speedup_vs_fp32"]
-        s["speedup_same_maths"] = bool(same and v is not None and abs(v - 1.0) <= noise)
-
-
-def speedup_text(
-    s: dict[str, Any], same_maths: str = "same maths as fp32", times: str = "x"
-) -> str:
-    """'2.13x', or '≈1.0x (same maths as fp32)' for a same-maths run within the noise; '-'."""
-    v = s.get("speedup_vs_fp32")
-    if s.get("speedup_same_maths"):
-        return f"≈1.0{times} ({same_maths})"
-    return f"{v:.2f}{times}" if v else "-"
-
-
-def scale_text(v: float | None) -> str:
-    """A loss scale exactly: 65536, 0.5; powers of two from 2^20 up as 2^k."""
-    if v is None:
-        return "-"
-    if v > 0 and math.isfinite(v):
-        exp = math.log2(v)
-        if exp == int(exp) and exp >= 20:
-            return f"2^{int(exp)}"
-        if v == int(v):
-            return str(int(v))
-    return repr(float(v))
 
 
 def _cell(s: dict[str, Any], key: str) -> str:
@@ -341,55 +297,6 @@ def format_table(summaries: list[dict[str, Any]]) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
     return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
-
-
-def write_json(
-    path: str, runs: list[dict[str, Any]], machine: dict[str, Any] | None = None
-) -> None:
-    """{"version", "machine": the profile of the machine that ran them, "runs": [...]}"""
-    from .recorded import write_runs  # the one writer: the app and bench/gpu_check.py use it too
-
-    write_runs(path, runs, machine)
-
-
-STEP_FIELDS = [
-    "run",
-    "backend",
-    "precision",
-    "step",
-    "loss",
-    "loss_scale",
-    "skipped",
-    "step_time_s",
-    "samples_per_s",
-    "tokens_per_s",
-    "lr",
-    "elapsed_s",
-    # The run's memory, on each of its rows (one figure per run): activations kept for backward
-    # in one step, and on CUDA the allocator's peak.
-    "saved_activation_bytes",
-    "peak_mem_bytes",
-]
-
-
-def write_csv(path: str, runs: list[dict[str, Any]]) -> None:
-    """One row per step of every run."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=STEP_FIELDS, extrasaction="ignore")
-        w.writeheader()
-        for r in runs:
-            s = r["summary"]
-            for step in r.get("steps", []):
-                w.writerow(
-                    {
-                        **step,
-                        "run": s["label"],
-                        "backend": s["backend"],
-                        "precision": s["precision"],
-                        "saved_activation_bytes": s.get("saved_activation_bytes"),
-                        "peak_mem_bytes": s.get("peak_mem_bytes"),
-                    }
-                )
 
 
 def _code(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ from .models import (
 from .precision import check_precision_on, resolve_device
 from .prepared import DeviceLoader, Prepared
 from .registry import BACKENDS
+from .summary import Summary
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def execute(
     *,
     index: int = 0,
     total: int = 1,
-) -> dict[str, Any]:
+) -> Summary:
     """Run one prepared config in this thread, emitting events; return the summary."""
     from .backends.common import Recorder
 
@@ -170,7 +171,7 @@ def execute(
     return rec.finish()
 
 
-def failed_summary(cfg: RunConfig, err: BaseException) -> dict[str, Any]:
+def failed_summary(cfg: RunConfig, err: BaseException) -> Summary:
     """The summary of a run that could not even start (bad model, unreachable hub...)."""
     note = err.note if isinstance(err, MpdemoError) else Note("failed", {"detail": str(err)})
     # Bad input is the person's to fix (one line); anything else is a bug: keep its traceback.
@@ -180,19 +181,9 @@ def failed_summary(cfg: RunConfig, err: BaseException) -> dict[str, Any]:
         log.error("could not start: %s", err, exc_info=err)
     else:
         log.warning("could not start: %s", err)
-    out = {
-        "backend": cfg.backend,
-        "precision": cfg.precision,
-        "label": cfg.label,
-        "status": "failed",
-        "steps": 0,
-        "warnings": [note.text],
-        "warning_keys": [note.to_dict()],
-        "error": note.text,
-    }
-    if detail:
-        out["error_detail"] = detail
-    return out
+    return Summary.failed(
+        label=cfg.label, backend=cfg.backend, precision=cfg.precision, note=note, detail=detail
+    )
 
 
 def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .summary import Summary
 
 STATUSES = ("completed", "stopped", "diverged", "failed")
 
@@ -64,13 +67,25 @@ class EvalEvent(_Event):
 
 @dataclass
 class RunFinished(_Event):
-    """A run ended; `summary` carries the DESIGN.md summary keys."""
+    """A run ended; `summary` (mpdemo.summary.Summary) carries the DESIGN.md summary keys."""
 
     run_id: str
     label: str
     status: str
-    summary: dict[str, Any]
+    summary: Summary
     kind: Literal["end"] = "end"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: the summary as its JSON form, not as a dataclass's fields."""
+        from .summary import plain
+
+        return {
+            "run_id": self.run_id,
+            "label": self.label,
+            "status": self.status,
+            "summary": plain(self.summary),
+            "kind": self.kind,
+        }
 
 
 @dataclass

@@ -85,6 +85,9 @@ def runs_document(runs: list[dict[str, Any]], machine: dict[str, Any] | None = N
         from .profile import machine_info  # imports torch: only writers that trained call this
 
         machine = machine_info()
+    from .summary import plain  # a run's Summary goes into the file as its JSON form
+
+    runs = [{**r, "summary": plain(r["summary"])} for r in runs]
     return {"version": FORMAT_VERSION, "machine": machine, "runs": runs}
 
 

@@ -399,7 +399,7 @@ def test_saved_bytes_count_step_one_only_and_never_leave_hooks(small_cfg):
 
 
 def test_loss_scale_and_speedups_are_shown_exactly():
-    from mpdemo.cli import add_speedups, scale_text, speedup_text
+    from mpdemo.summary import scale_text, speedup_text, with_speedups
     from mpdemo.ui.session import speedup_cell
 
     assert scale_text(65536.0) == "65536"
@@ -414,7 +414,7 @@ def test_loss_scale_and_speedups_are_shown_exactly():
         {"backend": "accelerate", "precision": "bf16", "samples_per_s": 120.0,
          "effective_dtype": "bf16"},
     ]  # fmt: skip
-    add_speedups(runs)
+    runs = with_speedups(runs)
     assert speedup_text(runs[1]) == "≈1.0x (same maths as fp32)"
     assert speedup_text(runs[2]) == "1.20x"
     assert speedup_cell(runs[1], "es") == "≈1,0× (las mismas cuentas que fp32)"

@@ -24,6 +24,7 @@ from ..precision import (
 )
 from ..profile import SavedBytes
 from ..registry import BACKENDS, PRECISIONS
+from ..summary import Summary
 from .hooks import StepHooks
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ class Recorder(StepHooks):
         self.error_detail = "".join(traceback.format_exception(err))
         self.log.error("failed: %s", err, exc_info=err)
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> Summary:
         """Build the summary, emit RunFinished, return the summary."""
         self._close_saved()  # a step that raised between begin() and lap() must not leave hooks
         if self._probe is not None:
@@ -250,8 +251,8 @@ class Recorder(StepHooks):
             ]
         return [Note("dtype_mismatch", {"requested": requested, "effective": effective})]
 
-    def summary(self, status: str) -> dict[str, Any]:
-        """The DESIGN.md summary keys, plus a few more (label, tokens/s, memory kind...)."""
+    def summary(self, status: str) -> Summary:
+        """What the run measured (mpdemo.summary.Summary)."""
         warm = self.times[self.cfg.warmup_steps :] or self.times
         mean_step = statistics.fmean(warm) if warm else None
         effective = dtype_name(self.effective_dtype)
@@ -262,48 +263,40 @@ class Recorder(StepHooks):
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
         tokens = self.prep.tokens_per_sample
-        out: dict[str, Any] = {
-            "label": self.cfg.label,
-            "backend": self.cfg.backend,
-            "precision": self.cfg.precision,
-            "device": str(self.device),
-            "model": self.cfg.model,
-            "dataset": "random" if self.prep.task == "regression" else self.cfg.dataset,
-            "requested_dtype": self.cfg.precision,
-            "effective_dtype": effective,
-            "params": self.prep.params,
-            "steps": self.step,
-            "skipped_steps": self.skipped,
-            "final_loss": self.losses[-1] if self.losses else None,
-            "mean_step_s": mean_step,
-            "samples_per_s": self.cfg.batch_size / mean_step if mean_step else None,
-            "tokens_per_s": self.cfg.batch_size * tokens / mean_step
-            if mean_step and tokens
-            else None,
-            "step_time_cv": cv,  # the run's own noise: stdev / mean of its timed steps
-            "saved_activation_bytes": self.saved_activation_bytes,
-            "peak_mem_bytes": int(peak) if peak is not None else None,
-            "peak_mem_kind": "cuda max_memory_allocated" if peak is not None else None,
-            "final_loss_scale": next((s for s in reversed(self.scales) if s is not None), None),
-            "status": status,
-            "train_rows": self.prep.train_rows,
-            "eval_rows": self.prep.eval_rows,
-            "processes": self.processes,
-            "elapsed_s": time.perf_counter() - self._start if self._start else 0.0,
-            "warnings": [n.text for n in notes],
-            "warning_keys": [n.to_dict() for n in notes],
-        }
-        if self.error_detail:
-            out["error_detail"] = self.error_detail
-        if self.fp8_audit is not None:  # fp8: which Linear layers ran as Float8Linear
-            out["fp8_audit"] = self.fp8_audit
-        for key, value in self.metrics.items():
-            out[f"eval_{key}" if not key.startswith("eval_") else key] = value
-        if self.prep.task == "cls":
-            out.setdefault("eval_accuracy", None)
-        else:
-            out.setdefault("eval_loss", None)
-        return out
+        bs = self.cfg.batch_size
+        return Summary(
+            label=self.cfg.label,
+            backend=self.cfg.backend,
+            precision=self.cfg.precision,
+            device=str(self.device),
+            model=self.cfg.model,
+            dataset="random" if self.prep.task == "regression" else self.cfg.dataset,
+            requested_dtype=self.cfg.precision,
+            effective_dtype=effective,
+            params=self.prep.params,
+            steps=self.step,
+            skipped_steps=self.skipped,
+            final_loss=self.losses[-1] if self.losses else None,
+            mean_step_s=mean_step,
+            samples_per_s=bs / mean_step if mean_step else None,
+            tokens_per_s=bs * tokens / mean_step if mean_step and tokens else None,
+            step_time_cv=cv,
+            saved_activation_bytes=self.saved_activation_bytes,
+            peak_mem_bytes=int(peak) if peak is not None else None,
+            peak_mem_kind="cuda max_memory_allocated" if peak is not None else None,
+            final_loss_scale=next((s for s in reversed(self.scales) if s is not None), None),
+            status=status,
+            train_rows=self.prep.train_rows,
+            eval_rows=self.prep.eval_rows,
+            processes=self.processes,
+            elapsed_s=time.perf_counter() - self._start if self._start else 0.0,
+            warnings=[n.text for n in notes],
+            warning_keys=[n.to_dict() for n in notes],
+            eval_loss=self.metrics.get("loss"),
+            eval_accuracy=self.metrics.get("accuracy"),
+            error_detail=self.error_detail,
+            fp8_audit=self.fp8_audit,
+        )
 
 
 def accuracy(preds: list[int], labels: list[int]) -> tuple[float, str]:

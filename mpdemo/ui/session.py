@@ -6,7 +6,6 @@ lines. It only ever holds events and summaries, never torch objects.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import shutil
@@ -21,6 +20,7 @@ import pandas as pd
 from ..config import RunConfig
 from ..messages import MpdemoError
 from ..recorded import Recording, compact, parse_document
+from ..summary import Summary, scale_text, with_speedups, write_csv, write_json
 from .i18n import message, t
 from .plots import Series
 
@@ -199,13 +199,9 @@ class Session:
         return False
 
     # --- renderers ----------------------------------------------------------------------
-    def summaries(self) -> list[dict[str, Any]]:
-        """Copies of the finished runs' summaries with speedup_vs_fp32 added."""
-        from ..cli import add_speedups
-
-        out = [copy.deepcopy(r["summary"]) for r in self.runs]
-        add_speedups(out)
-        return out + self.recorded_summaries()
+    def summaries(self) -> list[Summary]:
+        """The finished runs' summaries with speedup_vs_fp32, then the loaded files' runs."""
+        return with_speedups(r["summary"] for r in self.runs) + self.recorded_summaries()
 
     def table(self, lang: str) -> pd.DataFrame:
         """The summary table in `lang`: one row per finished run."""
@@ -213,8 +209,6 @@ class Session:
 
     def write_files(self) -> dict[str, str]:
         """Write every run this session finished as CSV and JSON (the CLI's formats)."""
-        from ..cli import write_csv, write_json
-
         if not self.history:
             return {}
         if self.outdir is None:
@@ -227,7 +221,9 @@ class Session:
         for r in self.history:
             summary = r["summary"]
             if several:  # the same label from two trainings: name the training in the files
-                summary = {**summary, "label": f"#{r['grid']} {summary.get('label', '')}"}
+                summary = Summary.from_dict(summary).replace(
+                    label=f"#{r['grid']} {summary['label']}"
+                )
             runs.append(
                 {
                     "config": r["config"],
@@ -306,21 +302,24 @@ class Session:
                 )
         return out
 
-    def recorded_summaries(self) -> list[dict[str, Any]]:
+    def recorded_summaries(self) -> list[Summary]:
         """Each loaded run's summary under its page label, with speed-ups within its own file."""
-        from ..cli import add_speedups
-
-        out: list[dict[str, Any]] = []
+        out: list[Summary] = []
         for r in self.recordings:
-            rows = []
-            for lab, run in zip(r.labels, r.recording.runs, strict=True):
-                rows.append(
-                    {**copy.deepcopy(run["summary"]), "label": lab, "machine": r.recording.tag}
-                )
+            rows = [
+                Summary.from_dict(run["summary"]).replace(label=lab, machine=r.recording.tag)
+                for lab, run in zip(r.labels, r.recording.runs, strict=True)
+            ]
             # fp32 of the same backend and model in the same file: a GPU check holds two models.
-            for model in dict.fromkeys(s.get("model") for s in rows):
-                add_speedups([s for s in rows if s.get("model") == model])
-            out += rows
+            by_model: dict[Any, list[Summary]] = {}
+            for s in rows:
+                by_model.setdefault(s.model, []).append(s)
+            faster = {
+                id(s): f
+                for g in by_model.values()
+                for s, f in zip(g, with_speedups(g), strict=True)
+            }
+            out += [faster[id(s)] for s in rows]
         return out
 
     def clear(self) -> None:
@@ -535,9 +534,7 @@ def summary_table(summaries: list[dict[str, Any]], lang: str) -> pd.DataFrame:
             elif key == "speedup_vs_fp32":
                 row.append(speedup_cell(s, lang))
             elif key == "final_loss_scale":
-                from ..cli import scale_text  # the CLI's exact form: 65536, 2^20, 0.5
-
-                row.append(scale_text(v) if v is not None else "")
+                row.append(scale_text(v) if v is not None else "")  # exact: 65536, 2^20, 0.5
             elif key in ("params", "steps", "skipped_steps"):
                 row.append(int(v) if v is not None else None)
             elif key in TEXT_COLUMNS:

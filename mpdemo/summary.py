@@ -1,0 +1,246 @@
+"""One run's result as a type, and the writers that put runs in files (CSV, runs JSON).
+
+The engine builds a `Summary` in two places (a run that trained, `Recorder.summary`; a run that
+could not start, `Summary.failed`) from this one declaration, so every run has the same keys.
+A Summary reads as the mapping it was before it had a type (`s["final_loss"]`, `s.get(...)`,
+`dict(s)`), so scripts written against that dict keep working; `to_dict()` is its JSON form.
+No torch, no gradio: the CLI's table and the app's file readers use it before any training.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+# Keys a summary has only when they apply: left out of to_dict() while None, so a completed
+# run's JSON has no "error" and a run that could not start carries no traceback it never had.
+# A language model has no accuracy: its summary has no "eval_accuracy" key (DESIGN.md).
+_ONLY_WHEN_SET = frozenset(
+    {
+        "eval_accuracy",
+        "error",
+        "error_detail",
+        "fp8_audit",
+        "speedup_vs_fp32",
+        "speedup_same_maths",
+        "machine",
+    }
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary(Mapping[str, Any]):
+    """What one run measured: the end event carries it, the table shows it, the files hold it."""
+
+    label: str
+    backend: str
+    precision: str
+    device: str | None = None
+    model: str | None = None
+    dataset: str | None = None  # "random" for the regression recipe's tensors
+    requested_dtype: str | None = None
+    effective_dtype: str | None = None  # what the weights' gradients and matmuls really ran in
+    params: int | None = None
+    steps: int = 0
+    skipped_steps: int = 0
+    final_loss: float | None = None
+    mean_step_s: float | None = None  # warm-up steps left out
+    samples_per_s: float | None = None
+    tokens_per_s: float | None = None
+    step_time_cv: float | None = None  # the run's own noise: stdev / mean of its timed steps
+    saved_activation_bytes: int | None = None  # kept for backward in one step, any device
+    peak_mem_bytes: int | None = None  # CUDA only: torch.cuda.max_memory_allocated
+    peak_mem_kind: str | None = None
+    final_loss_scale: float | None = None
+    status: str = "completed"  # completed | stopped | diverged | failed
+    train_rows: int | None = None
+    eval_rows: int | None = None
+    processes: int = 1
+    elapsed_s: float | None = None
+    warnings: list[str] = field(default_factory=list)  # English sentences
+    warning_keys: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"key", "args"}: any language
+    eval_loss: float | None = None
+    # Only when they apply (see _ONLY_WHEN_SET):
+    eval_accuracy: float | None = None  # classifiers that were evaluated
+    error: str | None = None  # a run that could not start: why, in one line
+    error_detail: str | None = None  # a traceback, for a bug (never for bad input)
+    fp8_audit: dict[str, Any] | None = None  # fp8: which Linear layers ran as Float8Linear
+    speedup_vs_fp32: float | None = None  # with_speedups: samples/s over its backend's fp32 run
+    speedup_same_maths: bool | None = None  # ran in fp32 anyway and within the noise: ≈1.0×
+    machine: str | None = None  # a recorded run's machine tag ("H200")
+    extra: dict[str, Any] = field(default_factory=dict)  # a file's keys this version lacks
+
+    # --- the mapping it reads as ------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: every key, in the order of the declaration, then a file's extra keys."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "extra":
+                continue
+            value = getattr(self, f.name)
+            if value is None and f.name in _ONLY_WHEN_SET:
+                continue
+            out[f.name] = list(value) if isinstance(value, list) else value
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
+
+    def replace(self, **changes: Any) -> Summary:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    # --- builders -----------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Summary:
+        """A summary from its JSON form (a runs file, the browser's store); unknown keys kept."""
+        if isinstance(data, Summary):
+            return data
+        names = {f.name for f in fields(cls)} - {"extra"}
+        known = {k: v for k, v in data.items() if k in names}
+        backend, precision = str(data.get("backend") or ""), str(data.get("precision") or "")
+        known.setdefault("label", f"{backend} · {precision}")
+        known.update(backend=backend, precision=precision)
+        for key in ("warnings", "warning_keys"):
+            known[key] = list(known.get(key) or [])
+        extra = {k: v for k, v in data.items() if k not in names}
+        return cls(**known, extra=extra)
+
+    @classmethod
+    def failed(
+        cls,
+        *,
+        label: str,
+        backend: str,
+        precision: str,
+        note: Any,
+        detail: str | None = None,
+    ) -> Summary:
+        """A run that could not even start (bad model, unreachable Hub...): why, and no figures."""
+        return cls(
+            label=label,
+            backend=backend,
+            precision=precision,
+            status="failed",
+            warnings=[note.text],
+            warning_keys=[note.to_dict()],
+            error=note.text,
+            error_detail=detail,
+        )
+
+
+# --- speed-ups: a run against its backend's fp32 run ---------------------------------------------
+
+
+def with_speedups(summaries: Iterable[Mapping[str, Any]]) -> list[Summary]:
+    """The summaries with speedup_vs_fp32: samples/s over the same backend's fp32 run.
+
+    A run that computed in fp32 anyway (fp16 through Accelerate on a CPU) and lands within the
+    fp32 run's own step-to-step noise gets `speedup_same_maths`: it is shown as ≈1.0×, not a gain.
+    """
+    runs = [Summary.from_dict(s) for s in summaries]
+    base = {s.backend: s for s in runs if s.precision == "fp32" and s.samples_per_s}
+    out = []
+    for s in runs:
+        ref = base.get(s.backend)
+        b = ref.samples_per_s if ref else None
+        v = s.samples_per_s / b if b and s.samples_per_s else None
+        same = s.precision != "fp32" and s.effective_dtype == "fp32"
+        noise = max(0.05, (ref.step_time_cv if ref else None) or 0.10)
+        same_maths = bool(same and v is not None and abs(v - 1.0) <= noise)
+        out.append(s.replace(speedup_vs_fp32=v, speedup_same_maths=same_maths))
+    return out
+
+
+def speedup_text(
+    s: Mapping[str, Any], same_maths: str = "same maths as fp32", times: str = "x"
+) -> str:
+    """'2.13x', or '≈1.0x (same maths as fp32)' for a same-maths run within the noise; '-'."""
+    v = s.get("speedup_vs_fp32")
+    if s.get("speedup_same_maths"):
+        return f"≈1.0{times} ({same_maths})"
+    return f"{v:.2f}{times}" if v else "-"
+
+
+def scale_text(v: float | None) -> str:
+    """A loss scale exactly: 65536, 0.5; powers of two from 2^20 up as 2^k."""
+    if v is None:
+        return "-"
+    if v > 0 and math.isfinite(v):
+        exp = math.log2(v)
+        if exp == int(exp) and exp >= 20:
+            return f"2^{int(exp)}"
+        if v == int(v):
+            return str(int(v))
+    return repr(float(v))
+
+
+# --- writers -------------------------------------------------------------------------------------
+
+STEP_FIELDS = [
+    "run",
+    "backend",
+    "precision",
+    "step",
+    "loss",
+    "loss_scale",
+    "skipped",
+    "step_time_s",
+    "samples_per_s",
+    "tokens_per_s",
+    "lr",
+    "elapsed_s",
+    # The run's memory, on each of its rows (one figure per run): activations kept for backward
+    # in one step, and on CUDA the allocator's peak.
+    "saved_activation_bytes",
+    "peak_mem_bytes",
+]
+
+
+def write_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
+    """One row per step of every run."""
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=STEP_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in runs:
+            s = r["summary"]
+            for step in r.get("steps", []):
+                w.writerow(
+                    {
+                        **step,
+                        "run": s["label"],
+                        "backend": s["backend"],
+                        "precision": s["precision"],
+                        "saved_activation_bytes": s.get("saved_activation_bytes"),
+                        "peak_mem_bytes": s.get("peak_mem_bytes"),
+                    }
+                )
+
+
+def write_json(
+    path: str | Path, runs: list[dict[str, Any]], machine: dict[str, Any] | None = None
+) -> None:
+    """{"version", "machine": the profile of the machine that ran them, "runs": [...]}"""
+    from .recorded import write_runs  # the one writer: the app and bench/gpu_check.py use it too
+
+    write_runs(path, runs, machine)
+
+
+def plain(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary as a plain dict (JSON, the browser's store), whichever form it came in."""
+    return summary.to_dict() if isinstance(summary, Summary) else dict(summary)
