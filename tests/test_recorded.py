@@ -113,7 +113,7 @@ def test_a_recording_fills_plots_and_table_with_its_own_speedups(cli_json: Path)
     other = copy.deepcopy(rec)
     other.digest = "another file"
     assert s.add_recording(other) == [f"{lab} (2)" for lab in labels]
-    assert len(s.table("en")) == 4
+    assert len(s.table("en").data) == 4
 
 
 def test_recorded_lines_get_their_own_colours() -> None:
@@ -167,7 +167,7 @@ def test_stored_runs_come_back_in_a_new_session_and_tampering_restores_nothing(
     assert other.restore(bad) == 0 and not other.history and not other.recordings
     assert Session().restore("nothing stored") == 0
     s.clear()
-    assert s.stored() is None and not s.plot_labels() and s.table("en").empty
+    assert s.stored() is None and not s.plot_labels() and s.table("en").data.empty
 
 
 def test_what_the_browser_keeps_stays_small(cli_json: Path) -> None:

@@ -242,6 +242,30 @@ def test_warnings_render_in_the_page_language() -> None:
     assert en["warnings"][0] == "stopped after 3 of 8 steps"
 
 
+def test_summary_numbers_are_shown_in_the_page_language_and_stay_numbers() -> None:
+    import gradio as gr
+
+    summary = {"label": "torch · fp32", "backend": "torch", "precision": "fp32",
+               "status": "completed", "params": 191874, "final_loss": 0.69314,
+               "mean_step_s": 0.0213, "samples_per_s": 1523.4}  # fmt: skip
+    session = Session()
+    session.runs = [{"summary": summary}]
+    shown = {}
+    for lang in ("en", "es", "pt"):
+        sent = gr.Dataframe(interactive=False).postprocess(session.table(lang))
+        row = dict(zip(sent.headers, sent.metadata["display_value"][0], strict=True))
+        shown[lang] = row
+        # The cells themselves stay numbers: the table sorts by value, not by text.
+        assert (
+            dict(zip(sent.headers, sent.data[0], strict=True))[i18n.t("col_loss", lang)] == 0.6931
+        )
+    assert shown["en"][i18n.t("col_loss", "en")] == "0.6931"
+    assert shown["en"][i18n.t("col_params", "en")] == "191,874"
+    assert shown["es"][i18n.t("col_loss", "es")] == "0,6931"
+    assert shown["es"][i18n.t("col_samples", "es")] == "1.523"
+    assert shown["pt"][i18n.t("col_step_ms", "pt")] == "21,3"
+
+
 def test_slice_rows_match_datasets_arithmetic() -> None:
     from datasets import ReadInstruction
 
@@ -369,7 +393,7 @@ def test_a_failed_run_shows_in_the_table_and_status_and_keeps_earlier_downloads(
     first_files = session.write_files()
     session.begin(cfgs[1:])  # a later training whose run fails to prepare
     session.apply(failed_event(cfgs[1], ConfigError("load_failed", value="x", detail="gone"), 0))
-    table = session.table("es")
+    table = session.table("es").data
     assert table["estado"].tolist() == ["falló"]
     assert "no se pudo cargar 'x': gone" in table["avisos"][0]
     assert "falló: no se pudo cargar" in status_text(session, "es", finished=True)

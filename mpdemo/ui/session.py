@@ -11,9 +11,10 @@ import math
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -23,6 +24,9 @@ from ..recorded import Recording, compact, parse_document
 from ..summary import Summary, scale_text, with_speedups, write_csv, write_json
 from .i18n import message, t
 from .plots import Series
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
 
 # What a browser keeps of a visitor's runs (gr.BrowserState, localStorage): thinned steps, and
 # at most about this many characters of JSON (localStorage holds ~5 MB per site, encrypted and
@@ -203,9 +207,9 @@ class Session:
         """The finished runs' summaries with speedup_vs_fp32, then the loaded files' runs."""
         return with_speedups(r["summary"] for r in self.runs) + self.recorded_summaries()
 
-    def table(self, lang: str) -> pd.DataFrame:
-        """The summary table in `lang`: one row per finished run."""
-        return summary_table(self.summaries(), lang)
+    def table(self, lang: str) -> Styler:
+        """The summary table as the page shows it in `lang`: one row per finished run."""
+        return shown_table(summary_table(self.summaries(), lang), lang)
 
     def write_files(self) -> dict[str, str]:
         """Write every run this session finished as CSV and JSON (the CLI's formats)."""
@@ -512,7 +516,25 @@ def speedup_cell(s: dict[str, Any], lang: str) -> str:
     return f"{number(v, lang, '.2f')}×" if v is not None else ""
 
 
-def summary_table(summaries: list[dict[str, Any]], lang: str) -> pd.DataFrame:
+def number_cell(value: Any, lang: str) -> str:
+    """A table number as `lang` writes it: "1.523" and "0,6931" in Spanish, whole floats whole."""
+    from .i18n import number
+
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        value = int(value)
+    return number(value, lang, ",")
+
+
+def shown_table(table: pd.DataFrame, lang: str) -> Styler:
+    """The table with its numbers in `lang`'s digits; the cells stay numbers, so columns sort.
+
+    gr.Dataframe (6.31) shows a pandas Styler's formatted text when it is not interactive.
+    """
+    numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]
+    return table.style.format(lambda v: number_cell(v, lang), subset=numeric, na_rep="")
+
+
+def summary_table(summaries: list[Mapping[str, Any]], lang: str) -> pd.DataFrame:
     """One row per summary; numbers rounded, statuses and warnings in `lang`."""
     # Classifiers report accuracy (and a loss); LMs only a loss: one "eval" column either way.
     by_accuracy = any(s.get("eval_accuracy") is not None for s in summaries) or not summaries

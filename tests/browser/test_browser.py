@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -233,6 +234,9 @@ def test_language_switch_relabels_the_page(page) -> None:
     )
     assert "Pérdida" in page.inner_text("#loss-plot")
     assert page.evaluate(BROKEN_WORDS_JS) == []  # "pérdid a" no more
+    # The table's numbers in Spanish digits: the final loss reads "0,69...", not "0.69...".
+    spanish = page.inner_text("#summary")
+    assert re.search(r"\b0,\d{2}", spanish) and not re.search(r"\b0\.\d{2}", spanish), spanish
     page.locator("#lang").get_by_label("English").check()
     page.wait_for_function(
         "() => document.querySelector('#start-btn')?.innerText.includes('Train')",
