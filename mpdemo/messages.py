@@ -16,7 +16,13 @@ EN: dict[str, str] = {
     # --- bad input -------------------------------------------------------------------------
     "unknown_choice": "{field} must be one of {allowed}; got {value!r}",
     "bad_number": "{field} must be {rule}; got {value!r}",
-    "empty_choice": "choose at least one {field} ({allowed})",
+    # A bad_number's `rule` is one of these, nested ({"key", "args"}): a page says it in its
+    # own language, numbers its own way ("from 1 to 20.000" in Spanish).
+    "rule_whole": "a whole number from {lo:,} to {hi:,}",
+    "rule_above": "a number above {lo} and at most {hi}",
+    "rule_text": "a non-empty text",
+    "rule_on_off": "on or off",
+    "empty_choice": "{field}: choose at least one ({allowed})",
     "text_too_long": "{field} is {length} characters long; at most {limit} are allowed",
     "bad_slice": (
         "{value!r} is not a valid slice: use the datasets split syntax, e.g. "
@@ -148,6 +154,10 @@ EN: dict[str, str] = {
     "fit_steps": (
         "{asked} steps per run would take about {full} here: running {steps} steps per run so "
         "the comparison takes about a minute (set the steps to run more)"
+    ),
+    "fit_steps_min": (
+        "{asked} steps per run would take about {full} here: running {steps} steps per run, the "
+        "fewest that draw a curve worth reading; even so the comparison takes longer than a minute"
     ),
     "mem_less": (
         "{label} kept {pct:.0f}% less activation memory for backward than fp32 "

@@ -648,30 +648,35 @@ def run_speed_notes(
     """How fast each non-fp32 run stepped vs its backend's fp32 run: the runs' own measurement.
 
     After a grid these replace the calibration's sentences (a shared machine's load can change
-    between the calibration and the runs). A ratio within twice the runs' standard error (and
-    10%) is called the same speed. Runs that computed in fp32 anyway are left to the dtype audit.
+    between the calibration and the runs). Typical steps (medians) are compared; a ratio within
+    twice the runs' standard error (and 10%) is called the same speed. Runs that computed in
+    fp32 anyway are left to the dtype audit.
     """
+    from .summary import step_noise, typical_step_s
+
     m = machine or machine_info()
     base = {
         s.get("backend"): s
         for s in summaries
-        if s.get("precision") == "fp32" and s.get("mean_step_s") and s.get("status") != "failed"
+        if s.get("precision") == "fp32" and typical_step_s(s) and s.get("status") != "failed"
     }
     out: list[Note] = []
     for s in summaries:
         ref = base.get(s.get("backend"))
-        if s.get("precision") == "fp32" or ref is None or not s.get("mean_step_s"):
+        step = typical_step_s(s)
+        if s.get("precision") == "fp32" or ref is None or not step:
             continue
         if s.get("effective_dtype") == "fp32" or s.get("status") == "failed":
             continue
-        ratio = s["mean_step_s"] / ref["mean_step_s"]
-        noise = max(0.10, 2 * (_stderr(s) ** 2 + _stderr(ref) ** 2) ** 0.5)
+        ref_step = typical_step_s(ref)
+        ratio = step / ref_step
+        noise = max(0.10, 2 * (step_noise(s) ** 2 + step_noise(ref) ** 2) ** 0.5)
         device = str(s.get("device") or "cpu").split(":")[0]
         args = {
             "label": s.get("label"),
             "base": ref.get("label"),
-            "ms": s["mean_step_s"] * 1000,
-            "fp32_ms": ref["mean_step_s"] * 1000,
+            "ms": step * 1000,
+            "fp32_ms": ref_step * 1000,
             "why": hardware_reason(m, s.get("precision", ""), device),
         }
         if abs(ratio - 1.0) <= noise:
@@ -681,13 +686,6 @@ def run_speed_notes(
         else:
             out.append(Note("run_faster", {**args, "ratio": 1.0 / ratio}))
     return out
-
-
-def _stderr(summary: dict[str, Any]) -> float:
-    """Relative standard error of a run's mean step time (its per-step spread over sqrt(n))."""
-    cv = summary.get("step_time_cv")
-    n = max(1, (summary.get("steps") or 1) - 3)
-    return (cv if cv is not None else 0.25) / n**0.5
 
 
 def memory_notes(summaries: list[dict[str, Any]]) -> list[Note]:
@@ -912,11 +910,12 @@ def plan_grid(
     notes: list[Note] = []
     if steps is not None:
         full = GridEstimate(configs, cal).remaining_s() or 0.0
+        fitted = GridEstimate([c.replace(steps=steps) for c in configs], cal).remaining_s()
+        # At the fewest steps a grid may still run long (fp16 on a CPU without fp16 kernels):
+        # then the note must not promise a minute next to an estimate of five.
+        key = "fit_steps" if (fitted or 0.0) <= fit_s * 1.25 else "fit_steps_min"
         notes.append(
-            Note(
-                "fit_steps",
-                {"asked": configs[0].steps, "full": duration_text(full), "steps": steps},
-            )
+            Note(key, {"asked": configs[0].steps, "full": duration_text(full), "steps": steps})
         )
         configs = [c.replace(steps=steps) for c in configs]
     estimate = GridEstimate(configs, cal)

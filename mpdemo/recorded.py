@@ -40,6 +40,7 @@ _SUMMARY_NUMBERS = (
     "eval_accuracy",
     "eval_loss",
     "mean_step_s",
+    "median_step_s",
     "samples_per_s",
     "tokens_per_s",
     "peak_mem_bytes",

@@ -50,9 +50,14 @@ class Summary(Mapping[str, Any]):
     skipped_steps: int = 0
     final_loss: float | None = None
     mean_step_s: float | None = None  # warm-up steps left out
-    samples_per_s: float | None = None
+    # The typical step: the median of the timed steps. A stall of another process (a browser
+    # drawing the plots on the same two cores) lands on a few steps; it moved the mean by up
+    # to 2x and flipped the page's verdict between identical runs, the median by a few %.
+    median_step_s: float | None = None
+    samples_per_s: float | None = None  # batch / median step (/ mean step in older files)
     tokens_per_s: float | None = None
-    step_time_cv: float | None = None  # the run's own noise: stdev / mean of its timed steps
+    step_time_cv: float | None = None  # stdev / mean of the timed steps (stalls included)
+    step_time_mad: float | None = None  # median absolute deviation / median: the steps' spread
     saved_activation_bytes: int | None = None  # kept for backward in one step, any device
     peak_mem_bytes: int | None = None  # CUDA only: torch.cuda.max_memory_allocated
     peak_mem_kind: str | None = None
@@ -147,6 +152,22 @@ class Summary(Mapping[str, Any]):
 # --- speed-ups: a run against its backend's fp32 run ---------------------------------------------
 
 
+def typical_step_s(s: Mapping[str, Any]) -> float | None:
+    """A run's typical step in seconds: the median of its timed steps (the mean in older files)."""
+    return s.get("median_step_s") or s.get("mean_step_s")
+
+
+def step_noise(s: Mapping[str, Any]) -> float:
+    """Relative standard error of typical_step_s: how far a re-run's figure could land."""
+    n = max(1, (s.get("steps") or 1) - 3)
+    mad = s.get("step_time_mad")
+    if s.get("median_step_s") and mad is not None:
+        # The median's standard error: 1.2533 sigma / sqrt(n), sigma = 1.4826 MAD for normal noise.
+        return 1.858 * mad / n**0.5
+    cv = s.get("step_time_cv")
+    return (cv if cv is not None else 0.25) / n**0.5
+
+
 def with_speedups(summaries: Iterable[Mapping[str, Any]]) -> list[Summary]:
     """The summaries with speedup_vs_fp32: samples/s over the same backend's fp32 run.
 
@@ -161,7 +182,8 @@ def with_speedups(summaries: Iterable[Mapping[str, Any]]) -> list[Summary]:
         b = ref.samples_per_s if ref else None
         v = s.samples_per_s / b if b and s.samples_per_s else None
         same = s.precision != "fp32" and s.effective_dtype == "fp32"
-        noise = max(0.05, (ref.step_time_cv if ref else None) or 0.10)
+        # Within twice the two runs' standard error (at least 5 %): the same speed.
+        noise = max(0.05, 2 * (step_noise(s) ** 2 + step_noise(ref) ** 2) ** 0.5) if ref else 0.1
         same_maths = bool(same and v is not None and abs(v - 1.0) <= noise)
         out.append(s.replace(speedup_vs_fp32=v, speedup_same_maths=same_maths))
     return out

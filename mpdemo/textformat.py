@@ -13,6 +13,7 @@ NumberStyle per locale file (mpdemo/ui/i18n.py).
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 import string
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PLURAL = re.compile(r"plural\((?P<forms>.*)\)", re.S)
+SIG_SPEC = re.compile(r"\.(\d*)g")  # significant digits: the spec the messages use for figures
 
 
 @dataclass(frozen=True)
@@ -32,9 +34,9 @@ class NumberStyle:
 
     def number(self, value: Any, spec: str = "") -> str:
         """`format(value, spec)` with this language's decimal mark and digit grouping."""
-        text = format(value, spec)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            return text
+            return format(value, spec)
+        text = _plain_g(value, spec) or format(value, spec)
         if (self.decimal, self.thousands) == (".", ","):
             return text
         # One pass, so "1,234.5" becomes "1.234,5" rather than "1.234.5".
@@ -68,11 +70,31 @@ class _Formatter(string.Formatter):
     def __init__(self, style: NumberStyle) -> None:
         self.style = style
 
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        # `{value!r}` quotes a text the person typed; a number stays a number, so it is written
+        # the language's way ("-1,5" in Spanish) and reads as repr() did in English.
+        if conversion == "r" and isinstance(value, numbers.Real) and not isinstance(value, bool):
+            return value
+        return super().convert_field(value, conversion)
+
     def format_field(self, value: Any, format_spec: str) -> str:
         plural = PLURAL.fullmatch(format_spec)
         if plural:
             return self.style.plural(value, plural.group("forms"))
         return self.style.number(value, format_spec)
+
+
+def _plain_g(value: numbers.Real, spec: str) -> str | None:
+    """`{x:.3g}` of 1,000 up to a billion as a grouped whole number ("15,600", not "1.56e+04").
+
+    A student reads "15,600 vs 703 ms"; "1.56e+04 vs 703 ms" hides a 22x gap in an exponent.
+    """
+    if SIG_SPEC.fullmatch(spec) is None or not math.isfinite(value):
+        return None
+    text = format(value, spec)
+    if "e" not in text or not 1e3 <= abs(float(text)) < 1e9:
+        return None
+    return format(int(float(text)), ",")
 
 
 ENGLISH = NumberStyle()

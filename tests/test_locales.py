@@ -91,6 +91,17 @@ def test_numbers_in_templates_follow_the_locale() -> None:
     assert text.startswith("'a.b' tiene 1.234.567 parámetros") and "1.000.000" in text
 
 
+def test_a_slow_step_reads_as_milliseconds_not_an_exponent() -> None:
+    # fp16 on a CPU without fp16 kernels: 15,620 ms a step once read "1,57e+04 frente a 703 ms".
+    slower = {"precision": "fp16", "ratio": 22.2, "ms": 15620.4, "fp32_ms": 703.2,
+              "why": {"key": "hw_cpu_lacks", "args": {"isa": "AVX2", "precision": "fp16"}}}  # fmt: skip
+    assert "(15,600 vs 703 ms;" in i18n.message("speed_slower", slower, "en")
+    assert "15.600" in i18n.message("speed_slower", slower, "es")
+    assert i18n.number(999.9, "en", ".3g") == "1,000"
+    assert i18n.number(0.000283, "es", ".3g") == "0,000283"
+    assert i18n.number(1.5e10, "en", ".3g") == "1.5e+10"  # past a billion the exponent reads better
+
+
 def test_counted_strings_take_the_plural_the_count_needs() -> None:
     def done(lang: str, n: int) -> str:
         detail = i18n.t("status_count_completed", lang, count=n)
@@ -207,3 +218,67 @@ def test_every_literal_key_the_code_asks_for_exists() -> None:
         missing += [f"{path.name}: {k}" for k in ui_call.findall(text) if k not in keys]
         missing += [f"{path.name}: {k}" for k in engine_call.findall(text) if k not in EN_MESSAGES]
     assert not missing, missing
+
+
+# Words of the English rules and messages a Spanish or Portuguese page must not show.
+ENGLISH_WORDS = re.compile(r"\b(must|whole number|number above|non-empty|got|from \d)\b")
+
+
+def _refusal(**change: object) -> Exception:
+    from mpdemo.config import Limits, RunConfig
+    from mpdemo.messages import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        RunConfig(**change).validate(Limits())
+    return info.value
+
+
+def test_a_refused_number_reads_wholly_in_the_pages_language() -> None:
+    err = _refusal(steps=0)
+    # The control by its label, the rule in Spanish, numbers the Spanish way.
+    es = i18n.error_text(err, "es")
+    assert es == "Pasos debe ser un número entero de 1 a 20.000; se recibió 0", es
+    pt = i18n.error_text(err, "pt")
+    assert pt == "Passos deve ser um número inteiro de 1 a 20.000; recebido 0", pt
+    assert i18n.error_text(err, "en") == "Steps must be a whole number from 1 to 20,000; got 0"
+    # A refused decimal is written with the language's decimal mark too.
+    lr = i18n.error_text(_refusal(lr=-1.5), "es")
+    assert lr.startswith("Tasa de aprendizaje debe ser") and "-1,5" in lr, lr
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"steps": 0},
+        {"batch_size": 0},
+        {"lr": 0.0},
+        {"seed": -1},
+        {"init_scale": 0.0},
+        {"growth_interval": 0},
+        {"max_length": 1},
+        {"warmup_steps": -1},
+        {"train_slice": " "},
+        {"eval_slice": "x" * 600},
+        {"loss_scaling": "maybe"},
+        {"device": "tpu"},
+    ],
+    ids=lambda c: next(iter(c)),
+)
+@pytest.mark.parametrize("lang", ["es", "pt"])
+def test_no_refused_input_is_half_english(change: dict, lang: str) -> None:
+    from mpdemo.ui import controls
+
+    err = _refusal(**change)
+    text = i18n.error_text(err, lang)
+    assert not ENGLISH_WORDS.search(text), text
+    name = next(iter(change))
+    if name in controls.BY_NAME:  # a control of the Train tab: named by its label there
+        assert text.startswith(i18n.t(controls.BY_NAME[name].label, lang)), text
+        assert not text.startswith(name), text
+
+
+def test_the_cli_keeps_the_engines_english_with_the_field_name() -> None:
+    # mpdemo/cli.py prints str(err): the engine's English, naming the flag's field.
+    assert str(_refusal(steps=0)) == "steps must be a whole number from 1 to 20,000; got 0"
+    assert str(_refusal(lr=0.0)) == "lr must be a number above 0 and at most 100; got 0.0"
+    assert str(_refusal(train_slice="")) == "train_slice must be a non-empty text; got ''"

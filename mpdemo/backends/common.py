@@ -262,6 +262,12 @@ class Recorder(StepHooks):
         # the run: it depends on what ran before it.)
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
+        median = statistics.median(warm) if warm else None
+        mad = (
+            statistics.median(abs(t - median) for t in warm) / median
+            if median and len(warm) > 1
+            else None
+        )
         tokens = self.prep.tokens_per_sample
         bs = self.cfg.batch_size
         return Summary(
@@ -278,9 +284,11 @@ class Recorder(StepHooks):
             skipped_steps=self.skipped,
             final_loss=self.losses[-1] if self.losses else None,
             mean_step_s=mean_step,
-            samples_per_s=bs / mean_step if mean_step else None,
-            tokens_per_s=bs * tokens / mean_step if mean_step and tokens else None,
+            median_step_s=median,
+            samples_per_s=bs / median if median else None,
+            tokens_per_s=bs * tokens / median if median and tokens else None,
             step_time_cv=cv,
+            step_time_mad=mad,
             saved_activation_bytes=self.saved_activation_bytes,
             peak_mem_bytes=int(peak) if peak is not None else None,
             peak_mem_kind="cuda max_memory_allocated" if peak is not None else None,

@@ -21,7 +21,14 @@ import pandas as pd
 from ..config import RunConfig
 from ..messages import MpdemoError
 from ..recorded import Recording, compact, parse_document
-from ..summary import Summary, scale_text, with_speedups, write_csv, write_json
+from ..summary import (
+    Summary,
+    scale_text,
+    typical_step_s,
+    with_speedups,
+    write_csv,
+    write_json,
+)
 from .i18n import message, t
 from .plots import Series
 
@@ -454,7 +461,7 @@ _COLUMNS: list[tuple[str, str, int]] = [
     ("col_status", "status", 100),
     ("col_speedup", "speedup_vs_fp32", 64),
     ("col_samples", "samples_per_s", 74),
-    ("col_step_ms", "mean_step_s", 64),
+    ("col_step_ms", "median_step_s", 64),  # the typical step (the mean in older files)
     ("col_loss", "final_loss", 68),
     ("col_eval", "eval", 70),
     ("col_warnings", "warnings", 300),
@@ -549,8 +556,9 @@ def summary_table(summaries: list[Mapping[str, Any]], lang: str) -> pd.DataFrame
                 row.append(warnings_text(s, lang))
             elif key == "eval":
                 row.append(_num(s.get("eval_accuracy" if by_accuracy else "eval_loss")))
-            elif key == "mean_step_s":
-                row.append(_num(v * 1000.0) if v is not None else None)
+            elif key == "median_step_s":
+                step = typical_step_s(s)
+                row.append(_num(step * 1000.0) if step is not None else None)
             elif key in ("peak_mem_bytes", "saved_activation_bytes"):
                 row.append(_num(v / 2**20, 3) if v is not None else None)
             elif key == "speedup_vs_fp32":
