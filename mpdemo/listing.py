@@ -72,6 +72,11 @@ trainer.train()
 
 MPDEMO_MARK = "mpdemo"  # a comment starting with this marks a line that talks to mpdemo
 
+# Settings the loop reads off prepare()'s result rather than off the run's config: the listing
+# keeps their names (the loop's own words: "the model's own device type, not a hard-coded
+# 'cpu'" must not sit above a hard-coded "cpu"), and the script defines them from `prep`.
+FROM_PREPARED: dict[str, str] = {"device_type": "prep.device.type"}
+
 
 @dataclass(frozen=True)
 class Line:
@@ -364,7 +369,8 @@ def listing(cfg: RunConfig, device: Any = None, task: str | None = None) -> List
     if missing:  # a loop parameter with no setting (or the reverse): the listing would lie
         raise RuntimeError(f"{cfg.backend}: settings() and train_loop disagree on {missing}")
     imports: list[str] = []
-    body = drop_dead_branches(fill_in(loop_source(cfg.backend), values, imports))
+    filled = {k: v for k, v in values.items() if k not in FROM_PREPARED}
+    body = drop_dead_branches(fill_in(loop_source(cfg.backend), filled, imports))
     lines, removed = compare(body, COURSE[cfg.backend])
     return Listing(cfg, device.type, values, body, lines, removed, _unique(imports))
 
@@ -439,13 +445,18 @@ def script_of(lst: Listing) -> str:
     """The reproduce script around a listing: its body is the listing's text, unchanged."""
     cfg = lst.cfg
     pinned = cfg.replace(device=lst.device)  # the device the settings were filled in for
-    inputs = "\n".join(f"{name} = prep.{attr}" for name, attr in input_names(cfg.backend).items())
+    inputs = [f"{name} = prep.{attr}" for name, attr in input_names(cfg.backend).items()]
+    inputs += [  # what the loop reads off prep, with this run's value beside it
+        f"{name} = {FROM_PREPARED[name]}  # {literal(value)} for this run"
+        for name, value in lst.settings.items()
+        if name in FROM_PREPARED
+    ]
     head = SCRIPT_HEAD.format(
         label=cfg.label,
         command=run_command(pinned),
         filename=script_filename(cfg),
         imports="".join(line + "\n" for line in lst.imports),
         config=_config_lines(pinned),
-        inputs=inputs,
+        inputs="\n".join(inputs),
     )
     return head + lst.body

@@ -161,3 +161,19 @@ def test_skipped_steps_do_not_step_the_schedule(small_cfg: RunConfig) -> None:
     skipped = [e.skipped for e in events if e.kind == "step"]
     assert summary["status"] == "completed" and any(skipped) and not all(skipped)
     assert prep.lr_scheduler.last_epoch == skipped.count(False)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
+def test_no_line_contradicts_its_explanation(precision: str) -> None:
+    # The torch loop's comment says "the model's own device type, not a hard-coded 'cpu'": the
+    # line under it must show the name the loop uses, and the script must define that name.
+    lst = L.listing(RunConfig(backend="torch", precision=precision, device="cpu"))
+    explained = [ln for ln in lst.lines if ln.why and "hard-coded" in ln.why]
+    assert explained, "the torch loop's device-type comment is gone: update this test"
+    for ln in explained:
+        assert '"cpu"' not in ln.code and "device_type=device_type" in ln.code, ln.text
+    assert not [ln.code for ln in lst.lines if '"cpu"' in ln.code]  # a name, not a literal
+    script = L.script_of(lst)
+    head, body = script[: -len(lst.body)], lst.body
+    assert 'device_type = prep.device.type  # "cpu" for this run' in head
+    assert "device_type =" not in body  # defined once, above the loop
