@@ -213,7 +213,21 @@ def restore_runs(lang: str, stored: Any, session: Session) -> dict[str, Any]:
     if files:
         out["csv"] = gr.update(value=files["csv"], interactive=True)
         out["json"] = gr.update(value=files["json"], interactive=True)
+    # The restored runs came back with their configs: each can be reproduced, as after Train.
+    out.update(script_updates(session))
     return out
+
+
+def script_updates(session: Session) -> dict[str, Any]:
+    """'Run to reproduce' and 'Python script' for the session's runs (their own configs)."""
+    labels = session.live_labels()
+    if not labels:
+        return {}
+    script = session.script_file(labels[0])
+    return {
+        "script_run": gr.update(choices=labels, value=labels[0]),
+        "script_btn": gr.update(value=script, interactive=script is not None),
+    }
 
 
 def save_runs(session: Session) -> Any:
