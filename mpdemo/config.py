@@ -110,7 +110,7 @@ class RunConfig:
         for name in ("model", "dataset", "train_slice", "eval_slice"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
-                raise ConfigError("bad_number", field=name, rule="a non-empty text", value=value)
+                raise ConfigError("bad_number", field=name, rule=_rule("rule_text"), value=value)
             if len(value) > MAX_TEXT:
                 raise ConfigError("text_too_long", field=name, length=len(value), limit=MAX_TEXT)
         _choice("backend", self.backend, BACKENDS)
@@ -122,11 +122,14 @@ class RunConfig:
         _int_range("growth_interval", self.growth_interval, 1, 1_000_000)
         _int_range("max_length", self.max_length, 8, 4096)
         _int_range("warmup_steps", self.warmup_steps, 0, 1000)
-        _float_range("lr", self.lr, 0.0, 100.0, "a number above 0 and at most 100")
-        _float_range("init_scale", self.init_scale, 0.0, 2.0**64, "a number above 0, at most 2^64")
+        _float_range("lr", self.lr, 0, 100)
+        _float_range("init_scale", self.init_scale, 0, 2.0**64, shown_hi="2^64")
         if not isinstance(self.loss_scaling, bool):
             raise ConfigError(
-                "bad_number", field="loss_scaling", rule="on or off", value=self.loss_scaling
+                "bad_number",
+                field="loss_scaling",
+                rule=_rule("rule_on_off"),
+                value=self.loss_scaling,
             )
         return self
 
@@ -136,14 +139,22 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
         raise ConfigError("unknown_choice", field=name, allowed=", ".join(allowed), value=value)
 
 
+def _rule(key: str, **args: Any) -> dict[str, Any]:
+    # A rule is a message of its own (mpdemo/messages.py), nested in bad_number: the English
+    # reads "steps must be a whole number from 1 to 20,000", a Spanish page says the rule in
+    # Spanish with "20.000".
+    return {"key": key, "args": args}
+
+
 def _int_range(name: str, value: Any, lo: int, hi: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise ConfigError(
-            "bad_number", field=name, rule=f"a whole number from {lo} to {hi}", value=value
+            "bad_number", field=name, rule=_rule("rule_whole", lo=lo, hi=hi), value=value
         )
 
 
-def _float_range(name: str, value: Any, lo: float, hi: float, rule: str) -> None:
+def _float_range(name: str, value: Any, lo: int, hi: float, shown_hi: str | None = None) -> None:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not ok or not math.isfinite(value) or not lo < value <= hi:
+        rule = _rule("rule_above", lo=lo, hi=hi if shown_hi is None else shown_hi)
         raise ConfigError("bad_number", field=name, rule=rule, value=value)

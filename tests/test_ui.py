@@ -187,13 +187,13 @@ def test_one_training_at_a_time_others_wait_in_the_queue(app_url: str) -> None:
     [
         ({"train_slice": "train[:abc]"}, r"not a valid slice"),
         ({"eval_slice": "test[:10]"}, r"no split 'test'"),
-        ({"backends": []}, r"choose at least one backend"),
-        ({"precisions": []}, r"choose at least one precision"),
-        ({"lr": -1.0}, r"lr must be"),
+        ({"backends": []}, r"Backends: choose at least one"),
+        ({"precisions": []}, r"Precisions: choose at least one"),
+        ({"lr": -1.0}, r"Learning rate must be"),
         ({"model": "no/such-model-here"}, r"Hub is not reachable|not found"),
-        # Refused with the CLI's words, never clamped to the nearest allowed value.
-        ({"steps": 0}, r"steps must be a whole number from 1 to"),
-        ({"batch_size": 100000}, r"batch_size must be a whole number from 1 to"),
+        # Refused with the CLI's words (the control named by its label), never clamped.
+        ({"steps": 0}, r"Steps must be a whole number from 1 to"),
+        ({"batch_size": 100000}, r"Batch size must be a whole number from 1 to"),
     ],
 )
 def test_bad_input_errors_quickly(client, changes: dict, pattern: str) -> None:
@@ -530,10 +530,10 @@ def test_an_input_error_stays_in_the_status_until_the_next_click() -> None:
     session = Session()
     frames = train({"steps": 0}, "en", session)
     first = next(frames)
-    assert first["status"].startswith("Not started: steps must be a whole number from 1 to")
+    assert first["status"].startswith("Not started: Steps must be a whole number from 1 to")
     with pytest.raises(gr.Error):
         next(frames)
-    assert idle_status(session, "es").startswith("No se inició: steps debe ser")
+    assert idle_status(session, "es").startswith("No se inició: Pasos debe ser")
     assert idle_status(Session(), "en") == i18n.t("status_idle", "en")
 
 
@@ -598,3 +598,31 @@ def test_view_controls_redraw_a_finished_grid_on_a_wall_clock_axis() -> None:
     assert axes["time"]["x_title"] == "paso" and axes["time"]["x_axis_format"] == "d"
     assert list(redraw(session, "es", 0.3, "step"))[0].keys() >= {"legend", "loss"}  # one update
     assert "sin suavizar" in axes["legend"]
+
+
+def test_a_refused_number_is_said_wholly_in_spanish_in_the_status_and_the_toast() -> None:
+    import gradio as gr
+
+    from mpdemo.ui.train_tab import idle_status, train
+
+    session = Session()
+    frames = train({"steps": 0}, "es", session)
+    want = "Pasos debe ser un número entero de 1 a 20.000; se recibió 0"
+    assert next(frames)["status"] == f"No se inició: {want}"
+    with pytest.raises(gr.Error) as toast:
+        next(frames)
+    assert toast.value.message == want
+    # Switching the page to Portuguese says it again there, named by that page's label.
+    assert idle_status(session, "pt").endswith(
+        "Passos deve ser um número inteiro de 1 a 20.000; recebido 0"
+    )
+    assert idle_status(session, "en").endswith(
+        "Steps must be a whole number from 1 to 20,000; got 0"
+    )
+
+
+def test_an_empty_grid_names_the_box_to_tick_by_its_label(client) -> None:
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match=r"Precisiones: marca al menos una opción \(fp32"):
+        client.predict(api_name="/train", lang="es", precisions=[], steps=4)

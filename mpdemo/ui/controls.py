@@ -282,6 +282,17 @@ VIEW_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if not c.run)
 UI_ONLY = tuple(n for n in NAMES if n not in {f.name for f in dataclasses.fields(RunConfig)})
 
 
+# RunConfig fields set by a control of another name: each run of the grid takes one backend
+# and one precision from the ticked boxes.
+_SET_BY = {"backend": "backends", "precision": "precisions"}
+
+
+def label_key(field: str) -> str | None:
+    """The i18n key of the label of the control that sets `field` (None: no control does)."""
+    c = BY_NAME.get(_SET_BY.get(field, field))
+    return c.label if c is not None else None
+
+
 def defaults() -> dict[str, Any]:
     """Every control's opening value, by name."""
     return {c.name: c.default_value() for c in CONTROLS}

@@ -94,9 +94,25 @@ def number(value: Any, lang: str | None = DEFAULT_LANG, spec: str = "") -> str:
     return LOCALES[norm_lang(lang)].style.number(value, spec)
 
 
+def field_label(field: str, lang: str | None = DEFAULT_LANG) -> str:
+    """How the page names an engine field: the label of the control that sets it, else the name.
+
+    The engine names a field as the CLI's flag does ("steps"); the page says "Pasos".
+    """
+    from .controls import label_key  # here, not above: controls.py imports this module
+
+    key = label_key(field)
+    return t(key, lang) if key is not None else field
+
+
 def message(key: str, args: dict[str, Any], lang: str | None = DEFAULT_LANG) -> str:
-    """An engine message key rendered in `lang`, numbers and plurals the language's way."""
+    """An engine message key rendered in `lang`, numbers and plurals the language's way.
+
+    A `field` argument (bad input) is named by its control's label in `lang`.
+    """
     loc = LOCALES[norm_lang(lang)]
+    if isinstance(args.get("field"), str):
+        args = {**args, "field": field_label(args["field"], lang)}
     return render(key, args, loc.messages, loc.style)
 
 

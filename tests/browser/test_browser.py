@@ -152,7 +152,7 @@ def test_idle_page_stop_is_off_and_a_refused_input_stays_in_the_status(page) -> 
     set_number(page, "steps", "0")  # refused, not clamped to 1
     page.click("#start-btn")
     status = wait_status(page, "Not started", 60)
-    assert "steps must be a whole number from 1 to" in status
+    assert "Steps must be a whole number from 1 to 20,000; got 0" in status  # by its label
     page.wait_for_timeout(6000)  # the error toast fades; the status still says what failed
     assert "Not started" in page.inner_text("#status")
     assert page.locator("#stop-btn").is_disabled()
