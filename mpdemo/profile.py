@@ -359,6 +359,13 @@ def cached_calibration(cfg: Any) -> Calibration | None:
         return _calibrations.get(key)
 
 
+def latest_calibration(device_type: str) -> Calibration | None:
+    """The most recent calibration this process made on a device type ("cpu", "cuda"), if any."""
+    with _lock:
+        recent = [c for c in _calibrations.values() if c.device == device_type]
+    return recent[-1] if recent else None
+
+
 def forget_calibrations() -> None:
     """Drop every cached calibration (the next grid measures again)."""
     with _lock:
@@ -496,6 +503,7 @@ def calibrate(
                 **{**cal.__dict__, "step_s": {**old.step_s, **cal.step_s}},
             )
             cal = Calibration(**{**cal.__dict__, "spread": {**old.spread, **cal.spread}})
+        _calibrations.pop(key, None)  # re-inserted last: the dict's order is recency
         _calibrations[key] = cal
     return cal
 

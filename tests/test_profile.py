@@ -286,6 +286,25 @@ def test_the_fitted_grid_promises_a_minute_only_when_it_fits(small_cfg, monkeypa
     assert ("about a minute" in fit["text"]) == (plan.expected_s <= 75.0), fit["text"]
 
 
+def test_the_note_under_the_precisions_names_what_it_measured(monkeypatch):
+    # After a tiny-bert grid and then a small-bert one, the note said tiny-bert's "9.5x slower"
+    # beside a status saying small-bert's 24x, with no model named in either.
+    from mpdemo.ui.train_tab import precision_note
+
+    def cal(model, fp16_s):
+        c = _cal("cpu", 0.0173, 0.0173, fp16_s)
+        return P.Calibration(**{**c.__dict__, "key": (model, "reviews", 32, 64, "cpu")})
+
+    monkeypatch.setattr(P, "_calibrations", {})
+    assert list(precision_note("en", ["fp32", "fp16"], "cpu")) == [""]  # nothing measured yet
+    for model, fp16_s in (("tiny-bert", 0.165), ("small-bert", 0.42)):
+        P._calibrations[cal(model, fp16_s).key] = cal(model, fp16_s)
+    (note,) = precision_note("en", ["fp32", "fp16"], "cpu")
+    assert note.startswith("Measured on small-bert, batch 32") and "420 vs 17.3 ms" in note
+    (nota,) = precision_note("es", ["fp32", "fp16"], "cpu")
+    assert nota.startswith("Medido con small-bert, lote 32") and "24,3 veces" in nota
+
+
 class _Clock:
     def __init__(self) -> None:
         self.now = 0.0

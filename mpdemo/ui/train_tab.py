@@ -95,15 +95,24 @@ def precision_note(lang: str, precisions: list[str] | None, device: str | None) 
     if "mpdemo.profile" not in sys.modules:  # nothing measured yet: no claim, and no torch
         yield ""
         return
-    from ..profile import cached_calibration, machine_info, speed_note
+    from ..precision import resolve_device
+    from ..profile import latest_calibration, machine_info, speed_note
 
-    cfg = RunConfig(model=DEFAULTS.get("model") or RunConfig().model, device=device or "auto")
-    cal = cached_calibration(cfg)
+    try:
+        cal = latest_calibration(resolve_device(device or "auto").type)
+    except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
+        cal = None
     if cal is None:
         yield ""
         return
-    notes = [speed_note(cal, machine_info(), p) for p in precisions or []]
-    yield "\n\n".join(message(n.key, n.args, lang) for n in notes if n is not None)
+    notes = [n for p in precisions or [] if (n := speed_note(cal, machine_info(), p))]
+    if not notes:
+        yield ""
+        return
+    # Which step was measured: the figures of a tiny-bert grid must not read as small-bert's.
+    model, _dataset, batch, _length, _device = cal.key
+    head = t("precision_note_measured", lang, model=model, batch=batch)
+    yield head + "\n\n" + "\n\n".join(message(n.key, n.args, lang) for n in notes)
 
 
 def fp8_box(lang: str) -> dict[str, Any]:
@@ -831,6 +840,9 @@ def build_train_tab(ctx: Any) -> None:
     ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
     ctx.shared["train_status"] = comps["status"]
     ctx.shared["train_session"] = session
+    # Their changes say the session's runs changed (the Code tab shows those runs' own code).
+    ctx.shared["train_summary"] = comps["summary"]
+    ctx.shared["train_script_run"] = comps["script_run"]
     _wire(ctx, comps, session, lim)
     recorded_ui.wire(ctx, comps, session)
 
@@ -847,7 +859,7 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
     armed = comps["start_btn"].click(
         by_component(comps, arm, armed_out), [session, lang], armed_out, **quiet
     )
-    armed.then(
+    trained = armed.then(
         train_endpoint(comps),
         [*(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
@@ -877,15 +889,17 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
     def note_fn(lang: str, precs: list[str], dev: str) -> Iterator[str]:
         yield from precision_note(norm_lang(lang), precs, dev)
 
+    note_args = ([lang, comps["precisions"], comps["device"]], [comps["precision_note"]])
     for name in ("precisions", "device"):
         comps[name].change(
             note_fn,
-            [lang, comps["precisions"], comps["device"]],
-            [comps["precision_note"]],
+            *note_args,
             concurrency_limit=1,
             api_visibility="undocumented",
             show_progress="hidden",
         )
+    # A Train click measures the step: say what it measured under the boxes, as they promise.
+    trained.then(note_fn, *note_args, api_visibility="undocumented", show_progress="hidden")
     comps["device"].change(
         lambda lang, dev: gr.update(info=precision_info(norm_lang(lang), dev)),
         [lang, comps["device"]],
