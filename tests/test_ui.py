@@ -374,7 +374,7 @@ def test_session_is_fresh_per_browser_session() -> None:
 
 def test_app_py_only_launches() -> None:
     text = (ROOT / "app.py").read_text(encoding="utf-8")
-    assert "build_app()" in text and ".launch()" in text
+    assert "build_app()" in text and ".launch(css=CSS)" in text  # the page's CSS goes in here
     assert not re.search(r"^import (torch|transformers|accelerate|datasets)", text, re.M)
 
 

@@ -20,6 +20,15 @@ from ..config import Limits
 from . import system
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 
+# The page's own CSS; gradio 6 takes it at launch(css=CSS) (app.py), not in gr.Blocks.
+# #status: a refused input fails the training event, so gradio marks the status line (its
+# show_progress_on) with a red "Error" badge and a clear button, centred over the line: they
+# hid the middle of the message. The line says what failed itself and the toast says Error.
+CSS = """
+#status [data-testid="status-tracker"] .error,
+#status [data-testid="status-tracker"] .clear-status { display: none; }
+"""
+
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
 Registered = tuple[gr.components.Component | gr.blocks.BlockContext, dict[str, str]]
 Hook = tuple[Callable[..., Any], list[Any], list[Any]]

@@ -120,6 +120,22 @@ def tick(page, elem_id: str, wanted: set[str], choices: list[str]) -> None:
             box.click()
 
 
+# What of gradio's status tracker shows over a component's text: its visible elements with text
+# or a button, whose box overlaps the text's box.
+COVERING_JS = """sel => {
+    const text = document.querySelector(sel + ' [data-testid=markdown]').getBoundingClientRect();
+    return Array.from(document.querySelectorAll(sel + ' [data-testid=status-tracker] *'))
+        .filter(e => (e.innerText || '').trim() || e.tagName === 'BUTTON')
+        .filter(e => {
+            const r = e.getBoundingClientRect();
+            return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden'
+                && r.left < text.right && r.right > text.left
+                && r.top < text.bottom && r.bottom > text.top;
+        })
+        .map(e => e.outerHTML.slice(0, 80));
+}"""
+
+
 def wait_status(page, text: str, timeout_s: float) -> str:
     """Wait until the status line contains `text`; return it."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -153,6 +169,9 @@ def test_idle_page_stop_is_off_and_a_refused_input_stays_in_the_status(page) -> 
     page.click("#start-btn")
     status = wait_status(page, "Not started", 60)
     assert "Steps must be a whole number from 1 to 20,000; got 0" in status  # by its label
+    # Nothing gradio draws on the status (its red Error badge and clear button, centred on the
+    # line) covers the message: the toast says Error, the line says what to change.
+    assert page.evaluate(COVERING_JS, "#status") == []
     page.wait_for_timeout(6000)  # the error toast fades; the status still says what failed
     assert "Not started" in page.inner_text("#status")
     assert page.locator("#stop-btn").is_disabled()
