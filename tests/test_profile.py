@@ -305,6 +305,31 @@ def test_the_note_under_the_precisions_names_what_it_measured(monkeypatch):
     assert nota.startswith("Medido con small-bert, lote 32") and "24,3 veces" in nota
 
 
+def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
+    # The "watch the scale move" preset is one fp16 run: its "fp16 ran 9.5x slower" vanished
+    # when the grid ended, as no fp32 run was there to compare with.
+    from mpdemo.events import GridPlanned
+    from mpdemo.ui.session import Session
+    from mpdemo.ui.train_tab import status_text
+
+    cal = _cal("cpu", 0.0173, 0.0173, 0.165)
+    note = P.speed_note(cal, PROFILES[0][1], "fp16")
+    session = Session()
+    session.plan = GridPlanned(machine={}, calibration=None, expected_s=1.0,
+                               notes=[note.to_dict()])  # fmt: skip
+    fp16 = {"label": "torch · fp16", "backend": "torch", "precision": "fp16", "status": "completed",
+            "effective_dtype": "fp16", "median_step_s": 0.17, "steps": 50}  # fmt: skip
+    session.runs = [{"summary": fp16, "status": "completed"}]
+    assert note.text in status_text(session, "en", finished=True)
+    fp32 = {**fp16, "label": "torch · fp32", "precision": "fp32", "effective_dtype": "fp32",
+            "median_step_s": 0.0175}  # fmt: skip
+    session.runs = [
+        {"summary": s, "status": "completed"} for s in (fp32, fp16)
+    ]  # with fp32: the runs' own sentence
+    done = status_text(session, "en", finished=True)
+    assert note.text not in done and "torch · fp16 stepped 9.7x slower than torch · fp32" in done
+
+
 class _Clock:
     def __init__(self) -> None:
         self.now = 0.0

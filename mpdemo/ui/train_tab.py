@@ -228,8 +228,21 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         from ..profile import memory_notes, run_speed_notes
 
         summaries = session.summaries()
-        found = [*run_speed_notes(summaries), *memory_notes(summaries)]
-        lines += [message(n.key, n.args, lang) for n in found]
+        speed = run_speed_notes(summaries)
+        said = {n.args["label"] for n in speed}
+        compared = {s.get("precision") for s in summaries if s.get("label") in said}
+        # A precision no run could be compared for (a grid without its fp32 run) keeps what the
+        # calibration measured, rather than losing its only speed sentence at the end.
+        ran = {s.get("precision") for s in summaries}
+        plan_notes = session.plan.notes if session.plan is not None else []
+        kept = [
+            n
+            for n in plan_notes
+            if n["key"].startswith("speed_")
+            and (n.get("args") or {}).get("precision") in ran - compared
+        ]
+        lines += [message(n["key"], n.get("args") or {}, lang) for n in kept]
+        lines += [message(n.key, n.args, lang) for n in [*speed, *memory_notes(summaries)]]
     elif session.plan is not None:
         # What the calibration measured, said before the runs and while they go.
         lines += [message(n["key"], n.get("args") or {}, lang) for n in session.plan.notes]
