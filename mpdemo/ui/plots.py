@@ -92,7 +92,16 @@ PLOTS: tuple[PlotSpec, ...] = (
         y_format="~g",
     ),  # fmt: skip
     PlotSpec("time", "time-plot", "time_plot", "y_ms", "step_ms", 1),
-    PlotSpec("throughput", "throughput-plot", "throughput_plot", "y_samples", "samples_per_s", 1),
+    # "~g": 1000, 1500 with no grouping mark (Vega's default "1,000" reads as 1 in Spanish).
+    PlotSpec(
+        "throughput",
+        "throughput-plot",
+        "throughput_plot",
+        "y_samples",
+        "samples_per_s",
+        1,
+        y_format="~g",
+    ),
 )
 
 
