@@ -240,7 +240,7 @@ def test_underflow_compute_reports_errors_in_the_page_language() -> None:
 
     with pytest.raises(gr.Error) as err:
         T.underflow_compute("es", "tiny-bert", 0, 0)
-    assert "batch_size" in str(err.value)
+    assert "Tamaño de lote debe ser un número entero" in str(err.value)  # by its label, in Spanish
     with RUN_LOCK, pytest.raises(gr.Error) as err:
         T.underflow_compute("es", "tiny-bert", 16, 0)
     assert i18n.message("busy", {}, "es") in str(err.value)
