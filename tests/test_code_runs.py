@@ -47,3 +47,119 @@ def test_restored_runs_can_be_reproduced(stored: dict[str, Any]) -> None:
     assert 'precision="fp32",' in text and "steps=3," in text and "lr=0.01," in text
     # Nothing restored: the download stays as it was.
     assert "script_run" not in recorded_ui.restore_runs("en", None, Session())
+
+
+# --- the Code tab -------------------------------------------------------------------------
+
+
+def _demo() -> tuple[Any, dict[str, Any]]:
+    from mpdemo.ui import app
+
+    demo = app.build_app()
+    return demo, {b.elem_id: b for b in demo.blocks.values() if getattr(b, "elem_id", None)}
+
+
+def _args(fn: Any, by_id: dict[str, Any], values: dict[str, Any], extra: dict[int, Any]) -> list:
+    """fn's inputs: the page's language, extra[component id], a Train control's value, else
+    the component's own value (a State's default)."""
+    from mpdemo.ui import controls
+
+    names = {by_id[c.elem_id]._id: c.name for c in controls.CONTROLS}
+    out = []
+    for comp in fn.inputs:
+        if comp is by_id["lang"]:
+            out.append("en")
+        elif comp._id in extra:
+            out.append(extra[comp._id])
+        elif comp._id in names:
+            out.append(values.get(names[comp._id], comp.value))
+        else:
+            out.append(comp.value)
+    return out
+
+
+def test_a_burst_of_train_tab_changes_never_sends_a_stale_pick() -> None:
+    # A preset sets a dozen Train controls at once: one Code-tab event each, all sent while the
+    # radio still showed 'torch · bf16'. The first answer drops bf16 from the choices; gradio
+    # then refused every later event ("'torch · bf16' ... is not in the list of choices").
+    import asyncio
+
+    from gradio.state_holder import SessionState
+
+    from mpdemo.ui import controls
+
+    demo, by_id = _demo()
+    radio = by_id["code-run"]
+    train = {by_id[c.elem_id]._id for c in controls.CONTROLS}
+    updates = [fn for fn in demo.fns.values() if radio in fn.outputs]
+    burst = [fn for fn in updates if any(t[0] in train for t in fn.targets)]
+    (pick,) = [fn for fn in updates if any(t[0] == radio._id for t in fn.targets)]
+    assert len(burst) >= 10
+    state = SessionState(demo)
+    before = {"backends": ["torch"], "precisions": ["fp32", "bf16"]}
+    after = {"backends": ["torch"], "precisions": ["fp32", "fp16"], "steps": 40}
+
+    async def burst_after_a_pick() -> dict[str, Any]:
+        got = await demo.process_api(burst[0], _args(burst[0], by_id, before, {}), state=state)
+        choices = got["data"][burst[0].outputs.index(radio)]["choices"]
+        (chosen,) = [v for _, v in choices if v.endswith("torch · bf16")]
+        await demo.process_api(pick, _args(pick, by_id, before, {radio._id: chosen}), state=state)
+        out: dict[str, Any] = {}
+        for fn in burst:  # each as the browser sent it: the radio still on bf16
+            got = await demo.process_api(fn, _args(fn, by_id, after, {radio._id: chosen}), state)
+            out = dict(zip([o._id for o in fn.outputs], got["data"], strict=True))
+        return out
+
+    out = asyncio.run(burst_after_a_pick())
+    assert out[radio._id]["value"] == "form:torch · fp16"  # the same pick's counterpart
+    assert "`steps=40`" in out[by_id["code-settings"]._id]
+
+
+def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
+    from mpdemo import listing as L
+    from mpdemo.ui import teach_tabs as T
+
+    sess = Session()
+    sess.restore(stored)
+    runs = sess.configs
+    form = {"backends": ["torch"], "precisions": ["fp32", "bf16"], "steps": 100, "lr": 0.5}
+    # The runs changed (a training, a reload): the run, with its own settings.
+    out = T.code_view("en", form, None, None, runs, "run")
+    assert out["run"]["value"] == out["picked"] == "torch · bf16"
+    assert out["settings"].startswith(T.tt("code_settings_run", "en", run="`torch · bf16`",
+                                           settings=""))  # fmt: skip
+    assert "`steps=3`" in out["settings"] and "`lr=0.01`" in out["settings"]
+    # The very script the Train tab's "Python script" downloads for that run.
+    assert out["script"] == Path(sess.script_file("torch · bf16")).read_text(encoding="utf-8")
+    assert out["script"] == L.script_for(runs[1])
+    # The runs first, then the Train tab's grid (it differs: other steps and lr), as not run.
+    values = [v for _, v in out["run"]["choices"]]
+    assert values == ["torch · fp32", "torch · bf16", "form:torch · fp32", "form:torch · bf16"]
+    # A Train-tab change shows the new settings, titled as not run; picking the run shows it.
+    out = T.code_view("en", form, "torch · bf16", None, runs, "form")
+    assert out["run"]["value"] == "form:torch · bf16" and "`lr=0.5`" in out["settings"]
+    assert out["settings"].startswith(T.tt("code_settings", "en", run="`torch · bf16`",
+                                           settings=""))  # fmt: skip
+    out = T.code_view("en", form, "torch · bf16", None, runs, None)
+    assert "`lr=0.01`" in out["settings"] and "lr=0.01," in out["script"]
+    # The Train tab's grid exactly as it ran: one entry per run, no "not run yet" twin.
+    assert [e.value for e in T.code_entries(runs, list(runs))] == ["torch · fp32", "torch · bf16"]
+
+
+def test_the_code_tab_follows_the_runs_of_its_page(stored: dict[str, Any]) -> None:
+    # After a reload, the restored table's change (and Train's "Run to reproduce") re-draws the
+    # Code tab from the session's runs: their settings, not the form's defaults.
+    demo, by_id = _demo()
+    listing = by_id["code-settings"]
+    for trigger in ("summary", "script-run"):
+        fns = [fn for fn in demo.fns.values()
+               if listing in fn.outputs and any(t[0] == by_id[trigger]._id for t in fn.targets)]  # fmt: skip
+        assert len(fns) == 1, trigger
+    (fn,) = fns
+    sess = Session()
+    sess.restore(stored)
+    state = next(c for c in fn.inputs if isinstance(getattr(c, "value", None), Session))
+    got = fn.fn(*_args(fn, by_id, {}, {state._id: sess}))
+    out = dict(zip([o._id for o in fn.outputs], got, strict=True))
+    assert out[by_id["code-run"]._id]["value"] == "torch · bf16"
+    assert "`steps=3`" in out[listing._id] and "`lr=0.01`" in out[listing._id]

@@ -124,10 +124,15 @@ def test_code_tab_follows_the_train_tab(lang: str) -> None:
         else:  # the Code tab's own run picker: nothing picked yet
             args.append(None)
     out = dict(zip([o.elem_id for o in fn.outputs], fn.fn(*args), strict=True))
-    # The first mixed-precision run of the Train tab's grid, with its settings filled in.
-    assert out["code-run"]["value"] == "accelerate · bf16"
+    # The first mixed-precision run of the Train tab's grid, with its settings filled in, and
+    # named as settings that have not run (no run of this page has them).
+    assert out["code-run"]["value"] == T.FORM_PREFIX + "accelerate · bf16"
     labels = ["accelerate · fp32", "accelerate · bf16", "trainer · fp32", "trainer · bf16"]
-    assert out["code-run"]["choices"] == labels
+    assert out["code-run"]["choices"] == [
+        (T.tt("code_run_form", lang, label=lab), T.FORM_PREFIX + lab) for lab in labels
+    ]
+    title = T.tt("code_settings", lang, run="`accelerate · bf16`", settings="")
+    assert out["code-settings"].startswith(title)
     for item in ("`steps=7`", "`batch_size=12`", "`model=tiny-gpt2`", "`loss_scaling=False`"):
         assert item in out["code-settings"]
     assert 'data-backend="accelerate"' in out["code-listing-box"]
@@ -136,8 +141,11 @@ def test_code_tab_follows_the_train_tab(lang: str) -> None:
     assert "enabled=False" in out["code-ours"]  # loss scaling off reaches GradScalerKwargs
     assert out["code-course"].startswith('accelerator = Accelerator(mixed_precision="fp16")')
     assert T.tt("code_changes_title", lang) in out["code-changes"]
-    # Picking another run of the grid on the Code tab: that run, same settings.
-    args[[c._id for c in fn.inputs].index(ctx_outputs["code-run"]._id)] = "trainer · bf16"
+    # Another run of the grid picked on the Code tab (kept in a State: a Train-tab change never
+    # sends the radio's own, possibly stale, value): that run, same settings.
+    picked = next(i for i, c in enumerate(fn.inputs) if isinstance(c, gr.State) and
+                  c in fn.outputs)  # fmt: skip
+    args[picked] = T.FORM_PREFIX + "trainer · bf16"
     out = dict(zip([o.elem_id for o in fn.outputs], fn.fn(*args), strict=True))
     assert "bf16=True," in out["code-ours"] and "max_steps=7," in out["code-ours"]
     assert "compute_metrics=None" in out["code-ours"]  # tiny-gpt2 is a language model
@@ -161,7 +169,7 @@ def test_code_view_explains_in_the_page_language(lang: str) -> None:
     )
     assert out["script"] == L.script_for(RunConfig(backend="torch", precision="fp16", steps=5))
     bad = T.code_view(lang, {"steps": 0})
-    assert bad["script"].startswith("# ") and "steps" in bad["script"]
+    assert bad["script"].startswith("# " + T.tt("code_bad_settings", lang, error=""))
     assert bad["run"]["choices"] == []
 
 
@@ -233,6 +241,29 @@ def test_underflow_view(lang: str, tiny_lab) -> None:
     # The slider moves the histogram: at S = 1 more bars sit in the flush-to-zero band.
     low = T.underflow_view(lang, tiny_lab, 0)[1]
     assert low.count("#b42318") > act.count("#b42318")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_lab_recommends_only_scales_its_slider_reaches(lang: str, tiny_lab) -> None:
+    # The lab once said "S = 2^26 for the activation gradients" beside a slider ending at 2^24.
+    from mpdemo.underflow import best_scale
+
+    mags = tiny_lab.magnitudes
+    for fmt in ("fp16", "e4m3"):
+        reading = T.underflow_view(lang, tiny_lab, 16, fmt)[4]
+        best = max(best_scale(mags[kind], fmt)["log2"] for kind in ("activation", "weight"))
+        beyond = T.tt("uf_best_beyond", lang, k=best, kmax=T.UF_K_MAX)
+        assert (beyond in reading) == (best > T.UF_K_MAX)
+    assert f"2^{T.UF_K_MAX};" in T.tt("uf_scale_info", lang)
+
+
+def test_number_formats_take_the_pages_decimal_comma_and_say_errors_its_way() -> None:
+    # The Portuguese page writes "0,1" but refused it: "Não é um número: use ... 0.1".
+    assert "mp-error" not in T.formats_html("pt", "0,1")
+    assert T.formats_html("pt", "0,1") == T.formats_html("pt", "0.1")
+    assert "mp-error" in T.formats_html("en", "0,1")  # in English a comma is not a decimal mark
+    assert "error relativo 0,000166" in T.scale_html("es", "0,0001", 16)
+    assert "relative error 0.000166" in T.scale_html("en", "0.0001", 16)
 
 
 def test_underflow_compute_reports_errors_in_the_page_language() -> None:

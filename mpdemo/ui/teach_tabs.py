@@ -11,6 +11,7 @@ import hashlib
 import html
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import gradio as gr
@@ -20,7 +21,7 @@ from .. import formats
 from ..catalog import DEFAULT_MODEL
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
-from .i18n import DEFAULT_LANG, error_text, norm_lang, number
+from .i18n import DEFAULT_LANG, LOCALES, error_text, norm_lang, number
 from .i18n import t as base_t
 
 NF_K_MAX = 48  # number-format slider: enough for 1e-8 to overflow (at 2^43)
@@ -29,7 +30,9 @@ NF_K_MIN = -24  # ... and below 1: fp8's per-tensor scale shrinks large values i
 FORMAT_NAMES = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "e4m3": "E4M3", "e5m2": "E5M2"}
 SCALE_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # formats.LOW_PRECISION, without torch
 FORMAT_CHOICES = [(FORMAT_NAMES[f], f) for f in SCALE_FORMATS]
-UF_K_MAX = 24  # underflow-lab slider: S from 1 to 2^24, as in the issue and the paper's range
+# Underflow-lab slider: S from 1 to 2^32. The issue asked for 2^24 (the paper's range), but the
+# lab's own best scale for tiny-bert's fp16 activation gradients was 2^26 (e4m3: 2^28).
+UF_K_MAX = 32
 UF_K_DEFAULT = 16  # GradScaler's init_scale
 CHART_LO, CHART_HI = -60, 32  # log2 axis of the histograms (|g*S|); beyond: the end bars
 
@@ -181,8 +184,20 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return f'<table style="border-collapse:collapse;width:100%"><tr>{head}</tr>{body}</table>'
 
 
+def _literal(value: Any, lang: str) -> Any:
+    """'0,1' typed on a page that writes decimals with a comma is 0.1; '0.1' works everywhere.
+
+    The tables keep Python's notation (6.103516e-05): they show float literals, bit by bit.
+    """
+    comma = LOCALES[norm_lang(lang)].style.decimal == ","
+    if comma and isinstance(value, str) and "," in value and "." not in value:
+        return value.replace(",", ".")
+    return value
+
+
 def formats_html(lang: str, value: Any) -> str:
     """value in fp32, fp16, bf16, E4M3 and E5M2: coloured bits, stored value, errors, class."""
+    value = _literal(value, lang)
     try:
         encs = formats.encode_all(value)
     except ValueError:
@@ -258,6 +273,7 @@ def _window(lang: str, x: float, fmt: str = "fp16") -> str:
 def scale_html(lang: str, value: Any, k: Any, fmt: str = "fp16") -> str:
     """value × 2^k stored in fmt (fp16 by default): what survives, what is lost, what overflows."""
     fmt = fmt if fmt in SCALE_FORMATS else "fp16"
+    value = _literal(value, lang)
     try:
         k = int(k)
         r = formats.scale_survival(value, 2.0**k)
@@ -265,7 +281,8 @@ def scale_html(lang: str, value: Any, k: Any, fmt: str = "fp16") -> str:
     except (TypeError, ValueError):
         return f'<p class="mp-error">{_esc(tt("nf_bad_input", lang))}</p>'
     x, got, name = r["value"], r["formats"][fmt], FORMAT_NAMES[fmt]
-    err = _err(got["rel_error"])
+    rel = got["rel_error"]  # in a sentence: the page's digits ("error relativo 0,000283")
+    err = "–" if rel is None else "0" if rel == 0 else number(rel, lang, ".3g")
     cat = "inf" if got["overflow"] else got["category"]
     if x == 0 or math.isinf(x):
         verdict = ""
@@ -511,6 +528,9 @@ def underflow_view(
             na=_pct(ba["normal_share"], lang),
             nw=_pct(bw["normal_share"], lang),
         )
+        if max(ba["log2"], bw["log2"]) > UF_K_MAX:  # say it rather than leave it unreachable
+            k_best = max(ba["log2"], bw["log2"])
+            reading += " " + tt("uf_best_beyond", lang, k=k_best, kmax=UF_K_MAX)
         ra, rw = amax_scale(ma, fmt), amax_scale(mw, fmt)
         if fmt in ("e4m3", "e5m2") and ra and rw:
             reading += "\n\n" + tt(
@@ -570,6 +590,50 @@ def pick_run(configs: list[RunConfig], current: str | None) -> RunConfig:
     return (mixed or configs)[0]
 
 
+# A code-run value that names the Train tab's settings rather than a run: "form:torch · bf16".
+FORM_PREFIX = "form:"
+
+
+@dataclass(frozen=True)
+class CodeEntry:
+    """One choice of the Code tab's run picker: a run of this page, or the Train tab's settings."""
+
+    value: str  # the radio's value: the run's label, or FORM_PREFIX + label
+    cfg: RunConfig
+    ran: bool  # a run of this page (its own config), not the Train tab's current settings
+
+
+def code_entries(runs: list[RunConfig], form: list[RunConfig]) -> list[CodeEntry]:
+    """This page's runs (their own configs), then the Train tab's grid where it differs."""
+    out = [CodeEntry(c.label, c, True) for c in runs]
+    out += [CodeEntry(FORM_PREFIX + c.label, c, False) for c in form if c not in runs]
+    return out
+
+
+def choose_entry(
+    entries: list[CodeEntry], current: str | None, prefer: str | None
+) -> CodeEntry | None:
+    """The entry to show: the picked one, or its counterpart on the side `prefer` names.
+
+    prefer="form": the Train tab's settings just changed, show them; "run": the runs changed
+    (a training, a reload, Clear runs), show the run; None: keep the pick as it is.
+    """
+    by_value = {e.value: e for e in entries}
+    label = (current or "").removeprefix(FORM_PREFIX)
+    order = {
+        "form": [FORM_PREFIX + label, label],
+        "run": [label, FORM_PREFIX + label],
+    }.get(prefer or "", [current or "", label, FORM_PREFIX + label])
+    for value in order:
+        if value in by_value:
+            return by_value[value]
+    side = [e for e in entries if e.ran == (prefer != "form")] or entries
+    if not side:
+        return None
+    cfg = pick_run([e.cfg for e in side], None)
+    return next(e for e in side if e.cfg is cfg)
+
+
 def listing_html(lst: Any, lang: str) -> str:
     """The loop as it runs, comments taken out: lines that differ from the course highlighted,
     numbered like the explanations below (mpdemo's own lines grey, lettered)."""
@@ -611,45 +675,70 @@ def changes_md(lst: Any, lang: str) -> str:
     return "\n".join(out)
 
 
-def settings_md(cfg: RunConfig, device: str, lang: str) -> str:
-    """The Train tab's settings this listing was filled in with."""
+def settings_md(cfg: RunConfig, device: str, lang: str, ran: bool = False) -> str:
+    """The settings this listing was filled in with: a run's own, or the Train tab's."""
     shown = {**{k: getattr(cfg, k) for k in CODE_SETTINGS}, "device": device}
     items = " · ".join(f"`{k}={v}`" for k, v in shown.items())
-    return tt("code_settings", lang, run=f"`{cfg.label}`", settings=items)
+    key = "code_settings_run" if ran else "code_settings"
+    return tt(key, lang, run=f"`{cfg.label}`", settings=items)
 
 
 def code_view(
-    lang: str, values: dict[str, Any], current: str | None = None, limits: Limits | None = None
+    lang: str,
+    values: dict[str, Any],
+    current: str | None = None,
+    limits: Limits | None = None,
+    runs: list[RunConfig] | None = None,
+    prefer: str | None = None,
 ) -> dict[str, Any]:
-    """The Code tab for the Train tab's values (by control name): every output, by name.
+    """The Code tab: every output, by name ("picked" is the value to remember).
 
-    The grid is the Train tab's own (check_inputs), so the Code tab refuses what Train refuses;
-    `current` is the run picked on the Code tab, kept while the grid still has it.
+    `runs` are this page's runs (the session's configs: the grid that ran or runs, or came back
+    after a reload); each shows its own config, as the Train tab's "Python script" does. The
+    Train tab's values (by control name) add its grid (check_inputs: what Train would refuse is
+    refused here too) wherever it differs from the runs, titled as not run yet.
     """
     from .. import listing as L
     from .train_tab import check_inputs
 
+    runs = list(runs or [])
     try:
-        configs = check_inputs(values, limits)
-        cfg = pick_run(configs, current)
-        lst = L.listing(cfg)
+        form, form_error = check_inputs(values, limits), None
     except MpdemoError as err:
-        bad = tt("code_bad_settings", lang, error=error_text(err, lang))
+        form, form_error = [], err
+    entries = code_entries(runs, form)
+    entry = choose_entry(entries, current, prefer)
+    choices = [
+        (e.cfg.label if e.ran else tt("code_run_form", lang, label=e.cfg.label), e.value)
+        for e in entries
+    ]
+    if form_error is not None and (prefer == "form" or entry is None):
+        entry = None  # the settings just typed are refused: say why, not an older run's code
+    error = form_error
+    if entry is not None:
+        try:
+            lst = L.listing(entry.cfg)
+        except MpdemoError as err:  # e.g. a restored run's device is not on this machine
+            entry, error = None, err
+    if entry is None:
+        bad = tt("code_bad_settings", lang, error=error_text(error, lang)) if error else ""
         return {
-            "run": gr.update(choices=[], value=None),
+            "run": gr.update(choices=choices, value=None),
             "settings": bad,
             "listing": "",
             "course": "",
             "changes": "",
-            "script": "# " + bad,
+            "script": "# " + bad if bad else "",
+            "picked": None,
         }
     return {
-        "run": gr.update(choices=[c.label for c in configs], value=cfg.label),
-        "settings": settings_md(cfg, lst.device, lang),
+        "run": gr.update(choices=choices, value=entry.value),
+        "settings": settings_md(entry.cfg, lst.device, lang, entry.ran),
         "listing": listing_html(lst, lang),
         "course": lst.course,
         "changes": changes_md(lst, lang),
         "script": L.script_of(lst),
+        "picked": entry.value,
     }
 
 
@@ -916,15 +1005,20 @@ def build_underflow_tab(ctx: Any) -> None:
 
 
 def build_code_tab(ctx: Any) -> None:
-    """Code: the loop mpdemo runs for the Train tab's settings, against the course's listing.
+    """Code: the loop mpdemo runs, against the course's listing, for a run or for the Train tab.
 
-    It follows the Train tab: every run control's change re-renders it (ctx.shared's
-    "train_controls"); the run picker chooses among the Train tab's grid.
+    The run picker lists this page's runs (the Train tab's session: each shows its own config)
+    and the Train tab's grid where it differs from them; every run control's change shows its
+    settings (ctx.shared's "train_controls"), and a new table of runs shows the run again.
     """
     lang0 = DEFAULT_LANG
     limits = getattr(ctx, "limits", None)
     shared = getattr(ctx, "shared", None) or {}
     train = shared.get("train_controls") or {}
+    session = shared.get("train_session")  # gr.State(Session): this page's runs
+    # Components whose change means the runs changed: a grid started or ended a run, a reload
+    # restored runs, Clear runs.
+    runs_changed = [c for c in (shared.get("train_summary"), shared.get("train_script_run")) if c]
     from .controls import RUN_NAMES
 
     names = [n for n in RUN_NAMES if n in train]
@@ -953,21 +1047,43 @@ def build_code_tab(ctx: Any) -> None:
                     interactive=False, buttons=["copy", "download"], elem_id="code-ours"),
             label="code_ours_label",
         )  # fmt: skip
+        # The pick, kept on the server (inside the Tab: under gr.Tabs it would be a phantom
+        # tab). Only the radio's own .input reads the radio: a Train-tab change (a preset sets
+        # a dozen controls at once) fires one event per control, all sent with the radio's old
+        # value, and gradio refuses a value the first answer took out of the choices.
+        picked = gr.State(None)
     outputs = {"run": run, "settings": settings, "listing": listing, "course": course,
-               "changes": changes, "script": script}  # fmt: skip
+               "changes": changes, "script": script, "picked": picked}  # fmt: skip
     _share(ctx, "code_outputs", outputs)
+    sessions = [session] if session is not None else []
 
-    def view(lang: str, current: str | None, *vals: Any) -> list[Any]:
-        out = code_view(norm_lang(lang), dict(zip(names, vals, strict=True)), current, limits)
+    def render(lang: str, current: str | None, prefer: str | None, *rest: Any) -> list[Any]:
+        sess, vals = (rest[0], rest[1:]) if sessions else (None, rest)
+        runs = list(getattr(sess, "configs", None) or [])
+        out = code_view(
+            norm_lang(lang), dict(zip(names, vals, strict=True)), current, limits, runs, prefer
+        )
         return [out[k] for k in outputs]
 
-    inputs = [run, *(train[n] for n in names)]
+    def on_form(lang: str, current: str | None, *rest: Any) -> list[Any]:
+        return render(lang, current, "form", *rest)
+
+    def on_runs(lang: str, current: str | None, *rest: Any) -> list[Any]:
+        return render(lang, current, "run", *rest)
+
+    def on_pick(lang: str, current: str | None, *rest: Any) -> list[Any]:
+        return render(lang, current, None, *rest)
+
+    inputs = [picked, *sessions, *(train[n] for n in names)]
+    out_list = list(outputs.values())
     quiet = {"concurrency_limit": None, "api_visibility": "undocumented", "show_progress": "hidden"}
     for name in names:
-        train[name].change(view, [ctx.lang, *inputs], list(outputs.values()), **quiet)
-    run.input(view, [ctx.lang, *inputs], list(outputs.values()), **quiet)
-    ctx.on_language(view, inputs, list(outputs.values()))
-    ctx.on_load(view, inputs, list(outputs.values()))
+        train[name].change(on_form, [ctx.lang, *inputs], out_list, **quiet)
+    for comp in runs_changed:
+        comp.change(on_runs, [ctx.lang, *inputs], out_list, **quiet)
+    run.input(on_pick, [ctx.lang, run, *inputs[1:]], out_list, **quiet)
+    ctx.on_language(on_pick, inputs, out_list)
+    ctx.on_load(on_pick, inputs, out_list)
 
 
 def build_why_tab(ctx: Any) -> None:
