@@ -464,11 +464,13 @@ _COLUMNS: list[tuple[str, str, int]] = [
     ("col_step_ms", "median_step_s", 64),  # the typical step (the mean in older files)
     ("col_loss", "final_loss", 68),
     ("col_eval", "eval", 70),
-    ("col_warnings", "warnings", 300),
-    ("col_effective", "effective_dtype", 66),
+    # What the presets and the memory sentence are about, before the wide warnings column:
+    # at 1400 px only about eight columns show without scrolling.
+    ("col_saved", "saved_activation_bytes", 84),
     ("col_skipped", "skipped_steps", 76),
     ("col_scale", "final_loss_scale", 70),
-    ("col_saved", "saved_activation_bytes", 84),
+    ("col_warnings", "warnings", 300),
+    ("col_effective", "effective_dtype", 66),
     ("col_peak", "peak_mem_bytes", 76),
     ("col_backend", "backend", 92),
     ("col_precision", "precision", 86),
