@@ -282,3 +282,18 @@ def test_the_cli_keeps_the_engines_english_with_the_field_name() -> None:
     assert str(_refusal(steps=0)) == "steps must be a whole number from 1 to 20,000; got 0"
     assert str(_refusal(lr=0.0)) == "lr must be a number above 0 and at most 100; got 0.0"
     assert str(_refusal(train_slice="")) == "train_slice must be a non-empty text; got ''"
+
+
+def test_the_catalogs_descriptions_are_in_every_language() -> None:
+    # The dropdowns said "BERT-style classifier, 2 layers x 64" on the Spanish page.
+    from mpdemo.catalog import DATASETS, MODELS
+    from mpdemo.ui.controls import catalog_key, dataset_choices, model_choices
+
+    for lang in i18n.LANGS:
+        assert [v for _, v in model_choices(lang)] == list(MODELS)
+        assert [v for _, v in dataset_choices(lang)] == list(DATASETS)
+    # English is the catalog's own text (the CLI's), so the two cannot drift apart.
+    for prefix, table in (("model_desc_", MODELS), ("data_desc_", DATASETS)):
+        for name, entry in table.items():
+            assert i18n.t(catalog_key(prefix, name), "en") == entry.description
+    assert "clasificador tipo BERT, 2 capas × 64 (191.874 parámetros)" in model_choices("es")[0][0]

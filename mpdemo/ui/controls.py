@@ -11,6 +11,7 @@ its label in the locale files, and a use for its value).
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,11 @@ _FROM_CONFIG = object()  # marker: the default is RunConfig()'s value of the sam
 # --- choices (torch-free) --------------------------------------------------------------------
 
 
+def catalog_key(prefix: str, name: str) -> str:
+    """The locale key of a catalog entry's description: 'model_desc_prajjwal1_bert_tiny'."""
+    return prefix + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
 def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
     """Dropdown entries: 'name · description (params)', Hub entries flagged when offline.
 
@@ -43,7 +49,7 @@ def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
             if m.builtin
             else t("params_approx", lang, params=system.fmt_params(n))
         )
-        text = f"{m.name} · {m.description} ({params})"
+        text = f"{m.name} · {t(catalog_key('model_desc_', m.name), lang)} ({params})"
         if not m.builtin and hub is False:
             text += f" · {t('needs_internet', lang)}"
         out.append((text, m.name))
@@ -54,7 +60,7 @@ def dataset_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]
     """Dropdown entries for the catalog's datasets, Hub entries flagged when offline."""
     out = []
     for d in DATASETS.values():
-        text = f"{d.name} · {d.description}"
+        text = f"{d.name} · {t(catalog_key('data_desc_', d.name), lang)}"
         if not d.builtin and hub is False:
             text += f" · {t('needs_internet', lang)}"
         out.append((text, d.name))
