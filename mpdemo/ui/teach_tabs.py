@@ -603,6 +603,25 @@ class CodeEntry:
     ran: bool  # a run of this page (its own config), not the Train tab's current settings
 
 
+def page_runs(session: Any) -> list[RunConfig]:
+    """The page's runs that started (finished, restored after a reload, or running), each with
+    its own config as it ran; a run of the grid still waiting has not run (its steps may still
+    be fitted to the time budget), so the Train tab's settings stand for it."""
+    if session is None:
+        return []
+    started = [*getattr(session, "runs", []), *list(getattr(session, "current", {}).values())]
+    out: dict[str, RunConfig] = {}
+    for run in started:
+        data = run.get("config") if isinstance(run, dict) else None
+        if isinstance(data, dict):
+            try:
+                cfg = RunConfig.from_dict(data)
+            except (TypeError, ValueError):  # a config this version cannot read: no code for it
+                continue
+            out.setdefault(cfg.label, cfg)
+    return list(out.values())
+
+
 def code_entries(runs: list[RunConfig], form: list[RunConfig]) -> list[CodeEntry]:
     """This page's runs (their own configs), then the Train tab's grid where it differs."""
     out = [CodeEntry(c.label, c, True) for c in runs]
@@ -693,10 +712,10 @@ def code_view(
 ) -> dict[str, Any]:
     """The Code tab: every output, by name ("picked" is the value to remember).
 
-    `runs` are this page's runs (the session's configs: the grid that ran or runs, or came back
-    after a reload); each shows its own config, as the Train tab's "Python script" does. The
-    Train tab's values (by control name) add its grid (check_inputs: what Train would refuse is
-    refused here too) wherever it differs from the runs, titled as not run yet.
+    `runs` are this page's runs (page_runs: finished, running, or back after a reload); each
+    shows its own config, as the Train tab's "Python script" does. The Train tab's values (by
+    control name) add its grid (check_inputs: what Train would refuse is refused here too)
+    wherever it differs from the runs, titled as not run yet.
     """
     from .. import listing as L
     from .train_tab import check_inputs
@@ -1059,7 +1078,7 @@ def build_code_tab(ctx: Any) -> None:
 
     def render(lang: str, current: str | None, prefer: str | None, *rest: Any) -> list[Any]:
         sess, vals = (rest[0], rest[1:]) if sessions else (None, rest)
-        runs = list(getattr(sess, "configs", None) or [])
+        runs = page_runs(sess)
         out = code_view(
             norm_lang(lang), dict(zip(names, vals, strict=True)), current, limits, runs, prefer
         )
