@@ -121,7 +121,8 @@ def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
 
     sess = Session()
     sess.restore(stored)
-    runs = sess.configs
+    runs = T.page_runs(sess)
+    assert runs == sess.configs  # the restored runs, as the Train tab's download has them
     form = {"backends": ["torch"], "precisions": ["fp32", "bf16"], "steps": 100, "lr": 0.5}
     # The runs changed (a training, a reload): the run, with its own settings.
     out = T.code_view("en", form, None, None, runs, "run")
@@ -163,3 +164,38 @@ def test_the_code_tab_follows_the_runs_of_its_page(stored: dict[str, Any]) -> No
     out = dict(zip([o._id for o in fn.outputs], got, strict=True))
     assert out[by_id["code-run"]._id]["value"] == "torch · bf16"
     assert "`steps=3`" in out[listing._id] and "`lr=0.01`" in out[listing._id]
+
+
+def test_the_code_tab_lists_runs_that_started_not_those_still_waiting() -> None:
+    from mpdemo.ui import teach_tabs as T
+
+    sess = Session()
+    done, waiting = RunConfig(precision="fp32", lr=0.01), RunConfig(precision="bf16", lr=0.01)
+    sess.configs = [done, waiting]  # a grid whose second run has not started
+    sess.runs = [{"config": done.to_dict(), "summary": {}, "status": "completed"}]
+    assert T.page_runs(sess) == [done]
+    sess.current = {"r2": {"config": waiting.replace(steps=7).to_dict()}}  # it started, fitted
+    assert T.page_runs(sess) == [done, waiting.replace(steps=7)]
+    assert T.page_runs(None) == []
+
+
+def test_a_fitted_grid_offers_the_script_of_the_steps_it_runs(monkeypatch) -> None:
+    # The default comparison is fitted to about a minute: the runs do fewer steps than the form
+    # asks. The script offered at the click (the steps asked for) is written again with them.
+    from mpdemo.events import GridPlanned
+    from mpdemo.runner import _END, Runner
+    from mpdemo.ui import train_tab
+
+    class Fitted(Runner):
+        def _work(self) -> None:  # the plan only: no run needed to see the script change
+            self._emit(GridPlanned(machine={}, calibration=None, expected_s=None, steps=2))
+            self.queue.put(_END)
+
+    monkeypatch.setattr(train_tab.zerogpu, "make_runner", lambda configs, **kw: Fitted(configs))
+    scripts = [  # read as each frame goes out: the file is written again under its name
+        Path(f["script_btn"]["value"]).read_text(encoding="utf-8")
+        for f in train_tab.train({"precisions": ["fp32"]}, "en", Session())
+        if "script_btn" in f
+    ]
+    assert "steps=100," in scripts[0]  # the form's default, as asked at the click
+    assert "steps=2," in scripts[-1]

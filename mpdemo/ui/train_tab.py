@@ -488,8 +488,13 @@ def train(
             if ev is not None and session.apply(ev):
                 table_changed = True
             if ev is not None and ev.kind == "plan" and ev.steps is not None:
-                # Fewer steps per run than the plots were laid out for: lay them out again.
-                yield {"status": status_text(session, lang), **grid_start(session, lang)}
+                # Fewer steps per run than the plots were laid out for: lay them out again,
+                # and write the script again (the first one had the steps asked for).
+                yield {
+                    "status": status_text(session, lang),
+                    **grid_start(session, lang),
+                    **recorded_ui.script_updates(session),
+                }
                 axis = {}  # the next frame sets the range for the new length
             if time.monotonic() - last >= YIELD_EVERY_S:
                 yield _frame(session, lang, table_changed, axis=axis)
