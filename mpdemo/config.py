@@ -91,8 +91,15 @@ class RunConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
         """Build from a dict, ignoring unknown keys."""
+        floats = {f.name for f in fields(cls) if isinstance(f.default, float)}
         names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
+        out = {k: v for k, v in data.items() if k in names}
+        for k in floats & out.keys():
+            # JSON writes 65536.0 back as 65536: a float field gets its float again, so a
+            # restored run's script says init_scale=65536.0 like the run's own.
+            if isinstance(out[k], int) and not isinstance(out[k], bool):
+                out[k] = float(out[k])
+        return cls(**out)
 
     @property
     def label(self) -> str:

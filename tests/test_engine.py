@@ -194,3 +194,12 @@ def test_bad_input_raises_clear_error(small_cfg: RunConfig, change: dict, needle
         pytest.skip("this machine has a GPU")
     with pytest.raises(ConfigError, match=needle):
         prepare(small_cfg.replace(**change))
+
+
+def test_a_config_comes_back_from_json_as_it_was() -> None:
+    # A restored run's script said init_scale=65536 where the run's own said 65536.0.
+    import json
+
+    cfg = RunConfig(lr=1e-3, init_scale=65536.0, steps=30)
+    back = RunConfig.from_dict(json.loads(json.dumps({**cfg.to_dict(), "init_scale": 65536})))
+    assert back == cfg and isinstance(back.init_scale, float) and isinstance(back.steps, int)
