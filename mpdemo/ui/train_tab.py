@@ -1006,6 +1006,12 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
     lang_inputs = [session, comps["device"], *(comps[n] for n in preview_names)]
     ctx.on_language(on_lang, lang_inputs, lang_outputs)
 
+    def note_lang(lang: str, precs: list[str], dev: str) -> str:
+        return next(precision_note(norm_lang(lang), precs, dev))
+
+    # The measured speeds under the precisions, in the new language too.
+    ctx.on_language(note_lang, [comps["precisions"], comps["device"]], [comps["precision_note"]])
+
     def on_load(lang: str, *preview_args: Any) -> list[Any]:
         hub = system.hub_status(wait=2.0)  # started at build time; usually answered by now
         return [

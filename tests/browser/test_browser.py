@@ -253,6 +253,8 @@ def test_language_switch_relabels_the_page(page) -> None:
     )
     assert "Pérdida" in page.inner_text("#loss-plot")
     assert page.evaluate(BROKEN_WORDS_JS) == []  # "pérdid a" no more
+    # The measured speeds under the precisions follow the language too (a training ran).
+    assert page.inner_text("#precision-note").startswith("Medido con tiny-bert, lote")
     # The table's numbers in Spanish digits: the final loss reads "0,69...", not "0.69...".
     spanish = page.inner_text("#summary")
     assert re.search(r"\b0,\d{2}", spanish) and not re.search(r"\b0\.\d{2}", spanish), spanish
