@@ -92,7 +92,8 @@ PLOTS: tuple[PlotSpec, ...] = (
         y_format="~g",
     ),  # fmt: skip
     PlotSpec("time", "time-plot", "time_plot", "y_ms", "step_ms", 1),
-    # "~g": 1000, 1500 with no grouping mark (Vega's default "1,000" reads as 1 in Spanish).
+    # "~r": 1000, 1500 with no grouping mark (Vega's default "1,000" reads as 1 in Spanish;
+    # "~g" wrote "1.8e+3" once Vega set its precision from the tick step).
     PlotSpec(
         "throughput",
         "throughput-plot",
@@ -100,7 +101,7 @@ PLOTS: tuple[PlotSpec, ...] = (
         "y_samples",
         "samples_per_s",
         1,
-        y_format="~g",
+        y_format="~r",
     ),
 )
 
