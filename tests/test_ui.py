@@ -75,7 +75,12 @@ def client(app_url: str):
 # --- through the API ------------------------------------------------------------------------
 
 
-def test_train_streams_one_line_per_run_and_fills_the_table(client) -> None:
+def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch) -> None:
+    from mpdemo.ui import train_tab
+
+    # Five frames a second, as on a machine with cores to spare (on two cores it is one a
+    # second, and these 8-step runs end before a frame between the first and the last).
+    monkeypatch.setattr(train_tab, "YIELD_EVERY_S", 0.2)
     job = client.submit(api_name="/train", steps=8, precisions=["fp32", "bf16"], **FAST)
     result = job.result(timeout=180)
     outputs = job.outputs()

@@ -218,7 +218,8 @@ def test_a_short_run_draws_every_line_and_makes_the_screenshot(page, tmp_path) -
 
 
 def test_stop_ends_the_run_and_says_stopped(page) -> None:
-    set_number(page, "steps", "90")  # run 2 lasts long enough to be stopped
+    # Run 2 lasts long enough to be stopped after its line shows (one frame a second on 2 cores).
+    set_number(page, "steps", "300")
     tick(page, "precisions", {"fp32", "bf16"}, ["fp32", "fp16", "bf16"])
     page.click("#start-btn")
     deadline = time.monotonic() + 120
@@ -254,7 +255,11 @@ def test_language_switch_relabels_the_page(page) -> None:
     assert "Pérdida" in page.inner_text("#loss-plot")
     assert page.evaluate(BROKEN_WORDS_JS) == []  # "pérdid a" no more
     # The measured speeds under the precisions follow the language too (a training ran).
-    assert page.inner_text("#precision-note").startswith("Medido con tiny-bert, lote")
+    page.wait_for_function(
+        "() => (document.querySelector('#precision-note')?.innerText || '')"
+        ".includes('Medido con tiny-bert, lote')",
+        timeout=15_000,
+    )
     # The table's numbers in Spanish digits: the final loss reads "0,69...", not "0.69...".
     spanish = page.inner_text("#summary")
     assert re.search(r"\b0,\d{2}", spanish) and not re.search(r"\b0\.\d{2}", spanish), spanish
