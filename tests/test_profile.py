@@ -296,12 +296,12 @@ def test_the_note_under_the_precisions_names_what_it_measured(monkeypatch):
         return P.Calibration(**{**c.__dict__, "key": (model, "reviews", 32, 64, "cpu")})
 
     monkeypatch.setattr(P, "_calibrations", {})
-    assert list(precision_note("en", ["fp32", "fp16"], "cpu")) == [""]  # nothing measured yet
+    assert precision_note("en", ["fp32", "fp16"], "cpu") == ""  # nothing measured yet
     for model, fp16_s in (("tiny-bert", 0.165), ("small-bert", 0.42)):
         P._calibrations[cal(model, fp16_s).key] = cal(model, fp16_s)
-    (note,) = precision_note("en", ["fp32", "fp16"], "cpu")
+    note = precision_note("en", ["fp32", "fp16"], "cpu")
     assert note.startswith("Measured on small-bert, batch 32") and "420 vs 17.3 ms" in note
-    (nota,) = precision_note("es", ["fp32", "fp16"], "cpu")
+    nota = precision_note("es", ["fp32", "fp16"], "cpu")
     assert nota.startswith("Medido con small-bert, lote 32") and "24,3 veces" in nota
 
 

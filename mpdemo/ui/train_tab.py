@@ -103,13 +103,12 @@ def precision_info(lang: str, device: str | None) -> str:
     return t("precision_info_cpu" if system.trains_on_cpu(device) else "precision_info_gpu", lang)
 
 
-def precision_note(lang: str, precisions: list[str] | None, device: str | None) -> Iterator[str]:
-    """What this process measured for the ticked precisions (a Train click calibrates), or ''."""
+def precision_note(lang: str, precisions: list[str] | None, device: str | None) -> str:
+    """What this process last measured for the ticked precisions (a Train click calibrates)."""
     import sys
 
     if "mpdemo.profile" not in sys.modules:  # nothing measured yet: no claim, and no torch
-        yield ""
-        return
+        return ""
     from ..precision import resolve_device
     from ..profile import latest_calibration, machine_info, speed_note
 
@@ -117,17 +116,13 @@ def precision_note(lang: str, precisions: list[str] | None, device: str | None) 
         cal = latest_calibration(resolve_device(device or "auto").type)
     except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
         cal = None
-    if cal is None:
-        yield ""
-        return
-    notes = [n for p in precisions or [] if (n := speed_note(cal, machine_info(), p))]
-    if not notes:
-        yield ""
-        return
+    notes = [n for p in precisions or [] if cal and (n := speed_note(cal, machine_info(), p))]
+    if cal is None or not notes:
+        return ""
     # Which step was measured: the figures of a tiny-bert grid must not read as small-bert's.
     model, _dataset, batch, _length, _device = cal.key
     head = t("precision_note_measured", lang, model=model, batch=batch)
-    yield head + "\n\n" + "\n\n".join(message(n.key, n.args, lang) for n in notes)
+    return head + "\n\n" + "\n\n".join(message(n.key, n.args, lang) for n in notes)
 
 
 def fp8_box(lang: str) -> dict[str, Any]:
@@ -919,8 +914,8 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
             preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **quiet
         )
 
-    def note_fn(lang: str, precs: list[str], dev: str) -> Iterator[str]:
-        yield from precision_note(norm_lang(lang), precs, dev)
+    def note_fn(lang: str, precs: list[str], dev: str) -> str:
+        return precision_note(norm_lang(lang), precs, dev)
 
     note_args = ([lang, comps["precisions"], comps["device"]], [comps["precision_note"]])
     for name in ("precisions", "device"):
@@ -1021,11 +1016,8 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
     lang_inputs = [session, comps["device"], *(comps[n] for n in preview_names)]
     ctx.on_language(on_lang, lang_inputs, lang_outputs)
 
-    def note_lang(lang: str, precs: list[str], dev: str) -> str:
-        return next(precision_note(norm_lang(lang), precs, dev))
-
     # The measured speeds under the precisions, in the new language too.
-    ctx.on_language(note_lang, [comps["precisions"], comps["device"]], [comps["precision_note"]])
+    ctx.on_language(note_fn, [comps["precisions"], comps["device"]], [comps["precision_note"]])
 
     def on_load(lang: str, *preview_args: Any) -> list[Any]:
         hub = system.hub_status(wait=2.0)  # started at build time; usually answered by now
