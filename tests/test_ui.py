@@ -75,6 +75,15 @@ def client(app_url: str):
 # --- through the API ------------------------------------------------------------------------
 
 
+def test_train_returns_the_final_status_and_table_to_an_api_caller(client) -> None:
+    # The stream's last message once carried only the plots (its axis had grown): predict()
+    # answered {'__type__': 'update'} for the status and the table.
+    result = client.predict(api_name="/train", precisions=["fp32"], **FAST)
+    status, summary = result[0], result[7]
+    assert isinstance(status, str) and "Done: 1 run" in status, status
+    assert [r[0] for r in summary["data"]] == ["torch · fp32"]
+
+
 def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch) -> None:
     from mpdemo.ui import train_tab
 

@@ -510,10 +510,14 @@ def train(
                 yield _frame(session, lang, table_changed, axis=axis)
                 table_changed = False
                 last = time.monotonic()
-        yield {**_frame(session, lang, True, finished=True, axis=axis), **settle(session)}
+        final = {**_frame(session, lang, True, finished=True, axis=axis), **settle(session)}
+        yield final
         if axis.pop("refill", False):  # the last frame widened the axis: its data follows
             time.sleep(AXIS_SETTLE_S)
-            yield plot_frames(session)
+            frames = plot_frames(session)
+            # The stream's last message is what /train returns to an API caller: it carries
+            # the status and the table again, not only the plots (they were bare updates).
+            yield {**{k: v for k, v in final.items() if k not in frames}, **frames}
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()
