@@ -33,6 +33,7 @@ from mpdemo import RunConfig, fp8, train  # noqa: E402
 from mpdemo.messages import ConfigError  # noqa: E402
 from mpdemo.recorded import runs_document  # noqa: E402
 from mpdemo.registry import PRECISION_NAMES  # noqa: E402
+from mpdemo.summary import with_speedups  # noqa: E402
 
 # Dense bf16 tensor-core peaks, TFLOP/s (vendor data sheets); MFU is left out for other GPUs.
 BF16_PEAK_TFLOPS = {
@@ -126,16 +127,9 @@ def main() -> None:
                 runs.append(r)
                 print(f"  {model} {s['label']}: {s['status']}, ran as {s['effective_dtype']}, "
                       f"{(s['mean_step_s'] or 0) * 1000:.1f} ms/step", flush=True)  # fmt: skip
-    for model, _, _ in models:
-        base = {
-            r["summary"]["backend"]: r["summary"]["samples_per_s"]
-            for r in runs
-            if r["config"]["model"] == model and r["summary"]["precision"] == "fp32"
-        }
-        for r in runs:
-            s = r["summary"]
-            if r["config"]["model"] == model and base.get(s["backend"]) and s["samples_per_s"]:
-                s["speedup_vs_fp32"] = s["samples_per_s"] / base[s["backend"]]
+    # Each run against the fp32 run of its backend and model, as the app and the CLI say it.
+    for r, s in zip(runs, with_speedups(r["summary"] for r in runs), strict=True):
+        r["summary"] = s.to_dict()
     overhead = {}
     if not a.skip_overhead:
         from overhead import measure

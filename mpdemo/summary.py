@@ -169,16 +169,17 @@ def step_noise(s: Mapping[str, Any]) -> float:
 
 
 def with_speedups(summaries: Iterable[Mapping[str, Any]]) -> list[Summary]:
-    """The summaries with speedup_vs_fp32: samples/s over the same backend's fp32 run.
+    """The summaries with speedup_vs_fp32: samples/s over the fp32 run of the same backend and
+    model (a GPU check's file holds two models).
 
     A run that computed in fp32 anyway (fp16 through Accelerate on a CPU) and lands within the
     fp32 run's own step-to-step noise gets `speedup_same_maths`: it is shown as ≈1.0×, not a gain.
     """
     runs = [Summary.from_dict(s) for s in summaries]
-    base = {s.backend: s for s in runs if s.precision == "fp32" and s.samples_per_s}
+    base = {(s.backend, s.model): s for s in runs if s.precision == "fp32" and s.samples_per_s}
     out = []
     for s in runs:
-        ref = base.get(s.backend)
+        ref = base.get((s.backend, s.model))
         b = ref.samples_per_s if ref else None
         v = s.samples_per_s / b if b and s.samples_per_s else None
         same = s.precision != "fp32" and s.effective_dtype == "fp32"

@@ -506,6 +506,19 @@ def test_loss_scale_and_speedups_are_shown_exactly():
     assert speedup_cell(runs[1], "es") == "≈1,0× (las mismas cuentas que fp32)"
 
 
+def test_speedups_compare_within_a_backend_and_a_model():
+    # A GPU check's file holds two models: small-bert's bf16 is not measured against tiny-bert.
+    from mpdemo.summary import with_speedups
+
+    def run(model, precision, sps):
+        return {"backend": "torch", "precision": precision, "model": model,
+                "samples_per_s": sps, "effective_dtype": precision}  # fmt: skip
+
+    runs = [run("tiny-bert", "fp32", 1000.0), run("tiny-bert", "bf16", 2000.0),
+            run("small-bert", "fp32", 100.0), run("small-bert", "bf16", 300.0)]  # fmt: skip
+    assert [s["speedup_vs_fp32"] for s in with_speedups(runs)] == [1.0, 2.0, 1.0, 3.0]
+
+
 # --- the Hub entries the app offers, offline -----------------------------------------------------
 
 

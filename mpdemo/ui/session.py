@@ -317,20 +317,10 @@ class Session:
         """Each loaded run's summary under its page label, with speed-ups within its own file."""
         out: list[Summary] = []
         for r in self.recordings:
-            rows = [
+            out += with_speedups(
                 Summary.from_dict(run["summary"]).replace(label=lab, machine=r.recording.tag)
                 for lab, run in zip(r.labels, r.recording.runs, strict=True)
-            ]
-            # fp32 of the same backend and model in the same file: a GPU check holds two models.
-            by_model: dict[Any, list[Summary]] = {}
-            for s in rows:
-                by_model.setdefault(s.model, []).append(s)
-            faster = {
-                id(s): f
-                for g in by_model.values()
-                for s, f in zip(g, with_speedups(g), strict=True)
-            }
-            out += [faster[id(s)] for s in rows]
+            )
         return out
 
     def clear(self) -> None:
