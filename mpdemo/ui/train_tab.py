@@ -474,17 +474,14 @@ def train(
     session.begin(configs)
     session.runner = runner
     runner.start()
-    labels = [c.label for c in configs]
     try:
-        script = session.script_file(labels[0])
         # Plots None first: each LinePlot rebuilds its colour domain from the next frame,
         # which carries a placeholder for every series of this grid (see plots.py).
         yield {
             "status": status_text(session, lang),
             **grid_start(session, lang),
             "summary": empty_table(lang),
-            "script_run": gr.update(choices=labels, value=labels[0]),
-            "script_btn": gr.update(value=script, interactive=script is not None),
+            **recorded_ui.script_updates(session),
         }
         # The step axis's range as grid_start laid it out; frames widen it as the run grows.
         axis: dict[str, Any] = {
