@@ -660,17 +660,17 @@ def run_speed_notes(
     twice the runs' standard error (and 10%) is called the same speed. Runs that computed in
     fp32 anyway are left to the dtype audit.
     """
-    from .summary import step_noise, typical_step_s
+    from .summary import peers, step_noise, typical_step_s
 
     m = machine or machine_info()
     base = {
-        s.get("backend"): s
+        peers(s): s
         for s in summaries
         if s.get("precision") == "fp32" and typical_step_s(s) and s.get("status") != "failed"
     }
     out: list[Note] = []
     for s in summaries:
-        ref = base.get(s.get("backend"))
+        ref = base.get(peers(s))
         step = typical_step_s(s)
         if s.get("precision") == "fp32" or ref is None or not step:
             continue
@@ -698,14 +698,16 @@ def run_speed_notes(
 
 def memory_notes(summaries: list[dict[str, Any]]) -> list[Note]:
     """Activation memory of each non-fp32 run vs its backend's fp32 run, from the measured bytes."""
+    from .summary import peers
+
     base = {
-        s.get("backend"): s.get("saved_activation_bytes")
+        peers(s): s.get("saved_activation_bytes")
         for s in summaries
         if s.get("precision") == "fp32" and s.get("saved_activation_bytes")
     }
     out: list[Note] = []
     for s in summaries:
-        b, v = base.get(s.get("backend")), s.get("saved_activation_bytes")
+        b, v = base.get(peers(s)), s.get("saved_activation_bytes")
         if s.get("precision") == "fp32" or not b or not v:
             continue
         ratio = v / b

@@ -159,6 +159,15 @@ class Summary(Mapping[str, Any]):
 # --- speed-ups: a run against its backend's fp32 run ---------------------------------------------
 
 
+def peers(s: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a run is compared within: its backend, model and machine (None for this one's).
+
+    A loaded file's bf16 run is measured against that file's fp32 run, never this page's, and a
+    GPU check's small-bert against its own small-bert fp32.
+    """
+    return (s.get("backend"), s.get("model"), s.get("machine"))
+
+
 def typical_step_s(s: Mapping[str, Any]) -> float | None:
     """A run's typical step in seconds: the median of its timed steps (the mean in older files)."""
     return s.get("median_step_s") or s.get("mean_step_s")
@@ -183,10 +192,10 @@ def with_speedups(summaries: Iterable[Mapping[str, Any]]) -> list[Summary]:
     fp32 run's own step-to-step noise gets `speedup_same_maths`: it is shown as ≈1.0×, not a gain.
     """
     runs = [Summary.from_dict(s) for s in summaries]
-    base = {(s.backend, s.model): s for s in runs if s.precision == "fp32" and s.samples_per_s}
+    base = {peers(s): s for s in runs if s.precision == "fp32" and s.samples_per_s}
     out = []
     for s in runs:
-        ref = base.get((s.backend, s.model))
+        ref = base.get(peers(s))
         b = ref.samples_per_s if ref else None
         v = s.samples_per_s / b if b and s.samples_per_s else None
         same = s.precision != "fp32" and s.effective_dtype == "fp32"

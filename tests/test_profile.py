@@ -519,6 +519,20 @@ def test_speedups_compare_within_a_backend_and_a_model():
     assert [s["speedup_vs_fp32"] for s in with_speedups(runs)] == [1.0, 2.0, 1.0, 3.0]
 
 
+def test_a_loaded_files_run_is_never_measured_against_this_pages_fp32():
+    # An H200 recording's bf16 next to this CPU's live fp32 once read "10x faster".
+    def run(precision, ms, machine=None):
+        return {"label": f"torch · {precision}", "backend": "torch", "precision": precision,
+                "model": "tiny-bert", "median_step_s": ms / 1000, "steps": 100,
+                "status": "completed", "effective_dtype": precision, "machine": machine,
+                "saved_activation_bytes": 100 if precision == "fp32" else 50}  # fmt: skip
+
+    mixed = [run("fp32", 20.0), run("bf16", 2.0, machine="H200")]
+    assert P.run_speed_notes(mixed, PROFILES[0][1]) == [] and P.memory_notes(mixed) == []
+    same = [run("fp32", 4.0, machine="H200"), run("bf16", 2.0, machine="H200")]
+    assert [n.key for n in P.run_speed_notes(same, PROFILES[0][1])] == ["run_faster"]
+
+
 # --- the Hub entries the app offers, offline -----------------------------------------------------
 
 
