@@ -14,17 +14,17 @@ from . import log
 from .catalog import BACKENDS, PRECISIONS
 from .config import RunConfig
 from .messages import MpdemoError
+from .recorded import write_runs
 from .summary import (
     scale_text,
     speedup_text,
     typical_step_s,
     with_speedups,
     write_csv,
-    write_json,
 )
 
 if TYPE_CHECKING:
-    from .profile import GridEstimate
+    from .plan import GridEstimate
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 UNDERFLOW_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # mpdemo.underflow.FORMATS, without torch
@@ -173,7 +173,7 @@ def _is_main_process() -> bool:
 
 def _run(args: argparse.Namespace) -> int:
     from .engine import preflight
-    from .profile import GridEstimate, duration_text, memory_notes, run_speed_notes
+    from .plan import GridEstimate, duration_text, memory_notes, run_speed_notes
     from .runner import run_grid
 
     configs = configs_from_args(args)
@@ -234,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
     for note in [*run_speed_notes(summaries), *memory_notes(summaries)]:
         print(f"  {note.text}")
     if args.json_path:
-        write_json(args.json_path, runs)
+        write_runs(args.json_path, runs)
     if args.csv_path:
         write_csv(args.csv_path, runs)
     return EXIT_FAILED if any(r["summary"]["status"] == "failed" for r in runs) else EXIT_OK
@@ -265,8 +265,8 @@ def _cell(s: dict[str, Any], key: str) -> str:
 
 def header(calibrating: bool) -> str:
     """The CLI's first lines: this machine (names, flags), and whether the step is calibrated."""
+    from .machine import machine_note
     from .messages import EN
-    from .profile import machine_note
 
     line = f"# {machine_note().text}"
     if calibrating:
@@ -289,7 +289,7 @@ def plan_text(ev: Any) -> str:
 
 
 def _calibration_of(ev: Any, configs: list[RunConfig]) -> Any:
-    from .profile import cached_calibration
+    from .plan import cached_calibration
 
     return cached_calibration(configs[0]) if ev.calibration else None
 

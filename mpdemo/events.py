@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -104,3 +105,7 @@ class GridPlanned(_Event):
 
 
 Event = RunStarted | StepEvent | EvalEvent | RunFinished | GridPlanned
+
+
+# What a run hands its events to (the runner's queue, a test's list.append).
+Emit = Callable[[Event], None]

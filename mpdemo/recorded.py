@@ -3,7 +3,7 @@
 Shape (version 2):
 
     {"version": 2,
-     "machine": {...},          # mpdemo.profile.machine_info() of the machine that ran them
+     "machine": {...},          # mpdemo.machine.machine_info() of the machine that ran them
      "runs": [{"config": {...}, "summary": {...}, "steps": [{...}, ...], "evals": [...]}]}
 
 Version 1 is the first round's `{"runs": [...]}` without a machine: it still loads, tagged
@@ -83,7 +83,7 @@ class Recording:
 def runs_document(runs: list[dict[str, Any]], machine: dict[str, Any] | None = None) -> dict:
     """The JSON document for `runs`, with this machine's profile unless one is given."""
     if machine is None:
-        from .profile import machine_info  # imports torch: only writers that trained call this
+        from .machine import machine_info  # imports torch: only writers that trained call this
 
         machine = machine_info()
     from .summary import plain  # a run's Summary goes into the file as its JSON form

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import itertools
 import queue
 import threading
@@ -10,30 +9,14 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .config import Limits, RunConfig
+from .engine import collect_garbage, execute, failed_event, prepare
 from .events import Event
+from .plan import plan_grid
 from .registry import PRECISION_NAMES
 
 # One run at a time in this process, whoever asks: timings must not share the cores.
 RUN_LOCK = threading.Lock()
 _END = object()
-_frozen = False
-
-
-def collect_garbage() -> None:
-    """Free what the finished run left in reference cycles; the first time, freeze the rest.
-
-    A full collection scans every object the process tracks: after torch, transformers and
-    gradio are imported that is ~0.5M objects and 0.2 s here, holding the GIL, so the page
-    (and its "Done") waits for it. Collected once and frozen (gc.freeze, Python 3.7+), what
-    outlives every run is left out of later collections, which then scan only what a run
-    made (under 1 ms here). Garbage is collected before freezing, so nothing dead is kept.
-    The calibration calls this once the imports are done, before it times a prepare().
-    """
-    global _frozen
-    gc.collect()
-    if not _frozen:
-        gc.freeze()
-        _frozen = True
 
 
 def grid(
@@ -73,12 +56,8 @@ def run_grid(
     fit_s: with calibrate, fewer steps per run when the grid would take much longer than this
     (the default comparison: about a minute on any machine); the event says so.
     """
-    from .engine import execute, failed_event, prepare
-
     total = len(configs)
     if calibrate and configs and not stop.is_set():
-        from .profile import plan_grid
-
         with RUN_LOCK:
             plan = plan_grid(configs, stop, fit_s)
         if plan.steps is not None:

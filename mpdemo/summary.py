@@ -271,15 +271,6 @@ def write_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
                 )
 
 
-def write_json(
-    path: str | Path, runs: list[dict[str, Any]], machine: dict[str, Any] | None = None
-) -> None:
-    """{"version", "machine": the profile of the machine that ran them, "runs": [...]}"""
-    from .recorded import write_runs  # the one writer: the app and bench/gpu_check.py use it too
-
-    write_runs(path, runs, machine)
-
-
 def plain(summary: Mapping[str, Any]) -> dict[str, Any]:
     """A summary as a plain dict (JSON, the browser's store), whichever form it came in."""
     return summary.to_dict() if isinstance(summary, Summary) else dict(summary)

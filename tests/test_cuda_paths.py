@@ -53,7 +53,7 @@ def test_cuda_scaler_and_sync(monkeypatch):
 
 
 def test_recorder_uses_cuda_memory_and_sync_on_gpu(monkeypatch, small_cfg):
-    from mpdemo.backends.common import Recorder
+    from mpdemo.recorder import Recorder
 
     prep = prepare(small_cfg)
     prep.device = torch.device("cuda")  # the model stays on the CPU; only the bookkeeping moves

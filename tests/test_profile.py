@@ -15,7 +15,9 @@ import torch
 from conftest import events_of, summary_of
 
 from mpdemo import RunConfig
-from mpdemo import profile as P
+from mpdemo import machine as M
+from mpdemo import plan as P
+from mpdemo import probes
 from mpdemo.messages import EN, Note, render
 from mpdemo.runner import grid, run_grid
 from mpdemo.textformat import ENGLISH
@@ -24,7 +26,7 @@ LANGS = ("en", "es", "pt")
 
 
 def _machine(kind: str, **flags: bool) -> dict:
-    base = {f: False for f in P.CPU_FLAGS}
+    base = {f: False for f in M.CPU_FLAGS}
     base.update(flags)
     cap = "AVX512" if base["avx512"] else "AVX2"
     gpu = None
@@ -109,7 +111,7 @@ def test_speed_sentences_say_what_the_calibration_measured(name, machine, cal, e
 @pytest.mark.parametrize(("name", "machine", "cal", "expect"), PROFILES, ids=IDS)
 def test_hardware_reasons_match_the_flags(name, machine, cal, expect):
     for precision in ("bf16", "fp16"):
-        why = P.hardware_reason(machine, precision, cal.device)
+        why = M.hardware_reason(machine, precision, cal.device)
         text = render(why["key"], why["args"])
         flags = machine["cpu"]["flags"]
         if cal.device == "cuda":
@@ -117,7 +119,7 @@ def test_hardware_reasons_match_the_flags(name, machine, cal, expect):
         elif cal.device == "mps":
             assert "Apple" in text
         else:
-            has = [P._FLAG_LABELS[f] for f in P._PRECISION_FLAGS[precision] if flags[f]]
+            has = [M._FLAG_LABELS[f] for f in M._PRECISION_FLAGS[precision] if flags[f]]
             if has:
                 assert all(h in text for h in has) and "without" not in text
             else:
@@ -127,7 +129,7 @@ def test_hardware_reasons_match_the_flags(name, machine, cal, expect):
 
 @pytest.mark.parametrize(("name", "machine", "cal", "expect"), PROFILES, ids=IDS)
 def test_machine_line_names_the_hardware_and_claims_no_speed(name, machine, cal, expect):
-    note = P.machine_note(machine)
+    note = M.machine_note(machine)
     for text in _texts(note):
         assert not re.search(r"\b(fast|slow|faster|slower|rápid|lent)", text.lower()), text
     text = note.text
@@ -139,7 +141,7 @@ def test_machine_line_names_the_hardware_and_claims_no_speed(name, machine, cal,
     else:
         flags = machine["cpu"]["flags"]
         has, lacks = text.split("; has ")[1].split("; lacks ")
-        for f, label in P._FLAG_LABELS.items():
+        for f, label in M._FLAG_LABELS.items():
             assert (label in has) == flags[f] and (label in lacks) == (not flags[f])
 
 
@@ -184,10 +186,10 @@ def test_the_calibration_times_the_real_step_for_each_precision(small_cfg):
 def test_machine_info_is_cheap_json_and_names_this_machine():
     import json
 
-    info = P.machine_info()
+    info = M.machine_info()
     json.dumps(info)
     assert info["device_kind"] in ("cpu", "cuda", "mps")
-    assert set(info["cpu"]["flags"]) == set(P.CPU_FLAGS)
+    assert set(info["cpu"]["flags"]) == set(M.CPU_FLAGS)
     assert info["versions"]["torch"] == torch.__version__
     assert info["torch_threads"] == torch.get_num_threads()
     if torch.cuda.is_available():
@@ -241,7 +243,7 @@ def test_stalls_of_another_process_do_not_change_the_verdict(small_cfg):
     import threading
 
     from mpdemo import prepare
-    from mpdemo.backends.common import Recorder
+    from mpdemo.recorder import Recorder
     from mpdemo.summary import with_speedups
 
     prep = prepare(small_cfg.replace(steps=1, warmup_steps=3))
@@ -407,7 +409,7 @@ def test_autocast_keeps_fewer_activation_bytes_on_the_built_in_models(model, dat
     batch = next(iter(prep.train_dataloader))
     saved = {}
     for precision in ("fp32", "bf16", "fp16"):
-        with P.SavedBytes(prep.model) as meter, autocast(prep.device, precision):
+        with probes.SavedBytes(prep.model) as meter, autocast(prep.device, precision):
             loss = prep.model(**batch).loss
         loss.backward()
         prep.optimizer.zero_grad(set_to_none=True)
@@ -453,7 +455,7 @@ def _hooks_pushed() -> bool:
 
 def test_saved_bytes_count_step_one_only_and_never_leave_hooks(small_cfg):
     from mpdemo import prepare
-    from mpdemo.backends.common import Recorder
+    from mpdemo.recorder import Recorder
 
     prep = prepare(small_cfg)
     rec = Recorder(prep, lambda ev: None, threading.Event())
@@ -583,12 +585,12 @@ def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg)
                  "--device", "cpu"])  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"# {P.machine_note().text}"
+    assert out[0] == f"# {M.machine_note().text}"
     assert any(line.startswith("# step measured (tiny-bert, batch 16, cpu") for line in out)
     speed = next(line[2:] for line in out if line.startswith("# bf16 ran"))
     # The header's sentence is the one the UI renders from the same cached calibration.
     cal = P.cached_calibration(RunConfig(batch_size=16, device="cpu"))
-    assert speed == P.speed_note(cal, P.machine_info(), "bf16", "torch").text
+    assert speed == P.speed_note(cal, M.machine_info(), "bf16", "torch").text
     # Under the table, the same renderers speak from the runs' own figures.
     assert any(line.startswith("  torch · bf16 stepped ") for line in out)
     assert any("less activation memory" in line for line in out)

@@ -9,13 +9,15 @@ marked `# mpdemo` and all go through one object, `rec`:
 - `rec.evaluate(model, eval_dataloader)` computes the validation metrics once, at the end;
 - `rec.attach(trainer)` does all three for the Trainer, through a read-only TrainerCallback.
 
-In the app `rec` is the Recorder (backends/common.py), which times, streams events and builds the
+In the app `rec` is the Recorder (mpdemo/recorder.py), which times, streams events and builds the
 summary; in a reproduce script it is a StepPrinter, which prints one line per step.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -76,8 +78,6 @@ class StepHooks:
         if not self.should_evaluate():
             return
         import torch
-
-        from .common import eval_loop
 
         metrics = eval_loop(model, batches, self.prep.task)
         if reduce is not None:  # several processes each saw a share of the validation rows
@@ -149,3 +149,49 @@ class StepPrinter(StepHooks):
     def record_eval(self, metrics: dict[str, float]) -> None:
         """Print the validation metrics."""
         print("eval " + "  ".join(f"{k} {v!r}" for k, v in metrics.items()), flush=True)
+
+
+# --- the validation loop every backend's rec.evaluate() runs ------------------------------------
+
+
+def accuracy(preds: list[int], labels: list[int]) -> tuple[float, str]:
+    """Accuracy and its source: `evaluate` when it can load its metric, else the same formula here."""
+    from ..hub import hub_reachable
+
+    if hub_reachable():
+        try:
+            import evaluate
+
+            metric = evaluate.load("accuracy")
+            result = metric.compute(predictions=preds, references=labels)
+            return float(result["accuracy"]), "evaluate"
+        except Exception:  # noqa: BLE001 - any failure to load means: compute it locally
+            pass
+    correct = sum(int(p == t) for p, t in zip(preds, labels, strict=True))
+    return correct / max(len(labels), 1), "local"
+
+
+def eval_loop(
+    model: Any,
+    batches: Any,
+    task: str,
+    ctx: Callable[[], AbstractContextManager] = nullcontext,
+) -> dict[str, float]:
+    """Mean loss (and accuracy for classifiers) over the validation batches."""
+    import torch
+
+    model.eval()
+    losses, preds, labels = [], [], []
+    with torch.no_grad():
+        for batch in batches:
+            with ctx():
+                out = model(**batch)
+            losses.append(float(out.loss))
+            if task == "cls":
+                preds += out.logits.argmax(-1).tolist()
+                labels += batch["labels"].tolist()
+    model.train()
+    metrics = {"loss": statistics.fmean(losses) if losses else float("nan")}
+    if task == "cls":
+        metrics["accuracy"], _source = accuracy(preds, labels)
+    return metrics

@@ -14,7 +14,7 @@ import torch
 
 from ..registry import PRECISIONS
 from .accelerate import reset_accelerate_state
-from .common import accuracy
+from .hooks import accuracy
 
 if TYPE_CHECKING:
     from ..config import RunConfig

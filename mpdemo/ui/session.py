@@ -20,14 +20,13 @@ import pandas as pd
 
 from ..config import RunConfig
 from ..messages import MpdemoError
-from ..recorded import Recording, compact, parse_document
+from ..recorded import Recording, compact, parse_document, write_runs
 from ..summary import (
     Summary,
     scale_text,
     typical_step_s,
     with_speedups,
     write_csv,
-    write_json,
 )
 from .i18n import message, t
 from .plots import Series
@@ -91,7 +90,7 @@ class Session:
     input_error: Any = None  # the MpdemoError the last click was refused with, until the next
     view: Any = None  # plots.View: how the plots are drawn (smoothing, x axis)
     plan: Any = None  # the grid's GridPlanned event: this machine, the calibrated step, sentences
-    estimate: Any = None  # mpdemo.profile.GridEstimate: seconds left for the whole grid
+    estimate: Any = None  # mpdemo.plan.GridEstimate: seconds left for the whole grid
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     writes: int = 0
@@ -146,7 +145,7 @@ class Session:
         if self.estimate is not None:
             self.estimate.update(ev)
         if kind == "plan":
-            from ..profile import GridEstimate, cached_calibration  # torch: a grid is running
+            from ..plan import GridEstimate, cached_calibration  # torch: a grid is running
 
             self.plan = ev
             if ev.steps is not None:  # fitted to about a minute: the runs do fewer steps
@@ -244,7 +243,7 @@ class Session:
                 }
             )
         write_csv(str(base.with_suffix(".csv")), runs)
-        write_json(str(base.with_suffix(".json")), runs, self.machine())
+        write_runs(str(base.with_suffix(".json")), runs, self.machine())
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}
         for old in set(self.files.values()) - set(new.values()):
             Path(old).unlink(missing_ok=True)  # gradio has copied it to its cache already
@@ -438,7 +437,7 @@ class Session:
 
 
 def _machine() -> dict[str, Any]:
-    from ..profile import machine_info  # torch is loaded: a run has finished in this process
+    from ..machine import machine_info  # torch is loaded: a run has finished in this process
 
     return machine_info()
 

@@ -107,10 +107,11 @@ def precision_note(lang: str, precisions: list[str] | None, device: str | None) 
     """What this process last measured for the ticked precisions (a Train click calibrates)."""
     import sys
 
-    if "mpdemo.profile" not in sys.modules:  # nothing measured yet: no claim, and no torch
+    if "mpdemo.plan" not in sys.modules:  # nothing measured yet: no claim, and no torch
         return ""
+    from ..machine import machine_info
+    from ..plan import latest_calibration, speed_note
     from ..precision import resolve_device
-    from ..profile import latest_calibration, machine_info, speed_note
 
     try:
         cal = latest_calibration(resolve_device(device or "auto").type)
@@ -157,7 +158,7 @@ def with_fp8(values: dict[str, Any]) -> list[str]:
 
 def machine_text(lang: str) -> str:
     """The 'This machine' line: names and instruction-set flags (torch's, read once per process)."""
-    from ..profile import machine_note  # imports torch: called from a load event, not at build
+    from ..machine import machine_note  # imports torch: called from a load event, not at build
 
     note = machine_note()
     return message(note.key, note.args, lang)
@@ -235,7 +236,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     if finished and session.runs:
         # What the runs themselves measured (speed vs fp32, memory): the load on a shared
         # machine may have changed since the calibration, so its sentences give way to these.
-        from ..profile import memory_notes, run_speed_notes
+        from ..plan import memory_notes, run_speed_notes
 
         summaries = session.summaries()
         speed = run_speed_notes(summaries)

@@ -77,7 +77,7 @@ def _guess_s(cfg: RunConfig) -> float:
 def estimate_s(configs: list[RunConfig]) -> float:
     """Seconds the grid should take: the profile's estimate when one is measured, else a guess."""
     try:
-        from ..profile import GridEstimate, cached_calibration
+        from ..plan import GridEstimate, cached_calibration
 
         cal = cached_calibration(configs[0]) if configs else None
         if cal is not None and cal.device == "cuda":
@@ -103,7 +103,7 @@ def duration_s(
     configs = [RunConfig.from_dict(d) for d in config_dicts]
     seconds = estimate_s(configs)
     if calibrate:  # the step is timed first, inside the same call
-        from ..profile import CALIBRATION_BUDGET_S
+        from ..plan import CALIBRATION_BUDGET_S
 
         seconds += CALIBRATION_BUDGET_S
     want = math.ceil(seconds * MARGIN)
@@ -121,7 +121,7 @@ def train_in_gpu(
 
     The configs travel as dicts and the events come back pickled: both cross a process.
     """
-    from ..profile import machine_info  # here CUDA exists: the GPU's name is read here
+    from ..machine import machine_info  # here CUDA exists: the GPU's name is read here
 
     configs = [RunConfig.from_dict(d) for d in config_dicts]
     runner = Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s).start()

@@ -1,4 +1,5 @@
-"""What every backend shares: the Recorder (timing, events, summary) and the eval loop."""
+"""The Recorder: a backend's `rec` in the app. It times each step, emits the events, decides
+stop/diverge and builds the run's Summary."""
 
 from __future__ import annotations
 
@@ -7,29 +8,26 @@ import statistics
 import threading
 import time
 import traceback
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..events import EvalEvent, RunFinished, RunStarted, StepEvent
-from ..log import run_logger
-from ..messages import MpdemoError, Note
-from ..precision import (
+from .backends.hooks import StepHooks
+from .events import Emit, EvalEvent, RunFinished, RunStarted, StepEvent
+from .log import run_logger
+from .messages import MpdemoError, Note
+from .precision import (
     DtypeProbe,
     autocast_supported,
     dtype_name,
     synchronize,
 )
-from ..profile import SavedBytes
-from ..registry import BACKENDS, PRECISIONS
-from ..summary import Summary
-from .hooks import StepHooks
+from .probes import SavedBytes
+from .registry import BACKENDS, PRECISIONS
+from .summary import Summary
 
 if TYPE_CHECKING:
-    from ..engine import Emit
-    from ..prepared import Prepared
+    from .prepared import Prepared
 
 NONFINITE_PATIENCE = 5  # with a scaler, a few inf/NaN steps are normal: the scale backs off
 
@@ -218,7 +216,7 @@ class Recorder(StepHooks):
 
     def _audit_fp8(self) -> None:
         """fp8's dtype audit: count the Float8Linear layers in the model that trained."""
-        from .. import fp8
+        from . import fp8
 
         self.fp8_audit = fp8.audit(self.prep.model)
         # No Float8Linear at all: the probe's dtype (bf16) stands, and the summary says so.
@@ -305,45 +303,3 @@ class Recorder(StepHooks):
             error_detail=self.error_detail,
             fp8_audit=self.fp8_audit,
         )
-
-
-def accuracy(preds: list[int], labels: list[int]) -> tuple[float, str]:
-    """Accuracy and its source: `evaluate` when it can load its metric, else the same formula here."""
-    from ..hub import hub_reachable
-
-    if hub_reachable():
-        try:
-            import evaluate
-
-            metric = evaluate.load("accuracy")
-            result = metric.compute(predictions=preds, references=labels)
-            return float(result["accuracy"]), "evaluate"
-        except Exception:  # noqa: BLE001 - any failure to load means: compute it locally
-            pass
-    correct = sum(int(p == t) for p, t in zip(preds, labels, strict=True))
-    return correct / max(len(labels), 1), "local"
-
-
-def eval_loop(
-    model: torch.nn.Module,
-    batches: Any,
-    task: str,
-    ctx: Callable[[], AbstractContextManager] = nullcontext,
-) -> dict[str, float]:
-    """Mean loss (and accuracy for classifiers) over the validation batches."""
-
-    model.eval()
-    losses, preds, labels = [], [], []
-    with torch.no_grad():
-        for batch in batches:
-            with ctx():
-                out = model(**batch)
-            losses.append(float(out.loss))
-            if task == "cls":
-                preds += out.logits.argmax(-1).tolist()
-                labels += batch["labels"].tolist()
-    model.train()
-    metrics = {"loss": statistics.fmean(losses) if losses else float("nan")}
-    if task == "cls":
-        metrics["accuracy"], _source = accuracy(preds, labels)
-    return metrics

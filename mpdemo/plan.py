@@ -1,16 +1,11 @@
-"""This machine: names, instruction-set flags, library versions (and, below, a calibrated step).
+"""Before and around the runs: the calibrated step, fitting a grid to a time budget, the
+estimate of the time left, and the sentences rendered from those measurements.
 
-`machine_info()` is cheap (no timing): it goes into every run's JSON. Every sentence the app
-says about speed or memory is rendered from measurements on top of it, never written in advance.
+Sits above the engine (it prepares a model to time its step); nothing below imports it.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import functools
-import importlib.metadata
-import os
-import platform
 import statistics
 import threading
 import time
@@ -19,258 +14,13 @@ from typing import Any
 
 import torch
 
+from .engine import collect_garbage, prepare
+from .events import GridPlanned
+from .machine import hardware_reason, machine_info
 from .messages import Note
-
-# The CPU flags that decide whether fp16/bf16 have hardware support on a CPU.
-CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
-# Library versions worth recording with a run (gradio is the UI's, not the engine's: left out).
-VERSIONED = ("torch", "transformers", "accelerate", "datasets")
-
-
-def _private_flag(name: str) -> bool | None:
-    """torch.cpu._is_<name>_supported(), or None when this torch build lacks it (private API)."""
-    fn = getattr(torch.cpu, f"_is_{name}_supported", None)
-    if fn is None:
-        return None
-    try:
-        return bool(fn())
-    except Exception:  # noqa: BLE001 - a private probe that misbehaves just means "unknown"
-        return None
-
-
-@functools.cache
-def _proc_cpuinfo() -> tuple[str | None, frozenset[str]]:
-    """(model name, flags) from /proc/cpuinfo on Linux; (None, empty) elsewhere."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            text = f.read(200_000)
-    except OSError:
-        return None, frozenset()
-    model: str | None = None
-    flags: frozenset[str] = frozenset()
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key = key.strip()
-        if key == "model name" and model is None:
-            model = value.strip()
-        elif key in ("flags", "Features") and not flags:
-            flags = frozenset(value.split())
-        if model and flags:
-            break
-    return model, flags
-
-
-def cpu_name() -> str:
-    """The CPU's model string as the OS reports it (platform.processor() as the fallback)."""
-    model, _ = _proc_cpuinfo()
-    if model:
-        return model
-    if platform.system() == "Darwin":
-        try:
-            import subprocess
-
-            out = subprocess.run(
-                ["sysctl", "-n", "machdep.cpu.brand_string"],
-                capture_output=True,
-                text=True,
-                timeout=2,
-            )
-            if out.stdout.strip():
-                return out.stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def cpu_capability() -> str | None:
-    """The vector ISA torch's CPU kernels dispatch to ("AVX2", "AVX512", ...); None if unknown."""
-    try:
-        return str(torch.backends.cpu.get_cpu_capability())
-    except Exception:  # noqa: BLE001 - older torch builds lack it
-        return None
-
-
-def cpu_flags() -> dict[str, bool]:
-    """avx2/avx512/avx512_bf16/avx512_fp16/amx_bf16/amx_fp16: torch's probes, /proc/cpuinfo as fallback."""
-    _, proc = _proc_cpuinfo()
-    capability = cpu_capability() or ""
-    # torch's own answers first (what its kernels will dispatch on); the OS's flags fill the gaps.
-    torch_says = {
-        "avx2": _private_flag("avx2"),
-        "avx512": _private_flag("avx512"),
-        "avx512_bf16": _private_flag("avx512_bf16"),
-        "avx512_fp16": None,  # torch 2.13 has no probe for it
-        "amx_bf16": _private_flag("amx_tile"),  # AMX tiles come with AMX-BF16 on every part so far
-        "amx_fp16": _private_flag("amx_fp16"),
-    }
-    proc_names = {
-        "avx2": ("avx2",),
-        "avx512": ("avx512f",),
-        "avx512_bf16": ("avx512_bf16",),
-        "avx512_fp16": ("avx512_fp16",),
-        "amx_bf16": ("amx_bf16",),
-        "amx_fp16": ("amx_fp16",),
-    }
-    flags: dict[str, bool] = {}
-    for name in CPU_FLAGS:
-        value = torch_says[name]
-        if value is None:
-            value = any(p in proc for p in proc_names[name])
-        flags[name] = bool(value)
-    if capability.startswith("AVX512"):
-        flags["avx512"] = True
-        flags["avx2"] = True
-    elif capability == "AVX2":
-        flags["avx2"] = True
-    return flags
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def _gpu_info() -> dict[str, Any] | None:
-    """The first accelerator: CUDA (name, compute capability, bf16) or Apple's MPS; None on CPU only."""
-    if torch.cuda.is_available():
-        index = torch.cuda.current_device()
-        major, minor = torch.cuda.get_device_capability(index)
-        props = torch.cuda.get_device_properties(index)
-        return {
-            "kind": "cuda",
-            "name": torch.cuda.get_device_name(index),
-            "capability": f"{major}.{minor}",
-            "bf16": bool(torch.cuda.is_bf16_supported()),
-            "memory_bytes": int(props.total_memory),
-            "count": torch.cuda.device_count(),
-        }
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return {"kind": "mps", "name": "Apple GPU (MPS)", "capability": None, "bf16": None}
-    return None
-
-
-@functools.cache
-def _static_info() -> dict[str, Any]:
-    """What does not change while the process lives (names, flags, versions)."""
-    capability = cpu_capability()
-    gpu = _gpu_info()
-    return {
-        "device_kind": gpu["kind"] if gpu else "cpu",
-        "device_name": gpu["name"] if gpu else cpu_name(),
-        "cpu": {
-            "name": cpu_name(),
-            "capability": capability,
-            "flags": cpu_flags(),
-            "cores": os.cpu_count(),
-        },
-        "gpu": gpu,
-        "versions": {name: _version(name) for name in VERSIONED},
-        "python": platform.python_version(),
-        "platform": platform.platform(terse=True),
-    }
-
-
-def machine_info() -> dict[str, Any]:
-    """This machine as a JSON-ready dict: device kind/name, CPU flags, GPU, versions, threads, date.
-
-    Cheap (nothing is timed): the static part is cached once per process; the thread count and
-    the date are read each call because a run may change the first.
-    """
-    info = dict(_static_info())
-    info["cpu"] = dict(info["cpu"])
-    info["torch_threads"] = torch.get_num_threads()
-    info["date"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    return info
-
-
-def refresh_machine_info() -> dict[str, Any]:
-    """Forget the cached names/flags and read them again (a GPU hot-plugged, a test's monkeypatch)."""
-    _static_info.cache_clear()
-    _proc_cpuinfo.cache_clear()
-    return machine_info()
-
-
-# --- memory: the bytes autograd keeps for backward ------------------------------------------
-
-
-_CAST_OR_VIEW = (
-    "ToCopyBackward",
-    "TBackward",
-    "TransposeBackward",
-    "PermuteBackward",
-    "ViewBackward",
-    "UnsafeViewBackward",
-    "ExpandBackward",
-    "AliasBackward",
-)
-
-
-class SavedBytes:
-    """Counts the bytes autograd saves for backward while active (torch saved_tensors_hooks).
-
-    Counted: tensors the model computed (they have a grad_fn), each storage once. Left out: the
-    batch (data, kept anyway), parameters and autocast's low-precision copies of them. What is
-    left is the activations, which autocast stores in bf16/fp16 wherever it runs.
-    """
-
-    def __init__(self, model: torch.nn.Module | None = None) -> None:
-        self.bytes = 0
-        self._seen: set[int] = set()
-        self._params = {p.data_ptr() for p in model.parameters()} if model is not None else set()
-        self._ctx: Any = None
-
-    def _pack(self, t: torch.Tensor) -> torch.Tensor:
-        try:
-            ptr = t.untyped_storage().data_ptr()
-        except (RuntimeError, NotImplementedError):  # tensors without storage (sparse, meta)
-            return t
-        # Only what the model computed (it has a grad_fn): the batch and its casts are data.
-        if t.grad_fn is None or ptr in self._seen or ptr in self._params or self._is_param_cast(t):
-            return t
-        self._seen.add(ptr)
-        self.bytes += t.untyped_storage().nbytes()
-        return t
-
-    @staticmethod
-    def _is_param_cast(t: torch.Tensor) -> bool:
-        # A weight saved as autocast's cast and/or a view of it (Linear saves weight.t()):
-        # cast/view nodes only, back to a leaf (AccumulateGrad).
-        fn = t.grad_fn
-        for _ in range(8):
-            if fn is None:
-                return False
-            name = type(fn).__name__
-            if name == "AccumulateGrad":
-                return True
-            if not name.startswith(_CAST_OR_VIEW):
-                return False
-            inputs = [f for f, _ in fn.next_functions if f is not None]
-            if len(inputs) != 1:
-                return False
-            fn = inputs[0]
-        return False
-
-    @staticmethod
-    def _unpack(t: torch.Tensor) -> torch.Tensor:
-        return t
-
-    def __enter__(self) -> SavedBytes:
-        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
-        self._ctx.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Pop the hooks (idempotent): the thread's later steps run without them."""
-        if self._ctx is not None:
-            ctx, self._ctx = self._ctx, None
-            ctx.__exit__(None, None, None)
-
+from .precision import autocast, autocast_supported, grad_scaler, resolve_device, synchronize
+from .registry import BACKENDS, PRECISIONS
+from .summary import peers, step_noise, typical_step_s
 
 # --- calibration: the real step, timed for a moment before the runs ---------------------------
 
@@ -288,11 +38,8 @@ def effective_precision(backend: str, precision: str, device_type: str) -> str:
         return "fp32"
     if device_type == "cpu" and precision == "fp16" and backend in _NO_CPU_FP16:
         return "fp32"
-    if device_type == "mps":
-        from .precision import autocast_supported
-
-        if not autocast_supported(torch.device("mps"), precision):
-            return "fp32"
+    if device_type == "mps" and not autocast_supported(torch.device("mps"), precision):
+        return "fp32"
     return precision
 
 
@@ -343,8 +90,6 @@ _calibrations: dict[tuple[Any, ...], Calibration] = {}
 
 def calibration_key(cfg: Any) -> tuple[Any, ...]:
     """What the step time depends on: model, data, batch, sequence length, device."""
-    from .precision import resolve_device
-
     device = resolve_device(cfg.device).type
     return (cfg.model, cfg.dataset, cfg.batch_size, cfg.max_length, device)
 
@@ -373,8 +118,6 @@ def forget_calibrations() -> None:
 
 
 def _computing(configs: list[Any], device_type: str) -> list[str]:
-    from .registry import PRECISIONS
-
     out = ["fp32"]
     for cfg in configs:
         p = effective_precision(cfg.backend, cfg.precision, device_type)
@@ -413,8 +156,6 @@ def calibrate(
             have = _calibrations[key]
             if all(p in have.step_s for p in _computing(configs, key[4])):
                 return have
-    from .engine import prepare
-    from .precision import autocast, grad_scaler, synchronize
 
     t_start = time.perf_counter()
     precisions = _computing(configs, key[4])
@@ -428,8 +169,6 @@ def calibrate(
     # first: else the next prepare() set off Python's full collection of those ~0.5M objects
     # and took 0.35 s, and the estimate said +30..+50 % at the first run's end (bench/eta.py).
     if setup_s < budget_s and not (stop is not None and stop.is_set()):
-        from .runner import collect_garbage
-
         del prep
         collect_garbage()
         t_warm = time.perf_counter()
@@ -512,38 +251,6 @@ def calibrate(
 # Each returns Notes (a message key + arguments): the CLI prints the English, the UI renders the
 # same keys in the page's language. A nested {"key", "args"} argument is rendered the same way.
 
-_FLAG_LABELS = {
-    "avx512_bf16": "AVX512-BF16",
-    "amx_bf16": "AMX-BF16",
-    "avx512_fp16": "AVX512-FP16",
-    "amx_fp16": "AMX-FP16",
-}
-_PRECISION_FLAGS = {"bf16": ("avx512_bf16", "amx_bf16"), "fp16": ("avx512_fp16", "amx_fp16")}
-
-
-def _isa(machine: dict[str, Any]) -> str:
-    cpu = machine.get("cpu") or {}
-    cap = cpu.get("capability") or ""
-    if cap.upper().startswith("AVX512"):
-        return "AVX512"
-    if cap.upper().startswith("AVX2") or (cpu.get("flags") or {}).get("avx2"):
-        return "AVX2"
-    return cap or platform.machine() or "CPU"
-
-
-def hardware_reason(machine: dict[str, Any], precision: str, device_type: str) -> dict[str, Any]:
-    """Why a precision may run as it does here: the hardware facts, as a nested message."""
-    gpu = machine.get("gpu") or {}
-    if device_type == "cuda" and gpu:
-        return {"key": "hw_gpu", "args": {"name": gpu.get("name"), "cc": gpu.get("capability")}}
-    if device_type == "mps":
-        return {"key": "hw_mps", "args": {}}
-    flags = (machine.get("cpu") or {}).get("flags") or {}
-    present = [_FLAG_LABELS[f] for f in _PRECISION_FLAGS.get(precision, ()) if flags.get(f)]
-    if present:
-        return {"key": "hw_cpu_has", "args": {"isa": _isa(machine), "flags": ", ".join(present)}}
-    return {"key": "hw_cpu_lacks", "args": {"isa": _isa(machine), "precision": precision}}
-
 
 def speed_note(
     cal: Calibration, machine: dict[str, Any], precision: str, backend: str | None = None
@@ -552,8 +259,6 @@ def speed_note(
 
     With a backend whose `precision` computes in fp32 on this device, the sentence says so.
     """
-    from .registry import BACKENDS
-
     if precision == "fp32":
         return None
     if backend is not None and effective_precision(backend, precision, cal.device) == "fp32":
@@ -595,37 +300,6 @@ def speed_notes(cal: Calibration, machine: dict[str, Any], configs: list[Any]) -
     return out
 
 
-def machine_note(machine: dict[str, Any] | None = None) -> Note:
-    """'This machine: ...' in one sentence: names, flags, threads, torch (no speed claim)."""
-    m = machine or machine_info()
-    torch_v = (m.get("versions") or {}).get("torch") or torch.__version__
-    cpu = m.get("cpu") or {}
-    gpu = m.get("gpu") or {}
-    if m.get("device_kind") == "cuda" and gpu:
-        key = "machine_cuda" if gpu.get("bf16") else "machine_cuda_no_bf16"
-        return Note(
-            key,
-            {"name": gpu.get("name"), "cc": gpu.get("capability"), "cpu": cpu.get("name"),
-             "torch": torch_v},
-        )  # fmt: skip
-    if m.get("device_kind") == "mps":
-        return Note("machine_mps", {"cpu": cpu.get("name"), "torch": torch_v})
-    flags = cpu.get("flags") or {}
-    has = [label for f, label in _FLAG_LABELS.items() if flags.get(f)]
-    lacks = [label for f, label in _FLAG_LABELS.items() if not flags.get(f)]
-    return Note(
-        "machine_cpu",
-        {
-            "name": cpu.get("name"),
-            "isa": _isa(m),
-            "threads": m.get("torch_threads"),
-            "torch": torch_v,
-            "has": ", ".join(has) or "-",
-            "lacks": ", ".join(lacks) or "-",
-        },
-    )
-
-
 def duration_text(seconds: float) -> str:
     """'45 s', '3 min 20 s': short, unit symbols only (the same in every language)."""
     s = max(0, round(seconds))
@@ -660,8 +334,6 @@ def run_speed_notes(
     twice the runs' standard error (and 10%) is called the same speed. Runs that computed in
     fp32 anyway are left to the dtype audit.
     """
-    from .summary import peers, step_noise, typical_step_s
-
     m = machine or machine_info()
     base = {
         peers(s): s
@@ -698,8 +370,6 @@ def run_speed_notes(
 
 def memory_notes(summaries: list[dict[str, Any]]) -> list[Note]:
     """Activation memory of each non-fp32 run vs its backend's fp32 run, from the measured bytes."""
-    from .summary import peers
-
     base = {
         peers(s): s.get("saved_activation_bytes")
         for s in summaries
@@ -907,8 +577,6 @@ def plan_grid(
 
     With fit_s, the event's `steps` is what each run should do to end near fit_s seconds.
     """
-    from .events import GridPlanned
-
     machine = machine_info()
     try:
         cal = calibrate(configs, stop)
