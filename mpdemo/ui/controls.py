@@ -5,7 +5,7 @@ A control is a `RunConfig` field (its default is `RunConfig()`'s) or a UI-only s
 `x_axis`). The Train tab lays the components out by `section`/`row`, `train()` and
 `check_inputs()` take the values by name, and the API's parameters (`api_name="train"`) are these
 names in this order, each with its default. Adding a control is one entry in `CONTROLS` (plus
-its label in the locale files, and a use for its value).
+its label key in mpdemo/ui/labels.py, its label in the locale files, and a use for its value).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..config import Limits, RunConfig
 from ..registry import BACKENDS, PRECISIONS
 from . import system
 from .i18n import t
+from .labels import LABELS
 
 _FROM_CONFIG = object()  # marker: the default is RunConfig()'s value of the same name
 
@@ -116,7 +117,6 @@ class Control:
     name: str  # a RunConfig field, or a UI-only setting (see `run`)
     kind: str  # dropdown | textbox | checkboxes | number | slider | checkbox | radio
     elem_id: str
-    label: str  # i18n key
     info: str | None = None  # i18n key; "{lo}"/"{hi}" in it are filled from the limits
     section: str = "data"  # data | grid | run | advanced | view: where the tab lays it out
     row: str | None = None  # consecutive controls with the same row share a gr.Row
@@ -128,6 +128,11 @@ class Control:
     choices: Callable[[str, bool | None], list[Any]] | None = None
     run: bool = True  # False: how the plots are drawn, not part of a run's settings
     props: tuple[tuple[str, Any], ...] = ()  # further constructor arguments
+
+    @property
+    def label(self) -> str:
+        """The i18n key of the control's label (labels.py: engine messages name fields by it too)."""
+        return LABELS[self.name]
 
     def default_value(self) -> Any:
         """The value the page opens with (RunConfig()'s for a RunConfig field)."""
@@ -145,7 +150,6 @@ CONTROLS: tuple[Control, ...] = (
         "model",
         "dropdown",
         "model",
-        "model_label",
         "model_info",
         choices=model_choices,
         props=(("allow_custom_value", True),),
@@ -154,18 +158,16 @@ CONTROLS: tuple[Control, ...] = (
         "dataset",
         "dropdown",
         "dataset",
-        "dataset_label",
         "dataset_info",
         choices=dataset_choices,
         props=(("allow_custom_value", True),),
     ),
-    Control("train_slice", "textbox", "train-slice", "train_slice_label", row="slices"),
-    Control("eval_slice", "textbox", "eval-slice", "eval_slice_label", row="slices"),
+    Control("train_slice", "textbox", "train-slice", row="slices"),
+    Control("eval_slice", "textbox", "eval-slice", row="slices"),
     Control(
         "backends",
         "checkboxes",
         "backends",
-        "backends_label",
         "backends_info",
         section="grid",
         default=lambda: ["torch"],
@@ -175,7 +177,6 @@ CONTROLS: tuple[Control, ...] = (
         "precisions",
         "checkboxes",
         "precisions",
-        "precisions_label",
         section="grid",  # its info line is the CPU/GPU note, set by the tab
         default=default_precisions,
         choices=precision_choices,
@@ -186,7 +187,6 @@ CONTROLS: tuple[Control, ...] = (
         "fp8",
         "checkbox",
         "fp8",
-        "fp8_label",
         "fp8_info",
         section="grid",
         default=False,
@@ -196,7 +196,6 @@ CONTROLS: tuple[Control, ...] = (
         "device",
         "dropdown",
         "device",
-        "device_label",
         "device_info",
         section="run",
         choices=device_choices,
@@ -208,7 +207,6 @@ CONTROLS: tuple[Control, ...] = (
         "steps",
         "number",
         "steps",
-        "steps_label",
         "range_info",
         section="run",
         row="size",
@@ -220,7 +218,6 @@ CONTROLS: tuple[Control, ...] = (
         "batch_size",
         "number",
         "batch-size",
-        "batch_label",
         "range_info",
         section="run",
         row="size",
@@ -228,22 +225,20 @@ CONTROLS: tuple[Control, ...] = (
         lo=1,
         hi="max_batch_size",
     ),
-    Control("lr", "number", "lr", "lr_label", section="run", row="opt"),
-    Control("seed", "number", "seed", "seed_label", section="run", row="opt", whole=True),
+    Control("lr", "number", "lr", section="run", row="opt"),
+    Control("seed", "number", "seed", section="run", row="opt", whole=True),
     Control(
         "loss_scaling",
         "checkbox",
         "loss-scaling",
-        "loss_scaling_label",
         "loss_scaling_info",
         section="advanced",
     ),
-    Control("init_scale", "number", "init-scale", "init_scale_label", section="advanced"),
+    Control("init_scale", "number", "init-scale", section="advanced"),
     Control(
         "growth_interval",
         "number",
         "growth-interval",
-        "growth_interval_label",
         "growth_interval_info",
         section="advanced",
         whole=True,
@@ -252,7 +247,6 @@ CONTROLS: tuple[Control, ...] = (
         "compare_scaling",
         "checkbox",
         "compare-scaling",
-        "compare_scaling_label",
         "compare_scaling_info",
         section="advanced",
         default=False,
@@ -262,7 +256,6 @@ CONTROLS: tuple[Control, ...] = (
         "smoothing",
         "slider",
         "smoothing",
-        "smoothing_label",
         section="view",
         default=0.6,  # TensorBoard's default weight; W&B and Trackio smooth by default too
         lo=0.0,
@@ -274,7 +267,6 @@ CONTROLS: tuple[Control, ...] = (
         "x_axis",
         "radio",
         "x-axis",
-        "x_axis_label",
         section="view",
         default="step",
         choices=x_axis_choices,
@@ -286,17 +278,9 @@ NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS)
 RUN_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if c.run)
 VIEW_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if not c.run)
 UI_ONLY = tuple(n for n in NAMES if n not in {f.name for f in dataclasses.fields(RunConfig)})
-
-
-# RunConfig fields set by a control of another name: each run of the grid takes one backend
-# and one precision from the ticked boxes.
-_SET_BY = {"backend": "backends", "precision": "precisions"}
-
-
-def label_key(field: str) -> str | None:
-    """The i18n key of the label of the control that sets `field` (None: no control does)."""
-    c = BY_NAME.get(_SET_BY.get(field, field))
-    return c.label if c is not None else None
+# A control without a label key would fail at build; say which one at import instead.
+if _unlabelled := set(NAMES) - set(LABELS):
+    raise RuntimeError(f"controls without a label key in mpdemo/ui/labels.py: {_unlabelled}")
 
 
 def defaults() -> dict[str, Any]:

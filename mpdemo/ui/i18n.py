@@ -21,6 +21,7 @@ from typing import Any
 from ..messages import EN as EN_MESSAGES
 from ..messages import render
 from ..textformat import NumberStyle
+from .labels import label_key
 
 LOCALES_DIR = Path(__file__).with_name("locales")
 DEFAULT_LANG = "en"
@@ -99,8 +100,6 @@ def field_label(field: str, lang: str | None = DEFAULT_LANG) -> str:
 
     The engine names a field as the CLI's flag does ("steps"); the page says "Pasos".
     """
-    from .controls import label_key  # here, not above: controls.py imports this module
-
     key = label_key(field)
     return t(key, lang) if key is not None else field
 
