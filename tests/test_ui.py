@@ -516,7 +516,7 @@ def test_values_reach_the_hover_rounded_and_the_time_axis_in_seconds() -> None:
 
 def test_scale_plot_says_why_it_is_empty() -> None:
     from mpdemo.config import RunConfig
-    from mpdemo.ui.train_tab import scale_empty_text
+    from mpdemo.ui.frames import scale_empty_text
 
     session = Session()
     bf16 = [RunConfig(precision="fp32"), RunConfig(precision="bf16")]
@@ -565,7 +565,8 @@ def test_presets_say_what_they_loaded_and_when_the_gpu_is_missing() -> None:
 
 
 def test_spanish_headers_get_columns_as_wide_as_their_longest_word() -> None:
-    from mpdemo.ui.train_tab import empty_table, header_widths
+    from mpdemo.ui.frames import empty_table
+    from mpdemo.ui.train_tab import header_widths
 
     for lang in ("en", "es", "pt"):
         headers = list(empty_table(lang).columns)

@@ -4,7 +4,8 @@ Extension point: a teaching tab is a function `build_x_tab(ctx: TabContext) -> N
 its own `gr.Tab`, registers its strings with `ctx.i18n(...)` (re-labelled when the language
 changes) and, for anything richer, `ctx.on_language(...)` / `ctx.on_load(...)`. Append it to
 `TABS`. Tabs reach each other's components through `ctx.shared` (the Train tab publishes
-"train_controls", "train_tab", "train_status" and "train_session"; the app adds "tabs").
+"train_controls", "train_status", "train_session", "train_summary" and "train_script_run"; the
+Why tab "preset"; the app adds "tabs"). Publish only what another tab reads.
 Strings live in mpdemo/ui/locales/ (one file per language).
 """
 

@@ -1,11 +1,12 @@
 """The Train tab's recorded runs: open a runs file, compare with a shipped recording, keep a
 visitor's runs in their own browser across a reload, and Clear runs.
 
-Handlers return dicts keyed by output name like the rest of the Train tab; `build_row` adds the
-components under the downloads and `wire` their events. The runs themselves live in the
-visitor's `Session` (mpdemo/ui/session.py); what the browser keeps is `Session.stored()`, in a
-`gr.BrowserState` (local storage of that browser only, encrypted with a per-process secret), so
-no other visitor can see it and the server keeps nothing for them.
+Handlers return frames (dicts keyed by output name, mpdemo/ui/frames.py) like the rest of the
+Train tab; `build_row` adds the components under the downloads and `wire` their events. The
+runs themselves live in the visitor's `Session` (mpdemo/ui/session.py); what the browser keeps
+is `Session.stored()`, in a `gr.BrowserState` (local storage of that browser only, encrypted
+with a per-process secret), so no other visitor can see it and the server keeps nothing for
+them.
 """
 
 from __future__ import annotations
@@ -18,58 +19,15 @@ from typing import Any
 import gradio as gr
 
 from ..recorded import RecordingError, describe_machine, read_runs, reference_files
-from .i18n import error_text, norm_lang, t
-from .plots import (
-    PLOTS,
-    RAW,
-    SKIP_COLOR,
-    color_map,
-    faint,
-    run_label,
-    scaled_labels,
-    series_id,
-    skipped_label,
-)
+from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
+from .i18n import DEFAULT_LANG, error_text, norm_lang, t
+from .plots import PLOTS, color_map
 from .session import Session
 
 STORAGE_KEY = "mpdemo-runs"
-GREY = (0.23, 0.23, 0.23)  # recorded lines: the live run's colour, darkened toward this
 # What the browser hands back when it stores nothing: gr.BrowserState only writes a truthy
 # value, so "cleared" must be an empty object rather than None.
 EMPTY_STORE: dict[str, Any] = {"version": 2, "runs": []}
-
-
-# --- colours ---------------------------------------------------------------------------------
-
-
-def _mix(hex_colour: str, amount: float) -> str:
-    h = hex_colour.lstrip("#")
-    rgb = [int(h[i : i + 2], 16) / 255 for i in (0, 2, 4)]
-    out = [c + (g - c) * amount for c, g in zip(rgb, GREY, strict=True)]
-    return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in out)
-
-
-def recorded_colours(session: Session) -> dict[str, str]:
-    """Each recorded line: the colour of the live run of its backend and precision, darkened
-    (by a different amount for each further file, or a second run of the same kind in one)."""
-    base = color_map()
-    out: dict[str, str] = {}
-    for k, rec in enumerate(session.recordings):
-        seen: dict[str, int] = {}
-        for lab, run in zip(rec.labels, rec.recording.runs, strict=True):
-            summ, cfg = run["summary"], run.get("config") or {}
-            kind = run_label(summ["backend"], summ["precision"], cfg.get("loss_scaling", True))
-            j = seen[kind] = seen.get(kind, -1) + 1  # gpu_check.py: two models, same kinds
-            colour = _mix(base.get(kind, "#7f7f7f"), 0.35 + 0.2 * ((k + j) % 3))
-            out[lab] = colour
-            out[series_id(lab, RAW)] = faint(colour)
-            out[skipped_label(lab)] = SKIP_COLOR
-    return out
-
-
-def full_colour_map(session: Session) -> dict[str, str]:
-    """The plots' colour map with the session's recorded lines added."""
-    return {**color_map(), **recorded_colours(session)}
 
 
 # --- what the handlers show ------------------------------------------------------------------
@@ -92,34 +50,6 @@ def reference_choices() -> list[tuple[str, str]]:
     return out
 
 
-def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
-    """Every plot drawn from the session (live and recorded lines), with the colours they need.
-
-    `rebuild`: None instead of the frames; the caller yields this first so each chart rebuilds
-    its colour domain, then the bare frames (`plot_frames`): the colours stay set.
-    """
-    from .plots import View
-    from .train_tab import plot_frames, run_legend, scale_empty_text, x_props
-
-    cmap = full_colour_map(session)
-    frames = plot_frames(session)
-    configs = session.plot_configs()
-    has_scale = bool(scaled_labels(configs))
-    view = session.view or View()
-    total = max((c.steps for c in configs), default=1)  # the longest run, live or recorded
-    out: dict[str, Any] = {}
-    for spec in PLOTS:
-        props: dict[str, Any] = {"color_map": cmap, "value": None if rebuild else frames[spec.name]}
-        props.update(x_props(view if spec.wall_clock else View(), lang, total))
-        if spec.scale:
-            props["visible"] = has_scale
-        out[spec.name] = gr.update(**props)
-    empty = "" if has_scale else scale_empty_text(lang, session.configs, True, session)
-    out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
-    out["legend"] = run_legend(session, lang)
-    return out
-
-
 def _loaded_status(session: Session, lang: str) -> str:
     rec = session.recordings[-1]
     return t(
@@ -134,8 +64,6 @@ def _loaded_status(session: Session, lang: str) -> str:
 
 def _open(session: Session, lang: str, path: str | Path | None, name: str | None) -> Iterator[dict]:
     """Read a runs file into the session and draw it; a bad file changes nothing."""
-    from .train_tab import AXIS_SETTLE_S, plot_frames
-
     if path is None:
         yield {"status": t("status_load_none", lang)}
         return
@@ -153,7 +81,7 @@ def _open(session: Session, lang: str, path: str | Path | None, name: str | None
     status = _loaded_status(session, lang)
     table = session.table(lang)
     yield {"status": status, **plot_updates(session, lang, rebuild=True), "summary": table}
-    # New axis props and data in one update: gradio 6.31 drops the data (see train_tab.py).
+    # New axis props and data in one update: gradio 6.31 drops the data (see frames.py).
     time.sleep(AXIS_SETTLE_S)
     yield {"status": status, **plot_frames(session), "summary": table}
 
@@ -179,8 +107,6 @@ def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[
 
 def clear_runs(session: Session, lang: str) -> dict[str, Any]:
     """Clear runs: forget this visitor's runs and opened files, here and in their browser."""
-    from .train_tab import empty_table
-
     lang = norm_lang(lang)
     session.clear()
     out: dict[str, Any] = {
@@ -275,9 +201,6 @@ def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
 
 def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
     """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
-    from .i18n import DEFAULT_LANG
-    from .train_tab import OUTPUTS
-
     lang = ctx.lang
     quiet: dict[str, Any] = {
         "concurrency_limit": None,
@@ -289,11 +212,6 @@ def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
     load_names = [n for n in load_names if n in comps]
     shown = [n for n in dict.fromkeys([*OUTPUTS, "legend"]) if n in comps]
 
-    def keyed(frame: dict[str, Any], names: list[str]) -> dict[Any, Any]:
-        # Every output present (gr.skip() where the handler said nothing): gradio reads an
-        # empty dict as one value, not as "no updates".
-        return {comps[n]: frame.get(n, gr.skip()) for n in names}
-
     # Named parameters: the API's (gradio_client's) names for them.
     def open_file(
         file: Any, lang: str = DEFAULT_LANG, session: Session | None = None
@@ -301,11 +219,11 @@ def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
         """Open a runs JSON: its runs join the plots and the summary, labelled by machine."""
         sess = session if session is not None else Session()
         for frame in load_runs(file, lang, sess):
-            yield keyed(frame, load_names)
+            yield keyed(comps, frame, load_names)
 
     def open_reference(choice: str | None, lang: str, session: Session) -> Iterator[Any]:
         for frame in pick_reference(choice, lang, session):
-            yield keyed(frame, load_names)
+            yield keyed(comps, frame, load_names)
 
     comps["open_runs"].upload(
         open_file,
@@ -320,7 +238,7 @@ def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
     )
     clear_names = [*shown, "reference", "stored"]
     comps["clear_runs"].click(
-        lambda sess, lg: keyed(clear_runs(sess, lg), clear_names),
+        lambda sess, lg: keyed(comps, clear_runs(sess, lg), clear_names),
         [session, lang],
         [comps[n] for n in clear_names],
         **quiet,
@@ -329,6 +247,6 @@ def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
     comps["summary"].change(save_runs, [session], [comps["stored"]], **quiet)
 
     def restore_fn(lang: str, stored: Any, sess: Session) -> dict[Any, Any]:
-        return keyed(restore_runs(lang, stored, sess), shown)
+        return keyed(comps, restore_runs(lang, stored, sess), shown)
 
     ctx.on_load(restore_fn, [comps["stored"], session], [comps[n] for n in shown])

@@ -1,8 +1,9 @@
 """The Train tab: controls → RunConfig grid → Runner → streamed plots, status, table, files.
 
 The controls come from mpdemo/ui/controls.py (one table) and the plots from mpdemo/ui/plots.py
-(one table); handlers take values by name and return dicts keyed by output name, which the
-wiring maps onto components. Nothing here lists the controls or the plots again.
+(one table); handlers take values by name and return frames, dicts keyed by output name
+(mpdemo/ui/frames.py: what the plots show, and `keyed`, which maps a frame onto components).
+Nothing here lists the controls or the plots again.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import gradio as gr
-import pandas as pd
 
 from ..catalog import MODELS
 from ..config import Limits, RunConfig
@@ -22,18 +22,22 @@ from ..messages import ConfigError, MpdemoError
 from ..registry import BACKENDS, PRECISIONS
 from ..runner import grid
 from . import controls, recorded_ui, system, zerogpu
-from .controls import CONTROLS, dataset_choices, model_choices  # noqa: F401 - re-exported
-from .i18n import DEFAULT_LANG, error_text, message, norm_lang, t
-from .plots import (
-    PLOTS,
-    View,
-    color_map,
-    legend_html,
-    plot_frame,
-    reached_step,
-    scaled_labels,
-    step_axis,
+from .controls import CONTROLS, dataset_choices, model_choices
+from .frames import (
+    AXIS_SETTLE_S,
+    OUTPUTS,
+    by_component,
+    empty_table,
+    grid_start,
+    grow_axes,
+    keyed,
+    plot_frames,
+    run_legend,
+    scale_empty_text,
+    x_props,
 )
+from .i18n import DEFAULT_LANG, error_text, message, norm_lang, t
+from .plots import PLOTS, View, color_map, reached_step, scaled_labels, step_axis
 from .session import COLUMN_WIDTHS, Session
 
 FIT_DEFAULT_S = 60.0  # the default comparison should take about a minute, whatever the machine
@@ -54,20 +58,6 @@ def _cores() -> int:
 YIELD_EVERY_S = 0.2 if _cores() > 4 else 1.0
 DEFAULTS: dict[str, Any] = controls.defaults()
 PLOT_HEIGHT = 300
-# train()'s outputs, in the API's order. The plots come right after the status and the table
-# and downloads stay last, where API callers (tests/test_classroom.py) unpack them.
-OUTPUTS: tuple[str, ...] = (
-    "status",
-    *(p.name for p in PLOTS),
-    "scale_empty",
-    "legend",
-    "stop_btn",
-    "summary",
-    "csv",
-    "json",
-    "script_run",
-    "script_btn",
-)
 
 
 # --- choices and previews (torch-free) -------------------------------------------------------
@@ -327,13 +317,6 @@ def _file_updates(session: Session, table_changed: bool) -> dict[str, Any]:
     }
 
 
-def empty_table(lang: str) -> pd.DataFrame:
-    """The summary table before any run has finished (headers only)."""
-    from .session import summary_table
-
-    return summary_table([], lang)
-
-
 def header_widths(headers: list[str], base: list[str] | None = None) -> list[str]:
     """Column widths (px) wide enough for each header's longest word in its language.
 
@@ -349,78 +332,6 @@ def header_widths(headers: list[str], base: list[str] | None = None) -> list[str
     return out
 
 
-def x_props(view: View, lang: str, total_steps: int, reached: int | None = None) -> dict[str, Any]:
-    """The x-axis settings of a plot that follows the x-axis control.
-
-    Steps: whole-number ticks ("d") on a range of at least 10 steps; while a grid runs
-    (`reached` given) the range grows in round jumps up to the run's length (plots.step_axis).
-    """
-    if view.x_axis == "time":
-        return {"x_title": t("x_axis_time", lang), "x_lim": None, "x_axis_format": None}
-    lim = step_axis(total_steps) if reached is None else step_axis(reached, total_steps)
-    return {"x_title": t("x_step", lang), "x_lim": lim, "x_axis_format": "d"}
-
-
-def _grow_axes(session: Session, out: dict[str, Any], axis: dict[str, Any]) -> bool:
-    """When the run has grown past the step axis: widen it in `out` (plots emptied, see
-    AXIS_SETTLE_S; the next frame brings the data back). True when it did."""
-    view = session.view or View()
-    # Recorded runs (complete already) keep the axis as long as the longest of them.
-    total = max((c.steps for c in session.plot_configs()), default=1)
-    lim = step_axis(reached_step(session.plot_series()), total)
-    if lim == axis.get("lim"):
-        return False
-    axis["lim"] = lim  # a new x_lim rebuilds the chart: only a few times per run
-    for spec in PLOTS:
-        if spec.name in out and (not spec.wall_clock or view.x_axis == "step"):
-            out[spec.name] = gr.update(value=None, x_lim=lim)
-    return True
-
-
-def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, session: Session) -> str:
-    """What the loss-scale plot's place says when it has nothing to draw, else ''."""
-    if not scaled_labels(configs):
-        return t("scale_empty_none", lang)
-    if finished and not any(s.has_scale for s in session.series.values()):
-        return t("scale_empty_unreported", lang)
-    return ""
-
-
-def grid_start(session: Session, lang: str) -> dict[str, Any]:
-    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set."""
-    configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
-    view = session.view or View()
-    total = max((c.steps for c in configs), default=1)
-    out: dict[str, Any] = {}
-    for spec in PLOTS:
-        props: dict[str, Any] = {"value": None}
-        reached = reached_step(session.plot_series())  # recorded runs may be on screen already
-        props.update(x_props(view if spec.wall_clock else View(), lang, total, reached))
-        if spec.scale:  # recorded runs with a scale keep the plot
-            props["visible"] = bool(scaled_labels(configs))
-        out[spec.name] = gr.update(**props)
-    empty = scale_empty_text(lang, configs, False, session)
-    out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
-    out["legend"] = run_legend(session, lang)
-    return out
-
-
-def run_legend(session: Session | None, lang: str) -> str:
-    """The legend of the grid on screen (every run once), with the raw-curve note if smoothed."""
-    if session is None or not session.plot_labels():
-        return ""
-    view = session.view or View()
-    note = t("legend_raw", lang) if view.smoothing > 0 else None
-    return legend_html(session.plot_labels(), note, recorded_ui.recorded_colours(session))
-
-
-def plot_frames(session: Session) -> dict[str, Any]:
-    """Every plot's frame from the session's series, drawn as the session's view says."""
-    view = session.view or View()
-    series, configs = session.plot_series(), session.plot_configs()  # live, then recorded
-    return {p.name: plot_frame(p, series, configs, view) for p in PLOTS}
-
-
 def _frame(
     session: Session,
     lang: str,
@@ -430,7 +341,7 @@ def _frame(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
     out.update(plot_frames(session))
-    if axis is not None and _grow_axes(session, out, axis):
+    if axis is not None and grow_axes(session, out, axis):
         axis["refill"] = True
     if table_changed:
         out["summary"] = session.table(lang)
@@ -586,12 +497,6 @@ def idle_status(session: Session | None, lang: str) -> str:
     return t("status_idle", lang)
 
 
-# gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
-# at once rebuilds the chart from the old data, and the new data never shows. So an axis change
-# empties the plot first and the data follows in a later update (as at the start of a grid).
-AXIS_SETTLE_S = 0.3
-
-
 def redraw(
     session: Session | None, lang: str, smoothing: Any, x_axis: Any
 ) -> Iterator[dict[str, Any]]:
@@ -637,22 +542,6 @@ def scale_preview(
 # --- wiring helpers ----------------------------------------------------------------------------
 
 
-def by_component(
-    comps: dict[str, Any], fn: Callable[..., Any], outputs: list[Any] | None = None
-) -> Callable[..., Any]:
-    """Wrap a handler returning {name: value} so it returns {component: value}.
-
-    Pass the event's `outputs` when the handler may say nothing: every output is then present
-    (gr.skip() where it said nothing), since gradio reads an empty dict as one value.
-    """
-
-    def call(*args: Any) -> Any:
-        got = {comps[k]: v for k, v in fn(*args).items()}
-        return got if outputs is None else {c: got.get(c, gr.skip()) for c in outputs}
-
-    return call
-
-
 def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, Any]]]:
     """train() as gradio calls it: one parameter per control (named, defaulted), then the
     language and the session; every frame keyed by component."""
@@ -660,7 +549,7 @@ def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, An
     def handler(*args: Any) -> Iterator[dict[Any, Any]]:
         *vals, lang, session = args
         for frame in train(dict(zip(controls.NAMES, vals, strict=True)), lang, session):
-            yield {comps[k]: v for k, v in frame.items()}
+            yield keyed(comps, frame)
 
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
     params = [inspect.Parameter(n, kind, default=DEFAULTS[n]) for n in controls.NAMES]
@@ -866,7 +755,6 @@ def build_train_tab(ctx: Any) -> None:
                 # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
                 recorded_ui.build_row(ctx, comps, lang0)
 
-    ctx.shared["train_tab"] = tab
     ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
     ctx.shared["train_status"] = comps["status"]
     ctx.shared["train_session"] = session
@@ -885,9 +773,12 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
         "api_visibility": "undocumented",
         "show_progress": "hidden",
     }
-    armed_out = [comps["status"], comps["stop_btn"]]
+    armed_out = ["status", "stop_btn"]
     armed = comps["start_btn"].click(
-        by_component(comps, arm, armed_out), [session, lang], armed_out, **quiet
+        by_component(comps, arm, armed_out),
+        [session, lang],
+        [comps[n] for n in armed_out],
+        **quiet,
     )
     trained = armed.then(
         train_endpoint(comps),
@@ -942,24 +833,24 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
 
     plot_outputs = [comps[p.name] for p in PLOTS]
     view_inputs = [session, lang, *(comps[n] for n in controls.VIEW_NAMES)]
-    view_outputs = [*plot_outputs, comps["legend"]]
+    view_names = [*(p.name for p in PLOTS), "legend"]
+    view_outputs = [comps[n] for n in view_names]
 
     def on_view(sess: Session, lg: str, *vals: Any) -> Iterator[dict[Any, Any]]:
         for out in redraw(sess, norm_lang(lg), *vals):
-            got = {comps[k]: v for k, v in out.items()}
-            yield {c: got.get(c, gr.skip()) for c in view_outputs}
+            yield keyed(comps, out, view_names)
 
     for name in controls.VIEW_NAMES:
         comps[name].change(on_view, view_inputs, view_outputs, **quiet)
     grid_names = ("precisions", "loss_scaling", "compare_scaling")
-    scale_outputs = [comps["scale"], comps["scale_empty"]]
+    scale_names = ["scale", "scale_empty"]
     for name in grid_names:
         comps[name].change(
             by_component(
-                comps, lambda s, lg, *vals: scale_preview(s, norm_lang(lg), *vals), scale_outputs
+                comps, lambda s, lg, *vals: scale_preview(s, norm_lang(lg), *vals), scale_names
             ),
             [session, lang, *(comps[n] for n in grid_names)],
-            scale_outputs,
+            [comps[n] for n in scale_names],
             **quiet,
         )
 
