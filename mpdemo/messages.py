@@ -16,6 +16,7 @@ EN: dict[str, str] = {
     # --- bad input -------------------------------------------------------------------------
     "unknown_choice": "{field} must be one of {allowed}; got {value!r}",
     "bad_number": "{field} must be {rule}; got {value!r}",
+    "missing_number": "{field} is empty: enter {rule}",
     # A bad_number's `rule` is one of these, nested ({"key", "args"}): a page says it in its
     # own language, numbers its own way ("from 1 to 20.000" in Spanish).
     "rule_whole": "a whole number from {lo:,} to {hi:,}",
@@ -98,6 +99,27 @@ EN: dict[str, str] = {
     ),
     "runs_too_big": "{name} is {mb:.0f} MB; runs files of at most {limit} MB are read",
     "runs_unreadable": "could not read {name}: {detail}",
+    # One field of a runs file, named by its path ("runs[0].summary.steps"); `problem` is one of
+    # the field_* messages below, nested, so a page says it in its own language.
+    "runs_bad_field": "{name}: {path} {problem}",
+    "field_missing": "is missing",
+    "field_nan": "is NaN",
+    "field_infinite": "is infinite",
+    "field_not_number": "is not a number",
+    "field_not_whole": "is not a whole number",
+    "field_out_of_range": "is out of range (from {lo:,.6g} to {hi:,.6g})",
+    "field_not_text": "is not a text",
+    "field_too_long": "is {length:,} characters long (at most {limit:,})",
+    "field_control_chars": "holds control characters (a line break, a tab...)",
+    "field_not_object": "is not an object",
+    "field_not_list": "is not a list",
+    "field_not_pair": "is not a pair of numbers",
+    "field_too_many": "has {count:,} entries (at most {limit:,})",
+    "field_not_bool": "is not true or false",
+    "field_not_choice": "is not one of {allowed}",
+    "field_not_key": "is not a message key",
+    "field_not_value": "is not a number, a text or a message",
+    "field_not_shown": "cannot be shown (its arguments do not fit its message)",
     # --- warnings recorded in the summary -----------------------------------------------------
     "fp16_not_applied": (
         "fp16 requested, ran in {effective}: {backend} does not autocast fp16 on {device}, so "
@@ -109,29 +131,45 @@ EN: dict[str, str] = {
         "in {dtype} (the first and last, and any with sizes not multiples of 16)"
     ),
     # Speed and memory: rendered from this machine's profile (mpdemo/profile.py), never in advance.
-    "speed_slower": (
-        "{precision} ran {ratio:.1f}x slower than fp32 per step here ({ms:.3g} vs {fp32_ms:.3g} ms; "
-        "{why})"
-    ),
     "speed_faster": (
-        "{precision} ran {ratio:.1f}x faster than fp32 per step here ({ms:.3g} vs {fp32_ms:.3g} ms; "
-        "{why})"
+        "{precision} stepped {speedup:.2f}x faster than fp32 here (95 % interval {low:.2f}-{high:.2f}x, "
+        "{rounds} interleaved rounds on the same batches; {ms:.3g} vs {fp32_ms:.3g} ms a step; {why})"
+    ),
+    "speed_slower": (
+        "{precision} stepped {ratio:.2f}x slower than fp32 here (95 % interval {ratio_low:.2f}-"
+        "{ratio_high:.2f}x, {rounds} interleaved rounds on the same batches; {ms:.3g} vs "
+        "{fp32_ms:.3g} ms a step; {why})"
     ),
     "speed_same": (
-        "{precision} ran at fp32's speed per step here, within the measurement's noise "
-        "({ms:.3g} vs {fp32_ms:.3g} ms; {why})"
+        "{precision} stepped at fp32's speed here: {speedup:.2f}x, 95 % interval {low:.2f}-{high:.2f}x "
+        "({rounds} interleaved rounds on the same batches; {ms:.3g} vs {fp32_ms:.3g} ms a step; {why})"
     ),
-    "run_slower": (
-        "{label} stepped {ratio:.1f}x slower than {base} ({ms:.3g} vs {fp32_ms:.3g} ms a step, "
-        "measured over the runs; {why})"
+    "speed_unsure": (
+        "{precision} against fp32 here: unsure, {speedup:.2f}x with a 95 % interval of "
+        "{low:.2f}-{high:.2f}x ({ms:.3g} vs {fp32_ms:.3g} ms a step): {reason}"
     ),
-    "run_faster": (
-        "{label} stepped {ratio:.1f}x faster than {base} ({ms:.3g} vs {fp32_ms:.3g} ms a step, "
-        "measured over the runs; {why})"
+    "speed_unsure_no_interval": (
+        "{precision} against fp32 here: unsure ({ms:.3g} vs {fp32_ms:.3g} ms a step): {reason}"
     ),
-    "run_same": (
-        "{label} stepped at {base}'s speed, within the runs' noise ({ms:.3g} vs {fp32_ms:.3g} ms "
-        "a step; {why})"
+    "unsure_too_few": (
+        "{rounds:plural(# interleaved round|# interleaved rounds)} are too few for a 95 % interval "
+        "(6 are needed): measure for longer or press Repeat"
+    ),
+    "unsure_busy": (
+        "other processes took {pct:.0f} % of the CPU while it was measured: close them, or press Repeat"
+    ),
+    "unsure_wide": (
+        "the interval reaches both 'the same' and 'different': press Repeat, or use a bigger model or "
+        "batch"
+    ),
+    "busy_machine": (
+        "This machine was busy while the speed was measured: other processes took {pct:.0f} % of "
+        "its CPU time (steal {steal:.0f} %); the intervals say how far that moved the figures"
+    ),
+    "load_changed": (
+        "{label} against {base}: the runs' own steps gave {ratio:.2f}x, outside the interleaved "
+        "interval {low:.2f}-{high:.2f}x: the machine's load changed while they ran, one after the "
+        "other; the interleaved figure stands"
     ),
     "runs_as_fp32": "{precision} through {backend} runs as fp32 on a {device}: expect fp32's speed",
     "hw_cpu_has": "{isa} CPU with {flags}",
@@ -171,7 +209,7 @@ EN: dict[str, str] = {
         "{label} kept as much activation memory for backward as fp32 "
         "({mb:.2f} vs {fp32_mb:.2f} MB in one step)"
     ),
-    "same_maths": "same maths as fp32",
+    "same_maths": "ran in fp32",
     "hub_entry_offline": (
         "{value!r} needs internet (the Hugging Face Hub is not reachable from this machine); "
         "pick a built-in ({builtins}) or a local folder"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -20,7 +20,8 @@ from .machine import hardware_reason, machine_info
 from .messages import Note
 from .precision import autocast, autocast_supported, grad_scaler, resolve_device, synchronize
 from .registry import BACKENDS, PRECISIONS
-from .summary import peers, step_noise, typical_step_s
+from .summary import peers, typical_step_s
+from .timing import BUSY_SHARE, SpeedCheck, compare, interleave, runs_interval
 
 # --- calibration: the real step, timed for a moment before the runs ---------------------------
 
@@ -29,7 +30,6 @@ from .summary import peers, step_noise, typical_step_s
 # of each run checks this after the fact.
 _NO_CPU_FP16 = ("accelerate", "trainer")
 CALIBRATION_BUDGET_S = 10.0  # all precisions together, warm-ups included: seconds, not minutes
-TIMED_STEPS = 5
 
 
 def effective_precision(backend: str, precision: str, device_type: str) -> str:
@@ -45,27 +45,24 @@ def effective_precision(backend: str, precision: str, device_type: str) -> str:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Seconds per training step for one model/data/batch/device, per computing precision."""
+    """Seconds per training step for one model/data/batch/device, per computing precision, and
+    each precision's interleaved SpeedCheck against fp32: the one source of its verdict."""
 
     key: tuple[Any, ...]
     device: str
-    step_s: dict[str, float]  # the fastest of the timed steps
-    spread: dict[str, float]  # (median - fastest) / fastest of the timed steps: the noise
+    step_s: dict[str, float]  # the median of the interleaved steps
     setup_s: float  # prepare(): data, tokenizer, model
     eval_batches: int
     calibration_s: float  # how long the whole calibration took
     threads: int
+    checks: dict[str, SpeedCheck] = field(default_factory=dict)  # precision -> vs fp32
+    load: dict[str, float] | None = None  # other processes' and steal's share of the CPU
 
     def ratio(self, precision: str) -> float | None:
         """Step time of `precision` over fp32's (None when either was not measured)."""
         if precision not in self.step_s or "fp32" not in self.step_s:
             return None
         return self.step_s[precision] / max(self.step_s["fp32"], 1e-12)
-
-    def noise(self, precision: str) -> float:
-        """Relative noise of a ratio to fp32: the larger spread, at least 10% and at most 50%."""
-        worst = max(self.spread.get(precision, 0.0), self.spread.get("fp32", 0.0))
-        return min(0.5, max(0.10, worst))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -76,7 +73,8 @@ class Calibration:
             "batch_size": self.key[2],
             "max_length": self.key[3],
             "step_s": dict(self.step_s),
-            "spread": dict(self.spread),
+            "checks": {p: c.to_dict() for p, c in self.checks.items()},
+            "load": self.load,
             "setup_s": self.setup_s,
             "eval_batches": self.eval_batches,
             "calibration_s": self.calibration_s,
@@ -144,23 +142,24 @@ def calibrate(
 ) -> Calibration | None:
     """Time the real training step of configs[0]'s model/batch for every precision the grid uses.
 
-    Call it in the thread the runs will use (torch's OpenMP pool is per thread). One warm-up per
-    precision, then up to TIMED_STEPS timed steps, fewer when the budget runs short. Cached per
+    Call it in the thread the runs will use (torch's OpenMP pool is per thread). The precisions
+    are timed interleaved (mpdemo.timing.interleave: blocks in alternation, on the same batches)
+    for about budget_s, and each gets its SpeedCheck against fp32. Cached per
     model/data/batch/device; None when there is nothing to measure or preparing fails.
     """
     if not configs:
         return None
     key = calibration_key(configs[0])
+    precisions = _computing(configs, key[4])
     with _lock:
         if not force and key in _calibrations:
             have = _calibrations[key]
-            if all(p in have.step_s for p in _computing(configs, key[4])):
+            if all(p in have.step_s for p in precisions):
                 return have
 
     t_start = time.perf_counter()
-    precisions = _computing(configs, key[4])
-    n_batches = 2 + (1 + TIMED_STEPS) * len(precisions)  # batches cycle when steps outrun them
-    base = configs[0].replace(backend="torch", precision="fp32", steps=n_batches)
+    # Enough batches for a few rounds; they cycle when the steps outrun them.
+    base = configs[0].replace(backend="torch", precision="fp32", steps=64)
     prep = prepare(base)
     setup_s = time.perf_counter() - t_start
     # The first prepare() of a process pays the imports and opens the data; each run's own is
@@ -176,52 +175,42 @@ def calibrate(
         setup_s = time.perf_counter() - t_warm
     model, optimizer, device = prep.model, prep.optimizer, prep.device
     batches = list(prep.train_dataloader)
+    counter = iter(range(10**9))
 
-    def step(i: int, precision: str, scaler: Any) -> float:
-        batch = batches[i % len(batches)]
-        synchronize(device)
-        t0 = time.perf_counter()
-        with autocast(device, precision):
-            loss = model(**batch).loss
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-        optimizer.zero_grad(set_to_none=True)
-        synchronize(device)
-        return time.perf_counter() - t0
+    def stepper(precision: str) -> Any:
+        scaler = grad_scaler(device, precision, base)
+
+        def step() -> float:
+            # Every precision steps through the same batches in the same order: a round's two
+            # blocks see the same sequence lengths and the same work.
+            batch = batches[next(counter) // max(1, len(precisions)) % len(batches)]
+            synchronize(device)
+            t0 = time.perf_counter()
+            with autocast(device, precision):
+                loss = model(**batch).loss
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad(set_to_none=True)
+            synchronize(device)
+            return time.perf_counter() - t0
+
+        return step
 
     model.train()
-    i = 0
     # Two fp32 steps first: kernel selection and the optimizer's state are one-time costs.
-    for _ in range(2):
-        step(i, "fp32", grad_scaler(device, "fp32", base))
-        i += 1
-    scalers = {p: grad_scaler(device, p, base) for p in precisions}
-    for precision in precisions[1:]:  # one warm-up each: autocast's first kernels
-        step(i, precision, scalers[precision])
-        i += 1
-    # Timed rounds, precisions interleaved: a burst of load from another process then slows
-    # every precision alike instead of one of them, and the ratios stay true. At least two
-    # rounds; more while the budget lasts.
-    times: dict[str, list[float]] = {p: [] for p in precisions}
-    for r in range(TIMED_STEPS):
-        if stop is not None and stop.is_set():
-            break
-        if r >= 2 and time.perf_counter() - t_start > budget_s:
-            break
-        for precision in precisions:
-            times[precision].append(step(i, precision, scalers[precision]))
-            i += 1
-    step_s: dict[str, float] = {}
-    spread: dict[str, float] = {}
-    for precision, ts in times.items():
-        if not ts:
-            continue
-        # The fastest step is what the step costs; anything above it is another process's time
-        # (these machines are shared). The spread above it is the noise a ratio must beat.
-        best = min(ts)
-        step_s[precision] = best
-        spread[precision] = (statistics.median(ts) - best) / best if len(ts) > 1 else 0.25
+    fp32 = stepper("fp32")
+    fp32()
+    fp32()
+    elapsed = time.perf_counter() - t_start
+    times, load = interleave(
+        {p: stepper(p) for p in precisions},
+        budget_s=max(1.0, budget_s - elapsed),
+        stop=stop,
+    )
+    step_s = {
+        p: statistics.median(t for block in ts for t in block) for p, ts in times.items() if ts
+    }
     eval_batches = len(prep.eval_dataloader)
     if "fp32" not in step_s:
         return None
@@ -229,19 +218,14 @@ def calibrate(
         key=key,
         device=key[4],
         step_s=step_s,
-        spread=spread,
         setup_s=setup_s,
         eval_batches=eval_batches,
         calibration_s=time.perf_counter() - t_start,
         threads=torch.get_num_threads(),
+        checks=compare(times, "fp32", load),
+        load=load,
     )
     with _lock:
-        old = _calibrations.get(key)
-        if old is not None and not force:  # keep precisions measured earlier
-            cal = Calibration(
-                **{**cal.__dict__, "step_s": {**old.step_s, **cal.step_s}},
-            )
-            cal = Calibration(**{**cal.__dict__, "spread": {**old.spread, **cal.spread}})
         _calibrations.pop(key, None)  # re-inserted last: the dict's order is recency
         _calibrations[key] = cal
     return cal
@@ -252,10 +236,48 @@ def calibrate(
 # same keys in the page's language. A nested {"key", "args"} argument is rendered the same way.
 
 
+def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
+    """The sentence of one SpeedCheck: its verdict, the speed-up with its 95 % interval, the
+    interleaved rounds and the step times it came from, and the hardware facts that explain it.
+
+    Every speed sentence (under the precisions, in the status, in the CLI) is this one.
+    """
+    args: dict[str, Any] = {
+        "precision": check.precision,
+        "ms": (check.step_s or 0.0) * 1000,
+        "fp32_ms": (check.baseline_step_s or 0.0) * 1000,
+        "rounds": check.rounds,
+        "why": hardware_reason(machine, check.precision, device),
+    }
+    if check.speedup is not None and check.low is not None and check.high is not None:
+        args.update(speedup=check.speedup, low=check.low, high=check.high)
+    if check.verdict == "faster":
+        return Note("speed_faster", args)
+    if check.verdict == "slower":
+        # "1.9x slower (1.7-2.2x)": the slowdown and its interval, the speed-up's turned round.
+        return Note(
+            "speed_slower",
+            {
+                **args,
+                "ratio": 1 / check.speedup,
+                "ratio_low": 1 / check.high,
+                "ratio_high": 1 / check.low,
+            },
+        )
+    if check.verdict == "same":
+        return Note("speed_same", args)
+    why = check.reason or "wide"
+    reason: dict[str, Any] = {"key": f"unsure_{why}", "args": {"rounds": check.rounds}}
+    if why == "busy":
+        reason["args"]["pct"] = (check.others_cpu or 0.0) * 100
+    key = "speed_unsure" if "speedup" in args else "speed_unsure_no_interval"
+    return Note(key, {**args, "reason": reason})
+
+
 def speed_note(
     cal: Calibration, machine: dict[str, Any], precision: str, backend: str | None = None
 ) -> Note | None:
-    """One sentence on how fast `precision` ran per step vs fp32 here; None without a measurement.
+    """One sentence on how fast `precision` stepped vs fp32 here; None without a measurement.
 
     With a backend whose `precision` computes in fp32 on this device, the sentence says so.
     """
@@ -267,21 +289,17 @@ def speed_note(
             "runs_as_fp32",
             {"precision": precision, "backend": prose, "device": cal.device.upper()},
         )
-    ratio = cal.ratio(precision)
-    if ratio is None:
+    check = cal.checks.get(precision)
+    return check_note(check, machine, cal.device) if check is not None else None
+
+
+def busy_note(load: dict[str, float] | None) -> Note | None:
+    """'Other processes took 38 % of the CPU while ...' when they took more than BUSY_SHARE."""
+    if not load or (load.get("others") or 0.0) <= BUSY_SHARE:
         return None
-    args = {
-        "precision": precision,
-        "ms": cal.step_s[precision] * 1000,
-        "fp32_ms": cal.step_s["fp32"] * 1000,
-        "why": hardware_reason(machine, precision, cal.device),
-    }
-    noise = cal.noise(precision)
-    if abs(ratio - 1.0) <= noise:
-        return Note("speed_same", args)
-    if ratio > 1.0:
-        return Note("speed_slower", {**args, "ratio": ratio})
-    return Note("speed_faster", {**args, "ratio": 1.0 / ratio})
+    return Note(
+        "busy_machine", {"pct": load["others"] * 100, "steal": (load.get("steal") or 0.0) * 100}
+    )
 
 
 def speed_notes(cal: Calibration, machine: dict[str, Any], configs: list[Any]) -> list[Note]:
@@ -327,12 +345,12 @@ def plan_note(estimate: GridEstimate, cal: Calibration) -> Note:
 def run_speed_notes(
     summaries: list[dict[str, Any]], machine: dict[str, Any] | None = None
 ) -> list[Note]:
-    """How fast each non-fp32 run stepped vs its backend's fp32 run: the runs' own measurement.
+    """The speed sentences after a grid, rendered from the runs' summaries' SpeedChecks.
 
-    After a grid these replace the calibration's sentences (a shared machine's load can change
-    between the calibration and the runs). Typical steps (medians) are compared; a ratio within
-    twice the runs' standard error (and 10%) is called the same speed. Runs that computed in
-    fp32 anyway are left to the dtype audit.
+    One per precision and measurement (three backends share one check), the same sentence the
+    page showed under the precisions before the runs. Where a run's own median steps, compared
+    with its backend's fp32 run, land outside the check's interval, a note says the machine's
+    load changed while they ran, and that the interleaved figure stands.
     """
     m = machine or machine_info()
     base = {
@@ -341,30 +359,33 @@ def run_speed_notes(
         if s.get("precision") == "fp32" and typical_step_s(s) and s.get("status") != "failed"
     }
     out: list[Note] = []
+    seen: set[tuple[Any, ...]] = set()
     for s in summaries:
-        ref = base.get(peers(s))
-        step = typical_step_s(s)
-        if s.get("precision") == "fp32" or ref is None or not step:
+        raw = s.get("speed_check")
+        if s.get("precision") == "fp32" or not raw or s.get("status") == "failed":
             continue
-        if s.get("effective_dtype") == "fp32" or s.get("status") == "failed":
-            continue
-        ref_step = typical_step_s(ref)
-        ratio = step / ref_step
-        noise = max(0.10, 2 * (step_noise(s) ** 2 + step_noise(ref) ** 2) ** 0.5)
+        check = SpeedCheck.from_dict(raw)
         device = str(s.get("device") or "cpu").split(":")[0]
-        args = {
-            "label": s.get("label"),
-            "base": ref.get("label"),
-            "ms": step * 1000,
-            "fp32_ms": ref_step * 1000,
-            "why": hardware_reason(m, s.get("precision", ""), device),
-        }
-        if abs(ratio - 1.0) <= noise:
-            out.append(Note("run_same", args))
-        elif ratio > 1.0:
-            out.append(Note("run_slower", {**args, "ratio": ratio}))
-        else:
-            out.append(Note("run_faster", {**args, "ratio": 1.0 / ratio}))
+        key = (s.get("machine"), s.get("model"), check.precision, check.speedup, check.low)
+        if key not in seen:
+            seen.add(key)
+            out.append(check_note(check, m, device))
+        ref = base.get(peers(s))
+        if ref is None or not typical_step_s(s) or not check.interval:
+            continue
+        # The runs' own figure, with its own interval: only when the two intervals do not meet
+        # did the load change between the measurement and the runs.
+        timed = max(1, (s.get("steps") or 1) - s.get("warmup_steps", 3))
+        ref_timed = max(1, (ref.get("steps") or 1) - ref.get("warmup_steps", 3))
+        iv = runs_interval(
+            typical_step_s(ref), ref.get("step_time_mad"), ref_timed,
+            typical_step_s(s), s.get("step_time_mad"), timed,
+        )  # fmt: skip
+        if iv is not None and (iv[1] < check.low or iv[0] > check.high):
+            ratio = typical_step_s(ref) / typical_step_s(s)
+            args = {"label": s.get("label"), "base": ref.get("label"), "ratio": ratio,
+                    "low": check.low, "high": check.high}  # fmt: skip
+            out.append(Note("load_changed", args))
     return out
 
 
@@ -597,7 +618,13 @@ def plan_grid(
         )
         configs = [c.replace(steps=steps) for c in configs]
     estimate = GridEstimate(configs, cal)
-    notes = [*speed_notes(cal, machine, configs), *notes, plan_note(estimate, cal)]
+    busy = busy_note(cal.load)
+    notes = [
+        *speed_notes(cal, machine, configs),
+        *([busy] if busy else []),
+        *notes,
+        plan_note(estimate, cal),
+    ]
     return GridPlanned(
         machine=machine,
         calibration=cal.to_dict(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import queue
 import threading
@@ -9,10 +10,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from .config import Limits, RunConfig
-from .engine import collect_garbage, execute, failed_event, prepare
 from .events import Event
-from .plan import plan_grid
 from .registry import PRECISION_NAMES
+from .summary import with_speedups
+from .timing import SpeedCheck
 
 # One run at a time in this process, whoever asks: timings must not share the cores.
 RUN_LOCK = threading.Lock()
@@ -56,6 +57,11 @@ def run_grid(
     fit_s: with calibrate, fewer steps per run when the grid would take much longer than this
     (the default comparison: about a minute on any machine); the event says so.
     """
+    # Imported here, not at the top: the app builds its page (and imports this module) before
+    # anyone trains, and the engine brings torch and transformers (seconds) with it.
+    from .engine import collect_garbage, execute, failed_event, prepare
+    from .plan import plan_grid
+
     total = len(configs)
     if calibrate and configs and not stop.is_set():
         with RUN_LOCK:
@@ -63,6 +69,12 @@ def run_grid(
         if plan.steps is not None:
             configs = [c.replace(steps=plan.steps) for c in configs]
         emit(plan)
+        raw = (plan.calibration or {}).get("checks") or {}
+        if raw:
+            # Every run's summary carries its precision's interleaved measurement: the table,
+            # the status, the CLI and the files all render the verdict from this one source.
+            checks = {p: SpeedCheck.from_dict(c) for p, c in raw.items()}
+            emit = _with_checks(emit, checks)
     for i, cfg in enumerate(configs):
         if stop.is_set():
             break
@@ -80,6 +92,17 @@ def run_grid(
             # 2-process gloo run's Accelerator cycles were torn down after the process group
             # and rank 1 aborted (SIGABRT).
             collect_garbage()
+
+
+def _with_checks(
+    emit: Callable[[Event], None], checks: dict[str, SpeedCheck]
+) -> Callable[[Event], None]:
+    def relay(ev: Event) -> None:
+        if ev.kind == "end":
+            ev = dataclasses.replace(ev, summary=with_speedups([ev.summary], checks)[0])
+        emit(ev)
+
+    return relay
 
 
 class Runner:

@@ -16,7 +16,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .timing import SpeedCheck
 
 # Keys a summary has only when they apply: left out of to_dict() while None, so a completed
 # run's JSON has no "error" and a run that could not start carries no traceback it never had.
@@ -29,6 +32,10 @@ _ONLY_WHEN_SET = frozenset(
         "fp8_audit",
         "speedup_vs_fp32",
         "speedup_same_maths",
+        "speedup_interval",
+        "speed_verdict",
+        "speed_reason",
+        "speed_check",
         "machine",
     }
 )
@@ -78,8 +85,15 @@ class Summary(Mapping[str, Any]):
     error: str | None = None  # a run that could not start: why, in one line
     error_detail: str | None = None  # a traceback, for a bug (never for bad input)
     fp8_audit: dict[str, Any] | None = None  # fp8: which Linear layers ran as Float8Linear
-    speedup_vs_fp32: float | None = None  # with_speedups: samples/s over its backend's fp32 run
-    speedup_same_maths: bool | None = None  # ran in fp32 anyway and within the noise: ≈1.0×
+    # with_speedups, from the one interleaved measurement (mpdemo.timing.SpeedCheck) of this
+    # run's precision against fp32: fp32's step time over this one's, its 95 % interval and the
+    # verdict (faster | slower | same | unsure) with why it is unsure.
+    speedup_vs_fp32: float | None = None
+    speedup_interval: list[float] | None = None
+    speed_verdict: str | None = None
+    speed_reason: str | None = None  # too_few | busy | wide | not_interleaved | ran_fp32
+    speed_check: dict[str, Any] | None = None  # the SpeedCheck itself, for its sentence
+    speedup_same_maths: bool | None = None  # asked for fp16/bf16, computed in fp32 anyway
     machine: str | None = None  # a recorded run's machine tag ("H200")
     extra: dict[str, Any] = field(default_factory=dict)  # a file's keys this version lacks
 
@@ -173,47 +187,82 @@ def typical_step_s(s: Mapping[str, Any]) -> float | None:
     return s.get("median_step_s") or s.get("mean_step_s")
 
 
-def step_noise(s: Mapping[str, Any]) -> float:
-    """Relative standard error of typical_step_s: how far a re-run's figure could land."""
-    n = max(1, (s.get("steps") or 1) - 3)
-    mad = s.get("step_time_mad")
-    if s.get("median_step_s") and mad is not None:
-        # The median's standard error: 1.2533 sigma / sqrt(n), sigma = 1.4826 MAD for normal noise.
-        return 1.858 * mad / n**0.5
-    cv = s.get("step_time_cv")
-    return (cv if cv is not None else 0.25) / n**0.5
+def _speed_fields(
+    s: Summary, ref: Summary | None, checks: Mapping[str, SpeedCheck] | None
+) -> dict[str, Any]:
+    """A run's speed-up fields, by the one rule (mpdemo.timing.verdict) from one measurement."""
+    if s.precision == "fp32":
+        return {"speedup_vs_fp32": 1.0 if typical_step_s(s) else None}
+    if s.status == "failed" or not typical_step_s(s):
+        return {}
+    if s.effective_dtype == "fp32":  # fp16 through Accelerate or the Trainer on a CPU
+        return {
+            "speedup_vs_fp32": None,
+            "speedup_interval": None,
+            "speed_verdict": "same",
+            "speed_reason": "ran_fp32",
+            "speed_check": None,
+            "speedup_same_maths": True,
+        }
+    check = (checks or {}).get(s.precision)
+    if check is not None:
+        return {
+            "speedup_vs_fp32": check.speedup,
+            "speedup_interval": check.interval,
+            "speed_verdict": check.verdict,
+            "speed_reason": check.reason,
+            "speed_check": check.to_dict(),
+        }
+    if s.speed_verdict is not None:  # measured when it ran (a runs file): it stands
+        return {}
+    ref_step = typical_step_s(ref) if ref is not None else None
+    if not ref_step:
+        return {}
+    # Timed one after the other, not interleaved (an older file, the speed check off): the ratio
+    # of the medians is shown, but no verdict is drawn from it.
+    return {
+        "speedup_vs_fp32": ref_step / typical_step_s(s),
+        "speed_verdict": "unsure",
+        "speed_reason": "not_interleaved",
+    }
 
 
-def with_speedups(summaries: Iterable[Mapping[str, Any]]) -> list[Summary]:
-    """The summaries with speedup_vs_fp32: samples/s over the fp32 run of the same backend and
-    model (a GPU check's file holds two models).
+def with_speedups(
+    summaries: Iterable[Mapping[str, Any]], checks: Mapping[str, SpeedCheck] | None = None
+) -> list[Summary]:
+    """The summaries with their speed-up against fp32, verdict and interval.
 
-    A run that computed in fp32 anyway (fp16 through Accelerate on a CPU) and lands within the
-    fp32 run's own step-to-step noise gets `speedup_same_maths`: it is shown as ≈1.0×, not a gain.
+    `checks` (precision -> SpeedCheck) is this grid's interleaved measurement; without one, a
+    run keeps what its file recorded, or gets the ratio of its and its peer fp32 run's median
+    steps (peers(): same backend, model and machine) with the verdict "unsure".
     """
     runs = [Summary.from_dict(s) for s in summaries]
-    base = {peers(s): s for s in runs if s.precision == "fp32" and s.samples_per_s}
-    out = []
-    for s in runs:
-        ref = base.get(peers(s))
-        b = ref.samples_per_s if ref else None
-        v = s.samples_per_s / b if b and s.samples_per_s else None
-        same = s.precision != "fp32" and s.effective_dtype == "fp32"
-        # Within twice the two runs' standard error (at least 5 %): the same speed.
-        noise = max(0.05, 2 * (step_noise(s) ** 2 + step_noise(ref) ** 2) ** 0.5) if ref else 0.1
-        same_maths = bool(same and v is not None and abs(v - 1.0) <= noise)
-        out.append(s.replace(speedup_vs_fp32=v, speedup_same_maths=same_maths))
-    return out
+    base = {
+        peers(s): s
+        for s in runs
+        if s.precision == "fp32" and s.status != "failed" and typical_step_s(s)
+    }
+    return [s.replace(**_speed_fields(s, base.get(peers(s)), checks)) for s in runs]
 
 
 def speedup_text(
-    s: Mapping[str, Any], same_maths: str = "same maths as fp32", times: str = "x"
+    s: Mapping[str, Any] | Summary, ran_fp32: str = "ran in fp32", times: str = "x"
 ) -> str:
-    """'2.13x', or '≈1.0x (same maths as fp32)' for a same-maths run within the noise; '-'."""
-    v = s.get("speedup_vs_fp32")
-    if s.get("speedup_same_maths"):
-        return f"≈1.0{times} ({same_maths})"
-    return f"{v:.2f}{times}" if v else "-"
+    """'1.52x [1.41-1.60] faster', 'ran in fp32', or '-': the CLI's cell (the UI localizes it)."""
+    get = s.get if isinstance(s, Mapping) else lambda k: getattr(s, k, None)
+    if get("speed_reason") == "ran_fp32":
+        return ran_fp32
+    v = get("speedup_vs_fp32")
+    if v is None:
+        return "-"
+    text = f"{v:.2f}{times}"
+    iv = get("speedup_interval")
+    if iv:
+        text += f" [{iv[0]:.2f}-{iv[1]:.2f}]"
+    verdict = get("speed_verdict")
+    if verdict and get("precision") != "fp32":
+        text += f" {verdict}"
+    return text
 
 
 def scale_text(v: float | None) -> str:

@@ -76,11 +76,13 @@ def test_no_translation_is_left_empty() -> None:
 def test_numbers_in_templates_follow_the_locale() -> None:
     assert i18n.t("slice_rows", "en", rows=2000, total=12345) == "2,000 of 12,345 rows"
     assert i18n.t("slice_rows", "es", rows=2000, total=12345) == "2.000 de 12.345 filas"
-    slower = {"precision": "fp16", "ratio": 44.31, "ms": 900.0, "fp32_ms": 20.3,
+    slower = {"precision": "fp16", "ratio": 44.31, "ratio_low": 41.5, "ratio_high": 47.25,
+              "rounds": 8, "ms": 900.0, "fp32_ms": 20.3,
               "why": {"key": "hw_cpu_lacks", "args": {"isa": "AVX2", "precision": "fp16"}}}  # fmt: skip
-    assert "44,3 veces" in i18n.message("speed_slower", slower, "es")
-    assert "20,3 ms; CPU AVX2 sin" in i18n.message("speed_slower", slower, "es")
-    assert "44.3x" in i18n.message("speed_slower", slower, "en")
+    assert "44,31 veces" in i18n.message("speed_slower", slower, "es")
+    assert "95 % 41,50-47,25" in i18n.message("speed_slower", slower, "es")
+    assert "20,3 ms por paso; CPU AVX2 sin" in i18n.message("speed_slower", slower, "es")
+    assert "44.31x slower" in i18n.message("speed_slower", slower, "en")
     assert i18n.number(0.6931, "es", ".2f") == "0,69"
     assert i18n.number(0.6931, "en", ".2f") == "0.69"
     assert i18n.number(1234567.891, "es", ",.1f") == "1.234.567,9"
@@ -93,9 +95,10 @@ def test_numbers_in_templates_follow_the_locale() -> None:
 
 def test_a_slow_step_reads_as_milliseconds_not_an_exponent() -> None:
     # fp16 on a CPU without fp16 kernels: 15,620 ms a step once read "1,57e+04 frente a 703 ms".
-    slower = {"precision": "fp16", "ratio": 22.2, "ms": 15620.4, "fp32_ms": 703.2,
+    slower = {"precision": "fp16", "ratio": 22.2, "ratio_low": 21.0, "ratio_high": 23.5,
+              "rounds": 6, "ms": 15620.4, "fp32_ms": 703.2,
               "why": {"key": "hw_cpu_lacks", "args": {"isa": "AVX2", "precision": "fp16"}}}  # fmt: skip
-    assert "(15,600 vs 703 ms;" in i18n.message("speed_slower", slower, "en")
+    assert "; 15,600 vs 703 ms a step;" in i18n.message("speed_slower", slower, "en")
     assert "15.600" in i18n.message("speed_slower", slower, "es")
     assert i18n.number(999.9, "en", ".3g") == "1,000"
     assert i18n.number(0.000283, "es", ".3g") == "0,000283"

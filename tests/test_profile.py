@@ -21,6 +21,7 @@ from mpdemo import probes
 from mpdemo.messages import EN, Note, render
 from mpdemo.runner import grid, run_grid
 from mpdemo.textformat import ENGLISH
+from mpdemo.timing import compare
 
 LANGS = ("en", "es", "pt")
 
@@ -45,16 +46,28 @@ def _machine(kind: str, **flags: bool) -> dict:
     }
 
 
-def _cal(device: str, fp32: float, bf16: float, fp16: float, spread: float = 0.05):
+def interleaved_times(step_s: dict, spread: float = 0.02, rounds: int = 12) -> dict:
+    """Simulated interleaved blocks: 3 steps a block, each within ±spread of its precision's step."""
+    return {
+        p: [
+            [s * (1 + spread * (((r * 7 + i) % 5) - 2) / 2) for i in range(3)]
+            for r in range(rounds)
+        ]
+        for p, s in step_s.items()
+    }
+
+
+def _cal(device: str, fp32: float, bf16: float, fp16: float, spread: float = 0.02):
+    step_s = {"fp32": fp32, "bf16": bf16, "fp16": fp16}
     return P.Calibration(
         key=("tiny-bert", "reviews", 32, 64, device),
         device=device,
-        step_s={"fp32": fp32, "bf16": bf16, "fp16": fp16},
-        spread={"fp32": spread, "bf16": spread, "fp16": spread},
+        step_s=step_s,
         setup_s=0.5,
         eval_batches=4,
         calibration_s=2.0,
         threads=2,
+        checks=compare(interleaved_times(step_s, spread), "fp32"),
     )
 
 
@@ -66,12 +79,12 @@ PROFILES = [
      _cal("cpu", 0.28, 0.14, 7.9), {"bf16": "faster", "fp16": "slower"}),
     ("AVX512-FP16 CPU",
      _machine("cpu", avx2=True, avx512=True, avx512_bf16=True, avx512_fp16=True),
-     _cal("cpu", 0.050, 0.052, 0.049), {"bf16": "same", "fp16": "same"}),
+     _cal("cpu", 0.050, 0.0505, 0.0496), {"bf16": "same", "fp16": "same"}),
     ("CUDA with bf16", _machine("cuda", avx2=True, bf16=True, cc="8.6"),
      _cal("cuda", 0.020, 0.009, 0.008), {"bf16": "faster", "fp16": "faster"}),
     ("CUDA without bf16", _machine("cuda", avx2=True, bf16=False, cc="7.5"),
      _cal("cuda", 0.020, 0.060, 0.009), {"bf16": "slower", "fp16": "faster"}),
-    ("MPS", _machine("mps", avx2=False), _cal("mps", 0.030, 0.030, 0.031),
+    ("MPS", _machine("mps", avx2=False), _cal("mps", 0.030, 0.030, 0.0302),
      {"bf16": "same", "fp16": "same"}),
 ]  # fmt: skip
 IDS = [p[0] for p in PROFILES]
@@ -97,7 +110,7 @@ def test_speed_sentences_say_what_the_calibration_measured(name, machine, cal, e
         # No word that contradicts the measurement (e.g. "fast" for a precision measured slower).
         if verdict == "slower":
             assert "slower" in words and not words & {"faster", "fast"}, text
-            assert f"{cal.ratio(precision):.1f}x" in text
+            assert f"{cal.ratio(precision):.2f}x slower" in text
         elif verdict == "faster":
             assert "faster" in words and not words & {"slower", "slow"}, text
         else:
@@ -213,33 +226,49 @@ def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg):
 
 
 @pytest.mark.parametrize(
-    ("fp32_ms", "bf16_ms", "cv", "key"),
-    [(50, 340, 0.1, "run_slower"), (280, 140, 0.1, "run_faster"), (50, 52, 0.1, "run_same"),
-     (50, 60, 1.5, "run_same"), (50, 60, 0.05, "run_slower")],
+    ("fp32_ms", "bf16_ms", "runs_bf16_ms", "key", "changed"),
+    [(50, 340, 345, "speed_slower", False), (280, 140, 141, "speed_faster", False),
+     (50, 50.5, 50, "speed_same", False), (50, 50.5, 65, "speed_same", True),
+     (280, 140, 400, "speed_faster", True)],
 )  # fmt: skip
-def test_after_the_runs_their_own_measurement_speaks(fp32_ms, bf16_ms, cv, key):
+def test_after_the_runs_the_interleaved_measurement_speaks(
+    fp32_ms, bf16_ms, runs_bf16_ms, key, changed
+):
+    # The status after the runs says the sentence the page said before them, from the same
+    # check; where the runs' own medians disagree with its interval, the load changed.
+    from mpdemo.summary import with_speedups
+
     machine = PROFILES[0][1]
+    checks = compare(interleaved_times({"fp32": fp32_ms / 1000, "bf16": bf16_ms / 1000}), "fp32")
 
     def run(precision, ms, effective=None):
         return {"label": f"torch · {precision}", "backend": "torch", "precision": precision,
-                "effective_dtype": effective or precision, "mean_step_s": ms / 1000,
-                "step_time_cv": cv, "steps": 100, "device": "cpu", "status": "completed"}  # fmt: skip
+                "effective_dtype": effective or precision, "median_step_s": ms / 1000,
+                "step_time_mad": 0.03, "steps": 100, "device": "cpu",
+                "status": "completed"}  # fmt: skip
 
-    runs = [run("fp32", fp32_ms), run("bf16", bf16_ms), run("fp16", 60, effective="fp32")]
-    (note,) = P.run_speed_notes(runs, machine)  # the fp32-computing fp16 run: the audit's to say
-    assert note.key == key
+    runs = with_speedups(
+        [run("fp32", fp32_ms), run("bf16", runs_bf16_ms), run("fp16", 60, effective="fp32")], checks
+    )
+    notes = P.run_speed_notes(runs, machine)  # the fp32-computing fp16 run: the audit's to say
+    assert [n.key for n in notes] == [key] + (["load_changed"] if changed else [])
+    note = notes[0]
+    assert note.text == P.check_note(checks["bf16"], machine, "cpu").text
     words = set(re.findall(r"[a-z]+", note.text.lower()))
-    verdict = key.removeprefix("run_")
+    verdict = key.removeprefix("speed_")
     other = {"slower": {"faster"}, "faster": {"slower"}, "same": {"faster", "slower"}}[verdict]
     assert not words & other, note.text
     assert f"{bf16_ms:.3g} vs {fp32_ms:.3g} ms" in note.text
-    for text in _texts(note):
-        assert "{" not in text
+    assert runs[1]["speed_verdict"] == verdict and runs[2]["speed_reason"] == "ran_fp32"
+    for n in notes:
+        for text in _texts(n):
+            assert "{" not in text
 
 
-def test_stalls_of_another_process_do_not_change_the_verdict(small_cfg):
+def test_runs_timed_one_after_the_other_get_no_verdict(small_cfg):
     # A browser drawing the plots on the same two cores stalls some steps (60-480 ms among
     # 20 ms ones): the mean doubled and the page called bf16 1.7x slower, then the same speed.
+    # Runs that were not timed interleaved show the ratio of their medians, and "unsure".
     import threading
 
     from mpdemo import prepare
@@ -261,9 +290,14 @@ def test_stalls_of_another_process_do_not_change_the_verdict(small_cfg):
     fp32, bf16 = summary("fp32", stalled), summary("bf16", calm)
     assert fp32["mean_step_s"] > 1.5 * bf16["mean_step_s"]  # what the page used to compare
     assert fp32["median_step_s"] == pytest.approx(bf16["median_step_s"], rel=0.05)
-    (note,) = P.run_speed_notes([fp32, bf16], PROFILES[0][1])
-    assert note.key == "run_same", note.text
-    assert with_speedups([fp32, bf16])[1]["speedup_vs_fp32"] == pytest.approx(1.0, rel=0.05)
+    _, s = with_speedups([fp32, bf16])
+    assert s.speedup_vs_fp32 == pytest.approx(1.0, rel=0.05)
+    assert (s.speed_verdict, s.speed_reason, s.speedup_interval) == (
+        "unsure",
+        "not_interleaved",
+        None,
+    )
+    assert P.run_speed_notes([fp32, s], PROFILES[0][1]) == []
 
 
 def test_fit_steps_brings_a_slow_grid_near_a_minute(small_cfg):
@@ -304,7 +338,7 @@ def test_the_note_under_the_precisions_names_what_it_measured(monkeypatch):
     note = precision_note("en", ["fp32", "fp16"], "cpu")
     assert note.startswith("Measured on small-bert, batch 32") and "420 vs 17.3 ms" in note
     nota = precision_note("es", ["fp32", "fp16"], "cpu")
-    assert nota.startswith("Medido con small-bert, lote 32") and "24,3 veces" in nota
+    assert nota.startswith("Medido con small-bert, lote 32") and "24,28 veces" in nota
 
 
 def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
@@ -315,7 +349,7 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     from mpdemo.ui.train_tab import status_text
 
     cal = _cal("cpu", 0.0173, 0.0173, 0.165)
-    note = P.speed_note(cal, PROFILES[0][1], "fp16")
+    note = P.speed_note(cal, M.machine_info(), "fp16")
     session = Session()
     session.plan = GridPlanned(machine={}, calibration=None, expected_s=1.0,
                                notes=[note.to_dict()])  # fmt: skip
@@ -325,11 +359,14 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     assert note.text in status_text(session, "en", finished=True)
     fp32 = {**fp16, "label": "torch · fp32", "precision": "fp32", "effective_dtype": "fp32",
             "median_step_s": 0.0175}  # fmt: skip
+    # With fp32 as well, the runs carry the same check: the same sentence, once.
+    from mpdemo.summary import with_speedups
+
     session.runs = [
-        {"summary": s, "status": "completed"} for s in (fp32, fp16)
-    ]  # with fp32: the runs' own sentence
+        {"summary": s, "status": "completed"} for s in with_speedups([fp32, fp16], cal.checks)
+    ]
     done = status_text(session, "en", finished=True)
-    assert note.text not in done and "torch · fp16 stepped 9.7x slower than torch · fp32" in done
+    assert done.count(note.text) == 1 and "fp16 stepped 9.54x slower than fp32" in done
 
 
 class _Clock:
@@ -497,15 +534,21 @@ def test_loss_scale_and_speedups_are_shown_exactly():
     runs = [
         {"backend": "accelerate", "precision": "fp32", "samples_per_s": 100.0,
          "effective_dtype": "fp32", "step_time_cv": 0.3},
-        {"backend": "accelerate", "precision": "fp16", "samples_per_s": 120.0,
+        {"backend": "accelerate", "precision": "fp16", "samples_per_s": 120.0, "median_step_s": 0.01,
          "effective_dtype": "fp32"},
-        {"backend": "accelerate", "precision": "bf16", "samples_per_s": 120.0,
+        {"backend": "accelerate", "precision": "bf16", "samples_per_s": 120.0, "median_step_s": 0.01,
          "effective_dtype": "bf16"},
     ]  # fmt: skip
     runs = with_speedups(runs)
-    assert speedup_text(runs[1]) == "≈1.0x (same maths as fp32)"
-    assert speedup_text(runs[2]) == "1.20x"
-    assert speedup_cell(runs[1], "es") == "≈1,0× (las mismas cuentas que fp32)"
+    # Accelerate's fp16 on a CPU computes in fp32: said so, the same way for every backend.
+    assert speedup_text(runs[1]) == "ran in fp32"
+    assert speedup_cell(runs[1], "es") == "se ejecutó en fp32"
+    checks = compare(interleaved_times({"fp32": 0.012, "bf16": 0.010}), "fp32")
+    bf16 = with_speedups(runs, checks)[2]
+    lo, hi = bf16.speedup_interval
+    assert lo <= 1.2 <= hi and bf16.speed_verdict == "faster"
+    assert speedup_text(bf16) == f"1.20x [{lo:.2f}-{hi:.2f}] faster"
+    assert speedup_cell(bf16, "es") == f"1,20× [{lo:.2f}–{hi:.2f}] más rápido".replace(".", ",")
 
 
 def test_speedups_compare_within_a_backend_and_a_model():
@@ -514,11 +557,14 @@ def test_speedups_compare_within_a_backend_and_a_model():
 
     def run(model, precision, sps):
         return {"backend": "torch", "precision": precision, "model": model,
-                "samples_per_s": sps, "effective_dtype": precision}  # fmt: skip
+                "median_step_s": 1 / sps, "effective_dtype": precision}  # fmt: skip
 
     runs = [run("tiny-bert", "fp32", 1000.0), run("tiny-bert", "bf16", 2000.0),
             run("small-bert", "fp32", 100.0), run("small-bert", "bf16", 300.0)]  # fmt: skip
-    assert [s["speedup_vs_fp32"] for s in with_speedups(runs)] == [1.0, 2.0, 1.0, 3.0]
+    out = with_speedups(runs)
+    assert [s.speedup_vs_fp32 for s in out] == pytest.approx([1.0, 2.0, 1.0, 3.0])
+    # Timed one after the other, in a file without an interval: the ratio, and no verdict.
+    assert [s.speed_verdict for s in out] == [None, "unsure", None, "unsure"]
 
 
 def test_a_loaded_files_run_is_never_measured_against_this_pages_fp32():
@@ -529,10 +575,13 @@ def test_a_loaded_files_run_is_never_measured_against_this_pages_fp32():
                 "status": "completed", "effective_dtype": precision, "machine": machine,
                 "saved_activation_bytes": 100 if precision == "fp32" else 50}  # fmt: skip
 
+    from mpdemo.summary import with_speedups
+
     mixed = [run("fp32", 20.0), run("bf16", 2.0, machine="H200")]
-    assert P.run_speed_notes(mixed, PROFILES[0][1]) == [] and P.memory_notes(mixed) == []
+    assert with_speedups(mixed)[1].speedup_vs_fp32 is None and P.memory_notes(mixed) == []
     same = [run("fp32", 4.0, machine="H200"), run("bf16", 2.0, machine="H200")]
-    assert [n.key for n in P.run_speed_notes(same, PROFILES[0][1])] == ["run_faster"]
+    assert with_speedups(same)[1].speedup_vs_fp32 == pytest.approx(2.0)
+    assert [n.key for n in P.memory_notes(same)] == ["mem_less"]
 
 
 # --- the Hub entries the app offers, offline -----------------------------------------------------
@@ -587,10 +636,10 @@ def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"# {M.machine_note().text}"
     assert any(line.startswith("# step measured (tiny-bert, batch 16, cpu") for line in out)
-    speed = next(line[2:] for line in out if line.startswith("# bf16 ran"))
+    speed = next(line[2:] for line in out if line.startswith("# bf16 "))
     # The header's sentence is the one the UI renders from the same cached calibration.
     cal = P.cached_calibration(RunConfig(batch_size=16, device="cpu"))
     assert speed == P.speed_note(cal, M.machine_info(), "bf16", "torch").text
-    # Under the table, the same renderers speak from the runs' own figures.
-    assert any(line.startswith("  torch · bf16 stepped ") for line in out)
+    # Under the table, the same sentence from the same measurement, which the runs carry.
+    assert f"  {speed}" in out
     assert any("less activation memory" in line for line in out)

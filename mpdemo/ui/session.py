@@ -504,14 +504,23 @@ def warnings_text(summary: dict[str, Any], lang: str) -> str:
     return "\n".join(summary.get("warnings") or [])
 
 
-def speedup_cell(s: dict[str, Any], lang: str) -> str:
-    """'2.13×' in the locale, or '≈1.0× (same maths as fp32)' for a same-maths run in the noise."""
+def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
+    """'1,52× [1,41–1,60] más rápido' in the locale, 'ran in fp32', or '': the CLI's cell, localized."""
     from .i18n import number
 
+    if s.get("speed_reason") == "ran_fp32":
+        return message("same_maths", {}, lang)
     v = s.get("speedup_vs_fp32")
-    if s.get("speedup_same_maths"):
-        return f"≈{number(1.0, lang, '.1f')}× ({message('same_maths', {}, lang)})"
-    return f"{number(v, lang, '.2f')}×" if v is not None else ""
+    if v is None:
+        return ""
+    text = f"{number(v, lang, '.2f')}×"
+    iv = s.get("speedup_interval")
+    if iv:
+        text += f" [{number(iv[0], lang, '.2f')}–{number(iv[1], lang, '.2f')}]"
+    verdict = s.get("speed_verdict")
+    if verdict and s.get("precision") != "fp32":
+        text += f" {t(f'verdict_{verdict}', lang)}"
+    return text
 
 
 def number_cell(value: Any, lang: str) -> str:

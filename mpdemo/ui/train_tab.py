@@ -230,8 +230,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
 
         summaries = session.summaries()
         speed = run_speed_notes(summaries)
-        said = {n.args["label"] for n in speed}
-        compared = {s.get("precision") for s in summaries if s.get("label") in said}
+        compared = {n.args["precision"] for n in speed if "precision" in n.args}
         # A precision no run could be compared for (a grid without its fp32 run) keeps what the
         # calibration measured, rather than losing its only speed sentence at the end.
         ran = {s.get("precision") for s in summaries}
@@ -244,6 +243,14 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         ]
         lines += [message(n["key"], n.get("args") or {}, lang) for n in kept]
         lines += [message(n.key, n.args, lang) for n in [*speed, *memory_notes(summaries)]]
+        # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU) in the status itself,
+        # not only in the table's warnings column.
+        for s in summaries:
+            if s.get("speed_reason") == "ran_fp32":
+                for w in s.get("warning_keys") or []:
+                    if w.get("key") == "fp16_not_applied":
+                        text = message(w["key"], w.get("args") or {}, lang)
+                        lines.append(f"{s.get('label')}: {text}")
     elif session.plan is not None:
         # What the calibration measured, said before the runs and while they go.
         lines += [message(n["key"], n.get("args") or {}, lang) for n in session.plan.notes]

@@ -1,0 +1,272 @@
+"""How mpdemo times precisions against each other, and the one rule that turns it into a verdict.
+
+The precisions compared are timed *interleaved*: blocks of steps in alternation (fp32, bf16, fp16,
+then the other way round) on the same batches, so a burst of another process's load lands on
+both sides of a comparison instead of on one run. Each round gives one speed-up (the baseline's
+median step over the precision's, in that round); the speed-up reported is the median of the
+rounds, and its 95 % interval is the distribution-free interval for a median (order statistics
+picked by the sign test's binomial distribution, as in Hollander & Wolfe, *Nonparametric
+Statistical Methods*, §3.6): no normality assumed, and a few stalled rounds cannot move it far.
+
+`verdict()` is the only place that says faster / slower / same / unsure. Nothing here imports
+torch: the CLI, the UI and the tests use it on simulated streams as well as on real steps.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+CONFIDENCE = 0.95
+# Fewer paired rounds cannot give a 95 % interval from order statistics: with 5, even the
+# widest one (min..max) holds the median with only 1 - 2 / 2**5 = 94 % probability.
+MIN_ROUNDS = 6
+# A speed-up whose interval lies wholly inside ±10 % of the baseline's speed is "the same";
+# one whose interval clears 1 by at least Criterion.rs's default noise threshold (2 %) is
+# "faster" (or "slower"). Anything else is "unsure", with the reason.
+SAME_WITHIN = 0.10
+NOISE_THRESHOLD = 0.02
+# Other processes took more than this share of the machine's CPU time during a measurement:
+# the machine was busy, and the page says so beside the figures.
+BUSY_SHARE = 0.25
+VERDICTS = ("faster", "slower", "same", "unsure")
+
+
+def median_interval(
+    values: Sequence[float], confidence: float = CONFIDENCE
+) -> tuple[float, float] | None:
+    """The distribution-free confidence interval for the median of `values` (None below 6 values).
+
+    The k-th smallest and k-th largest values, with k the largest count for which a
+    Binomial(n, 1/2) variable falls below k with probability at most (1 - confidence) / 2.
+    """
+    xs = sorted(v for v in values if math.isfinite(v))
+    n = len(xs)
+    tail = (1.0 - confidence) / 2.0
+    cdf, k = 0.0, 0
+    for j in range(n):
+        p = math.comb(n, j) / 2.0**n
+        if cdf + p > tail:
+            break
+        cdf += p
+        k = j + 1
+    if k == 0:
+        return None
+    return xs[k - 1], xs[n - k]
+
+
+def verdict(
+    low: float | None, high: float | None, rounds: int, busy: float | None = None
+) -> tuple[str, str | None]:
+    """(faster | slower | same | unsure, why unsure) for a speed-up's interval [low, high].
+
+    Reasons: "too_few" (fewer than MIN_ROUNDS rounds, or no interval), "busy" (other processes
+    took more than BUSY_SHARE of the CPU while it was measured), "wide" (the interval straddles
+    the line between same and different: more steps or a repeat would tell).
+    """
+    if low is None or high is None or rounds < MIN_ROUNDS:
+        return "unsure", "too_few"
+    if low > 1.0 + NOISE_THRESHOLD:
+        return "faster", None
+    if high < 1.0 / (1.0 + NOISE_THRESHOLD):
+        return "slower", None
+    if low >= 1.0 / (1.0 + SAME_WITHIN) and high <= 1.0 + SAME_WITHIN:
+        return "same", None
+    return "unsure", "busy" if busy is not None and busy > BUSY_SHARE else "wide"
+
+
+def runs_interval(
+    base_step: float, base_mad: float | None, base_n: int, step: float, mad: float | None, n: int
+) -> tuple[float, float] | None:
+    """95 % interval of base_step / step for two runs timed one after the other (None without MADs).
+
+    Each median's relative standard error is 1.2533 sigma / sqrt(n), with sigma = 1.4826 MAD for
+    normal noise; the two add on the log scale. Used only to tell whether the runs' own figure
+    disagrees with the interleaved one, never for a verdict.
+    """
+    if base_mad is None or mad is None or base_n < 2 or n < 2 or step <= 0:
+        return None
+    se = math.hypot(1.858 * base_mad / math.sqrt(base_n), 1.858 * mad / math.sqrt(n))
+    z = statistics.NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
+    ratio = base_step / step
+    return ratio * math.exp(-z * se), ratio * math.exp(z * se)
+
+
+# --- what else ran on the machine while we measured ----------------------------------------------
+
+
+class LoadMeter:
+    """Share of the machine's CPU time taken by other processes (and a VM's steal) over a span."""
+
+    def __init__(self) -> None:
+        self._start = self._read()
+
+    @staticmethod
+    def _read() -> tuple[float, float, float, float] | None:
+        try:
+            import psutil
+
+            sys_t = psutil.cpu_times()
+            me = psutil.Process().cpu_times()
+        except Exception:  # noqa: BLE001 - no psutil, or a platform without these counters
+            return None
+        busy = sum(sys_t) - sys_t.idle - getattr(sys_t, "iowait", 0.0)
+        # guest time is also counted in user on Linux: leave it out, it is not another process's
+        busy -= getattr(sys_t, "guest", 0.0) + getattr(sys_t, "guest_nice", 0.0)
+        steal = getattr(sys_t, "steal", 0.0)
+        mine = me.user + me.system
+        return time.monotonic(), busy - steal, steal, mine
+
+    def read(self) -> dict[str, float] | None:
+        """{"others": share, "steal": share} of all cores' time since the meter started."""
+        end = self._read()
+        if end is None or self._start is None:
+            return None
+        wall = (end[0] - self._start[0]) * (os.cpu_count() or 1)
+        if wall <= 0:
+            return None
+        others = (end[1] - self._start[1]) - (end[3] - self._start[3])
+        steal = end[2] - self._start[2]
+        return {"others": max(0.0, others / wall), "steal": max(0.0, steal / wall)}
+
+
+# --- one precision against the baseline ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpeedCheck:
+    """One precision timed interleaved against the baseline: the one source of its verdict."""
+
+    precision: str
+    baseline: str
+    speedup: float | None  # baseline step / this step (median of the rounds): >1 is faster
+    low: float | None  # the 95 % interval of the speed-up
+    high: float | None
+    rounds: int
+    block: int  # steps per precision in each round
+    step_s: float | None  # this precision's median step over every timed step
+    baseline_step_s: float | None
+    spread: float | None  # median absolute deviation / median of this precision's steps
+    others_cpu: float | None  # share of the CPU other processes took while it was measured
+    steal: float | None
+    verdict: str
+    reason: str | None  # why unsure: too_few | busy | wide
+
+    @property
+    def interval(self) -> list[float] | None:
+        """[low, high], as the summaries and files carry it."""
+        return None if self.low is None or self.high is None else [self.low, self.high]
+
+    def holds(self, ratio: float | None) -> bool:
+        """Whether another speed-up figure (the runs' own medians) lies inside the interval."""
+        return (
+            ratio is not None
+            and self.low is not None
+            and self.high is not None
+            and (self.low <= ratio <= self.high)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SpeedCheck:
+        """Back from to_dict() (a GridPlanned event read from JSON)."""
+        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})
+
+
+def _mad(xs: Sequence[float]) -> float | None:
+    if len(xs) < 2:
+        return None
+    med = statistics.median(xs)
+    return statistics.median(abs(x - med) for x in xs) / med if med > 0 else None
+
+
+def compare(
+    times: Mapping[str, Sequence[Sequence[float]]],
+    baseline: str = "fp32",
+    load: Mapping[str, float] | None = None,
+) -> dict[str, SpeedCheck]:
+    """SpeedChecks from interleaved step times: times[precision][round] = that block's steps."""
+    base = times.get(baseline) or []
+    out: dict[str, SpeedCheck] = {}
+    others = load.get("others") if load else None
+    steal = load.get("steal") if load else None
+    base_all = [t for block in base for t in block]
+    for name, rounds in times.items():
+        if name == baseline:
+            continue
+        ratios = []
+        for b_block, p_block in zip(base, rounds, strict=False):
+            if b_block and p_block:
+                ratios.append(statistics.median(b_block) / max(statistics.median(p_block), 1e-12))
+        every = [t for block in rounds for t in block]
+        interval = median_interval(ratios)
+        low, high = interval if interval else (None, None)
+        v, why = verdict(low, high, len(ratios), others)
+        out[name] = SpeedCheck(
+            precision=name,
+            baseline=baseline,
+            speedup=statistics.median(ratios) if ratios else None,
+            low=low,
+            high=high,
+            rounds=len(ratios),
+            block=max((len(b) for b in rounds), default=0),
+            step_s=statistics.median(every) if every else None,
+            baseline_step_s=statistics.median(base_all) if base_all else None,
+            spread=_mad(every),
+            others_cpu=others,
+            steal=steal,
+            verdict=v,
+            reason=why,
+        )
+    return out
+
+
+def interleave(
+    steppers: Mapping[str, Callable[[], float]],
+    *,
+    baseline: str = "fp32",
+    budget_s: float,
+    cap_s: float | None = None,
+    block_s: float = 0.25,
+    max_block: int = 4,
+    max_rounds: int = 60,
+    stop: threading.Event | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+    on_round: Callable[[int], None] | None = None,
+) -> tuple[dict[str, list[list[float]]], dict[str, float] | None]:
+    """Time each stepper in blocks, in alternation, until the budget and MIN_ROUNDS are met.
+
+    Each stepper runs one training step and returns its seconds. One warm-up step each first
+    (kernel selection, optimizer state) sets the block: as many steps as fit in `block_s` for the
+    slowest, 1 to max_block. Rounds go on while under `budget_s`, and past it (up to `cap_s`,
+    3x the budget by default) until MIN_ROUNDS rounds are in. Returns (times, load), with
+    times[name][round] the steps of that name's block in that round.
+    """
+    names = [baseline, *[n for n in steppers if n != baseline]]
+    cap = cap_s if cap_s is not None else 3.0 * budget_s
+    t0 = clock()
+    warm = {n: steppers[n]() for n in names}
+    block = max(1, min(max_block, int(block_s / max(max(warm.values()), 1e-6))))
+    meter = LoadMeter()
+    times: dict[str, list[list[float]]] = {n: [] for n in names}
+    for r in range(max_rounds):
+        if stop is not None and stop.is_set():
+            break
+        spent = clock() - t0
+        if spent > cap or (spent > budget_s and r >= MIN_ROUNDS):
+            break
+        # ABBA: the order turns round every round, so neither side always follows the other.
+        for name in names if r % 2 == 0 else reversed(names):
+            times[name].append([steppers[name]() for _ in range(block)])
+        if on_round is not None:
+            on_round(r + 1)
+    return times, meter.read()
