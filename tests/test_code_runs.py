@@ -117,18 +117,19 @@ def test_a_burst_of_train_tab_changes_never_sends_a_stale_pick() -> None:
 
 def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
     from mpdemo import listing as L
-    from mpdemo.ui import teach_tabs as T
+    from mpdemo.ui.tabs import code as C
+    from mpdemo.ui.tabs.common import tt
 
     sess = Session()
     sess.restore(stored)
-    runs = T.page_runs(sess)
+    runs = C.page_runs(sess)
     assert runs == sess.configs  # the restored runs, as the Train tab's download has them
     form = {"backends": ["torch"], "precisions": ["fp32", "bf16"], "steps": 100, "lr": 0.5}
     # The runs changed (a training, a reload): the run, with its own settings.
-    out = T.code_view("en", form, None, None, runs, "run")
+    out = C.code_view("en", form, None, None, runs, "run")
     assert out["run"]["value"] == out["picked"] == "torch · bf16"
-    assert out["settings"].startswith(T.tt("code_settings_run", "en", run="`torch · bf16`",
-                                           settings=""))  # fmt: skip
+    assert out["settings"].startswith(tt("code_settings_run", "en", run="`torch · bf16`",
+                                         settings=""))  # fmt: skip
     assert "`steps=3`" in out["settings"] and "`lr=0.01`" in out["settings"]
     # The very script the Train tab's "Python script" downloads for that run.
     assert out["script"] == Path(sess.script_file("torch · bf16")).read_text(encoding="utf-8")
@@ -137,14 +138,14 @@ def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
     values = [v for _, v in out["run"]["choices"]]
     assert values == ["torch · fp32", "torch · bf16", "form:torch · fp32", "form:torch · bf16"]
     # A Train-tab change shows the new settings, titled as not run; picking the run shows it.
-    out = T.code_view("en", form, "torch · bf16", None, runs, "form")
+    out = C.code_view("en", form, "torch · bf16", None, runs, "form")
     assert out["run"]["value"] == "form:torch · bf16" and "`lr=0.5`" in out["settings"]
-    assert out["settings"].startswith(T.tt("code_settings", "en", run="`torch · bf16`",
-                                           settings=""))  # fmt: skip
-    out = T.code_view("en", form, "torch · bf16", None, runs, None)
+    assert out["settings"].startswith(tt("code_settings", "en", run="`torch · bf16`",
+                                         settings=""))  # fmt: skip
+    out = C.code_view("en", form, "torch · bf16", None, runs, None)
     assert "`lr=0.01`" in out["settings"] and "lr=0.01," in out["script"]
     # The Train tab's grid exactly as it ran: one entry per run, no "not run yet" twin.
-    assert [e.value for e in T.code_entries(runs, list(runs))] == ["torch · fp32", "torch · bf16"]
+    assert [e.value for e in C.code_entries(runs, list(runs))] == ["torch · fp32", "torch · bf16"]
 
 
 def test_the_code_tab_follows_the_runs_of_its_page(stored: dict[str, Any]) -> None:
@@ -167,16 +168,16 @@ def test_the_code_tab_follows_the_runs_of_its_page(stored: dict[str, Any]) -> No
 
 
 def test_the_code_tab_lists_runs_that_started_not_those_still_waiting() -> None:
-    from mpdemo.ui import teach_tabs as T
+    from mpdemo.ui.tabs import code as C
 
     sess = Session()
     done, waiting = RunConfig(precision="fp32", lr=0.01), RunConfig(precision="bf16", lr=0.01)
     sess.configs = [done, waiting]  # a grid whose second run has not started
     sess.runs = [{"config": done.to_dict(), "summary": {}, "status": "completed"}]
-    assert T.page_runs(sess) == [done]
+    assert C.page_runs(sess) == [done]
     sess.current = {"r2": {"config": waiting.replace(steps=7).to_dict()}}  # it started, fitted
-    assert T.page_runs(sess) == [done, waiting.replace(steps=7)]
-    assert T.page_runs(None) == []
+    assert C.page_runs(sess) == [done, waiting.replace(steps=7)]
+    assert C.page_runs(None) == []
 
 
 def test_a_fitted_grid_offers_the_script_of_the_steps_it_runs(monkeypatch) -> None:

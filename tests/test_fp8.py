@@ -77,7 +77,7 @@ def test_fp8_is_one_registry_record_after_the_others() -> None:
 
 def test_adding_fp8_leaves_defaults_presets_and_colours_alone() -> None:
     from mpdemo.ui import plots
-    from mpdemo.ui.teach_tabs import PRESETS
+    from mpdemo.ui.tabs.why import PRESETS
 
     assert RunConfig().precision == "fp32"
     for preset in PRESETS.values():
@@ -264,40 +264,43 @@ def test_convert_and_audit_report_what_really_ran(monkeypatch) -> None:
 @pytest.mark.parametrize("lang", ["en", "es", "pt"])
 def test_number_formats_show_fp8_and_what_torch_does_past_the_range(lang: str) -> None:
     from mpdemo import formats
-    from mpdemo.ui import teach_tabs as T
+    from mpdemo.ui.tabs import formats as F
+    from mpdemo.ui.tabs.common import tt
 
-    page = T.formats_html(lang, "500")
+    page = F.formats_html(lang, "500")
     assert "<b>E4M3</b>" in page and "<b>E5M2</b>" in page
     assert "448.0" in page  # E4M3's 500, as torch stores it here
     measured = formats.cast_overflow("e4m3")
-    assert T.tt(f"nf_cast_{measured}", lang) in page  # the sentence follows the measurement
-    assert T.tt(f"nf_cast_{formats.cast_overflow('e5m2')}", lang) in page
+    assert tt(f"nf_cast_{measured}", lang) in page  # the sentence follows the measurement
+    assert tt(f"nf_cast_{formats.cast_overflow('e5m2')}", lang) in page
     assert torch.__version__.split("+")[0] in page
-    frame = T.format_table_frame(lang)
+    frame = F.format_table_frame(lang)
     assert list(frame.iloc[:, 0]) == ["fp32", "fp16", "bf16", "e4m3", "e5m2"]
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_scale_slider_per_format(lang: str) -> None:
-    from mpdemo.ui import teach_tabs as T
+    from mpdemo.ui.tabs import formats as F
+    from mpdemo.ui.tabs.common import esc, tt
 
     # 1e-8 at S = 2^16: a normal fp16 number, still zero in E4M3 (smallest subnormal 2^-9).
-    assert 'data-category="normal" data-format="fp16"' in T.scale_html(lang, "1e-8", 16)
-    assert 'data-category="zero" data-format="e4m3"' in T.scale_html(lang, "1e-8", 16, "e4m3")
+    assert 'data-category="normal" data-format="fp16"' in F.scale_html(lang, "1e-8", 16)
+    assert 'data-category="zero" data-format="e4m3"' in F.scale_html(lang, "1e-8", 16, "e4m3")
     # 1000 overflows E4M3 at S = 1 and fits once scaled down: per-tensor scaling below 1.
-    assert 'data-category="inf"' in T.scale_html(lang, "1000", 0, "e4m3")
-    down = T.scale_html(lang, "1000", -2, "e4m3")
+    assert 'data-category="inf"' in F.scale_html(lang, "1000", 0, "e4m3")
+    down = F.scale_html(lang, "1000", -2, "e4m3")
     assert 'data-category="normal"' in down and "256.0" in down
-    assert 'data-category="normal"' in T.scale_html(lang, "1000", 0, "e5m2")
-    assert T._esc(T.tt("nf_v_inf_fp8", lang)) in T.scale_html(lang, "1e6", 0, "e5m2")
-    assert T._esc(T.tt("nf_v_inf_scaler", lang)) in T.scale_html(lang, "1e6", 0, "fp16")
-    assert "2^-24" in T.scale_html(lang, "1000", 0, "e5m2")  # the window reaches below 1
+    assert 'data-category="normal"' in F.scale_html(lang, "1000", 0, "e5m2")
+    assert esc(tt("nf_v_inf_fp8", lang)) in F.scale_html(lang, "1e6", 0, "e5m2")
+    assert esc(tt("nf_v_inf_scaler", lang)) in F.scale_html(lang, "1e6", 0, "fp16")
+    assert "2^-24" in F.scale_html(lang, "1000", 0, "e5m2")  # the window reaches below 1
 
 
 def test_underflow_view_in_each_format() -> None:
     import re
 
-    from mpdemo.ui import teach_tabs as T
+    from mpdemo.ui.tabs import underflow as U
+    from mpdemo.ui.tabs.common import tt
     from mpdemo.underflow import format_band, magnitudes_of, shares_at
 
     gen = torch.Generator().manual_seed(1)
@@ -309,23 +312,24 @@ def test_underflow_view_in_each_format() -> None:
         shares=lambda kind, scale, fmt="fp16": shares_at(mags, scale, fmt),
     )  # fmt: skip
     for fmt, name in (("e4m3", "E4M3"), ("e5m2", "E5M2"), ("bf16", "bf16")):
-        status, act, wgt, table, reading = T.underflow_view("en", lab, 8, fmt)
+        status, act, wgt, table, reading = U.underflow_view("en", lab, 8, fmt)
         assert f"{name} · S = 2^8" in act and act.count('class="mp-band"') == 4
         assert f"in {name}" in reading and "2^" in reading
         band = format_band(fmt)
         lines = [float(x) for x in re.findall(r'<line x1="([\d.]+)"', act)][:3]
         assert len(lines) == 3 and lines == sorted(lines)
         assert band["min_subnormal_log2"] < band["min_normal_log2"] < band["max_log2"]
-    assert "Micikevicius et al., 2022" in T.underflow_view("en", lab, 8, "e4m3")[4]
-    assert T.tt("uf_amax", "en").split(",")[0] in T.underflow_view("en", lab, 8, "e5m2")[4]
+    assert "Micikevicius et al., 2022" in U.underflow_view("en", lab, 8, "e4m3")[4]
+    assert tt("uf_amax", "en").split(",")[0] in U.underflow_view("en", lab, 8, "e5m2")[4]
 
 
 @pytest.mark.parametrize("lang", ["en", "es", "pt"])
 def test_why_tab_explains_fp8_with_sources_and_no_claim_about_this_machine(lang: str) -> None:
-    from mpdemo.ui import teach_tabs as T
+    from mpdemo.ui.tabs import why as W
+    from mpdemo.ui.tabs.common import tt
 
-    assert "why_fp8" in T.WHY_KEYS
-    text = T.tt("why_fp8", lang)
+    assert "why_fp8" in W.WHY_KEYS
+    text = tt("why_fp8", lang)
     for needle in ("E4M3", "E5M2", "8.9", "Hopper", "Ada", "arxiv.org/abs/2209.05433",
                    "transformer-engine", "torchao"):  # fmt: skip
         assert needle in text, needle

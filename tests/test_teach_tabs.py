@@ -13,7 +13,12 @@ import torch
 from mpdemo.catalog import BACKENDS, PRECISIONS
 from mpdemo.config import Limits, RunConfig
 from mpdemo.ui import app, controls, i18n
-from mpdemo.ui import teach_tabs as T
+from mpdemo.ui.tabs import TEACH_TABS
+from mpdemo.ui.tabs import code as C
+from mpdemo.ui.tabs import formats as F
+from mpdemo.ui.tabs import underflow as U
+from mpdemo.ui.tabs import why as W
+from mpdemo.ui.tabs.common import tt
 
 # The teaching tabs' strings in the default language (every locale file has the same keys and
 # placeholders, and says which keys stay as in English: tests/test_locales.py).
@@ -44,9 +49,9 @@ def test_language_hooks_return_one_update_per_output() -> None:
         lang = gr.Radio(list(i18n.LANGS), value=i18n.DEFAULT_LANG)
         ctx = app.TabContext(lang=lang, limits=Limits())
         ctx.shared = {}
-        for build in T.TEACH_TABS:
+        for build in TEACH_TABS:
             build(ctx)
-    assert {"preset", "code_outputs", "underflow_controls"} <= set(ctx.shared)
+    assert "preset" in ctx.shared  # the Why tab's menu, which the app wires to the Train tab
     for key in (k for _, props in ctx.registered for k in props.values()):
         assert key in i18n.LOCALES[i18n.DEFAULT_LANG].strings, key
     for fn, inputs, outputs in ctx.language_hooks:
@@ -61,8 +66,8 @@ def _number(cell: str) -> float:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_formats_table_matches_finfo(lang: str) -> None:
-    frame = T.format_table_frame(lang)
-    assert list(frame.columns) == [T.tt(k, lang) for _, k in T.NF_TABLE_COLUMNS]
+    frame = F.format_table_frame(lang)
+    assert list(frame.columns) == [tt(k, lang) for _, k in F.NF_TABLE_COLUMNS]
     dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
               "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}  # fmt: skip
     assert [row[0] for row in frame.itertuples(index=False)] == list(dtypes)
@@ -78,20 +83,20 @@ def test_formats_table_matches_finfo(lang: str) -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_formats_handlers(lang: str) -> None:
-    page = T.formats_html(lang, "0.1")
+    page = F.formats_html(lang, "0.1")
     assert page.count('class="mp-bits"') == 5  # fp32, fp16, bf16, e4m3, e5m2
     # fp16's 0.1: sign 0, exponent 01011, mantissa 1001100110 (checked in test_formats too)
     assert (
         "".join(re.findall(r'mp-bit mp-\w+"[^>]*>([01])<', page)).find("0" + "01011" + "1001100110")
         >= 0
     )
-    assert T.tt("nf_col_stored", lang) in page
-    assert T.tt("nf_bad_input", lang) in T.formats_html(lang, "abc")
-    over = T.formats_html(lang, "70000")
-    assert T.tt("nf_overflowed", lang) in over
+    assert tt("nf_col_stored", lang) in page
+    assert tt("nf_bad_input", lang) in F.formats_html(lang, "abc")
+    over = F.formats_html(lang, "70000")
+    assert tt("nf_overflowed", lang) in over
     for k, cat in ((0, "zero"), (8, "subnormal"), (16, "normal"), (44, "inf")):
-        assert f'data-category="{cat}"' in T.scale_html(lang, "1e-8", k)
-    window = T.scale_html(lang, "1e-8", 16)
+        assert f'data-category="{cat}"' in F.scale_html(lang, "1e-8", k)
+    window = F.scale_html(lang, "1e-8", 16)
     assert "2^43" in window  # 1e-8 * 2^43 > 65504: where overflow starts
 
 
@@ -126,12 +131,12 @@ def test_code_tab_follows_the_train_tab(lang: str) -> None:
     out = dict(zip([o.elem_id for o in fn.outputs], fn.fn(*args), strict=True))
     # The first mixed-precision run of the Train tab's grid, with its settings filled in, and
     # named as settings that have not run (no run of this page has them).
-    assert out["code-run"]["value"] == T.FORM_PREFIX + "accelerate · bf16"
+    assert out["code-run"]["value"] == C.FORM_PREFIX + "accelerate · bf16"
     labels = ["accelerate · fp32", "accelerate · bf16", "trainer · fp32", "trainer · bf16"]
     assert out["code-run"]["choices"] == [
-        (T.tt("code_run_form", lang, label=lab), T.FORM_PREFIX + lab) for lab in labels
+        (tt("code_run_form", lang, label=lab), C.FORM_PREFIX + lab) for lab in labels
     ]
-    title = T.tt("code_settings", lang, run="`accelerate · bf16`", settings="")
+    title = tt("code_settings", lang, run="`accelerate · bf16`", settings="")
     assert out["code-settings"].startswith(title)
     for item in ("`steps=7`", "`batch_size=12`", "`model=tiny-gpt2`", "`loss_scaling=False`"):
         assert item in out["code-settings"]
@@ -140,12 +145,12 @@ def test_code_tab_follows_the_train_tab(lang: str) -> None:
     assert 'mixed_precision="bf16"' in out["code-ours"] and "steps=7," in out["code-ours"]
     assert "enabled=False" in out["code-ours"]  # loss scaling off reaches GradScalerKwargs
     assert out["code-course"].startswith('accelerator = Accelerator(mixed_precision="fp16")')
-    assert T.tt("code_changes_title", lang) in out["code-changes"]
+    assert tt("code_changes_title", lang) in out["code-changes"]
     # Another run of the grid picked on the Code tab (kept in a State: a Train-tab change never
     # sends the radio's own, possibly stale, value): that run, same settings.
     picked = next(i for i, c in enumerate(fn.inputs) if isinstance(c, gr.State) and
                   c in fn.outputs)  # fmt: skip
-    args[picked] = T.FORM_PREFIX + "trainer · bf16"
+    args[picked] = C.FORM_PREFIX + "trainer · bf16"
     out = dict(zip([o.elem_id for o in fn.outputs], fn.fn(*args), strict=True))
     assert "bf16=True," in out["code-ours"] and "max_steps=7," in out["code-ours"]
     assert "compute_metrics=None" in out["code-ours"]  # tiny-gpt2 is a language model
@@ -160,23 +165,23 @@ def demo_lang(demo: gr.Blocks) -> Any:
 def test_code_view_explains_in_the_page_language(lang: str) -> None:
     from mpdemo import listing as L
 
-    out = T.code_view(lang, {"backends": ["torch"], "precisions": ["fp16"], "steps": 5})
+    out = C.code_view(lang, {"backends": ["torch"], "precisions": ["fp16"], "steps": 5})
     lst = L.listing(RunConfig(backend="torch", precision="fp16", steps=5))
     for english in lst.changes() + lst.mpdemo_lines():
-        assert T.why_text(english, lang) in out["changes"]
+        assert C.why_text(english, lang) in out["changes"]
     assert out["listing"].count('data-kind="changed"') == sum(
         ln.kind == "changed" for ln in lst.lines
     )
     assert out["script"] == L.script_for(RunConfig(backend="torch", precision="fp16", steps=5))
-    bad = T.code_view(lang, {"steps": 0})
-    assert bad["script"].startswith("# " + T.tt("code_bad_settings", lang, error=""))
+    bad = C.code_view(lang, {"steps": 0})
+    assert bad["script"].startswith("# " + tt("code_bad_settings", lang, error=""))
     assert bad["run"]["choices"] == []
 
 
 def test_every_explanation_is_translated() -> None:
     from mpdemo import listing as L
 
-    wanted = {T.why_key(e): e for b in BACKENDS for e in L.explanations(b)}
+    wanted = {C.why_key(e): e for b in BACKENDS for e in L.explanations(b)}
     for code in LANGS:
         have = {k for k in i18n.LOCALES[code].sections["teach"] if k.startswith("code_why_")}
         missing = [wanted[k] for k in wanted.keys() - have]
@@ -190,21 +195,21 @@ def test_presets_are_valid_run_configs() -> None:
     from mpdemo.ui.train_tab import DEFAULTS
 
     names = {f.name for f in fields(RunConfig)}
-    assert {"fp16_vs_fp32_gpu", "bf16_cpu", "underflow_no_scaling", "scale_moves"} <= set(T.PRESETS)
-    for pid, preset in T.PRESETS.items():
-        cfg = RunConfig(**T.preset_fields(pid)).validate()
-        assert set(T.preset_fields(pid)) <= names
+    assert {"fp16_vs_fp32_gpu", "bf16_cpu", "underflow_no_scaling", "scale_moves"} <= set(W.PRESETS)
+    for pid, preset in W.PRESETS.items():
+        cfg = RunConfig(**W.preset_fields(pid)).validate()
+        assert set(W.preset_fields(pid)) <= names
         # Every field maps onto a Train-tab control, so the lead can load it there.
         assert set(preset) <= set(DEFAULTS), pid
         assert set(preset["backends"]) <= set(BACKENDS)
         assert set(preset["precisions"]) <= set(PRECISIONS)
-        runs = T.preset_configs(pid)
+        runs = W.preset_configs(pid)
         assert runs and all(r.validate() for r in runs)
         assert cfg.model == runs[0].model
-    assert T.PRESETS["fp16_vs_fp32_gpu"]["device"] == "cuda"
-    assert T.PRESETS["bf16_cpu"]["device"] == "cpu"
-    assert T.PRESETS["scale_moves"]["growth_interval"] < 2000
-    runs = T.preset_configs("underflow_no_scaling")
+    assert W.PRESETS["fp16_vs_fp32_gpu"]["device"] == "cuda"
+    assert W.PRESETS["bf16_cpu"]["device"] == "cpu"
+    assert W.PRESETS["scale_moves"]["growth_interval"] < 2000
+    runs = W.preset_configs("underflow_no_scaling")
     fp16 = [r.loss_scaling for r in runs if r.precision == "fp16"]
     assert sorted(fp16) == [False, True]
     assert [r.precision for r in runs].count("fp32") == 1
@@ -212,19 +217,19 @@ def test_presets_are_valid_run_configs() -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_why_and_preset_handlers(lang: str) -> None:
-    assert T.preset_view(lang, None) == T.tt("preset_none", lang)
-    for pid in T.PRESETS:
-        text = T.preset_view(lang, pid)
-        assert T.tt(f"preset_{pid}_desc", lang) in text
-    assert [v for _, v in T.preset_choices(lang)] == list(T.PRESETS)
-    assert "AVX512-FP16" in T.tt("why_speed", lang)
+    assert W.preset_view(lang, None) == tt("preset_none", lang)
+    for pid in W.PRESETS:
+        text = W.preset_view(lang, pid)
+        assert tt(f"preset_{pid}_desc", lang) in text
+    assert [v for _, v in W.preset_choices(lang)] == list(W.PRESETS)
+    assert "AVX512-FP16" in tt("why_speed", lang)
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_underflow_view(lang: str, tiny_lab) -> None:
-    status, act, wgt, table, reading = T.underflow_view(lang, None, 16)
-    assert status == T.tt("uf_status_idle", lang) and act == wgt == "" and table.empty
-    status, act, wgt, table, reading = T.underflow_view(lang, tiny_lab, 16)
+    status, act, wgt, table, reading = U.underflow_view(lang, None, 16)
+    assert status == tt("uf_status_idle", lang) and act == wgt == "" and table.empty
+    status, act, wgt, table, reading = U.underflow_view(lang, tiny_lab, 16)
     assert "tiny-bert" in status
     for svg in (act, wgt):
         assert svg.startswith("<svg") and svg.endswith("</svg>")
@@ -233,13 +238,13 @@ def test_underflow_view(lang: str, tiny_lab) -> None:
         assert bars
     counts = [int(n) for n in re.findall(r'data-count="(\d+)"', act)]
     assert sum(counts) == tiny_lab.magnitudes["activation"].nonzero
-    assert list(table.columns) == [T.tt(c, lang) for c in T.UF_TABLE_COLUMNS]
+    assert list(table.columns) == [tt(c, lang) for c in U.UF_TABLE_COLUMNS]
     assert len(table) == 2
-    assert T._pct(tiny_lab.shares("activation", 2.0**16)["underflow_share"], lang) in reading
+    assert U._pct(tiny_lab.shares("activation", 2.0**16)["underflow_share"], lang) in reading
     # Counts in the page's digits: 191.874 parámetros in Spanish, 191,874 params in English.
     assert i18n.number(tiny_lab.params, lang, ",") in status
     # The slider moves the histogram: at S = 1 more bars sit in the flush-to-zero band.
-    low = T.underflow_view(lang, tiny_lab, 0)[1]
+    low = U.underflow_view(lang, tiny_lab, 0)[1]
     assert low.count("#b42318") > act.count("#b42318")
 
 
@@ -250,38 +255,38 @@ def test_the_lab_recommends_only_scales_its_slider_reaches(lang: str, tiny_lab) 
 
     mags = tiny_lab.magnitudes
     for fmt in ("fp16", "e4m3"):
-        reading = T.underflow_view(lang, tiny_lab, 16, fmt)[4]
+        reading = U.underflow_view(lang, tiny_lab, 16, fmt)[4]
         best = max(best_scale(mags[kind], fmt)["log2"] for kind in ("activation", "weight"))
-        beyond = T.tt("uf_best_beyond", lang, k=best, kmax=T.UF_K_MAX)
-        assert (beyond in reading) == (best > T.UF_K_MAX)
-    assert f"2^{T.UF_K_MAX};" in T.tt("uf_scale_info", lang)
+        beyond = tt("uf_best_beyond", lang, k=best, kmax=U.UF_K_MAX)
+        assert (beyond in reading) == (best > U.UF_K_MAX)
+    assert f"2^{U.UF_K_MAX};" in tt("uf_scale_info", lang)
 
 
 def test_number_formats_take_the_pages_decimal_comma_and_say_errors_its_way() -> None:
     # The Portuguese page writes "0,1" but refused it: "Não é um número: use ... 0.1".
-    assert "mp-error" not in T.formats_html("pt", "0,1")
-    assert T.formats_html("pt", "0,1") == T.formats_html("pt", "0.1")
-    assert "mp-error" in T.formats_html("en", "0,1")  # in English a comma is not a decimal mark
-    assert "error relativo 0,000166" in T.scale_html("es", "0,0001", 16)
-    assert "relative error 0.000166" in T.scale_html("en", "0.0001", 16)
+    assert "mp-error" not in F.formats_html("pt", "0,1")
+    assert F.formats_html("pt", "0,1") == F.formats_html("pt", "0.1")
+    assert "mp-error" in F.formats_html("en", "0,1")  # in English a comma is not a decimal mark
+    assert "error relativo 0,000166" in F.scale_html("es", "0,0001", 16)
+    assert "relative error 0.000166" in F.scale_html("en", "0.0001", 16)
 
 
 def test_underflow_compute_reports_errors_in_the_page_language() -> None:
     from mpdemo.runner import RUN_LOCK
 
     with pytest.raises(gr.Error) as err:
-        T.underflow_compute("es", "tiny-bert", 0, 0)
+        U.underflow_compute("es", "tiny-bert", 0, 0)
     assert "Tamaño de lote debe ser un número entero" in str(err.value)  # by its label, in Spanish
     with RUN_LOCK, pytest.raises(gr.Error) as err:
-        T.underflow_compute("es", "tiny-bert", 16, 0)
+        U.underflow_compute("es", "tiny-bert", 16, 0)
     assert i18n.message("busy", {}, "es") in str(err.value)
 
 
 def test_preset_loads_train_tab_values() -> None:
     from mpdemo.ui.train_tab import DEFAULTS
 
-    values = T.preset_values("underflow_no_scaling", DEFAULTS)
+    values = W.preset_values("underflow_no_scaling", DEFAULTS)
     assert set(values) == set(DEFAULTS)
     assert values["compare_scaling"] is True and values["precisions"] == ["fp32", "fp16"]
     assert values["lr"] == DEFAULTS["lr"]  # silent fields fall back to the tab's defaults
-    assert T.preset_values(None, DEFAULTS) == {}
+    assert W.preset_values(None, DEFAULTS) == {}

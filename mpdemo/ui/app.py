@@ -69,7 +69,7 @@ def _build_train_tab(ctx: TabContext) -> None:
 
 
 def _teach_tabs() -> list[Callable[[TabContext], None]]:
-    from .teach_tabs import TEACH_TABS  # noqa: PLC0415
+    from .tabs import TEACH_TABS  # noqa: PLC0415
 
     return TEACH_TABS
 
@@ -88,7 +88,7 @@ def _wire_presets(ctx: TabContext) -> None:
     if preset is None or controls is None:
         return
     from .controls import BY_NAME, defaults  # noqa: PLC0415
-    from .teach_tabs import preset_load  # noqa: PLC0415
+    from .tabs.why import preset_load  # noqa: PLC0415
 
     names = [n for n in controls if BY_NAME[n].run]  # not the plots' view settings
     outputs = [controls[n] for n in names]

@@ -1,0 +1,22 @@
+"""The teaching tabs, one module each: Number formats, Underflow lab, Code and Why.
+
+Each `build_*_tab(ctx)` follows mpdemo.ui.app's tab protocol; `TEACH_TABS` lists them in the
+order the page shows them. A new tab is a module here and one entry below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .code import build_code_tab
+from .formats import build_formats_tab
+from .underflow import build_underflow_tab
+from .why import build_why_tab
+
+TEACH_TABS: list[Callable[[Any], None]] = [
+    build_formats_tab,
+    build_underflow_tab,
+    build_code_tab,
+    build_why_tab,
+]
