@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 from . import log
 from .catalog import BACKENDS, PRECISIONS
 from .config import RunConfig
-from .messages import MpdemoError
+from .messages import ConfigError, MpdemoError
 from .recorded import write_runs
 from .summary import (
+    repeat_groups,
     scale_text,
     speedup_text,
     typical_step_s,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .plan import GridEstimate
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+MAX_REPEAT = 10
 UNDERFLOW_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # mpdemo.underflow.FORMATS, without torch
 
 TABLE_COLUMNS = [
@@ -98,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
     run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
     run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    run.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run the whole comparison N times (1 to 10), each with its own speed measurement, "
+        "and show how far the figures move",
+    )
     run.add_argument(
         "--calibrate",
         choices=("auto", "on", "off"),
@@ -174,11 +183,18 @@ def _is_main_process() -> bool:
 def _run(args: argparse.Namespace) -> int:
     from .engine import preflight
     from .plan import GridEstimate, duration_text, memory_notes, run_speed_notes
-    from .runner import run_grid
+    from .runner import repeated, run_grid
 
     configs = configs_from_args(args)
     for cfg in configs:
         preflight(cfg)  # bad input → exit 2 before any training
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise ConfigError(
+            "bad_number",
+            field="repeat",
+            rule={"key": "rule_whole", "args": {"lo": 1, "hi": MAX_REPEAT}},
+            value=args.repeat,
+        )
     main_proc = _is_main_process()
     single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
     several = len({c.precision for c in configs}) > 1
@@ -196,7 +212,9 @@ def _run(args: argparse.Namespace) -> int:
         if ev.kind == "plan":
             if main_proc:
                 print(plan_text(ev), flush=True)
-            estimate = GridEstimate(configs, _calibration_of(ev, configs))
+            # The runs still ahead, repetitions included: the estimate covers all of them.
+            ahead = repeated(configs, args.repeat)[len(runs) :]
+            estimate = GridEstimate(ahead, _calibration_of(ev, configs))
         elif ev.kind == "start":
             current = {"config": ev.config, "steps": [], "evals": []}
             if main_proc and not args.quiet:
@@ -218,7 +236,7 @@ def _run(args: argparse.Namespace) -> int:
 
     # The grid runs in this thread, like a plain script: torch's OpenMP pool is the only one.
     try:
-        run_grid(configs, on_event, threading.Event(), calibrate=calibrate)
+        run_grid(configs, on_event, threading.Event(), calibrate=calibrate, repeat=args.repeat)
     except KeyboardInterrupt:
         print("mpdemo: interrupted; the runs that finished are below", file=sys.stderr)
     if not main_proc:
@@ -227,6 +245,8 @@ def _run(args: argparse.Namespace) -> int:
     for r, s in zip(runs, summaries, strict=True):  # the files carry the speed-ups too
         r["summary"] = s
     print(format_table(summaries))
+    if args.repeat > 1:
+        print(repeat_text(summaries))
     for r in runs:
         for w in r["summary"].get("warnings", []):
             print(f"  {r['summary']['label']}: {w}")
@@ -292,6 +312,23 @@ def _calibration_of(ev: Any, configs: list[RunConfig]) -> Any:
     from .plan import cached_calibration
 
     return cached_calibration(configs[0]) if ev.calibration else None
+
+
+def repeat_text(summaries: list[Any]) -> str:
+    """Each precision's figures across the repetitions: the speed-ups' range and the verdicts."""
+    lines = ["repeated:"]
+    for group in repeat_groups(summaries):
+        s0 = group[0]
+        ups = [s.speedup_vs_fp32 for s in group if s.speedup_vs_fp32 is not None]
+        steps = [typical_step_s(s) * 1000 for s in group if typical_step_s(s)]
+        verdicts = ", ".join(s.speed_verdict or "-" for s in group)
+        line = f"  {s0.backend} · {s0.precision}: {len(group)} runs"
+        if steps:
+            line += f", step {min(steps):.1f}-{max(steps):.1f} ms"
+        if ups and s0.precision != "fp32":
+            line += f", vs fp32 {min(ups):.2f}-{max(ups):.2f}x ({verdicts})"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def format_table(summaries: list[dict[str, Any]]) -> str:

@@ -79,6 +79,8 @@ class RunConfig:
     growth_interval: int = 2000
     max_length: int = 64
     warmup_steps: int = 3  # steps left out of timing averages
+    # Which repetition of a comparison run `--repeat N` times this is (1..N); 0: not repeated.
+    trial: int = 0
 
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with some fields changed."""
@@ -109,7 +111,8 @@ class RunConfig:
         next to the scaled fp16 run of the same backend.
         """
         unscaled = self.precision == "fp16" and not self.loss_scaling
-        return f"{self.backend} · {self.precision}" + (" · S=1" if unscaled else "")
+        label = f"{self.backend} · {self.precision}" + (" · S=1" if unscaled else "")
+        return label + (f" · #{self.trial}" if self.trial else "")
 
     def validate(self, limits: Limits | None = None) -> RunConfig:
         """Check every field that can be checked without loading anything; raise ConfigError."""

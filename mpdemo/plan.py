@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +134,34 @@ def _computing(configs: list[Any], device_type: str) -> list[str]:
     return out
 
 
+def timed_step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    device: torch.device,
+    precision: str,
+    cfg: Any,
+    next_batch: Callable[[], Any],
+) -> Callable[[], float]:
+    """One real training step of `precision` (autocast, GradScaler, synchronize) that returns
+    its seconds: what calibrate() and the size sweep time, interleaved."""
+    scaler = grad_scaler(device, precision, cfg)
+
+    def step() -> float:
+        batch = next_batch()
+        synchronize(device)  # queued GPU work of the previous step is not this step's
+        t0 = time.perf_counter()
+        with autocast(device, precision):
+            loss = model(**batch).loss
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+        synchronize(device)  # the clock reads when the GPU is done, not when it was queued
+        return time.perf_counter() - t0
+
+    return step
+
+
 def calibrate(
     configs: list[Any],
     stop: threading.Event | None = None,
@@ -178,24 +207,12 @@ def calibrate(
     counter = iter(range(10**9))
 
     def stepper(precision: str) -> Any:
-        scaler = grad_scaler(device, precision, base)
+        # Every precision steps through the same batches in the same order: a round's two
+        # blocks see the same sequence lengths and the same work.
+        def next_batch() -> Any:
+            return batches[next(counter) // max(1, len(precisions)) % len(batches)]
 
-        def step() -> float:
-            # Every precision steps through the same batches in the same order: a round's two
-            # blocks see the same sequence lengths and the same work.
-            batch = batches[next(counter) // max(1, len(precisions)) % len(batches)]
-            synchronize(device)
-            t0 = time.perf_counter()
-            with autocast(device, precision):
-                loss = model(**batch).loss
-            scaler.scale(loss).backward()
-            scaler.step(optimizer)
-            scaler.update()
-            optimizer.zero_grad(set_to_none=True)
-            synchronize(device)
-            return time.perf_counter() - t0
-
-        return step
+        return timed_step(model, optimizer, device, precision, base, next_batch)
 
     model.train()
     # Two fp32 steps first: kernel selection and the optimizer's state are one-time costs.
@@ -592,15 +609,19 @@ def fit_steps(configs: list[Any], cal: Calibration, fit_s: float) -> int | None:
 
 
 def plan_grid(
-    configs: list[Any], stop: threading.Event | None = None, fit_s: float | None = None
+    configs: list[Any],
+    stop: threading.Event | None = None,
+    fit_s: float | None = None,
+    force: bool = False,
 ) -> Any:
     """Calibrate for a grid and build its GridPlanned event (calibration None when it failed).
 
-    With fit_s, the event's `steps` is what each run should do to end near fit_s seconds.
+    With fit_s, the event's `steps` is what each run should do to end near fit_s seconds;
+    force measures again even when this process has a calibration for the grid.
     """
     machine = machine_info()
     try:
-        cal = calibrate(configs, stop)
+        cal = calibrate(configs, stop, force=force)
     except Exception:  # noqa: BLE001 - the runs themselves will report what is wrong
         cal = None
     if cal is None:

@@ -42,6 +42,13 @@ def grid(
     return out
 
 
+def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
+    """The grid `repeat` times over, each copy's runs numbered (trial 1..repeat; 0 when once)."""
+    if repeat <= 1:
+        return list(configs)
+    return [c.replace(trial=r) for r in range(1, repeat + 1) for c in configs]
+
+
 def run_grid(
     configs: list[RunConfig],
     emit: Callable[[Event], None],
@@ -49,6 +56,7 @@ def run_grid(
     limits: Limits | None = None,
     calibrate: bool = False,
     fit_s: float | None = None,
+    repeat: int = 1,
 ) -> None:
     """Run configs one after another in this thread, emitting events; stop skips the rest.
 
@@ -56,37 +64,46 @@ def run_grid(
     (the runs' thread setup), and emit a GridPlanned event with what to expect.
     fit_s: with calibrate, fewer steps per run when the grid would take much longer than this
     (the default comparison: about a minute on any machine); the event says so.
+    repeat: the whole comparison this many times (runs labelled '· #2'), each with its own
+    interleaved measurement, so a teacher can show how far the figures move.
     """
     # Imported here, not at the top: the app builds its page (and imports this module) before
     # anyone trains, and the engine brings torch and transformers (seconds) with it.
     from .engine import collect_garbage, execute, failed_event, prepare
     from .plan import plan_grid
 
-    total = len(configs)
-    if calibrate and configs and not stop.is_set():
-        with RUN_LOCK:
-            plan = plan_grid(configs, stop, fit_s)
-        if plan.steps is not None:
-            configs = [c.replace(steps=plan.steps) for c in configs]
-        emit(plan)
-        raw = (plan.calibration or {}).get("checks") or {}
-        if raw:
+    runs = repeated(configs, repeat)
+    total = len(runs)
+    per = max(1, len(configs))
+    relay = emit
+    for i, cfg in enumerate(runs):
+        if stop.is_set():
+            break
+        if calibrate and i % per == 0:
+            block = runs[i : i + per]
+            with RUN_LOCK:
+                # Each repetition measures again: its interval is its own.
+                plan = plan_grid(block, stop, fit_s, force=i > 0)
+            if stop.is_set():
+                break
+            if plan.steps is not None:
+                runs[i : i + per] = [c.replace(steps=plan.steps) for c in block]
+                cfg = runs[i]
+            emit(plan)
+            raw = (plan.calibration or {}).get("checks") or {}
             # Every run's summary carries its precision's interleaved measurement: the table,
             # the status, the CLI and the files all render the verdict from this one source.
             checks = {p: SpeedCheck.from_dict(c) for p, c in raw.items()}
-            emit = _with_checks(emit, checks)
-    for i, cfg in enumerate(configs):
-        if stop.is_set():
-            break
+            relay = _with_checks(emit, checks) if checks else emit
         with RUN_LOCK:
             if stop.is_set():
                 break
             try:
                 prep = prepare(cfg, limits)
             except Exception as err:  # noqa: BLE001 - reported as a failed run
-                emit(failed_event(cfg, err, i))
+                relay(failed_event(cfg, err, i))
                 continue
-            execute(prep, emit, stop, index=i, total=total)
+            execute(prep, relay, stop, index=i, total=total)
             del prep  # free the model before the next run is built
             # Collect after each run, the last one too: left to the interpreter's exit, a
             # 2-process gloo run's Accelerator cycles were torn down after the process group
@@ -114,8 +131,10 @@ class Runner:
         limits: Limits | None = None,
         calibrate: bool = False,
         fit_s: float | None = None,
+        repeat: int = 1,
     ) -> None:
         self.configs = list(configs)
+        self.repeat = repeat
         self.calibrate = calibrate
         self.fit_s = fit_s
         self.limits = limits or Limits.from_env()
@@ -172,6 +191,7 @@ class Runner:
                 self.limits,
                 self.calibrate,
                 self.fit_s,
+                self.repeat,
             )
         finally:
             self.queue.put(_END)

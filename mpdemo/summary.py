@@ -265,6 +265,14 @@ def speedup_text(
     return text
 
 
+def repeat_groups(summaries: Iterable[Summary]) -> list[list[Summary]]:
+    """The runs of a repeated comparison grouped by what was repeated (label without '· #k')."""
+    groups: dict[str, list[Summary]] = {}
+    for s in summaries:
+        groups.setdefault(s.label.split(" · #")[0], []).append(s)
+    return list(groups.values())
+
+
 def scale_text(v: float | None) -> str:
     """A loss scale exactly: 65536, 0.5; powers of two from 2^20 up as 2^k."""
     if v is None:
@@ -297,6 +305,12 @@ STEP_FIELDS = [
     # in one step, and on CUDA the allocator's peak.
     "saved_activation_bytes",
     "peak_mem_bytes",
+    # The run's speed against fp32 (one measurement per run, on each of its rows): the
+    # speed-up, its 95 % interval and the verdict drawn from it.
+    "speedup_vs_fp32",
+    "speedup_low",
+    "speedup_high",
+    "speed_verdict",
 ]
 
 
@@ -316,6 +330,10 @@ def write_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
                         "precision": s["precision"],
                         "saved_activation_bytes": s.get("saved_activation_bytes"),
                         "peak_mem_bytes": s.get("peak_mem_bytes"),
+                        "speedup_vs_fp32": s.get("speedup_vs_fp32"),
+                        "speedup_low": (s.get("speedup_interval") or [None, None])[0],
+                        "speedup_high": (s.get("speedup_interval") or [None, None])[1],
+                        "speed_verdict": s.get("speed_verdict"),
                     }
                 )
 

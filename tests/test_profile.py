@@ -314,7 +314,7 @@ def test_fit_steps_brings_a_slow_grid_near_a_minute(small_cfg):
 def test_the_fitted_grid_promises_a_minute_only_when_it_fits(small_cfg, monkeypatch, fp16_s, key):
     # fp16 on a CPU without fp16 kernels: even 20 steps took 5 min 33 s, under a note that
     # said "so the comparison takes about a minute".
-    monkeypatch.setattr(P, "calibrate", lambda configs, stop=None: _cal("cpu", 0.05, 0.05, fp16_s))
+    monkeypatch.setattr(P, "calibrate", lambda configs, stop=None, force=False: _cal("cpu", 0.05, 0.05, fp16_s))
     configs = grid(small_cfg.replace(steps=1000), ["torch"], ["fp32", "fp16"])
     plan = P.plan_grid(configs, None, 60.0)
     (fit,) = [n for n in plan.notes if n["key"].startswith("fit_steps")]
