@@ -6,6 +6,7 @@ Sits above the engine (it prepares a model to time its step); nothing below impo
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import threading
 import time
@@ -204,13 +205,14 @@ def calibrate(
         setup_s = time.perf_counter() - t_warm
     model, optimizer, device = prep.model, prep.optimizer, prep.device
     batches = list(prep.train_dataloader)
-    counter = iter(range(10**9))
 
     def stepper(precision: str) -> Any:
-        # Every precision steps through the same batches in the same order: a round's two
-        # blocks see the same sequence lengths and the same work.
+        # Every precision steps through the same batches in the same order, each with its own
+        # position: a round's blocks see the same sequence lengths and the same work.
+        position = itertools.count()
+
         def next_batch() -> Any:
-            return batches[next(counter) // max(1, len(precisions)) % len(batches)]
+            return batches[next(position) % len(batches)]
 
         return timed_step(model, optimizer, device, precision, base, next_batch)
 
