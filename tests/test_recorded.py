@@ -57,12 +57,14 @@ def test_cli_json_carries_the_machine_and_reads_back(cli_json: Path) -> None:
         (b"\xff\xfe\x00garbage", "runs_not_json", "is not JSON"),
         (b"[1, 2, 3]", "runs_bad_shape", 'no "runs" list'),
         (b'{"version": 2, "runs": []}', "runs_bad_shape", "not a list of runs"),
-        (b'{"version": 2, "runs": [{"summary": {"backend": "torch"}}]}', "runs_bad_shape",
-         'no "precision"'),
+        (b'{"version": 2, "runs": [{"summary": {"backend": "torch"}}]}', "runs_bad_field",
+         "runs[0].summary.precision is missing"),
         (b'{"version": 2, "runs": [{"summary": {"backend": "torch", "precision": "fp32", '
-         b'"samples_per_s": "fast"}}]}', "runs_bad_shape", '"samples_per_s" is not a number'),
+         b'"samples_per_s": "fast"}}]}', "runs_bad_field",
+         "runs[0].summary.samples_per_s is not a number"),
         (b'{"version": 2, "runs": [{"summary": {"backend": "torch", "precision": "fp32"}, '
-         b'"steps": [{"step": "one"}]}]}', "runs_bad_shape", "step 1"),
+         b'"steps": [{"step": "one"}]}]}', "runs_bad_field",
+         "runs[0].steps[0].step is not a number"),
         (b'{"version": 99, "runs": []}', "runs_newer", "newer mpdemo"),
     ],
 )  # fmt: skip
