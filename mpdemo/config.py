@@ -104,14 +104,29 @@ class RunConfig:
         return cls(**out)
 
     @property
+    def scales_loss(self) -> bool:
+        """Whether a GradScaler guards this run (fp16 with loss scaling on)."""
+        from .registry import PRECISIONS
+
+        p = PRECISIONS.get(self.precision)
+        return bool(p is not None and p.needs_scaler and self.loss_scaling)
+
+    @property
+    def unscaled(self) -> bool:
+        """fp16 with loss scaling off: a scale of one, the underflow lesson's run."""
+        from .registry import PRECISIONS
+
+        p = PRECISIONS.get(self.precision)
+        return bool(p is not None and p.needs_scaler and not self.loss_scaling)
+
+    @property
     def label(self) -> str:
         """How the run is named in plots and tables, e.g. 'torch · bf16'.
 
         fp16 without loss scaling is 'torch · fp16 · S=1' (a scale of one), so it can stand
         next to the scaled fp16 run of the same backend.
         """
-        unscaled = self.precision == "fp16" and not self.loss_scaling
-        label = f"{self.backend} · {self.precision}" + (" · S=1" if unscaled else "")
+        label = f"{self.backend} · {self.precision}" + (" · S=1" if self.unscaled else "")
         return label + (f" · #{self.trial}" if self.trial else "")
 
     def validate(self, limits: Limits | None = None) -> RunConfig:

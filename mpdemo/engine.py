@@ -162,10 +162,32 @@ def execute(
     rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total)
     rec.start()
     try:
-        BACKENDS[prep.cfg.backend].runner()(prep, rec)
+        run_backend(prep, rec)
     except Exception as err:  # noqa: BLE001 - a run that breaks is a result, not a crash
         rec.fail(err)
     return rec.finish()
+
+
+def run_backend(prep: Prepared, rec: Recorder) -> None:
+    """The backend's train_loop on prepare()'s objects and its settings: the one call site."""
+    backend = BACKENDS[prep.cfg.backend]
+    module = backend.load()
+    inputs = {name: getattr(prep, attr) for name, attr in module.INPUTS.items()}
+    settings = module.settings(prep.cfg, prep.device, prep.task)
+    if not backend.uses_accelerate:
+        module.train_loop(**inputs, rec=rec, **settings)
+        return
+    from accelerate.state import PartialState
+
+    from .backends.accelerate import reset_accelerate_state
+
+    reset_accelerate_state()
+    try:
+        module.train_loop(**inputs, rec=rec, **settings)
+        # Under `accelerate launch` each process trained a share of every batch.
+        rec.processes = max(rec.processes, PartialState().num_processes)
+    finally:
+        reset_accelerate_state()
 
 
 def failed_summary(cfg: RunConfig, err: BaseException) -> Summary:

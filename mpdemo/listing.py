@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import importlib
 import inspect
 import io
 import re
@@ -123,7 +122,7 @@ def _unique(items: Any) -> list[str]:
 
 def loop_function(backend: str) -> Any:
     """The backend's train_loop function (imports its module; the libraries load lazily)."""
-    module = importlib.import_module(f"mpdemo.backends.{BACKENDS[backend].module}")
+    module = BACKENDS[backend].load()
     return module.train_loop
 
 
@@ -150,7 +149,7 @@ def settings_names(backend: str) -> list[str]:
 
 def input_names(backend: str) -> dict[str, str]:
     """The loop's inputs: parameter name -> the attribute of prepare()'s result."""
-    module = importlib.import_module(f"mpdemo.backends.{BACKENDS[backend].module}")
+    module = BACKENDS[backend].load()
     return dict(module.INPUTS)
 
 
@@ -363,7 +362,7 @@ def listing(cfg: RunConfig, device: Any = None, task: str | None = None) -> List
     """The backend's loop for cfg with its settings filled in, compared with the course's."""
     if device is None or task is None:
         device, task = resolve(cfg)
-    module = importlib.import_module(f"mpdemo.backends.{BACKENDS[cfg.backend].module}")
+    module = BACKENDS[cfg.backend].load()
     values = module.settings(cfg, device, task)
     missing = set(settings_names(cfg.backend)) ^ set(values)
     if missing:  # a loop parameter with no setting (or the reverse): the listing would lie
@@ -432,7 +431,7 @@ rec = StepPrinter(prep)  # mpdemo: prints each step (in the app, a Recorder time
 
 def script_filename(cfg: RunConfig) -> str:
     """The download's file name."""
-    unscaled = "_s1" if cfg.precision == "fp16" and not cfg.loss_scaling else ""  # 'fp16 · S=1'
+    unscaled = "_s1" if cfg.unscaled else ""  # 'fp16 · S=1'
     return f"mpdemo_{cfg.backend}_{cfg.precision}{unscaled}.py"
 
 

@@ -27,10 +27,6 @@ from .timing import BUSY_SHARE, SpeedCheck, compare, interleave, runs_interval
 
 # --- calibration: the real step, timed for a moment before the runs ---------------------------
 
-# Facts from DESIGN.md (accelerate 1.15, transformers 5): on a CPU, Accelerate's and the
-# Trainer's fp16 set no autocast and no scaler, so those runs compute in fp32. The dtype audit
-# of each run checks this after the fact.
-_NO_CPU_FP16 = ("accelerate", "trainer")
 CALIBRATION_BUDGET_S = 10.0  # all precisions together, warm-ups included: seconds, not minutes
 
 
@@ -38,7 +34,8 @@ def effective_precision(backend: str, precision: str, device_type: str) -> str:
     """What a run's matmuls will compute in (fp16 through Accelerate/Trainer on a CPU: fp32)."""
     if precision == "fp32":
         return "fp32"
-    if device_type == "cpu" and precision == "fp16" and backend in _NO_CPU_FP16:
+    b = BACKENDS.get(backend)
+    if device_type == "cpu" and precision == "fp16" and b is not None and not b.cpu_fp16:
         return "fp32"
     if device_type == "mps" and not autocast_supported(torch.device("mps"), precision):
         return "fp32"

@@ -83,7 +83,7 @@ def grad_scaler(device: torch.device, precision: str, cfg: Any) -> torch.amp.Gra
         device.type,
         init_scale=cfg.init_scale,
         growth_interval=cfg.growth_interval,
-        enabled=precision == "fp16" and cfg.loss_scaling,
+        enabled=cfg.replace(precision=precision).scales_loss,
     )
 
 

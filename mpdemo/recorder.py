@@ -69,7 +69,7 @@ class Recorder(StepHooks):
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
         """Emit RunStarted; arm the dtype probe and the memory baseline."""
-        if self.cfg.precision == "fp16" and not self.cfg.loss_scaling:
+        if self.cfg.unscaled:
             self.notes.append(Note("no_scaler"))
         mps_no_amp = self.device.type == "mps" and self.cfg.precision != "fp32"
         if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):

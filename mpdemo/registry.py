@@ -8,12 +8,12 @@ and the CLI read these tables at start-up (dtypes are named by their torch attri
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Precision:
     """A precision the app trains in, and how each library is told to use it."""
 
@@ -45,75 +45,81 @@ class Precision:
         return getattr(torch, self.autocast_dtype) if self.autocast_dtype else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Backend:
     """A training backend: the course's listing, brought up to date, in `mpdemo.backends`."""
 
     name: str  # the CLI's and RunConfig's value
     display: str  # in the UI's checkboxes and tables
     prose: str  # inside a sentence: "the Trainer does not autocast fp16 on CPU"
-    module: str  # mpdemo.backends.<module>, whose run(prep, rec) trains
+    module: str  # mpdemo.backends.<module>: its INPUTS, settings() and train_loop()
     multi_process: bool  # may run under `accelerate launch` on several processes
+    # Its loop makes an Accelerator (directly or through the Trainer): Accelerate's process-wide
+    # state is reset before and after, so the next run may pick another mixed_precision.
+    uses_accelerate: bool = False
+    # Autocasts fp16 on a CPU. Accelerate 1.15's and the Trainer's fp16 set no autocast and no
+    # scaler there (DESIGN.md), so those runs compute in fp32; each run's dtype audit checks it.
+    cpu_fp16: bool = True
 
-    def runner(self) -> Callable[[Any, Any], None]:
-        """The backend's run(prep, rec), imported on first use (the Trainer costs seconds)."""
-        return importlib.import_module(f"mpdemo.backends.{self.module}").run
+    def load(self) -> ModuleType:
+        """The backend's module, imported on first use (the Trainer costs seconds)."""
+        return importlib.import_module(f"mpdemo.backends.{self.module}")
 
 
 PRECISIONS: dict[str, Precision] = {
     p.name: p
     for p in [
         Precision(
-            "fp32",
-            "float32",
-            None,
-            False,
-            "no",
-            None,
-            32,
-            8,
-            23,
-            "every device: the baseline",
+            name="fp32",
+            dtype="float32",
+            autocast_dtype=None,
+            needs_scaler=False,
+            accelerate="no",
+            trainer_flag=None,
+            bits=32,
+            exponent_bits=8,
+            mantissa_bits=23,
+            fast_on="every device: the baseline",
         ),
         Precision(
-            "bf16",
-            "bfloat16",
-            "bfloat16",
-            False,
-            "bf16",
-            "bf16",
-            16,
-            8,
-            7,
-            "NVIDIA Ampere and newer GPUs; CPUs with AVX512-BF16 or AMX-BF16",
+            name="bf16",
+            dtype="bfloat16",
+            autocast_dtype="bfloat16",
+            needs_scaler=False,
+            accelerate="bf16",
+            trainer_flag="bf16",
+            bits=16,
+            exponent_bits=8,
+            mantissa_bits=7,
+            fast_on="NVIDIA Ampere and newer GPUs; CPUs with AVX512-BF16 or AMX-BF16",
         ),
         Precision(
-            "fp16",
-            "float16",
-            "float16",
-            True,
-            "fp16",
-            "fp16",
-            16,
-            5,
-            10,
-            "NVIDIA GPUs with tensor cores (Volta and newer); CPUs with AVX512-FP16 or AMX-FP16",
+            name="fp16",
+            dtype="float16",
+            autocast_dtype="float16",
+            needs_scaler=True,
+            accelerate="fp16",
+            trainer_flag="fp16",
+            bits=16,
+            exponent_bits=5,
+            mantissa_bits=10,
+            fast_on="NVIDIA GPUs with tensor cores (Volta and newer); CPUs with AVX512-FP16 or AMX-FP16",
         ),
         # fp8 (mpdemo/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 where its
         # config says so) with per-tensor scales; the rest autocasts to bf16, as Accelerate's
         # mixed_precision="fp8" does. No GradScaler: each tensor carries its own scale. The
         # Trainer has no flag for it: its Accelerator gets it as Accelerate's config would.
         Precision(
-            "fp8",
-            "float8_e4m3fn",
-            "bfloat16",
-            False,
-            "fp8",
-            None,
-            8,
-            4,
-            3,
-            "NVIDIA GPUs with fp8 tensor cores: compute capability 8.9 and newer (Ada, Hopper)",
+            name="fp8",
+            dtype="float8_e4m3fn",
+            autocast_dtype="bfloat16",
+            needs_scaler=False,
+            accelerate="fp8",
+            trainer_flag=None,
+            bits=8,
+            exponent_bits=4,
+            mantissa_bits=3,
+            fast_on="NVIDIA GPUs with fp8 tensor cores: compute capability 8.9 and newer (Ada, Hopper)",
             needs_compute_capability=(8, 9),
         ),
     ]
@@ -122,21 +128,33 @@ PRECISIONS: dict[str, Precision] = {
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in [
-        Backend("torch", "PyTorch AMP", "PyTorch AMP", "torch_amp", False),
-        Backend("accelerate", "Accelerate", "Accelerate", "accelerate", True),
-        Backend("trainer", "Trainer", "the Trainer", "trainer", True),
+        Backend(
+            name="torch",
+            display="PyTorch AMP",
+            prose="PyTorch AMP",
+            module="torch_amp",
+            multi_process=False,
+        ),
+        Backend(
+            name="accelerate",
+            display="Accelerate",
+            prose="Accelerate",
+            module="accelerate",
+            multi_process=True,
+            uses_accelerate=True,
+            cpu_fp16=False,
+        ),
+        Backend(
+            name="trainer",
+            display="Trainer",
+            prose="the Trainer",
+            module="trainer",
+            multi_process=True,
+            uses_accelerate=True,
+            cpu_fp16=False,
+        ),
     ]
 }
 
 PRECISION_NAMES: tuple[str, ...] = tuple(PRECISIONS)  # grid order: fp32 (the baseline) first
 BACKEND_NAMES: tuple[str, ...] = tuple(BACKENDS)
-
-
-def precision(name: str) -> Precision:
-    """The record of a precision name (KeyError for an unknown one)."""
-    return PRECISIONS[name]
-
-
-def backend(name: str) -> Backend:
-    """The record of a backend name (KeyError for an unknown one)."""
-    return BACKENDS[name]

@@ -11,7 +11,7 @@ from typing import Any
 
 from .config import Limits, RunConfig
 from .events import Event
-from .registry import PRECISION_NAMES
+from .registry import PRECISION_NAMES, PRECISIONS
 from .summary import with_speedups
 from .timing import SpeedCheck
 
@@ -35,7 +35,7 @@ def grid(
     out = []
     for b, p in itertools.product(dict.fromkeys(backends), precs):
         cfg = base.replace(backend=b, precision=p)
-        if p == "fp16" and compare_scaling:
+        if compare_scaling and PRECISIONS[p].needs_scaler:
             out += [cfg.replace(loss_scaling=True), cfg.replace(loss_scaling=False)]
         else:
             out.append(cfg)

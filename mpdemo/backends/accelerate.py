@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     import torch
 
     from ..config import RunConfig
-    from ..prepared import Prepared
     from .hooks import StepHooks
 
 # The loop's inputs: parameter name -> the attribute of prepare()'s result it is. Accelerate
@@ -100,16 +99,3 @@ def train_loop(
             accelerator.optimizer_step_was_skipped,
         )
     rec.evaluate(model, eval_dataloader, accelerator.reduce)  # mpdemo: validation metrics, once
-
-
-def run(prep: Prepared, rec: StepHooks) -> None:
-    """Train with train_loop on prepare()'s model, optimizer and batches; clean up after."""
-    from accelerate.state import PartialState
-
-    inputs = {name: getattr(prep, attr) for name, attr in INPUTS.items()}
-    reset_accelerate_state()
-    try:
-        train_loop(**inputs, rec=rec, **settings(prep.cfg, prep.device, prep.task))
-        rec.processes = PartialState().num_processes
-    finally:
-        reset_accelerate_state()

@@ -16,7 +16,6 @@ from ..registry import PRECISIONS
 
 if TYPE_CHECKING:
     from ..config import RunConfig
-    from ..prepared import Prepared
     from .hooks import StepHooks
 
 # The loop's inputs: parameter name -> the attribute of prepare()'s result it is.
@@ -101,9 +100,3 @@ def train_loop(
     # Validation runs in the precision the model trained in.
     with torch.autocast(device_type=device_type, dtype=dtype, enabled=autocast):
         rec.evaluate(model, eval_dataloader)  # mpdemo: validation loss and accuracy, once
-
-
-def run(prep: Prepared, rec: StepHooks) -> None:
-    """Train with train_loop on prepare()'s model, optimizer and batches."""
-    inputs = {name: getattr(prep, attr) for name, attr in INPUTS.items()}
-    train_loop(**inputs, rec=rec, **settings(prep.cfg, prep.device, prep.task))

@@ -13,12 +13,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..registry import PRECISIONS
-from .accelerate import reset_accelerate_state
 from .hooks import accuracy
 
 if TYPE_CHECKING:
     from ..config import RunConfig
-    from ..prepared import Prepared
     from .hooks import StepHooks
 
 # The loop's inputs: parameter name -> the attribute of prepare()'s result it is.
@@ -138,13 +136,3 @@ def train_loop(
         )
     rec.attach(trainer)  # mpdemo: times each step, reports loss, scale and eval, stops at Stop
     trainer.train()
-
-
-def run(prep: Prepared, rec: StepHooks) -> None:
-    """Train with train_loop on prepare()'s model, optimizer and rows; clean up after."""
-    inputs = {name: getattr(prep, attr) for name, attr in INPUTS.items()}
-    reset_accelerate_state()
-    try:
-        train_loop(**inputs, rec=rec, **settings(prep.cfg, prep.device, prep.task))
-    finally:
-        reset_accelerate_state()

@@ -117,7 +117,7 @@ def preset_view(lang: str, preset_id: str | None) -> str:
         return tt("preset_none", lang)
     settings = _preset_settings(preset_id)
     runs = ", ".join(
-        cfg.label + ("" if cfg.precision != "fp16" or cfg.loss_scaling else " (loss_scaling=off)")
+        cfg.label + (" (loss_scaling=off)" if cfg.unscaled else "")
         for cfg in preset_configs(preset_id)
     )
     return "\n\n".join(
