@@ -183,6 +183,7 @@ def _is_main_process() -> bool:
 def _run(args: argparse.Namespace) -> int:
     from .engine import preflight
     from .plan import GridEstimate, duration_text, memory_notes, run_speed_notes
+    from .run import RunFold
     from .runner import repeated, run_grid
 
     configs = configs_from_args(args)
@@ -202,11 +203,12 @@ def _run(args: argparse.Namespace) -> int:
     if main_proc:
         print(header(calibrate))
     estimate: GridEstimate | None = None
-    runs: list[dict[str, Any]] = []
-    current: dict[str, Any] = {}
+    fold = RunFold(repeated(configs, args.repeat))
+    runs = fold.finished  # the runs JSON's entries, in the order they ended
 
     def on_event(ev: Any) -> None:
-        nonlocal current, estimate
+        nonlocal estimate
+        fold.apply(ev)
         if estimate is not None:
             estimate.update(ev)
         if ev.kind == "plan":
@@ -215,24 +217,15 @@ def _run(args: argparse.Namespace) -> int:
             # The runs still ahead, repetitions included: the estimate covers all of them.
             ahead = repeated(configs, args.repeat)[len(runs) :]
             estimate = GridEstimate(ahead, _calibration_of(ev, configs))
-        elif ev.kind == "start":
-            current = {"config": ev.config, "steps": [], "evals": []}
-            if main_proc and not args.quiet:
-                left = estimate.remaining_s() if estimate is not None else None
-                eta = f", about {duration_text(left)} left in all" if left is not None else ""
-                print(
-                    f"[{ev.index + 1}/{ev.total}] {ev.label} on {ev.device}, "
-                    f"{ev.params:,} params, {ev.steps} steps{eta}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-        elif ev.kind in ("step", "eval"):
-            current.setdefault(ev.kind + "s", []).append(ev.to_dict())
-        elif ev.kind == "end":
-            current.setdefault("config", None)
-            current["summary"] = ev.summary
-            runs.append(current)
-            current = {}
+        elif ev.kind == "start" and main_proc and not args.quiet:
+            left = estimate.remaining_s() if estimate is not None else None
+            eta = f", about {duration_text(left)} left in all" if left is not None else ""
+            print(
+                f"[{ev.index + 1}/{ev.total}] {ev.label} on {ev.device}, "
+                f"{ev.params:,} params, {ev.steps} steps{eta}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     # The grid runs in this thread, like a plain script: torch's OpenMP pool is the only one.
     try:

@@ -12,6 +12,7 @@ from typing import Any
 from .config import Limits, RunConfig
 from .events import Event
 from .registry import PRECISION_NAMES, PRECISIONS
+from .run import RunFold
 from .summary import with_speedups
 from .timing import SpeedCheck
 
@@ -140,7 +141,7 @@ class Runner:
         self.limits = limits or Limits.from_env()
         self.stop_event = threading.Event()
         self.queue: queue.Queue[Any] = queue.Queue()
-        self.summaries: list[dict[str, Any]] = []
+        self.runs = RunFold(repeated(self.configs, repeat))
         self.thread: threading.Thread | None = None
 
     def start(self) -> Runner:
@@ -177,9 +178,13 @@ class Runner:
                 return
             yield item
 
+    @property
+    def summaries(self) -> list[Any]:
+        """The finished runs' summaries (with their speed-ups), in the order they ended."""
+        return self.runs.summaries
+
     def _emit(self, event: Event) -> None:
-        if event.kind == "end":
-            self.summaries.append(event.summary)
+        self.runs.apply(event)
         self.queue.put(event)
 
     def _work(self) -> None:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Limits, RunConfig
-from ..runner import Runner
+from ..run import RunFold
+from ..runner import Runner, repeated
 
 # The variable the `spaces` package itself reads (spaces/config.py: Settings.zero_gpu); a
 # ZeroGPU Space has it set to "true", with SPACES_ZERO_DEVICE_API_URL next to it.
@@ -95,6 +96,7 @@ def duration_s(
     beat_s: float = 0.0,
     calibrate: bool = False,
     fit_s: float | None = None,
+    repeat: int = 1,
 ) -> int:
     """What the GPU call asks for: the estimate with a margin, capped to the allowed maximum.
 
@@ -106,6 +108,7 @@ def duration_s(
         from ..plan import CALIBRATION_BUDGET_S
 
         seconds += CALIBRATION_BUDGET_S
+    seconds *= max(1, repeat)  # each repetition runs the grid and measures again
     want = math.ceil(seconds * MARGIN)
     return int(min(max(want, MIN_S), max_duration_s()))
 
@@ -116,6 +119,7 @@ def train_in_gpu(
     beat_s: float,
     calibrate: bool = False,
     fit_s: float | None = None,
+    repeat: int = 1,
 ) -> Iterator[list[Any]]:
     """The whole grid, run where the GPU is; yields the engine's events in batches every beat.
 
@@ -124,7 +128,8 @@ def train_in_gpu(
     from ..machine import machine_info  # here CUDA exists: the GPU's name is read here
 
     configs = [RunConfig.from_dict(d) for d in config_dicts]
-    runner = Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s).start()
+    runner = Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s, repeat=repeat)
+    runner.start()
     # The machine the runs ran on, for the runs JSON; a dict, not an event.
     batch: list[Any] = [{"machine": machine_info()}]
     last = time.monotonic()
@@ -179,8 +184,9 @@ def setup() -> bool:
     return True
 
 
-class GpuRunner(Runner):
-    """Runner's interface for train(); the grid itself runs inside the GPU call, not a thread."""
+class GpuRunner:
+    """Runner's interface (start, stop, join, alive, events, summaries) for the Train tab; the
+    grid itself runs inside the GPU call, not in a thread of this process, stopped by a file."""
 
     def __init__(
         self,
@@ -188,16 +194,23 @@ class GpuRunner(Runner):
         limits: Limits | None = None,
         calibrate: bool = False,
         fit_s: float | None = None,
+        repeat: int = 1,
     ) -> None:
-        # Same settings as Runner (calibration is timed where the runs run: inside the GPU call);
-        # its thread, queue and stop Event go unused: the worker is the GPU call, stopped by a file.
-        super().__init__(configs, limits, calibrate=calibrate, fit_s=fit_s)
+        # Calibration is timed where the runs run: inside the GPU call.
+        self.configs = list(configs)
+        self.limits = limits or Limits.from_env()
+        self.calibrate, self.fit_s, self.repeat = calibrate, fit_s, repeat
+        self.runs = RunFold(repeated(self.configs, repeat))
         # machine_info() from the worker: the page's process has no CUDA to ask on ZeroGPU.
         self.machine: dict[str, Any] | None = None
-        self.summaries: list[dict[str, Any]] = []
         self._dir: str | None = None
         self._started = False
         self._done = threading.Event()
+
+    @property
+    def summaries(self) -> list[Any]:
+        """The finished runs' summaries, in the order they ended."""
+        return self.runs.summaries
 
     @property
     def stop_path(self) -> str:
@@ -229,7 +242,7 @@ class GpuRunner(Runner):
         """The worker's events, one by one; None when a beat brought nothing (a heartbeat)."""
         beat = timeout if timeout is not None else 0.5
         dicts = [c.to_dict() for c in self.configs]
-        gen = gpu_function()(dicts, self.stop_path, beat, self.calibrate, self.fit_s)
+        gen = gpu_function()(dicts, self.stop_path, beat, self.calibrate, self.fit_s, self.repeat)
         try:
             for batch in gen:
                 if not batch:
@@ -238,8 +251,7 @@ class GpuRunner(Runner):
                     if isinstance(ev, dict):
                         self.machine = ev.get("machine") or self.machine
                         continue
-                    if ev.kind == "end":
-                        self.summaries.append(ev.summary)
+                    self.runs.apply(ev)
                     yield ev
         finally:
             gen.close()  # a closed tab: spaces stops the worker's generator in turn
@@ -253,7 +265,8 @@ def make_runner(
     limits: Limits | None = None,
     calibrate: bool = False,
     fit_s: float | None = None,
-) -> Runner:
+    repeat: int = 1,
+) -> Runner | GpuRunner:
     """The runner for a training request: inside a GPU call on ZeroGPU, a thread elsewhere."""
     kind = GpuRunner if enabled() else Runner
-    return kind(configs, limits, calibrate=calibrate, fit_s=fit_s)
+    return kind(configs, limits, calibrate=calibrate, fit_s=fit_s, repeat=repeat)
