@@ -79,9 +79,3 @@ DEFAULT_DATASET = "reviews"
 BACKENDS = BACKEND_NAMES  # the registry (mpdemo/registry.py) is the one list of each
 PRECISIONS = PRECISION_NAMES
 DEVICES = ("auto", "cpu", "cuda", "mps")
-
-
-def model_task(name: str) -> str | None:
-    """The task of a catalog model, None for ids and paths not in the catalog."""
-    entry = MODELS.get(name)
-    return entry.task if entry else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,12 +11,12 @@ import torch
 
 from .catalog import BUNDLED_DATASET_DIR, DATASETS, DatasetEntry
 from .messages import ConfigError, Note
+from .slices import resolve, split_of
 
 TEXT_COLUMNS = ("text", "sentence", "content", "review", "document")
 LABEL_COLUMNS = ("label", "labels", "sentiment")
 RANDOM_TRAIN_ROWS = 1600  # the recipe's 50 batches of 32
 RANDOM_EVAL_ROWS = 256
-_SLICE_RE = re.compile(r"^[\w.-]+(\[[^\]]*\])?$")
 
 
 @dataclass
@@ -30,44 +29,13 @@ class SplitData:
     notes: list[Note] = field(default_factory=list)
 
 
-def split_of(spec: str) -> str:
-    """The split name of a slice string: 'train[:10%]' -> 'train'."""
-    return spec.split("[", 1)[0].strip()
-
-
 def parse_slice(spec: str, sizes: dict[str, int]) -> tuple[str, int, int]:
-    """Turn a split spec into (split, start, stop) with datasets' ReadInstruction; raise ConfigError."""
-    from datasets import ReadInstruction
-
-    splits = ", ".join(sizes) or "none"
-    if not isinstance(spec, str) or not _SLICE_RE.match(spec.strip()):
-        raise ConfigError("bad_slice", value=spec, splits=splits)
-    spec = spec.strip()
-    try:
-        instruction = ReadInstruction.from_spec(spec)
-    except (ValueError, AssertionError):
-        raise ConfigError("bad_slice", value=spec, splits=splits) from None
-    split = split_of(spec)
-    if split not in sizes:
-        raise ConfigError("unknown_split", split=split, splits=splits)
-    try:
-        (absolute,) = instruction.to_absolute(sizes)
-    except (ValueError, AssertionError):
-        raise ConfigError("bad_slice", value=spec, splits=splits) from None
-    if absolute.to - absolute.from_ <= 0:
-        raise ConfigError("empty_slice", value=spec, split=split, rows=sizes[split])
-    return split, absolute.from_, absolute.to
-
-
-def asked_rows(spec: str) -> int | None:
-    """How many rows an absolute slice like 'train[:5000]' or 'train[100:600]' asks for."""
-    m = re.search(r"\[\s*(-?\d*)\s*:\s*(-?\d*)\s*\]$", spec)
-    if not m or "%" in spec:
-        return None
-    a, b = m.group(1), m.group(2)
-    if b == "" or b.startswith("-") or (a and a.startswith("-")):
-        return None
-    return int(b) - (int(a) if a else 0)
+    """(split, start, stop) of a slice string (mpdemo.slices); ConfigError when bad or empty."""
+    got = resolve(spec, sizes)
+    assert got is not None  # sizes were given
+    if got.rows <= 0:
+        raise ConfigError("empty_slice", value=spec, split=got.split, rows=got.total)
+    return got.split, got.start, got.stop
 
 
 _OPEN_LOCK = threading.Lock()
@@ -114,8 +82,7 @@ def slice_dataset_dict(dsd: Any, spec: str) -> SplitData:
     sizes = {name: len(ds) for name, ds in dsd.items()}
     split, start, stop = parse_slice(spec, sizes)
     notes = []
-    want = asked_rows(spec)
-    if want is not None and want > stop - start:
+    if resolve(spec, sizes).clamped:
         notes.append(Note("slice_clamped", {"slice": spec, "rows": stop - start}))
     return SplitData(dsd[split].select(range(start, stop)), spec, stop - start, notes)
 

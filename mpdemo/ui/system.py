@@ -13,13 +13,12 @@ import json
 import math
 import os
 import platform
-import re
 import sys
 import threading
 from pathlib import Path
 
 from ..catalog import BUNDLED_DATASET_DIR, DATASETS
-from ..messages import ConfigError
+from ..slices import resolve
 
 _hub_done = threading.Event()
 _hub_result: list[bool] = []
@@ -27,12 +26,6 @@ _hub_started = threading.Lock()
 _hub_thread: threading.Thread | None = None
 _warm_lock = threading.Lock()
 _warm_thread: threading.Thread | None = None
-
-# datasets' split syntax (arrow_reader._SUB_SPEC_RE, without the rounding suffix the engine
-# does not accept either).
-_SLICE_RE = re.compile(
-    r"^(?P<split>[\w.-]+)(\[((?P<from>-?[\d_]+)(?P<from_pct>%)?)?:((?P<to>-?[\d_]+)(?P<to_pct>%)?)?\])?$"
-)
 
 
 def start_hub_check() -> None:
@@ -158,40 +151,11 @@ def split_sizes(dataset: str) -> dict[str, int] | None:
 def slice_rows(spec: str, sizes: dict[str, int] | None) -> tuple[int, int, bool] | None:
     """(rows selected, rows in the split, asked for more than there are) for a slice string.
 
-    Mirrors datasets' ReadInstruction arithmetic ('closest' rounding); raises ConfigError for
-    bad syntax; returns None when the split sizes are unknown.
+    The engine's own arithmetic (mpdemo.slices, torch-free); raises ConfigError for bad syntax;
+    returns None when the split sizes are unknown.
     """
-    text = (spec or "").strip()
-    m = _SLICE_RE.match(text)
-    splits = ", ".join(sizes) if sizes else "?"
-    if not m:
-        raise ConfigError("bad_slice", value=spec, splits=splits)
-    pct = bool(m.group("from_pct") or m.group("to_pct"))
-    lo = int(m.group("from")) if m.group("from") else None
-    hi = int(m.group("to")) if m.group("to") else None
-    if pct and any(v is not None and abs(v) > 100 for v in (lo, hi)):
-        raise ConfigError("bad_slice", value=spec, splits=splits)
-    if sizes is None:
-        return None
-    split = m.group("split")
-    if split not in sizes:
-        raise ConfigError("unknown_split", split=split, splits=splits)
-    n = sizes[split]
-
-    def absolute(v: int | None, default: int) -> int:
-        if v is None:
-            return default
-        if pct:
-            v = int(round(v * n / 100.0))
-        if v < 0:
-            v = max(n + v, 0)
-        return min(v, n)
-
-    start, stop = absolute(lo, 0), absolute(hi, n)
-    rows = max(stop - start, 0)
-    asked = (hi if hi is not None and hi >= 0 else None) if not pct else None
-    clamped = asked is not None and asked - (lo or 0) > rows
-    return rows, n, clamped
+    got = resolve(spec or "", sizes)
+    return None if got is None else (got.rows, got.total, got.clamped)
 
 
 def fmt_params(n: int) -> str:
