@@ -182,7 +182,7 @@ def _is_main_process() -> bool:
 
 def _run(args: argparse.Namespace) -> int:
     from .engine import preflight
-    from .plan import GridEstimate, duration_text, memory_notes, run_speed_notes
+    from .plan import GridEstimate, duration_text, eta_note, memory_notes, run_speed_notes
     from .run import RunFold
     from .runner import repeated, run_grid
 
@@ -220,6 +220,9 @@ def _run(args: argparse.Namespace) -> int:
         elif ev.kind == "start" and main_proc and not args.quiet:
             left = estimate.remaining_s() if estimate is not None else None
             eta = f", about {duration_text(left)} left in all" if left is not None else ""
+            revised = eta_note(estimate) if estimate is not None else None
+            if revised is not None:  # the runs left the measured pace: say so, and why
+                eta = f"; {revised.text}"
             print(
                 f"[{ev.index + 1}/{ev.total}] {ev.label} on {ev.device}, "
                 f"{ev.params:,} params, {ev.steps} steps{eta}",

@@ -90,6 +90,10 @@ EN: dict[str, str] = {
         "separate copies. Use --backend accelerate or trainer with accelerate launch"
     ),
     "load_failed": "could not load {value!r}: {detail}",
+    # --- output files (mpdemo/atomic.py): checked before any training -------------------------
+    "output_is_folder": "{flag} {path!r} is a folder; give the path of a file",
+    "output_no_folder": "{flag} {path!r}: the folder {folder!r} does not exist",
+    "output_not_writable": "{flag} {path!r}: cannot write in the folder {folder!r} ({detail})",
     # --- runs files read back (mpdemo/recorded.py) ---------------------------------------------
     "runs_not_json": "{name} is not a runs file: it is not JSON",
     "runs_bad_shape": "{name} is not a runs file written by mpdemo ({detail})",
@@ -99,6 +103,8 @@ EN: dict[str, str] = {
     ),
     "runs_too_big": "{name} is {mb:.0f} MB; runs files of at most {limit} MB are read",
     "runs_unreadable": "could not read {name}: {detail}",
+    # A file the reader passed that the page still could not draw (a gap in the reader's rules).
+    "runs_not_drawn": "{name} holds a value this page cannot draw",
     # One field of a runs file, named by its path ("runs[0].summary.steps"); `problem` is one of
     # the field_* messages below, nested, so a page says it in its own language.
     "runs_bad_field": "{name}: {path} {problem}",
@@ -189,6 +195,14 @@ EN: dict[str, str] = {
         "step on this machine)"
     ),
     "calibrating": "measuring the training step on this machine (a few seconds)...",
+    "eta_revised_slower": (
+        "re-estimated: the runs step {factor:.1f}x slower than the step measured before them "
+        "(the machine's load changed): about {left} left"
+    ),
+    "eta_revised_faster": (
+        "re-estimated: the runs step {factor:.1f}x faster than the step measured before them "
+        "(the machine's load changed): about {left} left"
+    ),
     "fit_steps": (
         "{asked} steps per run would take about {full} here: running {steps} steps per run so "
         "the comparison takes about a minute (set the steps to run more)"
@@ -233,6 +247,95 @@ EN: dict[str, str] = {
     "slice_clamped": "{slice} asked for more rows than the split has; used {rows:plural(# row|# rows)}",
     "distributed": "trained on {n} processes; the global batch of {batch} was split across them",
     "failed": "the run failed: {detail}",
+    # --- the size sweep (mpdemo/sweep.py): refusals before anything runs ----------------------
+    "sweep_bad_sizes": (
+        "sizes are width x layers pairs of the built-in BERT, e.g. 128x2,256x4,512x8 (or "
+        "tiny-bert, small-bert); got {value!r}"
+    ),
+    "sweep_bad_hidden": "{value!r}: the width must be a multiple of 32 from {lo} to {hi}",
+    "sweep_bad_layers": "{value!r}: the layers must be from {lo} to {hi}",
+    "sweep_bad_batch_sizes": "batch sizes are whole numbers, e.g. 8,32,128; got {value!r}",
+    "sweep_precision": "the sweep times {allowed} through torch.autocast; got {value!r}",
+    "sweep_one_precision": "the sweep compares fp32 with at least one of {allowed}: add one",
+    "sweep_too_many_points": (
+        "{points} points (sizes x batch sizes) are more than the {limit} a sweep may have"
+    ),
+    "sweep_memory": (
+        "{size} at batch {batch} x {seq} tokens would need about {need_gb:.1f} GB ({params:,} "
+        "parameters x 16 bytes for weights, gradients and AdamW, plus fp32 activations); "
+        "{free_gb:.1f} GB are free here: drop that size or batch size"
+    ),
+    "sweep_too_long": (
+        "this sweep would take about {total_min:.0f} min here ({points} points; {size} at batch "
+        "{batch} alone about {point_min:.1f} min), past the cap of {cap_min:.0f} min "
+        "(MPDEMO_MAX_SWEEP_S); estimated as 6 x parameters x tokens per step at the rate a "
+        "Linear layer's step measured here (fp32 {gflops:.3g} GFLOP/s, {slowest} "
+        "{slowest_gflops:.3g}): drop the largest sizes or batch sizes"
+    ),
+    "sweep_memory_model": (
+        "the memory anatomy measures a built-in BERT: tiny-bert, small-bert, or a width x "
+        "layers size (--memory-size 512x8); got {value!r}"
+    ),
+    "sweep_bad_budget": "the timing budget must be above 0 and at most 3600 seconds; got {value!r}",
+    "sweep_needs_labels": (
+        "the sweep trains the built-in BERT classifier: {value!r} has no labels to classify"
+    ),
+    # --- the crossover, rendered from the points' verdicts -------------------------------------
+    "pays_from": (
+        "at batch {batch}, {precision} pays here from about {from_m:.2g} M parameters: faster "
+        "from {size} up ({speedup:.2f}x there, 95 % interval {low:.2f}-{high:.2f}x); below it, "
+        "{breakdown}"
+    ),
+    "pays_always": (
+        "at batch {batch}, {precision} paid at every size measured ({sizes}; up to {hi_m:.2g} M "
+        "parameters)"
+    ),
+    "pays_never": "at batch {batch}, {precision} never paid here: {breakdown}",
+    "pays_never_unsure": "at batch {batch}, {precision} was faster at no size measured: {breakdown}",
+    "pays_unsure": (
+        "at batch {batch}, {precision} is unsure at every size measured ({sizes}): the "
+        "intervals are too wide to say"
+    ),
+    "pays_mixed": "at batch {batch}, {precision} paid at some sizes and not at others: {breakdown}",
+    # The sizes that had one verdict (a breakdown's parts); a _then part holds the next one.
+    "at_faster": "faster at {sizes}",
+    "at_slower": "slower at {sizes}",
+    "at_same": "the same as fp32 at {sizes}",
+    "at_unsure": "unsure at {sizes}",
+    "at_faster_then": "faster at {sizes}; {rest}",
+    "at_slower_then": "slower at {sizes}; {rest}",
+    "at_same_then": "the same as fp32 at {sizes}; {rest}",
+    "at_unsure_then": "unsure at {sizes}; {rest}",
+    "pays_never_anywhere": (
+        "{precision} never pays on this {device}: slower or the same at each of the "
+        "{points} points measured ({lo_m:.2g} to {hi_m:.2g} M parameters, every batch size)"
+    ),
+    "pays_always_anywhere": (
+        "{precision} pays on this {device} at each of the {points} points measured "
+        "({lo_m:.2g} to {hi_m:.2g} M parameters, every batch size)"
+    ),
+    # --- memory anatomy (mpdemo/memory.py), from the tensors' bytes after one step -------------
+    "anatomy_one": (
+        "{precision}: {mb:.1f} MB in one step; weights, gradients and AdamW's state "
+        "{fixed_mb:.1f} MB ({per_param:.1f} bytes a parameter), saved activations {act_mb:.1f} "
+        "MB ({act_pct:.0f} %); Accelerate's rule: {est_mb:.1f} MB"
+    ),
+    "anatomy_vs_fp32": (
+        "{precision}: {mb:.1f} MB in one step; weights, gradients and AdamW's state "
+        "{fixed_mb:.1f} MB ({per_param:.1f} bytes a parameter, as in fp32), saved activations "
+        "{act_mb:.1f} MB ({act_ratio:.2f}x fp32's, {act_pct:.0f} % of the step); Accelerate's "
+        "rule: {est_mb:.1f} MB"
+    ),
+    "anatomy_rule": (
+        "Accelerate's rule (accelerate estimate-memory, 'Training using Adam'): with S the model "
+        "in fp32 (4 bytes a parameter), the largest of weights S, gradients S, AdamW 2S and a "
+        "step 4S for fp32 (4S), and of weights S, gradients 1.5S, AdamW 2S for fp16/bf16 (2S); "
+        "no activations (batch size 1)"
+    ),
+    "flops_rule": (
+        "achieved TFLOP/s = 6 x parameters x tokens per step / step time; MFU = that / the "
+        "device's dense peak for the precision"
+    ),
 }
 
 

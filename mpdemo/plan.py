@@ -358,6 +358,20 @@ def plan_note(estimate: GridEstimate, cal: Calibration) -> Note:
     )
 
 
+# The runs step this much slower or faster than the calibration said: the estimate says so.
+REVISE_BEYOND = 1.3
+
+
+def eta_note(estimate: GridEstimate) -> Note | None:
+    """'Re-estimated: the runs step 3.1x slower than measured before them ...', or None."""
+    factor = estimate.load_factor()
+    left = estimate.remaining_s()
+    if factor is None or left is None or 1 / REVISE_BEYOND <= factor <= REVISE_BEYOND:
+        return None
+    key = "eta_revised_slower" if factor > 1 else "eta_revised_faster"
+    return Note(key, {"factor": factor if factor > 1 else 1 / factor, "left": duration_text(left)})
+
+
 def run_speed_notes(
     summaries: list[dict[str, Any]], machine: dict[str, Any] | None = None
 ) -> list[Note]:
@@ -542,6 +556,18 @@ class GridEstimate:
             if r is not exclude and r.predicted_step_s and rate is not None:
                 ratios.append(rate / r.predicted_step_s)
         return statistics.median(ratios[-3:]) if ratios else 1.0
+
+    def load_factor(self) -> float | None:
+        """Wall seconds a step over the calibrated step, for the latest runs (None before any).
+
+        Above 1: the runs step slower than measured before them (the machine got busier).
+        """
+        ratios = []
+        for r in self.runs:
+            rate = self._rate(r)
+            if r.predicted_step_s and rate is not None:
+                ratios.append(rate / r.predicted_step_s)
+        return statistics.median(ratios[-3:]) if ratios else None
 
     def overhead_s(self) -> float:
         """Seconds each run spends outside its steps (preparing, evaluating): measured or guessed."""

@@ -14,10 +14,9 @@ import pytest
 import torch
 from conftest import events_of, summary_of
 
-from mpdemo import RunConfig
+from mpdemo import RunConfig, probes
 from mpdemo import machine as M
 from mpdemo import plan as P
-from mpdemo import probes
 from mpdemo.messages import EN, Note, render
 from mpdemo.runner import grid, run_grid
 from mpdemo.textformat import ENGLISH
@@ -314,7 +313,9 @@ def test_fit_steps_brings_a_slow_grid_near_a_minute(small_cfg):
 def test_the_fitted_grid_promises_a_minute_only_when_it_fits(small_cfg, monkeypatch, fp16_s, key):
     # fp16 on a CPU without fp16 kernels: even 20 steps took 5 min 33 s, under a note that
     # said "so the comparison takes about a minute".
-    monkeypatch.setattr(P, "calibrate", lambda configs, stop=None, force=False: _cal("cpu", 0.05, 0.05, fp16_s))
+    monkeypatch.setattr(
+        P, "calibrate", lambda configs, stop=None, force=False: _cal("cpu", 0.05, 0.05, fp16_s)
+    )
     configs = grid(small_cfg.replace(steps=1000), ["torch"], ["fp32", "fp16"])
     plan = P.plan_grid(configs, None, 60.0)
     (fit,) = [n for n in plan.notes if n["key"].startswith("fit_steps")]
@@ -409,6 +410,29 @@ def test_estimate_covers_the_whole_grid_and_learns_the_measured_speed(small_cfg)
     assert est.remaining_s() == pytest.approx(100 * 0.70 + 1.0)
     run(configs[1].label, 0.7, 1)
     assert est.remaining_s() == 0.0
+
+
+@pytest.mark.parametrize(("pace", "key"), [(1.0, None), (1.2, None), (3.0, "eta_revised_slower"),
+                                           (0.5, "eta_revised_faster")])  # fmt: skip
+def test_the_estimate_says_why_when_the_runs_leave_the_measured_pace(small_cfg, pace, key):
+    # A busy Space: "about 12 min 56 s left" beside "expected: about 60 s in all".
+    from mpdemo.events import RunStarted, StepEvent
+
+    cal = _cal("cpu", 0.05, 0.05, 0.40)
+    configs = grid(small_cfg.replace(steps=100, warmup_steps=0), ["torch"], ["fp32", "bf16"])
+    clock = _Clock()
+    est = P.GridEstimate(configs, cal, clock=clock)
+    label = configs[0].label
+    est.update(RunStarted(f"0:{label}", label, 0, 2, {}, "cpu", 1, "x", 100))
+    for i in range(1, 21):
+        clock.now += 0.05 * pace
+        est.update(StepEvent(f"0:{label}", label, i, 0.5, None, False, 0.05 * pace, 1.0, None,
+                             1e-3, clock.now))  # fmt: skip
+    note = P.eta_note(est)
+    assert (note.key if note else None) == key
+    if note is not None:
+        assert f"{max(pace, 1 / pace):.1f}x" in note.text
+        assert P.duration_text(est.remaining_s()) in note.text
 
 
 def test_one_stall_in_a_runs_first_steps_does_not_swing_the_estimate(small_cfg):
