@@ -174,12 +174,13 @@ class Summary(Mapping[str, Any]):
 
 
 def peers(s: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What a run is compared within: its backend, model and machine (None for this one's).
+    """What a run is compared within: its backend, model, machine and source (None for this
+    page's runs; a loaded file's name, date and content).
 
-    A loaded file's bf16 run is measured against that file's fp32 run, never this page's, and a
-    GPU check's small-bert against its own small-bert fp32.
+    A loaded file's bf16 run is measured against that file's fp32 run, never this page's nor
+    another file's from the same machine, and a GPU check's small-bert against its own fp32.
     """
-    return (s.get("backend"), s.get("model"), s.get("machine"))
+    return (s.get("backend"), s.get("model"), s.get("machine"), s.get("source"))
 
 
 def typical_step_s(s: Mapping[str, Any]) -> float | None:

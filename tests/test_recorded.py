@@ -110,11 +110,13 @@ def test_a_recording_fills_plots_and_table_with_its_own_speedups(cli_json: Path)
     assert rows[labels[0]]["speedup_vs_fp32"] == 1.0
     fp32, bf16 = (rec.runs[i]["summary"]["samples_per_s"] for i in (0, 1))
     assert rows[labels[1]]["speedup_vs_fp32"] == pytest.approx(bf16 / fp32)
-    # The same file again replaces itself; another file from the same machine is numbered.
+    # The same file again replaces itself; another file from the same machine is named by its
+    # file name and date, not numbered.
     assert s.add_recording(read_runs(cli_json)) == labels
     other = copy.deepcopy(rec)
     other.digest = "another file"
-    assert s.add_recording(other) == [f"{lab} (2)" for lab in labels]
+    source = f"{rec.name} {rec.date}" if rec.date else rec.name
+    assert s.add_recording(other) == [f"{lab} · {source}" for lab in labels]
     assert len(s.table("en").data) == 4
 
 

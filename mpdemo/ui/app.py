@@ -18,6 +18,8 @@ from typing import Any
 import gradio as gr
 
 from ..config import Limits
+from ..recorded import MAX_FILE_BYTES
+from . import session as sessions
 from . import system
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 
@@ -29,6 +31,18 @@ CSS = """
 #status [data-testid="status-tracker"] .error,
 #status [data-testid="status-tracker"] .clear-status { display: none; }
 """
+
+# gradio's cache (uploads, and the copies of downloads it serves): every hour, what is older than
+# four hours goes (a class's session, with a download clicked late in it), and all of it when
+# the server stops. An upload larger than a runs file may be is refused before it is stored.
+DELETE_CACHE = (3600, 4 * 3600)
+MAX_UPLOAD_BYTES = MAX_FILE_BYTES
+
+
+def launch_options() -> dict[str, Any]:
+    """What `demo.launch(...)` takes besides the address: app.py and the tests launch with it."""
+    return {"css": CSS, "max_file_size": MAX_UPLOAD_BYTES}
+
 
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
 Registered = tuple[gr.components.Component | gr.blocks.BlockContext, dict[str, str]]
@@ -150,11 +164,31 @@ def detect_language(request: gr.Request) -> str:
     return lang_from_header(header)
 
 
+def keep_session(session: sessions.Session, request: gr.Request) -> sessions.Session:
+    """On page load: the tab's session becomes an event output, so gradio expires it (and runs
+    its delete_callback) after the tab closes; a State never output is never expired."""
+    return sessions.attach(session, getattr(request, "session_hash", None))
+
+
+def end_session(request: gr.Request) -> None:
+    """The tab closed (or reloaded): free its session now, not an hour later."""
+    sessions.release(getattr(request, "session_hash", None))
+
+
+def _wire_session(demo: gr.Blocks, ctx: TabContext) -> None:
+    state = ctx.shared.get("train_session")
+    if state is None:
+        return
+    demo.load(keep_session, [state], [state], queue=False, api_visibility="undocumented")
+    demo.unload(end_session)
+
+
 def build_app(limits: Limits | None = None) -> gr.Blocks:
     """Build the whole app (no launch, no queue settings: app.py and tests add those)."""
     limits = limits or Limits.from_env()
     system.start_hub_check()  # answers in the background while the page loads
-    with gr.Blocks(title=t("page_title", DEFAULT_LANG)) as demo:
+    sessions.sweep_session_dirs()  # what a server that stopped left behind
+    with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
         with gr.Row(equal_height=True):
             intro = gr.Markdown(t("intro", DEFAULT_LANG), elem_id="intro")
             lang = gr.Radio(
@@ -173,6 +207,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
             for build in TABS:
                 build(ctx)
         _wire_presets(ctx)
+        _wire_session(demo, ctx)
 
         components = [c for c, _ in ctx.registered]
         lang.change(

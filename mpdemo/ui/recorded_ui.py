@@ -5,12 +5,14 @@ Handlers return frames (dicts keyed by output name, mpdemo/ui/frames.py) like th
 Train tab; `build_row` adds the components under the downloads and `wire` their events. The
 runs themselves live in the visitor's `Session` (mpdemo/ui/session.py); what the browser keeps
 is `Session.stored()`, in a `gr.BrowserState` (local storage of that browser only, encrypted
-with a per-process secret), so no other visitor can see it and the server keeps nothing for
-them.
+with the server's secret: `storage_secret`), so no other visitor can see it and the server keeps
+nothing for them.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,16 +20,65 @@ from typing import Any
 
 import gradio as gr
 
-from ..recorded import RecordingError, describe_machine, read_runs, reference_files
+from ..log import logger
+from ..recorded import Recording, RecordingError, describe_machine, read_runs, reference_files
 from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
 from .i18n import DEFAULT_LANG, error_text, norm_lang, t
 from .plots import PLOTS, color_map
 from .session import Session
+from .text import shown, shown_args
 
 STORAGE_KEY = "mpdemo-runs"
+# The stored runs are encrypted with this secret: the same after a restart (a Space restarts on
+# every push and after sleeping), or every visitor's stored runs would be unreadable.
+SECRET_ENV = "MPDEMO_STORAGE_SECRET"
+SECRET_FILE = "storage-secret"
 # What the browser hands back when it stores nothing: gr.BrowserState only writes a truthy
 # value, so "cleared" must be an empty object rather than None.
 EMPTY_STORE: dict[str, Any] = {"version": 2, "runs": []}
+
+
+# --- the stored runs' secret -----------------------------------------------------------------
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mpdemo"
+
+
+def storage_secret() -> str | None:
+    """MPDEMO_STORAGE_SECRET, else a secret made once and kept in the user's cache folder
+    (readable by that user only); None (gradio's per-process one) where neither can be had."""
+    env = os.environ.get(SECRET_ENV, "").strip()
+    if env:
+        return env
+    path = _cache_dir() / SECRET_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+        if len(text) >= 32:
+            return text
+    except OSError:
+        pass
+    made = secrets.token_urlsafe(32)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{SECRET_FILE}-{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(made)
+        try:  # two processes starting at once: the first file written wins
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+        text = path.read_text(encoding="utf-8").strip()
+        return text if len(text) >= 32 else None
+    except OSError:
+        logger.warning(
+            "no %s and no writable cache folder: stored runs last until a restart", SECRET_ENV
+        )
+        return None
 
 
 # --- what the handlers show ------------------------------------------------------------------
@@ -52,14 +103,45 @@ def reference_choices() -> list[tuple[str, str]]:
 
 def _loaded_status(session: Session, lang: str) -> str:
     rec = session.recordings[-1]
+    # Every part of this line came from the file: shown as text, never as Markdown or HTML.
     return t(
         "status_loaded",
         lang,
-        name=rec.recording.name,
-        machine=describe_machine(rec.recording.machine),
-        date=rec.recording.date or "?",
-        labels=", ".join(rec.labels),
+        **shown_args(
+            {
+                "name": rec.recording.name,
+                "machine": describe_machine(rec.recording.machine),
+                "date": rec.recording.date or "?",
+                "labels": ", ".join(rec.labels),
+            }
+        ),
     )
+
+
+def _refused(session: Session, lang: str, error: str) -> dict[str, Any]:
+    # One line, and the page as it was: the same plots and table go back out.
+    return {
+        "status": t("status_load_failed", lang, error=shown(error)),
+        **plot_frames(session),
+        "summary": session.table(lang),
+    }
+
+
+def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, dict[str, Any]]:
+    """Add `rec` to a copy of the session's recordings and draw everything from it; only when
+    all of that worked does the session take it (raises whatever drawing raised)."""
+    before = list(session.recordings)
+    try:
+        session.add_recording(rec)
+        status = _loaded_status(session, lang)
+        table = session.table(lang)
+        table.to_html()  # a Styler formats its cells only when drawn: draw them here
+        updates = plot_updates(session, lang, rebuild=True)
+        plot_frames(session)
+    except BaseException:
+        session.recordings = before
+        raise
+    return status, table, updates
 
 
 def _open(session: Session, lang: str, path: str | Path | None, name: str | None) -> Iterator[dict]:
@@ -70,17 +152,16 @@ def _open(session: Session, lang: str, path: str | Path | None, name: str | None
     try:
         rec = read_runs(path, name)
     except RecordingError as err:
-        # One line, and the page as it was: the same plots and table go back out.
-        yield {
-            "status": t("status_load_failed", lang, error=error_text(err, lang)),
-            **plot_frames(session),
-            "summary": session.table(lang),
-        }
+        yield _refused(session, lang, error_text(err, lang))
         return
-    session.add_recording(rec)
-    status = _loaded_status(session, lang)
-    table = session.table(lang)
-    yield {"status": status, **plot_updates(session, lang, rebuild=True), "summary": table}
+    try:
+        status, table, updates = _join(session, rec, lang)
+    except Exception:  # noqa: BLE001 - the reader let through what a renderer cannot draw
+        logger.exception("a runs file passed the reader but could not be drawn")
+        err = RecordingError("runs_not_drawn", name=rec.name)
+        yield _refused(session, lang, error_text(err, lang))
+        return
+    yield {"status": status, **updates, "summary": table}
     # New axis props and data in one update: gradio 6.31 drops the data (see frames.py).
     time.sleep(AXIS_SETTLE_S)
     yield {"status": status, **plot_frames(session), "summary": table}
@@ -196,7 +277,7 @@ def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
             gr.Button(t("clear_runs_btn", lang0), elem_id="clear-runs", size="md", scale=1),
             value="clear_runs_btn",
         )
-    comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY)
+    comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=storage_secret())
 
 
 def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:

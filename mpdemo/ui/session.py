@@ -1,16 +1,22 @@
 """One browser session's training: its Runner, the runs it measured, and their downloads.
 
 A `Session` lives in a `gr.State` (never a module global), so no session sees another's
-lines. It only ever holds events and summaries, never torch objects.
+lines. It only ever holds events and summaries, never torch objects. What one session may hold
+is bounded (opened files are thinned on load, at most RECORDED_POINTS_CAP of their steps in
+all), and its files live in a folder of this process that goes with the session (`close`) and,
+for processes that died, at the next start (`sweep_session_dirs`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import tempfile
+import threading
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +26,7 @@ import pandas as pd
 
 from ..config import RunConfig
 from ..messages import MpdemoError
-from ..recorded import Recording, compact, parse_document, write_runs
+from ..recorded import Recording, compact, parse_document, thin_steps, write_runs
 from ..summary import (
     Summary,
     scale_text,
@@ -40,6 +46,19 @@ if TYPE_CHECKING:
 MAX_STORED_CHARS = 1_500_000
 STORED_POINTS = 500  # per run: the plots draw at most 500 points a line
 MAX_RECORDINGS = 12  # files open at once in one session; the oldest is closed for a new one
+# What one session holds of opened files: each run thinned to the points a plot line draws, and
+# at most this many steps over every file (the oldest files close first). A 29.5 MB file of
+# 10 runs x 200,000 steps held ~630 MB as read; thinned, its 5,000 points are a few MB.
+RECORDED_POINTS = STORED_POINTS
+RECORDED_POINTS_CAP = 64 * RECORDED_POINTS  # one file of the most runs a file may have
+# Every session's files (downloads, scripts) under one folder per process, so a start-up can
+# delete what a process that died left behind without touching a live one's.
+SESSIONS_ROOT = Path(tempfile.gettempdir()) / "mpdemo-sessions"
+
+
+def recording_source(rec: Recording) -> str:
+    """'runs.json 2026-11-30': a runs file's name and the date it was recorded."""
+    return " ".join(p for p in (rec.name, rec.date) if p) or "runs.json"
 
 
 @dataclass
@@ -49,6 +68,16 @@ class Recorded:
     recording: Recording
     labels: list[str]  # one per run: '<label> · <machine tag>', unique on the page
     series: dict[str, Series]
+
+    @property
+    def source(self) -> str:
+        """What tells this file apart from another of the same machine: its name and date."""
+        return recording_source(self.recording)
+
+    @property
+    def points(self) -> int:
+        """The steps this file holds in the session, over all its runs."""
+        return sum(len(r.get("steps") or []) for r in self.recording.runs)
 
 
 def series_from_steps(label: str, steps: list[dict[str, Any]]) -> Series:
@@ -93,6 +122,7 @@ class Session:
     estimate: Any = None  # mpdemo.plan.GridEstimate: seconds left for the whole grid
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
+    files_error: str | None = None  # why the last write of the downloads failed, if it did
     writes: int = 0
     recordings: list[Recorded] = field(default_factory=list)  # loaded runs files, oldest first
 
@@ -132,11 +162,24 @@ class Session:
         return self.runner is not None and self.runner.alive
 
     def close(self) -> None:
-        """Session ended: stop the worker, delete the session's files."""
+        """Session ended (tab closed, or its state expired): stop the worker, let go of every
+        run and opened file, and delete the session's folder."""
         self.stop()
+        self.configs, self.series, self.current, self.errors = [], {}, {}, []
+        self.runs, self.history, self.recordings = [], [], []
+        self.progress, self.plan, self.estimate = {}, None, None
+        self.files = {}
         if self.outdir:
             shutil.rmtree(self.outdir, ignore_errors=True)
             self.outdir = None
+
+    def folder(self) -> Path:
+        """This session's folder for downloads and scripts (made on first use)."""
+        if self.outdir is None or not Path(self.outdir).is_dir():
+            root = process_dir()
+            root.mkdir(parents=True, exist_ok=True)
+            self.outdir = tempfile.mkdtemp(prefix="session-", dir=root)
+        return Path(self.outdir)
 
     # --- events -------------------------------------------------------------------------
     def apply(self, ev: Any) -> bool:
@@ -218,14 +261,28 @@ class Session:
         return shown_table(summary_table(self.summaries(), lang), lang)
 
     def write_files(self) -> dict[str, str]:
-        """Write every run this session finished as CSV and JSON (the CLI's formats)."""
+        """Write every run this session finished as CSV and JSON (the CLI's formats).
+
+        A write that fails (a full disk, a read-only folder) returns {} and says why in
+        `files_error`: the runs, table and plots are shown all the same.
+        """
         if not self.history:
             return {}
-        if self.outdir is None:
-            self.outdir = tempfile.mkdtemp(prefix="mpdemo-session-")
+        try:
+            new = self._write_files()
+        except OSError as err:
+            self.files_error = err.strerror or type(err).__name__
+            return {}
+        self.files_error = None
+        for old in set(self.files.values()) - set(new.values()):
+            Path(old).unlink(missing_ok=True)  # gradio has copied it to its cache already
+        self.files = new
+        return self.files
+
+    def _write_files(self) -> dict[str, str]:
         # A fresh name per write: the browser caches downloads by URL.
         self.writes += 1
-        base = Path(self.outdir) / f"mpdemo-runs-{time.strftime('%Y%m%d-%H%M%S')}-{self.writes}"
+        base = self.folder() / f"mpdemo-runs-{time.strftime('%Y%m%d-%H%M%S')}-{self.writes}"
         several = len({r["grid"] for r in self.history}) > 1
         runs = []
         for r in self.history:
@@ -242,25 +299,42 @@ class Session:
                     "evals": r["evals"],
                 }
             )
-        write_csv(str(base.with_suffix(".csv")), runs)
-        write_runs(str(base.with_suffix(".json")), runs, self.machine())
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}
-        for old in set(self.files.values()) - set(new.values()):
-            Path(old).unlink(missing_ok=True)  # gradio has copied it to its cache already
-        self.files = new
-        return self.files
+        try:
+            write_csv(new["csv"], runs)
+            write_runs(new["json"], runs, self.machine())
+        except OSError:
+            for path in new.values():  # never one of the pair, or half a file, offered
+                Path(path).unlink(missing_ok=True)
+            raise
+        return new
 
     # --- recorded runs (runs files loaded next to the live runs) ---------------------------
     def add_recording(self, rec: Recording) -> list[str]:
-        """Show a runs file's runs next to the live ones; the same file again replaces itself."""
-        self.recordings = [r for r in self.recordings if r.recording.digest != rec.digest]
-        self.recordings = self.recordings[-(MAX_RECORDINGS - 1) :]
-        taken = set(self.live_labels()) | set(self.recorded_labels())
+        """Show a runs file's runs next to the live ones; the same file again replaces itself.
+
+        The file is thinned first (what the plots draw of a line), and older files close until
+        the session holds at most RECORDED_POINTS_CAP steps of them. Everything that can fail
+        is done before the session changes: a file that cannot be drawn leaves it as it was.
+        """
+        rec.runs = [
+            {**r, "evals": thin_steps(r.get("evals") or [], RECORDED_POINTS)}
+            for r in compact(rec.runs, RECORDED_POINTS)
+        ]
+        kept = [r for r in self.recordings if r.recording.digest != rec.digest]
+        kept = kept[-(MAX_RECORDINGS - 1) :]
+        new_points = sum(len(r.get("steps") or []) for r in rec.runs)
+        while kept and sum(r.points for r in kept) + new_points > RECORDED_POINTS_CAP:
+            kept = kept[1:]
+        taken = set(self.live_labels()) | {lab for r in kept for lab in r.labels}
+        source = recording_source(rec)
         labels = []
         for run in rec.runs:
             base = f"{run['summary']['label']} · {rec.tag}"
             label, n = base, 2
-            while label in taken:  # two recordings from one machine: number the second
+            if label in taken:  # two recordings from one machine: name the file and its date
+                label = base = f"{base} · {source}"
+            while label in taken:  # the same name and date: only then a number
                 label, n = f"{base} ({n})", n + 1
             taken.add(label)
             labels.append(label)
@@ -268,7 +342,7 @@ class Session:
             lab: series_from_steps(lab, run.get("steps") or [])
             for lab, run in zip(labels, rec.runs, strict=True)
         }
-        self.recordings.append(Recorded(rec, labels, series))
+        self.recordings = [*kept, Recorded(rec, labels, series)]
         return labels
 
     def live_labels(self) -> list[str]:
@@ -316,8 +390,13 @@ class Session:
         """Each loaded run's summary under its page label, with speed-ups within its own file."""
         out: list[Summary] = []
         for r in self.recordings:
+            # The file's own key (summary.peers): never compared with another file of the same
+            # machine, nor with this page's runs.
+            key = f"{r.source} · {r.recording.digest[:12]}"
             out += with_speedups(
-                Summary.from_dict(run["summary"]).replace(label=lab, machine=r.recording.tag)
+                Summary.from_dict({**run["summary"], "source": key}).replace(
+                    label=lab, machine=r.recording.tag
+                )
                 for lab, run in zip(r.labels, r.recording.runs, strict=True)
             )
         return out
@@ -331,6 +410,7 @@ class Session:
         for path in self.files.values():
             Path(path).unlink(missing_ok=True)
         self.files = {}
+        self.files_error = None
 
     def machine(self) -> dict[str, Any]:
         """The profile of the machine the runs ran on: the GPU worker's on ZeroGPU (its runner
@@ -429,11 +509,89 @@ class Session:
             text = script_for(cfg)
         except MpdemoError:  # e.g. the device went away: the run itself says what happened
             return None
-        if self.outdir is None:
-            self.outdir = tempfile.mkdtemp(prefix="mpdemo-session-")
-        path = Path(self.outdir) / script_filename(cfg)
-        path.write_text(text, encoding="utf-8")
+        try:
+            path = self.folder() / script_filename(cfg)
+            path.write_text(text, encoding="utf-8")
+        except OSError:  # no room to write it: the button stays off, the page goes on
+            return None
         return str(path)
+
+
+# --- a session's lifetime ------------------------------------------------------------------------
+
+# gradio session hash → that tab's Session, so closing the tab frees it at once (gradio keeps a
+# closed tab's gr.State an hour before its delete_callback runs). Weak: the gr.State owns it, and
+# nothing but `release` reads it, with the hash of the tab that closed.
+_OPEN: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
+_OPEN_LOCK = threading.Lock()
+_PROCESS_DIR: Path | None = None
+
+
+def attach(session: Session, key: str | None) -> Session:
+    """Remember that the tab `key` (gradio's session hash) holds `session`; returns it."""
+    if key:
+        with _OPEN_LOCK:
+            _OPEN[key] = session
+    return session
+
+
+def release(key: str | None) -> None:
+    """The tab `key` closed: stop its training and free its runs, files and folder now."""
+    if not key:
+        return
+    with _OPEN_LOCK:
+        session = _OPEN.pop(key, None)
+    if session is not None:
+        session.close()
+
+
+def open_sessions() -> int:
+    """How many tabs' sessions are attached (for the soak benchmark and tests)."""
+    return len(_OPEN)
+
+
+def process_dir() -> Path:
+    """This process's folder under SESSIONS_ROOT ('<pid>-<random>')."""
+    global _PROCESS_DIR
+    if _PROCESS_DIR is None:
+        _PROCESS_DIR = SESSIONS_ROOT / f"{os.getpid()}-{os.urandom(4).hex()}"
+    return _PROCESS_DIR
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by another user
+        return True
+    return True
+
+
+def sweep_session_dirs(root: Path | None = None) -> int:
+    """At start-up: delete the session folders of processes that are gone; returns how many.
+
+    Earlier versions put each session's folder straight in the temporary folder
+    ('mpdemo-session-*'): those older than a day go too.
+    """
+    root = root or SESSIONS_ROOT
+    removed = 0
+    if root.is_dir():
+        for child in root.iterdir():
+            pid_text = child.name.split("-", 1)[0]
+            if child == _PROCESS_DIR or (pid_text.isdigit() and _alive(int(pid_text))):
+                continue
+            shutil.rmtree(child, ignore_errors=True)
+            removed += 1
+    cutoff = time.time() - 86400
+    for old in Path(tempfile.gettempdir()).glob("mpdemo-session-*"):
+        try:
+            if old.is_dir() and old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _machine() -> dict[str, Any]:

@@ -1,0 +1,43 @@
+"""Text from a file or a visitor, made safe to put in the page's Markdown and HTML.
+
+gr.Markdown renders HTML, links, images and emphasis from whatever text it is given, and
+gr.HTML renders markup: a machine name, a label, a file name or an error text that came from
+outside is passed through `shown` (Markdown or HTML: it stays text) or `esc` (inside HTML the
+page builds itself) before it joins a template.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+# Characters Markdown (CommonMark + GFM, as gradio's renderer reads it) or HTML give a meaning,
+# as numeric character references: a reference is text to the parser, never markup.
+_MARKUP = str.maketrans(
+    {ch: f"&#{ord(ch)};" for ch in "&<>\"'\\`*_[]!|~$#"}
+    | {"\n": " ", "\r": " ", "\t": " ", "\x0b": " ", "\x0c": " "}
+)
+# GFM turns bare addresses into links: break "http://", "www." and "name@host" apart.
+_AUTOLINK = re.compile(r"(?i)(:)(?=//)|(?<=www)(\.)|(@)")
+MAX_SHOWN = 2000  # one value on the status line: a pasted page is cut, not rendered
+
+
+def shown(value: Any, limit: int = MAX_SHOWN) -> str:
+    """`value` as text a gr.Markdown (or gr.HTML) shows literally, on one line, at most `limit`."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[:limit] + "…"
+    text = text.translate(_MARKUP)
+    return _AUTOLINK.sub(lambda m: f"&#{ord(m.group(0))};", text)
+
+
+def shown_args(args: dict[str, Any]) -> dict[str, Any]:
+    """A template's arguments with every text in them `shown` (numbers stay numbers)."""
+    return {k: shown(v) if isinstance(v, str) else v for k, v in args.items()}
+
+
+def esc(text: Any) -> str:
+    """Text made safe inside HTML the page builds itself (attributes too); Markdown markers
+    such as ** are kept, for the tabs that render them on purpose."""
+    return html.escape(str(text), quote=True)
