@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
 from .catalog import BUNDLED_DATASET_DIR, DATASETS, DatasetEntry
@@ -212,6 +213,40 @@ def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]
         order.extend(perm[: need - len(order)])
         epoch += 1
     return order
+
+
+class StepBatches(torch.utils.data.Dataset):
+    """A tokenized datasets.Dataset served one whole batch at a time, in step order.
+
+    A DataLoader with a batch size fetches a batch row by row through datasets' torch
+    formatter and collates it: 1.1-1.4 ms a batch for tiny-bert here, between two steps, where
+    the step timer does not see it but the person waits for it. This reads the split's columns
+    once (numpy, one columnar read) and gathers each batch's rows by index: the same batches,
+    in the same order, in microseconds.
+    """
+
+    def __init__(self, ds: Any, order: list[int], batch_size: int) -> None:
+        columns = (ds.format or {}).get("columns") or ds.column_names
+        table = ds.with_format("numpy", columns=columns)[:]
+        self.columns = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in table.items()}
+        self.order = torch.tensor(order, dtype=torch.long)
+        self.batch_size = batch_size
+
+    def __len__(self) -> int:
+        return -(-len(self.order) // self.batch_size)
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        rows = self.order[i * self.batch_size : (i + 1) * self.batch_size]
+        return {k: v[rows] for k, v in self.columns.items()}
+
+
+def batch_loader(ds: Any, order: list[int], batch_size: int) -> torch.utils.data.DataLoader:
+    """A DataLoader of whole batches, rows in `order`: gathered from the columns for a
+    datasets.Dataset, the DataLoader's own batching for anything else."""
+    if hasattr(ds, "with_format"):
+        return torch.utils.data.DataLoader(StepBatches(ds, order, batch_size), batch_size=None)
+    subset = torch.utils.data.Subset(ds, order)
+    return torch.utils.data.DataLoader(subset, batch_size=batch_size, shuffle=False)
 
 
 def in_step_order(ds: Any, order: list[int]) -> Any:

@@ -123,9 +123,8 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
     if params > lim.max_params:
         raise ConfigError("model_too_big", value=cfg.model, params=params, limit=lim.max_params)
     model.to(src.device)
-    ordered = D.in_step_order(
-        train_ds, D.step_order(len(train_ds), cfg.steps, cfg.batch_size, cfg.seed)
-    )
+    order = D.step_order(len(train_ds), cfg.steps, cfg.batch_size, cfg.seed)
+    ordered = D.in_step_order(train_ds, order)
     raw_train = torch.utils.data.DataLoader(ordered, batch_size=cfg.batch_size, shuffle=False)
     raw_eval = torch.utils.data.DataLoader(eval_ds, batch_size=cfg.batch_size, shuffle=False)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
@@ -133,8 +132,12 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
         model=model,
         optimizer=optimizer,
         lr_scheduler=get_constant_schedule(optimizer),
-        train_dataloader=DeviceLoader(raw_train, src.device),
-        eval_dataloader=DeviceLoader(raw_eval, src.device),
+        # The course's loop gets whole batches sliced from the columns (data.batch_loader);
+        # Accelerate and the Trainer batch the raw loaders' rows with their own machinery.
+        train_dataloader=DeviceLoader(D.batch_loader(train_ds, order, cfg.batch_size), src.device),
+        eval_dataloader=DeviceLoader(
+            D.batch_loader(eval_ds, list(range(len(eval_ds))), cfg.batch_size), src.device
+        ),
         device=src.device,
         cfg=cfg,
         task=src.task,
