@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import signal
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from . import log
+from .atomic import check_output_path, write_text_atomic
 from .catalog import BACKENDS, PRECISIONS
-from .config import RunConfig
+from .config import RunConfig, coerce_field
 from .messages import ConfigError, MpdemoError
 from .recorded import write_runs
 from .summary import (
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
     from .plan import GridEstimate
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_SIGNAL = 128  # stopped by a signal: 128 + its number (130 SIGINT, 143 SIGTERM), as shells do
 MAX_REPEAT = 10
 UNDERFLOW_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # mpdemo.underflow.FORMATS, without torch
 
@@ -68,14 +74,6 @@ def _list(allowed: tuple[str, ...], name: str):  # -> argparse type
     return parse
 
 
-def _on_off(text: str) -> bool:
-    if text.lower() in ("on", "true", "1", "yes"):
-        return True
-    if text.lower() in ("off", "false", "0", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; flags are RunConfig's fields in kebab case."""
     d = RunConfig()
@@ -89,14 +87,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", type=_list(BACKENDS, "backend"), default=[d.backend])
     run.add_argument("--precision", type=_list(PRECISIONS, "precision"), default=[d.precision])
     run.add_argument("--device", default=d.device)
-    run.add_argument("--steps", type=int, default=d.steps)
-    run.add_argument("--batch-size", type=int, default=d.batch_size)
-    run.add_argument("--lr", type=float, default=d.lr)
-    run.add_argument("--seed", type=int, default=d.seed)
-    run.add_argument("--loss-scaling", type=_on_off, default=d.loss_scaling)
-    run.add_argument("--init-scale", type=float, default=d.init_scale)
-    run.add_argument("--growth-interval", type=int, default=d.growth_interval)
-    run.add_argument("--max-length", type=int, default=d.max_length)
+    # Number flags stay text here: config.coerce_field reads them by the rule the page and the
+    # API use, so '2.5' steps or 'nan' lr are refused with the same message everywhere.
+    run.add_argument("--steps", default=d.steps)
+    run.add_argument("--batch-size", default=d.batch_size)
+    run.add_argument("--lr", default=d.lr)
+    run.add_argument("--seed", default=d.seed)
+    run.add_argument("--loss-scaling", default=d.loss_scaling, help="on or off")
+    run.add_argument("--init-scale", default=d.init_scale)
+    run.add_argument("--growth-interval", default=d.growth_interval)
+    run.add_argument("--max-length", default=d.max_length)
     run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
     run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
     run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
@@ -136,8 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     und.add_argument("--model", default=d.model)
     und.add_argument("--dataset", default=d.dataset)
     und.add_argument("--train-slice", default=d.train_slice)
-    und.add_argument("--batch-size", type=int, default=d.batch_size)
-    und.add_argument("--seed", type=int, default=d.seed)
+    und.add_argument("--batch-size", default=d.batch_size)
+    und.add_argument("--seed", default=d.seed)
     und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
     return p
@@ -149,7 +149,9 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
 
     names = {f.name for f in fields(RunConfig)}
     values = {
-        k: v for k, v in vars(args).items() if k in names and k not in ("backend", "precision")
+        k: coerce_field(k, v, model=args.model)
+        for k, v in vars(args).items()
+        if k in names and k not in ("backend", "precision")
     }
     base = RunConfig(**values)
     configs = grid(base, args.backend, args.precision)
@@ -160,7 +162,9 @@ def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _read_number_flags(parser, args)
     log.setup()  # warnings and failures on stderr; MPDEMO_LOG_LEVEL=DEBUG adds tracebacks
     try:
         if args.command == "underflow":
@@ -171,9 +175,34 @@ def main(argv: list[str] | None = None) -> int:
     except MpdemoError as err:
         print(f"mpdemo: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before or after the grid (during it, _run writes what finished)
         print("mpdemo: interrupted", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_SIGNAL + signal.SIGINT
+
+
+# RunConfig's number flags (and on/off): read by config.coerce_field, the page's and the API's
+# rule, so '2.5' steps, 'nan' lr or a max length past the model's positions are refused alike.
+_NUMBER_FLAGS = (
+    "steps",
+    "batch_size",
+    "lr",
+    "seed",
+    "loss_scaling",
+    "init_scale",
+    "growth_interval",
+    "max_length",
+)
+
+
+def _read_number_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Each number flag as its field's type; a bad one is a usage error (one line, exit 2)."""
+    for name in _NUMBER_FLAGS:
+        if hasattr(args, name):
+            try:
+                value = coerce_field(name, getattr(args, name), model=getattr(args, "model", None))
+            except ConfigError as err:
+                parser.error(str(err))
+            setattr(args, name, value)
 
 
 def _is_main_process() -> bool:
@@ -186,6 +215,7 @@ def _run(args: argparse.Namespace) -> int:
     from .run import RunFold
     from .runner import repeated, run_grid
 
+    check_outputs(args)
     configs = configs_from_args(args)
     for cfg in configs:
         preflight(cfg)  # bad input → exit 2 before any training
@@ -231,12 +261,19 @@ def _run(args: argparse.Namespace) -> int:
             )
 
     # The grid runs in this thread, like a plain script: torch's OpenMP pool is the only one.
-    try:
-        run_grid(configs, on_event, threading.Event(), calibrate=calibrate, repeat=args.repeat)
-    except KeyboardInterrupt:
-        print("mpdemo: interrupted; the runs that finished are below", file=sys.stderr)
+    stop = threading.Event()
+    with stop_on_signals(stop, graceful=single) as caught:
+        try:
+            run_grid(configs, on_event, stop, calibrate=calibrate, repeat=args.repeat)
+        except KeyboardInterrupt:
+            caught.setdefault("signal", signal.SIGINT)
+    if caught:
+        name = signal.Signals(caught["signal"]).name
+        print(f"mpdemo: stopped by {name}; the runs that finished are below", file=sys.stderr)
+    failed = any(r["summary"]["status"] == "failed" for r in runs)
+    code = EXIT_SIGNAL + caught["signal"] if caught else EXIT_FAILED if failed else EXIT_OK
     if not main_proc:
-        return EXIT_OK if all(r["summary"]["status"] != "failed" for r in runs) else EXIT_FAILED
+        return code
     summaries = with_speedups(r["summary"] for r in runs)
     for r, s in zip(runs, summaries, strict=True):  # the files carry the speed-ups too
         r["summary"] = s
@@ -249,11 +286,50 @@ def _run(args: argparse.Namespace) -> int:
     # What the runs themselves measured: speed vs each backend's fp32 run, and memory.
     for note in [*run_speed_notes(summaries), *memory_notes(summaries)]:
         print(f"  {note.text}")
-    if args.json_path:
+    if not runs and (args.json_path or args.csv_path):
+        # Stopped before a run ended: a runs file with no runs is not one mpdemo can open.
+        print("mpdemo: no run finished; no file written", file=sys.stderr)
+    elif args.json_path:
         write_runs(args.json_path, runs)
-    if args.csv_path:
+    if runs and args.csv_path:
         write_csv(args.csv_path, runs)
-    return EXIT_FAILED if any(r["summary"]["status"] == "failed" for r in runs) else EXIT_OK
+    return code
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse --json/--csv paths no file can be written at, before anything trains (exit 2)."""
+    for flag, dest in (("--json", "json_path"), ("--csv", "csv_path")):
+        path = getattr(args, dest, None)
+        if path:
+            check_output_path(path, flag)
+
+
+@contextmanager
+def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[dict[str, int]]:
+    """SIGINT and SIGTERM stop the grid: the run in progress ends at its next step (stopped),
+    none after it starts, and the caller writes what finished; a second signal interrupts at once.
+
+    Yields a dict that gets "signal" (its number) once one arrived. Several processes
+    (`accelerate launch`) cannot stop at the same step, so there the first signal interrupts.
+    """
+    caught: dict[str, int] = {}
+    if threading.current_thread() is not threading.main_thread():
+        yield caught  # signal handlers belong to the main thread (the CLI called from a test)
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        first = "signal" not in caught
+        caught.setdefault("signal", signum)
+        stop.set()
+        if not (graceful and first):
+            raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield caught
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _cell(s: dict[str, Any], key: str) -> str:
@@ -351,18 +427,31 @@ def _code(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _underflow(args: argparse.Namespace) -> int:
-    from .underflow import underflow_report
+def _share(x: float) -> str:
+    """A share as the page's Underflow lab writes it: small ones kept visible (0.047%, not 0.0%)."""
+    if x == 0:
+        return "0%"
+    return f"{x * 100:.2g}%" if x < 0.001 else f"{x:.1%}"
 
+
+def _underflow(args: argparse.Namespace) -> int:
+    from .underflow import collect
+
+    check_outputs(args)
+    if not (math.isfinite(args.scale) and 0 < args.scale <= 2.0**64):
+        rule = {"key": "rule_above", "args": {"lo": 0, "hi": "2^64"}}
+        raise ConfigError("bad_number", field="scale", rule=rule, value=args.scale)
     cfg = RunConfig(
         model=args.model,
         dataset=args.dataset,
         train_slice=args.train_slice,
-        batch_size=args.batch_size,
-        seed=args.seed,
+        batch_size=coerce_field("batch_size", args.batch_size),
+        seed=coerce_field("seed", args.seed),
     ).validate()
     fmt = args.fmt
-    report = underflow_report(cfg, scale=args.scale, fmt=fmt)
+    # S = 1 counted too: the page's table shows what flushes to zero without a scale beside S.
+    lab = collect(cfg, scales=(args.scale, 1.0), fmts=(fmt,))
+    report = lab.report(float(args.scale), fmt)
     name = fmt.upper() if fmt.startswith("e") else fmt
     print(
         f"{name}: max {report['max']:g}, smallest normal {report['min_normal']:g}, "
@@ -371,17 +460,18 @@ def _underflow(args: argparse.Namespace) -> int:
     for kind in ("activation", "weight"):
         r = report[kind]
         best = r["best_scale"]
+        at_one = lab.shares(kind, 1.0, fmt)["underflow_share"]
         print(
-            f"{kind} gradients: {r['nonzero']:,} non-zero values; in {name} at scale "
-            f"{args.scale:g}: {r['underflow_share']:.1%} flush to zero, "
-            f"{r['subnormal_share']:.1%} subnormal, {r['overflow_share']:.1%} overflow"
+            f"{kind} gradients: {r['nonzero']:,} non-zero values; in {name} at scale 1: "
+            f"{_share(at_one)} flush to zero; at scale {args.scale:g}: "
+            f"{_share(r['underflow_share'])} flush to zero, "
+            f"{_share(r['subnormal_share'])} subnormal, {_share(r['overflow_share'])} overflow"
             + (
-                f"; most kept as normals at 2^{best['log2']} ({best['normal_share']:.1%})"
+                f"; most kept as normals at 2^{best['log2']} ({_share(best['normal_share'])})"
                 if best
                 else ""
             )
         )
     if args.json_path:
-        with open(args.json_path, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=1)
+        write_text_atomic(args.json_path, json.dumps(report, indent=1))
     return EXIT_OK

@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .catalog import BACKENDS, DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, PRECISIONS
+from .catalog import BACKENDS, DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, MODELS, PRECISIONS
 from .messages import ConfigError
 
 MAX_TEXT = 512  # longest model id / path / slice string accepted from a person
@@ -141,14 +142,8 @@ class RunConfig:
         _choice("backend", self.backend, BACKENDS)
         _choice("precision", self.precision, PRECISIONS)
         _choice("device", self.device, DEVICES)
-        _int_range("steps", self.steps, 1, lim.max_steps)
-        _int_range("batch_size", self.batch_size, 1, lim.max_batch_size)
-        _int_range("seed", self.seed, 0, 2**32 - 1)
-        _int_range("growth_interval", self.growth_interval, 1, 1_000_000)
-        _int_range("max_length", self.max_length, 8, 4096)
-        _int_range("warmup_steps", self.warmup_steps, 0, 1000)
-        _float_range("lr", self.lr, 0, 100)
-        _float_range("init_scale", self.init_scale, 0, 2.0**64, shown_hi="2^64")
+        for name in (*WHOLE_FIELDS, *FLOAT_FIELDS):
+            check_number(name, getattr(self, name), lim, self.model)
         if not isinstance(self.loss_scaling, bool):
             raise ConfigError(
                 "bad_number",
@@ -171,15 +166,159 @@ def _rule(key: str, **args: Any) -> dict[str, Any]:
     return {"key": key, "args": args}
 
 
-def _int_range(name: str, value: Any, lo: int, hi: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ConfigError(
-            "bad_number", field=name, rule=_rule("rule_whole", lo=lo, hi=hi), value=value
+# RunConfig's number fields and the values they accept: (lowest, highest), the highest a Limits
+# attribute's name where a server sets it. One table for validate() and coerce_field(), so the
+# page, the API and the command line refuse the same values with the same message.
+WHOLE_FIELDS: dict[str, tuple[int, int | str]] = {
+    "steps": (1, "max_steps"),
+    "batch_size": (1, "max_batch_size"),
+    "seed": (0, 2**32 - 1),
+    "growth_interval": (1, 1_000_000),
+    "max_length": (8, "max_length"),  # the model's positions for a built-in (max_length_for)
+    "warmup_steps": (0, 1000),
+}
+FLOAT_FIELDS: dict[str, tuple[float, float, str | None]] = {
+    "lr": (0, 100, None),  # (above lo, at most hi, hi as shown)
+    "init_scale": (0, 2.0**64, "2^64"),
+}
+# The built-in text models' position embeddings (mpdemo/models.py builds them with 512): a
+# longer sequence fails inside the model's embedding, after the data has loaded.
+BUILTIN_POSITIONS = 512
+MAX_LENGTH = 4096  # any other model: its positions are known only once its config loads
+_WHOLE_TEXT = re.compile(r"[+-]?[0-9]{1,30}")  # '12', ' -3 ': a whole number as typed
+_MAX_NUMBER_TEXT = 64  # longer text in a number field is not a number anyone typed
+
+
+def max_length_for(model: str | None) -> int:
+    """The longest max_length `model` can take: its positions for a built-in, else the cap."""
+    entry = MODELS.get(model or "")
+    if entry is not None and entry.builtin and entry.task != "regression":
+        return BUILTIN_POSITIONS
+    return MAX_LENGTH
+
+
+def number_range(
+    name: str, limits: Limits | None = None, model: str | None = None
+) -> tuple[float, float]:
+    """(lo, hi) a number field accepts on this server (max_length: for this model)."""
+    if name == "max_length":
+        return WHOLE_FIELDS[name][0], max_length_for(model)
+    if name in WHOLE_FIELDS:
+        lo, hi = WHOLE_FIELDS[name]
+        return lo, getattr(limits or Limits.from_env(), hi) if isinstance(hi, str) else hi
+    lo, hi, _ = FLOAT_FIELDS[name]
+    return lo, hi
+
+
+def _refusal(
+    name: str, value: Any, lim: Limits, model: str | None, empty: bool = False
+) -> ConfigError:
+    lo, hi = number_range(name, lim, model)
+    if name in WHOLE_FIELDS:
+        rule = _rule("rule_whole", lo=lo, hi=hi)
+    else:
+        shown = FLOAT_FIELDS[name][2]
+        rule = _rule("rule_above", lo=lo, hi=hi if shown is None else shown)
+    if empty:
+        return ConfigError("missing_number", field=name, rule=rule)
+    return ConfigError("bad_number", field=name, rule=rule, value=_shown(value))
+
+
+def _shown(value: Any) -> Any:
+    # A refused value is quoted in one line: never 400 digits or a pasted page.
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**15:
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, str) and len(value) > _MAX_NUMBER_TEXT:
+        return value[:_MAX_NUMBER_TEXT] + "…"
+    return value
+
+
+def check_number(
+    name: str, value: Any, limits: Limits | None = None, model: str | None = None
+) -> None:
+    """Raise the keyed ConfigError unless `value` is what RunConfig's field `name` accepts."""
+    lim = limits or Limits.from_env()
+    lo, hi = number_range(name, lim, model)
+    if name in WHOLE_FIELDS:
+        ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+    else:
+        ok = (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and lo < value <= hi
         )
+    if not ok:
+        raise _refusal(name, value, lim, model)
 
 
-def _float_range(name: str, value: Any, lo: int, hi: float, shown_hi: str | None = None) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or not lo < value <= hi:
-        rule = _rule("rule_above", lo=lo, hi=hi if shown_hi is None else shown_hi)
-        raise ConfigError("bad_number", field=name, rule=rule, value=value)
+def coerce_field(
+    name: str, raw: Any, limits: Limits | None = None, model: str | None = None
+) -> Any:
+    """A raw value (the page's box, an API call, a command-line flag) as RunConfig's field
+    `name` holds it, range-checked; a keyed ConfigError naming the field and its range if not.
+
+    Whole-number fields take an int, a float that is whole (a number box sends 5.0) or the
+    digits of one ("12"); never a fraction (2.5), NaN, an infinity, a bool or other text.
+    Float fields take a finite number or its text ("1e-3"). loss_scaling takes a bool or
+    on/off; text fields come back stripped. `model` bounds max_length by its positions.
+    """
+    lim = limits or Limits.from_env()
+    if name in WHOLE_FIELDS or name in FLOAT_FIELDS:
+        value = _parse_number(name, raw, lim, model)
+        check_number(name, value, lim, model)
+        return value
+    if name == "loss_scaling":
+        return _parse_on_off(raw)
+    if isinstance(raw, str):
+        return raw.strip()
+    return raw  # a choice or a text field of another type: validate() names it
+
+
+def _parse_number(name: str, raw: Any, lim: Limits, model: str | None) -> int | float:
+    whole = name in WHOLE_FIELDS
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise _refusal(name, raw, lim, model, empty=True)
+    if isinstance(raw, bool):
+        raise _refusal(name, raw, lim, model)
+    if isinstance(raw, str):
+        text = raw.strip()
+        if len(text) > _MAX_NUMBER_TEXT:
+            raise _refusal(name, raw, lim, model)
+        if whole:
+            if not _WHOLE_TEXT.fullmatch(text):
+                raise _refusal(name, raw, lim, model)
+            return int(text)
+        try:
+            number = float(text)
+        except ValueError:
+            raise _refusal(name, raw, lim, model) from None
+        if not math.isfinite(number):  # float() reads 'nan' and 'inf' too
+            raise _refusal(name, raw, lim, model)
+        return number
+    if isinstance(raw, int):
+        if whole:
+            return raw
+        try:
+            return float(raw)
+        except OverflowError:
+            raise _refusal(name, raw, lim, model) from None
+    if isinstance(raw, float):
+        if not math.isfinite(raw) or (whole and not raw.is_integer()):
+            raise _refusal(name, raw, lim, model)  # 2.5 steps are not 2 steps
+        return int(raw) if whole else raw
+    raise _refusal(name, raw, lim, model)
+
+
+def _parse_on_off(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower() if isinstance(raw, str) else None
+    if text in ("on", "true", "1", "yes"):
+        return True
+    if text in ("off", "false", "0", "no"):
+        return False
+    raise ConfigError("bad_number", field="loss_scaling", rule=_rule("rule_on_off"), value=raw)

@@ -166,15 +166,16 @@ def pretrained_model(
 
     auto = tf.AutoModelForCausalLM if task == "lm" else tf.AutoModelForSequenceClassification
     extra = {} if task == "lm" else {"num_labels": num_labels}
+    where = source if hub else os.path.expanduser(source)  # the folder resolve_source checked
     try:
-        config = tf.AutoConfig.from_pretrained(source, trust_remote_code=False, **extra)
+        config = tf.AutoConfig.from_pretrained(where, trust_remote_code=False, **extra)
         # Count parameters on the meta device: no memory, no download of the weights yet.
         with torch.device("meta"):
             n = count_params(auto.from_config(config, trust_remote_code=False))
         if n > limits.max_params:
             raise ConfigError("model_too_big", value=source, params=n, limit=limits.max_params)
         return auto.from_pretrained(
-            source, config=config, trust_remote_code=False, ignore_mismatched_sizes=True
+            where, config=config, trust_remote_code=False, ignore_mismatched_sizes=True
         )
     except MpdemoError:
         raise
@@ -188,8 +189,9 @@ def load_tokenizer(source: str, hub: bool = False) -> Any:
     """AutoTokenizer for a Hub id or folder, with a pad token (GPT-2 style ones lack one)."""
     import transformers as tf
 
+    where = source if hub else os.path.expanduser(source)  # '~/m' is the folder it names
     try:
-        tok = tf.AutoTokenizer.from_pretrained(source, trust_remote_code=False)
+        tok = tf.AutoTokenizer.from_pretrained(where, trust_remote_code=False)
     except (OSError, ValueError) as err:
         raise _not_found(source, hub, err) from None
     if tok.pad_token is None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .atomic import write_text_atomic
 from .messages import EN, MpdemoError, render
 from .textformat import ENGLISH, is_plural_spec
 
@@ -99,9 +100,10 @@ def runs_document(runs: list[dict[str, Any]], machine: dict[str, Any] | None = N
 
 
 def write_runs(path: str | Path, runs: list[dict[str, Any]], machine: dict | None = None) -> None:
-    """Write `runs` as a runs JSON file (UTF-8, indented one space like the first version)."""
+    """Write `runs` as a runs JSON file (UTF-8, indented one space like the first version),
+    whole or not at all: a reader never sees half a file, a failed write leaves the old one."""
     doc = runs_document(runs, machine)
-    Path(path).write_text(json.dumps(doc, indent=1, default=str), encoding="utf-8")
+    write_text_atomic(path, json.dumps(doc, indent=1, default=str))
 
 
 # --- reading -----------------------------------------------------------------------------------

@@ -316,8 +316,10 @@ STEP_FIELDS = [
 
 
 def write_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
-    """One row per step of every run."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    """One row per step of every run, written whole or not at all (mpdemo.atomic)."""
+    from .atomic import write_atomic
+
+    def rows(f: Any) -> None:
         w = csv.DictWriter(f, fieldnames=STEP_FIELDS, extrasaction="ignore")
         w.writeheader()
         for r in runs:
@@ -337,6 +339,8 @@ def write_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
                         "speed_verdict": s.get("speed_verdict"),
                     }
                 )
+
+    write_atomic(path, rows, newline="")
 
 
 def plain(summary: Mapping[str, Any]) -> dict[str, Any]:

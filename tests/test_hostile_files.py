@@ -269,6 +269,7 @@ def _read_or_render(raw: bytes, where: str | None) -> str:
 @settings(
     max_examples=300,
     deadline=None,
+    database=None,  # no .hypothesis/ folder in the checkout; a failure prints its example
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(mutated())
