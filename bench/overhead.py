@@ -10,7 +10,9 @@ autocast cache; interleaving spreads a shared machine's load over both sides. Pr
 backend: steps/s of each side (median and best), and engine ÷ bare as the median of the
 per-round ratios, as the ratio of the best rounds (the least disturbed by other processes), and
 as the median over the quiet rounds (both sides within 70% of their best).
-Targets (DESIGN.md): ≥ 0.97 torch and accelerate, ≥ 0.95 trainer. Prints figures; asserts nothing.
+Then the whole-run figure: per-step wall time from the difference of a long and a short run
+in separate processes (what sits between two steps counts). Targets (DESIGN.md): ≥ 0.97 for
+every backend. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-TARGET = {"torch": 0.97, "accelerate": 0.97, "trainer": 0.95}
+TARGET = {"torch": 0.97, "accelerate": 0.97, "trainer": 0.97}
 WARMUP = 3
 QUIET = 0.7  # a round counts as quiet when both sides reached 70% of their best steps/s
 
@@ -35,12 +37,14 @@ def one(side: str, cfg_json: str) -> None:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(HERE))
     import threading
+    import time
 
     from bare import BARE, steps_per_s
 
     from mpdemo import RunConfig, prepare, train
 
     cfg = RunConfig.from_dict(json.loads(cfg_json))
+    t0 = time.perf_counter()
     if side == "engine":
         # train() prepares and trains in its own worker thread, as the app and the CLI do.
         stamps = [e.elapsed_s for e in train(cfg) if e.kind == "step"]
@@ -51,11 +55,12 @@ def one(side: str, cfg_json: str) -> None:
         worker.start()
         worker.join()
         stamps = out[0]
-    print(json.dumps({"steps_per_s": steps_per_s(stamps, WARMUP)}), flush=True)
+    wall = time.perf_counter() - t0  # the whole call: preparing, every step, what sits between
+    print(json.dumps({"steps_per_s": steps_per_s(stamps, WARMUP), "wall_s": wall}), flush=True)
 
 
-def spawn(side: str, cfg: dict) -> float:
-    """Run one side in a fresh Python process; its steps/s."""
+def spawn(side: str, cfg: dict) -> dict[str, float]:
+    """Run one side in a fresh Python process; its steps/s and the whole call's wall seconds."""
     proc = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--one", side, json.dumps(cfg)],
         capture_output=True,
@@ -66,7 +71,7 @@ def spawn(side: str, cfg: dict) -> float:
     )
     if proc.returncode != 0:
         raise RuntimeError(f"{side} failed:\n{proc.stderr[-2000:]}")
-    return float(json.loads(proc.stdout.strip().splitlines()[-1])["steps_per_s"])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -76,6 +81,12 @@ def main() -> None:
     p.add_argument("--model", default="tiny-bert")
     p.add_argument("--steps", type=int, default=100)  # 40 left warm-up drift in the rate
     p.add_argument("--rounds", type=int, default=8)
+    p.add_argument(
+        "--short",
+        type=int,
+        default=None,
+        help="steps of the short run for the whole-run figure (default: a fifth of --steps)",
+    )
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--device", default="cpu")
     p.add_argument("--backends", default="torch,accelerate,trainer")
@@ -94,6 +105,13 @@ def main() -> None:
     runs: dict[tuple[str, str], dict[str, list[float]]] = {
         c: {"bare": [], "engine": []} for c in cells
     }
+    # Whole runs: (wall of a --steps run - wall of a --short run) / the steps between, each in
+    # its own process. Everything a step costs counts, wherever it sits (data, events, eval
+    # setup scaling with steps); everything fixed (imports, model building) cancels.
+    short = a.short or max(WARMUP + 2, a.steps // 5)
+    whole: dict[tuple[str, str], dict[str, list[float]]] = {
+        c: {"bare": [], "engine": []} for c in cells
+    }
     print(
         f"{a.model}, batch {a.batch_size}, {a.steps} steps ({WARMUP} warm-up), {a.rounds} rounds, "
         f"one process per measurement, interleaved; device {a.device}",
@@ -104,7 +122,11 @@ def main() -> None:
         for b, pr in cells:
             cfg = base.replace(backend=b, precision=pr).to_dict()
             for side in order:
-                runs[(b, pr)][side].append(spawn(side, cfg))
+                long_run = spawn(side, cfg)
+                short_run = spawn(side, {**cfg, "steps": short})
+                runs[(b, pr)][side].append(long_run["steps_per_s"])
+                per_step = (long_run["wall_s"] - short_run["wall_s"]) / (a.steps - short)
+                whole[(b, pr)][side].append(per_step)
         print(f"  round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
     print(
         f"{'backend':<11}{'prec':<6}{'bare it/s med/best':>20}{'engine it/s med/best':>22}"
@@ -133,6 +155,18 @@ def main() -> None:
             f"{res['ratio_median']:>11.3f}{res['ratio_min']:>11.3f}{res['ratio_best']:>12.3f}"
             f"{res['ratio_quiet'] or float('nan'):>9.3f} ({len(quiet)})"
             f"{TARGET[b]:>8.2f}"
+        )
+    print(f"\nwhole runs ({a.steps} - {short} steps, wall ms a step; ratio = bare / engine)")
+    for b, pr in cells:
+        bare, eng = whole[(b, pr)]["bare"], whole[(b, pr)]["engine"]
+        ratios = [x / e for e, x in zip(eng, bare, strict=True) if e > 0]
+        med = statistics.median(ratios) if ratios else float("nan")
+        results[f"{b}/{pr}"]["whole_bare_ms"] = [x * 1000 for x in bare]
+        results[f"{b}/{pr}"]["whole_engine_ms"] = [x * 1000 for x in eng]
+        results[f"{b}/{pr}"]["whole_ratio_median"] = med
+        print(
+            f"{b:<11}{pr:<6} bare {statistics.median(bare) * 1000:7.2f} ms  engine "
+            f"{statistics.median(eng) * 1000:7.2f} ms  ratio {med:.3f} (target {TARGET[b]:.2f})"
         )
     if "fp32" in precisions and len(precisions) > 1:
         print("\nspeed-up vs fp32, medians (engine / bare; target: ratio ≥ 0.9)")
