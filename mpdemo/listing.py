@@ -161,7 +161,7 @@ def literal(value: Any, imports: list[str] | None = None) -> str:
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
     if isinstance(value, str):
-        return f'"{value}"' if '"' not in value and "\\" not in value else repr(value)
+        return _quoted(value)
     if type(value).__module__ == "torch" and type(value).__name__ == "dtype":
         return str(value)  # "torch.bfloat16"
     if callable(value) and hasattr(value, "__module__") and hasattr(value, "__name__"):
@@ -169,6 +169,25 @@ def literal(value: Any, imports: list[str] | None = None) -> str:
             imports.append(f"from {value.__module__} import {value.__name__}")
         return value.__name__
     raise TypeError(f"no literal for a setting of type {type(value).__name__}")
+
+
+def _quoted(text: str) -> str:
+    """repr(text), in double quotes when that needs no escape: "cpu", as the loops write it.
+
+    Always repr's escapes underneath, so a quote, a backslash or a newline in a folder's name
+    stays inside the string: a value can never end the literal and run as code.
+    """
+    r = repr(text)
+    if r.startswith("'") and '"' not in text:
+        return f'"{r[1:-1]}"'  # no quote of either kind inside: nothing to escape
+    return r
+
+
+def _in_docstring(text: str) -> str:
+    """`text` escaped for the inside of a triple-quoted docstring: it reads back exactly."""
+    # repr's escapes (backslashes, newlines, control characters), and every " escaped so no
+    # three in a row can close the docstring early.
+    return repr(text)[1:-1].replace('"', '\\"')
 
 
 def fill_in(source: str, values: dict[str, Any], imports: list[str] | None = None) -> str:
@@ -407,7 +426,9 @@ def _config_lines(cfg: RunConfig) -> str:
     )
 
 
-SCRIPT_HEAD = '''"""Reproduce the mpdemo run {label!r}: the loop mpdemo runs, with this run's settings.
+# The docstring's values go through _in_docstring, the config's through literal(): a setting
+# is data in the script, never code (a folder named 'm"""+__import__("os")...' stays a name).
+SCRIPT_HEAD = '''"""Reproduce the mpdemo run {label}: the loop mpdemo runs, with this run's settings.
 
 The same run in mpdemo: {command}
 Run this where mpdemo imports (its folder, or installed): python {filename}
@@ -451,9 +472,9 @@ def script_of(lst: Listing) -> str:
         if name in FROM_PREPARED
     ]
     head = SCRIPT_HEAD.format(
-        label=cfg.label,
-        command=run_command(pinned),
-        filename=script_filename(cfg),
+        label=_in_docstring(repr(cfg.label)),
+        command=_in_docstring(run_command(pinned)),
+        filename=_in_docstring(script_filename(cfg)),
         imports="".join(line + "\n" for line in lst.imports),
         config=_config_lines(pinned),
         inputs="\n".join(inputs),
