@@ -140,6 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
     und.add_argument("--seed", default=d.seed)
     und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
+    from .sweep_cli import add_sweep_parser  # the size sweep: its flags and code in sweep_cli
+
+    add_sweep_parser(sub)
     return p
 
 
@@ -171,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
             return _underflow(args)
         if args.command == "code":
             return _code(args)
+        if args.command == "sweep":
+            from .sweep_cli import sweep_main
+
+            return sweep_main(args)
         return _run(args)
     except MpdemoError as err:
         print(f"mpdemo: error: {err}", file=sys.stderr)

@@ -332,6 +332,9 @@ EN: dict[str, str] = {
         "step 4S for fp32 (4S), and of weights S, gradients 1.5S, AdamW 2S for fp16/bf16 (2S); "
         "no activations (batch size 1)"
     ),
+    "published_heading": (
+        "published, not run here: figures other machines gave their authors, with the sources"
+    ),
     "flops_rule": (
         "achieved TFLOP/s = 6 x parameters x tokens per step / step time; MFU = that / the "
         "device's dense peak for the precision"

@@ -11,6 +11,7 @@ from typing import Any
 
 from .code import build_code_tab
 from .formats import build_formats_tab
+from .pays import build_pays_tab
 from .underflow import build_underflow_tab
 from .why import build_why_tab
 
@@ -19,4 +20,5 @@ TEACH_TABS: list[Callable[[Any], None]] = [
     build_underflow_tab,
     build_code_tab,
     build_why_tab,
+    build_pays_tab,
 ]

@@ -1,0 +1,482 @@
+"""The "Where it pays" tab: the size sweep on this machine (speed-up against parameters, each
+point with its 95 % interval), the crossover sentence from the points, the memory one step
+holds per precision beside Accelerate's rule, and published figures from other machines.
+
+Handlers are plain functions of (lang, ...) that yield frames by name, so tests call them
+directly; the measuring is mpdemo.sweep's, imported when a sweep starts (torch stays out of
+the page's start-up).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from ...config import Limits
+from ...messages import MpdemoError
+from ...sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
+from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
+from ..plots import faint
+
+COMPARED = [p for p in SWEEP_PRECISIONS if p != "fp32"]  # fp32 is the baseline, always timed
+OUTPUTS = ["status", "plot", "crossover", "table", "memory", "memory_notes", "stop"]
+BASELINE = "fp32 = 1"  # the plot's reference series: fp32's own speed
+PART_KEYS = ("weights_bytes", "grads_bytes", "optimizer_bytes", "saved_activation_bytes")
+# One colour per precision x batch series (Tableau 10 without its red and grey: fp32's line is
+# grey, and the interval's marks are a faint shade of their point's colour).
+SERIES_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2",
+                  "#bcbd22"]  # fmt: skip
+PART_COLOURS = ["#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c", "#7f7f7f"]  # the rule's bar: grey
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
+
+
+def shown(text: Any) -> str:
+    """Text (a visitor's input echoed in a message) as a Markdown block shows it, literally."""
+    return _MARKDOWN.sub(r"\\\1", html.escape(str(text), quote=False))
+
+
+class SweepState:
+    """One page's sweep: its stop Event and what it measured (in a gr.State, never global)."""
+
+    def __init__(self) -> None:
+        self.stop: threading.Event | None = None
+        self.plan: Any = None
+        self.points: list[Any] = []
+        self.memory: Any = None
+        self.end: Any = None
+        self.error: str | None = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SweepState:
+        # gr.State deep-copies its default per page: a fresh page never shares a sweep.
+        return SweepState()
+
+    @property
+    def running(self) -> bool:
+        """A sweep was started and has not ended."""
+        return self.stop is not None and self.end is None and not self.stop.is_set()
+
+
+# --- what the plot, the table and the bars show --------------------------------------------------
+
+
+def series_name(precision: str, batch: int, part: str = "") -> str:
+    """'bf16 · batch 32' and its interval's '… · 95 % low/high' (the same in every language)."""
+    return f"{precision} · batch {batch}" + (f" · 95 % {part}" if part else "")
+
+
+def colour_map(precisions: list[str], batches: list[int]) -> dict[str, str]:
+    """Every series of a grid its colour, fixed before the first point (gradio 6.31 locks its
+    colour domain when a chart is rebuilt): the interval's marks a faint shade of the point's."""
+    out = {BASELINE: "#4b5563"}
+    combos = [(p, b) for p in precisions if p != "fp32" for b in batches]
+    for i, (p, b) in enumerate(combos):
+        colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
+        out[series_name(p, b)] = colour
+        out[series_name(p, b, "low")] = faint(colour, 0.45)
+        out[series_name(p, b, "high")] = faint(colour, 0.45)
+    return out
+
+
+def plot_frame(state: SweepState) -> pd.DataFrame:
+    """Long frame (log10 params, speed-up, series): each point, its interval's ends, fp32 at 1.
+
+    A series with no point yet has one NaN row (no mark drawn): it is in the colour domain
+    from the start, so a series that appears later still has its colour.
+    """
+    rows: list[tuple[float, float, str]] = []
+    plan = state.plan
+    if plan is None:
+        return pd.DataFrame(rows, columns=["log10_params", "speedup", "series"])
+    for p in state.points:
+        x = round(math.log10(max(1, p.params)), 4)
+        rows.append((x, 1.0, BASELINE))
+        for precision in p.checks:
+            c = p.check(precision)
+            if c is None or c.speedup is None:
+                continue
+            rows.append((x, round(c.speedup, 4), series_name(precision, p.batch_size)))
+            if c.interval:
+                rows.append((x, round(c.low, 4), series_name(precision, p.batch_size, "low")))
+                rows.append((x, round(c.high, 4), series_name(precision, p.batch_size, "high")))
+    drawn = {name for _, _, name in rows}
+    x0 = round(math.log10(max(1, plan.points[0].params)), 4) if plan.points else 0.0
+    for name in colour_map(list(plan.precisions), list(plan.spec.batch_sizes)):
+        if name not in drawn:  # a placeholder: in the colour domain before it has a point
+            rows.append((x0, math.nan, name))
+    return pd.DataFrame(rows, columns=["log10_params", "speedup", "series"])
+
+
+TABLE_KEYS = ["sw_col_model", "col_params", "sw_col_batch", "col_precision", "col_step_ms",
+              "col_speedup", "sw_col_interval", "sw_col_verdict", "col_samples", "sw_col_tflops",
+              "sw_col_mfu"]  # fmt: skip
+
+
+def points_table(state: SweepState, lang: str) -> pd.DataFrame:
+    """One row per point and precision: the figures the plot and the sentence come from."""
+    cols = [t(k, lang) for k in TABLE_KEYS]
+    rows = []
+    for p in state.points:
+        for row in p.rows():
+            iv = row["speedup_interval"]
+            verdict = row["speed_verdict"]
+            rows.append(
+                [
+                    f"{row['model']} ({p.hidden}x{p.layers})",
+                    number(row["params"], lang, ","),
+                    row["batch_size"],
+                    row["precision"],
+                    number(row["step_s"] * 1000, lang, ".3g"),
+                    number(row["speedup_vs_fp32"], lang, ".2f"),
+                    f"{number(iv[0], lang, '.2f')}–{number(iv[1], lang, '.2f')}" if iv else "–",
+                    t(f"verdict_{verdict}", lang) if verdict else "–",
+                    number(row["samples_per_s"], lang, ",.0f"),
+                    number(row["tflops"], lang, ".3g"),
+                    number(row["mfu"] * 100, lang, ".1f") + " %" if row["mfu"] is not None else "–",
+                ]
+            )
+    return pd.DataFrame(rows, columns=cols)
+
+
+def memory_frame(state: SweepState, lang: str) -> pd.DataFrame | None:
+    """Stacked MiB per precision, measured, and beside each Accelerate's rule for it."""
+    mem = state.memory
+    if mem is None:
+        return None
+    rows = []
+    for precision, a in mem.parts.items():
+        for key in PART_KEYS:
+            rows.append((precision, a[key] / 2**20, t(f"mem_part_{key}", lang)))
+        est = (mem.estimate.get(precision) or {}).get("training")
+        if est is not None:
+            rule = f"{precision} · {t('mem_rule_bar', lang)}"
+            rows.append((rule, est / 2**20, t("mem_rule_bar", lang)))
+    return pd.DataFrame(rows, columns=["bar", "mib", "part"])
+
+
+def memory_colours(lang: str) -> dict[str, str]:
+    """The parts' colours under their names in `lang`."""
+    names = [t(f"mem_part_{k}", lang) for k in PART_KEYS] + [t("mem_rule_bar", lang)]
+    return dict(zip(names, PART_COLOURS, strict=True))
+
+
+def memory_text(state: SweepState, lang: str) -> str:
+    """What the bars are of, the sentences from their bytes, and the rule beside them."""
+    mem = state.memory
+    if mem is None:
+        return ""
+    head = t("mem_of", lang, model=mem.model, size=f"{mem.hidden}x{mem.layers}",
+             params=number(mem.params, lang, ","), batch=mem.batch_size, seq=mem.seq)  # fmt: skip
+    lines = [head, *(f"- {message(n['key'], n['args'], lang)}" for n in mem.notes)]
+    peaks = {p: a["peak_mem_bytes"] for p, a in mem.parts.items() if a["peak_mem_bytes"]}
+    if peaks:
+        peak_text = ", ".join(f"{p} {number(v / 2**20, lang, ',.1f')}" for p, v in peaks.items())
+        lines.append(t("mem_peak", lang, peaks=peak_text))
+    lines.append(f"_{message('anatomy_rule', {}, lang)}_")
+    return "\n".join(lines)
+
+
+def published_html(lang: str) -> str:
+    """The published figures as a table headed 'published, not run here', each with its link."""
+    from ...published import PUBLISHED
+
+    head = "".join(
+        f"<th>{html.escape(t(k, lang))}</th>"
+        for k in ("pub_hardware", "pub_workload", "col_precision", "col_speedup", "pub_figures",
+                  "pub_source")
+    )  # fmt: skip
+    body = []
+    for p in PUBLISHED:
+        figures = (
+            f"{number(p.figure, lang, 'g')} / {number(p.baseline_figure, lang, 'g')} {p.unit}"
+            if p.unit
+            else "–"
+        )
+        cells = [p.hardware, p.workload, f"{p.precision} / {p.baseline}",
+                 number(p.speedup, lang, ".2f") + "×", figures]  # fmt: skip
+        link = (
+            f'<a href="{html.escape(p.url, quote=True)}" target="_blank" rel="noopener noreferrer">'
+            f"{html.escape(p.source)}</a>"
+        )
+        body.append(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + f"<td>{link}</td></tr>"
+        )
+    title = html.escape(t("published_title", lang))
+    note = html.escape(t("published_note", lang))
+    return (
+        f'<div class="mp-published"><h3>{title}</h3><p>{note}</p>'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def status_text(state: SweepState, lang: str) -> str:
+    """Where the sweep is: planned, point k of n, done, stopped or failed."""
+    if state.error is not None:
+        return t("sweep_status_refused", lang, error=state.error)
+    plan = state.plan
+    if plan is None:
+        return t("sweep_status_idle", lang)
+    from ...plan import duration_text  # a sweep was planned: torch is loaded already
+
+    total = len(plan.points)
+    if state.end is not None:
+        end = state.end
+        if end.status == "completed":
+            return t("sweep_status_done", lang, points=end.points, total=total,
+                     time=duration_text(end.wall_s))  # fmt: skip
+        if end.status == "stopped":
+            return t("sweep_status_stopped", lang, points=end.points, total=total)
+        err = end.error or {"key": "failed", "args": {"detail": "?"}}
+        return t("sweep_status_failed", lang, points=end.points,
+                 error=shown(message(err["key"], err["args"], lang)))  # fmt: skip
+    if not state.points:
+        return t("sweep_status_planned", lang, total=total, time=duration_text(plan.estimate_s))
+    last = state.points[-1]
+    return t("sweep_status_point", lang, done=len(state.points), total=total,
+             model=last.model, batch=last.batch_size)  # fmt: skip
+
+
+def crossover_text(state: SweepState, lang: str) -> str:
+    """The crossover sentences from the points measured so far, in `lang`."""
+    if not state.points:
+        return ""
+    from ...sweep import crossover_notes
+
+    notes = [n.to_dict() for n in crossover_notes(state.points, state.points[0].device)]
+    if state.end is not None and state.end.notes:
+        notes = state.end.notes  # the same sentences the end event carries
+    return "\n".join(f"- {shown(message(n['key'], n['args'], lang))}" for n in notes)
+
+
+def frame(state: SweepState, lang: str) -> dict[str, Any]:
+    """Every output by name, from the state."""
+    return {
+        "status": status_text(state, lang),
+        "plot": plot_frame(state),
+        "crossover": crossover_text(state, lang),
+        "table": points_table(state, lang),
+        "memory": memory_frame(state, lang),
+        "memory_notes": memory_text(state, lang),
+        "stop": gr.update(interactive=state.running),
+    }
+
+
+# --- the handlers ---------------------------------------------------------------------------------
+
+
+def check_sweep(
+    sizes: Any, batches: Any, precisions: Any, budget: Any, limits: Limits | None = None
+) -> Any:
+    """The SweepPlan the inputs describe (keyed MpdemoError, one line, where they cannot run)."""
+    from ...config import RunConfig
+    from ...messages import ConfigError
+    from ...sizes import parse_batch_sizes, parse_sizes
+    from ...sweep import SweepSpec, plan_sweep
+
+    lim = limits or Limits.from_env()
+    try:
+        seconds = float(budget)
+    except (TypeError, ValueError):
+        raise ConfigError("sweep_bad_budget", value=str(budget)[:64]) from None
+    if not (0 < seconds <= 3600):  # NaN fails both comparisons
+        raise ConfigError("sweep_bad_budget", value=seconds)
+    chosen = [p for p in (precisions or []) if p in COMPARED]
+    spec = SweepSpec(
+        sizes=parse_sizes(str(sizes or "")),
+        batch_sizes=parse_batch_sizes(str(batches or ""), lim),
+        precisions=("fp32", *chosen),
+        base=RunConfig(),
+        budget_s=seconds,
+    )
+    return plan_sweep(spec, lim)
+
+
+def run_sweep_ui(
+    lang: str,
+    sizes: Any,
+    batches: Any,
+    precisions: Any,
+    budget: Any,
+    state: SweepState | None = None,
+    limits: Limits | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Run sweep: refuse bad input in the page's language, else stream the points as they come."""
+    from ...sweep import sweep
+
+    lang = norm_lang(lang)
+    state = state if state is not None else SweepState()
+    if state.running:  # a second click while one runs (another tab of the same page)
+        yield frame(state, lang)
+        return
+    fresh = SweepState()
+    state.__dict__.update(fresh.__dict__)
+    try:
+        plan = check_sweep(sizes, batches, precisions, budget, limits)
+    except MpdemoError as err:
+        text = error_text(err, lang)
+        state.error = shown(text)
+        yield {**frame(state, lang), "plot": None}
+        raise gr.Error(html.escape(text), title="mpdemo", print_exception=False) from None
+    state.plan = plan
+    state.stop = threading.Event()
+    cmap = colour_map(list(plan.precisions), list(plan.spec.batch_sizes))
+    # None first: the chart is rebuilt with this grid's colour domain, then the frames.
+    yield {**frame(state, lang), "plot": gr.update(value=None, color_map=cmap)}
+    yield frame(state, lang)
+    try:
+        for ev in sweep(plan, state.stop):
+            if ev.kind == "point":
+                state.points.append(ev)
+            elif ev.kind == "memory":
+                state.memory = ev
+            elif ev.kind == "sweep_end":
+                state.end = ev
+            else:
+                continue
+            yield frame(state, lang)
+    finally:
+        # Tab closed or job cancelled: gradio closes this generator; end the sweep too.
+        state.stop.set()
+
+
+def stop_sweep(state: SweepState | None, lang: str) -> str:
+    """Stop: the sweep ends within the step in progress; the points measured stay."""
+    lang = norm_lang(lang)
+    if state is None or not state.running:
+        return t("sweep_status_nothing", lang)
+    assert state.stop is not None
+    state.stop.set()
+    return t("sweep_status_stopping", lang, points=len(state.points))
+
+
+# --- the tab ---------------------------------------------------------------------------------------
+
+
+def _plot(lang: str) -> gr.ScatterPlot:
+    return gr.ScatterPlot(
+        None,
+        x="log10_params",
+        y="speedup",
+        color="series",
+        title=t("sweep_plot_title", lang),
+        x_title=t("sweep_plot_x", lang),
+        y_title=t("sweep_plot_y", lang),
+        color_title="",
+        x_axis_format=".1f",
+        y_axis_format=".2f",
+        height=380,
+        show_label=False,
+        elem_id="sweep-plot",
+    )
+
+
+def build_pays_tab(ctx: Any) -> None:
+    """Where it pays: the size sweep, its crossover sentence, memory anatomy, published figures."""
+    lang0 = DEFAULT_LANG
+    limits = getattr(ctx, "limits", None)
+    with ctx.i18n(gr.Tab(t("tab_pays", lang0), id="pays", elem_id="pays-tab"), label="tab_pays"):
+        ctx.i18n(gr.Markdown(t("pays_intro", lang0)), value="pays_intro")
+        with gr.Row(equal_height=True):
+            sizes = ctx.i18n(
+                gr.Textbox(DEFAULT_SIZES, label=t("sweep_sizes_label", lang0),
+                           info=t("sweep_sizes_info", lang0), elem_id="sweep-sizes", scale=3),
+                label="sweep_sizes_label", info="sweep_sizes_info",
+            )  # fmt: skip
+            batches = ctx.i18n(
+                gr.Textbox(DEFAULT_BATCH_SIZES, label=t("sweep_batches_label", lang0),
+                           info=t("sweep_batches_info", lang0), elem_id="sweep-batches", scale=2),
+                label="sweep_batches_label", info="sweep_batches_info",
+            )  # fmt: skip
+            precisions = ctx.i18n(
+                gr.CheckboxGroup(COMPARED, value=["bf16"], label=t("sweep_precisions_label", lang0),
+                                 info=t("sweep_precisions_info", lang0),
+                                 elem_id="sweep-precisions", scale=2),
+                label="sweep_precisions_label", info="sweep_precisions_info",
+            )  # fmt: skip
+            budget = ctx.i18n(
+                gr.Number(DEFAULT_BUDGET_S, label=t("sweep_budget_label", lang0),
+                          info=t("sweep_budget_info", lang0), minimum=1, maximum=3600,
+                          elem_id="sweep-budget", scale=1, min_width=120),
+                label="sweep_budget_label", info="sweep_budget_info",
+            )  # fmt: skip
+        with gr.Row():
+            run = ctx.i18n(
+                gr.Button(t("sweep_btn", lang0), variant="primary", elem_id="sweep-btn"),
+                value="sweep_btn",
+            )
+            stop = ctx.i18n(
+                gr.Button(t("sweep_stop_btn", lang0), variant="stop", interactive=False,
+                          elem_id="sweep-stop-btn"),
+                value="sweep_stop_btn",
+            )  # fmt: skip
+        status = gr.Markdown(t("sweep_status_idle", lang0), elem_id="sweep-status")
+        plot = _plot(lang0)
+        crossover = gr.Markdown("", elem_id="sweep-crossover")
+        table = gr.DataFrame(
+            pd.DataFrame([], columns=[t(k, lang0) for k in TABLE_KEYS]),
+            interactive=False, elem_id="sweep-table", show_label=False,
+        )  # fmt: skip
+        memory = gr.BarPlot(
+            None, x="bar", y="mib", color="part", color_map=memory_colours(lang0),
+            title=t("memory_plot_title", lang0), x_title="", y_title="MiB", color_title="",
+            height=320, show_label=False, elem_id="memory-plot",
+        )  # fmt: skip
+        memory_notes = gr.Markdown("", elem_id="memory-notes")
+        published = gr.HTML(published_html(lang0), elem_id="published-table")
+        # Inside the Tab: a State created directly under gr.Tabs shows up as a phantom tab.
+        state = gr.State(SweepState())
+    comps = {"status": status, "plot": plot, "crossover": crossover, "table": table,
+             "memory": memory, "memory_notes": memory_notes, "stop": stop}  # fmt: skip
+    outputs = [comps[n] for n in OUTPUTS]
+
+    def keyed(out: dict[str, Any]) -> dict[Any, Any]:
+        return {comps[n]: out.get(n, gr.skip()) for n in OUTPUTS}
+
+    def on_run(lang: str, *args: Any) -> Iterator[dict[Any, Any]]:
+        *inputs, st = args
+        for out in run_sweep_ui(lang, *inputs, st, limits):
+            yield keyed(out)
+
+    lang = ctx.lang
+    run.click(
+        on_run,
+        [lang, sizes, batches, precisions, budget, state],
+        outputs,
+        concurrency_limit=1,  # one sweep per process: the timings must not share the cores
+        api_name="sweep",
+        show_progress="minimal",
+        show_progress_on=[status],
+    )
+    stop.click(stop_sweep, [state, lang], [status], concurrency_limit=None,
+               api_visibility="undocumented", show_progress="hidden")  # fmt: skip
+
+    def on_lang(lang: str, st: SweepState) -> list[Any]:
+        lang = norm_lang(lang)
+        out = frame(st, lang)
+        bars = gr.update(value=out["memory"], color_map=memory_colours(lang),
+                         title=t("memory_plot_title", lang))  # fmt: skip
+        chart = gr.update(title=t("sweep_plot_title", lang), x_title=t("sweep_plot_x", lang),
+                          y_title=t("sweep_plot_y", lang))  # fmt: skip
+        return [out["status"], chart, out["crossover"], out["table"], bars,
+                out["memory_notes"], published_html(lang)]  # fmt: skip
+
+    ctx.on_language(
+        on_lang, [state], [status, plot, crossover, table, memory, memory_notes, published]
+    )
+
+    def on_load(lang: str) -> Any:
+        # What torch.autocast offers on this device by default (the engine's rule), once the
+        # page is up: reading the device imports torch, which the page's start does not.
+        from ...precision import resolve_device
+        from ...sweep import default_precisions
+
+        chosen = [p for p in default_precisions(resolve_device("auto")) if p != "fp32"]
+        return gr.update(value=chosen)
+
+    ctx.on_load(on_load, [], [precisions])
