@@ -206,7 +206,9 @@ def mutated(draw: st.DrawFn) -> tuple[bytes, list[tuple[Any, ...]]]:
     for _ in range(draw(st.integers(1, 3))):
         path = draw(st.sampled_from(draw(st.sampled_from(REGIONS[i]))))
         delete = draw(st.integers(0, 9)) == 0
-        if _put(doc, path, None if delete else draw(HOSTILE), delete):
+        # A copy: a later mutation may land inside this value, never in HOSTILE_VALUES itself.
+        value = None if delete else copy.deepcopy(draw(HOSTILE))
+        if _put(doc, path, value, delete):
             changed.append(path)
     return json.dumps(doc).encode(), changed
 
@@ -313,7 +315,7 @@ def test_every_field_a_renderer_reads_takes_every_hostile_value(path: tuple[Any,
     base = max(BASES[len(BASES) // 2 :], key=lambda d: len(d["runs"]))
     for value in HOSTILE_VALUES:
         doc = copy.deepcopy(base)
-        assert _put(doc, path, value, delete=False)
+        assert _put(doc, path, copy.deepcopy(value), delete=False)
         _read_or_render(json.dumps(doc).encode(), _path_text(path))
 
 
