@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import log
 from .atomic import check_output_path, write_text_atomic
 from .catalog import BACKENDS, PRECISIONS
-from .config import RunConfig, coerce_field
+from .config import MAX_REPEAT, RunConfig, coerce_field
 from .messages import ConfigError, MpdemoError
 from .recorded import write_runs
 from .summary import (
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_SIGNAL = 128  # stopped by a signal: 128 + its number (130 SIGINT, 143 SIGTERM), as shells do
-MAX_REPEAT = 10
 UNDERFLOW_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # mpdemo.underflow.FORMATS, without torch
 
 TABLE_COLUMNS = [

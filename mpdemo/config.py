@@ -166,6 +166,9 @@ def _rule(key: str, **args: Any) -> dict[str, Any]:
     return {"key": key, "args": args}
 
 
+# A comparison may be run at most this many times over (--repeat, the page's Repeat ×N).
+MAX_REPEAT = 10
+
 # RunConfig's number fields and the values they accept: (lowest, highest), the highest a Limits
 # attribute's name where a server sets it. One table for validate() and coerce_field(), so the
 # page, the API and the command line refuse the same values with the same message.
@@ -176,6 +179,7 @@ WHOLE_FIELDS: dict[str, tuple[int, int | str]] = {
     "growth_interval": (1, 1_000_000),
     "max_length": (8, "max_length"),  # the model's positions for a built-in (max_length_for)
     "warmup_steps": (0, 1000),
+    "trial": (0, MAX_REPEAT),  # 1..N: which repetition of a --repeat N comparison
 }
 FLOAT_FIELDS: dict[str, tuple[float, float, str | None]] = {
     "lr": (0, 100, None),  # (above lo, at most hi, hi as shown)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,7 +60,10 @@ def open_on_disk(name: str, source: str) -> Any:
         # lazily: seen as "type object 'tqdm' has no attribute '_lock'" when the Code tab and a
         # Train click opened the data together), so one thread opens at a time.
         with _OPEN_LOCK:
-            return _bundled() if source == "builtin" else datasets.load_from_disk(name)
+            if source == "builtin":
+                return _bundled()
+            # The folder checked is the one loaded: '~/d' as the user's home, not a literal '~'.
+            return datasets.load_from_disk(os.path.expanduser(name))
     except (FileNotFoundError, ValueError, OSError) as err:
         raise ConfigError("not_a_dataset", value=name, detail=str(err).split("\n")[0]) from None
 
