@@ -379,7 +379,9 @@ def render(
     }
     try:
         return style.format(template, args)
-    except (KeyError, IndexError, ValueError):
+    except (KeyError, IndexError, ValueError, TypeError, OverflowError):
+        # A wrong argument (None under a number format, an infinite plural) must not take the
+        # page down with it: the template and its arguments, as they are.
         return f"{template} {args}"
 
 
