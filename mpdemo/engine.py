@@ -15,7 +15,7 @@ import torch
 
 from . import data as D
 from .catalog import BUNDLED_TOKENIZER_DIR, DATASETS, MODELS
-from .config import Limits, RunConfig
+from .config import WHOLE_FIELDS, Limits, RunConfig
 from .events import Emit, Event, RunFinished
 from .log import run_logger
 from .messages import ConfigError, MpdemoError, Note
@@ -119,6 +119,19 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
             if model.config.pad_token_id is None:
                 model.config.pad_token_id = tokenizer.pad_token_id
         tokens = cfg.max_length
+    # A Hub or local model's positions are known once its config is read: a longer sequence
+    # would fail inside the embedding at the first step.
+    positions = getattr(model.config, "max_position_embeddings", None) or getattr(
+        model.config, "n_positions", None
+    )
+    if tokens and isinstance(positions, int) and cfg.max_length > positions:
+        lo = WHOLE_FIELDS["max_length"][0]
+        raise ConfigError(
+            "bad_number",
+            field="max_length",
+            rule={"key": "rule_whole", "args": {"lo": lo, "hi": positions}},
+            value=cfg.max_length,
+        )
     params = count_params(model)
     if params > lim.max_params:
         raise ConfigError("model_too_big", value=cfg.model, params=params, limit=lim.max_params)

@@ -113,6 +113,13 @@ def test_local_pretrained_folder_loads_through_from_pretrained(tmp_path, small_c
     s = summary_of(events_of(small_cfg.replace(model=str(folder), steps=2)))
     assert s["status"] == "completed"
     assert s["params"] == prep.params
+    # Its positions are read from its config: a longer sequence is refused before any step.
+    positions = prep.model.config.max_position_embeddings
+    long = small_cfg.replace(model=str(folder), steps=2, max_length=positions + 8)
+    with pytest.raises(
+        ConfigError, match=f"max_length must be a whole number from 8 to {positions}"
+    ):
+        prepare(long)
 
 
 def test_local_dataset_folder_and_column_checks(tmp_path, small_cfg):
