@@ -145,13 +145,19 @@ def spec_from_args(args: argparse.Namespace) -> Any:
     )
 
 
+def _ms(seconds: float) -> str:
+    # Three significant digits, never an exponent: 8,410 ms reads better than 8.41e+03.
+    ms = seconds * 1000
+    return f"{ms:,.0f}" if ms >= 100 else f"{ms:.3g}"
+
+
 def point_line(ev: Any) -> str:
     """One point as the CLI prints it: every precision's step, speed-up, interval, verdict."""
     from .sweep import params_label
 
     parts = []
     for precision, step in ev.step_s.items():
-        text = f"{precision} {step * 1000:.3g} ms"
+        text = f"{precision} {_ms(step)} ms"
         c = ev.check(precision)
         if c is not None and c.speedup is not None:
             iv = f" ({c.low:.2f}-{c.high:.2f})" if c.interval else ""

@@ -476,10 +476,15 @@ def test_the_tab_streams_points_and_stop_keeps_them():
     state = pays.SweepState()
     assert pays.stop_sweep(state, "en").startswith("No sweep is running")
     frames = []
+    answers = []
     for out in pays.run_sweep_ui("es", "32x1,64x1,64x2", "8", ["bf16"], 1, state):
         frames.append(out)
         if state.points and not state.stop.is_set():
-            assert pays.stop_sweep(state, "es").startswith("Deteniendo: los 1 puntos")
+            # Stop from another thread, as the page's button does: it answers with the outcome.
+            press = threading.Thread(target=lambda: answers.append(pays.stop_sweep(state, "es")))
+            press.start()
+    press.join()
+    assert answers[0].startswith("Detenido: se conservan 1 de 3 puntos"), answers
     assert frames[0]["plot"]["__type__"] == "update" and frames[0]["plot"]["value"] is None
     cmap = frames[0]["plot"]["color_map"]
     assert set(cmap) == {"fp32 = 1", "bf16 · batch 8", "bf16 · batch 8 · 95 % low",

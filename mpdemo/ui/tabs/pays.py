@@ -47,6 +47,7 @@ class SweepState:
 
     def __init__(self) -> None:
         self.stop: threading.Event | None = None
+        self.ended = threading.Event()  # set once the sweep's end event is in (or it broke)
         self.plan: Any = None
         self.points: list[Any] = []
         self.memory: Any = None
@@ -337,22 +338,33 @@ def run_sweep_ui(
                 state.memory = ev
             elif ev.kind == "sweep_end":
                 state.end = ev
+                state.ended.set()
             else:
                 continue
             yield frame(state, lang)
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the sweep too.
         state.stop.set()
+        state.ended.set()
+
+
+STOP_WAIT_S = 15.0  # how long Stop waits for the step in progress to finish
 
 
 def stop_sweep(state: SweepState | None, lang: str) -> str:
-    """Stop: the sweep ends within the step in progress; the points measured stay."""
+    """Stop: the sweep ends within the step in progress; the points measured stay.
+
+    Answers with the outcome, not "stopping": the sweep's own last message may reach the page
+    before this answer does, and this answer would then cover it.
+    """
     lang = norm_lang(lang)
     if state is None or not state.running:
         return t("sweep_status_nothing", lang)
     assert state.stop is not None
     state.stop.set()
-    return t("sweep_status_stopping", lang, points=len(state.points))
+    if not state.ended.wait(STOP_WAIT_S):
+        return t("sweep_status_stopping", lang, points=len(state.points))
+    return status_text(state, lang)
 
 
 # --- the tab ---------------------------------------------------------------------------------------
