@@ -1,0 +1,67 @@
+"""The reproduce script the Train tab downloads runs where it was downloaded (issue 20).
+
+On a machine set up with the README's command (`pip install ... -e .`), the script runs from an
+empty folder, not only from mpdemo's own, and prints the losses of the app's run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from mpdemo.config import RunConfig
+from mpdemo.ui.session import Session
+
+STEP_LINE = re.compile(r"^step (\d+)\b.*\bloss (\S+)", re.M)
+CFG = RunConfig(
+    steps=6, batch_size=8, train_slice="train[:48]", eval_slice="validation[:16]", device="cpu"
+)
+# No PYTHONPATH (the script must find mpdemo the way a downloads folder would), and one
+# thread in both processes so their float sums run in the same order.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"OMP_NUM_THREADS": "1"}
+
+
+def _run(args: list[str], cwd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=cwd, env=ENV, timeout=240
+    )
+
+
+def test_the_downloaded_script_runs_from_an_empty_folder(tmp_path) -> None:
+    where = tmp_path / "downloads"
+    where.mkdir()
+    probe = _run(["-c", "import mpdemo"], str(where))
+    if probe.returncode != 0:
+        pytest.fail(
+            "mpdemo does not import outside its folder: set the machine up with the README's "
+            "command (pip install torch==2.13.0 -r requirements-dev.txt -e .)\n" + probe.stderr
+        )
+    session = Session()
+    session.begin([CFG])
+    path = session.script_file(CFG.label)  # the file the Train tab's download button serves
+    assert path is not None
+    script = where / os.path.basename(path)
+    shutil.copy(path, script)
+    session.close()
+    head = script.read_text(encoding="utf-8").split('"""')[1]
+    assert "pip install" in head and "-e ." in head and f"python {script.name}" in head
+    assert [p.name for p in where.iterdir()] == [script.name]  # nothing else beside it
+
+    ran = _run([script.name], str(where))
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    steps = STEP_LINE.findall(ran.stdout)
+    assert [int(n) for n, _ in steps] == list(range(1, 7)), ran.stdout
+    # The app's run of the same settings, by the same engine (from that folder too).
+    flags = ["--steps", "6", "--batch-size", "8", "--train-slice", "train[:48]",
+             "--eval-slice", "validation[:16]", "--device", "cpu"]  # fmt: skip
+    out = tmp_path / "runs.json"
+    app = _run(["-m", "mpdemo", "run", *flags, "--quiet", "--json", str(out)], str(where))
+    assert app.returncode == 0, app.stderr[-2000:]
+    engine = [s["loss"] for s in json.loads(out.read_text(encoding="utf-8"))["runs"][0]["steps"]]
+    assert [float(v) for _, v in steps] == pytest.approx(engine, rel=1e-5)
