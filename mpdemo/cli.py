@@ -47,8 +47,8 @@ TABLE_COLUMNS = [
     ("median_step_s", "step ms"),  # the typical step: a stall of another process moves it least
     ("samples_per_s", "samples/s"),
     ("speedup", "vs fp32"),
-    ("saved_activation_bytes", "saved MB"),
-    ("peak_mem_bytes", "peak MB"),
+    ("saved_activation_bytes", "saved MiB"),
+    ("peak_mem_bytes", "peak MiB"),
     ("skipped_steps", "skipped"),
     ("final_loss_scale", "scale"),
 ]

@@ -101,7 +101,7 @@ EN: dict[str, str] = {
         "{name} was written by a newer mpdemo (runs format {version}; this one reads up to "
         "{supported}): update mpdemo to open it"
     ),
-    "runs_too_big": "{name} is {mb:.0f} MB; runs files of at most {limit} MB are read",
+    "runs_too_big": "{name} is {mb:.0f} MiB; runs files of at most {limit} MiB are read",
     "runs_unreadable": "could not read {name}: {detail}",
     # A file the reader passed that the page still could not draw (a gap in the reader's rules).
     "runs_not_drawn": "{name} holds a value this page cannot draw",
@@ -213,15 +213,15 @@ EN: dict[str, str] = {
     ),
     "mem_less": (
         "{label} kept {pct:.0f}% less activation memory for backward than fp32 "
-        "({mb:.2f} vs {fp32_mb:.2f} MB in one step)"
+        "({mb:.2f} vs {fp32_mb:.2f} MiB in one step)"
     ),
     "mem_more": (
         "{label} kept {pct:.0f}% more activation memory for backward than fp32 "
-        "({mb:.2f} vs {fp32_mb:.2f} MB in one step)"
+        "({mb:.2f} vs {fp32_mb:.2f} MiB in one step)"
     ),
     "mem_same": (
         "{label} kept as much activation memory for backward as fp32 "
-        "({mb:.2f} vs {fp32_mb:.2f} MB in one step)"
+        "({mb:.2f} vs {fp32_mb:.2f} MiB in one step)"
     ),
     "same_maths": "ran in fp32",
     "hub_entry_offline": (
@@ -316,15 +316,15 @@ EN: dict[str, str] = {
     ),
     # --- memory anatomy (mpdemo/memory.py), from the tensors' bytes after one step -------------
     "anatomy_one": (
-        "{precision}: {mb:.1f} MB in one step; weights, gradients and AdamW's state "
-        "{fixed_mb:.1f} MB ({per_param:.1f} bytes a parameter), saved activations {act_mb:.1f} "
-        "MB ({act_pct:.0f} %); Accelerate's rule: {est_mb:.1f} MB"
+        "{precision}: {mb:.1f} MiB in one step; weights, gradients and AdamW's state "
+        "{fixed_mb:.1f} MiB ({per_param:.1f} bytes a parameter), saved activations {act_mb:.1f} "
+        "MiB ({act_pct:.0f} %); Accelerate's rule: {est_mb:.1f} MiB"
     ),
     "anatomy_vs_fp32": (
-        "{precision}: {mb:.1f} MB in one step; weights, gradients and AdamW's state "
-        "{fixed_mb:.1f} MB ({per_param:.1f} bytes a parameter, as in fp32), saved activations "
-        "{act_mb:.1f} MB ({act_ratio:.2f}x fp32's, {act_pct:.0f} % of the step); Accelerate's "
-        "rule: {est_mb:.1f} MB"
+        "{precision}: {mb:.1f} MiB in one step; weights, gradients and AdamW's state "
+        "{fixed_mb:.1f} MiB ({per_param:.1f} bytes a parameter, as in fp32), saved activations "
+        "{act_mb:.1f} MiB ({act_ratio:.2f}x fp32's, {act_pct:.0f} % of the step); Accelerate's "
+        "rule: {est_mb:.1f} MiB"
     ),
     "anatomy_rule": (
         "Accelerate's rule (accelerate estimate-memory, 'Training using Adam'): with S the model "
