@@ -309,3 +309,164 @@ def test_launch_caps_uploads_at_the_readers_limit_and_the_cache_is_cleaned() -> 
     assert app.launch_options()["max_file_size"] == MAX_FILE_BYTES
     frequency, age = app.DELETE_CACHE
     assert 0 < frequency <= age
+
+
+# --- through the server, as a visitor or an API caller reaches it ---------------------------------
+
+SMALL = {
+    "train_slice": "train[:64]",
+    "eval_slice": "validation[:32]",
+    "batch_size": 8,
+    "device": "cpu",
+    "precisions": ["fp32"],
+}
+
+
+@pytest.fixture(scope="module")
+def server() -> Any:
+    """The app in this process on a free port, launched with app.py's options: (url, demo)."""
+    import socket
+
+    from mpdemo.config import Limits
+    from mpdemo.ui import build_app, launch_options
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    demo = build_app().queue(default_concurrency_limit=1, max_size=Limits.from_env().max_queue)
+    demo.launch(
+        prevent_thread_lock=True,
+        server_name="127.0.0.1",
+        server_port=port,
+        quiet=True,
+        **launch_options(),
+    )
+    yield f"http://127.0.0.1:{port}/", demo
+    demo.close()
+
+
+def returned(result: tuple[Any, ...], name: str) -> Any:
+    """/train's value for the output `name` (gradio leaves Buttons out of an API's returns); an
+    update's value where it is one."""
+    from mpdemo.ui.frames import OUTPUTS
+
+    value = result[[n for n in OUTPUTS if n != "stop_btn"].index(name)]
+    if isinstance(value, dict) and value.get("__type__") == "update":
+        return value.get("value", value)
+    return value
+
+
+def _files_under(folder: Path) -> set[Path]:
+    return {p for p in folder.rglob("*") if p.is_file()} if folder.is_dir() else set()
+
+
+def test_an_upload_over_the_cap_is_refused_and_nothing_stays_on_disk(
+    server: Any, tmp_path: Path
+) -> None:
+    import httpx
+
+    url, demo = server
+    uploads = Path(demo.server_app.uploaded_file_dir)
+    before = _files_under(uploads)
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.write(b"{" + b" " * (MAX_FILE_BYTES + 1024) + b"}")
+    with big.open("rb") as f:
+        answer = httpx.post(f"{url}gradio_api/upload", files={"files": f}, timeout=60)
+    assert answer.status_code == 413, answer.text
+    assert _files_under(uploads) == before
+    # A file under the cap is taken (and kept in gradio's cache until its cleaning).
+    small = write_doc(tmp_path / "small.json", reference_doc())
+    with small.open("rb") as f:
+        ok = httpx.post(f"{url}gradio_api/upload", files={"files": f}, timeout=60)
+    assert ok.status_code == 200 and len(_files_under(uploads) - before) == 1
+
+
+def test_train_s_last_value_carries_the_downloads(server: Any) -> None:
+    from gradio_client import Client
+
+    client = Client(server[0], verbose=False)
+    try:
+        result = client.predict(api_name="/train", steps=40, **SMALL)
+    finally:
+        client.close()
+    status = returned(result, "status")
+    assert "Done: 1 run" in status, status
+    for name, suffix in (("csv", ".csv"), ("json", ".json")):
+        value = returned(result, name)
+        assert isinstance(value, str) and value.endswith(suffix), (name, value)
+        assert Path(value).is_file()
+    assert read_runs(returned(result, "json")).runs[0]["summary"]["steps"] == 40
+
+
+def test_a_failed_download_write_is_said_and_the_runs_still_show(
+    server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gradio_client import Client
+
+    from mpdemo.ui.plots import lines_in
+
+    def read_only(*_args: Any, **_kw: Any) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(sessions, "write_runs", read_only)
+    client = Client(server[0], verbose=False)
+    try:
+        result = client.predict(api_name="/train", steps=3, **SMALL)
+    finally:
+        client.close()
+    status = returned(result, "status")
+    assert "Done: 1 run" in status and "could not be written (Permission denied)" in status
+    assert [row[0] for row in returned(result, "summary")["data"]] == ["torch · fp32"]
+    assert lines_in(returned(result, "loss")) == {"torch · fp32": 3}
+    assert returned(result, "csv") is None  # no stale or half-written file offered
+
+
+@pytest.mark.parametrize(
+    ("lang", "value", "words"),
+    [
+        ("en", 2.5, "a whole number from 1 to"),
+        ("en", "abc", "a whole number from 1 to"),
+        ("en", "1e2", "a whole number from 1 to"),
+        ("en", None, "is empty: enter a whole number"),
+        ("es", 2.5, "un número entero de 1 a"),
+        ("pt", "abc", "um número inteiro de 1 a"),
+    ],
+)
+def test_the_api_refuses_what_the_cli_refuses_in_the_page_s_language(
+    server: Any, lang: str, value: Any, words: str
+) -> None:
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    client = Client(server[0], verbose=False)
+    try:
+        with pytest.raises(AppError) as refused:
+            client.predict(api_name="/train", steps=value, lang=lang, **SMALL)
+    finally:
+        client.close()
+    text = str(refused.value)
+    assert words in text and "got None" not in text, text
+
+
+def test_an_api_session_that_opened_a_file_is_freed_when_it_goes(
+    server: Any, tmp_path: Path
+) -> None:
+    import time
+
+    from gradio_client import Client, handle_file
+
+    client = Client(server[0], verbose=False)
+    before = sessions.open_sessions()
+    try:
+        path = write_doc(tmp_path / "a.json", reference_doc())
+        result = client.predict(handle_file(str(path)), api_name="/load_runs")
+        assert result[0].startswith("Opened")
+        assert sessions.open_sessions() == before + 1
+    finally:
+        client.close()
+    # gradio notices the closed heartbeat at its next beat (every 15 s), then runs unload.
+    deadline = time.monotonic() + 40
+    while sessions.open_sessions() > before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert sessions.open_sessions() == before

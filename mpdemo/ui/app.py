@@ -37,11 +37,18 @@ CSS = """
 # the server stops. An upload larger than a runs file may be is refused before it is stored.
 DELETE_CACHE = (3600, 4 * 3600)
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES
+# gradio keeps every tab's own copy of the page's settings (~2 MB with plots drawn) until this
+# many newer tabs have come (its default is 10,000); the least recently used goes first.
+STATE_SESSIONS = 400
 
 
 def launch_options() -> dict[str, Any]:
     """What `demo.launch(...)` takes besides the address: app.py and the tests launch with it."""
-    return {"css": CSS, "max_file_size": MAX_UPLOAD_BYTES}
+    return {
+        "css": CSS,
+        "max_file_size": MAX_UPLOAD_BYTES,
+        "state_session_capacity": STATE_SESSIONS,
+    }
 
 
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes

@@ -25,7 +25,7 @@ from ..recorded import Recording, RecordingError, describe_machine, read_runs, r
 from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
 from .i18n import DEFAULT_LANG, error_text, norm_lang, t
 from .plots import PLOTS, color_map
-from .session import Session
+from .session import Session, attach
 from .text import shown, shown_args
 
 STORAGE_KEY = "mpdemo-runs"
@@ -283,6 +283,7 @@ def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
 def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
     """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
     lang = ctx.lang
+    state = session  # the gr.State; the handlers' `session` parameters are its value
     quiet: dict[str, Any] = {
         "concurrency_limit": None,
         "api_visibility": "undocumented",
@@ -295,12 +296,18 @@ def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
 
     # Named parameters: the API's (gradio_client's) names for them.
     def open_file(
-        file: Any, lang: str = DEFAULT_LANG, session: Session | None = None
+        file: Any,
+        lang: str = DEFAULT_LANG,
+        session: Session | None = None,
+        request: gr.Request = None,
     ) -> Iterator[dict[Any, Any]]:
         """Open a runs JSON: its runs join the plots and the summary, labelled by machine."""
         sess = session if session is not None else Session()
+        # An API caller never loads the page: the session that holds its file is attached (and
+        # is an output, so gradio expires it) here, and freed when that caller goes.
+        attach(sess, getattr(request, "session_hash", None))
         for frame in load_runs(file, lang, sess):
-            yield keyed(comps, frame, load_names)
+            yield {**keyed(comps, frame, load_names), state: sess}
 
     def open_reference(choice: str | None, lang: str, session: Session) -> Iterator[Any]:
         for frame in pick_reference(choice, lang, session):
@@ -309,9 +316,12 @@ def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
     comps["open_runs"].upload(
         open_file,
         [comps["open_runs"], lang, session],
-        [comps[n] for n in load_names],
+        [*(comps[n] for n in load_names), state],
         api_name="load_runs",
-        concurrency_limit=None,
+        # Reading a file of the largest size allowed holds ~10x its size for a few seconds: at
+        # most two at once in the whole server (the others wait their turn in the queue).
+        concurrency_limit=2,
+        concurrency_id="open_runs",
         show_progress="hidden",
     )
     comps["reference"].input(

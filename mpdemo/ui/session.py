@@ -9,6 +9,7 @@ for processes that died, at the next start (`sweep_session_dirs`).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -51,6 +52,7 @@ MAX_RECORDINGS = 12  # files open at once in one session; the oldest is closed f
 # 10 runs x 200,000 steps held ~630 MB as read; thinned, its 5,000 points are a few MB.
 RECORDED_POINTS = STORED_POINTS
 RECORDED_POINTS_CAP = 64 * RECORDED_POINTS  # one file of the most runs a file may have
+BIG_PARSE_STEPS = 50_000  # a file of more steps than this: the heap is trimmed once it is thinned
 # Every session's files (downloads, scripts) under one folder per process, so a start-up can
 # delete what a process that died left behind without touching a live one's.
 SESSIONS_ROOT = Path(tempfile.gettempdir()) / "mpdemo-sessions"
@@ -317,10 +319,20 @@ class Session:
         the session holds at most RECORDED_POINTS_CAP steps of them. Everything that can fail
         is done before the session changes: a file that cannot be drawn leaves it as it was.
         """
-        rec.runs = [
-            {**r, "evals": thin_steps(r.get("evals") or [], RECORDED_POINTS)}
-            for r in compact(rec.runs, RECORDED_POINTS)
-        ]
+        # Fresh objects for what is kept, made once the parsed file is gone: the steps kept are
+        # spread over the whole parse, and each would pin its piece of the heap (every piece,
+        # for an even spread), so a server's memory would only grow with each file opened.
+        text = json.dumps(
+            [
+                {**r, "evals": thin_steps(r.get("evals") or [], RECORDED_POINTS)}
+                for r in compact(rec.runs, RECORDED_POINTS)
+            ]
+        )
+        parsed = sum(len(r.get("steps") or []) for r in rec.runs)
+        rec.runs = []
+        if parsed > BIG_PARSE_STEPS:  # the parse held many times the file's size: give it back
+            give_back_memory()
+        rec.runs = json.loads(text)
         kept = [r for r in self.recordings if r.recording.digest != rec.digest]
         kept = kept[-(MAX_RECORDINGS - 1) :]
         new_points = sum(len(r.get("steps") or []) for r in rec.runs)
@@ -542,7 +554,33 @@ def release(key: str | None) -> None:
     with _OPEN_LOCK:
         session = _OPEN.pop(key, None)
     if session is not None:
+        held = bool(session.recordings or session.history)
         session.close()
+        if held:
+            give_back_memory()
+
+
+def give_back_memory() -> None:
+    """Collect what a closed session or a parsed file left, and hand freed heap back to the OS
+    (glibc keeps it otherwise: a server's RSS would only ever grow)."""
+    import gc
+
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        return None
 
 
 def open_sessions() -> int:

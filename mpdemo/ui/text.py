@@ -37,7 +37,8 @@ def shown_args(args: dict[str, Any]) -> dict[str, Any]:
     return {k: shown(v) if isinstance(v, str) else v for k, v in args.items()}
 
 
-def esc(text: Any) -> str:
-    """Text made safe inside HTML the page builds itself (attributes too); Markdown markers
-    such as ** are kept, for the tabs that render them on purpose."""
-    return html.escape(str(text), quote=True)
+def esc(text: Any, quote: bool = True) -> str:
+    """Text made safe inside HTML the page builds itself (attributes too; `quote=False` for
+    element text only, e.g. a toast, where quotes stay as typed); Markdown markers such as **
+    are kept, for the tabs that render them on purpose."""
+    return html.escape(str(text), quote=quote)

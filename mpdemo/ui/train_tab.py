@@ -17,7 +17,7 @@ from typing import Any
 import gradio as gr
 
 from ..catalog import MODELS
-from ..config import Limits, RunConfig
+from ..config import Limits, RunConfig, coerce_field
 from ..messages import ConfigError, MpdemoError
 from ..registry import BACKENDS, PRECISIONS
 from ..runner import grid
@@ -39,6 +39,7 @@ from .frames import (
 from .i18n import DEFAULT_LANG, error_text, message, norm_lang, t
 from .plots import PLOTS, View, color_map, reached_step, scaled_labels, step_axis
 from .session import COLUMN_WIDTHS, Session
+from .text import esc, shown
 
 FIT_DEFAULT_S = 60.0  # the default comparison should take about a minute, whatever the machine
 
@@ -112,8 +113,8 @@ def precision_note(lang: str, precisions: list[str] | None, device: str | None) 
         return ""
     # Which step was measured: the figures of a tiny-bert grid must not read as small-bert's.
     model, _dataset, batch, _length, _device = cal.key
-    head = t("precision_note_measured", lang, model=model, batch=batch)
-    return head + "\n\n" + "\n\n".join(message(n.key, n.args, lang) for n in notes)
+    head = t("precision_note_measured", lang, model=shown(model), batch=batch)
+    return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
 
 
 def fp8_box(lang: str) -> dict[str, Any]:
@@ -174,7 +175,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                 t(
                     "status_stopped",
                     lang,
-                    label=s.get("label", ""),
+                    label=shown(s.get("label", "")),
                     step=s.get("steps", 0),
                     steps=(stopped[-1]["config"] or {}).get("steps", "?"),
                 )
@@ -200,14 +201,14 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                     lang,
                     i=i + 1,
                     n=n,
-                    label=p["label"],
+                    label=shown(p["label"]),
                     step=step,
                     steps=steps,
                     left=_duration(left, lang),
                 )
             )
         else:
-            lines.append(t("status_preparing", lang, i=i + 1, n=n, label=p["label"]))
+            lines.append(t("status_preparing", lang, i=i + 1, n=n, label=shown(p["label"])))
     else:
         lines.append(
             t(
@@ -215,12 +216,12 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                 lang,
                 i=p.get("index", 0) + 1,
                 n=p.get("total", 1),
-                label=p.get("label", ""),
+                label=shown(p.get("label", "")),
             )
         )
         left = _left(session)
         if session.plan is None:
-            lines.append(message("calibrating", {}, lang))
+            lines.append(shown(message("calibrating", {}, lang)))
         elif left is not None:
             lines.append(t("status_eta", lang, left=_duration(left, lang)))
     if finished and session.runs:
@@ -241,8 +242,9 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             if n["key"].startswith("speed_")
             and (n.get("args") or {}).get("precision") in ran - compared
         ]
-        lines += [message(n["key"], n.get("args") or {}, lang) for n in kept]
-        lines += [message(n.key, n.args, lang) for n in [*speed, *memory_notes(summaries)]]
+        # Engine sentences about the runs (a loaded file's names among them): shown as text.
+        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in kept]
+        lines += [shown(message(n.key, n.args, lang)) for n in [*speed, *memory_notes(summaries)]]
         # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU) in the status itself,
         # not only in the table's warnings column.
         for s in summaries:
@@ -250,13 +252,15 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                 for w in s.get("warning_keys") or []:
                     if w.get("key") == "fp16_not_applied":
                         text = message(w["key"], w.get("args") or {}, lang)
-                        lines.append(f"{s.get('label')}: {text}")
+                        lines.append(shown(f"{s.get('label')}: {text}"))
     elif session.plan is not None:
         # What the calibration measured, said before the runs and while they go.
-        lines += [message(n["key"], n.get("args") or {}, lang) for n in session.plan.notes]
+        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in session.plan.notes]
     for label, note in session.errors:
         err = error_text(_note_error(note), lang)
-        lines.append(t("status_run_failed", lang, label=label, error=err))
+        lines.append(t("status_run_failed", lang, label=shown(label), error=shown(err)))
+    if session.files_error:  # the downloads failed to write: the runs above are all here
+        lines.append(t("status_files_failed", lang, error=shown(session.files_error)))
     return "\n\n".join(lines)
 
 
@@ -286,6 +290,12 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
     """
     lim = limits or Limits.from_env()
     v = {**DEFAULTS, **values}
+    # The page's boxes and an API caller's values, by the CLI's rule (mpdemo.config): text,
+    # NaN, infinities and fractions in whole-number fields are refused, never rounded.
+    model = coerce_field("model", v.get("model"), lim)
+    for name in controls.NAMES:
+        if name not in controls.UI_ONLY and name in v:
+            v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
     if not v["backends"]:
         raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
     v["precisions"] = with_fp8(v)  # fp8: its own box (controls.py)
@@ -316,6 +326,9 @@ def _file_updates(session: Session, table_changed: bool) -> dict[str, Any]:
     if not table_changed:
         return {}
     files = session.write_files()
+    if not files and session.files_error:  # the status says why; no stale file is offered
+        off = gr.update(value=None, interactive=False)
+        return {"csv": off, "json": off}
     if not files:
         return {}
     return {
@@ -346,13 +359,15 @@ def _frame(
     finished: bool = False,
     axis: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    # The files first: a failed write is said in this frame's status.
+    files = _file_updates(session, table_changed)
     out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
     out.update(plot_frames(session))
     if axis is not None and grow_axes(session, out, axis):
         axis["refill"] = True
     if table_changed:
         out["summary"] = session.table(lang)
-        out.update(_file_updates(session, table_changed))
+        out.update(files)
     if finished:
         empty = scale_empty_text(lang, session.configs, True, session)
         if empty:
@@ -381,9 +396,10 @@ def train(
     except MpdemoError as err:
         session.input_error = err
         text = error_text(err, lang)
-        # The toast fades; the status keeps saying what failed until the next click.
-        yield {"status": t("status_not_started", lang, error=text), **settle(session)}
-        raise gr.Error(text, title="mpdemo", print_exception=False) from None
+        # The toast fades; the status keeps saying what failed until the next click. Both show
+        # the visitor's own input as text (the toast renders HTML).
+        yield {"status": t("status_not_started", lang, error=shown(text)), **settle(session)}
+        raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
 
     session.input_error = None
     # The default comparison (steps untouched) is fitted to about a minute on this machine.
@@ -466,7 +482,8 @@ def stopped_text(runner: Any, lang: str) -> str | None:
         return None
     s = stopped[-1]
     steps = next((c.steps for c in runner.configs if c.label == s.get("label")), "?")
-    return t("status_stopped", lang, label=s.get("label", ""), step=s.get("steps", 0), steps=steps)
+    label = shown(s.get("label", ""))
+    return t("status_stopped", lang, label=label, step=s.get("steps", 0), steps=steps)
 
 
 def arm(session: Session, lang: str) -> dict[str, Any]:
@@ -498,7 +515,7 @@ def script_for_run(session: Session, label: str | None) -> Any:
 def idle_status(session: Session | None, lang: str) -> str:
     """The status line of a session that is not training, in `lang`."""
     if session is not None and session.input_error is not None:
-        return t("status_not_started", lang, error=error_text(session.input_error, lang))
+        return t("status_not_started", lang, error=shown(error_text(session.input_error, lang)))
     if session is not None and session.runs:
         return status_text(session, lang, finished=True)
     return t("status_idle", lang)
@@ -792,6 +809,9 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
         [*(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
         api_name="train",
+        # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in
+        # English; check_inputs refuses both by the CLI's rule, in the page's language.
+        preprocess=False,
         concurrency_limit=1,  # one training per process: timings must not share the cores
         show_progress="minimal",
         show_progress_on=[comps["status"]],
