@@ -299,6 +299,8 @@ def sweep_main(args: argparse.Namespace) -> int:
         print(
             f"# {end.points} of {end.total} points in {duration_text(end.wall_s)}", file=sys.stderr
         )
+    if args.published:  # after what ran here, under a heading that says it did not
+        print("\n".join(published_lines()))
     if args.json_path:
         _write_json(
             args.json_path,

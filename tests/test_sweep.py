@@ -377,7 +377,7 @@ def test_cli_sweep_writes_the_documented_json_and_csv(tmp_path, capsys):
     rc = main([
         "sweep", "--sizes", "32x1", "--batch-sizes", "8", "--budget", "1", "--device", "cpu",
         "--train-slice", "train[:256]", "--batch-size", "8", "--memory-size", "32x1",
-        "--json", str(out), "--csv", str(csv_path),
+        "--json", str(out), "--csv", str(csv_path), "--published",
     ])  # fmt: skip
     printed = capsys.readouterr().out
     assert rc == 0, printed
@@ -397,6 +397,9 @@ def test_cli_sweep_writes_the_documented_json_and_csv(tmp_path, capsys):
     assert doc["memory"]["fp32"]["weights_bytes"] == 4 * doc["memory_of"]["params"]
     assert "[1/1] bert-32x1" in printed and "bf16" in printed
     assert doc["crossover"][0]["text"] in printed  # the sentence printed is the file's
+    # Published figures come last, under their own heading, and never into the file's points.
+    assert printed.index("# published, not run here") > printed.index(doc["crossover"][0]["text"])
+    assert "issues/15026" in printed and "15026" not in json.dumps(doc["points"])
     assert csv_path.read_text().splitlines()[0].startswith("model,params,hidden,layers")
 
 
