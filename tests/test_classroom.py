@@ -43,7 +43,7 @@ def test_five_visitors_at_once_all_finish_and_see_only_their_own_runs(app_url): 
             time.sleep(0.1)
         assert queued_ranks, "the waiting visitors were told their place in the queue"
         for job, (b, p) in zip(jobs, VISITORS, strict=True):
-            status, loss, *_, summary, _csv, _json, _run, _script = job.result(timeout=60)
+            status, loss, *_, summary, _repeats, _csv, _json, _run, _script = job.result(timeout=60)
             label = f"{b[0]} · {p[0]}"
             assert "Done: 1 run (1 completed)" in status
             assert plots.lines_in(loss) == {label: 6}

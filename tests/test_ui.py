@@ -94,7 +94,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch)
     result = job.result(timeout=180)
     outputs = job.outputs()
     assert len(outputs) >= 3, "the generator streamed several updates"
-    status, loss, scale, step_ms, sps, _, _, summary, csv_file, json_file, _, _ = (
+    status, loss, scale, step_ms, sps, _, _, summary, repeats, csv_file, json_file, _, _ = (
         result  # Stop: no API value
     )
     assert "Done: 2 runs" in status
@@ -127,7 +127,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch)
     assert [r["summary"]["label"] for r in runs] == ["torch · fp32", "torch · bf16"]
     # The first update offered the first run's reproduce script: `python -m mpdemo code`'s text.
     assert 'data-run="torch · bf16"' in first[6]  # one legend for all plots, every run once
-    script = outputs[0][11]
+    script = outputs[0][12]
     script_path = script["value"] if isinstance(script, dict) else script
     assert script_path and Path(script_path).name == "mpdemo_torch_fp32.py"
     text = Path(script_path).read_text(encoding="utf-8")
@@ -148,7 +148,7 @@ def test_stop_keeps_what_was_measured(client) -> None:
         pytest.fail("no step arrived within 60 s")
     t0 = time.monotonic()
     client.predict(api_name="/stop")  # same client → same session → this session's runner
-    status, loss, *_, summary, _csv, _json, _run, _script = job.result(timeout=60)
+    status, loss, *_, summary, _repeats, _csv, _json, _run, _script = job.result(timeout=60)
     assert time.monotonic() - t0 < 20
     assert "Stopped" in status
     assert [r[1] for r in summary["data"]] == ["stopped"]  # the grid's second run never started
@@ -388,7 +388,8 @@ def test_session_is_fresh_per_browser_session() -> None:
 
 def test_app_py_only_launches() -> None:
     text = (ROOT / "app.py").read_text(encoding="utf-8")
-    assert "build_app()" in text and ".launch(css=CSS)" in text  # the page's CSS goes in here
+    # The page's CSS, the upload cap and gradio's missing strings go in here.
+    assert "build_app()" in text and ".launch(**launch_options())" in text
     assert not re.search(r"^import (torch|transformers|accelerate|datasets)", text, re.M)
 
 
@@ -458,8 +459,18 @@ def test_every_run_of_any_grid_has_its_own_colour(monkeypatch) -> None:
         lines = [cmap[lab] for lab in labels] + [cmap[f"{lab} · raw"] for lab in labels]
         assert len(set(lines)) == len(lines), "two series share a colour"
         assert plots.SKIP_COLOR not in lines  # red means a skipped step
-        extra = registry.Precision("fp8x", "float8_e4m3fn", "float8_e4m3fn", True, "fp8", None,
-                                   8, 4, 3, "test record")  # fmt: skip
+        extra = registry.Precision(
+            name="fp8x",
+            dtype="float8_e4m3fn",
+            autocast_dtype="float8_e4m3fn",
+            needs_scaler=True,
+            accelerate="fp8",
+            trainer_flag=None,
+            bits=8,
+            exponent_bits=4,
+            mantissa_bits=3,
+            fast_on="test record",
+        )
         monkeypatch.setitem(registry.PRECISIONS, "fp8x", extra)
 
 
@@ -566,13 +577,14 @@ def test_presets_say_what_they_loaded_and_when_the_gpu_is_missing() -> None:
 
 def test_spanish_headers_get_columns_as_wide_as_their_longest_word() -> None:
     from mpdemo.ui.frames import empty_table
-    from mpdemo.ui.train_tab import header_widths
+    from mpdemo.ui.train_tab import CHAR_PX, HEADER_PAD_PX, header_widths
 
+    # The browser tests check the real layout ("pérdid a" no more, at 13 px, app.py's CSS).
     for lang in ("en", "es", "pt"):
         headers = list(empty_table(lang).columns)
         for h, w in zip(headers, header_widths(headers), strict=True):
             longest = max(len(word) for word in h.split())
-            assert int(w.removesuffix("px")) >= 9 * longest + 30, (lang, h, w)
+            assert int(w.removesuffix("px")) >= CHAR_PX * longest + HEADER_PAD_PX, (lang, h, w)
 
 
 def test_builtin_models_show_their_exact_parameter_count() -> None:
@@ -604,7 +616,7 @@ def test_view_controls_redraw_a_finished_grid_on_a_wall_clock_axis() -> None:
     # The axis change empties each plot first: gradio 6.31 drops data sent with new axis props.
     assert axes["loss"]["value"] is None
     assert axes["loss"]["x_title"] == "seconds since the run started"
-    assert axes["loss"]["x_lim"] is None
+    assert axes["loss"]["x_lim"] == [0, None]  # from 0 to wherever the seconds end
     assert "scale" not in axes  # the scale plot stays in steps
     assert "before smoothing" not in axes["legend"]  # smoothing off: no faint curves to explain
     loss = out["loss"]
@@ -641,3 +653,105 @@ def test_an_empty_grid_names_the_box_to_tick_by_its_label(client) -> None:
 
     with pytest.raises(AppError, match=r"Precisiones: marca al menos una opción \(fp32"):
         client.predict(api_name="/train", lang="es", precisions=[], steps=4)
+
+
+# --- issue 20: the page in front of a class -----------------------------------------------------
+
+
+def test_a_repeated_comparison_shows_each_figures_spread(client) -> None:
+    result = client.predict(
+        api_name="/train", steps=4, precisions=["fp32", "bf16"], repeat=2, **FAST
+    )
+    status, loss, summary, repeats = result[0], result[1], result[7], result[8]
+    assert "Done: 4 runs" in status, status
+    labels = ["torch · fp32 · #1", "torch · bf16 · #1", "torch · fp32 · #2", "torch · bf16 · #2"]
+    assert [r[0] for r in summary["data"]] == labels
+    assert set(plots.lines_in(loss)) == set(labels)  # every repetition its own line
+    repeats = repeats.get("value", repeats)  # an update: the table shows only when repeated
+    rows = {r[0]: r for r in repeats["data"]}
+    assert set(rows) == {"torch · fp32", "torch · bf16"}
+    head = repeats["headers"]
+    bf16 = rows["torch · bf16"]
+    assert bf16[head.index("runs")] == "2"
+    lo, _, hi = bf16[head.index("step ms")].partition("–")
+    assert float(lo) <= float(hi or lo)  # the lowest and highest typical step of the two
+    assert bf16[head.index("vs fp32")].endswith("×")
+    assert rows["torch · fp32"][head.index("vs fp32")] == ""  # fp32 is the reference
+
+
+def test_repeat_and_steps_rules() -> None:
+    from mpdemo.messages import ConfigError
+    from mpdemo.ui.i18n import error_text
+    from mpdemo.ui.train_tab import DEFAULTS, check_repeat, fits
+
+    assert check_repeat(3.0) == 3
+    for bad in (0, 11, 2.5, None, ""):
+        with pytest.raises(ConfigError) as err:
+            check_repeat(bad)
+        assert error_text(err.value, "es").startswith("Repetir ×N debe ser")  # the box's label
+    steps = DEFAULTS["steps"]
+    assert fits("default", steps)  # the page's own default comparison: about a minute
+    assert not fits("typed", steps)  # typing 100 after a fit runs 100
+    assert not fits("preset", steps)  # a preset's steps are its lesson
+    assert not fits("default", steps + 1)
+
+
+def test_the_legend_hides_runs_and_closes_one_file() -> None:
+    import copy
+
+    from mpdemo.recorded import read_runs, reference_files
+    from mpdemo.ui import frames
+    from mpdemo.ui.plots import View, line_frame
+
+    s = Session()
+    paths = reference_files()[:2]
+    for path in paths:
+        s.add_recording(read_runs(path))
+    if len(s.recordings) < 2:  # one shipped file: open a copy of it as a second file
+        other = copy.deepcopy(s.recordings[0].recording)
+        other.digest, other.name = "another", "another.json"
+        s.add_recording(other)
+    first = s.recorded_labels()[0]
+    assert frames.toggle_run(s, first) and first in s.view.hidden
+    frame = line_frame(s.plot_series(), s.plot_labels(), "loss", s.view)
+    assert first not in plots.lines_in(frame) and first in set(frame["run"])  # still in domain
+    legend = frames.run_legend(s, "en")
+    assert f'data-run="{first}"' in legend and "mp-off" in legend and "data-file=" in legend
+    assert frames.toggle_run(s, first) and not s.view.hidden  # shown again
+    assert not frames.toggle_run(s, "no such run")
+    key = frames.file_key(s.recordings[0])
+    kept = s.recordings[1].labels
+    assert frames.remove_file(s, key) and s.recorded_labels() == kept
+    assert not frames.remove_file(s, key)
+    assert View.of(0.6, "step", {"a"}).toggled("a") == View.of(0.6, "step")
+
+
+def test_every_line_on_the_page_has_its_own_colour() -> None:
+    from mpdemo.config import RunConfig
+    from mpdemo.recorded import read_runs, reference_files
+    from mpdemo.runner import grid, repeated
+    from mpdemo.ui import frames
+
+    s = Session()
+    s.begin(repeated(grid(RunConfig(), ["torch"], ["fp32", "bf16", "fp16"], True), 2))
+    for path in reference_files():
+        s.add_recording(read_runs(path))
+    cmap = frames.full_colour_map(s)
+    lines = [cmap[lab] for lab in s.plot_labels()]
+    assert len(set(lines)) == len(lines) == len(s.plot_labels()), "two lines share a colour"
+    assert plots.SKIP_COLOR not in lines
+    # The default grid and the first recorded lines: colours from two palettes, never shades.
+    assert plots.color_map()["torch · fp32"] != plots.color_map()["torch · bf16"]
+
+
+def test_axes_span_the_run_and_the_data() -> None:
+    from mpdemo.ui.frames import x_props
+    from mpdemo.ui.plots import View
+
+    # Steps: the whole run from the start (no mid-run change, which emptied the charts).
+    assert x_props(View(), "en", 40)["x_lim"] == [0, 40]
+    # Seconds: from 0 to wherever the data ends, not the step range (0-40 s for 2 s of data).
+    time_axis = x_props(View(x_axis="time"), "en", 40)
+    assert time_axis["x_lim"] == [0, None] and time_axis["x_axis_format"] != "d"
+    spec = next(p for p in plots.PLOTS if p.name == "time")
+    assert spec.y_format == "~r"  # 1600 ms, never "1,600" (1.6 to a Spanish reader)

@@ -30,6 +30,19 @@ from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 CSS = """
 #status [data-testid="status-tracker"] .error,
 #status [data-testid="status-tracker"] .clear-status { display: none; }
+/* Rows that wrap instead of squeezing: at 400 px the title broke as "measure / d" beside the
+   language box and the status was a column of ~50 px, one word a line, beside the buttons. */
+#header, #status-row { flex-wrap: wrap; }
+#intro { flex: 1 1 320px !important; min-width: min(320px, 100%) !important; }
+#intro h1 { overflow-wrap: normal; word-break: normal; hyphens: manual; }
+#status { flex: 1 1 300px !important; min-width: min(300px, 100%) !important; }
+/* A dropdown's arrow sits over the end of its input: keep the text out from under it. */
+input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis; }
+/* The summary's first columns, through the warnings, fit the results column at 1400 px:
+   gradio's own cap on the page's width (about 1220 px there) left it 880 px. */
+.gradio-container .main.app { max-width: min(1600px, 100%) !important; }
+#summary th, #summary td { font-size: 13px; padding-left: 3px; padding-right: 3px; }
+#summary th .cell-wrap { padding-left: 4px; padding-right: 4px; }
 """
 
 # gradio's cache (uploads, and the copies of downloads it serves): every hour, what is older than
@@ -48,7 +61,18 @@ def launch_options() -> dict[str, Any]:
         "css": CSS,
         "max_file_size": MAX_UPLOAD_BYTES,
         "state_session_capacity": STATE_SESSIONS,
+        "i18n": GRADIO_STRINGS,
     }
+
+
+# gradio 6.31's screen-reader line announces `common.complete` when an event ends, a key its
+# own translations lack (the English "Complete" sits under `chat`): so a screen reader read
+# "common.complete". Given here, in each page language (gradio picks by the browser's locale).
+GRADIO_STRINGS = gr.I18n(
+    en={"common.complete": "Complete"},
+    es={"common.complete": "Completado"},
+    pt={"common.complete": "Concluído"},
+)
 
 
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
@@ -106,6 +130,7 @@ def _wire_presets(ctx: TabContext) -> None:
     """
     preset, controls = ctx.shared.get("preset"), ctx.shared.get("train_controls")
     tabs, status = ctx.shared.get("tabs"), ctx.shared.get("train_status")
+    origin = ctx.shared.get("train_steps_origin")  # a preset's steps are its lesson: no fitting
     if preset is None or controls is None:
         return
     from .controls import BY_NAME, defaults  # noqa: PLC0415
@@ -113,7 +138,7 @@ def _wire_presets(ctx: TabContext) -> None:
 
     names = [n for n in controls if BY_NAME[n].run]  # not the plots' view settings
     outputs = [controls[n] for n in names]
-    extra = [c for c in (tabs, status) if c is not None]
+    extra = [c for c in (tabs, status, origin) if c is not None]
 
     def load(lang: str, preset_id: str | None) -> list[Any]:
         values, note = preset_load(norm_lang(lang), preset_id, defaults(), system.device_choices())
@@ -124,6 +149,8 @@ def _wire_presets(ctx: TabContext) -> None:
             out.append(gr.Tabs(selected="train"))
         if status is not None:
             out.append(note)
+        if origin is not None:
+            out.append("preset")
         return out
 
     preset.input(  # a person's pick only: the language switch re-sets the value too
@@ -159,15 +186,23 @@ def _with_lang(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def detect_language(request: gr.Request) -> str:
-    """The page's first language, from the browser's Accept-Language header."""
+LANG_STORAGE_KEY = "mpdemo-lang"
+
+
+def detect_language(stored: Any, request: gr.Request) -> str:
+    """The page's first language: the URL's ?lang=, else the one this browser last picked,
+    else the browser's Accept-Language header."""
     system.warm_engine()  # a page was opened: someone may click Train soon, import torch now
-    header = None
+    header = asked = None
     if request is not None:
         try:
             header = request.headers.get("accept-language")
+            asked = request.query_params.get("lang")
         except AttributeError:
             header = None
+    for choice in (asked, stored):
+        if isinstance(choice, str) and norm_lang(choice) == choice:
+            return choice  # a link for a class (?lang=es), or a reload after a switch
     return lang_from_header(header)
 
 
@@ -196,7 +231,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     system.start_hub_check()  # answers in the background while the page loads
     sessions.sweep_session_dirs()  # what a server that stopped left behind
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=True, elem_id="header"):
             intro = gr.Markdown(t("intro", DEFAULT_LANG), elem_id="intro")
             lang = gr.Radio(
                 choices=LANG_CHOICES,
@@ -228,8 +263,11 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
                 concurrency_limit=None,
                 api_visibility="undocumented",
             )
+        # The language picked survives a reload: this browser keeps it (its local storage).
+        lang_store = gr.BrowserState(None, storage_key=LANG_STORAGE_KEY)
+        lang.change(norm_lang, [lang], [lang_store], queue=False, api_visibility="undocumented")
         loaded = demo.load(
-            detect_language, None, [lang], queue=False, api_visibility="undocumented"
+            detect_language, [lang_store], [lang], queue=False, api_visibility="undocumented"
         )
         for fn, inputs, outputs in ctx.load_hooks:
             loaded.then(

@@ -19,6 +19,7 @@ from typing import Any
 import gradio as gr
 
 from ..catalog import DATASETS, MODELS
+from ..cli import MAX_REPEAT
 from ..config import Limits, RunConfig
 from ..registry import BACKENDS, PRECISIONS
 from . import system
@@ -224,6 +225,19 @@ CONTROLS: tuple[Control, ...] = (
         whole=True,
         lo=1,
         hi="max_batch_size",
+    ),
+    # The whole comparison N times, each repetition measured anew (mpdemo.runner.repeated):
+    # the table under the summary shows how far each figure moved. 1 to the CLI's --repeat cap.
+    Control(
+        "repeat",
+        "number",
+        "repeat",
+        "repeat_info",
+        section="run",
+        default=1,
+        whole=True,
+        lo=1,
+        hi=MAX_REPEAT,
     ),
     Control("lr", "number", "lr", section="run", row="opt"),
     Control("seed", "number", "seed", section="run", row="opt", whole=True),

@@ -15,22 +15,20 @@ import gradio as gr
 import pandas as pd
 
 from ..config import RunConfig
-from .i18n import t
+from ..summary import repeat_groups, typical_step_s, with_speedups
+from .i18n import number, t
 from .plots import (
     PLOTS,
-    RAW,
-    SKIP_COLOR,
+    RECORDED_PALETTE,
+    LegendFile,
     View,
-    color_map,
-    faint,
     legend_html,
+    live_colours,
+    palette_colour,
     plot_frame,
-    reached_step,
-    run_label,
     scaled_labels,
-    series_id,
-    skipped_label,
     step_axis,
+    with_series,
 )
 from .session import Session, summary_table
 
@@ -43,6 +41,7 @@ OUTPUTS: tuple[str, ...] = (
     "legend",
     "stop_btn",
     "summary",
+    "repeats",
     "csv",
     "json",
     "script_run",
@@ -53,8 +52,6 @@ OUTPUTS: tuple[str, ...] = (
 # at once rebuilds the chart from the old data, and the new data never shows. So an axis change
 # empties the plot first and the data follows in a later update (as at the start of a grid).
 AXIS_SETTLE_S = 0.3
-
-GREY = (0.23, 0.23, 0.23)  # recorded lines: the live run's colour, darkened toward this
 
 
 # --- frames to components --------------------------------------------------------------------
@@ -90,34 +87,39 @@ def by_component(
 # --- colours ---------------------------------------------------------------------------------
 
 
-def _mix(hex_colour: str, amount: float) -> str:
-    h = hex_colour.lstrip("#")
-    rgb = [int(h[i : i + 2], 16) / 255 for i in (0, 2, 4)]
-    out = [c + (g - c) * amount for c, g in zip(rgb, GREY, strict=True)]
-    return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in out)
+def file_key(rec: Any) -> str:
+    """How the legend names an opened file for its remove button (its digest, else its name)."""
+    return str(rec.recording.digest or rec.recording.name)
 
 
 def recorded_colours(session: Session) -> dict[str, str]:
-    """Each recorded line: the colour of the live run of its backend and precision, darkened
-    (by a different amount for each further file, or a second run of the same kind in one)."""
-    base = color_map()
+    """Each recorded line its own colour, in loading order, from a palette no live run uses."""
     out: dict[str, str] = {}
-    for k, rec in enumerate(session.recordings):
-        seen: dict[str, int] = {}
-        for lab, run in zip(rec.labels, rec.recording.runs, strict=True):
-            summ, cfg = run["summary"], run.get("config") or {}
-            kind = run_label(summ["backend"], summ["precision"], cfg.get("loss_scaling", True))
-            j = seen[kind] = seen.get(kind, -1) + 1  # gpu_check.py: two models, same kinds
-            colour = _mix(base.get(kind, "#7f7f7f"), 0.35 + 0.2 * ((k + j) % 3))
-            out[lab] = colour
-            out[series_id(lab, RAW)] = faint(colour)
-            out[skipped_label(lab)] = SKIP_COLOR
+    for i, lab in enumerate(session.recorded_labels()):
+        with_series(out, lab, palette_colour(RECORDED_PALETTE, i, 0.47))
     return out
 
 
 def full_colour_map(session: Session) -> dict[str, str]:
-    """The plots' colour map with the session's recorded lines added."""
-    return {**color_map(), **recorded_colours(session)}
+    """The plots' colour map: the session's live lines (repetitions too), then its recorded ones."""
+    return {**live_colours(session.live_labels()), **recorded_colours(session)}
+
+
+def remove_file(session: Session, key: str) -> bool:
+    """Close one opened runs file (its lines and rows go); True when one was open."""
+    kept = [r for r in session.recordings if file_key(r) != key]
+    if len(kept) == len(session.recordings):
+        return False
+    session.recordings = kept
+    return True
+
+
+def toggle_run(session: Session, label: str) -> bool:
+    """Hide a run's lines, or show them again; True when the label is on the page."""
+    if label not in session.plot_labels():
+        return False
+    session.view = (session.view or View()).toggled(label)
+    return True
 
 
 # --- what the plots show ---------------------------------------------------------------------
@@ -128,32 +130,71 @@ def empty_table(lang: str) -> pd.DataFrame:
     return summary_table([], lang)
 
 
-def x_props(view: View, lang: str, total_steps: int, reached: int | None = None) -> dict[str, Any]:
+REPEAT_COLUMNS = ("rep_col_run", "rep_col_runs", "rep_col_step", "rep_col_speedup",
+                  "rep_col_verdicts", "rep_col_loss")  # fmt: skip
+
+
+def _span(values: list[float], lang: str, spec: str, unit: str = "") -> str:
+    """'12,1–13,4' in the locale's digits (one value: itself); '' without values."""
+    if not values:
+        return ""
+    lo, hi = min(values), max(values)
+    text = (
+        number(lo, lang, spec) if lo == hi else f"{number(lo, lang, spec)}–{number(hi, lang, spec)}"
+    )
+    return text + unit
+
+
+def repeat_rows(session: Session, lang: str) -> list[list[str]]:
+    """One row per repeated run of the live grid: how far its figures moved across repetitions.
+
+    From the finished runs' own summaries (mpdemo.summary.repeat_groups), so each cell is the
+    min–max of figures in the summary table above it.
+    """
+    rows = []
+    for group in repeat_groups(with_speedups(r["summary"] for r in session.runs)):
+        if len(group) < 2:
+            continue
+        s0 = group[0]
+        steps = [step * 1000 for s in group if (step := typical_step_s(s))]
+        ups = [s.speedup_vs_fp32 for s in group if s.speedup_vs_fp32 is not None]
+        losses = [s.final_loss for s in group if s.final_loss is not None]
+        verdicts = ", ".join(
+            t(f"verdict_{s.speed_verdict}", lang) if s.speed_verdict else "–" for s in group
+        )
+        vs_fp32 = s0.precision != "fp32"
+        rows.append(
+            [
+                s0.label.split(" · #")[0],
+                str(len(group)),
+                _span(steps, lang, ".1f"),
+                _span(ups, lang, ".2f", "×") if vs_fp32 else "",
+                verdicts if vs_fp32 else "",
+                _span(losses, lang, ".4f"),
+            ]
+        )
+    return rows
+
+
+def repeat_table(session: Session, lang: str) -> Any:
+    """The spread table under the summary: shown once a repeated comparison has a repetition
+    of some run done twice, hidden otherwise."""
+    rows = repeat_rows(session, lang)
+    headers = [t(k, lang) for k in REPEAT_COLUMNS]
+    return gr.update(value=pd.DataFrame(rows, columns=headers), visible=bool(rows))
+
+
+def x_props(view: View, lang: str, total_steps: int) -> dict[str, Any]:
     """The x-axis settings of a plot that follows the x-axis control.
 
-    Steps: whole-number ticks ("d") on a range of at least 10 steps; while a grid runs
-    (`reached` given) the range grows in round jumps up to the run's length (plots.step_axis).
+    Steps: whole-number ticks ("d") over the whole run from its start, so the axis never
+    changes mid-run (each change empties the chart for a moment in gradio 6.31: a point would
+    wait for it). Seconds: from 0 to wherever the data ends ([0, None]: None alone would leave
+    the step range in place, and a 40-step run's seconds were drawn on 0-40).
     """
     if view.x_axis == "time":
-        return {"x_title": t("x_axis_time", lang), "x_lim": None, "x_axis_format": None}
-    lim = step_axis(total_steps) if reached is None else step_axis(reached, total_steps)
-    return {"x_title": t("x_step", lang), "x_lim": lim, "x_axis_format": "d"}
-
-
-def grow_axes(session: Session, out: dict[str, Any], axis: dict[str, Any]) -> bool:
-    """When the run has grown past the step axis: widen it in `out` (plots emptied, see
-    AXIS_SETTLE_S; the next frame brings the data back). True when it did."""
-    view = session.view or View()
-    # Recorded runs (complete already) keep the axis as long as the longest of them.
-    total = max((c.steps for c in session.plot_configs()), default=1)
-    lim = step_axis(reached_step(session.plot_series()), total)
-    if lim == axis.get("lim"):
-        return False
-    axis["lim"] = lim  # a new x_lim rebuilds the chart: only a few times per run
-    for spec in PLOTS:
-        if spec.name in out and (not spec.wall_clock or view.x_axis == "step"):
-            out[spec.name] = gr.update(value=None, x_lim=lim)
-    return True
+        return {"x_title": t("x_axis_time", lang), "x_lim": [0, None], "x_axis_format": "~r"}
+    return {"x_title": t("x_step", lang), "x_lim": step_axis(total_steps), "x_axis_format": "d"}
 
 
 def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, session: Session) -> str:
@@ -166,12 +207,17 @@ def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, sessio
 
 
 def run_legend(session: Session | None, lang: str) -> str:
-    """The legend of the grid on screen (every run once), with the raw-curve note if smoothed."""
+    """The legend of the lines on screen (every run once, hidden ones struck through), each
+    opened file with its remove button, and the raw-curve note if smoothed."""
     if session is None or not session.plot_labels():
         return ""
     view = session.view or View()
     note = t("legend_raw", lang) if view.smoothing > 0 else None
-    return legend_html(session.plot_labels(), note, recorded_colours(session))
+    files = [LegendFile(file_key(r), r.recording.name, list(r.labels)) for r in session.recordings]
+    texts = {k: t(f"legend_{k}", lang) for k in ("show", "hide", "remove")}
+    return legend_html(
+        session.plot_labels(), note, full_colour_map(session), view.hidden, files, texts
+    )
 
 
 def plot_frames(session: Session) -> dict[str, Any]:
@@ -186,11 +232,11 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
     configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
     view = session.view or View()
     total = max((c.steps for c in configs), default=1)
+    cmap = full_colour_map(session)  # repetitions ('· #2') are named only by this grid
     out: dict[str, Any] = {}
     for spec in PLOTS:
-        props: dict[str, Any] = {"value": None}
-        reached = reached_step(session.plot_series())  # recorded runs may be on screen already
-        props.update(x_props(view if spec.wall_clock else View(), lang, total, reached))
+        props: dict[str, Any] = {"value": None, "color_map": cmap}
+        props.update(x_props(view if spec.wall_clock else View(), lang, total))
         if spec.scale:  # recorded runs with a scale keep the plot
             props["visible"] = bool(scaled_labels(configs))
         out[spec.name] = gr.update(**props)

@@ -19,6 +19,7 @@ LABELS: dict[str, str] = {
     "device": "device_label",
     "steps": "steps_label",
     "batch_size": "batch_label",
+    "repeat": "repeat_label",
     "lr": "lr_label",
     "seed": "seed_label",
     "loss_scaling": "loss_scaling_label",

@@ -26,7 +26,7 @@ import colorsys
 import html
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -45,20 +45,43 @@ SKIPPED = "skipped"  # '<label> · skipped': red ticks at skipped steps on the s
 SKIP_COLOR = "#d62728"  # red: no run's colour family is red
 UNSCALED = "S=1"  # RunConfig.label's suffix for a scaler-less run of a precision that has one
 
-# One hue family per precision variant (registry order, then the unscaled ones); within a
-# family one shade per backend. So a class reads "blues are fp32, greens bf16", and a new
-# Precision record gets the next family. No red: red marks skipped steps.
-FAMILIES = [
+# Every line its own colour: a class matches eight runs to the legend only when no two lines
+# are shades of one colour. Live runs take LIVE_PALETTE by label, backend-major (a grid of one
+# backend gets the first, most distinct colours); recorded lines take RECORDED_PALETTE in
+# loading order, so they never share a colour with a live run. No red: red marks skipped steps.
+# The first nine are Tableau 10 without its red; the rest were picked to stay apart from them.
+LIVE_PALETTE = [
     "#1f77b4",  # blue
-    "#2ca02c",  # green
     "#ff7f0e",  # orange
+    "#2ca02c",  # green
     "#9467bd",  # purple
-    "#17becf",  # teal
     "#8c564b",  # brown
+    "#17becf",  # cyan
     "#e377c2",  # pink
     "#bcbd22",  # olive
     "#7f7f7f",  # grey
+    "#393b79",  # navy
+    "#637939",  # moss
+    "#b15928",  # rust
+    "#6a3d9a",  # violet
+    "#005f5f",  # dark teal
+    "#c49c94",  # rose beige
 ]
+RECORDED_PALETTE = [
+    "#e7298a",  # magenta
+    "#111111",  # black
+    "#e6ab02",  # mustard
+    "#3a86ff",  # azure
+    "#66c2a5",  # mint
+    "#8856a7",  # grape
+    "#a6761d",  # ochre
+    "#fb9a99",  # salmon
+    "#4d4d9f",  # indigo
+    "#1b7837",  # forest
+    "#f781bf",  # light pink
+    "#80b1d3",  # sky
+]
+GOLDEN = 0.618033988749895  # beyond a palette: hues a golden angle apart never repeat
 
 
 @dataclass(frozen=True)
@@ -91,7 +114,9 @@ PLOTS: tuple[PlotSpec, ...] = (
         scale=True,
         y_format="~g",
     ),  # fmt: skip
-    PlotSpec("time", "time-plot", "time_plot", "y_ms", "step_ms", 1),
+    # "~r" too: Vega's default grouped 1600 ms as "1,600", which reads as 1.6 in Spanish and
+    # Portuguese (gradio 6.31 gives no way to set Vega's number locale).
+    PlotSpec("time", "time-plot", "time_plot", "y_ms", "step_ms", 1, y_format="~r"),
     # "~r": 1000, 1500 with no grouping mark (Vega's default "1,000" reads as 1 in Spanish;
     # "~g" wrote "1.8e+3" once Vega set its precision from the tick step).
     PlotSpec(
@@ -159,47 +184,153 @@ def faint(colour: str, amount: float = 0.62) -> str:
     return _hex(c + (1.0 - c) * amount for c in _rgb(colour))
 
 
+def extra_colour(i: int, offset: float = 0.0) -> str:
+    """The i-th colour past a palette's end: golden-angle hues at two lightnesses."""
+    hue = (offset + i * GOLDEN) % 1.0
+    return _hex(colorsys.hls_to_rgb(hue, 0.38 if i % 2 else 0.5, 0.65))
+
+
+def palette_colour(palette: list[str], i: int, offset: float) -> str:
+    """The palette's i-th colour, or a generated one past its end."""
+    return palette[i] if i < len(palette) else extra_colour(i - len(palette), offset)
+
+
+def with_series(out: dict[str, str], label: str, colour: str) -> None:
+    """A line's colour, its raw curve's (faint) and its skipped-step ticks' (red)."""
+    out[label] = colour
+    out[series_id(label, RAW)] = faint(colour)
+    out[skipped_label(label)] = SKIP_COLOR
+
+
 def color_map() -> dict[str, str]:
     """A colour for every run any grid can make, its raw curve and its skipped-step ticks."""
     out: dict[str, str] = {}
-    nb = len(BACKENDS)
-    for j, (p, scaled) in enumerate(variants()):
-        base = FAMILIES[j % len(FAMILIES)]
-        for i, b in enumerate(BACKENDS):
-            label = run_label(b, p, scaled)
-            out[label] = shade(base, i, nb)
-            out[series_id(label, RAW)] = faint(out[label])
-            out[skipped_label(label)] = SKIP_COLOR
+    labels = [run_label(b, p, s) for b in BACKENDS for p, s in variants()]
+    for i, label in enumerate(labels):
+        with_series(out, label, palette_colour(LIVE_PALETTE, i, 0.11))
     return out
 
 
+TRIAL = " · #"  # RunConfig.label's suffix for one repetition of a repeated comparison
+
+
+def trial_of(label: str) -> tuple[str, int]:
+    """('torch · bf16', 2) for 'torch · bf16 · #2'; (label, 0) for a run that was not repeated."""
+    base, sep, k = label.rpartition(TRIAL)
+    return (base, int(k)) if sep and k.isdigit() else (label, 0)
+
+
+def live_colours(labels: list[str]) -> dict[str, str]:
+    """The colours of a grid's lines; the repetitions of one run are shades of its colour
+    (one figure's spread reads as one family), each still its own."""
+    base = color_map()
+    out: dict[str, str] = {}
+    trials: dict[str, int] = {}
+    for lab in labels:
+        kind, k = trial_of(lab)
+        if k:
+            trials[kind] = max(trials.get(kind, 0), k)
+    for lab in labels:
+        kind, k = trial_of(lab)
+        colour = base.get(kind, "#7f7f7f")
+        if k:
+            colour = shade(colour, k - 1, trials[kind], step=0.28 / max(trials[kind] - 1, 1))
+        with_series(out, lab, colour)
+    return out
+
+
+@dataclass(frozen=True)
+class LegendFile:
+    """One opened runs file in the legend: its key (for Remove), its name, its lines."""
+
+    key: str
+    name: str
+    labels: list[str]
+
+
 def legend_html(
-    labels: list[str], raw_note: str | None = None, colours: dict[str, str] | None = None
+    labels: list[str],
+    raw_note: str | None = None,
+    colours: dict[str, str] | None = None,
+    hidden: Iterable[str] = (),
+    files: Iterable[LegendFile] = (),
+    texts: dict[str, str] | None = None,
 ) -> str:
     """One legend for every plot: a swatch in each run's colour, wrapping over lines.
 
     Vega's own legend sits on one row under a plot and cut a 12-run grid off after five names,
-    so the plots hide theirs (colors_in_legend=[]) and this one names every run once.
+    and gradio 6.31's LinePlot cannot hide a series from it, so the plots hide theirs
+    (colors_in_legend=[]) and this one names every run once. Each entry is a button: a click
+    hides or shows that run's lines (the Train tab's handler, via `data-run`); each opened file
+    has a remove button (`data-file`). `texts`: the page's words for the buttons' names.
     """
     if not labels:
         return ""
     cmap = {**color_map(), **(colours or {})}  # colours: lines the registry does not name
+    hide = set(hidden)
+    words = {"show": "show", "hide": "hide", "remove": "remove", **(texts or {})}
 
-    def item(colour: str, text: str, cls: str, width: int = 3) -> str:
-        swatch = (
+    def swatch(colour: str, width: int = 3) -> str:
+        return (
             f'<svg width="22" height="10" aria-hidden="true"><line x1="1" y1="5" x2="21" y2="5" '
             f'stroke="{colour}" stroke-width="{width}" stroke-linecap="round"/></svg>'
         )
+
+    def run(label: str) -> str:
+        off = label in hide
+        colour = cmap.get(label, "#7f7f7f")
+        name = html.escape(label)
+        tip = html.escape(f"{words['show' if off else 'hide']}: {label}")
         return (
-            f'<span class="{cls}" data-run="{html.escape(text)}" data-color="{colour}" '
-            f'style="display:inline-flex;align-items:center;gap:4px;margin:0 14px 2px 0;'
-            f'white-space:nowrap">{swatch}{html.escape(text)}</span>'
+            f'<button type="button" class="mp-run{" mp-off" if off else ""}" '
+            f'data-run="{name}" data-color="{colour}" aria-pressed="{str(not off).lower()}" '
+            f'title="{tip}">{swatch(colour)}<span>{name}</span></button>'
         )
 
-    items = [item(cmap.get(lab, "#7f7f7f"), lab, "mp-run") for lab in labels]
+    in_files = {lab for f in files for lab in f.labels}
+    items = [run(lab) for lab in labels if lab not in in_files]
+    for f in files:
+        group = "".join(run(lab) for lab in f.labels if lab in labels)
+        name = html.escape(f.name)
+        tip = html.escape(f"{words['remove']}: {f.name}")
+        items.append(
+            f'<span class="mp-file" data-name="{name}">{group}<button type="button" '
+            f'class="mp-remove" data-file="{html.escape(f.key)}" title="{tip}" '
+            f'aria-label="{tip}">× {name}</button></span>'
+        )
     if raw_note:
-        items.append(item(faint("#7f7f7f"), raw_note, "mp-note", 2))
-    return f'<div class="mp-legend" style="line-height:1.6">{"".join(items)}</div>'
+        items.append(
+            f'<span class="mp-note">{swatch(faint("#7f7f7f"), 2)}{html.escape(raw_note)}</span>'
+        )
+    return f'<div class="mp-legend">{"".join(items)}</div>'
+
+
+# The legend's clicks, sent to the Train tab's handler: which run to hide or show, or which
+# opened file to remove (delegated: the legend's HTML is replaced on every update).
+LEGEND_JS = """
+element.addEventListener('click', (e) => {
+  const rm = e.target.closest('[data-file]');
+  if (rm) { trigger('click', {remove: rm.dataset.file}); return; }
+  const run = e.target.closest('[data-run]');
+  if (run) {
+    run.classList.toggle('mp-off');  // at once; the server's legend follows
+    trigger('click', {run: run.dataset.run});
+  }
+});
+"""
+
+LEGEND_CSS = """
+.mp-legend { display: flex; flex-wrap: wrap; gap: 2px 6px; line-height: 1.6; }
+.mp-legend button { font: inherit; color: inherit; background: none; border: 1px solid transparent;
+  border-radius: 6px; padding: 0 6px; cursor: pointer; display: inline-flex; align-items: center;
+  gap: 4px; white-space: nowrap; }
+.mp-legend button:hover { border-color: var(--border-color-primary); }
+.mp-legend .mp-off { opacity: 0.45; text-decoration: line-through; }
+.mp-legend .mp-file { display: inline-flex; flex-wrap: wrap; align-items: center;
+  border: 1px dashed var(--border-color-primary); border-radius: 8px; padding: 0 2px; }
+.mp-legend .mp-remove { color: var(--body-text-color-subdued); }
+.mp-legend .mp-note { display: inline-flex; align-items: center; gap: 4px; padding: 0 6px; }
+"""
 
 
 # --- series --------------------------------------------------------------------------------
@@ -335,20 +466,26 @@ def _frame(xs: list[Any], values: list[float], runs: list[str], float_x: bool) -
 
 @dataclass(frozen=True)
 class View:
-    """How the plots are drawn: EMA weight for smoothed plots (0 = off) and the x axis."""
+    """How the plots are drawn: EMA weight for smoothed plots (0 = off), the x axis, and the
+    runs hidden from the plots (a click on their legend entry)."""
 
     smoothing: float = 0.6
     x_axis: str = "step"
+    hidden: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, smoothing: Any, x_axis: Any) -> View:
+    def of(cls, smoothing: Any, x_axis: Any, hidden: Iterable[str] = ()) -> View:
         """From the controls' values, tolerating None and out-of-range input."""
         try:
             w = float(smoothing)
         except (TypeError, ValueError):
             w = 0.0
         w = min(max(w if math.isfinite(w) else 0.0, 0.0), 0.99)
-        return cls(round(w, 4), "time" if x_axis == "time" else "step")
+        return cls(round(w, 4), "time" if x_axis == "time" else "step", frozenset(hidden))
+
+    def toggled(self, label: str) -> View:
+        """The same view with `label` hidden if it was shown, shown if it was hidden."""
+        return replace(self, hidden=self.hidden ^ {label})
 
 
 def line_frame(
@@ -365,7 +502,11 @@ def line_frame(
     with it every colour, stays the same when smoothing is switched on or off mid-run).
     """
     view = view or View(smoothing=0.0)
-    with_data = [lab for lab in labels if lab in series and series[lab].step]
+    # A hidden run keeps its placeholder: it stays in the colour domain, so every other line
+    # keeps its colour and showing it again needs no rebuild of the chart.
+    with_data = [
+        lab for lab in labels if lab in series and series[lab].step and lab not in view.hidden
+    ]
     empty = [lab for lab in labels if lab not in with_data]
     both = smooth and view.smoothing > 0
     lines = len(with_data) * (2 if both else 1)
@@ -396,7 +537,9 @@ def line_frame(
     return _frame(xs, values, runs, float_x=view.x_axis == "time")
 
 
-def scale_frame(series: dict[str, Series], scaled_labels: list[str]) -> pd.DataFrame | None:
+def scale_frame(
+    series: dict[str, Series], scaled_labels: list[str], hidden: Iterable[str] = ()
+) -> pd.DataFrame | None:
     """log2(loss scale) per step for runs with a scaler, plus red ticks at skipped steps.
 
     A tick is two points (scale - 0.3 → scale + 1.3, spanning the halving) followed by a NaN
@@ -405,7 +548,10 @@ def scale_frame(series: dict[str, Series], scaled_labels: list[str]) -> pd.DataF
     """
     if not scaled_labels:
         return None
-    active = [lab for lab in scaled_labels if lab in series and series[lab].has_scale]
+    off = set(hidden)
+    active = [
+        lab for lab in scaled_labels if lab in series and series[lab].has_scale and lab not in off
+    ]
     marks: dict[str, list[int]] = {}
     for lab in active:
         s = series[lab]
@@ -465,8 +611,8 @@ def plot_frame(
 ) -> pd.DataFrame | None:
     """The frame of one plot for this grid."""
     if spec.scale:
-        return scale_frame(series, scaled_labels(configs))
-    v = view if spec.wall_clock else View(view.smoothing, "step")
+        return scale_frame(series, scaled_labels(configs), view.hidden)
+    v = view if spec.wall_clock else View(view.smoothing, "step", view.hidden)
     return line_frame(series, [c.label for c in configs], spec.metric, v, smooth=spec.smooth)
 
 

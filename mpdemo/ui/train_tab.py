@@ -15,29 +15,35 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import gradio as gr
+import pandas as pd
 
 from ..catalog import MODELS
 from ..config import Limits, RunConfig, coerce_field
 from ..messages import ConfigError, MpdemoError
 from ..registry import BACKENDS, PRECISIONS
-from ..runner import grid
+from ..runner import grid, repeated
 from . import controls, recorded_ui, system, zerogpu
 from .controls import CONTROLS, dataset_choices, model_choices
 from .frames import (
     AXIS_SETTLE_S,
     OUTPUTS,
+    REPEAT_COLUMNS,
     by_component,
     empty_table,
+    file_key,
     grid_start,
-    grow_axes,
     keyed,
     plot_frames,
+    plot_updates,
+    remove_file,
+    repeat_table,
     run_legend,
     scale_empty_text,
+    toggle_run,
     x_props,
 )
 from .i18n import DEFAULT_LANG, error_text, message, norm_lang, t
-from .plots import PLOTS, View, color_map, reached_step, scaled_labels, step_axis
+from .plots import LEGEND_CSS, LEGEND_JS, PLOTS, View, color_map, scaled_labels, step_axis
 from .session import COLUMN_WIDTHS, Session
 from .text import esc, shown
 
@@ -256,6 +262,8 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     elif session.plan is not None:
         # What the calibration measured, said before the runs and while they go.
         lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in session.plan.notes]
+        if p.get("kept_steps"):  # a preset's steps are its lesson: the time is said instead
+            lines.append(t("status_kept_steps", lang, steps=p["kept_steps"]))
     for label, note in session.errors:
         err = error_text(_note_error(note), lang)
         lines.append(t("status_run_failed", lang, label=shown(label), error=shown(err)))
@@ -343,30 +351,35 @@ def header_widths(headers: list[str], base: list[str] | None = None) -> list[str
     The table wraps headers at spaces; a word wider than its column was broken mid-word
     ("pérdid a"), so each column is at least its longest word wide.
     """
-    base = base or COLUMN_WIDTHS
+    base = base or [*SUMMARY_WIDTHS, *COLUMN_WIDTHS[len(SUMMARY_WIDTHS) :]]
     out = []
     for i, h in enumerate(headers):
         px = int(str(base[i]).removesuffix("px")) if i < len(base) else 80
         longest = max((len(w) for w in str(h).split()), default=0)
-        out.append(f"{max(px, 9 * longest + 30)}px")
+        out.append(f"{max(px, round(CHAR_PX * longest) + HEADER_PAD_PX)}px")
     return out
 
 
+# The first columns' widths (px), through the warnings: at 1400 px the results column is about
+# 880 px wide and these fit in it (the warnings wrap in their own 210 px, not a letter a line).
+SUMMARY_WIDTHS = ["116px", "74px", "90px", "70px", "54px", "60px", "58px", "58px", "60px",
+                  "54px", "200px"]  # fmt: skip
+# A header letter at the page's 13 px (app.py CSS; 'samples/s' is 71 px of text), and what
+# sits around a header's text: the cell's and its wrap's padding (app.py CSS) and the gap before
+# the hidden menu button (4 px), measured in chromium, plus 2 px to spare.
+CHAR_PX, HEADER_PAD_PX = 8.0, 20
+
+
 def _frame(
-    session: Session,
-    lang: str,
-    table_changed: bool,
-    finished: bool = False,
-    axis: dict[str, Any] | None = None,
+    session: Session, lang: str, table_changed: bool, finished: bool = False
 ) -> dict[str, Any]:
     # The files first: a failed write is said in this frame's status.
     files = _file_updates(session, table_changed)
     out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
     out.update(plot_frames(session))
-    if axis is not None and grow_axes(session, out, axis):
-        axis["refill"] = True
     if table_changed:
         out["summary"] = session.table(lang)
+        out["repeats"] = repeat_table(session, lang)
         out.update(files)
     if finished:
         empty = scale_empty_text(lang, session.configs, True, session)
@@ -380,12 +393,19 @@ def train(
     values: dict[str, Any] | None = None,
     lang: str = DEFAULT_LANG,
     session: Session | None = None,
+    steps_origin: str = "default",
 ) -> Iterator[dict[str, Any]]:
-    """Train the grid in a background thread; stream status, plots, table and files by name."""
+    """Train the grid in a background thread; stream status, plots, table and files by name.
+
+    steps_origin: who set the Steps box last ("default", "typed", "preset"; STEPS_ORIGINS):
+    only the page's own default is fitted to the time budget.
+    """
     lang = norm_lang(lang)
     session = session if session is not None else Session()
     v = {**DEFAULTS, **{k: x for k, x in (values or {}).items() if k in DEFAULTS}}
-    session.view = View.of(v["smoothing"], v["x_axis"])
+    # Runs hidden from the plots stay hidden (a recorded one, or a kind the new grid has too).
+    hidden = session.view.hidden if session.view is not None else ()
+    session.view = View.of(v["smoothing"], v["x_axis"], hidden)
     session.armed = False
     if session.stop_requested:  # Stop was pressed while this click waited in the queue
         session.stop_requested = False
@@ -393,6 +413,7 @@ def train(
         return
     try:
         configs = check_inputs(v)
+        repeat = check_repeat(v.get("repeat"))
     except MpdemoError as err:
         session.input_error = err
         text = error_text(err, lang)
@@ -402,11 +423,15 @@ def train(
         raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
 
     session.input_error = None
-    # The default comparison (steps untouched) is fitted to about a minute on this machine.
-    fit = FIT_DEFAULT_S if v["steps"] == DEFAULTS["steps"] else None
+    # The default comparison (steps as the page opened) is fitted to about a minute on this
+    # machine. Steps a person typed, or a preset set (its lesson needs them), always stand:
+    # then the status says how long they take instead.
+    fit = FIT_DEFAULT_S if fits(steps_origin, v["steps"]) else None
     # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
-    runner = zerogpu.make_runner(configs, calibrate=True, fit_s=fit)
-    session.begin(configs)
+    runner = zerogpu.make_runner(configs, calibrate=True, fit_s=fit, repeat=repeat)
+    session.begin(repeated(configs, repeat))  # every repetition's run has its line and row
+    if steps_origin == "preset":
+        session.progress["kept_steps"] = v["steps"]
     session.runner = runner
     runner.start()
     try:
@@ -416,17 +441,13 @@ def train(
             "status": status_text(session, lang),
             **grid_start(session, lang),
             "summary": empty_table(lang),
+            "repeats": repeat_table(session, lang),
             **recorded_ui.script_updates(session),
-        }
-        # The step axis's range as grid_start laid it out; frames widen it as the run grows.
-        axis: dict[str, Any] = {
-            "lim": step_axis(
-                reached_step(session.plot_series()), max(c.steps for c in session.plot_configs())
-            )
         }
         last = time.monotonic()
         table_changed = False
         for ev in runner.events(timeout=YIELD_EVERY_S):
+            first_step = ev is not None and ev.kind == "step" and not _has_steps(session, ev.label)
             if ev is not None and session.apply(ev):
                 table_changed = True
             if ev is not None and ev.kind == "plan" and ev.steps is not None:
@@ -437,22 +458,49 @@ def train(
                     **grid_start(session, lang),
                     **recorded_ui.script_updates(session),
                 }
-                axis = {}  # the next frame sets the range for the new length
-            if time.monotonic() - last >= YIELD_EVERY_S:
-                yield _frame(session, lang, table_changed, axis=axis)
+                # The axis change empties the charts: the first point must not land in that
+                # moment (gradio 6.31 draws the old data, then nothing), so let them settle.
+                time.sleep(AXIS_SETTLE_S)
+            # A run's first step goes out at once, whatever the throttle: the status and its
+            # point on the loss plot arrive in the same message.
+            if first_step or time.monotonic() - last >= YIELD_EVERY_S:
+                yield _frame(session, lang, table_changed)
                 table_changed = False
                 last = time.monotonic()
-        final = {**_frame(session, lang, True, finished=True, axis=axis), **settle(session)}
-        yield final
-        if axis.pop("refill", False):  # the last frame widened the axis: its data follows
-            time.sleep(AXIS_SETTLE_S)
-            frames = plot_frames(session)
-            # The stream's last message is what /train returns to an API caller: it carries
-            # the status and the table again, not only the plots (they were bare updates).
-            yield {**{k: v for k, v in final.items() if k not in frames}, **frames}
+        # The stream's last message is what /train returns to an API caller: the status, the
+        # plots and the table.
+        yield {**_frame(session, lang, True, finished=True), **settle(session)}
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()
+
+
+STEPS_ORIGINS = ("default", "typed", "preset")  # who set the Steps box last
+
+
+def _has_steps(session: Session, label: str) -> bool:
+    series = session.series.get(label)
+    return series is not None and bool(series.step)
+
+
+def fits(steps_origin: str, steps: Any) -> bool:
+    """Whether the grid is fitted to about a minute: only the steps the page opened with."""
+    return steps_origin == "default" and steps == DEFAULTS["steps"]
+
+
+def check_repeat(value: Any) -> int:
+    """The Repeat box's value as a whole number of repetitions, or the keyed refusal."""
+    c = controls.BY_NAME["repeat"]
+    lo, hi = int(c.lo or 1), int(c.upper(Limits()) or 1)
+    n = controls.whole(value)
+    if isinstance(n, bool) or not isinstance(n, int) or not lo <= n <= hi:
+        raise ConfigError(
+            "bad_number",
+            field="repeat",
+            rule={"key": "rule_whole", "args": {"lo": lo, "hi": hi}},
+            value=value,
+        )
+    return n
 
 
 STOP_WAIT_S = 15.0  # how long Stop waits for the worker to finish its step
@@ -527,7 +575,8 @@ def redraw(
     """A view control changed: redraw the plots (a running training redraws on its own)."""
     if session is None:
         return
-    view = View.of(smoothing, x_axis)
+    hidden = session.view.hidden if session.view is not None else ()
+    view = View.of(smoothing, x_axis, hidden)
     axis_changed = session.view is None or session.view.x_axis != view.x_axis
     session.view = view
     if not session.plot_labels():
@@ -535,7 +584,7 @@ def redraw(
     total = max(c.steps for c in session.plot_configs())
     out: dict[str, Any] = {"legend": run_legend(session, lang)}
     if axis_changed:
-        props = x_props(view, lang, total, reached_step(session.series))
+        props = x_props(view, lang, total)
         for spec in PLOTS:
             if spec.wall_clock:
                 out[spec.name] = gr.update(value=None, **props)
@@ -547,6 +596,37 @@ def redraw(
         yield {**out, **plot_frames(session)}
     elif out:
         yield out
+
+
+def legend_click(
+    session: Session | None, lang: str, data: dict[str, Any]
+) -> Iterator[dict[str, Any]]:
+    """A click in the legend: {'run': label} hides or shows that run, {'remove': key} closes
+    that opened file (its lines and rows go; the browser's store follows the table)."""
+    if session is None:
+        return
+    if data.get("remove") is not None:
+        name = next(
+            (r.recording.name for r in session.recordings if file_key(r) == data["remove"]), None
+        )
+        if name is None or not remove_file(session, str(data["remove"])):
+            return
+        out = {
+            **plot_updates(session, lang, rebuild=True),
+            "summary": session.table(lang),
+            "status": t("status_file_closed", lang, name=shown(name)),
+        }
+        yield out
+        time.sleep(AXIS_SETTLE_S)  # colours and axes first, the data after (see frames.py)
+        yield plot_frames(session)
+        return
+    if not toggle_run(session, str(data.get("run") or "")):
+        return
+    out = {"legend": run_legend(session, lang)}
+    # While a training runs its own next frame draws the change; otherwise draw it here.
+    if not session.running:
+        out.update(plot_frames(session))
+    yield out
 
 
 def scale_preview(
@@ -571,8 +651,9 @@ def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, An
     language and the session; every frame keyed by component."""
 
     def handler(*args: Any) -> Iterator[dict[Any, Any]]:
-        *vals, lang, session = args
-        for frame in train(dict(zip(controls.NAMES, vals, strict=True)), lang, session):
+        *vals, lang, session, origin = args
+        values = dict(zip(controls.NAMES, vals, strict=True))
+        for frame in train(values, lang, session, origin or "default"):
             yield keyed(comps, frame)
 
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -580,6 +661,7 @@ def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, An
     params += [
         inspect.Parameter("lang", kind, default=DEFAULT_LANG),
         inspect.Parameter("session", kind, default=None),
+        inspect.Parameter("steps_origin", kind, default="default"),
     ]
     handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     handler.__name__ = "train"
@@ -656,8 +738,10 @@ def build_train_tab(ctx: Any) -> None:
         ctx.i18n(tab, label="tab_train")
         # Inside the Tab: a component directly under gr.Tabs would get a tab of its own.
         session = gr.State(Session(), delete_callback=_close_session)
+        # Who set the Steps box last (STEPS_ORIGINS): typing it, or a preset, keeps its value.
+        steps_origin = gr.State("default")
         with gr.Row(equal_height=False):
-            with gr.Column(scale=1, min_width=320):
+            with gr.Column(scale=1, min_width=300):
                 _controls_of("data", comps, lang0, lim)
                 comps["preview"] = gr.Markdown("", elem_id="slice-preview")
                 _controls_of("grid", comps, lang0, lim)
@@ -673,7 +757,7 @@ def build_train_tab(ctx: Any) -> None:
                     _controls_of("advanced", comps, lang0, lim)
             with gr.Column(scale=3):
                 # Not equal_height: a status of several lines stretched the buttons to its height.
-                with gr.Row(equal_height=False):
+                with gr.Row(equal_height=False, elem_id="status-row"):
                     comps["status"] = gr.Markdown(
                         t("status_idle", lang0), elem_id="status", min_height=44
                     )
@@ -701,7 +785,10 @@ def build_train_tab(ctx: Any) -> None:
                     )
                 with gr.Row(equal_height=True, elem_id="plot-view"):
                     _controls_of("view", comps, lang0, lim)
-                comps["legend"] = gr.HTML("", elem_id="run-legend")
+                # Clickable: an entry hides or shows its run, × closes an opened file.
+                comps["legend"] = gr.HTML(
+                    "", elem_id="run-legend", js_on_load=LEGEND_JS, css_template=LEGEND_CSS
+                )
                 for row in sorted({p.row for p in PLOTS}):
                     with gr.Row():
                         for spec in (p for p in PLOTS if p.row == row):
@@ -738,6 +825,18 @@ def build_train_tab(ctx: Any) -> None:
                         column_widths=header_widths(list(table0.columns)),
                     ),
                     label="summary_label",
+                )
+                # A repeated comparison: how far each run's figures moved (hidden until then).
+                comps["repeats"] = ctx.i18n(
+                    gr.DataFrame(
+                        pd.DataFrame([], columns=[t(k, lang0) for k in REPEAT_COLUMNS]),
+                        label=t("repeats_label", lang0),
+                        elem_id="repeat-spread",
+                        interactive=False,
+                        wrap=True,
+                        visible=False,
+                    ),
+                    label="repeats_label",
                 )
                 with gr.Row(equal_height=True):
                     comps["csv"] = ctx.i18n(
@@ -782,14 +881,17 @@ def build_train_tab(ctx: Any) -> None:
     ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
     ctx.shared["train_status"] = comps["status"]
     ctx.shared["train_session"] = session
+    ctx.shared["train_steps_origin"] = steps_origin  # a preset's steps stand (app.py)
     # Their changes say the session's runs changed (the Code tab shows those runs' own code).
     ctx.shared["train_summary"] = comps["summary"]
     ctx.shared["train_script_run"] = comps["script_run"]
-    _wire(ctx, comps, session, lim)
+    _wire(ctx, comps, session, lim, steps_origin)
     recorded_ui.wire(ctx, comps, session)
 
 
-def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> None:
+def _wire(
+    ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits, steps_origin: gr.State
+) -> None:
     """Every event of the Train tab."""
     lang = ctx.lang
     quiet: dict[str, Any] = {
@@ -806,7 +908,7 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
     )
     trained = armed.then(
         train_endpoint(comps),
-        [*(comps[n] for n in controls.NAMES), lang, session],
+        [*(comps[n] for n in controls.NAMES), lang, session, steps_origin],
         [comps[n] for n in OUTPUTS],
         api_name="train",
         # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in
@@ -816,6 +918,15 @@ def _wire(ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits) -> No
         show_progress="minimal",
         show_progress_on=[comps["status"]],
     )
+    # A number typed into Steps stands: the grid is no longer fitted to the time budget.
+    comps["steps"].input(lambda: "typed", None, [steps_origin], **quiet)
+    legend_names = [*(p.name for p in PLOTS), "legend", "summary", "status"]
+
+    def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[dict[Any, Any]]:
+        for out in legend_click(sess, norm_lang(lg), getattr(evt, "_data", None) or {}):
+            yield keyed(comps, out, legend_names)
+
+    comps["legend"].click(on_legend, [session, lang], [comps[n] for n in legend_names], **quiet)
     comps["stop_btn"].click(
         stop,
         [session, lang],

@@ -7,13 +7,14 @@ counting are mpdemo.underflow's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
 from ...catalog import DEFAULT_MODEL, MODELS
-from ...config import Limits, RunConfig
+from ...config import Limits, RunConfig, coerce_field
 from ...messages import MpdemoError
 from .. import system
 from ..controls import model_choices
@@ -157,21 +158,24 @@ def underflow_table(lang: str, lab: Any, k: int, fmt: str = "fp16") -> pd.DataFr
 def underflow_compute(
     lang: str, model: str, batch_size: Any, seed: Any, limits: Limits | None = None
 ) -> Any:
-    """Run the lab's one backward pass (in the engine) and return its GradientLab."""
+    """Run the lab's one backward pass (in the engine) and return its GradientLab.
+
+    Bad input (an empty box, 0, 100000, 2.5) is refused as the Train tab refuses it: the
+    engine's keyed message, in the page's language, naming the box and its range.
+    """
     from ...underflow import collect
 
     try:
+        name = model or DEFAULT_MODEL
         cfg = RunConfig(
-            model=model or DEFAULT_MODEL,
-            batch_size=int(batch_size),
-            seed=int(seed),
+            model=name,
+            batch_size=coerce_field("batch_size", batch_size, limits, name),
+            seed=coerce_field("seed", seed, limits, name),
             steps=1,  # the first batch is the Train tab's first batch for the same settings
         ).validate(limits)
         return collect(cfg, wait=False, limits=limits)
     except MpdemoError as err:
         raise gr.Error(error_text(err, lang), title="mpdemo", print_exception=False) from None
-    except (TypeError, ValueError) as err:
-        raise gr.Error(str(err), title="mpdemo", print_exception=False) from None
 
 
 def underflow_view(
@@ -283,12 +287,12 @@ def build_underflow_tab(ctx: Any) -> None:
                 label="uf_model_label",
             )
             batch = ctx.i18n(
-                gr.Number(32, label=tt("uf_batch_label", lang0), precision=0, minimum=1,
+                gr.Number(32, label=tt("uf_batch_label", lang0), precision=0,
                           elem_id="uf-batch", scale=1, min_width=100),
                 label="uf_batch_label",
             )  # fmt: skip
             seed = ctx.i18n(
-                gr.Number(0, label=tt("uf_seed_label", lang0), precision=0, minimum=0,
+                gr.Number(0, label=tt("uf_seed_label", lang0), precision=0,
                           elem_id="uf-seed", scale=1, min_width=100),
                 label="uf_seed_label",
             )  # fmt: skip
@@ -325,12 +329,19 @@ def build_underflow_tab(ctx: Any) -> None:
         lab = gr.State(None)
     outputs = [status, act, wgt, table, reading]
 
-    def compute(lang: str, m: str, b: Any, s: Any) -> Any:
-        return underflow_compute(norm_lang(lang), m, b, s, limits)
+    def compute(lang: str, m: str, b: Any, s: Any) -> Iterator[Any]:
+        lang = norm_lang(lang)
+        try:
+            yield underflow_compute(lang, m, b, s, limits), gr.skip()
+        except gr.Error as err:
+            # The toast fades: the status line keeps saying what to change, as on the Train tab.
+            yield gr.skip(), tt("uf_refused", lang, error=err.message)
+            raise
 
     lang = ctx.lang
-    run.click(compute, [lang, model, batch, seed], [lab], concurrency_limit=1,
-              api_visibility="undocumented").then(
+    # .success: after a refusal the view must not overwrite the status with the idle line.
+    run.click(compute, [lang, model, batch, seed], [lab, status], concurrency_limit=1,
+              api_visibility="undocumented", show_progress_on=[status]).success(
         underflow_view, [lang, lab, k, fmt], outputs, api_visibility="undocumented",
         show_progress="hidden")  # fmt: skip
     for comp in (k, fmt):
