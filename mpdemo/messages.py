@@ -339,6 +339,17 @@ EN: dict[str, str] = {
         "achieved TFLOP/s = 6 x parameters x tokens per step / step time; MFU = that / the "
         "device's dense peak for the precision"
     ),
+    # --- a class on one server (mpdemo/broadcast.py) ---------------------------------------
+    "queue_full": (
+        "the line on this server is full ({limit} comparisons waiting): press Train with the "
+        "default settings to watch the comparison already running, follow the teacher's board, "
+        "or try again in a few minutes"
+    ),
+    "board_unknown": (
+        "no board has this code on this server: a board code is {length} letters, as the "
+        "teacher's page shows it"
+    ),
+    "board_too_many": "too many wrong board codes from here: wait {wait} s and type the code again",
 }
 
 

@@ -196,10 +196,16 @@ class Session:
             if ev.steps is not None:  # fitted to about a minute: the runs do fewer steps
                 self.configs = [c.replace(steps=ev.steps) for c in self.configs]
             cal = cached_calibration(self.configs[0]) if ev.calibration and self.configs else None
-            self.estimate = GridEstimate(self.configs, cal)
+            # A replayed comparison's steps keep the times they were recorded at (broadcast).
+            clock = getattr(self.runner, "clock", time.monotonic)
+            self.estimate = GridEstimate(self.configs, cal, clock=clock)
             return False
         if kind == "start":
-            self.current[ev.run_id] = {"config": ev.config, "steps": [], "evals": []}
+            run: dict[str, Any] = {"config": ev.config, "steps": [], "evals": []}
+            origin = self.shared_from()
+            if origin:  # another visitor's comparison, or a board's: the files say so
+                run["shared_from"] = origin
+            self.current[ev.run_id] = run
             self.series[ev.label] = Series(ev.label)
             self.progress.update(
                 index=ev.index,
@@ -299,6 +305,7 @@ class Session:
                     "summary": summary,
                     "steps": r["steps"],
                     "evals": r["evals"],
+                    **({"shared_from": r["shared_from"]} if r.get("shared_from") else {}),
                 }
             )
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}
@@ -424,6 +431,11 @@ class Session:
         self.files = {}
         self.files_error = None
 
+    def shared_from(self) -> dict[str, Any] | None:
+        """Where the current grid's runs come from when another visitor or a board ran them."""
+        origin = getattr(self.runner, "shared_from", None)
+        return origin() if callable(origin) else None
+
     def machine(self) -> dict[str, Any]:
         """The profile of the machine the runs ran on: the GPU worker's on ZeroGPU (its runner
         brought it back), else this process's."""
@@ -437,7 +449,11 @@ class Session:
         from ..recorded import runs_document
 
         history = [
-            {k: r.get(k) for k in ("config", "summary", "steps", "evals", "status", "grid")}
+            {
+                k: r.get(k)
+                for k in ("config", "summary", "steps", "evals", "status", "grid", "shared_from")
+                if k != "shared_from" or r.get(k)
+            }
             for r in self.history
         ]
         recs = [
@@ -515,10 +531,12 @@ class Session:
         cfg = next((c for c in self.configs if c.label == label), None)
         if cfg is None:
             return None
+        from ..broadcast import script_note
         from ..listing import script_filename, script_for
 
         try:
-            text = script_for(cfg)
+            # A run this visitor watched but did not train says so in its first lines.
+            text = script_note(self.shared_from()) + script_for(cfg)
         except MpdemoError:  # e.g. the device went away: the run itself says what happened
             return None
         try:

@@ -22,7 +22,7 @@ from ..config import Limits, RunConfig, coerce_field
 from ..messages import ConfigError, MpdemoError
 from ..registry import BACKENDS, PRECISIONS
 from ..runner import grid, repeated
-from . import controls, recorded_ui, system, zerogpu
+from . import classroom, controls, recorded_ui, system, zerogpu
 from .controls import CONTROLS, dataset_choices, model_choices
 from .frames import (
     AXIS_SETTLE_S,
@@ -172,7 +172,10 @@ def _duration(seconds: float, lang: str) -> str:
 def status_text(session: Session, lang: str, finished: bool = False) -> str:
     """'Run i of n: label, step k of N, about T left', or how the grid ended."""
     p = session.progress
-    lines: list[str] = []
+    # A shared comparison says first whose figures these are; one in line, its place only.
+    lines, only = classroom.status_lines(session, lang)
+    if only and not finished:
+        return "\n\n".join(lines)
     if finished:
         stopped = [r for r in session.runs if r["status"] == "stopped"]
         if stopped:
@@ -394,11 +397,14 @@ def train(
     lang: str = DEFAULT_LANG,
     session: Session | None = None,
     steps_origin: str = "default",
+    mode: Any = "train",
 ) -> Iterator[dict[str, Any]]:
     """Train the grid in a background thread; stream status, plots, table and files by name.
 
     steps_origin: who set the Steps box last ("default", "typed", "preset"; STEPS_ORIGINS):
     only the page's own default is fitted to the time budget.
+    mode: "train" (watch the same comparison when another visitor runs it), "own" (Run my
+    own: a new one, never shared) or a classroom.Follow (a teacher's board).
     """
     lang = norm_lang(lang)
     session = session if session is not None else Session()
@@ -412,8 +418,16 @@ def train(
         yield {"status": t("status_stopped_plain", lang)}
         return
     try:
-        configs = check_inputs(v)
-        repeat = check_repeat(v.get("repeat"))
+        board = classroom.picked(mode)  # following a board: the teacher's comparison
+        configs = board.configs if board else check_inputs(v)
+        repeat = board.repeat if board else check_repeat(v.get("repeat"))
+        # The default comparison (steps as the page opened) is fitted to about a minute on this
+        # machine. Steps a person typed, or a preset set (its lesson needs them), always stand:
+        # then the status says how long they take instead.
+        fit = FIT_DEFAULT_S if fits(steps_origin, v["steps"]) else None
+        # The same comparison run (or lately run) on this server is watched, not trained again;
+        # a new one waits its turn in the server's line (classroom.py, mpdemo/broadcast.py).
+        runner = classroom.runner_for(session, configs, repeat, fit, mode)
     except MpdemoError as err:
         session.input_error = err
         text = error_text(err, lang)
@@ -423,12 +437,6 @@ def train(
         raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
 
     session.input_error = None
-    # The default comparison (steps as the page opened) is fitted to about a minute on this
-    # machine. Steps a person typed, or a preset set (its lesson needs them), always stand:
-    # then the status says how long they take instead.
-    fit = FIT_DEFAULT_S if fits(steps_origin, v["steps"]) else None
-    # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
-    runner = zerogpu.make_runner(configs, calibrate=True, fit_s=fit, repeat=repeat)
     session.begin(repeated(configs, repeat))  # every repetition's run has its line and row
     if steps_origin == "preset":
         session.progress["kept_steps"] = v["steps"]
@@ -783,6 +791,7 @@ def build_train_tab(ctx: Any) -> None:
                         ),
                         value="stop_btn",
                     )
+                    classroom.build_button(ctx, comps, lang0)  # Run my own
                 with gr.Row(equal_height=True, elem_id="plot-view"):
                     _controls_of("view", comps, lang0, lim)
                 # Clickable: an entry hides or shows its run, × closes an opened file.
@@ -877,6 +886,8 @@ def build_train_tab(ctx: Any) -> None:
                     )
                 # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
                 recorded_ui.build_row(ctx, comps, lang0)
+                # The class board: publish this page's comparisons, or follow a teacher's code.
+                classroom.build_board(ctx, comps, lang0)
 
     ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
     ctx.shared["train_status"] = comps["status"]
@@ -887,6 +898,7 @@ def build_train_tab(ctx: Any) -> None:
     ctx.shared["train_script_run"] = comps["script_run"]
     _wire(ctx, comps, session, lim, steps_origin)
     recorded_ui.wire(ctx, comps, session)
+    classroom.wire(ctx, comps, session, steps_origin, train, arm)
 
 
 def _wire(
@@ -914,7 +926,10 @@ def _wire(
         # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in
         # English; check_inputs refuses both by the CLI's rule, in the page's language.
         preprocess=False,
-        concurrency_limit=1,  # one training per process: timings must not share the cores
+        # Many at once: the server's line (classroom.py) still trains one grid at a time, and
+        # the pages that wait or watch a shared comparison stream meanwhile.
+        concurrency_limit=classroom.concurrency(),
+        concurrency_id=classroom.CONCURRENCY_ID,
         show_progress="minimal",
         show_progress_on=[comps["status"]],
     )
