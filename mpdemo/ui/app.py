@@ -21,6 +21,7 @@ from ..config import Limits
 from ..recorded import MAX_FILE_BYTES
 from . import session as sessions
 from . import system
+from .classroom import max_threads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 
 # The page's own CSS; gradio 6 takes it at launch(css=CSS) (app.py), not in gr.Blocks.
@@ -62,6 +63,9 @@ def launch_options() -> dict[str, Any]:
         "max_file_size": MAX_UPLOAD_BYTES,
         "state_session_capacity": STATE_SESSIONS,
         "i18n": GRADIO_STRINGS,
+        # A class's pages follow one comparison at once, each holding a worker thread while it
+        # waits for events: gradio's default of 40 would leave none for Stop (classroom.py).
+        "max_threads": max_threads(),
     }
 
 
