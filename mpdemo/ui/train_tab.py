@@ -263,8 +263,15 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                         text = message(w["key"], w.get("args") or {}, lang)
                         lines.append(shown(f"{s.get('label')}: {text}"))
     elif session.plan is not None:
-        # What the calibration measured, said before the runs and while they go.
-        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in session.plan.notes]
+        # What the calibration measured, said before the runs and while they go; once the runs
+        # step at another pace than measured (the load changed), the expectation gives way to
+        # the re-estimate and its reason: never "12 min left" beside "about 60 s in all".
+        from ..plan import eta_note
+
+        revised = eta_note(session.estimate) if session.estimate is not None else None
+        notes = [n for n in session.plan.notes if revised is None or n["key"] != "plan_expect"]
+        notes += [revised.to_dict()] if revised is not None else []
+        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in notes]
         if p.get("kept_steps"):  # a preset's steps are its lesson: the time is said instead
             lines.append(t("status_kept_steps", lang, steps=p["kept_steps"]))
     for label, note in session.errors:
