@@ -52,8 +52,8 @@ NOTIFY_S = 0.25  # step events wake the viewers at most this often
 # Each page that follows a live run costs the training's cores a frame (plots rebuilt,
 # serialised, diffed) each time it draws: with more viewers on the server each draws less
 # often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
-VIEW_COST_S = 0.1
-MAX_PACE_S = 5.0
+VIEW_COST_S = 0.2
+MAX_PACE_S = 8.0
 # Boards: codes from letters nobody misreads (no B/8, I/1, O/0, S/5, Z/2), 21**4 = 194,481.
 BOARD_ALPHABET = "ACDEFGHJKLMNPQRTUVWXY"
 BOARD_CODE_LEN = 4

@@ -1,0 +1,96 @@
+"""The teacher's board in Debian's chromium: a student's page follows the teacher's comparison."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
+
+pytestmark = BROWSER_MARKS
+
+# Each plot line's run (Vega's aria-label ends "run: <label>") with a drawn path.
+RUNS_JS = """sel => Array.from(document.querySelectorAll(sel + ' g.mark-line path'))
+    .filter(p => (p.getAttribute('d') || '').length > 10)
+    .map(p => (p.getAttribute('aria-label') || '').split('run: ').pop())
+    .filter(r => r && !r.endsWith(' · raw') && !r.endsWith(' · skipped'))"""
+
+
+def wait_text(page, sel: str, text: str, timeout_s: float = 60) -> str:
+    """Wait until an element's text contains `text`; return it."""
+    page.wait_for_function(
+        "([s, t]) => (document.querySelector(s)?.innerText || '').includes(t)",
+        arg=[sel, text],
+        timeout=timeout_s * 1000,
+    )
+    return page.inner_text(sel)
+
+
+def open_page(browser, url: str):  # noqa: F811 - the fixture's value
+    """A page in its own browser context (its own gradio session), loaded, board opened."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
+    page = context.new_page()
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector("#start-btn", timeout=60_000)
+    page.locator("#board").get_by_text("Class board").first.click()
+    page.wait_for_selector("#board-publish-btn", state="visible", timeout=30_000)
+    return page
+
+
+def test_a_student_follows_the_teachers_comparison_live(url: str) -> None:  # noqa: F811
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            teacher, student = open_page(browser, url), open_page(browser, url)
+            teacher.click("#board-publish-btn")
+            note = wait_text(teacher, "#board-note", "Your board:")
+            code = re.search(r"Your board: ([A-Z]{4})", note).group(1)
+
+            box = student.locator("#board-code-input textarea, #board-code-input input").first
+            box.fill(code.lower())  # typed as a student types it
+            student.click("#board-follow-btn")
+            wait_text(student, "#status", "waiting for the teacher")
+
+            # The teacher trains a small comparison (typed steps: not fitted to a minute).
+            slice_box = teacher.locator("#train-slice textarea, #train-slice input").first
+            slice_box.fill("train[:256]")
+            slice_box.press("Enter")
+            steps = teacher.locator("#steps input[type=number]").first
+            steps.fill("40")
+            steps.press("Enter")
+            teacher.click("#start-btn")
+
+            live = wait_text(student, "#status", f"Board {code}", timeout_s=120)
+            assert "streamed live" in live and "You train nothing" in live, live
+            done = wait_text(student, "#status", "Done:", timeout_s=240)
+            assert f"Board {code}" in done
+            teacher_done = wait_text(teacher, "#status", "Done:", timeout_s=60)
+            assert "another visitor" not in teacher_done and "Board" not in teacher_done
+            # The student's plots draw the teacher's runs, each with a line.
+            student.wait_for_function(
+                f"() => ({RUNS_JS})('#loss-plot').length >= 2", timeout=30_000
+            )
+            runs = set(student.evaluate(RUNS_JS, "#loss-plot"))
+            assert runs == set(teacher.evaluate(RUNS_JS, "#loss-plot")) and len(runs) >= 2
+            rows = student.inner_text("#summary")
+            assert all(r in rows for r in runs)
+        finally:
+            browser.close()
+
+
+@pytest.mark.parametrize("code", ["QQQQ"])
+def test_a_wrong_code_is_said_and_trains_nothing(url: str, code: str) -> None:  # noqa: F811
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = open_page(browser, url)
+            page.locator("#board-code-input textarea, #board-code-input input").first.fill(code)
+            page.click("#board-follow-btn")
+            status = wait_text(page, "#status", "no board has this code")
+            assert "Not started" in status or "no board" in status
+        finally:
+            browser.close()
