@@ -124,7 +124,7 @@ def test_the_plan_orders_points_cheapest_first_and_always_times_fp32():
 
 
 def test_points_stream_and_stop_keeps_the_points_measured():
-    plan = tiny_plan(sizes=S.parse_sizes("32x1,64x1,64x2"))
+    plan = tiny_plan(sizes=S.parse_sizes("32x1,64x1,64x2"), budget_s=6.0)  # 2 s a point
     stop = threading.Event()
     events = []
     for ev in S.sweep(plan, stop):
@@ -480,27 +480,31 @@ def test_the_tab_streams_points_and_stop_keeps_them():
     assert pays.stop_sweep(state, "en").startswith("No sweep is running")
     frames = []
     answers = []
-    for out in pays.run_sweep_ui("es", "32x1,64x1,64x2", "8", ["bf16"], 1, state):
+    # 2 s a point: Stop, pressed once the first point is in, lands inside the second.
+    for out in pays.run_sweep_ui("es", "32x1,64x1,64x2", "8", ["bf16"], 6, state):
         frames.append(out)
         if state.points and not state.stop.is_set():
             # Stop from another thread, as the page's button does: it answers with the outcome.
             press = threading.Thread(target=lambda: answers.append(pays.stop_sweep(state, "es")))
             press.start()
     press.join()
-    assert answers[0].startswith("Detenido: se conservan 1 de 3 puntos"), answers
+    kept = len(state.points)
+    assert 1 <= kept < 3 and state.end.status == "stopped" and state.end.points == kept
+    assert answers[0].startswith(f"Detenido: se conservan {kept} de 3 puntos"), answers
     assert frames[0]["plot"]["__type__"] == "update" and frames[0]["plot"]["value"] is None
     cmap = frames[0]["plot"]["color_map"]
     assert set(cmap) == {"fp32 = 1", "bf16 · batch 8", "bf16 · batch 8 · 95 % low",
                          "bf16 · batch 8 · 95 % high"}  # fmt: skip
     last = frames[-1]
-    assert last["status"].startswith("Detenido: se conservan 1 de 3 puntos")
+    assert last["status"] == answers[0]  # the button's answer is the page's last word
     df = last["plot"]
     assert set(df["series"]) <= set(cmap)  # every series drawn has its colour from the start
-    point = state.points[0]
     bf16 = df[df["series"] == "bf16 · batch 8"]
-    assert bf16["speedup"].tolist() == [round(point.check("bf16").speedup, 4)]
-    assert bf16["log10_params"].tolist() == [pytest.approx(math.log10(point.params), abs=1e-4)]
-    assert len(last["table"]) == 2 and "32x1" in last["crossover"]
+    assert bf16["speedup"].tolist() == [round(p.check("bf16").speedup, 4) for p in state.points]
+    assert bf16["log10_params"].tolist() == [
+        pytest.approx(math.log10(p.params), abs=1e-4) for p in state.points
+    ]
+    assert len(last["table"]) == 2 * kept and "32x1" in last["crossover"]
     assert last["memory"] is None  # stopped: no anatomy
     assert isinstance(last["stop"], dict) and last["stop"]["interactive"] is False
     # A refusal: one line, in the page's language, and nothing runs.
