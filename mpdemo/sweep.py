@@ -15,6 +15,7 @@ the activations for the memory.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import itertools
@@ -40,6 +41,7 @@ from .models import builtin_model, count_params, load_tokenizer
 from .plan import timed_step
 from .precision import autocast, check_precision_on, resolve_device, synchronize
 from .registry import PRECISION_NAMES
+from .runner import RUN_LOCK
 from .sizes import (  # noqa: F401 - the grid's vocabulary, torch-free (the page and CLI read it)
     BUILTIN_BY_NAME,
     DEFAULT_BATCH_SIZES,
@@ -544,6 +546,21 @@ def steppers(
     return {p: one(p) for p in precisions}
 
 
+@contextlib.contextmanager
+def exclusive(stop: threading.Event) -> Iterator[bool]:
+    """Hold this process's run lock (runner.RUN_LOCK) for one point: a training, the Underflow
+    lab or a calibration of this process never shares the cores with a point's timing (the
+    load meter sees other processes only). Yields False if Stop came while waiting."""
+    while not RUN_LOCK.acquire(timeout=0.2):
+        if stop.is_set():
+            yield False
+            return
+    try:
+        yield True
+    finally:
+        RUN_LOCK.release()
+
+
 def run_sweep(
     plan: SweepPlan, emit: Callable[[SweepEvent], None], stop: threading.Event | None = None
 ) -> list[SweepPoint]:
@@ -577,17 +594,21 @@ def run_sweep(
                 break
             t0 = time.perf_counter()
             template, batches = _data_for(spec, pp.batch_size, data)
-            model = build_model(template, pp.size, spec.base.seed, device)
-            optimizer = torch.optim.AdamW(model.parameters(), lr=spec.base.lr)
-            model.train()
-            budget = plan.point_budget_s()
-            times, load = interleave(
-                steppers(model, optimizer, device, spec.base, batches, plan.precisions),
-                budget_s=budget,
-                cap_s=max(3 * budget, POINT_CAP_S),
-                stop=stop,
-            )
-            del model, optimizer
+            with exclusive(stop) as mine:
+                if not mine:  # stopped while a training of this process held the cores
+                    status = "stopped"
+                    break
+                model = build_model(template, pp.size, spec.base.seed, device)
+                optimizer = torch.optim.AdamW(model.parameters(), lr=spec.base.lr)
+                model.train()
+                budget = plan.point_budget_s()
+                times, load = interleave(
+                    steppers(model, optimizer, device, spec.base, batches, plan.precisions),
+                    budget_s=budget,
+                    cap_s=max(3 * budget, POINT_CAP_S),
+                    stop=stop,
+                )
+                del model, optimizer
             if stop.is_set():
                 status = "stopped"
                 break
@@ -596,7 +617,9 @@ def run_sweep(
             emit(event)
             collect_garbage()
         if status == "completed" and spec.memory_size is not None and not stop.is_set():
-            emit(_memory_event(plan, data))
+            with exclusive(stop) as mine:
+                if mine:
+                    emit(_memory_event(plan, data))
     except MpdemoError as err:
         status, error = "failed", err.note.to_dict()
     except Exception as err:  # noqa: BLE001 - a sweep that breaks reports it; its points stand

@@ -148,6 +148,24 @@ def test_points_stream_and_stop_keeps_the_points_measured():
     assert "32x1" in end.notes[0]["text"]
 
 
+def test_a_point_never_shares_the_cores_with_a_training_of_this_process():
+    from mpdemo.runner import RUN_LOCK
+
+    plan = tiny_plan(sizes=S.parse_sizes("32x1"))
+    stop = threading.Event()
+    events: list = []
+    with RUN_LOCK:  # a training holds the cores: the point waits for them
+        worker = threading.Thread(target=S.run_sweep, args=(plan, events.append, stop))
+        worker.start()
+        worker.join(1.0)
+        assert [e.kind for e in events] == ["sweep_plan"]  # nothing timed meanwhile
+        stop.set()  # Stop while it waits: it ends at once, nothing measured
+        worker.join(10)
+    assert not worker.is_alive()
+    assert events[-1].kind == "sweep_end" and events[-1].status == "stopped"
+    assert events[-1].points == 0
+
+
 def test_mfu_uses_the_dense_peak_of_the_named_device():
     assert S.peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == ("bf16", 989.0)
     assert S.peak_tflops("NVIDIA H200", "fp8") == ("fp8", 1979.0)
