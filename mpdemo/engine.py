@@ -121,9 +121,8 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
         tokens = cfg.max_length
     # A Hub or local model's positions are known once its config is read: a longer sequence
     # would fail inside the embedding at the first step.
-    positions = getattr(model.config, "max_position_embeddings", None) or getattr(
-        model.config, "n_positions", None
-    )
+    conf = getattr(model, "config", None)  # the recipe's MLP has none, and no positions
+    positions = getattr(conf, "max_position_embeddings", None) or getattr(conf, "n_positions", None)
     if tokens and isinstance(positions, int) and cfg.max_length > positions:
         lo = WHOLE_FIELDS["max_length"][0]
         raise ConfigError(
