@@ -195,7 +195,8 @@ def published_html(lang: str) -> str:
     body = []
     for p in PUBLISHED:
         figures = (
-            f"{number(p.figure, lang, 'g')} / {number(p.baseline_figure, lang, 'g')} {p.unit}"
+            f"{number(p.figure, lang, 'g')} / {number(p.baseline_figure, lang, 'g')} "
+            f"{t('col_samples', lang) if p.unit == 'samples/s' else p.unit}"
             if p.unit
             else "–"
         )
