@@ -15,6 +15,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from . import log
+from .argtypes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, Parser, choice_list
 from .atomic import check_output_path, write_text_atomic
 from .catalog import BACKENDS, PRECISIONS
 from .config import MAX_REPEAT, RunConfig, coerce_field
@@ -32,7 +33,6 @@ from .summary import (
 if TYPE_CHECKING:
     from .plan import GridEstimate
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_SIGNAL = 128  # stopped by a signal: 128 + its number (130 SIGINT, 143 SIGTERM), as shells do
 UNDERFLOW_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # mpdemo.underflow.FORMATS, without torch
 
@@ -54,37 +54,20 @@ TABLE_COLUMNS = [
 ]
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
-        print(f"mpdemo: error: {message}", file=sys.stderr)
-        raise SystemExit(EXIT_BAD_INPUT)
-
-
-def _list(allowed: tuple[str, ...], name: str):  # -> argparse type
-    def parse(text: str) -> list[str]:
-        items = [t.strip() for t in text.split(",") if t.strip()]
-        bad = [t for t in items if t not in allowed]
-        if bad or not items:
-            raise argparse.ArgumentTypeError(
-                f"{name} {', '.join(bad) or repr(text)} is not one of {', '.join(allowed)}"
-            )
-        return list(dict.fromkeys(items))
-
-    return parse
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; flags are RunConfig's fields in kebab case."""
     d = RunConfig()
-    p = _Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="train the grid of backends x precisions, print a summary")
     run.add_argument("--model", default=d.model)
     run.add_argument("--dataset", default=d.dataset)
     run.add_argument("--train-slice", default=d.train_slice)
     run.add_argument("--eval-slice", default=d.eval_slice)
-    run.add_argument("--backend", type=_list(BACKENDS, "backend"), default=[d.backend])
-    run.add_argument("--precision", type=_list(PRECISIONS, "precision"), default=[d.precision])
+    run.add_argument("--backend", type=choice_list(BACKENDS, "backend"), default=[d.backend])
+    run.add_argument(
+        "--precision", type=choice_list(PRECISIONS, "precision"), default=[d.precision]
+    )
     run.add_argument("--device", default=d.device)
     # Number flags stay text here: config.coerce_field reads them by the rule the page and the
     # API use, so '2.5' steps or 'nan' lr are refused with the same message everywhere.

@@ -13,21 +13,10 @@ import sys
 import threading
 from typing import Any
 
+from .argtypes import EXIT_FAILED, EXIT_OK, choice_list
 from .config import RunConfig
 from .messages import EN, ConfigError, Note
 from .sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2  # as `run` (mpdemo/cli.py)
-
-
-def _precisions(text: str) -> list[str]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in items if t not in SWEEP_PRECISIONS]
-    if bad or not items:
-        raise argparse.ArgumentTypeError(
-            f"precision {', '.join(bad) or repr(text)} is not one of {', '.join(SWEEP_PRECISIONS)}"
-        )
-    return list(dict.fromkeys(items))
 
 
 def _on_off(text: str) -> bool:
@@ -59,7 +48,7 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--precision",
-        type=_precisions,
+        type=choice_list(SWEEP_PRECISIONS, "precision"),
         default=None,
         help="compared with fp32 (default: what autocast offers on the device: bf16 on a "
         "CPU, fp16 and bf16 on CUDA)",
