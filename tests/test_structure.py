@@ -30,7 +30,9 @@ def _targets(mods: dict[str, Path], module: str, node: ast.AST) -> set[str]:
     if node.level:
         pkg = module if mods[module].name == "__init__.py" else module.rpartition(".")[0]
         parts = pkg.split(".")
-        base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+        base = ".".join(
+            parts[: len(parts) - node.level + 1] + ([node.module] if node.module else [])
+        )
     else:
         base = node.module or ""
     out = set()
