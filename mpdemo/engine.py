@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import os
-import queue
 import threading
 import traceback
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ import torch
 from . import data as D
 from .catalog import BUNDLED_TOKENIZER_DIR, DATASETS, MODELS
 from .config import WHOLE_FIELDS, Limits, RunConfig
-from .events import Emit, Event, RunFinished
+from .events import Emit, Event, RunFinished, stream
 from .log import run_logger
 from .messages import ConfigError, MpdemoError, Note
 from .models import (
@@ -225,7 +224,6 @@ def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinis
     return RunFinished(f"{index}:{cfg.label}", cfg.label, "failed", failed_summary(cfg, err))
 
 
-_DONE = object()
 _frozen = False
 
 
@@ -258,23 +256,4 @@ def train(cfg: RunConfig, stop: threading.Event | None = None) -> Iterator[Event
     """
     stop = stop or threading.Event()
     preflight(cfg)  # the cheap checks: bad input fails before any thread starts
-    q: queue.Queue[Any] = queue.Queue()
-
-    def work() -> None:
-        try:
-            execute(prepare(cfg), q.put, stop)
-        except MpdemoError as err:  # raised by prepare(): hand it to the caller
-            q.put(err)
-        finally:
-            q.put(_DONE)
-
-    worker = threading.Thread(target=work, name="mpdemo-train", daemon=True)
-    worker.start()
-    try:
-        while (item := q.get()) is not _DONE:
-            if isinstance(item, MpdemoError):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        worker.join()
+    yield from stream(lambda emit: execute(prepare(cfg), emit, stop), stop, "mpdemo-train")

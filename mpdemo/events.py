@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -109,3 +111,36 @@ Event = RunStarted | StepEvent | EvalEvent | RunFinished | GridPlanned
 
 # What a run hands its events to (the runner's queue, a test's list.append).
 Emit = Callable[[Event], None]
+
+
+_DONE = object()
+
+
+def stream(work: Callable[[Emit], None], stop: threading.Event, name: str) -> Iterator[Any]:
+    """Run work(emit) in a daemon thread of its own and yield what it emits, as it comes.
+
+    An MpdemoError the work raises (bad input found while preparing) is raised here, in the
+    caller's thread. Closing the iterator early sets `stop` and waits for the worker.
+    """
+    from .messages import MpdemoError
+
+    q: queue.Queue[Any] = queue.Queue()
+
+    def run() -> None:
+        try:
+            work(q.put)
+        except MpdemoError as err:
+            q.put(err)
+        finally:
+            q.put(_DONE)
+
+    worker = threading.Thread(target=run, name=name, daemon=True)
+    worker.start()
+    try:
+        while (item := q.get()) is not _DONE:
+            if isinstance(item, MpdemoError):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()

@@ -21,7 +21,6 @@ import functools
 import itertools
 import math
 import os
-import queue
 import statistics
 import threading
 import time
@@ -34,6 +33,7 @@ import torch
 from .catalog import BUNDLED_TOKENIZER_DIR
 from .config import Limits, RunConfig, check_number, on_hf_space
 from .engine import collect_garbage, prepare
+from .events import stream
 from .machine import machine_info
 from .memory import Anatomy, accelerate_estimate, anatomy_notes, measure
 from .messages import ConfigError, MpdemoError, Note
@@ -685,30 +685,12 @@ def _memory_event(plan: SweepPlan, data: dict[int, Any]) -> SweepMemory:
     )
 
 
-_DONE = object()
-
-
 def sweep(plan: SweepPlan, stop: threading.Event | None = None) -> Iterator[SweepEvent]:
     """The sweep's events as an iterator; the work runs in a thread of its own, as train() does
     (a handler's thread may change between two yields; torch's pool is per thread). Closing the
     iterator early stops the sweep."""
     stop = stop or threading.Event()
-    q: queue.Queue[Any] = queue.Queue()
-
-    def work() -> None:
-        try:
-            run_sweep(plan, q.put, stop)
-        finally:
-            q.put(_DONE)
-
-    worker = threading.Thread(target=work, name="mpdemo-sweep", daemon=True)
-    worker.start()
-    try:
-        while (item := q.get()) is not _DONE:
-            yield item
-    finally:
-        stop.set()
-        worker.join()
+    yield from stream(lambda emit: run_sweep(plan, emit, stop), stop, "mpdemo-sweep")
 
 
 # --- the crossover, in sentences rendered from the points ------------------------------------
