@@ -233,6 +233,7 @@ def follow(
         yield {"status": t("status_not_started", lang, error=shown(text))}
         raise gr.Error(esc(text), title="mpdemo", print_exception=False) from None
     seen: Comparison | None = None
+    last = ""  # the status the last followed comparison ended on
     mine = session.runner  # another runner here: this page trained something itself
     session.stop_requested = False
     deadline = time.monotonic() + BOARD_WAIT_S
@@ -255,7 +256,10 @@ def follow(
         c = board.comparison
         if c is not None and c is not seen:
             seen = c
-            yield from train(view_values, lang, session, "default", Follow(board, c))
+            for frame in train(view_values, lang, session, "default", Follow(board, c)):
+                if isinstance(frame, dict) and isinstance(frame.get("status"), str):
+                    last = frame["status"]
+                yield frame
             mine = session.runner
             if session.stop_requested:
                 return  # Stop during the comparison: train()'s last frame said so
@@ -264,8 +268,10 @@ def follow(
         session.armed = True  # the Stop button ends the wait (train_tab.stop)
         if time.monotonic() - beat >= BOARD_BEAT_S:
             beat = time.monotonic()
+            # The comparison that ended stays readable above the wait for the next one.
+            waiting = t("class_board_waiting", lang, code=shown(board.code))
             yield {
-                "status": t("class_board_waiting", lang, code=shown(board.code)),
+                "status": f"{last}\n\n{waiting}" if last else waiting,
                 "stop_btn": gr.update(interactive=True),
             }
         time.sleep(BOARD_POLL_S)
