@@ -103,7 +103,7 @@ def main() -> None:
                     f"comparison {i + 1}, {s.precision}: {s.speed_verdict:7s} "
                     f"{_fig(s.speedup_vs_fp32, s.speedup_interval)} ({check.get('rounds')} rounds, "
                     f"others took {(check.get('others_cpu') or 0):.0%} of the CPU; reason "
-                    f"{s.speed_reason}); holds the quiet {_fig(ref.speedup if ref else None)}: "
+                    f"{s.speed_reason}); holds the quiet {_fig(ref.speedup, ref.interval) if ref else '-'}: "
                     f"{'yes' if holds else 'no'}; opposite: {'YES' if opp else 'no'}; {wall:.0f} s"
                 )
     finally:
