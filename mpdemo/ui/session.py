@@ -28,6 +28,7 @@ import pandas as pd
 from ..config import RunConfig
 from ..messages import MpdemoError
 from ..recorded import Recording, compact, parse_document, thin_steps, write_runs
+from ..run import RunFold
 from ..summary import (
     Summary,
     scale_text,
@@ -113,7 +114,7 @@ class Session:
     runs: list[dict[str, Any]] = field(default_factory=list)  # this grid's finished runs
     history: list[dict[str, Any]] = field(default_factory=list)  # every finished run, all grids
     grid_no: int = 0
-    current: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_id → run in progress
+    fold: RunFold = field(default_factory=RunFold)  # the runs in progress, by run id
     progress: dict[str, Any] = field(default_factory=dict)  # what the status line shows
     errors: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (label, note dict)
     stop_requested: bool = False
@@ -138,7 +139,7 @@ class Session:
         self.stop()
         self.configs = list(configs)
         self.series = {}
-        self.current = {}
+        self.fold = RunFold()
         self.errors = []
         self.progress = {
             "index": 0,
@@ -167,7 +168,7 @@ class Session:
         """Session ended (tab closed, or its state expired): stop the worker, let go of every
         run and opened file, and delete the session's folder."""
         self.stop()
-        self.configs, self.series, self.current, self.errors = [], {}, {}, []
+        self.configs, self.series, self.fold, self.errors = [], {}, RunFold(), []
         self.runs, self.history, self.recordings = [], [], []
         self.progress, self.plan, self.estimate = {}, None, None
         self.files = {}
@@ -187,6 +188,8 @@ class Session:
     def apply(self, ev: Any) -> bool:
         """Take one engine event; returns True when a run finished (the table changes)."""
         kind = ev.kind
+        self.fold.configs = self.configs  # a run that failed to start takes its config here
+        finished = self.fold.apply(ev)  # the run records: mpdemo.run, as the CLI and runner
         if self.estimate is not None:
             self.estimate.update(ev)
         if kind == "plan":
@@ -201,11 +204,9 @@ class Session:
             self.estimate = GridEstimate(self.configs, cal, clock=clock)
             return False
         if kind == "start":
-            run: dict[str, Any] = {"config": ev.config, "steps": [], "evals": []}
             origin = self.shared_from()
             if origin:  # another visitor's comparison, or a board's: the files say so
-                run["shared_from"] = origin
-            self.current[ev.run_id] = run
+                self.fold.current[ev.run_id]["shared_from"] = origin
             self.series[ev.label] = Series(ev.label)
             self.progress.update(
                 index=ev.index,
@@ -218,9 +219,6 @@ class Session:
             )
             return False
         if kind == "step":
-            run = self.current.get(ev.run_id)
-            if run is not None:
-                run["steps"].append(ev.to_dict())
             self.series.setdefault(ev.label, Series(ev.label)).add(ev)
             s = self.series[ev.label]
             recent = s.step_ms[-20:]
@@ -230,18 +228,8 @@ class Session:
                 step_s=sum(recent) / len(recent) / 1000.0 if recent else None,
             )
             return False
-        if kind == "eval":
-            run = self.current.get(ev.run_id)
-            if run is not None:
-                run["evals"].append(ev.to_dict())
-            return False
-        if kind == "end":
-            run = self.current.pop(ev.run_id, None) or {"config": None, "steps": [], "evals": []}
-            if run["config"] is None:  # preparation failed: no start event
-                cfg = next((c for c in self.configs if c.label == ev.label), None)
-                run["config"] = cfg.to_dict() if cfg else None
-            run["summary"] = ev.summary
-            run["status"] = ev.status
+        if kind == "end" and finished is not None:
+            run = finished
             run["grid"] = self.grid_no
             self.runs.append(run)
             self.history.append(run)  # stays downloadable until the session ends
@@ -423,7 +411,7 @@ class Session:
     def clear(self) -> None:
         """Clear runs: stop a training, forget every finished, restored and loaded run."""
         self.stop()
-        self.configs, self.series, self.current, self.errors = [], {}, {}, []
+        self.configs, self.series, self.fold, self.errors = [], {}, RunFold(), []
         self.runs, self.history, self.recordings = [], [], []
         self.progress = {}
         for path in self.files.values():
