@@ -175,7 +175,9 @@ def underflow_compute(
         ).validate(limits)
         return collect(cfg, wait=False, limits=limits)
     except MpdemoError as err:
-        raise gr.Error(error_text(err, lang), title="mpdemo", print_exception=False) from None
+        raise gr.Error(
+            esc(error_text(err, lang), quote=False), title="mpdemo", print_exception=False
+        ) from None
 
 
 def underflow_view(
