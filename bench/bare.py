@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from mpdemo.precision import ACCELERATE_NAMES, DTYPES, synchronize
+from mpdemo.engine.precision import ACCELERATE_NAMES, DTYPES, synchronize
 
 
 def bare_torch(prep) -> list[float]:  # noqa: ANN001

@@ -9,7 +9,7 @@ effective dtype (must equal the requested one on CUDA), the loss-scale trajector
 steps, mean step time (perf_counter after torch.cuda.synchronize, warm-up excluded), samples/s,
 peak memory, final loss, speed-up against fp32 of the same backend and, where the GPU's bf16
 peak is known, the model FLOP utilisation. Then the engine's overhead against the course's bare
-loop, interleaved. fp8 rows run only where mpdemo.fp8.check passes (compute capability 8.9+
+loop, interleaved. fp8 rows run only where mpdemo.engine.fp8.check passes (compute capability 8.9+
 and torchao: pip install -r requirements-gpu.txt); they also print how many Linear layers ran
 as torchao's Float8Linear. Elsewhere `fp8_skipped` holds the refusal line. Prints a table last; writes everything to --out as a runs JSON (the CLI's and
 the app's shape: version, this machine's profile, every run's config, summary and steps), so the
@@ -29,11 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
 
-from mpdemo import RunConfig, fp8, train  # noqa: E402
+from mpdemo import RunConfig, train
+from mpdemo.engine import fp8  # noqa: E402
+from mpdemo.files.recorded import runs_document  # noqa: E402
+from mpdemo.files.summary import with_speedups  # noqa: E402
 from mpdemo.messages import ConfigError  # noqa: E402
-from mpdemo.recorded import runs_document  # noqa: E402
 from mpdemo.registry import PRECISION_NAMES  # noqa: E402
-from mpdemo.summary import with_speedups  # noqa: E402
 
 # Dense bf16 tensor-core peaks, TFLOP/s (vendor data sheets); MFU is left out for other GPUs.
 BF16_PEAK_TFLOPS = {

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import psutil  # noqa: E402
 
 from mpdemo import RunConfig  # noqa: E402
-from mpdemo.runner import Runner, grid  # noqa: E402
+from mpdemo.runs.runner import Runner, grid  # noqa: E402
 
 
 def cycle(cfg: RunConfig) -> float:

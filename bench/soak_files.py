@@ -50,7 +50,7 @@ def free_port() -> int:
 
 def big_file(folder: Path, runs: int, steps: int) -> Path:
     """The default CPU recording with `runs` runs of `steps` steps each, as a runs file."""
-    from mpdemo.recorded import MAX_FILE_BYTES, REFERENCE_DIR
+    from mpdemo.files.recorded import MAX_FILE_BYTES, REFERENCE_DIR
 
     doc = json.loads((REFERENCE_DIR / "default-cpu.json").read_text(encoding="utf-8"))
     template = doc["runs"][0]

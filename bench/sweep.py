@@ -19,8 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mpdemo.machine import machine_note  # noqa: E402
-from mpdemo.sweep import (  # noqa: E402
+from mpdemo.cli.sweep import memory_lines, point_line  # noqa: E402
+from mpdemo.engine.machine import machine_note  # noqa: E402
+from mpdemo.runs.timing import LoadMeter  # noqa: E402
+from mpdemo.sweep.core import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_BUDGET_S,
     DEFAULT_SIZES,
@@ -31,8 +33,6 @@ from mpdemo.sweep import (  # noqa: E402
     run_sweep,
     sweep_document,
 )
-from mpdemo.sweep_cli import memory_lines, point_line  # noqa: E402
-from mpdemo.timing import LoadMeter  # noqa: E402
 
 
 def main() -> int:

@@ -3,7 +3,7 @@
     python bench/verdicts.py [--times 4] [--precisions fp32,bf16] [--period 2.0] [--quiet-s 20]
 
 First measures each precision against fp32 on a quiet machine (one long interleaved
-measurement, mpdemo.plan.calibrate). Then runs the default comparison (torch backend, default
+measurement, mpdemo.runs.plan.calibrate). Then runs the default comparison (torch backend, default
 model, fitted to about a minute like the Train tab's) --times times while another process
 switches a busy loop on every core on and off every --period seconds, and prints, for each
 comparison and precision: the verdict, the speed-up and its 95 % interval, the share of CPU the
@@ -56,8 +56,8 @@ def main() -> None:
     a = ap.parse_args()
 
     from mpdemo import RunConfig
-    from mpdemo.plan import calibrate, forget_calibrations
-    from mpdemo.runner import grid, run_grid
+    from mpdemo.runs.plan import calibrate, forget_calibrations
+    from mpdemo.runs.runner import grid, run_grid
 
     precisions = a.precisions.split(",")
     configs = grid(RunConfig(), ["torch"], precisions)

@@ -13,11 +13,11 @@ __all__ = ["RunConfig", "Limits", "ConfigError", "MpdemoError", "prepare", "trai
 def __getattr__(name: str) -> Any:
     # torch and transformers load only when training is asked for: the app starts fast.
     if name in ("prepare", "train", "preflight"):
-        from . import engine
+        from .engine import core as engine
 
         return getattr(engine, name)
     if name == "Runner":
-        from .runner import Runner
+        from .runs.runner import Runner
 
         return Runner
     raise AttributeError(name)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .registry import BACKEND_NAMES, PRECISION_NAMES
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parent / "assets"
 BUNDLED_DATASET_DIR = ASSETS / "reviews"
 BUNDLED_TOKENIZER_DIR = ASSETS / "tokenizer"
 

@@ -185,7 +185,7 @@ FLOAT_FIELDS: dict[str, tuple[float, float, str | None]] = {
     "lr": (0, 100, None),  # (above lo, at most hi, hi as shown)
     "init_scale": (0, 2.0**64, "2^64"),
 }
-# The built-in text models' position embeddings (mpdemo/models.py builds them with 512): a
+# The built-in text models' position embeddings (mpdemo/engine/models.py builds them with 512): a
 # longer sequence fails inside the model's embedding, after the data has loaded.
 BUILTIN_POSITIONS = 512
 MAX_LENGTH = 4096  # any other model: its positions are known only once its config loads

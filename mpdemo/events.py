@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from .summary import Summary
+    from .files.summary import Summary
 
 STATUSES = ("completed", "stopped", "diverged", "failed")
 
@@ -70,7 +70,7 @@ class EvalEvent(_Event):
 
 @dataclass
 class RunFinished(_Event):
-    """A run ended; `summary` (mpdemo.summary.Summary) carries the DESIGN.md summary keys."""
+    """A run ended; `summary` (mpdemo.files.summary.Summary) carries the DESIGN.md summary keys."""
 
     run_id: str
     label: str
@@ -80,7 +80,7 @@ class RunFinished(_Event):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: the summary as its JSON form, not as a dataclass's fields."""
-        from .summary import plain
+        from .files.summary import plain
 
         return {
             "run_id": self.run_id,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .textformat import ENGLISH, NumberStyle
+from .wording import ENGLISH, NumberStyle
 
 # English templates. `{name}` fields are filled from the arguments.
 EN: dict[str, str] = {
@@ -90,11 +90,11 @@ EN: dict[str, str] = {
         "separate copies. Use --backend accelerate or trainer with accelerate launch"
     ),
     "load_failed": "could not load {value!r}: {detail}",
-    # --- output files (mpdemo/atomic.py): checked before any training -------------------------
+    # --- output files (mpdemo/files/atomic.py): checked before any training -------------------------
     "output_is_folder": "{flag} {path!r} is a folder; give the path of a file",
     "output_no_folder": "{flag} {path!r}: the folder {folder!r} does not exist",
     "output_not_writable": "{flag} {path!r}: cannot write in the folder {folder!r} ({detail})",
-    # --- runs files read back (mpdemo/recorded.py) ---------------------------------------------
+    # --- runs files read back (mpdemo/files/recorded.py) ---------------------------------------------
     "runs_not_json": "{name} is not a runs file: it is not JSON",
     "runs_bad_shape": "{name} is not a runs file written by mpdemo ({detail})",
     "runs_newer": (
@@ -247,7 +247,7 @@ EN: dict[str, str] = {
     "slice_clamped": "{slice} asked for more rows than the split has; used {rows:plural(# row|# rows)}",
     "distributed": "trained on {n} processes; the global batch of {batch} was split across them",
     "failed": "the run failed: {detail}",
-    # --- the size sweep (mpdemo/sweep.py): refusals before anything runs ----------------------
+    # --- the size sweep (mpdemo/sweep/core.py): refusals before anything runs ----------------------
     "sweep_bad_sizes": (
         "sizes are width x layers pairs of the built-in BERT, e.g. 128x2,256x4,512x8 (or "
         "tiny-bert, small-bert); got {value!r}"
@@ -314,7 +314,7 @@ EN: dict[str, str] = {
         "{precision} pays on this {device} at each of the {points} points measured "
         "({lo_m:.2g} to {hi_m:.2g} M parameters, every batch size)"
     ),
-    # --- memory anatomy (mpdemo/memory.py), from the tensors' bytes after one step -------------
+    # --- memory anatomy (mpdemo/engine/memory.py), from the tensors' bytes after one step -------------
     "anatomy_one": (
         "{precision}: {mb:.1f} MiB in one step; weights, gradients and AdamW's state "
         "{fixed_mb:.1f} MiB ({per_param:.1f} bytes a parameter), saved activations {act_mb:.1f} "
@@ -339,7 +339,7 @@ EN: dict[str, str] = {
         "achieved TFLOP/s = 6 x parameters x tokens per step / step time; MFU = that / the "
         "device's dense peak for the precision"
     ),
-    # --- a class on one server (mpdemo/broadcast.py) ---------------------------------------
+    # --- a class on one server (mpdemo/classroom/broadcast.py) ---------------------------------------
     "queue_full": (
         "the line on this server is full ({limit} comparisons waiting): press Train with the "
         "default settings to watch the comparison already running, follow the teacher's board, "

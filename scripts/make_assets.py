@@ -619,7 +619,7 @@ def main() -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path(__file__).resolve().parent.parent / "assets",
+        default=Path(__file__).resolve().parent.parent / "mpdemo" / "assets",
         help="output directory (default: the repository's assets/)",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parent.parent / "mpdemo" / "assets"
 NEGATION = re.compile(r"\b(?:not|never|hardly)\b|n't\b")
 
 

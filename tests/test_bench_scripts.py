@@ -8,7 +8,7 @@ import sys
 
 from conftest import ROOT
 
-from mpdemo.recorded import read_runs
+from mpdemo.files.recorded import read_runs
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:

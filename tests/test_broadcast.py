@@ -1,4 +1,4 @@
-"""Comparisons shared between visitors (mpdemo/broadcast.py): real runs of the tiny model."""
+"""Comparisons shared between visitors (mpdemo/classroom/broadcast.py): real runs of the tiny model."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import weakref
 
 import pytest
 
-from mpdemo import broadcast
-from mpdemo.broadcast import BoardError, Hub, QueueFull
+from mpdemo.classroom import broadcast
+from mpdemo.classroom.broadcast import BoardError, Hub, QueueFull
 from mpdemo.config import RunConfig
 
 CFG = RunConfig(

@@ -9,8 +9,8 @@ import pytest
 from test_ui import FAST, app_url, runner_threads, wait_no_runner  # noqa: F401 - fixture
 
 from mpdemo import RunConfig
-from mpdemo.runner import Runner
-from mpdemo.ui import plots
+from mpdemo.runs.runner import Runner
+from mpdemo.ui.train import plots
 
 # Five visitors, each with its own run, so a line or row in the wrong session would show.
 VISITORS = [

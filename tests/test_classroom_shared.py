@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from test_ui import FAST, app_url, wait_no_runner  # noqa: F401 - fixture
 
-from mpdemo import broadcast
-from mpdemo.ui import classroom, plots
-from mpdemo.ui.session import Session
-from mpdemo.ui.train_tab import status_text, stop, train
+from mpdemo.classroom import broadcast
+from mpdemo.ui.train import classroom, plots
+from mpdemo.ui.train.session import Session
+from mpdemo.ui.train.tab import status_text, stop, train
 
 # A seed no other test trains with: nothing here joins another test's comparison.
 SETTINGS = {**FAST, "steps": 6, "precisions": ["fp32"], "seed": 11}

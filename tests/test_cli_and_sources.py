@@ -15,10 +15,10 @@ import pytest
 from conftest import ROOT, events_of, summary_of
 
 from mpdemo import RunConfig, prepare
-from mpdemo.cli import main
-from mpdemo.hub import hub_reachable, reset_cache
+from mpdemo.cli.main import main
+from mpdemo.engine.hfhub import hub_reachable, reset_cache
 from mpdemo.messages import ConfigError
-from mpdemo.runner import Runner, grid
+from mpdemo.runs.runner import Runner, grid
 
 SMALL = ["--train-slice", "train[:128]", "--eval-slice", "validation[:32]", "--batch-size", "16"]
 
@@ -178,7 +178,7 @@ def test_runner_frees_each_runs_model_by_the_grids_end(small_cfg, monkeypatch):
     # them, each click's models stay in memory (a Space runs many grids in one process).
     import weakref
 
-    from mpdemo import engine
+    from mpdemo.engine import core as engine
 
     models = []
     real_prepare = engine.prepare
@@ -225,7 +225,7 @@ def test_grid_compare_scaling_runs_fp16_twice_with_distinct_labels(small_cfg):
 def test_hub_dataset_code_path_slices_through_load_dataset(tmp_path):
     # The Hub branch hands the slice to datasets.load_dataset; a local folder of JSON files is
     # what load_dataset reads without a network, through the same call.
-    from mpdemo.data import load_split
+    from mpdemo.engine.data import load_split
 
     folder = tmp_path / "reviews_json"
     folder.mkdir()

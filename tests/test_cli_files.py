@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from mpdemo import RunConfig, cli
-from mpdemo.atomic import check_output_path, write_atomic, write_text_atomic
+from mpdemo import RunConfig
+from mpdemo.cli import main as cli
+from mpdemo.files.atomic import check_output_path, write_atomic, write_text_atomic
+from mpdemo.files.recorded import read_runs, write_runs
+from mpdemo.files.summary import write_csv
 from mpdemo.messages import ConfigError
-from mpdemo.recorded import read_runs, write_runs
-from mpdemo.summary import write_csv
 
 TINY = ["--train-slice", "train[:128]", "--eval-slice", "validation[:32]", "--batch-size", "8"]
 
@@ -37,12 +38,12 @@ def _bad_paths(tmp_path: Path) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("flag", ["--json", "--csv"])
 def test_a_bad_output_path_exits_2_before_any_training(tmp_path, capsys, monkeypatch, flag):
-    import mpdemo.runner
+    import mpdemo.runs.runner
 
     def no_training(*args, **kwargs):
         raise AssertionError("the grid started")
 
-    monkeypatch.setattr(mpdemo.runner, "run_grid", no_training)
+    monkeypatch.setattr(mpdemo.runs.runner, "run_grid", no_training)
     for path, words in _bad_paths(tmp_path):
         code = cli.main(["run", *TINY, "--steps", "1", flag, path])
         err = capsys.readouterr().err.strip().splitlines()
@@ -243,7 +244,7 @@ def test_coerce_field_refuses_with_the_keyed_message_and_the_range(name, raw, ke
 
 def test_max_length_is_bounded_by_the_models_positions_before_anything_loads():
     from mpdemo.config import BUILTIN_POSITIONS, MAX_LENGTH
-    from mpdemo.models import builtin_model
+    from mpdemo.engine.models import builtin_model
 
     with pytest.raises(ConfigError, match="from 8 to 512; got 513"):
         RunConfig(max_length=513).validate()

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from mpdemo import cli
+from mpdemo.cli import main as cli
 from mpdemo.config import RunConfig
-from mpdemo.recorded import read_runs
-from mpdemo.ui import recorded_ui
-from mpdemo.ui.session import Session
+from mpdemo.files.recorded import read_runs
+from mpdemo.ui.train import recorded as recorded_ui
+from mpdemo.ui.train.session import Session
 
 TINY = ["--train-slice", "train[:64]", "--eval-slice", "validation[:16]", "--batch-size", "8"]
 # Settings no form default has, so code drawn from the form instead of the run shows.
@@ -62,7 +62,7 @@ def _demo() -> tuple[Any, dict[str, Any]]:
 def _args(fn: Any, by_id: dict[str, Any], values: dict[str, Any], extra: dict[int, Any]) -> list:
     """fn's inputs: the page's language, extra[component id], a Train control's value, else
     the component's own value (a State's default)."""
-    from mpdemo.ui import controls
+    from mpdemo.ui.train import controls
 
     names = {by_id[c.elem_id]._id: c.name for c in controls.CONTROLS}
     out = []
@@ -86,7 +86,7 @@ def test_a_burst_of_train_tab_changes_never_sends_a_stale_pick() -> None:
 
     from gradio.state_holder import SessionState
 
-    from mpdemo.ui import controls
+    from mpdemo.ui.train import controls
 
     demo, by_id = _demo()
     radio = by_id["code-run"]
@@ -116,7 +116,7 @@ def test_a_burst_of_train_tab_changes_never_sends_a_stale_pick() -> None:
 
 
 def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
-    from mpdemo import listing as L
+    from mpdemo.teach import listing as L
     from mpdemo.ui.tabs import code as C
     from mpdemo.ui.tabs.common import tt
 
@@ -184,8 +184,8 @@ def test_a_fitted_grid_offers_the_script_of_the_steps_it_runs(monkeypatch) -> No
     # The default comparison is fitted to about a minute: the runs do fewer steps than the form
     # asks. The script offered at the click (the steps asked for) is written again with them.
     from mpdemo.events import GridPlanned
-    from mpdemo.runner import _END, Runner
-    from mpdemo.ui import train_tab
+    from mpdemo.runs.runner import _END, Runner
+    from mpdemo.ui.train import tab as train_tab
 
     class Fitted(Runner):
         def _work(self) -> None:  # the plan only: no run needed to see the script change

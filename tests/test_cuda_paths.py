@@ -14,7 +14,7 @@ import torch
 from conftest import events_of, summary_of
 
 from mpdemo import RunConfig, prepare
-from mpdemo import precision as P
+from mpdemo.engine import precision as P
 from mpdemo.messages import ConfigError
 
 
@@ -53,7 +53,7 @@ def test_cuda_scaler_and_sync(monkeypatch):
 
 
 def test_recorder_uses_cuda_memory_and_sync_on_gpu(monkeypatch, small_cfg):
-    from mpdemo.recorder import Recorder
+    from mpdemo.engine.recorder import Recorder
 
     prep = prepare(small_cfg)
     prep.device = torch.device("cuda")  # the model stays on the CPU; only the bookkeeping moves

@@ -30,7 +30,7 @@ def _launch(tmp_path, backend: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("backend", ["accelerate", "trainer"])
 def test_two_processes_match_one(tmp_path, backend):
-    from mpdemo.cli import main
+    from mpdemo.cli.main import main
 
     proc = _launch(tmp_path, backend)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -48,7 +48,7 @@ def test_two_processes_match_one(tmp_path, backend):
 
 
 def test_torch_backend_refuses_many_processes(monkeypatch):
-    from mpdemo.cli import main
+    from mpdemo.cli.main import main
 
     monkeypatch.setenv("WORLD_SIZE", "2")
     assert main([*ARGS, "--backend", "torch"]) == 2

@@ -1,4 +1,4 @@
-"""Tests for mpdemo.formats: encodings checked against torch and struct, never hand-typed."""
+"""Tests for mpdemo.teach.formats: encodings checked against torch and struct, never hand-typed."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 import pytest
 import torch
 
-from mpdemo import formats as F
+from mpdemo.teach import formats as F
 
 DTYPES = {
     "fp32": torch.float32,
@@ -75,7 +75,7 @@ def expected_category(v: float, fmt: str) -> str:
 
 
 def test_import_does_not_import_torch():
-    code = "import sys, mpdemo.formats; sys.exit('torch' in sys.modules)"
+    code = "import sys, mpdemo.teach.formats; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -10,9 +10,10 @@ import pytest
 import torch
 from torch import nn
 
-from mpdemo import RunConfig, fp8
-from mpdemo import precision as P
-from mpdemo.cli import main
+from mpdemo import RunConfig
+from mpdemo.cli.main import main
+from mpdemo.engine import fp8
+from mpdemo.engine import precision as P
 from mpdemo.messages import ConfigError
 from mpdemo.registry import PRECISION_NAMES, PRECISIONS
 
@@ -76,8 +77,8 @@ def test_fp8_is_one_registry_record_after_the_others() -> None:
 
 
 def test_adding_fp8_leaves_defaults_presets_and_colours_alone() -> None:
-    from mpdemo.ui import plots
     from mpdemo.ui.tabs.why import PRESETS
+    from mpdemo.ui.train import plots
 
     assert RunConfig().precision == "fp32"
     for preset in PRESETS.values():
@@ -106,7 +107,7 @@ def test_refused_on_a_cpu_with_what_the_machine_has(monkeypatch) -> None:
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without one")
 def test_cli_refuses_fp8_before_anything_loads(monkeypatch, capsys) -> None:
-    import mpdemo.engine as engine
+    import mpdemo.engine.core as engine
 
     def must_not_load(*a, **k):
         raise AssertionError("loaded something before refusing fp8")
@@ -263,7 +264,7 @@ def test_convert_and_audit_report_what_really_ran(monkeypatch) -> None:
 
 @pytest.mark.parametrize("lang", ["en", "es", "pt"])
 def test_number_formats_show_fp8_and_what_torch_does_past_the_range(lang: str) -> None:
-    from mpdemo import formats
+    from mpdemo.teach import formats
     from mpdemo.ui.tabs import formats as F
     from mpdemo.ui.tabs.common import tt
 
@@ -299,9 +300,9 @@ def test_scale_slider_per_format(lang: str) -> None:
 def test_underflow_view_in_each_format() -> None:
     import re
 
+    from mpdemo.teach.underflow import format_band, magnitudes_of, shares_at
     from mpdemo.ui.tabs import underflow as U
     from mpdemo.ui.tabs.common import tt
-    from mpdemo.underflow import format_band, magnitudes_of, shares_at
 
     gen = torch.Generator().manual_seed(1)
     grads = torch.exp2(torch.empty(4000).uniform_(-40, 2, generator=gen))
@@ -396,7 +397,7 @@ def test_accelerate_fp8_prepares_with_torchao(emulated, small_cfg) -> None:
 
 
 def test_fp8_has_its_own_box_built_disabled() -> None:
-    from mpdemo.ui import controls
+    from mpdemo.ui.train import controls
 
     assert "fp8" not in [v for _, v in controls.precision_choices("en")]
     box = controls.BY_NAME["fp8"]
@@ -408,7 +409,7 @@ def test_fp8_has_its_own_box_built_disabled() -> None:
 @pytest.mark.parametrize("lang", ["en", "es", "pt"])
 def test_fp8_box_stays_disabled_here_with_the_reason(monkeypatch, lang: str) -> None:
     from mpdemo.ui.i18n import error_text
-    from mpdemo.ui.train_tab import fp8_box
+    from mpdemo.ui.train.tab import fp8_box
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     state = fp8_box(lang)
@@ -419,7 +420,7 @@ def test_fp8_box_stays_disabled_here_with_the_reason(monkeypatch, lang: str) -> 
 
 
 def test_fp8_box_is_enabled_on_a_capable_gpu(monkeypatch) -> None:
-    from mpdemo.ui.train_tab import fp8_box
+    from mpdemo.ui.train.tab import fp8_box
 
     fake_gpu(monkeypatch, "NVIDIA L4", (8, 9))
     fake_torchao(monkeypatch, "0.18.0")
@@ -435,7 +436,7 @@ def test_fp8_box_is_enabled_on_a_capable_gpu(monkeypatch) -> None:
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without one")
 def test_train_tab_refuses_a_ticked_fp8_box_with_the_sentence() -> None:
-    from mpdemo.ui.train_tab import check_inputs, with_fp8
+    from mpdemo.ui.train.tab import check_inputs, with_fp8
 
     assert with_fp8({"precisions": ["fp32"], "fp8": True}) == ["fp32", "fp8"]
     assert with_fp8({"precisions": ["fp32"], "fp8": False}) == ["fp32"]
@@ -501,7 +502,7 @@ def test_a_run_that_converted_nothing_says_so(monkeypatch, small_cfg) -> None:
 
 
 def test_the_code_tab_shows_torchaos_call_for_fp8_only(fp8_machine, small_cfg) -> None:
-    from mpdemo.listing import listing
+    from mpdemo.teach.listing import listing
 
     for backend in ("torch", "accelerate", "trainer"):
         plain = listing(small_cfg.replace(backend=backend, device="cpu"))
@@ -518,7 +519,7 @@ def test_the_code_tab_shows_torchaos_call_for_fp8_only(fp8_machine, small_cfg) -
 
 
 def test_dead_branches_are_left_out_and_live_ones_unwrapped() -> None:
-    from mpdemo.listing import drop_dead_branches
+    from mpdemo.teach.listing import drop_dead_branches
 
     src = (
         "a = 1\n"

@@ -17,11 +17,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from mpdemo import recorded
-from mpdemo.cli import format_table
-from mpdemo.messages import EN, ConfigError
-from mpdemo.plan import memory_notes, run_speed_notes
-from mpdemo.recorded import (
+from mpdemo.cli.main import format_table
+from mpdemo.files import recorded
+from mpdemo.files.recorded import (
     MACHINE_RULES,
     MAX_STEPS_PER_RUN,
     SPEED_CHECK_RULES,
@@ -35,9 +33,11 @@ from mpdemo.recorded import (
     reference_files,
     runs_document,
 )
-from mpdemo.summary import Summary, scale_text, speedup_text, with_speedups
+from mpdemo.files.summary import Summary, scale_text, speedup_text, with_speedups
+from mpdemo.messages import EN, ConfigError
+from mpdemo.runs.plan import memory_notes, run_speed_notes
 from mpdemo.ui import i18n
-from mpdemo.ui.session import Session, warnings_text
+from mpdemo.ui.train.session import Session, warnings_text
 
 HTML = '<img src="http://127.0.0.1:9/t.png"> **Session expired** [log in](http://127.0.0.1:9/p)'
 NAN, INF = float("nan"), float("inf")
@@ -391,7 +391,7 @@ def test_every_summary_field_has_a_rule_and_every_problem_a_message() -> None:
     # A field added to Summary is checked on the way in, or this fails.
     names = {f.name for f in fields(Summary)} - {"extra"}
     assert names <= set(SUMMARY_RULES), names - set(SUMMARY_RULES)
-    from mpdemo.timing import SpeedCheck
+    from mpdemo.runs.timing import SpeedCheck
 
     check = {f.name for f in fields(SpeedCheck)}
     assert check <= set(SPEED_CHECK_RULES), check - set(SPEED_CHECK_RULES)

@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from conftest import ROOT
 
-from mpdemo import listing as L
-from mpdemo.cli import main
+from mpdemo.cli.main import main
 from mpdemo.config import RunConfig
+from mpdemo.teach import listing as L
 
 # Every backend x precision that really runs as asked on a CPU (Accelerate and the Trainer
 # run fp16 as fp32 there, so their fp16 script would prove nothing new).
@@ -153,7 +153,7 @@ def test_skipped_steps_do_not_step_the_schedule(small_cfg: RunConfig) -> None:
     # the learning-rate schedule skips them too (as Accelerate's and the Trainer's do).
     import threading
 
-    from mpdemo.engine import execute, prepare
+    from mpdemo.engine.core import execute, prepare
 
     events: list = []
     prep = prepare(small_cfg.replace(precision="fp16", init_scale=2.0**21, steps=4))

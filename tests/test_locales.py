@@ -9,8 +9,8 @@ import tomllib
 import pytest
 
 from mpdemo.messages import EN as EN_MESSAGES
-from mpdemo.textformat import ENGLISH, NumberStyle, is_plural_spec
 from mpdemo.ui import i18n
+from mpdemo.wording import ENGLISH, NumberStyle, is_plural_spec
 
 LOCALE_FILES = sorted(i18n.LOCALES_DIR.glob("*.toml"))
 CODES = [p.stem for p in LOCALE_FILES]
@@ -269,7 +269,7 @@ def test_a_refused_number_reads_wholly_in_the_pages_language() -> None:
 )
 @pytest.mark.parametrize("lang", ["es", "pt"])
 def test_no_refused_input_is_half_english(change: dict, lang: str) -> None:
-    from mpdemo.ui import controls
+    from mpdemo.ui.train import controls
 
     err = _refusal(**change)
     text = i18n.error_text(err, lang)
@@ -281,7 +281,7 @@ def test_no_refused_input_is_half_english(change: dict, lang: str) -> None:
 
 
 def test_the_cli_keeps_the_engines_english_with_the_field_name() -> None:
-    # mpdemo/cli.py prints str(err): the engine's English, naming the flag's field.
+    # mpdemo/cli/main.py prints str(err): the engine's English, naming the flag's field.
     assert str(_refusal(steps=0)) == "steps must be a whole number from 1 to 20,000; got 0"
     assert str(_refusal(lr=0.0)) == "lr must be a number above 0 and at most 100; got 0.0"
     assert str(_refusal(train_slice="")) == "train_slice must be a non-empty text; got ''"
@@ -290,7 +290,7 @@ def test_the_cli_keeps_the_engines_english_with_the_field_name() -> None:
 def test_the_catalogs_descriptions_are_in_every_language() -> None:
     # The dropdowns said "BERT-style classifier, 2 layers x 64" on the Spanish page.
     from mpdemo.catalog import DATASETS, MODELS
-    from mpdemo.ui.controls import catalog_key, dataset_choices, model_choices
+    from mpdemo.ui.train.controls import catalog_key, dataset_choices, model_choices
 
     for lang in i18n.LANGS:
         assert [v for _, v in model_choices(lang)] == list(MODELS)

@@ -10,7 +10,7 @@ import sys
 from conftest import ROOT
 
 from mpdemo import RunConfig
-from mpdemo.engine import execute, failed_summary, prepare
+from mpdemo.engine.core import execute, failed_summary, prepare
 
 
 def test_failed_run_keeps_traceback_in_log_and_summary(small_cfg: RunConfig, caplog) -> None:
@@ -41,10 +41,10 @@ def test_bad_input_is_one_line_without_traceback() -> None:
 def test_cli_json_carries_error_detail_and_stderr_stays_short(tmp_path) -> None:
     # A bug in a run (not bad input): a model the registry knows but whose data cannot tokenise.
     script = (
-        "import sys, mpdemo.models as m\n"
+        "import sys, mpdemo.engine.models as m\n"
         "def bad(*a, **k):\n    raise RuntimeError('model factory broke')\n"
-        "m.builtin_model = bad\nimport mpdemo.engine as e\ne.builtin_model = bad\n"
-        "from mpdemo.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+        "m.builtin_model = bad\nimport mpdemo.engine.core as e\ne.builtin_model = bad\n"
+        "from mpdemo.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     )
     out = tmp_path / "runs.json"
     proc = subprocess.run(

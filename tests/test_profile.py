@@ -14,13 +14,14 @@ import pytest
 import torch
 from conftest import events_of, summary_of
 
-from mpdemo import RunConfig, probes
-from mpdemo import machine as M
-from mpdemo import plan as P
+from mpdemo import RunConfig
+from mpdemo.engine import machine as M
+from mpdemo.engine import probes
 from mpdemo.messages import EN, Note, render
-from mpdemo.runner import grid, run_grid
-from mpdemo.textformat import ENGLISH
-from mpdemo.timing import compare
+from mpdemo.runs import plan as P
+from mpdemo.runs.runner import grid, run_grid
+from mpdemo.runs.timing import compare
+from mpdemo.wording import ENGLISH
 
 LANGS = ("en", "es", "pt")
 
@@ -235,7 +236,7 @@ def test_after_the_runs_the_interleaved_measurement_speaks(
 ):
     # The status after the runs says the sentence the page said before them, from the same
     # check; where the runs' own medians disagree with its interval, the load changed.
-    from mpdemo.summary import with_speedups
+    from mpdemo.files.summary import with_speedups
 
     machine = PROFILES[0][1]
     checks = compare(interleaved_times({"fp32": fp32_ms / 1000, "bf16": bf16_ms / 1000}), "fp32")
@@ -271,8 +272,8 @@ def test_runs_timed_one_after_the_other_get_no_verdict(small_cfg):
     import threading
 
     from mpdemo import prepare
-    from mpdemo.recorder import Recorder
-    from mpdemo.summary import with_speedups
+    from mpdemo.engine.recorder import Recorder
+    from mpdemo.files.summary import with_speedups
 
     prep = prepare(small_cfg.replace(steps=1, warmup_steps=3))
 
@@ -326,7 +327,7 @@ def test_the_fitted_grid_promises_a_minute_only_when_it_fits(small_cfg, monkeypa
 def test_the_note_under_the_precisions_names_what_it_measured(monkeypatch):
     # After a tiny-bert grid and then a small-bert one, the note said tiny-bert's "9.5x slower"
     # beside a status saying small-bert's 24x, with no model named in either.
-    from mpdemo.ui.train_tab import precision_note
+    from mpdemo.ui.train.tab import precision_note
 
     def cal(model, fp16_s):
         c = _cal("cpu", 0.0173, 0.0173, fp16_s)
@@ -346,8 +347,8 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     # The "watch the scale move" preset is one fp16 run: its "fp16 ran 9.5x slower" vanished
     # when the grid ended, as no fp32 run was there to compare with.
     from mpdemo.events import GridPlanned
-    from mpdemo.ui.session import Session
-    from mpdemo.ui.train_tab import status_text
+    from mpdemo.ui.train.session import Session
+    from mpdemo.ui.train.tab import status_text
 
     cal = _cal("cpu", 0.0173, 0.0173, 0.165)
     note = P.speed_note(cal, M.machine_info(), "fp16")
@@ -361,7 +362,7 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     fp32 = {**fp16, "label": "torch · fp32", "precision": "fp32", "effective_dtype": "fp32",
             "median_step_s": 0.0175}  # fmt: skip
     # With fp32 as well, the runs carry the same check: the same sentence, once.
-    from mpdemo.summary import with_speedups
+    from mpdemo.files.summary import with_speedups
 
     session.runs = [
         {"summary": s, "status": "completed"} for s in with_speedups([fp32, fp16], cal.checks)
@@ -463,7 +464,7 @@ def test_one_stall_in_a_runs_first_steps_does_not_swing_the_estimate(small_cfg):
 )  # fmt: skip
 def test_autocast_keeps_fewer_activation_bytes_on_the_built_in_models(model, dataset):
     from mpdemo import prepare
-    from mpdemo.precision import autocast
+    from mpdemo.engine.precision import autocast
 
     prep = prepare(RunConfig(model=model, dataset=dataset, steps=1, batch_size=4, device="cpu",
                              train_slice="train[:8]", eval_slice="validation[:4]"))  # fmt: skip
@@ -497,7 +498,7 @@ def test_saved_activation_bytes_reach_the_json_and_csv(tmp_path):
     import csv
     import json
 
-    from mpdemo.cli import main
+    from mpdemo.cli.main import main
 
     out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
     assert main(["run", "--steps", "2", "--batch-size", "8", "--train-slice", "train[:32]",
@@ -516,7 +517,7 @@ def _hooks_pushed() -> bool:
 
 def test_saved_bytes_count_step_one_only_and_never_leave_hooks(small_cfg):
     from mpdemo import prepare
-    from mpdemo.recorder import Recorder
+    from mpdemo.engine.recorder import Recorder
 
     prep = prepare(small_cfg)
     rec = Recorder(prep, lambda ev: None, threading.Event())
@@ -548,8 +549,8 @@ def test_saved_bytes_count_step_one_only_and_never_leave_hooks(small_cfg):
 
 
 def test_loss_scale_and_speedups_are_shown_exactly():
-    from mpdemo.summary import scale_text, speedup_text, with_speedups
-    from mpdemo.ui.session import speedup_cell
+    from mpdemo.files.summary import scale_text, speedup_text, with_speedups
+    from mpdemo.ui.train.session import speedup_cell
 
     assert scale_text(65536.0) == "65536"
     assert scale_text(2.0**18) == "262144"
@@ -577,7 +578,7 @@ def test_loss_scale_and_speedups_are_shown_exactly():
 
 def test_speedups_compare_within_a_backend_and_a_model():
     # A GPU check's file holds two models: small-bert's bf16 is not measured against tiny-bert.
-    from mpdemo.summary import with_speedups
+    from mpdemo.files.summary import with_speedups
 
     def run(model, precision, sps):
         return {"backend": "torch", "precision": precision, "model": model,
@@ -599,7 +600,7 @@ def test_a_loaded_files_run_is_never_measured_against_this_pages_fp32():
                 "status": "completed", "effective_dtype": precision, "machine": machine,
                 "saved_activation_bytes": 100 if precision == "fp32" else 50}  # fmt: skip
 
-    from mpdemo.summary import with_speedups
+    from mpdemo.files.summary import with_speedups
 
     mixed = [run("fp32", 20.0), run("bf16", 2.0, machine="H200")]
     assert with_speedups(mixed)[1].speedup_vs_fp32 is None and P.memory_notes(mixed) == []
@@ -613,9 +614,9 @@ def test_a_loaded_files_run_is_never_measured_against_this_pages_fp32():
 
 @pytest.fixture
 def offline(monkeypatch):
-    import mpdemo.hub
+    import mpdemo.engine.hfhub
 
-    monkeypatch.setattr(mpdemo.hub, "hub_reachable", lambda *a, **k: False)
+    monkeypatch.setattr(mpdemo.engine.hfhub, "hub_reachable", lambda *a, **k: False)
 
 
 @pytest.mark.parametrize(
@@ -623,7 +624,7 @@ def offline(monkeypatch):
              ["--model", "prajjwal1/bert-tiny"]],
 )  # fmt: skip
 def test_offline_catalog_hub_entries_need_internet_in_the_cli(offline, capsys, args):
-    from mpdemo.cli import EXIT_BAD_INPUT, main
+    from mpdemo.cli.main import EXIT_BAD_INPUT, main
 
     assert main(["run", *args, "--steps", "1"]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip()
@@ -635,7 +636,7 @@ def test_offline_catalog_hub_entries_need_internet_in_the_cli(offline, capsys, a
 def test_offline_catalog_hub_entries_need_internet_in_the_ui(offline):
     from mpdemo.messages import MpdemoError
     from mpdemo.ui.i18n import error_text
-    from mpdemo.ui.train_tab import DEFAULTS, check_inputs
+    from mpdemo.ui.train.tab import DEFAULTS, check_inputs
 
     for change in ({"model": "distilbert-base-uncased"}, {"dataset": "rotten_tomatoes"}):
         with pytest.raises(MpdemoError) as info:
@@ -650,7 +651,7 @@ def test_offline_catalog_hub_entries_need_internet_in_the_ui(offline):
 
 
 def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg):
-    from mpdemo.cli import main
+    from mpdemo.cli.main import main
 
     P.forget_calibrations()
     code = main(["run", "--precision", "fp32,bf16", "--steps", "3", "--quiet", "--batch-size",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mpdemo import cli
-from mpdemo.recorded import (
+from mpdemo.cli import main as cli
+from mpdemo.files.recorded import (
     FORMAT_VERSION,
     RecordingError,
     cpu_short_name,
@@ -20,7 +20,7 @@ from mpdemo.recorded import (
     read_runs,
     reference_files,
 )
-from mpdemo.ui.session import MAX_STORED_CHARS, Session
+from mpdemo.ui.train.session import MAX_STORED_CHARS, Session
 
 TINY = ["--train-slice", "train[:128]", "--eval-slice", "validation[:32]", "--batch-size", "8"]
 
@@ -121,8 +121,8 @@ def test_a_recording_fills_plots_and_table_with_its_own_speedups(cli_json: Path)
 
 
 def test_recorded_lines_get_their_own_colours() -> None:
-    from mpdemo.ui.frames import full_colour_map, recorded_colours
-    from mpdemo.ui.plots import color_map
+    from mpdemo.ui.train.frames import full_colour_map, recorded_colours
+    from mpdemo.ui.train.plots import color_map
 
     s = Session()
     for path in reference_files():
@@ -230,7 +230,7 @@ def test_duration_comes_from_the_estimate_and_is_capped(monkeypatch) -> None:
 
 def test_without_the_flag_training_uses_the_plain_runner(monkeypatch) -> None:
     from mpdemo.config import RunConfig
-    from mpdemo.runner import Runner
+    from mpdemo.runs.runner import Runner
     from mpdemo.ui import zerogpu
 
     monkeypatch.delenv(zerogpu.FLAG, raising=False)
@@ -248,7 +248,7 @@ def test_with_the_flag_the_grid_runs_inside_the_gpu_call(monkeypatch) -> None:
     """
     spaces = pytest.importorskip("spaces")
     from mpdemo.config import RunConfig
-    from mpdemo.runner import Runner
+    from mpdemo.runs.runner import Runner
     from mpdemo.ui import zerogpu
 
     calls: list[dict] = []
@@ -322,7 +322,7 @@ def test_load_runs_api_draws_a_cli_file_and_a_broken_one_changes_nothing(
 ) -> None:
     from gradio_client import Client, handle_file
 
-    from mpdemo.ui.plots import PLOTS, lines_in
+    from mpdemo.ui.train.plots import PLOTS, lines_in
 
     loss_at, summary_at = 1, 1 + len(PLOTS)  # /load_runs: status, the plots, the summary
     tag = read_runs(cli_json).tag
@@ -345,8 +345,8 @@ def test_load_runs_api_draws_a_cli_file_and_a_broken_one_changes_nothing(
 
 
 def test_a_training_beside_a_recording_draws_both_on_one_axis(cli_json: Path) -> None:
-    from mpdemo.ui import train_tab
-    from mpdemo.ui.plots import lines_in
+    from mpdemo.ui.train import tab as train_tab
+    from mpdemo.ui.train.plots import lines_in
 
     session = Session()
     rec = read_runs(cli_json)

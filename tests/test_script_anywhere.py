@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from mpdemo.config import RunConfig
-from mpdemo.ui.session import Session
+from mpdemo.ui.train.session import Session
 
 STEP_LINE = re.compile(r"^step (\d+)\b.*\bloss (\S+)", re.M)
 CFG = RunConfig(

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from mpdemo import cli
+from mpdemo.cli import main as cli
 from mpdemo.config import RunConfig
-from mpdemo.listing import literal, run_command, script_for
+from mpdemo.teach.listing import literal, run_command, script_for
 
 PAYLOAD = '"""+str(__import__("os").system("touch PWNED"))+"""'
 HOSTILE = [

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from mpdemo.recorded import MAX_FILE_BYTES, read_runs, reference_files
-from mpdemo.ui import recorded_ui
-from mpdemo.ui import session as sessions
-from mpdemo.ui.session import RECORDED_POINTS, RECORDED_POINTS_CAP, Session
+from mpdemo.files.recorded import MAX_FILE_BYTES, read_runs, reference_files
 from mpdemo.ui.text import shown
+from mpdemo.ui.train import recorded as recorded_ui
+from mpdemo.ui.train import session as sessions
+from mpdemo.ui.train.session import RECORDED_POINTS, RECORDED_POINTS_CAP, Session
 
 HOSTILE = '<img src="http://127.0.0.1:9/t.png"> **Session expired** [log in](http://127.0.0.1:9/p)'
 
@@ -252,7 +252,7 @@ def test_a_failed_write_is_a_message_and_no_half_pair_is_offered(
 def test_two_files_of_one_machine_are_told_apart_and_compared_within_themselves(
     tmp_path: Path,
 ) -> None:
-    from mpdemo.plan import memory_notes
+    from mpdemo.runs.plan import memory_notes
 
     a = reference_doc()
     b = reference_doc()
@@ -348,7 +348,7 @@ def server() -> Any:
 def returned(result: tuple[Any, ...], name: str) -> Any:
     """/train's value for the output `name` (gradio leaves Buttons out of an API's returns); an
     update's value where it is one."""
-    from mpdemo.ui.frames import OUTPUTS
+    from mpdemo.ui.train.frames import OUTPUTS
 
     value = result[[n for n in OUTPUTS if n != "stop_btn"].index(name)]
     if isinstance(value, dict) and value.get("__type__") == "update":
@@ -404,7 +404,7 @@ def test_a_failed_download_write_is_said_and_the_runs_still_show(
 ) -> None:
     from gradio_client import Client
 
-    from mpdemo.ui.plots import lines_in
+    from mpdemo.ui.train.plots import lines_in
 
     def read_only(*_args: Any, **_kw: Any) -> None:
         raise PermissionError(13, "Permission denied")

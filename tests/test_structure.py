@@ -102,9 +102,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_lazy_imports():
     graph = import_graph()
     # runner imports the engine at the top, the UI's train tab imports plan inside functions.
-    assert "mpdemo.engine" in graph["mpdemo.runner"]
-    assert "mpdemo.plan" in graph["mpdemo.ui.train_tab"] or any(
-        "mpdemo.plan" in deps for mod, deps in graph.items() if mod.startswith("mpdemo.ui")
+    assert "mpdemo.engine.core" in graph["mpdemo.runs.runner"]
+    assert "mpdemo.runs.plan" in graph["mpdemo.ui.train.tab"] or any(
+        "mpdemo.runs.plan" in deps for mod, deps in graph.items() if mod.startswith("mpdemo.ui")
     )
 
 

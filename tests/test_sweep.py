@@ -12,12 +12,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdemo import sweep as S
 from mpdemo.catalog import MODELS
 from mpdemo.config import Limits, RunConfig
-from mpdemo.memory import accelerate_estimate, one_step
+from mpdemo.engine.memory import accelerate_estimate, one_step
 from mpdemo.messages import ConfigError
-from mpdemo.timing import VERDICTS, SpeedCheck, verdict
+from mpdemo.runs.timing import VERDICTS, SpeedCheck, verdict
+from mpdemo.sweep import core as S
 
 BASE = RunConfig(train_slice="train[:256]", device="cpu")
 # Fast rates for plan_sweep in tests that do not time: the probe is left out.
@@ -149,7 +149,7 @@ def test_points_stream_and_stop_keeps_the_points_measured():
 
 
 def test_a_point_never_shares_the_cores_with_a_training_of_this_process():
-    from mpdemo.runner import RUN_LOCK
+    from mpdemo.runs.runner import RUN_LOCK
 
     plan = tiny_plan(sizes=S.parse_sizes("32x1"))
     stop = threading.Event()
@@ -363,7 +363,7 @@ def test_memory_figures_are_the_tensors_bytes(precision):
         saved_all[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
         return t
 
-    from mpdemo.precision import autocast
+    from mpdemo.engine.precision import autocast
 
     with (
         torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t),
@@ -389,7 +389,7 @@ def test_accelerates_rule_is_its_own_function():
 
 
 def test_cli_sweep_writes_the_documented_json_and_csv(tmp_path, capsys):
-    from mpdemo.cli import main
+    from mpdemo.cli.main import main
 
     out, csv_path = tmp_path / "s.json", tmp_path / "s.csv"
     rc = main([
@@ -433,7 +433,7 @@ def test_cli_sweep_writes_the_documented_json_and_csv(tmp_path, capsys):
     ],
 )
 def test_cli_sweep_bad_input_exits_2_with_one_line(args, capsys):
-    from mpdemo.cli import main
+    from mpdemo.cli.main import main
 
     try:
         rc = main(args)
@@ -445,7 +445,7 @@ def test_cli_sweep_bad_input_exits_2_with_one_line(args, capsys):
 
 
 def test_cli_sweep_refuses_an_output_path_it_cannot_write_before_timing(tmp_path, capsys):
-    from mpdemo.cli import main
+    from mpdemo.cli.main import main
 
     rc = main(["sweep", "--sizes", "32x1", "--json", str(tmp_path / "no" / "s.json")])
     err = capsys.readouterr()
@@ -457,8 +457,8 @@ def test_cli_sweep_refuses_an_output_path_it_cannot_write_before_timing(tmp_path
 
 
 def test_published_figures_are_data_with_their_sources_and_never_points():
-    from mpdemo.published import PUBLISHED
-    from mpdemo.sweep_cli import published_lines
+    from mpdemo.cli.sweep import published_lines
+    from mpdemo.teach.published import PUBLISHED
 
     assert len(PUBLISHED) == 6
     for row in PUBLISHED:

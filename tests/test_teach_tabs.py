@@ -12,13 +12,14 @@ import torch
 
 from mpdemo.catalog import BACKENDS, PRECISIONS
 from mpdemo.config import Limits, RunConfig
-from mpdemo.ui import app, controls, i18n
+from mpdemo.ui import app, i18n
 from mpdemo.ui.tabs import TEACH_TABS
 from mpdemo.ui.tabs import code as C
 from mpdemo.ui.tabs import formats as F
 from mpdemo.ui.tabs import underflow as U
 from mpdemo.ui.tabs import why as W
 from mpdemo.ui.tabs.common import tt
+from mpdemo.ui.train import controls
 
 # The teaching tabs' strings in the default language (every locale file has the same keys and
 # placeholders, and says which keys stay as in English: tests/test_locales.py).
@@ -28,7 +29,7 @@ LANGS = i18n.LANGS
 
 @pytest.fixture(scope="module")
 def tiny_lab():
-    from mpdemo.underflow import collect
+    from mpdemo.teach.underflow import collect
 
     return collect(RunConfig(train_slice="train[:64]", steps=1, batch_size=16, device="cpu"))
 
@@ -163,7 +164,7 @@ def demo_lang(demo: gr.Blocks) -> Any:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_code_view_explains_in_the_page_language(lang: str) -> None:
-    from mpdemo import listing as L
+    from mpdemo.teach import listing as L
 
     out = C.code_view(lang, {"backends": ["torch"], "precisions": ["fp16"], "steps": 5})
     lst = L.listing(RunConfig(backend="torch", precision="fp16", steps=5))
@@ -179,7 +180,7 @@ def test_code_view_explains_in_the_page_language(lang: str) -> None:
 
 
 def test_every_explanation_is_translated() -> None:
-    from mpdemo import listing as L
+    from mpdemo.teach import listing as L
 
     wanted = {C.why_key(e): e for b in BACKENDS for e in L.explanations(b)}
     for code in LANGS:
@@ -192,7 +193,7 @@ def test_every_explanation_is_translated() -> None:
 
 
 def test_presets_are_valid_run_configs() -> None:
-    from mpdemo.ui.train_tab import DEFAULTS
+    from mpdemo.ui.train.tab import DEFAULTS
 
     names = {f.name for f in fields(RunConfig)}
     assert {"fp16_vs_fp32_gpu", "bf16_cpu", "underflow_no_scaling", "scale_moves"} <= set(W.PRESETS)
@@ -251,7 +252,7 @@ def test_underflow_view(lang: str, tiny_lab) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_lab_recommends_only_scales_its_slider_reaches(lang: str, tiny_lab) -> None:
     # The lab once said "S = 2^26 for the activation gradients" beside a slider ending at 2^24.
-    from mpdemo.underflow import best_scale
+    from mpdemo.teach.underflow import best_scale
 
     mags = tiny_lab.magnitudes
     for fmt in ("fp16", "e4m3"):
@@ -272,7 +273,7 @@ def test_number_formats_take_the_pages_decimal_comma_and_say_errors_its_way() ->
 
 
 def test_underflow_compute_reports_errors_in_the_page_language() -> None:
-    from mpdemo.runner import RUN_LOCK
+    from mpdemo.runs.runner import RUN_LOCK
 
     with pytest.raises(gr.Error) as err:
         U.underflow_compute("es", "tiny-bert", 0, 0)
@@ -283,7 +284,7 @@ def test_underflow_compute_reports_errors_in_the_page_language() -> None:
 
 
 def test_preset_loads_train_tab_values() -> None:
-    from mpdemo.ui.train_tab import DEFAULTS
+    from mpdemo.ui.train.tab import DEFAULTS
 
     values = W.preset_values("underflow_no_scaling", DEFAULTS)
     assert set(values) == set(DEFAULTS)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from mpdemo.timing import (
+from mpdemo.runs.timing import (
     MIN_ROUNDS,
     SpeedCheck,
     compare,

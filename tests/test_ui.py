@@ -15,8 +15,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from mpdemo.ui import i18n, plots, system
-from mpdemo.ui.session import Session, summary_table
+from mpdemo.ui import i18n, system
+from mpdemo.ui.train import plots
+from mpdemo.ui.train.session import Session, summary_table
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = {
@@ -35,7 +36,7 @@ def free_port() -> int:
 
 
 def runner_threads() -> list[threading.Thread]:
-    """Worker threads started by mpdemo.runner.Runner that are still running."""
+    """Worker threads started by mpdemo.runs.runner.Runner that are still running."""
     return [th for th in threading.enumerate() if th.name == "mpdemo-runner" and th.is_alive()]
 
 
@@ -85,7 +86,7 @@ def test_train_returns_the_final_status_and_table_to_an_api_caller(client) -> No
 
 
 def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch) -> None:
-    from mpdemo.ui import train_tab
+    from mpdemo.ui.train import tab as train_tab
 
     # Five frames a second, as on a machine with cores to spare (on two cores it is one a
     # second, and these 8-step runs end before a frame between the first and the last).
@@ -394,9 +395,9 @@ def test_app_py_only_launches() -> None:
 
 def test_a_failed_run_shows_in_the_table_and_status_and_keeps_earlier_downloads() -> None:
     from mpdemo.config import RunConfig
-    from mpdemo.engine import failed_event
+    from mpdemo.engine.core import failed_event
     from mpdemo.messages import ConfigError
-    from mpdemo.ui.train_tab import status_text
+    from mpdemo.ui.train.tab import status_text
 
     cfgs = [RunConfig(precision="fp32"), RunConfig(precision="bf16")]
     session = Session()
@@ -426,7 +427,7 @@ def test_api_parameters_are_the_control_table_with_its_defaults(app_url: str) ->
     from gradio_client import Client
 
     from mpdemo.config import RunConfig
-    from mpdemo.ui import controls
+    from mpdemo.ui.train import controls
 
     c = Client(app_url, verbose=False)
     try:
@@ -444,7 +445,7 @@ def test_api_parameters_are_the_control_table_with_its_defaults(app_url: str) ->
 def test_every_run_of_any_grid_has_its_own_colour(monkeypatch) -> None:
     from mpdemo import registry
     from mpdemo.config import RunConfig
-    from mpdemo.runner import grid
+    from mpdemo.runs.runner import grid
 
     def every_label() -> list[str]:
         runs = grid(RunConfig(), list(registry.BACKENDS), list(registry.PRECISIONS), True)
@@ -526,7 +527,7 @@ def test_values_reach_the_hover_rounded_and_the_time_axis_in_seconds() -> None:
 
 def test_scale_plot_says_why_it_is_empty() -> None:
     from mpdemo.config import RunConfig
-    from mpdemo.ui.frames import scale_empty_text
+    from mpdemo.ui.train.frames import scale_empty_text
 
     session = Session()
     bf16 = [RunConfig(precision="fp32"), RunConfig(precision="bf16")]
@@ -549,7 +550,7 @@ def test_stop_while_idle_says_nothing_runs_and_does_not_eat_the_next_click(clien
 def test_an_input_error_stays_in_the_status_until_the_next_click() -> None:
     import gradio as gr
 
-    from mpdemo.ui.train_tab import idle_status, train
+    from mpdemo.ui.train.tab import idle_status, train
 
     session = Session()
     frames = train({"steps": 0}, "en", session)
@@ -562,8 +563,8 @@ def test_an_input_error_stays_in_the_status_until_the_next_click() -> None:
 
 
 def test_presets_say_what_they_loaded_and_when_the_gpu_is_missing() -> None:
-    from mpdemo.ui import controls
     from mpdemo.ui.tabs.why import preset_load
+    from mpdemo.ui.train import controls
 
     d = controls.defaults()
     values, note = preset_load("en", "fp16_vs_fp32_gpu", d, ["auto", "cpu"])
@@ -575,8 +576,8 @@ def test_presets_say_what_they_loaded_and_when_the_gpu_is_missing() -> None:
 
 
 def test_spanish_headers_get_columns_as_wide_as_their_longest_word() -> None:
-    from mpdemo.ui.frames import empty_table
-    from mpdemo.ui.train_tab import CHAR_PX, HEADER_PAD_PX, header_widths
+    from mpdemo.ui.train.frames import empty_table
+    from mpdemo.ui.train.tab import CHAR_PX, HEADER_PAD_PX, header_widths
 
     # The browser tests check the real layout ("pérdid a" no more, at 13 px, app.py's CSS).
     for lang in ("en", "es", "pt"):
@@ -589,7 +590,7 @@ def test_spanish_headers_get_columns_as_wide_as_their_longest_word() -> None:
 def test_builtin_models_show_their_exact_parameter_count() -> None:
     from mpdemo import RunConfig, prepare
     from mpdemo.catalog import MODELS
-    from mpdemo.ui.controls import model_choices
+    from mpdemo.ui.train.controls import model_choices
 
     for name in ("tiny-bert", "small-bert", "tiny-gpt2"):
         prep = prepare(RunConfig(model=name, device="cpu", train_slice="train[:32]",
@@ -604,7 +605,7 @@ def test_builtin_models_show_their_exact_parameter_count() -> None:
 
 def test_view_controls_redraw_a_finished_grid_on_a_wall_clock_axis() -> None:
     from mpdemo.config import RunConfig
-    from mpdemo.ui.train_tab import redraw
+    from mpdemo.ui.train.tab import redraw
 
     session = Session()
     session.begin([RunConfig(precision="fp32")])
@@ -629,7 +630,7 @@ def test_view_controls_redraw_a_finished_grid_on_a_wall_clock_axis() -> None:
 def test_a_refused_number_is_said_wholly_in_spanish_in_the_status_and_the_toast() -> None:
     import gradio as gr
 
-    from mpdemo.ui.train_tab import idle_status, train
+    from mpdemo.ui.train.tab import idle_status, train
 
     session = Session()
     frames = train({"steps": 0}, "es", session)
@@ -681,7 +682,7 @@ def test_a_repeated_comparison_shows_each_figures_spread(client) -> None:
 def test_repeat_and_steps_rules() -> None:
     from mpdemo.messages import ConfigError
     from mpdemo.ui.i18n import error_text
-    from mpdemo.ui.train_tab import DEFAULTS, check_repeat, fits
+    from mpdemo.ui.train.tab import DEFAULTS, check_repeat, fits
 
     assert check_repeat(3.0) == 3
     for bad in (0, 11, 2.5, None, ""):
@@ -698,9 +699,9 @@ def test_repeat_and_steps_rules() -> None:
 def test_the_legend_hides_runs_and_closes_one_file() -> None:
     import copy
 
-    from mpdemo.recorded import read_runs, reference_files
-    from mpdemo.ui import frames
-    from mpdemo.ui.plots import View, line_frame
+    from mpdemo.files.recorded import read_runs, reference_files
+    from mpdemo.ui.train import frames
+    from mpdemo.ui.train.plots import View, line_frame
 
     s = Session()
     paths = reference_files()[:2]
@@ -727,9 +728,9 @@ def test_the_legend_hides_runs_and_closes_one_file() -> None:
 
 def test_every_line_on_the_page_has_its_own_colour() -> None:
     from mpdemo.config import RunConfig
-    from mpdemo.recorded import read_runs, reference_files
-    from mpdemo.runner import grid, repeated
-    from mpdemo.ui import frames
+    from mpdemo.files.recorded import read_runs, reference_files
+    from mpdemo.runs.runner import grid, repeated
+    from mpdemo.ui.train import frames
 
     s = Session()
     s.begin(repeated(grid(RunConfig(), ["torch"], ["fp32", "bf16", "fp16"], True), 2))
@@ -744,8 +745,8 @@ def test_every_line_on_the_page_has_its_own_colour() -> None:
 
 
 def test_axes_span_the_run_and_the_data() -> None:
-    from mpdemo.ui.frames import x_props
-    from mpdemo.ui.plots import View
+    from mpdemo.ui.train.frames import x_props
+    from mpdemo.ui.train.plots import View
 
     # Steps: the whole run from the start (no mid-run change, which emptied the charts).
     assert x_props(View(), "en", 40)["x_lim"] == [0, 40]

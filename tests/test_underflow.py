@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from mpdemo import RunConfig, prepare
-from mpdemo.cli import main
+from mpdemo.cli.main import main
 from mpdemo.messages import ConfigError
-from mpdemo.underflow import (
+from mpdemo.teach.underflow import (
     FORMATS,
     HIST_HI,
     HIST_LO,
@@ -220,7 +220,7 @@ def test_bf16_is_binned_only_for_scales_of_one_and_up() -> None:
 
 
 def test_the_lab_waits_for_no_running_training(cfg: RunConfig) -> None:
-    from mpdemo.runner import RUN_LOCK
+    from mpdemo.runs.runner import RUN_LOCK
 
     with RUN_LOCK, pytest.raises(ConfigError):
         collect(cfg, wait=False)

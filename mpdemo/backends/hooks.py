@@ -9,7 +9,7 @@ marked `# mpdemo` and all go through one object, `rec`:
 - `rec.evaluate(model, eval_dataloader)` computes the validation metrics once, at the end;
 - `rec.attach(trainer)` does all three for the Trainer, through a read-only TrainerCallback.
 
-In the app `rec` is the Recorder (mpdemo/recorder.py), which times, streams events and builds the
+In the app `rec` is the Recorder (mpdemo/engine/recorder.py), which times, streams events and builds the
 summary; in a reproduce script it is a StepPrinter, which prints one line per step.
 """
 
@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..prepared import Prepared
+    from ..engine.prepared import Prepared
 
 
 class StepHooks:
@@ -156,7 +156,7 @@ class StepPrinter(StepHooks):
 
 def accuracy(preds: list[int], labels: list[int]) -> tuple[float, str]:
     """Accuracy and its source: `evaluate` when it can load its metric, else the same formula here."""
-    from ..hub import hub_reachable
+    from ..engine.hfhub import hub_reachable
 
     if hub_reachable():
         try:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .. import fp8
-from ..precision import autocast_supported
+from ..engine import fp8
+from ..engine.precision import autocast_supported
 from ..registry import PRECISIONS
 
 if TYPE_CHECKING:

@@ -18,11 +18,11 @@ from typing import Any
 import gradio as gr
 
 from ..config import Limits
-from ..recorded import MAX_FILE_BYTES
-from . import session as sessions
+from ..files.recorded import MAX_FILE_BYTES
 from . import system
-from .classroom import max_threads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
+from .train import session as sessions
+from .train.classroom import max_threads
 
 # The page's own CSS; gradio 6 takes it at launch(css=CSS) (app.py), not in gr.Blocks.
 # #status: a refused input fails the training event, so gradio marks the status line (its
@@ -112,7 +112,7 @@ class TabContext:
 
 
 def _build_train_tab(ctx: TabContext) -> None:
-    from .train_tab import build_train_tab  # noqa: PLC0415 - keeps the list below readable
+    from .train.tab import build_train_tab  # noqa: PLC0415 - keeps the list below readable
 
     build_train_tab(ctx)
 
@@ -137,8 +137,8 @@ def _wire_presets(ctx: TabContext) -> None:
     origin = ctx.shared.get("train_steps_origin")  # a preset's steps are its lesson: no fitting
     if preset is None or controls is None:
         return
-    from .controls import BY_NAME, defaults  # noqa: PLC0415
     from .tabs.why import preset_load  # noqa: PLC0415
+    from .train.controls import BY_NAME, defaults  # noqa: PLC0415
 
     names = [n for n in controls if BY_NAME[n].run]  # not the plots' view settings
     outputs = [controls[n] for n in names]

@@ -6,7 +6,7 @@ key (mpdemo/messages.py) in the page's language. Adding a language is adding its
 `[messages]` the engine's. The default language's engine messages are mpdemo.messages.EN itself
 (the engine's own words, which the CLI prints), so its file has no `[messages]` table.
 
-Templates are filled by mpdemo.textformat: numbers come out the language's way (`{n:,}` is
+Templates are filled by mpdemo.wording: numbers come out the language's way (`{n:,}` is
 "2.000" in Spanish, `{x:.2f}` is "0,69"), and `{n:plural(# ejecución|# ejecuciones)}` says a
 count with the form it takes in that language.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..messages import EN as EN_MESSAGES
 from ..messages import render
-from ..textformat import NumberStyle
+from ..wording import NumberStyle
 from .labels import label_key
 
 LOCALES_DIR = Path(__file__).with_name("locales")

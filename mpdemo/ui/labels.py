@@ -1,6 +1,6 @@
 """How the page names each setting: the locale key of its Train-tab control's label, by name.
 
-One table read by both sides of the page's words: mpdemo/ui/controls.py labels its components
+One table read by both sides of the page's words: mpdemo/ui/train/controls.py labels its components
 with it, and mpdemo/ui/i18n.py names a refused engine field by it ("Pasos", not "steps"). It
 sits below both so that neither imports the other.
 """

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from ..catalog import BUNDLED_DATASET_DIR, DATASETS
-from ..slices import resolve
+from ..engine.slices import resolve
 
 _hub_done = threading.Event()
 _hub_result: list[bool] = []
@@ -36,7 +36,7 @@ def start_hub_check() -> None:
             return
 
         def work() -> None:
-            from ..hub import hub_reachable
+            from ..engine.hfhub import hub_reachable
 
             try:
                 _hub_result.append(hub_reachable())
@@ -59,13 +59,13 @@ def warm_engine() -> None:
     """Import torch and the engine in a daemon thread, so the first Train click is quick."""
     global _warm_thread
     with _warm_lock:
-        if _warm_thread is not None or "mpdemo.engine" in sys.modules:
+        if _warm_thread is not None or "mpdemo.engine.core" in sys.modules:
             return
 
         def work() -> None:
             # Any failure is the click's to report, with the real error.
             with contextlib.suppress(Exception):
-                import mpdemo.engine  # noqa: F401  # pays torch's import cost before a click
+                import mpdemo.engine.core  # noqa: F401  # pays torch's import cost before a click
 
         _warm_thread = threading.Thread(target=work, name="mpdemo-warmup", daemon=True)
         _warm_thread.start()
@@ -151,7 +151,7 @@ def split_sizes(dataset: str) -> dict[str, int] | None:
 def slice_rows(spec: str, sizes: dict[str, int] | None) -> tuple[int, int, bool] | None:
     """(rows selected, rows in the split, asked for more than there are) for a slice string.
 
-    The engine's own arithmetic (mpdemo.slices, torch-free); raises ConfigError for bad syntax;
+    The engine's own arithmetic (mpdemo.engine.slices, torch-free); raises ConfigError for bad syntax;
     returns None when the split sizes are unknown.
     """
     got = resolve(spec or "", sizes)

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Limits, RunConfig
-from ..run import RunFold
-from ..runner import Runner, repeated
+from ..runs.fold import RunFold
+from ..runs.runner import Runner, repeated
 
 # The variable the `spaces` package itself reads (spaces/config.py: Settings.zero_gpu); a
 # ZeroGPU Space has it set to "true", with SPACES_ZERO_DEVICE_API_URL next to it.
@@ -78,7 +78,7 @@ def _guess_s(cfg: RunConfig) -> float:
 def estimate_s(configs: list[RunConfig]) -> float:
     """Seconds the grid should take: the profile's estimate when one is measured, else a guess."""
     try:
-        from ..plan import GridEstimate, cached_calibration
+        from ..runs.plan import GridEstimate, cached_calibration
 
         cal = cached_calibration(configs[0]) if configs else None
         if cal is not None and cal.device == "cuda":
@@ -105,7 +105,7 @@ def duration_s(
     configs = [RunConfig.from_dict(d) for d in config_dicts]
     seconds = estimate_s(configs)
     if calibrate:  # the step is timed first, inside the same call
-        from ..plan import CALIBRATION_BUDGET_S
+        from ..runs.plan import CALIBRATION_BUDGET_S
 
         seconds += CALIBRATION_BUDGET_S
     seconds *= max(1, repeat)  # each repetition runs the grid and measures again
@@ -125,7 +125,7 @@ def train_in_gpu(
 
     The configs travel as dicts and the events come back pickled: both cross a process.
     """
-    from ..machine import machine_info  # here CUDA exists: the GPU's name is read here
+    from ..engine.machine import machine_info  # here CUDA exists: the GPU's name is read here
 
     configs = [RunConfig.from_dict(d) for d in config_dicts]
     runner = Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s, repeat=repeat)

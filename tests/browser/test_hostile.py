@@ -76,7 +76,7 @@ def browser() -> Iterator[object]:
 
 def hostile_file(folder: Path) -> Path:
     """The shipped default recording, its machine named with markup and links."""
-    from mpdemo.recorded import REFERENCE_DIR
+    from mpdemo.files.recorded import REFERENCE_DIR
 
     doc = json.loads((REFERENCE_DIR / "default-cpu.json").read_text(encoding="utf-8"))
     doc["machine"]["device_name"] = HOSTILE

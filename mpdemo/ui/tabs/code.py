@@ -2,7 +2,7 @@
 for the Train tab's settings, each line that differs explained from the backend's own comments.
 
 Handlers are plain functions of (lang, *inputs) so tests call them directly; the listing is
-mpdemo.listing's, read from each backend's source.
+mpdemo.teach.listing's, read from each backend's source.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import gradio as gr
 
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
-from ..controls import RUN_NAMES
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
-from ..train_tab import check_inputs
+from ..train.controls import RUN_NAMES
+from ..train.tab import check_inputs
 from .common import esc, tt
 
 CODE_STYLES = {
@@ -149,7 +149,7 @@ def listing_html(lst: Any, lang: str) -> str:
 
 def changes_md(lst: Any, lang: str) -> str:
     """Why the loop differs from the course's, then what mpdemo's own lines do: both read from
-    the comments in the backend's source (mpdemo.listing), in the order of the lines."""
+    the comments in the backend's source (mpdemo.teach.listing), in the order of the lines."""
     out = [f"#### {tt('code_changes_title', lang)}"]
     out += [f"{i}. {why_text(w, lang)}" for i, w in enumerate(lst.changes(), start=1)]
     out.append(f"#### {tt('code_mpdemo_title', lang)}")
@@ -185,7 +185,7 @@ def code_view(
     control name) add its grid (check_inputs: what Train would refuse is refused here too)
     wherever it differs from the runs, titled as not run yet.
     """
-    from ... import listing as L
+    from ...teach import listing as L
 
     runs = list(runs or [])
     try:

@@ -2,7 +2,7 @@
 what a scale does to a small value in a low-precision format.
 
 Handlers are plain functions of (lang, *inputs) so tests call them directly; the numbers come
-from mpdemo.formats.
+from mpdemo.teach.formats.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from ... import formats
+from ...teach import formats
 from ..i18n import DEFAULT_LANG, LOCALES, norm_lang, number
 from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, esc, tt
 

@@ -3,7 +3,7 @@ point with its 95 % interval), the crossover sentence from the points, the memor
 holds per precision beside Accelerate's rule, and published figures from other machines.
 
 Handlers are plain functions of (lang, ...) that yield frames by name, so tests call them
-directly; the measuring is mpdemo.sweep's, imported when a sweep starts (torch stays out of
+directly; the measuring is mpdemo.sweep.core's, imported when a sweep starts (torch stays out of
 the page's start-up).
 """
 
@@ -21,9 +21,9 @@ import pandas as pd
 
 from ...config import Limits
 from ...messages import MpdemoError
-from ...sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
+from ...sweep.sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
-from ..plots import faint
+from ..train.plots import faint
 
 COMPARED = [p for p in SWEEP_PRECISIONS if p != "fp32"]  # fp32 is the baseline, always timed
 OUTPUTS = ["status", "plot", "crossover", "table", "memory", "memory_notes", "stop"]
@@ -185,7 +185,7 @@ def memory_text(state: SweepState, lang: str) -> str:
 
 def published_html(lang: str) -> str:
     """The published figures as a table headed 'published, not run here', each with its link."""
-    from ...published import PUBLISHED
+    from ...teach.published import PUBLISHED
 
     head = "".join(
         f"<th>{html.escape(t(k, lang))}</th>"
@@ -224,7 +224,7 @@ def status_text(state: SweepState, lang: str) -> str:
     plan = state.plan
     if plan is None:
         return t("sweep_status_idle", lang)
-    from ...plan import duration_text  # a sweep was planned: torch is loaded already
+    from ...runs.plan import duration_text  # a sweep was planned: torch is loaded already
 
     total = len(plan.points)
     if state.end is not None:
@@ -248,7 +248,7 @@ def crossover_text(state: SweepState, lang: str) -> str:
     """The crossover sentences from the points measured so far, in `lang`."""
     if not state.points:
         return ""
-    from ...sweep import crossover_notes
+    from ...sweep.core import crossover_notes
 
     notes = [n.to_dict() for n in crossover_notes(state.points, state.points[0].device)]
     if state.end is not None and state.end.notes:
@@ -278,8 +278,8 @@ def check_sweep(
     """The SweepPlan the inputs describe (keyed MpdemoError, one line, where they cannot run)."""
     from ...config import RunConfig
     from ...messages import ConfigError
-    from ...sizes import parse_batch_sizes, parse_sizes
-    from ...sweep import SweepSpec, plan_sweep
+    from ...sweep.core import SweepSpec, plan_sweep
+    from ...sweep.sizes import parse_batch_sizes, parse_sizes
 
     lim = limits or Limits.from_env()
     try:
@@ -309,7 +309,7 @@ def run_sweep_ui(
     limits: Limits | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Run sweep: refuse bad input in the page's language, else stream the points as they come."""
-    from ...sweep import sweep
+    from ...sweep.core import sweep
 
     lang = norm_lang(lang)
     state = state if state is not None else SweepState()
@@ -486,8 +486,8 @@ def build_pays_tab(ctx: Any) -> None:
     def on_load(lang: str) -> Any:
         # What torch.autocast offers on this device by default (the engine's rule), once the
         # page is up: reading the device imports torch, which the page's start does not.
-        from ...precision import resolve_device
-        from ...sweep import default_precisions
+        from ...engine.precision import resolve_device
+        from ...sweep.core import default_precisions
 
         chosen = [p for p in default_precisions(resolve_device("auto")) if p != "fp32"]
         return gr.update(value=chosen)

@@ -2,7 +2,7 @@
 against a low-precision format's range, and what share a loss scale S saves or overflows.
 
 Handlers are plain functions of (lang, *inputs) so tests call them directly; the pass and the
-counting are mpdemo.underflow's.
+counting are mpdemo.teach.underflow's.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from ...catalog import DEFAULT_MODEL, MODELS
 from ...config import Limits, RunConfig, coerce_field
 from ...messages import MpdemoError
 from .. import system
-from ..controls import model_choices
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, number
+from ..train.controls import model_choices
 from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, esc, tt
 
 # Underflow-lab slider: S from 1 to 2^32. The issue asked for 2^24 (the paper's range), but the
@@ -163,7 +163,7 @@ def underflow_compute(
     Bad input (an empty box, 0, 100000, 2.5) is refused as the Train tab refuses it: the
     engine's keyed message, in the page's language, naming the box and its range.
     """
-    from ...underflow import collect
+    from ...teach.underflow import collect
 
     try:
         name = model or DEFAULT_MODEL
@@ -184,7 +184,7 @@ def underflow_view(
     lang: str, lab: Any, k: Any, fmt: str = "fp16"
 ) -> tuple[str, str, str, pd.DataFrame, str]:
     """Status, the two histograms, the shares table and a reading at S = 2^k, in format fmt."""
-    from ...underflow import amax_scale, best_scale, binned_k_range, format_band
+    from ...teach.underflow import amax_scale, best_scale, binned_k_range, format_band
 
     fmt = fmt if fmt in SCALE_FORMATS else "fp16"
     k = int(k or 0)

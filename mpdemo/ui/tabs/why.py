@@ -62,7 +62,7 @@ def preset_fields(preset_id: str) -> dict[str, Any]:
 
 def preset_configs(preset_id: str) -> list[RunConfig]:
     """Every run a preset asks for, in order: the Train tab's own grid of its settings."""
-    from ...runner import grid
+    from ...runs.runner import grid
 
     p = PRESETS[preset_id]
     base = RunConfig(**preset_fields(preset_id))

@@ -1,0 +1,471 @@
+"""`python -m mpdemo run ...`: the same engine, headless, with a summary table and JSON/CSV."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+from .. import log
+from ..catalog import BACKENDS, PRECISIONS
+from ..config import MAX_REPEAT, RunConfig, coerce_field
+from ..files.atomic import check_output_path, write_text_atomic
+from ..files.recorded import write_runs
+from ..files.summary import (
+    repeat_groups,
+    scale_text,
+    speedup_text,
+    typical_step_s,
+    with_speedups,
+    write_csv,
+)
+from ..messages import ConfigError, MpdemoError
+from .argtypes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, Parser, choice_list
+
+if TYPE_CHECKING:
+    from ..runs.plan import GridEstimate
+
+EXIT_SIGNAL = 128  # stopped by a signal: 128 + its number (130 SIGINT, 143 SIGTERM), as shells do
+UNDERFLOW_FORMATS = (
+    "fp16",
+    "bf16",
+    "e4m3",
+    "e5m2",
+)  # mpdemo.teach.underflow.FORMATS, without torch
+
+TABLE_COLUMNS = [
+    ("backend", "backend"),
+    ("precision", "prec"),
+    ("device", "device"),
+    ("effective_dtype", "ran as"),
+    ("status", "status"),
+    ("final_loss", "loss"),
+    ("eval", "eval"),
+    ("median_step_s", "step ms"),  # the typical step: a stall of another process moves it least
+    ("samples_per_s", "samples/s"),
+    ("speedup", "vs fp32"),
+    ("saved_activation_bytes", "saved MiB"),
+    ("peak_mem_bytes", "peak MiB"),
+    ("skipped_steps", "skipped"),
+    ("final_loss_scale", "scale"),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; flags are RunConfig's fields in kebab case."""
+    d = RunConfig()
+    p = Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+    run = sub.add_parser("run", help="train the grid of backends x precisions, print a summary")
+    run.add_argument("--model", default=d.model)
+    run.add_argument("--dataset", default=d.dataset)
+    run.add_argument("--train-slice", default=d.train_slice)
+    run.add_argument("--eval-slice", default=d.eval_slice)
+    run.add_argument("--backend", type=choice_list(BACKENDS, "backend"), default=[d.backend])
+    run.add_argument(
+        "--precision", type=choice_list(PRECISIONS, "precision"), default=[d.precision]
+    )
+    run.add_argument("--device", default=d.device)
+    # Number flags stay text here: config.coerce_field reads them by the rule the page and the
+    # API use, so '2.5' steps or 'nan' lr are refused with the same message everywhere.
+    run.add_argument("--steps", default=d.steps)
+    run.add_argument("--batch-size", default=d.batch_size)
+    run.add_argument("--lr", default=d.lr)
+    run.add_argument("--seed", default=d.seed)
+    run.add_argument("--loss-scaling", default=d.loss_scaling, help="on or off")
+    run.add_argument("--init-scale", default=d.init_scale)
+    run.add_argument("--growth-interval", default=d.growth_interval)
+    run.add_argument("--max-length", default=d.max_length)
+    run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
+    run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
+    run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    run.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run the whole comparison N times (1 to 10), each with its own speed measurement, "
+        "and show how far the figures move",
+    )
+    run.add_argument(
+        "--calibrate",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="time the step of each precision for a few seconds first (auto: when the grid "
+        "has more than one precision)",
+    )
+    # `code` takes every flag `run` takes (the parser's own definitions), for one backend and
+    # precision, so a `run` command line turns into its script by changing one word.
+    sub.add_parser(
+        "code",
+        parents=[run],
+        conflict_handler="resolve",
+        help="print the script that reproduces one run: the backend's loop with these settings",
+    )
+    und = sub.add_parser(
+        "underflow",
+        help="gradient magnitudes vs a format's range (fp16, bf16, fp8), from a real batch",
+    )
+    und.add_argument(
+        "--format",
+        dest="fmt",
+        choices=UNDERFLOW_FORMATS,
+        default="fp16",
+        help="the format the gradients are cast to: fp16, bf16, or fp8's e4m3 / e5m2",
+    )
+    und.add_argument("--model", default=d.model)
+    und.add_argument("--dataset", default=d.dataset)
+    und.add_argument("--train-slice", default=d.train_slice)
+    und.add_argument("--batch-size", default=d.batch_size)
+    und.add_argument("--seed", default=d.seed)
+    und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
+    und.add_argument("--json", dest="json_path")
+    from .sweep import add_sweep_parser  # the size sweep: its flags and code in sweep_cli
+
+    add_sweep_parser(sub)
+    return p
+
+
+def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
+    """The grid of RunConfigs the flags describe, each validated."""
+    from ..runs.runner import grid
+
+    names = {f.name for f in fields(RunConfig)}
+    values = {
+        k: coerce_field(k, v, model=args.model)
+        for k, v in vars(args).items()
+        if k in names and k not in ("backend", "precision")
+    }
+    base = RunConfig(**values)
+    configs = grid(base, args.backend, args.precision)
+    for cfg in configs:
+        cfg.validate()
+    return configs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _read_number_flags(parser, args)
+    log.setup()  # warnings and failures on stderr; MPDEMO_LOG_LEVEL=DEBUG adds tracebacks
+    try:
+        if args.command == "underflow":
+            return _underflow(args)
+        if args.command == "code":
+            return _code(args)
+        if args.command == "sweep":
+            from .sweep import sweep_main
+
+            return sweep_main(args)
+        return _run(args)
+    except MpdemoError as err:
+        print(f"mpdemo: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:  # before or after the grid (during it, _run writes what finished)
+        print("mpdemo: interrupted", file=sys.stderr)
+        return EXIT_SIGNAL + signal.SIGINT
+
+
+# RunConfig's number flags (and on/off): read by config.coerce_field, the page's and the API's
+# rule, so '2.5' steps, 'nan' lr or a max length past the model's positions are refused alike.
+_NUMBER_FLAGS = (
+    "steps",
+    "batch_size",
+    "lr",
+    "seed",
+    "loss_scaling",
+    "init_scale",
+    "growth_interval",
+    "max_length",
+)
+
+
+def _read_number_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Each number flag as its field's type; a bad one is a usage error (one line, exit 2)."""
+    for name in _NUMBER_FLAGS:
+        if hasattr(args, name):
+            try:
+                value = coerce_field(name, getattr(args, name), model=getattr(args, "model", None))
+            except ConfigError as err:
+                parser.error(str(err))
+            setattr(args, name, value)
+
+
+def _is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..engine.core import preflight
+    from ..runs.fold import RunFold
+    from ..runs.plan import GridEstimate, duration_text, eta_note, memory_notes, run_speed_notes
+    from ..runs.runner import repeated, run_grid
+
+    check_outputs(args)
+    configs = configs_from_args(args)
+    for cfg in configs:
+        preflight(cfg)  # bad input → exit 2 before any training
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise ConfigError(
+            "bad_number",
+            field="repeat",
+            rule={"key": "rule_whole", "args": {"lo": 1, "hi": MAX_REPEAT}},
+            value=args.repeat,
+        )
+    main_proc = _is_main_process()
+    single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
+    several = len({c.precision for c in configs}) > 1
+    calibrate = single and (args.calibrate == "on" or (args.calibrate == "auto" and several))
+    if main_proc:
+        print(header(calibrate))
+    estimate: GridEstimate | None = None
+    fold = RunFold(repeated(configs, args.repeat))
+    runs = fold.finished  # the runs JSON's entries, in the order they ended
+
+    def on_event(ev: Any) -> None:
+        nonlocal estimate
+        fold.apply(ev)
+        if estimate is not None:
+            estimate.update(ev)
+        if ev.kind == "plan":
+            if main_proc:
+                print(plan_text(ev), flush=True)
+            # The runs still ahead, repetitions included: the estimate covers all of them.
+            ahead = repeated(configs, args.repeat)[len(runs) :]
+            estimate = GridEstimate(ahead, _calibration_of(ev, configs))
+        elif ev.kind == "start" and main_proc and not args.quiet:
+            left = estimate.remaining_s() if estimate is not None else None
+            eta = f", about {duration_text(left)} left in all" if left is not None else ""
+            revised = eta_note(estimate) if estimate is not None else None
+            if revised is not None:  # the runs left the measured pace: say so, and why
+                eta = f"; {revised.text}"
+            print(
+                f"[{ev.index + 1}/{ev.total}] {ev.label} on {ev.device}, "
+                f"{ev.params:,} params, {ev.steps} steps{eta}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    # The grid runs in this thread, like a plain script: torch's OpenMP pool is the only one.
+    stop = threading.Event()
+    with stop_on_signals(stop, graceful=single) as caught:
+        try:
+            run_grid(configs, on_event, stop, calibrate=calibrate, repeat=args.repeat)
+        except KeyboardInterrupt:
+            caught.setdefault("signal", signal.SIGINT)
+    if caught:
+        name = signal.Signals(caught["signal"]).name
+        print(f"mpdemo: stopped by {name}; the runs that finished are below", file=sys.stderr)
+    failed = any(r["summary"]["status"] == "failed" for r in runs)
+    code = EXIT_SIGNAL + caught["signal"] if caught else EXIT_FAILED if failed else EXIT_OK
+    if not main_proc:
+        return code
+    summaries = with_speedups(r["summary"] for r in runs)
+    for r, s in zip(runs, summaries, strict=True):  # the files carry the speed-ups too
+        r["summary"] = s
+    print(format_table(summaries))
+    if args.repeat > 1:
+        print(repeat_text(summaries))
+    for r in runs:
+        for w in r["summary"].get("warnings", []):
+            print(f"  {r['summary']['label']}: {w}")
+    # What the runs themselves measured: speed vs each backend's fp32 run, and memory.
+    for note in [*run_speed_notes(summaries), *memory_notes(summaries)]:
+        print(f"  {note.text}")
+    if not runs and (args.json_path or args.csv_path):
+        # Stopped before a run ended: a runs file with no runs is not one mpdemo can open.
+        print("mpdemo: no run finished; no file written", file=sys.stderr)
+    elif args.json_path:
+        write_runs(args.json_path, runs)
+    if runs and args.csv_path:
+        write_csv(args.csv_path, runs)
+    return code
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse --json/--csv paths no file can be written at, before anything trains (exit 2)."""
+    for flag, dest in (("--json", "json_path"), ("--csv", "csv_path")):
+        path = getattr(args, dest, None)
+        if path:
+            check_output_path(path, flag)
+
+
+@contextmanager
+def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[dict[str, int]]:
+    """SIGINT and SIGTERM stop the grid: the run in progress ends at its next step (stopped),
+    none after it starts, and the caller writes what finished; a second signal interrupts at once.
+
+    Yields a dict that gets "signal" (its number) once one arrived. Several processes
+    (`accelerate launch`) cannot stop at the same step, so there the first signal interrupts.
+    """
+    caught: dict[str, int] = {}
+    if threading.current_thread() is not threading.main_thread():
+        yield caught  # signal handlers belong to the main thread (the CLI called from a test)
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        first = "signal" not in caught
+        caught.setdefault("signal", signum)
+        stop.set()
+        if not (graceful and first):
+            raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield caught
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _cell(s: dict[str, Any], key: str) -> str:
+    if key == "eval":
+        if s.get("eval_accuracy") is not None:
+            return f"acc {s['eval_accuracy']:.3f}"
+        return f"loss {s['eval_loss']:.3f}" if s.get("eval_loss") is not None else "-"
+    if key == "speedup":
+        return speedup_text(s)
+    if key == "final_loss_scale":
+        return scale_text(s.get(key))
+    v = typical_step_s(s) if key == "median_step_s" else s.get(key)
+    if v is None:
+        return "-"
+    if key == "median_step_s":
+        return f"{v * 1000:.1f}"
+    if key in ("peak_mem_bytes", "saved_activation_bytes"):
+        return f"{v / 2**20:.2f}"
+    if key == "samples_per_s":
+        return f"{v:.0f}"
+    if key == "final_loss":
+        return f"{v:.4f}"
+    return str(v)
+
+
+def header(calibrating: bool) -> str:
+    """The CLI's first lines: this machine (names, flags), and whether the step is calibrated."""
+    from ..engine.machine import machine_note
+    from ..messages import EN
+
+    line = f"# {machine_note().text}"
+    if calibrating:
+        line += f"\n# {EN['calibrating']}"
+    return line
+
+
+def plan_text(ev: Any) -> str:
+    """The calibration's figures and the sentences built from them, as header lines."""
+    lines = []
+    cal = ev.calibration
+    if cal:
+        steps = ", ".join(f"{p} {sec * 1000:.3g} ms" for p, sec in cal["step_s"].items())
+        lines.append(
+            f"# step measured ({cal['model']}, batch {cal['batch_size']}, {cal['device']}, "
+            f"{cal['threads']} threads): {steps}"
+        )
+    lines += [f"# {n['text']}" for n in ev.notes]
+    return "\n".join(lines)
+
+
+def _calibration_of(ev: Any, configs: list[RunConfig]) -> Any:
+    from ..runs.plan import cached_calibration
+
+    return cached_calibration(configs[0]) if ev.calibration else None
+
+
+def repeat_text(summaries: list[Any]) -> str:
+    """Each precision's figures across the repetitions: the speed-ups' range and the verdicts."""
+    lines = ["repeated:"]
+    for group in repeat_groups(summaries):
+        s0 = group[0]
+        ups = [s.speedup_vs_fp32 for s in group if s.speedup_vs_fp32 is not None]
+        steps = [typical_step_s(s) * 1000 for s in group if typical_step_s(s)]
+        verdicts = ", ".join(s.speed_verdict or "-" for s in group)
+        line = f"  {s0.backend} · {s0.precision}: {len(group)} runs"
+        if steps:
+            line += f", step {min(steps):.1f}-{max(steps):.1f} ms"
+        if ups and s0.precision != "fp32":
+            line += f", vs fp32 {min(ups):.2f}-{max(ups):.2f}x ({verdicts})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def format_table(summaries: list[dict[str, Any]]) -> str:
+    """A fixed-width table, one row per run."""
+    # Peak memory is the CUDA allocator's: a column only when a run has one.
+    cols = [(k, h) for k, h in TABLE_COLUMNS
+            if k != "peak_mem_bytes" or any(s.get(k) is not None for s in summaries)]  # fmt: skip
+    header = [h for _, h in cols]
+    rows = [[_cell(s, k) for k, _ in cols] for s in summaries]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
+    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+
+
+def _code(args: argparse.Namespace) -> int:
+    """Print the reproduce script of one run (mpdemo.teach.listing), as the app's download has it."""
+    from ..teach.listing import script_for
+
+    configs = configs_from_args(args)
+    if len(configs) != 1:
+        print("mpdemo: error: code takes one --backend and one --precision", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    sys.stdout.write(script_for(configs[0]))
+    return EXIT_OK
+
+
+def _share(x: float) -> str:
+    """A share as the page's Underflow lab writes it: small ones kept visible (0.047%, not 0.0%)."""
+    if x == 0:
+        return "0%"
+    return f"{x * 100:.2g}%" if x < 0.001 else f"{x:.1%}"
+
+
+def _underflow(args: argparse.Namespace) -> int:
+    from ..teach.underflow import collect
+
+    check_outputs(args)
+    if not (math.isfinite(args.scale) and 0 < args.scale <= 2.0**64):
+        rule = {"key": "rule_above", "args": {"lo": 0, "hi": "2^64"}}
+        raise ConfigError("bad_number", field="scale", rule=rule, value=args.scale)
+    cfg = RunConfig(
+        model=args.model,
+        dataset=args.dataset,
+        train_slice=args.train_slice,
+        batch_size=coerce_field("batch_size", args.batch_size),
+        seed=coerce_field("seed", args.seed),
+    ).validate()
+    fmt = args.fmt
+    # S = 1 counted too: the page's table shows what flushes to zero without a scale beside S.
+    lab = collect(cfg, scales=(args.scale, 1.0), fmts=(fmt,))
+    report = lab.report(float(args.scale), fmt)
+    name = fmt.upper() if fmt.startswith("e") else fmt
+    print(
+        f"{name}: max {report['max']:g}, smallest normal {report['min_normal']:g}, "
+        f"smallest subnormal {report['min_subnormal']:g} (torch.finfo)"
+    )
+    for kind in ("activation", "weight"):
+        r = report[kind]
+        best = r["best_scale"]
+        at_one = lab.shares(kind, 1.0, fmt)["underflow_share"]
+        print(
+            f"{kind} gradients: {r['nonzero']:,} non-zero values; in {name} at scale 1: "
+            f"{_share(at_one)} flush to zero; at scale {args.scale:g}: "
+            f"{_share(r['underflow_share'])} flush to zero, "
+            f"{_share(r['subnormal_share'])} subnormal, {_share(r['overflow_share'])} overflow"
+            + (
+                f"; most kept as normals at 2^{best['log2']} ({_share(best['normal_share'])})"
+                if best
+                else ""
+            )
+        )
+    if args.json_path:
+        write_text_atomic(args.json_path, json.dumps(report, indent=1))
+    return EXIT_OK

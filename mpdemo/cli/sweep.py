@@ -1,0 +1,300 @@
+"""`python -m mpdemo sweep ...`: the size sweep, headless; points printed as they come.
+
+Registered by mpdemo/cli/main.py (add_sweep_parser, sweep_main); nothing here imports cli.py, so
+the two cannot form a cycle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import threading
+from typing import Any
+
+from ..config import RunConfig
+from ..messages import EN, ConfigError, Note
+from ..sweep.sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
+from .argtypes import EXIT_FAILED, EXIT_OK, choice_list
+
+
+def _on_off(text: str) -> bool:
+    if text.lower() in ("on", "true", "1", "yes"):
+        return True
+    if text.lower() in ("off", "false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
+
+
+def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
+    """The `sweep` subcommand: run's flags where they apply, plus the grid's."""
+    d = RunConfig()
+    p = sub.add_parser(
+        "sweep",
+        help="where mixed precision pays here: speed-up vs fp32 over model size x batch size, "
+        "and the memory one step holds per precision",
+    )
+    p.add_argument(
+        "--sizes",
+        default=DEFAULT_SIZES,
+        help=f"the built-in BERT's width x layers, comma-separated (default {DEFAULT_SIZES}: "
+        "tiny-bert, small-bert and 26 M parameters)",
+    )
+    p.add_argument(
+        "--batch-sizes",
+        default=DEFAULT_BATCH_SIZES,
+        help=f"comma-separated (default {DEFAULT_BATCH_SIZES})",
+    )
+    p.add_argument(
+        "--precision",
+        type=choice_list(SWEEP_PRECISIONS, "precision"),
+        default=None,
+        help="compared with fp32 (default: what autocast offers on the device: bf16 on a "
+        "CPU, fp16 and bf16 on CUDA)",
+    )
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_S,
+        help=f"seconds of timing for all points together (default {DEFAULT_BUDGET_S:g}); a slow "
+        "point goes on until it has 6 interleaved rounds",
+    )
+    p.add_argument("--dataset", default=d.dataset)
+    p.add_argument("--train-slice", default=d.train_slice)
+    p.add_argument("--device", default=d.device)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--lr", type=float, default=d.lr)
+    p.add_argument("--max-length", type=int, default=d.max_length)
+    p.add_argument("--loss-scaling", type=_on_off, default=d.loss_scaling)
+    p.add_argument("--init-scale", type=float, default=d.init_scale)
+    p.add_argument("--growth-interval", type=int, default=d.growth_interval)
+    p.add_argument(
+        "--model",
+        default=d.model,
+        help="the memory anatomy's model: tiny-bert or small-bert (or --memory-size)",
+    )
+    p.add_argument("--memory-size", default=None, help="the memory anatomy's width x layers")
+    p.add_argument("--batch-size", type=int, default=d.batch_size, help="the memory anatomy's")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory anatomy")
+    p.add_argument("--json", dest="json_path", help="write the points and the memory as JSON")
+    p.add_argument("--csv", dest="csv_path", help="write one row per point and precision")
+    p.add_argument("--quiet", action="store_true", help="no plan line on stderr")
+    p.add_argument(
+        "--published",
+        action="store_true",
+        help="also print published figures from other machines (not run here), with sources",
+    )
+    return p
+
+
+def spec_from_args(args: argparse.Namespace) -> Any:
+    """The SweepSpec the flags describe (ConfigError, one line, where they cannot run)."""
+    from ..config import Limits, check_number
+    from ..sweep.core import SweepSpec
+    from ..sweep.sizes import builtin_size, parse_batch_sizes, parse_sizes
+
+    lim = Limits.from_env()
+    base = RunConfig(
+        dataset=args.dataset,
+        train_slice=args.train_slice,
+        device=args.device,
+        seed=args.seed,
+        lr=args.lr,
+        max_length=args.max_length,
+        loss_scaling=args.loss_scaling,
+        init_scale=args.init_scale,
+        growth_interval=args.growth_interval,
+        batch_size=args.batch_size,
+    )
+    base.validate(lim)
+    memory = None
+    if not args.no_memory:
+        if args.memory_size:
+            sizes = parse_sizes(args.memory_size)
+            if len(sizes) != 1:
+                raise ConfigError("sweep_bad_sizes", value=args.memory_size)
+            memory = sizes[0]
+        else:
+            memory = builtin_size(args.model)
+            if memory is None:
+                raise ConfigError("sweep_memory_model", value=args.model)
+    check_number("batch_size", args.batch_size, lim)
+    budget = args.budget
+    if not (0 < budget <= 3600):  # NaN fails both comparisons
+        raise ConfigError("sweep_bad_budget", value=budget)
+    return SweepSpec(
+        sizes=parse_sizes(args.sizes),
+        batch_sizes=parse_batch_sizes(args.batch_sizes, lim),
+        precisions=tuple(args.precision) if args.precision else None,
+        base=base,
+        budget_s=budget,
+        memory_size=memory,
+        memory_batch=args.batch_size,
+    )
+
+
+def _ms(seconds: float) -> str:
+    # Three significant digits, never an exponent: 8,410 ms reads better than 8.41e+03.
+    ms = seconds * 1000
+    return f"{ms:,.0f}" if ms >= 100 else f"{ms:.3g}"
+
+
+def point_line(ev: Any) -> str:
+    """One point as the CLI prints it: every precision's step, speed-up, interval, verdict."""
+    from ..sweep.core import params_label
+
+    parts = []
+    for precision, step in ev.step_s.items():
+        text = f"{precision} {_ms(step)} ms"
+        c = ev.check(precision)
+        if c is not None and c.speedup is not None:
+            iv = f" ({c.low:.2f}-{c.high:.2f})" if c.interval else ""
+            why = f", {c.reason}" if c.reason else ""
+            text += f" {c.speedup:.2f}x{iv} {c.verdict}{why}"
+        text += f", {ev.samples_per_s[precision]:.0f} samples/s, {ev.tflops[precision]:.3g} TFLOP/s"
+        if ev.mfu.get(precision) is not None:
+            kind, peak = ev.peak[precision]
+            text += f", MFU {ev.mfu[precision]:.1%} of {kind} {peak:g}"
+        parts.append(text)
+    head = (
+        f"[{ev.index + 1}/{ev.total}] {ev.model} ({ev.hidden}x{ev.layers}, "
+        f"{params_label(ev.params)} params) batch {ev.batch_size} x {ev.seq}:"
+    )
+    return head + " " + "; ".join(parts)
+
+
+def memory_lines(ev: Any) -> list[str]:
+    """The memory anatomy as a small table, the sentences and the rule under it."""
+    mib = 2**20
+    cols = ("weights", "grads", "optimizer", "saved act.", "total", "peak", "Accelerate")
+    rows = []
+    for precision, a in ev.parts.items():
+        est = (ev.estimate.get(precision) or {}).get("training")
+        peak = a.get("peak_mem_bytes")
+        rows.append(
+            [precision]
+            + [f"{a[k] / mib:.2f}" for k in ("weights_bytes", "grads_bytes", "optimizer_bytes")]
+            + [f"{a['saved_activation_bytes'] / mib:.2f}", f"{a['total_bytes'] / mib:.2f}"]
+            + [f"{peak / mib:.2f}" if peak is not None else "-"]
+            + [f"{est / mib:.2f}" if est is not None else "-"]
+        )
+    header = ["MiB", *cols]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    table = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
+    title = (
+        f"memory of one step: {ev.model} ({ev.hidden}x{ev.layers}, {ev.params:,} params), "
+        f"batch {ev.batch_size} x {ev.seq}, {ev.device}"
+    )
+    return [title, *table, *[f"  {n['text']}" for n in ev.notes], f"  {EN['anatomy_rule']}"]
+
+
+def published_lines() -> list[str]:
+    """The published figures as a table under the heading that says they were not run here."""
+    from ..teach.published import PUBLISHED
+
+    rows = [
+        [p.hardware, p.workload, f"{p.precision} vs {p.baseline}", f"{p.speedup:.2f}x",
+         f"{p.figure:g} vs {p.baseline_figure:g} {p.unit}" if p.unit else "-", p.url]
+        for p in PUBLISHED
+    ]  # fmt: skip
+    header = ["hardware", "workload", "precision", "speed-up", "figures", "source"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in [header, *rows]]  # fmt: skip
+    return [f"# {EN['published_heading']}", *lines]
+
+
+def _write_json(path: str, doc: dict[str, Any]) -> None:
+    from ..files.atomic import write_text_atomic  # whole or not at all, as `run` writes its files
+
+    write_text_atomic(path, json.dumps(doc, indent=1))
+
+
+def _write_csv(path: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> None:
+    from ..files.atomic import write_atomic
+
+    def write(f: Any) -> None:
+        w = csv.DictWriter(f, fieldnames=list(columns))
+        w.writeheader()
+        w.writerows(rows)
+
+    write_atomic(path, write, newline="")
+
+
+def sweep_main(args: argparse.Namespace) -> int:
+    """Run the sweep the flags describe; 0 done, 2 bad input (raised), 1 failed or interrupted."""
+    from ..engine.machine import machine_info, machine_note
+    from ..files.atomic import check_output_path
+    from ..runs.plan import duration_text
+    from ..sweep.core import (
+        CSV_COLUMNS,
+        crossover_notes,
+        csv_rows,
+        plan_sweep,
+        run_sweep,
+        sweep_document,
+    )
+
+    spec = spec_from_args(args)
+    # Every refusal comes here, before anything is timed: a path that cannot be written too.
+    for flag, path in (("--json", args.json_path), ("--csv", args.csv_path)):
+        if path:
+            check_output_path(path, flag)
+    plan = plan_sweep(spec)
+    print(f"# {machine_note().text}")
+    if not args.quiet:
+        sizes = ",".join(s.name for s in spec.sizes)
+        batches = ",".join(str(b) for b in spec.batch_sizes)
+        print(
+            f"# {len(plan.points)} points (sizes {sizes} x batch sizes {batches}) x "
+            f"{', '.join(plan.precisions)}, about "
+            f"{duration_text(plan.estimate_s)} by the estimate; {EN['flops_rule']}",
+            file=sys.stderr,
+            flush=True,
+        )
+    points: list[Any] = []
+    memory: Any = None
+    end: Any = None
+
+    def on_event(ev: Any) -> None:
+        nonlocal memory, end
+        if ev.kind == "point":
+            points.append(ev)
+            print(point_line(ev), flush=True)
+        elif ev.kind == "memory":
+            memory = ev
+            print("\n".join(memory_lines(ev)), flush=True)
+        elif ev.kind == "sweep_end":
+            end = ev
+
+    interrupted = False
+    try:
+        run_sweep(plan, on_event, threading.Event())  # this thread: torch's one OpenMP pool
+    except KeyboardInterrupt:
+        interrupted = True
+        print("mpdemo: interrupted; the points measured are kept", file=sys.stderr)
+    notes = (
+        end.notes
+        if end is not None
+        else [n.to_dict() for n in crossover_notes(points, plan.device.type)]
+    )
+    for n in notes:
+        print(n["text"])
+    status = "stopped" if interrupted else (end.status if end is not None else "failed")
+    if end is not None and end.error:
+        print(f"mpdemo: error: {Note(end.error['key'], end.error['args']).text}", file=sys.stderr)
+    if end is not None:
+        print(
+            f"# {end.points} of {end.total} points in {duration_text(end.wall_s)}", file=sys.stderr
+        )
+    if args.published:  # after what ran here, under a heading that says it did not
+        print("\n".join(published_lines()))
+    if args.json_path:
+        _write_json(
+            args.json_path,
+            sweep_document(points, memory, machine_info(), spec, status, notes),
+        )
+    if args.csv_path:
+        _write_csv(args.csv_path, csv_rows(points), CSV_COLUMNS)
+    return EXIT_OK if status == "completed" else EXIT_FAILED

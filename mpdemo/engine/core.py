@@ -1,0 +1,259 @@
+"""prepare(cfg) builds model, optimizer and data; train(cfg) streams one run's events."""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..catalog import BUNDLED_TOKENIZER_DIR, DATASETS, MODELS
+from ..config import WHOLE_FIELDS, Limits, RunConfig
+from ..events import Emit, Event, RunFinished, stream
+from ..files.summary import Summary
+from ..log import run_logger
+from ..messages import ConfigError, MpdemoError, Note
+from ..registry import BACKENDS
+from . import data as D
+from .models import (
+    MLP_WIDTH,
+    builtin_model,
+    count_params,
+    load_tokenizer,
+    pretrained_model,
+    resolve_source,
+)
+from .precision import check_precision_on, resolve_device
+from .prepared import DeviceLoader, Prepared
+from .recorder import Recorder
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where the model and dataset come from, resolved once (fast checks, no loading)."""
+
+    model: str  # builtin | local | hub
+    dataset: str  # builtin | local | hub
+    device: torch.device
+    task: str
+
+
+def preflight(cfg: RunConfig, limits: Limits | None = None) -> Sources:
+    """Every check that needs no download: fields, device, model/dataset sources. Raises ConfigError."""
+    lim = limits or Limits.from_env()
+    cfg.validate(lim)
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if cfg.backend == "torch" and world > 1:
+        raise ConfigError("torch_single_process", n=world)
+    device = resolve_device(cfg.device)
+    check_precision_on(device, cfg.precision)
+    entry = MODELS.get(cfg.model)
+    if entry is not None and entry.builtin:
+        model_src = "builtin"
+    else:
+        model_src = resolve_source(cfg.model, lim, "model")
+    if entry is not None and entry.task == "regression":
+        return Sources(model_src, "builtin", device, "regression")  # the recipe's random data
+    dentry = DATASETS.get(cfg.dataset)
+    if cfg.dataset == "random":
+        raise ConfigError(
+            "task_mismatch",
+            model=cfg.model,
+            model_task="text",
+            dataset="random",
+            data_task="tensors",
+        )
+    data_src = (
+        "builtin"
+        if dentry is not None and dentry.builtin
+        else resolve_source(cfg.dataset, lim, "dataset")
+    )
+    D.check_slices(cfg.dataset, data_src, [cfg.train_slice, cfg.eval_slice])
+    if entry is not None:
+        task = entry.task
+    else:  # a Hub id or folder: the data decides (labels → classifier, none → causal LM)
+        task = "lm" if dentry is not None and dentry.label_column is None else "cls"
+    return Sources(model_src, data_src, device, task)
+
+
+def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
+    """Build model, optimizer, scheduler and data loaders; same cfg → same weights and batches."""
+    from transformers import get_constant_schedule
+
+    lim = limits or Limits.from_env()
+    src = preflight(cfg, lim)
+    notes: list[Note] = []
+    if src.task == "regression":
+        train_ds: Any = D.RandomRegression(D.RANDOM_TRAIN_ROWS, MLP_WIDTH, cfg.seed)
+        eval_ds: Any = D.RandomRegression(D.RANDOM_EVAL_ROWS, MLP_WIDTH, cfg.seed + 1)
+        torch.manual_seed(cfg.seed)
+        model = builtin_model(cfg.model, 0, 0, 0, 0)
+        tokens = None
+    else:
+        train_split = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
+        eval_split = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
+        notes += train_split.notes + eval_split.notes
+        entry = D.entry_for(cfg.dataset)
+        text, label = D.find_columns(train_split.dataset, entry, cfg.dataset, src.task == "cls")
+        D.find_columns(eval_split.dataset, entry, cfg.dataset, src.task == "cls")
+        num_labels = D.num_labels_of(train_split.dataset, label) if label else 0
+        tok_source = str(BUNDLED_TOKENIZER_DIR) if src.model == "builtin" else cfg.model
+        tokenizer = load_tokenizer(tok_source, hub=src.model == "hub")
+        train_ds = D.tokenize(train_split.dataset, tokenizer, text, label, cfg.max_length)
+        eval_ds = D.tokenize(eval_split.dataset, tokenizer, text, label, cfg.max_length)
+        # Seed right before building: the same cfg gives the same initial weights in every backend.
+        torch.manual_seed(cfg.seed)
+        if src.model == "builtin":
+            eos = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else 0
+            model = builtin_model(
+                cfg.model, len(tokenizer), num_labels, tokenizer.pad_token_id, eos
+            )
+        else:
+            model = pretrained_model(cfg.model, src.task, num_labels, lim, hub=src.model == "hub")
+            if model.config.pad_token_id is None:
+                model.config.pad_token_id = tokenizer.pad_token_id
+        tokens = cfg.max_length
+    # A Hub or local model's positions are known once its config is read: a longer sequence
+    # would fail inside the embedding at the first step.
+    conf = getattr(model, "config", None)  # the recipe's MLP has none, and no positions
+    positions = getattr(conf, "max_position_embeddings", None) or getattr(conf, "n_positions", None)
+    if tokens and isinstance(positions, int) and cfg.max_length > positions:
+        lo = WHOLE_FIELDS["max_length"][0]
+        raise ConfigError(
+            "bad_number",
+            field="max_length",
+            rule={"key": "rule_whole", "args": {"lo": lo, "hi": positions}},
+            value=cfg.max_length,
+        )
+    params = count_params(model)
+    if params > lim.max_params:
+        raise ConfigError("model_too_big", value=cfg.model, params=params, limit=lim.max_params)
+    model.to(src.device)
+    order = D.step_order(len(train_ds), cfg.steps, cfg.batch_size, cfg.seed)
+    ordered = D.in_step_order(train_ds, order)
+    raw_train = torch.utils.data.DataLoader(ordered, batch_size=cfg.batch_size, shuffle=False)
+    raw_eval = torch.utils.data.DataLoader(eval_ds, batch_size=cfg.batch_size, shuffle=False)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    return Prepared(
+        model=model,
+        optimizer=optimizer,
+        lr_scheduler=get_constant_schedule(optimizer),
+        # The course's loop gets whole batches sliced from the columns (data.batch_loader);
+        # Accelerate and the Trainer batch the raw loaders' rows with their own machinery.
+        train_dataloader=DeviceLoader(D.batch_loader(train_ds, order, cfg.batch_size), src.device),
+        eval_dataloader=DeviceLoader(
+            D.batch_loader(eval_ds, list(range(len(eval_ds))), cfg.batch_size), src.device
+        ),
+        device=src.device,
+        cfg=cfg,
+        task=src.task,
+        params=params,
+        train_dataset=ordered,
+        eval_dataset=eval_ds,
+        raw_train_loader=raw_train,
+        raw_eval_loader=raw_eval,
+        tokens_per_sample=tokens,
+        train_rows=len(train_ds),
+        eval_rows=len(eval_ds),
+        notes=notes,
+    )
+
+
+def execute(
+    prep: Prepared,
+    emit: Emit,
+    stop: threading.Event | None = None,
+    *,
+    index: int = 0,
+    total: int = 1,
+) -> Summary:
+    """Run one prepared config in this thread, emitting events; return the summary."""
+    rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total)
+    rec.start()
+    try:
+        run_backend(prep, rec)
+    except Exception as err:  # noqa: BLE001 - a run that breaks is a result, not a crash
+        rec.fail(err)
+    return rec.finish()
+
+
+def run_backend(prep: Prepared, rec: Recorder) -> None:
+    """The backend's train_loop on prepare()'s objects and its settings: the one call site."""
+    backend = BACKENDS[prep.cfg.backend]
+    module = backend.load()
+    inputs = {name: getattr(prep, attr) for name, attr in module.INPUTS.items()}
+    settings = module.settings(prep.cfg, prep.device, prep.task)
+    if not backend.uses_accelerate:
+        module.train_loop(**inputs, rec=rec, **settings)
+        return
+    from accelerate.state import PartialState
+
+    from ..backends.accelerate import reset_accelerate_state
+
+    reset_accelerate_state()
+    try:
+        module.train_loop(**inputs, rec=rec, **settings)
+        # Under `accelerate launch` each process trained a share of every batch.
+        rec.processes = max(rec.processes, PartialState().num_processes)
+    finally:
+        reset_accelerate_state()
+
+
+def failed_summary(cfg: RunConfig, err: BaseException) -> Summary:
+    """The summary of a run that could not even start (bad model, unreachable hub...)."""
+    note = err.note if isinstance(err, MpdemoError) else Note("failed", {"detail": str(err)})
+    # Bad input is the person's to fix (one line); anything else is a bug: keep its traceback.
+    detail = None if isinstance(err, MpdemoError) else "".join(traceback.format_exception(err))
+    log = run_logger(cfg.label)
+    if detail:
+        log.error("could not start: %s", err, exc_info=err)
+    else:
+        log.warning("could not start: %s", err)
+    return Summary.failed(
+        label=cfg.label, backend=cfg.backend, precision=cfg.precision, note=note, detail=detail
+    )
+
+
+def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:
+    """A RunFinished for a run whose preparation failed."""
+    return RunFinished(f"{index}:{cfg.label}", cfg.label, "failed", failed_summary(cfg, err))
+
+
+_frozen = False
+
+
+def collect_garbage() -> None:
+    """Free what the finished run left in reference cycles; the first time, freeze the rest.
+
+    A full collection scans every object the process tracks: after torch, transformers and
+    gradio are imported that is ~0.5M objects and 0.2 s here, holding the GIL, so the page
+    (and its "Done") waits for it. Collected once and frozen (gc.freeze, Python 3.7+), what
+    outlives every run is left out of later collections, which then scan only what a run
+    made (under 1 ms here). Garbage is collected before freezing, so nothing dead is kept.
+    The calibration calls this once the imports are done, before it times a prepare().
+    """
+    global _frozen
+    gc.collect()
+    if not _frozen:
+        gc.freeze()
+        _frozen = True
+
+
+def train(cfg: RunConfig, stop: threading.Event | None = None) -> Iterator[Event]:
+    """Train one run, yielding start/step/eval/end events as they happen.
+
+    The run happens in a worker thread this generator owns, because the Trainer only reports
+    through callbacks; a ConfigError (bad input, unreachable Hub...) is raised here all the same.
+    Closing the generator early stops the run.
+
+    Preparation runs in the worker too: once the caller's thread has used torch's OpenMP pool,
+    a second thread's pool competes with it (measured on 2 cores: 18 ms → 34 ms a step).
+    """
+    stop = stop or threading.Event()
+    preflight(cfg)  # the cheap checks: bad input fails before any thread starts
+    yield from stream(lambda emit: execute(prepare(cfg), emit, stop), stop, "mpdemo-train")

@@ -1,0 +1,260 @@
+"""Data with the `datasets` library: load, slice ('train[:2000]'), tokenize, fixed batch order."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..catalog import BUNDLED_DATASET_DIR, DATASETS, DatasetEntry
+from ..messages import ConfigError, Note
+from .slices import resolve, split_of
+
+TEXT_COLUMNS = ("text", "sentence", "content", "review", "document")
+LABEL_COLUMNS = ("label", "labels", "sentiment")
+RANDOM_TRAIN_ROWS = 1600  # the recipe's 50 batches of 32
+RANDOM_EVAL_ROWS = 256
+
+
+@dataclass
+class SplitData:
+    """One loaded, sliced split before tokenization."""
+
+    dataset: Any  # datasets.Dataset
+    spec: str
+    rows: int
+    notes: list[Note] = field(default_factory=list)
+
+
+def parse_slice(spec: str, sizes: dict[str, int]) -> tuple[str, int, int]:
+    """(split, start, stop) of a slice string (mpdemo.engine.slices); ConfigError when bad or empty."""
+    got = resolve(spec, sizes)
+    assert got is not None  # sizes were given
+    if got.rows <= 0:
+        raise ConfigError("empty_slice", value=spec, split=got.split, rows=got.total)
+    return got.split, got.start, got.stop
+
+
+_OPEN_LOCK = threading.Lock()
+
+
+@functools.cache
+def _bundled() -> Any:
+    import datasets
+
+    # Read-only and shipped with the code: open once per process, not three times a run.
+    return datasets.load_from_disk(str(BUNDLED_DATASET_DIR))
+
+
+def open_on_disk(name: str, source: str) -> Any:
+    """The bundled dataset or a local save_to_disk folder (memory-mapped); ConfigError if not one."""
+    import datasets
+
+    try:
+        # datasets 5 is not safe to open from two threads at once (its tqdm lock is set up
+        # lazily: seen as "type object 'tqdm' has no attribute '_lock'" when the Code tab and a
+        # Train click opened the data together), so one thread opens at a time.
+        with _OPEN_LOCK:
+            if source == "builtin":
+                return _bundled()
+            # The folder checked is the one loaded: '~/d' as the user's home, not a literal '~'.
+            return datasets.load_from_disk(os.path.expanduser(name))
+    except (FileNotFoundError, ValueError, OSError) as err:
+        raise ConfigError("not_a_dataset", value=name, detail=str(err).split("\n")[0]) from None
+
+
+def check_slices(name: str, source: str, specs: list[str]) -> None:
+    """Check slice syntax (and, for on-disk datasets, splits and emptiness) before any training."""
+    sizes: dict[str, int] | None = None
+    if source in ("builtin", "local"):
+        import datasets
+
+        dsd = open_on_disk(name, source)
+        if isinstance(dsd, datasets.Dataset):
+            return
+        sizes = {split: len(ds) for split, ds in dsd.items()}
+    for spec in specs:
+        parse_slice(spec, sizes if sizes is not None else {split_of(spec): 10**12})
+
+
+def slice_dataset_dict(dsd: Any, spec: str) -> SplitData:
+    """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax."""
+    sizes = {name: len(ds) for name, ds in dsd.items()}
+    split, start, stop = parse_slice(spec, sizes)
+    notes = []
+    if resolve(spec, sizes).clamped:
+        notes.append(Note("slice_clamped", {"slice": spec, "rows": stop - start}))
+    return SplitData(dsd[split].select(range(start, stop)), spec, stop - start, notes)
+
+
+def entry_for(name: str) -> DatasetEntry:
+    """The catalog entry, or a generic one for Hub ids and local folders (columns guessed)."""
+    return DATASETS.get(name) or DatasetEntry(name, False, name, text_column="", label_column="")
+
+
+def load_split(name: str, source: str, spec: str) -> SplitData:
+    """Load and slice one split of the bundled dataset, a local save_to_disk folder or a Hub id."""
+    import datasets
+
+    if source in ("builtin", "local"):
+        dsd = open_on_disk(name, source)
+        if isinstance(dsd, datasets.Dataset):  # a single split saved on its own
+            dsd = datasets.DatasetDict({split_of(spec): dsd})
+        return slice_dataset_dict(dsd, spec)
+    entry = DATASETS.get(name)
+    hub_name, config = (
+        (name.split("/", 1)[0], entry.hub_config)
+        if entry and entry.hub_config
+        else (
+            name,
+            None,
+        )
+    )
+    # Slicing goes to load_dataset itself: it reads only what the slice needs.
+    try:
+        parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
+        ds = datasets.load_dataset(hub_name, config, split=spec)
+    except ConfigError:
+        raise
+    except ValueError as err:
+        raise ConfigError("bad_slice", value=spec, splits=str(err).split("\n")[0][:200]) from None
+    except Exception as err:  # noqa: BLE001 - the Hub raises many kinds; all mean "cannot load"
+        raise ConfigError("load_failed", value=name, detail=str(err).split("\n")[0][:300]) from None
+    if len(ds) == 0:
+        raise ConfigError("empty_slice", value=spec, split=split_of(spec), rows=0)
+    return SplitData(ds, spec, len(ds))
+
+
+def find_columns(
+    ds: Any, entry: DatasetEntry, name: str, need_label: bool
+) -> tuple[str, str | None]:
+    """The text and label column names, from the catalog or guessed; raise ConfigError if missing."""
+    cols = list(ds.column_names)
+    text = (
+        entry.text_column
+        if entry.text_column in cols
+        else next((c for c in TEXT_COLUMNS if c in cols), None)
+    )
+    if text is None:
+        raise ConfigError("no_text_column", value=name, columns=", ".join(cols))
+    if not need_label:
+        return text, None
+    label = (
+        entry.label_column
+        if entry.label_column in cols
+        else next((c for c in LABEL_COLUMNS if c in cols), None)
+    )
+    if label is None:
+        raise ConfigError("no_label_column", value=name, columns=", ".join(cols))
+    return text, label
+
+
+def num_labels_of(ds: Any, label: str) -> int:
+    """Number of classes: from a ClassLabel feature, else from the values seen."""
+    feature = ds.features.get(label)
+    names = getattr(feature, "names", None)
+    if names:
+        return len(names)
+    return int(max(ds[label])) + 1
+
+
+def tokenize(ds: Any, tokenizer: Any, text: str, label: str | None, max_length: int) -> Any:
+    """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM."""
+
+    def fn(batch: dict[str, list]) -> dict[str, Any]:
+        enc = tokenizer(
+            [str(t) for t in batch[text]],
+            padding="max_length",
+            truncation=True,
+            max_length=max_length,
+        )
+        if label is not None:
+            enc["labels"] = [int(x) for x in batch[label]]
+        else:  # causal LM: predict every real token, ignore padding
+            enc["labels"] = [
+                [tok if m else -100 for tok, m in zip(ids, mask, strict=True)]
+                for ids, mask in zip(enc["input_ids"], enc["attention_mask"], strict=True)
+            ]
+        return dict(enc)
+
+    from datasets.utils.logging import disable_progress_bar
+
+    disable_progress_bar()  # the UI and the CLI report progress themselves
+    # keep_in_memory: never write cache files next to the bundled dataset in assets/.
+    out = ds.map(fn, batched=True, remove_columns=ds.column_names, keep_in_memory=True)
+    out.set_format("torch")
+    return out
+
+
+class RandomRegression(torch.utils.data.Dataset):
+    """The AMP recipe's data: random inputs and random targets, fixed by a seed."""
+
+    def __init__(self, rows: int, width: int, seed: int) -> None:
+        gen = torch.Generator().manual_seed(seed)
+        self.inputs = torch.randn(rows, width, generator=gen)
+        self.labels = torch.randn(rows, width, generator=gen)
+
+    def __len__(self) -> int:
+        return self.inputs.shape[0]
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        return {"inputs": self.inputs[i], "labels": self.labels[i]}
+
+
+def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]:
+    """Row indices for `steps` full batches: a fresh seeded permutation every epoch."""
+    need = steps * batch_size
+    order: list[int] = []
+    epoch = 0
+    while len(order) < need:
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
+        perm = torch.randperm(n_rows, generator=gen).tolist()
+        order.extend(perm[: need - len(order)])
+        epoch += 1
+    return order
+
+
+class StepBatches(torch.utils.data.Dataset):
+    """A tokenized datasets.Dataset served one whole batch at a time, in step order.
+
+    A DataLoader with a batch size fetches a batch row by row through datasets' torch
+    formatter and collates it: 1.1-1.4 ms a batch for tiny-bert here, between two steps, where
+    the step timer does not see it but the person waits for it. This reads the split's columns
+    once (numpy, one columnar read) and gathers each batch's rows by index: the same batches,
+    in the same order, in microseconds.
+    """
+
+    def __init__(self, ds: Any, order: list[int], batch_size: int) -> None:
+        columns = (ds.format or {}).get("columns") or ds.column_names
+        table = ds.with_format("numpy", columns=columns)[:]
+        self.columns = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in table.items()}
+        self.order = torch.tensor(order, dtype=torch.long)
+        self.batch_size = batch_size
+
+    def __len__(self) -> int:
+        return -(-len(self.order) // self.batch_size)
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        rows = self.order[i * self.batch_size : (i + 1) * self.batch_size]
+        return {k: v[rows] for k, v in self.columns.items()}
+
+
+def batch_loader(ds: Any, order: list[int], batch_size: int) -> torch.utils.data.DataLoader:
+    """A DataLoader of whole batches, rows in `order`: gathered from the columns for a
+    datasets.Dataset, the DataLoader's own batching for anything else."""
+    if hasattr(ds, "with_format"):
+        return torch.utils.data.DataLoader(StepBatches(ds, order, batch_size), batch_size=None)
+    subset = torch.utils.data.Subset(ds, order)
+    return torch.utils.data.DataLoader(subset, batch_size=batch_size, shuffle=False)
+
+
+def in_step_order(ds: Any, order: list[int]) -> Any:
+    """The dataset laid out in batch order, so a sequential sampler reproduces it everywhere."""
+    if hasattr(ds, "select"):
+        return ds.select(order, keep_in_memory=True)
+    return torch.utils.data.Subset(ds, order)

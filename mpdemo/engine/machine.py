@@ -1,0 +1,246 @@
+"""What this machine is: names, instruction-set flags, library versions, and the sentences
+that say so. Nothing here times anything; `machine_info()` goes into every run's JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import importlib.metadata
+import os
+import platform
+from typing import Any
+
+import torch
+
+from ..messages import Note
+
+# The CPU flags that decide whether fp16/bf16 have hardware support on a CPU.
+CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
+# Library versions worth recording with a run (gradio is the UI's, not the engine's: left out).
+VERSIONED = ("torch", "transformers", "accelerate", "datasets")
+
+
+def _private_flag(name: str) -> bool | None:
+    """torch.cpu._is_<name>_supported(), or None when this torch build lacks it (private API)."""
+    fn = getattr(torch.cpu, f"_is_{name}_supported", None)
+    if fn is None:
+        return None
+    try:
+        return bool(fn())
+    except Exception:  # noqa: BLE001 - a private probe that misbehaves just means "unknown"
+        return None
+
+
+@functools.cache
+def _proc_cpuinfo() -> tuple[str | None, frozenset[str]]:
+    """(model name, flags) from /proc/cpuinfo on Linux; (None, empty) elsewhere."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            text = f.read(200_000)
+    except OSError:
+        return None, frozenset()
+    model: str | None = None
+    flags: frozenset[str] = frozenset()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "model name" and model is None:
+            model = value.strip()
+        elif key in ("flags", "Features") and not flags:
+            flags = frozenset(value.split())
+        if model and flags:
+            break
+    return model, flags
+
+
+def cpu_name() -> str:
+    """The CPU's model string as the OS reports it (platform.processor() as the fallback)."""
+    model, _ = _proc_cpuinfo()
+    if model:
+        return model
+    if platform.system() == "Darwin":
+        try:
+            import subprocess
+
+            out = subprocess.run(
+                ["sysctl", "-n", "machdep.cpu.brand_string"],
+                capture_output=True,
+                text=True,
+                timeout=2,
+            )
+            if out.stdout.strip():
+                return out.stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def cpu_capability() -> str | None:
+    """The vector ISA torch's CPU kernels dispatch to ("AVX2", "AVX512", ...); None if unknown."""
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except Exception:  # noqa: BLE001 - older torch builds lack it
+        return None
+
+
+def cpu_flags() -> dict[str, bool]:
+    """avx2/avx512/avx512_bf16/avx512_fp16/amx_bf16/amx_fp16: torch's probes, /proc/cpuinfo as fallback."""
+    _, proc = _proc_cpuinfo()
+    capability = cpu_capability() or ""
+    # torch's own answers first (what its kernels will dispatch on); the OS's flags fill the gaps.
+    torch_says = {
+        "avx2": _private_flag("avx2"),
+        "avx512": _private_flag("avx512"),
+        "avx512_bf16": _private_flag("avx512_bf16"),
+        "avx512_fp16": None,  # torch 2.13 has no probe for it
+        "amx_bf16": _private_flag("amx_tile"),  # AMX tiles come with AMX-BF16 on every part so far
+        "amx_fp16": _private_flag("amx_fp16"),
+    }
+    proc_names = {
+        "avx2": ("avx2",),
+        "avx512": ("avx512f",),
+        "avx512_bf16": ("avx512_bf16",),
+        "avx512_fp16": ("avx512_fp16",),
+        "amx_bf16": ("amx_bf16",),
+        "amx_fp16": ("amx_fp16",),
+    }
+    flags: dict[str, bool] = {}
+    for name in CPU_FLAGS:
+        value = torch_says[name]
+        if value is None:
+            value = any(p in proc for p in proc_names[name])
+        flags[name] = bool(value)
+    if capability.startswith("AVX512"):
+        flags["avx512"] = True
+        flags["avx2"] = True
+    elif capability == "AVX2":
+        flags["avx2"] = True
+    return flags
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _gpu_info() -> dict[str, Any] | None:
+    """The first accelerator: CUDA (name, compute capability, bf16) or Apple's MPS; None on CPU only."""
+    if torch.cuda.is_available():
+        index = torch.cuda.current_device()
+        major, minor = torch.cuda.get_device_capability(index)
+        props = torch.cuda.get_device_properties(index)
+        return {
+            "kind": "cuda",
+            "name": torch.cuda.get_device_name(index),
+            "capability": f"{major}.{minor}",
+            "bf16": bool(torch.cuda.is_bf16_supported()),
+            "memory_bytes": int(props.total_memory),
+            "count": torch.cuda.device_count(),
+        }
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return {"kind": "mps", "name": "Apple GPU (MPS)", "capability": None, "bf16": None}
+    return None
+
+
+@functools.cache
+def _static_info() -> dict[str, Any]:
+    """What does not change while the process lives (names, flags, versions)."""
+    capability = cpu_capability()
+    gpu = _gpu_info()
+    return {
+        "device_kind": gpu["kind"] if gpu else "cpu",
+        "device_name": gpu["name"] if gpu else cpu_name(),
+        "cpu": {
+            "name": cpu_name(),
+            "capability": capability,
+            "flags": cpu_flags(),
+            "cores": os.cpu_count(),
+        },
+        "gpu": gpu,
+        "versions": {name: _version(name) for name in VERSIONED},
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+    }
+
+
+def machine_info() -> dict[str, Any]:
+    """This machine as a JSON-ready dict: device kind/name, CPU flags, GPU, versions, threads, date.
+
+    Cheap (nothing is timed): the static part is cached once per process; the thread count and
+    the date are read each call because a run may change the first.
+    """
+    info = dict(_static_info())
+    info["cpu"] = dict(info["cpu"])
+    info["torch_threads"] = torch.get_num_threads()
+    info["date"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    return info
+
+
+# --- sentences about the hardware: facts that explain a measurement, never a verdict ---------
+
+_FLAG_LABELS = {
+    "avx512_bf16": "AVX512-BF16",
+    "amx_bf16": "AMX-BF16",
+    "avx512_fp16": "AVX512-FP16",
+    "amx_fp16": "AMX-FP16",
+}
+_PRECISION_FLAGS = {"bf16": ("avx512_bf16", "amx_bf16"), "fp16": ("avx512_fp16", "amx_fp16")}
+
+
+def _isa(machine: dict[str, Any]) -> str:
+    cpu = machine.get("cpu") or {}
+    cap = cpu.get("capability") or ""
+    if cap.upper().startswith("AVX512"):
+        return "AVX512"
+    if cap.upper().startswith("AVX2") or (cpu.get("flags") or {}).get("avx2"):
+        return "AVX2"
+    return cap or platform.machine() or "CPU"
+
+
+def hardware_reason(machine: dict[str, Any], precision: str, device_type: str) -> dict[str, Any]:
+    """Why a precision may run as it does here: the hardware facts, as a nested message."""
+    gpu = machine.get("gpu") or {}
+    if device_type == "cuda" and gpu:
+        return {"key": "hw_gpu", "args": {"name": gpu.get("name"), "cc": gpu.get("capability")}}
+    if device_type == "mps":
+        return {"key": "hw_mps", "args": {}}
+    flags = (machine.get("cpu") or {}).get("flags") or {}
+    present = [_FLAG_LABELS[f] for f in _PRECISION_FLAGS.get(precision, ()) if flags.get(f)]
+    if present:
+        return {"key": "hw_cpu_has", "args": {"isa": _isa(machine), "flags": ", ".join(present)}}
+    return {"key": "hw_cpu_lacks", "args": {"isa": _isa(machine), "precision": precision}}
+
+
+def machine_note(machine: dict[str, Any] | None = None) -> Note:
+    """'This machine: ...' in one sentence: names, flags, threads, torch (no speed claim)."""
+    m = machine or machine_info()
+    torch_v = (m.get("versions") or {}).get("torch") or torch.__version__
+    cpu = m.get("cpu") or {}
+    gpu = m.get("gpu") or {}
+    if m.get("device_kind") == "cuda" and gpu:
+        key = "machine_cuda" if gpu.get("bf16") else "machine_cuda_no_bf16"
+        return Note(
+            key,
+            {"name": gpu.get("name"), "cc": gpu.get("capability"), "cpu": cpu.get("name"),
+             "torch": torch_v},
+        )  # fmt: skip
+    if m.get("device_kind") == "mps":
+        return Note("machine_mps", {"cpu": cpu.get("name"), "torch": torch_v})
+    flags = cpu.get("flags") or {}
+    has = [label for f, label in _FLAG_LABELS.items() if flags.get(f)]
+    lacks = [label for f, label in _FLAG_LABELS.items() if not flags.get(f)]
+    return Note(
+        "machine_cpu",
+        {
+            "name": cpu.get("name"),
+            "isa": _isa(m),
+            "threads": m.get("torch_threads"),
+            "torch": torch_v,
+            "has": ", ".join(has) or "-",
+            "lacks": ", ".join(lacks) or "-",
+        },
+    )

@@ -1,0 +1,172 @@
+"""Memory anatomy: what one training step holds, per precision, counted from the tensors themselves.
+
+Weights, gradients and AdamW's state are summed from each tensor's own `nbytes` after one real
+step; the activations saved for backward come from the saved-tensor hooks (probes.SavedBytes);
+on CUDA the allocator's peak (torch.cuda.max_memory_allocated) is read too. Beside them, what
+Accelerate's model-memory rule (`accelerate estimate-memory`) would estimate for the same model.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from ..messages import Note
+from .precision import autocast, grad_scaler, synchronize
+from .probes import SavedBytes
+
+# Accelerate's own names for what its rule is given (accelerate/commands/estimate.py).
+_ACCELERATE_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+PARTS = ("weights_bytes", "grads_bytes", "optimizer_bytes", "saved_activation_bytes")
+
+
+@dataclass(frozen=True)
+class Anatomy:
+    """One precision's step, in bytes: each part from the tensors it is made of."""
+
+    precision: str
+    params: int
+    weights_bytes: int
+    grads_bytes: int
+    optimizer_bytes: int  # every tensor AdamW keeps: exp_avg, exp_avg_sq and its step counters
+    saved_activation_bytes: int
+    peak_mem_bytes: int | None  # CUDA allocator's peak over the step; None elsewhere
+    step_s: float
+
+    @property
+    def total_bytes(self) -> int:
+        """Weights + gradients + optimizer state + saved activations."""
+        return sum(getattr(self, k) for k in PARTS)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {**asdict(self), "total_bytes": self.total_bytes}
+
+
+def _unique(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:
+    # Tied weights are one tensor: count it once.
+    return list({id(t): t for t in tensors}.values())
+
+
+def tensor_bytes(tensors: Iterable[torch.Tensor | None]) -> int:
+    """Sum of `nbytes` over distinct tensors (None skipped)."""
+    return sum(t.nbytes for t in _unique(t for t in tensors if t is not None))
+
+
+def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> int:
+    """Bytes of every tensor in the optimizer's state (AdamW: the two moments and `step`)."""
+    return tensor_bytes(
+        v for state in optimizer.state.values() for v in state.values() if torch.is_tensor(v)
+    )
+
+
+def one_step(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    batch: Mapping[str, torch.Tensor],
+    device: torch.device,
+    precision: str,
+    cfg: Any,
+) -> Anatomy:
+    """Run one real training step of `precision` and count what it held, part by part.
+
+    The gradients are counted after the optimizer step, before anything frees them (they are
+    left in place: the caller sees the tensors that were counted). The model must be fresh (no
+    optimizer state yet) for the peak to include the state's first allocation, as a run's
+    first step does.
+    """
+    scaler = grad_scaler(device, precision, cfg)
+    params = _unique(model.parameters())
+    if device.type == "cuda":
+        synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+    model.train()
+    t0 = time.perf_counter()
+    with SavedBytes(model) as saved, autocast(device, precision):
+        loss = model(**batch).loss
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    synchronize(device)
+    step_s = time.perf_counter() - t0
+    peak = int(torch.cuda.max_memory_allocated(device)) if device.type == "cuda" else None
+    return Anatomy(
+        precision=precision,
+        params=sum(p.numel() for p in params),
+        weights_bytes=tensor_bytes(params),
+        grads_bytes=tensor_bytes(p.grad for p in params),
+        optimizer_bytes=optimizer_state_bytes(optimizer),
+        saved_activation_bytes=saved.bytes,
+        peak_mem_bytes=peak,
+        step_s=step_s,
+    )
+
+
+def measure(
+    build: Callable[[], tuple[torch.nn.Module, torch.optim.Optimizer]],
+    batch: Mapping[str, torch.Tensor],
+    device: torch.device,
+    precisions: Iterable[str],
+    cfg: Any,
+) -> dict[str, Anatomy]:
+    """{precision: Anatomy}: each precision on a freshly built model and optimizer (same seed)."""
+    out: dict[str, Anatomy] = {}
+    for precision in precisions:
+        model, optimizer = build()
+        out[precision] = one_step(model, optimizer, batch, device, precision, cfg)
+        del model, optimizer
+        if device.type == "cuda":
+            torch.cuda.empty_cache()  # the next precision's peak starts from what it allocates
+    return out
+
+
+# --- what Accelerate's rule would say ------------------------------------------------------------
+
+
+def accelerate_estimate(params: int, precision: str) -> dict[str, int] | None:
+    """Accelerate's estimate for AdamW training of a model with `params` fp32 parameters.
+
+    Calls accelerate's own `estimate_training_usage` (what `accelerate estimate-memory` prints
+    as "Training using Adam": the largest of its parts, not their sum). With S the fp32 model
+    size (4 bytes a parameter): fp32 = weights S, gradients S, optimizer 2S, step 4S -> 4S;
+    fp16/bf16 = weights S, gradients 1.5S, optimizer 2S, step 2S -> 2S. No activations (it
+    estimates batch size 1). None for a precision the rule does not cover.
+    """
+    name = _ACCELERATE_DTYPES.get(precision)
+    if name is None:
+        return None
+    try:
+        from accelerate.commands.estimate import estimate_training_usage
+    except ImportError:
+        return None
+    parts = estimate_training_usage(params * 4, name)
+    if min(parts.values()) < 0:
+        return None
+    return {**{k: int(v) for k, v in parts.items()}, "training": int(max(parts.values()))}
+
+
+def anatomy_notes(anatomy: Mapping[str, Anatomy]) -> list[Note]:
+    """The sentences under the bars: each precision's parts against fp32's, from the bytes."""
+    base = anatomy.get("fp32")
+    out: list[Note] = []
+    for precision, a in anatomy.items():
+        est = accelerate_estimate(a.params, precision)
+        args: dict[str, Any] = {
+            "precision": precision,
+            "mb": a.total_bytes / 2**20,
+            "fixed_mb": (a.weights_bytes + a.grads_bytes + a.optimizer_bytes) / 2**20,
+            "per_param": (a.weights_bytes + a.grads_bytes + a.optimizer_bytes) / max(1, a.params),
+            "act_mb": a.saved_activation_bytes / 2**20,
+            "act_pct": 100 * a.saved_activation_bytes / max(1, a.total_bytes),
+            "est_mb": (est["training"] / 2**20) if est else 0.0,
+        }
+        if base is not None and precision != "fp32" and base.saved_activation_bytes:
+            args["act_ratio"] = a.saved_activation_bytes / base.saved_activation_bytes
+            out.append(Note("anatomy_vs_fp32", args))
+        else:
+            out.append(Note("anatomy_one", args))
+    return out

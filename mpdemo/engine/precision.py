@@ -1,0 +1,123 @@
+"""Dtype facts, autocast and GradScaler helpers, the effective-dtype audit, measured speed notes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..messages import ConfigError
+from ..registry import PRECISIONS
+
+# Read from the precision registry: one record per precision (mpdemo/registry.py).
+DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISIONS.items()}
+NAMES = {v: k for k, v in DTYPES.items()}
+ACCELERATE_NAMES = {name: p.accelerate for name, p in PRECISIONS.items()}
+
+
+def dtype_name(dtype: torch.dtype | None) -> str | None:
+    """'fp16' for torch.float16 and so on; other dtypes by their torch name."""
+    if dtype is None:
+        return None
+    return NAMES.get(dtype, str(dtype).replace("torch.", ""))
+
+
+def resolve_device(requested: str) -> torch.device:
+    """auto → CUDA, then Apple's MPS, then CPU; an explicit device that is missing is an error."""
+    if requested == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("no_cuda")
+    if requested == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("no_mps")
+    return torch.device(requested)
+
+
+def check_precision_on(device: torch.device, precision: str) -> None:
+    """Refuse what the hardware cannot do at all (bf16 on a pre-Ampere GPU)."""
+    if device.type == "cuda" and precision == "bf16" and not torch.cuda.is_bf16_supported():
+        raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
+    if PRECISIONS[precision].needs_compute_capability is not None:
+        from . import fp8  # fp8: a GPU of compute capability >= 8.9 and torchao, or one line
+
+        fp8.check(device)
+
+
+def autocast_supported(device: torch.device, precision: str) -> bool:
+    """Whether this torch build can autocast `precision` on this device type."""
+    if precision == "fp32":
+        return False
+    try:
+        return torch.amp.is_autocast_available(device.type) and _autocast_ok(device, precision)
+    except (RuntimeError, AttributeError):
+        return False
+
+
+def _autocast_ok(device: torch.device, precision: str) -> bool:
+    # Entering the context is what raises/warns for an unsupported (device, dtype) pair.
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # The record's autocast dtype: fp8 autocasts to bf16 around its Float8Linear layers.
+        with torch.autocast(device.type, dtype=PRECISIONS[precision].torch_autocast_dtype()):
+            pass
+    return not any("disabl" in str(w.message).lower() for w in caught)
+
+
+def autocast(device: torch.device, precision: str) -> Any:
+    """torch.autocast for a precision; fp32 gives a disabled (no-op) context, one code path."""
+    enabled = precision != "fp32" and autocast_supported(device, precision)
+    dtype = PRECISIONS[precision].torch_autocast_dtype() or torch.bfloat16
+    return torch.autocast(device.type, dtype=dtype, enabled=enabled)
+
+
+def grad_scaler(device: torch.device, precision: str, cfg: Any) -> torch.amp.GradScaler:
+    """torch.amp.GradScaler, enabled only for fp16 with loss scaling on (a no-op otherwise)."""
+    return torch.amp.GradScaler(
+        device.type,
+        init_scale=cfg.init_scale,
+        growth_interval=cfg.growth_interval,
+        enabled=cfg.replace(precision=precision).scales_loss,
+    )
+
+
+def audit_module(model: nn.Module) -> nn.Module | None:
+    """The first matmul layer (nn.Linear or GPT-2's Conv1D) whose output dtype tells what ran."""
+    for module in model.modules():
+        if isinstance(module, nn.Linear) or type(module).__name__ == "Conv1D":
+            return module
+    return None
+
+
+class DtypeProbe:
+    """A forward hook that records the dtype a matmul layer really produced, then removes itself."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.dtype: torch.dtype | None = None
+        module = audit_module(model)
+        self._handle = module.register_forward_hook(self._hook) if module is not None else None
+
+    def _hook(self, _module: nn.Module, _inputs: Any, output: Any) -> None:
+        if self.dtype is None and isinstance(output, torch.Tensor):
+            self.dtype = output.dtype
+        self.close()
+
+    def close(self) -> None:
+        """Remove the hook (idempotent)."""
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for queued GPU work so the clock measures it (a no-op on CPU)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    elif device.type == "mps":
+        torch.mps.synchronize()

@@ -1,0 +1,302 @@
+"""The Recorder: a backend's `rec` in the app. It times each step, emits the events, decides
+stop/diverge and builds the run's Summary."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import threading
+import time
+import traceback
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from ..backends.hooks import StepHooks
+from ..events import Emit, EvalEvent, RunFinished, RunStarted, StepEvent
+from ..files.summary import Summary
+from ..log import run_logger
+from ..messages import MpdemoError, Note
+from ..registry import BACKENDS, PRECISIONS
+from .precision import DtypeProbe, autocast_supported, dtype_name, synchronize
+from .probes import SavedBytes
+
+if TYPE_CHECKING:
+    from .prepared import Prepared
+
+NONFINITE_PATIENCE = 5  # with a scaler, a few inf/NaN steps are normal: the scale backs off
+
+
+class Recorder(StepHooks):
+    """Times each step honestly, turns it into events, decides stop/diverge, builds the summary."""
+
+    def __init__(
+        self, prep: Prepared, emit: Emit, stop: threading.Event, *, index: int = 0, total: int = 1
+    ) -> None:
+        self.prep = prep
+        self.cfg = prep.cfg
+        self.emit = emit
+        self.stop = stop
+        self.index, self.total = index, total
+        self.run_id = f"{index}:{self.cfg.label}"
+        self.log = run_logger(self.run_id)
+        self.error_detail: str | None = None
+        self.device = prep.device
+        self.notes: list[Note] = list(prep.notes)
+        self.step = 0
+        self.losses: list[float] = []
+        self.times: list[float] = []
+        self.scales: list[float | None] = []
+        self.skipped = 0
+        self.status: str | None = None
+        self.metrics: dict[str, float] = {}
+        self.effective_dtype: torch.dtype | None = None
+        self.autocast_ran: bool | None = None
+        self.processes = 1
+        self._nonfinite = 0
+        self._t0 = 0.0
+        self._start = 0.0
+        self._probe: DtypeProbe | None = None
+        self.fp8_audit: dict[str, Any] | None = (
+            None  # fp8 runs: mpdemo.engine.fp8.audit of the model
+        )
+        self._saved: SavedBytes | None = None  # armed for the first step only
+        self.saved_activation_bytes: int | None = None
+
+    # --- lifecycle ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Emit RunStarted; arm the dtype probe and the memory baseline."""
+        if self.cfg.unscaled:
+            self.notes.append(Note("no_scaler"))
+        mps_no_amp = self.device.type == "mps" and self.cfg.precision != "fp32"
+        if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):
+            self.notes.append(Note("mps_autocast_off", {"precision": self.cfg.precision}))
+        self._probe = DtypeProbe(self.prep.model)
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+        self._start = time.perf_counter()
+        self.emit(
+            RunStarted(
+                run_id=self.run_id,
+                label=self.cfg.label,
+                index=self.index,
+                total=self.total,
+                config=self.cfg.to_dict(),
+                device=str(self.device),
+                params=self.prep.params,
+                requested_dtype=self.cfg.precision,
+                steps=self.cfg.steps,
+                warnings=[n.to_dict() for n in self.notes],
+            )
+        )
+
+    def begin(self) -> None:
+        """Call right before the step's forward pass."""
+        synchronize(self.device)  # earlier queued GPU work must not be billed to this step
+        if self.step == 0:
+            # Count the activations kept for backward over the first step (a warm-up step,
+            # left out of the timings, so the hooks' cost never reaches mean_step_s).
+            self._saved = SavedBytes(self.prep.model).__enter__()
+        self._t0 = time.perf_counter()
+
+    def lap(self) -> float:
+        """Seconds since begin(), after the device finished the step's work."""
+        synchronize(self.device)  # the step's GPU kernels have finished before we read the clock
+        dt = time.perf_counter() - self._t0
+        self._close_saved()
+        return dt
+
+    def _close_saved(self) -> None:
+        if self._saved is not None:
+            self._saved.close()
+            self.saved_activation_bytes = self._saved.bytes or None
+            self._saved = None
+
+    def end(
+        self,
+        loss: torch.Tensor | float,
+        scale: float | None,
+        skipped: bool = False,
+        dt: float | None = None,
+    ) -> bool:
+        """Call after the optimizer step; returns False when the loop must stop."""
+        dt = self.lap() if dt is None else dt
+        loss_val = float(loss)  # .item(): a sync point, after the clock was read
+        self.step += 1
+        self.skipped += int(skipped)
+        self.losses.append(loss_val)
+        self.times.append(dt)
+        self.scales.append(scale)
+        bs = self.cfg.batch_size
+        tokens = self.prep.tokens_per_sample
+        self.emit(
+            StepEvent(
+                run_id=self.run_id,
+                label=self.cfg.label,
+                step=self.step,
+                loss=loss_val,
+                loss_scale=scale,
+                skipped=bool(skipped),
+                step_time_s=dt,
+                samples_per_s=bs / dt if dt > 0 else 0.0,
+                tokens_per_s=bs * tokens / dt if tokens and dt > 0 else None,
+                lr=float(self.prep.optimizer.param_groups[0]["lr"]),
+                elapsed_s=time.perf_counter() - self._start,
+            )
+        )
+        if self._diverged(loss_val, scale):
+            self.status = "diverged"
+            return False
+        if self.stop.is_set():
+            self.status = "stopped"
+            self.notes.append(Note("stopped_by_user", {"step": self.step, "steps": self.cfg.steps}))
+            return False
+        return self.step < self.cfg.steps
+
+    def _diverged(self, loss: float, scale: float | None) -> bool:
+        if not math.isfinite(loss):
+            self._nonfinite += 1
+            # Without a scaler one NaN poisons the weights; with one, give it a few back-offs.
+            if scale is None or self._nonfinite >= NONFINITE_PATIENCE:
+                self.notes.append(
+                    Note("diverged_nonfinite", {"loss": str(loss), "step": self.step})
+                )
+                return True
+            return False
+        self._nonfinite = 0
+        first = next((x for x in self.losses if math.isfinite(x)), loss)
+        if loss > max(50.0, 20.0 * first):
+            self.notes.append(
+                Note("diverged_exploded", {"first": first, "loss": loss, "step": self.step})
+            )
+            return True
+        return False
+
+    def should_evaluate(self) -> bool:
+        """Evaluate only runs that trained to the end (a stopped run should stop now)."""
+        return self.status is None
+
+    def record_eval(self, metrics: dict[str, float]) -> None:
+        """Emit the validation metrics."""
+        self.metrics = {k: float(v) for k, v in metrics.items()}
+        self.emit(EvalEvent(self.run_id, self.cfg.label, self.step, self.metrics))
+
+    def fail(self, err: BaseException) -> None:
+        """A backend raised: record it as the run's result."""
+        self.status = "failed"
+        if isinstance(err, MpdemoError):
+            self.notes.append(err.note)
+        else:
+            detail = f"{type(err).__name__}: {err}".split("\n")[0][:300]
+            self.notes.append(Note("failed", {"detail": detail}))
+        # The person sees the one line above; the traceback goes to the log and the run's JSON.
+        self.error_detail = "".join(traceback.format_exception(err))
+        self.log.error("failed: %s", err, exc_info=err)
+
+    def finish(self) -> Summary:
+        """Build the summary, emit RunFinished, return the summary."""
+        self._close_saved()  # a step that raised between begin() and lap() must not leave hooks
+        if self._probe is not None:
+            self._probe.close()
+            self.effective_dtype = self.effective_dtype or self._probe.dtype
+        if self.cfg.precision == "fp8":  # fp8: what ran is which layers torchao converted
+            self._audit_fp8()
+        if self.processes > 1:
+            self.notes.append(
+                Note("distributed", {"n": self.processes, "batch": self.cfg.batch_size})
+            )
+        status = self.status or "completed"
+        summary = self.summary(status)
+        self.log.info("%s after %d steps", status, self.step)
+        self.emit(RunFinished(self.run_id, self.cfg.label, status, summary))
+        return summary
+
+    def _audit_fp8(self) -> None:
+        """fp8's dtype audit: count the Float8Linear layers in the model that trained."""
+        from . import fp8
+
+        self.fp8_audit = fp8.audit(self.prep.model)
+        # No Float8Linear at all: the probe's dtype (bf16) stands, and the summary says so.
+        self.effective_dtype = fp8.effective_dtype(self.prep.model) or self.effective_dtype
+        a = self.fp8_audit
+        if a["float8_layers"]:
+            args = {"float8": a["float8_layers"], "linear": a["linear_layers"]}
+            # The kept layers run in the precision's autocast dtype (bf16, the registry's).
+            kept_in = dtype_name(PRECISIONS[self.cfg.precision].torch_autocast_dtype())
+            self.notes.append(
+                Note("fp8_layers", {**args, "kept": len(a["kept"]), "dtype": kept_in})
+            )
+
+    # --- summary --------------------------------------------------------------------------
+    def _dtype_notes(self, effective: str | None) -> list[Note]:
+        requested = self.cfg.precision
+        if effective is None or effective == requested:
+            return []
+        backend = BACKENDS[self.cfg.backend].prose
+        if requested == "fp16" and effective == "fp32":
+            return [
+                Note(
+                    "fp16_not_applied",
+                    {
+                        "effective": effective,
+                        "backend": backend,
+                        "device": self.device.type.upper(),
+                    },
+                )
+            ]
+        return [Note("dtype_mismatch", {"requested": requested, "effective": effective})]
+
+    def summary(self, status: str) -> Summary:
+        """What the run measured (mpdemo.files.summary.Summary)."""
+        warm = self.times[self.cfg.warmup_steps :] or self.times
+        mean_step = statistics.fmean(warm) if warm else None
+        effective = dtype_name(self.effective_dtype)
+        notes = self._dtype_notes(effective) + self.notes
+        # Memory, measured the same way on every device: the activations kept for backward in
+        # one step; on CUDA also the allocator's peak. (A CPU process's RSS is not a measure of
+        # the run: it depends on what ran before it.)
+        peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
+        cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
+        median = statistics.median(warm) if warm else None
+        mad = (
+            statistics.median(abs(t - median) for t in warm) / median
+            if median and len(warm) > 1
+            else None
+        )
+        tokens = self.prep.tokens_per_sample
+        bs = self.cfg.batch_size
+        return Summary(
+            label=self.cfg.label,
+            backend=self.cfg.backend,
+            precision=self.cfg.precision,
+            device=str(self.device),
+            model=self.cfg.model,
+            dataset="random" if self.prep.task == "regression" else self.cfg.dataset,
+            requested_dtype=self.cfg.precision,
+            effective_dtype=effective,
+            params=self.prep.params,
+            steps=self.step,
+            skipped_steps=self.skipped,
+            final_loss=self.losses[-1] if self.losses else None,
+            mean_step_s=mean_step,
+            median_step_s=median,
+            samples_per_s=bs / median if median else None,
+            tokens_per_s=bs * tokens / median if median and tokens else None,
+            step_time_cv=cv,
+            step_time_mad=mad,
+            saved_activation_bytes=self.saved_activation_bytes,
+            peak_mem_bytes=int(peak) if peak is not None else None,
+            peak_mem_kind="cuda max_memory_allocated" if peak is not None else None,
+            final_loss_scale=next((s for s in reversed(self.scales) if s is not None), None),
+            status=status,
+            train_rows=self.prep.train_rows,
+            eval_rows=self.prep.eval_rows,
+            processes=self.processes,
+            elapsed_s=time.perf_counter() - self._start if self._start else 0.0,
+            warnings=[n.text for n in notes],
+            warning_keys=[n.to_dict() for n in notes],
+            eval_loss=self.metrics.get("loss"),
+            eval_accuracy=self.metrics.get("accuracy"),
+            error_detail=self.error_detail,
+            fp8_audit=self.fp8_audit,
+        )

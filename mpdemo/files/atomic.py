@@ -1,0 +1,83 @@
+"""Files written whole or not at all, and output paths checked before the work that fills them.
+
+A runs JSON or CSV is written to a temporary file in the same folder and renamed over the
+target (os.replace is atomic on one file system): a reader, a crash or a full disk never
+leaves half a file, and a file that was there stays as it was until the new one is complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+from ..messages import ConfigError
+
+
+def _umask() -> int:
+    # os.umask() can only be read by setting it, which races with other threads' files.
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
+def write_atomic(
+    path: str | Path,
+    write: Callable[[IO[str]], None],
+    *,
+    newline: str | None = None,
+    encoding: str = "utf-8",
+) -> None:
+    """Call `write(f)` on a temporary file beside `path`, then rename it onto `path`."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding=encoding, newline=newline) as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())  # the data is on disk before the name points at it
+        # mkstemp makes the file 0600; a file written with open() gets 0666 less the umask.
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> None:
+    """Write `text` to `path` whole or not at all."""
+    write_atomic(path, lambda f: f.write(text), encoding=encoding)
+
+
+def check_output_path(path: str | Path, flag: str) -> Path:
+    """Raise a keyed ConfigError unless a file can be written at `path` (named by its `flag`).
+
+    Checked before any training: a missing folder, a folder given as the file, or a folder this
+    process cannot write in would otherwise fail after the whole grid, losing its runs.
+    """
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise ConfigError("output_is_folder", flag=flag, path=str(target))
+    if not folder.is_dir():
+        raise ConfigError("output_no_folder", flag=flag, path=str(target), folder=str(folder))
+    try:
+        # Create a file where the real one will go: the permission bits, a read-only mount
+        # and a full quota all answer here (os.access says yes to root on a read-only mount).
+        with tempfile.NamedTemporaryFile(prefix=f".{target.name}.", dir=folder):
+            pass
+    except OSError as err:
+        detail = err.strerror or type(err).__name__
+        raise ConfigError(
+            "output_not_writable", flag=flag, path=str(target), folder=str(folder), detail=detail
+        ) from None
+    return target

@@ -1,0 +1,348 @@
+"""One run's result as a type, and the writers that put runs in files (CSV, runs JSON).
+
+The engine builds a `Summary` in two places (a run that trained, `Recorder.summary`; a run that
+could not start, `Summary.failed`) from this one declaration, so every run has the same keys.
+A Summary reads as the mapping it was before it had a type (`s["final_loss"]`, `s.get(...)`,
+`dict(s)`), so scripts written against that dict keep working; `to_dict()` is its JSON form.
+No torch, no gradio: the CLI's table and the app's file readers use it before any training.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..runs.timing import SpeedCheck
+
+# Keys a summary has only when they apply: left out of to_dict() while None, so a completed
+# run's JSON has no "error" and a run that could not start carries no traceback it never had.
+# A language model has no accuracy: its summary has no "eval_accuracy" key (DESIGN.md).
+_ONLY_WHEN_SET = frozenset(
+    {
+        "eval_accuracy",
+        "error",
+        "error_detail",
+        "fp8_audit",
+        "speedup_vs_fp32",
+        "speedup_same_maths",
+        "speedup_interval",
+        "speed_verdict",
+        "speed_reason",
+        "speed_check",
+        "machine",
+    }
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary(Mapping[str, Any]):
+    """What one run measured: the end event carries it, the table shows it, the files hold it."""
+
+    label: str
+    backend: str
+    precision: str
+    device: str | None = None
+    model: str | None = None
+    dataset: str | None = None  # "random" for the regression recipe's tensors
+    requested_dtype: str | None = None
+    effective_dtype: str | None = None  # what the weights' gradients and matmuls really ran in
+    params: int | None = None
+    steps: int = 0
+    skipped_steps: int = 0
+    final_loss: float | None = None
+    mean_step_s: float | None = None  # warm-up steps left out
+    # The typical step: the median of the timed steps. A stall of another process (a browser
+    # drawing the plots on the same two cores) lands on a few steps; it moved the mean by up
+    # to 2x and flipped the page's verdict between identical runs, the median by a few %.
+    median_step_s: float | None = None
+    samples_per_s: float | None = None  # batch / median step (/ mean step in older files)
+    tokens_per_s: float | None = None
+    step_time_cv: float | None = None  # stdev / mean of the timed steps (stalls included)
+    step_time_mad: float | None = None  # median absolute deviation / median: the steps' spread
+    saved_activation_bytes: int | None = None  # kept for backward in one step, any device
+    peak_mem_bytes: int | None = None  # CUDA only: torch.cuda.max_memory_allocated
+    peak_mem_kind: str | None = None
+    final_loss_scale: float | None = None
+    status: str = "completed"  # completed | stopped | diverged | failed
+    train_rows: int | None = None
+    eval_rows: int | None = None
+    processes: int = 1
+    elapsed_s: float | None = None
+    warnings: list[str] = field(default_factory=list)  # English sentences
+    warning_keys: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"key", "args"}: any language
+    eval_loss: float | None = None
+    # Only when they apply (see _ONLY_WHEN_SET):
+    eval_accuracy: float | None = None  # classifiers that were evaluated
+    error: str | None = None  # a run that could not start: why, in one line
+    error_detail: str | None = None  # a traceback, for a bug (never for bad input)
+    fp8_audit: dict[str, Any] | None = None  # fp8: which Linear layers ran as Float8Linear
+    # with_speedups, from the one interleaved measurement (mpdemo.runs.timing.SpeedCheck) of this
+    # run's precision against fp32: fp32's step time over this one's, its 95 % interval and the
+    # verdict (faster | slower | same | unsure) with why it is unsure.
+    speedup_vs_fp32: float | None = None
+    speedup_interval: list[float] | None = None
+    speed_verdict: str | None = None
+    speed_reason: str | None = None  # too_few | busy | wide | not_interleaved | ran_fp32
+    speed_check: dict[str, Any] | None = None  # the SpeedCheck itself, for its sentence
+    speedup_same_maths: bool | None = None  # asked for fp16/bf16, computed in fp32 anyway
+    machine: str | None = None  # a recorded run's machine tag ("H200")
+    extra: dict[str, Any] = field(default_factory=dict)  # a file's keys this version lacks
+
+    # --- the mapping it reads as ------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: every key, in the order of the declaration, then a file's extra keys."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "extra":
+                continue
+            value = getattr(self, f.name)
+            if value is None and f.name in _ONLY_WHEN_SET:
+                continue
+            out[f.name] = list(value) if isinstance(value, list) else value
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    @cached_property
+    def _view(self) -> dict[str, Any]:
+        # The mapping's keys and values, built once: a table reads ~25 keys of every summary.
+        # (cached_property writes the instance's __dict__ directly, which frozen allows.)
+        return self.to_dict()
+
+    def __getitem__(self, key: str) -> Any:
+        return self._view[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._view)
+
+    def __len__(self) -> int:
+        return len(self._view)
+
+    def replace(self, **changes: Any) -> Summary:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    # --- builders -----------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Summary:
+        """A summary from its JSON form (a runs file, the browser's store); unknown keys kept."""
+        if isinstance(data, Summary):
+            return data
+        names = {f.name for f in fields(cls)} - {"extra"}
+        known = {k: v for k, v in data.items() if k in names}
+        backend, precision = str(data.get("backend") or ""), str(data.get("precision") or "")
+        known.setdefault("label", f"{backend} · {precision}")
+        known.update(backend=backend, precision=precision)
+        for key in ("warnings", "warning_keys"):
+            known[key] = list(known.get(key) or [])
+        extra = {k: v for k, v in data.items() if k not in names}
+        return cls(**known, extra=extra)
+
+    @classmethod
+    def failed(
+        cls,
+        *,
+        label: str,
+        backend: str,
+        precision: str,
+        note: Any,
+        detail: str | None = None,
+    ) -> Summary:
+        """A run that could not even start (bad model, unreachable Hub...): why, and no figures."""
+        return cls(
+            label=label,
+            backend=backend,
+            precision=precision,
+            status="failed",
+            warnings=[note.text],
+            warning_keys=[note.to_dict()],
+            error=note.text,
+            error_detail=detail,
+        )
+
+
+# --- speed-ups: a run against its backend's fp32 run ---------------------------------------------
+
+
+def peers(s: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a run is compared within: its backend, model, machine and source (None for this
+    page's runs; a loaded file's name, date and content).
+
+    A loaded file's bf16 run is measured against that file's fp32 run, never this page's nor
+    another file's from the same machine, and a GPU check's small-bert against its own fp32.
+    """
+    return (s.get("backend"), s.get("model"), s.get("machine"), s.get("source"))
+
+
+def typical_step_s(s: Mapping[str, Any]) -> float | None:
+    """A run's typical step in seconds: the median of its timed steps (the mean in older files)."""
+    return s.get("median_step_s") or s.get("mean_step_s")
+
+
+def _speed_fields(
+    s: Summary, ref: Summary | None, checks: Mapping[str, SpeedCheck] | None
+) -> dict[str, Any]:
+    """A run's speed-up fields, by the one rule (mpdemo.runs.timing.verdict) from one measurement."""
+    if s.precision == "fp32":
+        return {"speedup_vs_fp32": 1.0 if typical_step_s(s) else None}
+    if s.status == "failed" or not typical_step_s(s):
+        return {}
+    if s.effective_dtype == "fp32":  # fp16 through Accelerate or the Trainer on a CPU
+        return {
+            "speedup_vs_fp32": None,
+            "speedup_interval": None,
+            "speed_verdict": "same",
+            "speed_reason": "ran_fp32",
+            "speed_check": None,
+            "speedup_same_maths": True,
+        }
+    check = (checks or {}).get(s.precision)
+    if check is not None:
+        return {
+            "speedup_vs_fp32": check.speedup,
+            "speedup_interval": check.interval,
+            "speed_verdict": check.verdict,
+            "speed_reason": check.reason,
+            "speed_check": check.to_dict(),
+        }
+    if s.speed_verdict is not None:  # measured when it ran (a runs file): it stands
+        return {}
+    ref_step = typical_step_s(ref) if ref is not None else None
+    if not ref_step:
+        return {}
+    # Timed one after the other, not interleaved (an older file, the speed check off): the ratio
+    # of the medians is shown, but no verdict is drawn from it.
+    return {
+        "speedup_vs_fp32": ref_step / typical_step_s(s),
+        "speed_verdict": "unsure",
+        "speed_reason": "not_interleaved",
+    }
+
+
+def with_speedups(
+    summaries: Iterable[Mapping[str, Any]], checks: Mapping[str, SpeedCheck] | None = None
+) -> list[Summary]:
+    """The summaries with their speed-up against fp32, verdict and interval.
+
+    `checks` (precision -> SpeedCheck) is this grid's interleaved measurement; without one, a
+    run keeps what its file recorded, or gets the ratio of its and its peer fp32 run's median
+    steps (peers(): same backend, model and machine) with the verdict "unsure".
+    """
+    runs = [Summary.from_dict(s) for s in summaries]
+    base = {
+        peers(s): s
+        for s in runs
+        if s.precision == "fp32" and s.status != "failed" and typical_step_s(s)
+    }
+    return [s.replace(**_speed_fields(s, base.get(peers(s)), checks)) for s in runs]
+
+
+def speedup_text(
+    s: Mapping[str, Any] | Summary, ran_fp32: str = "ran in fp32", times: str = "x"
+) -> str:
+    """'1.52x [1.41-1.60] faster', 'ran in fp32', or '-': the CLI's cell (the UI localizes it)."""
+    get = s.get if isinstance(s, Mapping) else lambda k: getattr(s, k, None)
+    if get("speed_reason") == "ran_fp32":
+        return ran_fp32
+    v = get("speedup_vs_fp32")
+    if v is None:
+        return "-"
+    text = f"{v:.2f}{times}"
+    iv = get("speedup_interval")
+    if iv:
+        text += f" [{iv[0]:.2f}-{iv[1]:.2f}]"
+    verdict = get("speed_verdict")
+    if verdict and get("precision") != "fp32":
+        text += f" {verdict}"
+    return text
+
+
+def repeat_groups(summaries: Iterable[Summary]) -> list[list[Summary]]:
+    """The runs of a repeated comparison grouped by what was repeated (label without '· #k')."""
+    groups: dict[str, list[Summary]] = {}
+    for s in summaries:
+        groups.setdefault(s.label.split(" · #")[0], []).append(s)
+    return list(groups.values())
+
+
+def scale_text(v: float | None) -> str:
+    """A loss scale exactly: 65536, 0.5; powers of two from 2^20 up as 2^k."""
+    if v is None:
+        return "-"
+    if v > 0 and math.isfinite(v):
+        exp = math.log2(v)
+        if exp == int(exp) and exp >= 20:
+            return f"2^{int(exp)}"
+        if v == int(v):
+            return str(int(v))
+    return repr(float(v))
+
+
+# --- writers -------------------------------------------------------------------------------------
+
+STEP_FIELDS = [
+    "run",
+    "backend",
+    "precision",
+    "step",
+    "loss",
+    "loss_scale",
+    "skipped",
+    "step_time_s",
+    "samples_per_s",
+    "tokens_per_s",
+    "lr",
+    "elapsed_s",
+    # The run's memory, on each of its rows (one figure per run): activations kept for backward
+    # in one step, and on CUDA the allocator's peak.
+    "saved_activation_bytes",
+    "peak_mem_bytes",
+    # The run's speed against fp32 (one measurement per run, on each of its rows): the
+    # speed-up, its 95 % interval and the verdict drawn from it.
+    "speedup_vs_fp32",
+    "speedup_low",
+    "speedup_high",
+    "speed_verdict",
+]
+
+
+def write_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
+    """One row per step of every run, written whole or not at all (mpdemo.files.atomic)."""
+    from .atomic import write_atomic
+
+    def rows(f: Any) -> None:
+        w = csv.DictWriter(f, fieldnames=STEP_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in runs:
+            s = r["summary"]
+            for step in r.get("steps", []):
+                w.writerow(
+                    {
+                        **step,
+                        "run": s["label"],
+                        "backend": s["backend"],
+                        "precision": s["precision"],
+                        "saved_activation_bytes": s.get("saved_activation_bytes"),
+                        "peak_mem_bytes": s.get("peak_mem_bytes"),
+                        "speedup_vs_fp32": s.get("speedup_vs_fp32"),
+                        "speedup_low": (s.get("speedup_interval") or [None, None])[0],
+                        "speedup_high": (s.get("speedup_interval") or [None, None])[1],
+                        "speed_verdict": s.get("speed_verdict"),
+                    }
+                )
+
+    write_atomic(path, rows, newline="")
+
+
+def plain(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary as a plain dict (JSON, the browser's store), whichever form it came in."""
+    return summary.to_dict() if isinstance(summary, Summary) else dict(summary)

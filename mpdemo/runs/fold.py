@@ -1,0 +1,50 @@
+"""One record of a run, folded from its events once, the same way for the CLI, the UI and the runner.
+
+A run record is the runs file's entry (mpdemo/files/recorded.py writes these as they are):
+`{"config": {...}, "steps": [{...}, ...], "evals": [{...}], "summary": Summary, "status": str}`.
+`RunFold.apply(event)` builds it: a start event opens one, steps and evals append to it, the end
+event closes it (a run whose preparation failed has no start: its config comes from the grid).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..config import RunConfig
+
+Run = dict[str, Any]
+
+
+class RunFold:
+    """The runs of a grid so far: the ones in progress by run id, the finished ones in order."""
+
+    def __init__(self, configs: Iterable[RunConfig] = ()) -> None:
+        self.configs = list(configs)
+        self.current: dict[str, Run] = {}
+        self.finished: list[Run] = []
+
+    def apply(self, ev: Any) -> Run | None:
+        """Take one engine event; the run's record when this event finished it, else None."""
+        kind = getattr(ev, "kind", None)
+        if kind == "start":
+            self.current[ev.run_id] = {"config": ev.config, "steps": [], "evals": []}
+        elif kind in ("step", "eval"):
+            run = self.current.get(ev.run_id)
+            if run is not None:
+                run[kind + "s"].append(ev.to_dict())
+        elif kind == "end":
+            run = self.current.pop(ev.run_id, None) or {"config": None, "steps": [], "evals": []}
+            if run["config"] is None:  # preparation failed: no start event, the grid knows it
+                cfg = next((c for c in self.configs if c.label == ev.label), None)
+                run["config"] = cfg.to_dict() if cfg else None
+            run["summary"] = ev.summary
+            run["status"] = ev.status
+            self.finished.append(run)
+            return run
+        return None
+
+    @property
+    def summaries(self) -> list[Any]:
+        """The finished runs' summaries, in the order they ended."""
+        return [r["summary"] for r in self.finished]

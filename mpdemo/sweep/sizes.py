@@ -1,0 +1,98 @@
+"""The size sweep's grid, torch-free: model sizes (the built-in BERT's width x depth), batch
+sizes and their defaults, parsed from what a person types. The page and the CLI read these
+without importing torch; mpdemo/sweep/core.py measures them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..catalog import MODELS
+from ..config import Limits, check_number
+from ..messages import ConfigError
+
+# What torch.autocast can run in the sweep's step (fp8 brings torchao's layers, not autocast).
+SWEEP_PRECISIONS = ("fp32", "fp16", "bf16")
+HIDDEN_RANGE = (32, 4096)  # multiples of 32: two heads of 16 at the least
+LAYERS_RANGE = (1, 48)
+MAX_POINTS = 64
+# The default grid: from the tiny built-in to 26 M parameters, at two batch sizes, and the
+# timing budget that brings it to about a minute on this project's 2-core machines (bench/sweep.py).
+DEFAULT_SIZES = "64x2,256x4,512x8"
+DEFAULT_BATCH_SIZES = "8,32"
+DEFAULT_BUDGET_S = 30.0
+_SIZE = re.compile(r"\s*([0-9]{1,5})\s*[xX×]\s*([0-9]{1,3})\s*")
+_WHOLE = re.compile(r"\s*[0-9]{1,9}\s*")
+
+
+@dataclass(frozen=True, order=True)
+class Size:
+    """One width x depth of the built-in BERT (tiny-bert is 64x2, small-bert 256x4)."""
+
+    hidden: int
+    layers: int
+
+    @property
+    def heads(self) -> int:
+        """Heads of 64 where the width allows (two at the least), as the built-ins have."""
+        return max(2, self.hidden // 64) if self.hidden % 64 == 0 else 2
+
+    @property
+    def name(self) -> str:
+        """'256x4': width x layers, the same in every language."""
+        return f"{self.hidden}x{self.layers}"
+
+    @property
+    def model(self) -> str:
+        """The built-in's name where it is one, else 'bert-512x8'."""
+        return _BUILTIN_SIZES.get(self, f"bert-{self.name}")
+
+
+_BUILTIN_SIZES = {Size(64, 2): "tiny-bert", Size(256, 4): "small-bert"}
+BUILTIN_BY_NAME = {v: k for k, v in _BUILTIN_SIZES.items()}
+
+
+def parse_sizes(text: str) -> tuple[Size, ...]:
+    """'128x2,256x4' -> Sizes by cost (a built-in's name works too); one keyed ConfigError if not."""
+    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    if not items:
+        raise ConfigError("sweep_bad_sizes", value=str(text)[:64])
+    out: list[Size] = []
+    for item in items:
+        if item in BUILTIN_BY_NAME:
+            out.append(BUILTIN_BY_NAME[item])
+            continue
+        m = _SIZE.fullmatch(item)
+        if m is None:
+            raise ConfigError("sweep_bad_sizes", value=item[:64])
+        size = Size(int(m.group(1)), int(m.group(2)))
+        lo, hi = HIDDEN_RANGE
+        if not (lo <= size.hidden <= hi) or size.hidden % 32:
+            raise ConfigError("sweep_bad_hidden", value=item, lo=lo, hi=hi)
+        if not (LAYERS_RANGE[0] <= size.layers <= LAYERS_RANGE[1]):
+            raise ConfigError(
+                "sweep_bad_layers", value=item, lo=LAYERS_RANGE[0], hi=LAYERS_RANGE[1]
+            )
+        out.append(size)
+    return tuple(sorted(dict.fromkeys(out), key=lambda s: (s.hidden * s.hidden * s.layers, s)))
+
+
+def parse_batch_sizes(text: str, limits: Limits | None = None) -> tuple[int, ...]:
+    """'8,32,128' -> (8, 32, 128), each in the batch size's range on this server."""
+    lim = limits or Limits.from_env()
+    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    if not items:
+        raise ConfigError("sweep_bad_batch_sizes", value=str(text)[:64])
+    out = []
+    for item in items:
+        if not _WHOLE.fullmatch(item):
+            raise ConfigError("sweep_bad_batch_sizes", value=item[:64])
+        check_number("batch_size", int(item), lim)
+        out.append(int(item))
+    return tuple(sorted(dict.fromkeys(out)))
+
+
+def builtin_size(model: str) -> Size | None:
+    """The Size of a built-in BERT ('tiny-bert' -> 64x2); None for other models."""
+    entry = MODELS.get(model)
+    return BUILTIN_BY_NAME.get(model) if entry is not None and entry.builtin else None

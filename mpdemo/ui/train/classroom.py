@@ -1,0 +1,411 @@
+"""A class on one Space, on the Train tab: shared comparisons, the line, the teacher's board.
+
+The engine is mpdemo/classroom/broadcast.py (no gradio): one line of comparisons per server, shared
+records, boards. Here is what the Train tab asks it for and shows of it:
+
+- `runner_for`: what the Train click trains with, in place of a Runner: a `broadcast.Viewer`
+  (the Runner's interface) of the same comparison another visitor is running or ran a few
+  minutes ago, or of a new one in line; "Run my own" asks for a new private one.
+- `status_lines`: the status's first lines, in the page's language: where the figures come from
+  ("the same comparison another visitor started 40 s ago on this server"), or the place in
+  line and the wait.
+- the "Run my own" button and the board's controls (`build_*`, `wire`).
+
+Nothing a visitor trains with "Run my own" is ever shown to another visitor, unless they
+publish it on their board.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from ...classroom import broadcast
+from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
+from ...config import RunConfig
+from .. import system, zerogpu
+from ..i18n import error_text, norm_lang, t
+from ..text import esc, shown
+from . import controls
+from .frames import OUTPUTS as TRAIN_OUTPUTS
+from .frames import by_component, keyed
+
+CONCURRENCY_ID = "train"  # Train, Run my own and Follow board share one limit
+BOARD_WAIT_S = 20 * 60.0  # a board's follower waits this long for the teacher's next comparison
+BOARD_POLL_S = 0.2  # how soon a follower sees the teacher's next comparison
+BOARD_BEAT_S = 5.0  # while waiting, the status is refreshed this often
+DEFAULT_VIEWERS = 64
+
+
+def max_viewers() -> int:
+    """Pages that may follow or wait for a comparison at once (MPDEMO_MAX_VIEWERS, default 64)."""
+    raw = os.environ.get("MPDEMO_MAX_VIEWERS", "").strip()
+    try:
+        return max(1, int(raw)) if raw else DEFAULT_VIEWERS
+    except ValueError:
+        return DEFAULT_VIEWERS
+
+
+def concurrency() -> int:
+    """The training events' concurrency limit: the line is broadcast's, not gradio's, so every
+    page that waits or follows runs its handler (they train one at a time all the same)."""
+    return max_viewers()
+
+
+def max_threads() -> int:
+    """gradio's worker threads: each following page holds one while it waits for events, and
+    Stop, the language switch and the previews need theirs too (gradio's default is 40)."""
+    return 40 + max_viewers()
+
+
+def _make_runner(
+    configs: list[RunConfig], calibrate: bool, fit_s: float | None, repeat: int
+) -> Any:
+    # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
+    return zerogpu.make_runner(configs, calibrate=calibrate, fit_s=fit_s, repeat=repeat)
+
+
+@dataclass(frozen=True)
+class Follow:
+    """train()'s mode when a page follows a board: the teacher's comparison, nothing trained."""
+
+    board: Board
+    comparison: Comparison
+
+
+def picked(mode: Any) -> Comparison | None:
+    """The comparison a board's follower watches (its configs and repeat); None otherwise."""
+    return mode.comparison if isinstance(mode, Follow) else None
+
+
+def runner_for(
+    session: Any, configs: list[RunConfig], repeat: int, fit_s: float | None, mode: Any
+) -> Viewer:
+    """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams.
+
+    Raises broadcast.QueueFull (keyed) when the line is full.
+    """
+    hub = broadcast.hub()
+    old = getattr(session, "runner", None)
+    if isinstance(old, Viewer) and old.alive:
+        # This page's previous comparison first: pressed twice, Train must not show the
+        # visitor their own run as "another visitor's".
+        old.stop()
+    if isinstance(mode, Follow):
+        return mode.comparison.view("board", board=mode.board.code)
+    view = hub.watch(configs, repeat, fit_s, own=mode == "own", make_runner=_make_runner)
+    token = _owner_token(session, create=False)
+    if token is not None:  # a teacher's board shows what they train or watch next
+        hub.show(token, view.comparison)
+    return view
+
+
+# --- the status line -------------------------------------------------------------------------
+
+
+def _duration(seconds: float, lang: str) -> str:
+    m, s = system.fmt_duration(seconds)
+    return t("time_min", lang, m=m, s=s) if m else t("time_s", lang, s=s)
+
+
+def ordinal(n: int, lang: str) -> str:
+    """'3rd' / '3.º' / '3º': English's ordinal forms (CLDR: one, two, few, other)."""
+    if n % 10 == 1 and n % 100 != 11:
+        form = "one"
+    elif n % 10 == 2 and n % 100 != 12:
+        form = "two"
+    elif n % 10 == 3 and n % 100 != 13:
+        form = "few"
+    else:
+        form = "other"
+    return t(f"ordinal_{form}", lang, n=n)
+
+
+def status_lines(session: Any, lang: str) -> tuple[list[str], bool]:
+    """The status's first lines for a shared or waiting comparison; True: say only these."""
+    view = getattr(session, "runner", None)
+    if not isinstance(view, Viewer):
+        return [], False
+    c = view.comparison
+    place = None if view.closed else view.place()
+    if place is not None:
+        n, wait = place
+        if wait is None:
+            return [t("class_queued_unknown", lang, place=ordinal(n, lang))], True
+        return [t("class_queued", lang, place=ordinal(n, lang), wait=_duration(wait, lang))], True
+    lines: list[str] = []
+    if view.kind == "own":
+        others = 0 if view.closed or c.ended else view.viewers_besides()
+        if others:
+            lines.append(t("class_watched", lang, n=others))
+        elif view.closed and not c.ended:
+            lines.append(t("class_left", lang))
+        return lines, False
+    if view.closed and not c.ended:
+        lines.append(t("class_left", lang))
+    began = c.started_at if c.started_at is not None else c.created_at
+    ago = _duration(max(0.0, c.hub.clock() - began), lang)
+    live = not c.ended or view.joined_at < (c.finished_at or 0.0)
+    if view.kind == "board":
+        key = "class_board_live" if live else "class_board_done"
+        lines.append(t(key, lang, code=shown(view.board or ""), ago=ago))
+    else:
+        lines.append(t("class_shared_live" if live else "class_shared_done", lang, ago=ago))
+    return lines, False
+
+
+# --- the teacher's board -----------------------------------------------------------------------
+
+# A session's board token, by the session object's id: the token goes (and the board with it)
+# when the session is collected. Not on the Session itself: that belongs to session.py.
+_OWNERS: dict[int, str] = {}
+_OWNERS_LOCK = threading.Lock()
+
+
+def _owner_token(session: Any, create: bool) -> str | None:
+    if session is None:
+        return None
+    with _OWNERS_LOCK:
+        token = _OWNERS.get(id(session))
+        if token is None and create:
+            token = secrets.token_hex(8)
+            _OWNERS[id(session)] = token
+            weakref.finalize(session, _forget_owner, id(session), token)
+        return token
+
+
+def _forget_owner(key: int, token: str) -> None:
+    with _OWNERS_LOCK:
+        if _OWNERS.get(key) == token:
+            del _OWNERS[key]
+    broadcast.hub().unpublish(token)
+
+
+def board_note(session: Any, lang: str) -> str:
+    """Under the board's controls: this page's board code once published, else how it works."""
+    token = _owner_token(session, create=False)
+    code = broadcast.hub().board_of.get(token) if token else None
+    if code is None:
+        return t("board_idle", lang)
+    return t("board_published", lang, code=shown(code))
+
+
+def publish(session: Any, lang: str) -> str:
+    """Publish as board: this page's comparisons, now and next, follow its code."""
+    lang = norm_lang(lang)
+    view = getattr(session, "runner", None)
+    comparison = view.comparison if isinstance(view, Viewer) else None
+    broadcast.hub().publish(_owner_token(session, create=True) or "", comparison)
+    return board_note(session, lang)
+
+
+def client_of(request: Any) -> str:
+    """Who asks, for the wrong-code limit: the first forwarded address, else the peer's."""
+    try:
+        forwarded = request.headers.get("x-forwarded-for") or ""
+        if forwarded:
+            return forwarded.split(",")[0].strip()[:64]
+        return str(request.client.host)[:64]
+    except AttributeError:
+        return ""
+
+
+TrainFn = Callable[..., Iterator[dict[str, Any]]]
+
+
+def follow(
+    train: TrainFn, code: Any, lang: str, session: Any, view_values: dict[str, Any], client: str
+) -> Iterator[dict[str, Any]]:
+    """Follow board: the teacher's comparisons as they come, each streamed by train()."""
+    lang = norm_lang(lang)
+    hub = broadcast.hub()
+    try:
+        board = hub.board(code, client)
+    except BoardError as err:
+        text = error_text(err, lang)
+        yield {"status": t("status_not_started", lang, error=shown(text))}
+        raise gr.Error(esc(text), title="mpdemo", print_exception=False) from None
+    seen: Comparison | None = None
+    last = ""  # the status the last followed comparison ended on
+    mine = session.runner  # another runner here: this page trained something itself
+    session.stop_requested = False
+    deadline = time.monotonic() + BOARD_WAIT_S
+    beat = 0.0
+    while time.monotonic() < deadline and session.runner is mine:
+        if hub.boards.get(board.code) is not board:
+            session.armed = False
+            yield {
+                "status": t("class_board_closed", lang, code=shown(board.code)),
+                "stop_btn": gr.update(interactive=False),
+            }
+            return
+        if session.stop_requested:
+            session.armed = False
+            yield {
+                "status": t("status_stopped_plain", lang),
+                "stop_btn": gr.update(interactive=False),
+            }
+            return
+        c = board.comparison
+        if c is not None and c is not seen:
+            seen = c
+            for frame in train(view_values, lang, session, "default", Follow(board, c)):
+                if isinstance(frame, dict) and isinstance(frame.get("status"), str):
+                    last = frame["status"]
+                yield frame
+            mine = session.runner
+            if session.stop_requested:
+                return  # Stop during the comparison: train()'s last frame said so
+            deadline = time.monotonic() + BOARD_WAIT_S
+            continue
+        session.armed = True  # the Stop button ends the wait (train_tab.stop)
+        if time.monotonic() - beat >= BOARD_BEAT_S:
+            beat = time.monotonic()
+            # The comparison that ended stays readable above the wait for the next one.
+            waiting = t("class_board_waiting", lang, code=shown(board.code))
+            yield {
+                "status": f"{last}\n\n{waiting}" if last else waiting,
+                "stop_btn": gr.update(interactive=True),
+            }
+        time.sleep(BOARD_POLL_S)
+    session.armed = False
+
+
+# --- layout and events -----------------------------------------------------------------------
+
+
+def build_button(ctx: Any, comps: dict[str, Any], lang: str) -> None:
+    """Run my own, beside Train and Stop: a new comparison of one's own, never shared.
+
+    Always shown: its visibility would be one more output of /train, whose outputs API
+    callers unpack by position.
+    """
+    comps["run_own"] = ctx.i18n(
+        gr.Button(
+            t("run_own_btn", lang),
+            elem_id="run-own-btn",
+            scale=0,
+            min_width=140,
+        ),
+        value="run_own_btn",
+    )
+
+
+def build_board(ctx: Any, comps: dict[str, Any], lang: str) -> None:
+    """The class board: publish this page's comparisons under a code, or follow a code."""
+    with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:
+        ctx.i18n(acc, label="board_label")
+        with gr.Row(equal_height=True):
+            comps["board_publish"] = ctx.i18n(
+                gr.Button(
+                    t("board_publish_btn", lang),
+                    elem_id="board-publish-btn",
+                    scale=0,
+                    min_width=160,
+                ),
+                value="board_publish_btn",
+            )
+            comps["board_code"] = ctx.i18n(
+                gr.Textbox(
+                    "",
+                    label=t("board_code_label", lang),
+                    info=t("board_code_info", lang),
+                    elem_id="board-code-input",
+                    max_lines=1,
+                    max_length=16,
+                    scale=1,
+                ),
+                label="board_code_label",
+                info="board_code_info",
+            )
+            comps["board_follow"] = ctx.i18n(
+                gr.Button(
+                    t("board_follow_btn", lang),
+                    elem_id="board-follow-btn",
+                    scale=0,
+                    min_width=140,
+                ),
+                value="board_follow_btn",
+            )
+        comps["board_note"] = gr.Markdown(t("board_idle", lang), elem_id="board-note")
+
+
+def wire(
+    ctx: Any,
+    comps: dict[str, Any],
+    session: Any,
+    steps_origin: Any,
+    train: TrainFn,
+    arm: Callable[..., dict[str, Any]],
+) -> None:
+    """Run my own (api 'train_own'), Publish as board ('publish_board'), Follow board
+    ('follow_board'): the first and the last stream the Train tab's outputs."""
+    lang = ctx.lang
+    quiet: dict[str, Any] = {
+        "concurrency_limit": None,
+        "api_visibility": "undocumented",
+        "show_progress": "hidden",
+    }
+    outputs = [comps[n] for n in TRAIN_OUTPUTS]
+    streaming: dict[str, Any] = {
+        "concurrency_limit": concurrency(),
+        "concurrency_id": CONCURRENCY_ID,
+        "show_progress": "minimal",
+        "show_progress_on": [comps["status"]],
+    }
+
+    def own(*args: Any) -> Iterator[dict[Any, Any]]:
+        *vals, lg, sess, origin = args
+        values = dict(zip(controls.NAMES, vals, strict=True))
+        for out in train(values, lg, sess, origin or "default", "own"):
+            yield keyed(comps, out)
+
+    armed_out = ["status", "stop_btn"]
+    comps["run_own"].click(
+        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **quiet
+    ).then(
+        own,
+        [*(comps[n] for n in controls.NAMES), lang, session, steps_origin],
+        outputs,
+        api_name="train_own",
+        preprocess=False,  # as /train: the values as sent, checked by the CLI's rule
+        **streaming,
+    )
+
+    comps["board_publish"].click(
+        publish,
+        [session, lang],
+        [comps["board_note"]],
+        api_name="publish_board",
+        concurrency_limit=None,
+        show_progress="hidden",
+    )
+
+    def on_follow(
+        code: Any, lg: str, sess: Any, smoothing: Any, x_axis: Any, request: gr.Request
+    ) -> Iterator[dict[Any, Any]]:
+        view_values = {"smoothing": smoothing, "x_axis": x_axis}
+        for out in follow(train, code, lg, sess, view_values, client_of(request)):
+            yield keyed(comps, out)
+
+    comps["board_follow"].click(
+        on_follow,
+        [comps["board_code"], lang, session, comps["smoothing"], comps["x_axis"]],
+        outputs,
+        api_name="follow_board",
+        **streaming,
+    )
+    ctx.on_language(board_note_for, [session], [comps["board_note"]])
+
+
+def board_note_for(lang: str, session: Any) -> str:
+    """The board note in a new language (ctx.on_language passes the language first)."""
+    return board_note(session, norm_lang(lang))

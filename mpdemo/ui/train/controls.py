@@ -1,0 +1,387 @@
+"""The Train tab's controls, declared once: one `Control` per setting builds its component.
+
+A control is a `RunConfig` field (its default is `RunConfig()`'s) or a UI-only setting: the grid
+(`backends`, `precisions`, `compare_scaling`) and how the plots are drawn (`smoothing`,
+`x_axis`). The Train tab lays the components out by `section`/`row`, `train()` and
+`check_inputs()` take the values by name, and the API's parameters (`api_name="train"`) are these
+names in this order, each with its default. Adding a control is one entry in `CONTROLS` (plus
+its label key in mpdemo/ui/labels.py, its label in the locale files, and a use for its value).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from ...catalog import DATASETS, MODELS
+from ...cli.main import MAX_REPEAT
+from ...config import Limits, RunConfig
+from ...registry import BACKENDS, PRECISIONS
+from .. import system
+from ..i18n import t
+from ..labels import LABELS
+
+_FROM_CONFIG = object()  # marker: the default is RunConfig()'s value of the same name
+
+
+# --- choices (torch-free) --------------------------------------------------------------------
+
+
+def catalog_key(prefix: str, name: str) -> str:
+    """The locale key of a catalog entry's description: 'model_desc_prajjwal1_bert_tiny'."""
+    return prefix + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
+    """Dropdown entries: 'name · description (params)', Hub entries flagged when offline.
+
+    Built-ins show their exact parameter count (tests/test_ui.py builds them and compares);
+    Hub entries, which are only counted once downloaded, an approximate one.
+    """
+    out = []
+    for m in MODELS.values():
+        n = m.approx_params
+        params = (
+            t("params_exact", lang, params=n)
+            if m.builtin
+            else t("params_approx", lang, params=system.fmt_params(n))
+        )
+        text = f"{m.name} · {t(catalog_key('model_desc_', m.name), lang)} ({params})"
+        if not m.builtin and hub is False:
+            text += f" · {t('needs_internet', lang)}"
+        out.append((text, m.name))
+    return out
+
+
+def dataset_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
+    """Dropdown entries for the catalog's datasets, Hub entries flagged when offline."""
+    out = []
+    for d in DATASETS.values():
+        text = f"{d.name} · {t(catalog_key('data_desc_', d.name), lang)}"
+        if not d.builtin and hub is False:
+            text += f" · {t('needs_internet', lang)}"
+        out.append((text, d.name))
+    return out
+
+
+def backend_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
+    """The registry's backends, by display name."""
+    return [(b.display, b.name) for b in BACKENDS.values()]
+
+
+def precision_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
+    """The registry's precisions (a new Precision record shows up here by itself).
+
+    One that needs a GPU generation (fp8: compute capability 8.9+) has a box of its own, which
+    says whether this machine has it: a checkbox group cannot disable one of its choices.
+    """
+    return [(p.name, p.name) for p in PRECISIONS.values() if p.needs_compute_capability is None]
+
+
+def device_choices(lang: str, hub: bool | None = None) -> list[str]:
+    """auto and cpu, plus the accelerators this machine has."""
+    return system.device_choices()
+
+
+X_AXES = ("step", "time")
+
+
+def x_axis_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
+    """The plots' x axis: optimizer step, or seconds since the run started."""
+    return [(t(f"x_axis_{x}", lang), x) for x in X_AXES]
+
+
+# --- UI-level defaults -------------------------------------------------------------------------
+
+
+def default_precisions() -> list[str]:
+    """The precisions ticked when the page opens.
+
+    The one place to change them: issue 9's hardware profile may pick them from what this
+    machine measured; until then fp32 (the baseline) and bf16.
+    """
+    return ["fp32", "bf16"]
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Control:
+    """One setting of the Train tab: its component, label keys, limits and default."""
+
+    name: str  # a RunConfig field, or a UI-only setting (see `run`)
+    kind: str  # dropdown | textbox | checkboxes | number | slider | checkbox | radio
+    elem_id: str
+    info: str | None = None  # i18n key; "{lo}"/"{hi}" in it are filled from the limits
+    section: str = "data"  # data | grid | run | advanced | view: where the tab lays it out
+    row: str | None = None  # consecutive controls with the same row share a gr.Row
+    default: Any = _FROM_CONFIG  # or a value, or a callable returning one
+    whole: bool = False  # an int (Numbers and Sliders send floats)
+    lo: float | None = None  # the accepted range, shown in `info`; RunConfig.validate enforces it
+    hi: float | str | None = None  # a number, or the name of a `Limits` field
+    step: float | None = None  # sliders only
+    choices: Callable[[str, bool | None], list[Any]] | None = None
+    run: bool = True  # False: how the plots are drawn, not part of a run's settings
+    props: tuple[tuple[str, Any], ...] = ()  # further constructor arguments
+
+    @property
+    def label(self) -> str:
+        """The i18n key of the control's label (labels.py: engine messages name fields by it too)."""
+        return LABELS[self.name]
+
+    def default_value(self) -> Any:
+        """The value the page opens with (RunConfig()'s for a RunConfig field)."""
+        if self.default is _FROM_CONFIG:
+            return getattr(RunConfig(), self.name)
+        return self.default() if callable(self.default) else self.default
+
+    def upper(self, limits: Limits) -> float | None:
+        """The highest accepted value under these server limits."""
+        return getattr(limits, self.hi) if isinstance(self.hi, str) else self.hi
+
+
+CONTROLS: tuple[Control, ...] = (
+    Control(
+        "model",
+        "dropdown",
+        "model",
+        "model_info",
+        choices=model_choices,
+        props=(("allow_custom_value", True),),
+    ),
+    Control(
+        "dataset",
+        "dropdown",
+        "dataset",
+        "dataset_info",
+        choices=dataset_choices,
+        props=(("allow_custom_value", True),),
+    ),
+    Control("train_slice", "textbox", "train-slice", row="slices"),
+    Control("eval_slice", "textbox", "eval-slice", row="slices"),
+    Control(
+        "backends",
+        "checkboxes",
+        "backends",
+        "backends_info",
+        section="grid",
+        default=lambda: ["torch"],
+        choices=backend_choices,
+    ),
+    Control(
+        "precisions",
+        "checkboxes",
+        "precisions",
+        section="grid",  # its info line is the CPU/GPU note, set by the tab
+        default=default_precisions,
+        choices=precision_choices,
+    ),
+    # fp8's own box (mpdemo/fp8.py): built disabled, then enabled at page load where this machine
+    # trains fp8, or left disabled with the reason (what torch sees) as its info line.
+    Control(
+        "fp8",
+        "checkbox",
+        "fp8",
+        "fp8_info",
+        section="grid",
+        default=False,
+        props=(("interactive", False),),
+    ),
+    Control(
+        "device",
+        "dropdown",
+        "device",
+        "device_info",
+        section="run",
+        choices=device_choices,
+    ),
+    # Numbers, not sliders: a slider clamps what is typed (0 became 1 without a word) and
+    # cut its max label off in a narrow column. Out-of-range values are refused by
+    # RunConfig.validate with the CLI's message.
+    Control(
+        "steps",
+        "number",
+        "steps",
+        "range_info",
+        section="run",
+        row="size",
+        whole=True,
+        lo=1,
+        hi="max_steps",
+    ),
+    Control(
+        "batch_size",
+        "number",
+        "batch-size",
+        "range_info",
+        section="run",
+        row="size",
+        whole=True,
+        lo=1,
+        hi="max_batch_size",
+    ),
+    # The whole comparison N times, each repetition measured anew (mpdemo.runs.runner.repeated):
+    # the table under the summary shows how far each figure moved. 1 to the CLI's --repeat cap.
+    Control(
+        "repeat",
+        "number",
+        "repeat",
+        "repeat_info",
+        section="run",
+        default=1,
+        whole=True,
+        lo=1,
+        hi=MAX_REPEAT,
+    ),
+    Control("lr", "number", "lr", section="run", row="opt"),
+    Control("seed", "number", "seed", section="run", row="opt", whole=True),
+    Control(
+        "loss_scaling",
+        "checkbox",
+        "loss-scaling",
+        "loss_scaling_info",
+        section="advanced",
+    ),
+    Control("init_scale", "number", "init-scale", section="advanced"),
+    Control(
+        "growth_interval",
+        "number",
+        "growth-interval",
+        "growth_interval_info",
+        section="advanced",
+        whole=True,
+    ),
+    Control(
+        "compare_scaling",
+        "checkbox",
+        "compare-scaling",
+        "compare_scaling_info",
+        section="advanced",
+        default=False,
+    ),
+    # How the plots are drawn: changing them redraws what is on screen, mid-run too.
+    Control(
+        "smoothing",
+        "slider",
+        "smoothing",
+        section="view",
+        default=0.6,  # TensorBoard's default weight; W&B and Trackio smooth by default too
+        lo=0.0,
+        hi=0.95,
+        step=0.05,
+        run=False,
+    ),
+    Control(
+        "x_axis",
+        "radio",
+        "x-axis",
+        section="view",
+        default="step",
+        choices=x_axis_choices,
+        run=False,
+    ),
+)
+BY_NAME: dict[str, Control] = {c.name: c for c in CONTROLS}
+NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS)
+RUN_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if c.run)
+VIEW_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if not c.run)
+UI_ONLY = tuple(n for n in NAMES if n not in {f.name for f in dataclasses.fields(RunConfig)})
+# A control without a label key would fail at build; say which one at import instead.
+if _unlabelled := set(NAMES) - set(LABELS):
+    raise RuntimeError(f"controls without a label key in mpdemo/ui/labels.py: {_unlabelled}")
+
+
+def defaults() -> dict[str, Any]:
+    """Every control's opening value, by name."""
+    return {c.name: c.default_value() for c in CONTROLS}
+
+
+def info_text(c: Control, lang: str, limits: Limits) -> str | None:
+    """The control's info line in `lang`, with its accepted range filled in."""
+    if c.info is None:
+        return None
+    return t(c.info, lang, lo=_whole_or(c.lo), hi=_whole_or(c.upper(limits)))
+
+
+def _whole_or(x: float | None) -> Any:
+    # The locale's formatter groups thousands its own way ("20,000", "20.000").
+    return int(x) if x is not None and float(x).is_integer() else x
+
+
+def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> dict[str, Any]:
+    """The gr.update arguments that put the control's text in `lang`."""
+    out: dict[str, Any] = {"label": t(c.label, lang)}
+    info = info_text(c, lang, limits)
+    if info is not None:
+        out["info"] = info
+    if c.choices is not None:
+        out["choices"] = c.choices(lang, hub)
+    return out
+
+
+def build(c: Control, lang: str, limits: Limits, value: Any = None) -> gr.components.Component:
+    """The control's component, labelled in `lang`, holding `value` (its default if None)."""
+    value = c.default_value() if value is None else value
+    common: dict[str, Any] = {
+        "label": t(c.label, lang),
+        "elem_id": c.elem_id,
+        **dict(c.props),
+    }
+    info = info_text(c, lang, limits)
+    if info is not None:
+        common["info"] = info
+    choices = c.choices(lang, None) if c.choices is not None else None
+    if c.kind == "dropdown":
+        return gr.Dropdown(choices=choices, value=value, **common)
+    if c.kind == "textbox":
+        return gr.Textbox(value, max_lines=1, min_width=120, **common)
+    if c.kind == "checkboxes":
+        return gr.CheckboxGroup(choices, value=value, **common)
+    if c.kind == "radio":
+        return gr.Radio(choices, value=value, **common)
+    if c.kind == "checkbox":
+        return gr.Checkbox(value, **common)
+    if c.kind == "number":
+        # No minimum/maximum here: gradio would refuse out-of-range input in English;
+        # check_inputs refuses it in the page's language instead.
+        return gr.Number(value, precision=0 if c.whole else None, min_width=120, **common)
+    if c.kind == "slider":
+        return gr.Slider(c.lo, c.upper(limits), value=value, step=c.step, min_width=160, **common)
+    raise ValueError(f"unknown control kind {c.kind!r}")
+
+
+def whole(x: Any) -> Any:
+    """A float that is a whole number as an int (what RunConfig.validate wants)."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    return x
+
+
+def number(x: Any) -> Any:
+    """An int as a float (lr, init_scale), anything else unchanged for validate to judge."""
+    return float(x) if isinstance(x, int) and not isinstance(x, bool) else x
+
+
+def config_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """The RunConfig fields among the values, cleaned the way each control's kind needs."""
+    out: dict[str, Any] = {}
+    for c in CONTROLS:
+        if c.name in UI_ONLY or c.name not in values:
+            continue
+        v = values[c.name]
+        if c.kind in ("textbox", "dropdown") and isinstance(v, str):
+            v = v.strip()
+        elif c.kind == "number":
+            v = whole(v) if c.whole else number(v)
+        elif c.kind == "checkbox":
+            v = bool(v)
+        out[c.name] = v
+    if not out.get("device"):
+        out["device"] = "auto"
+    return out

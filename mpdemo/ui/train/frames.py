@@ -1,0 +1,271 @@
+"""What the Train tab's outputs show, drawn from a visitor's `Session`, and how it reaches gradio.
+
+A frame is a dict keyed by output name ("status", "loss", "legend", ...): the Train tab
+(mpdemo/ui/train/tab.py) and its recorded runs (mpdemo/ui/train/recorded.py) both build them from
+the same session, with the plot frames, axes, colours and legend here. `keyed` is the one place
+a frame becomes gradio's {component: value}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from ...config import RunConfig
+from ...files.summary import repeat_groups, typical_step_s, with_speedups
+from ..i18n import number, t
+from .plots import (
+    PLOTS,
+    RECORDED_PALETTE,
+    LegendFile,
+    View,
+    legend_html,
+    live_colours,
+    palette_colour,
+    plot_frame,
+    scaled_labels,
+    step_axis,
+    with_series,
+)
+from .session import Session, summary_table
+
+# train()'s outputs, in the API's order. The plots come right after the status and the table
+# and downloads stay last, where API callers (tests/test_classroom.py) unpack them.
+OUTPUTS: tuple[str, ...] = (
+    "status",
+    *(p.name for p in PLOTS),
+    "scale_empty",
+    "legend",
+    "stop_btn",
+    "summary",
+    "repeats",
+    "csv",
+    "json",
+    "script_run",
+    "script_btn",
+)
+
+# gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
+# at once rebuilds the chart from the old data, and the new data never shows. So an axis change
+# empties the plot first and the data follows in a later update (as at the start of a grid).
+AXIS_SETTLE_S = 0.3
+
+
+# --- frames to components --------------------------------------------------------------------
+
+
+def keyed(
+    comps: Mapping[str, Any], frame: Mapping[str, Any], names: Iterable[str] | None = None
+) -> dict[Any, Any]:
+    """A frame ({name: value}) as gradio's {component: value}.
+
+    With `names` (the event's outputs by name) every one of them is present, gr.skip() where
+    the frame says nothing: gradio reads an empty dict as one value, not as "no updates".
+    """
+    if names is None:
+        return {comps[k]: v for k, v in frame.items()}
+    return {comps[n]: frame.get(n, gr.skip()) for n in names}
+
+
+def by_component(
+    comps: Mapping[str, Any],
+    fn: Callable[..., Mapping[str, Any]],
+    names: Iterable[str] | None = None,
+) -> Callable[..., dict[Any, Any]]:
+    """Wrap a handler returning a frame so it returns `keyed(comps, frame, names)`."""
+    names = list(names) if names is not None else None
+
+    def call(*args: Any) -> dict[Any, Any]:
+        return keyed(comps, fn(*args), names)
+
+    return call
+
+
+# --- colours ---------------------------------------------------------------------------------
+
+
+def file_key(rec: Any) -> str:
+    """How the legend names an opened file for its remove button (its digest, else its name)."""
+    return str(rec.recording.digest or rec.recording.name)
+
+
+def recorded_colours(session: Session) -> dict[str, str]:
+    """Each recorded line its own colour, in loading order, from a palette no live run uses."""
+    out: dict[str, str] = {}
+    for i, lab in enumerate(session.recorded_labels()):
+        with_series(out, lab, palette_colour(RECORDED_PALETTE, i, 0.47))
+    return out
+
+
+def full_colour_map(session: Session) -> dict[str, str]:
+    """The plots' colour map: the session's live lines (repetitions too), then its recorded ones."""
+    return {**live_colours(session.live_labels()), **recorded_colours(session)}
+
+
+def remove_file(session: Session, key: str) -> bool:
+    """Close one opened runs file (its lines and rows go); True when one was open."""
+    kept = [r for r in session.recordings if file_key(r) != key]
+    if len(kept) == len(session.recordings):
+        return False
+    session.recordings = kept
+    return True
+
+
+def toggle_run(session: Session, label: str) -> bool:
+    """Hide a run's lines, or show them again; True when the label is on the page."""
+    if label not in session.plot_labels():
+        return False
+    session.view = (session.view or View()).toggled(label)
+    return True
+
+
+# --- what the plots show ---------------------------------------------------------------------
+
+
+def empty_table(lang: str) -> pd.DataFrame:
+    """The summary table before any run has finished (headers only)."""
+    return summary_table([], lang)
+
+
+REPEAT_COLUMNS = ("rep_col_run", "rep_col_runs", "rep_col_step", "rep_col_speedup",
+                  "rep_col_verdicts", "rep_col_loss")  # fmt: skip
+
+
+def _span(values: list[float], lang: str, spec: str, unit: str = "") -> str:
+    """'12,1–13,4' in the locale's digits (one value: itself); '' without values."""
+    if not values:
+        return ""
+    lo, hi = min(values), max(values)
+    text = (
+        number(lo, lang, spec) if lo == hi else f"{number(lo, lang, spec)}–{number(hi, lang, spec)}"
+    )
+    return text + unit
+
+
+def repeat_rows(session: Session, lang: str) -> list[list[str]]:
+    """One row per repeated run of the live grid: how far its figures moved across repetitions.
+
+    From the finished runs' own summaries (mpdemo.files.summary.repeat_groups), so each cell is the
+    min–max of figures in the summary table above it.
+    """
+    rows = []
+    for group in repeat_groups(with_speedups(r["summary"] for r in session.runs)):
+        if len(group) < 2:
+            continue
+        s0 = group[0]
+        steps = [step * 1000 for s in group if (step := typical_step_s(s))]
+        ups = [s.speedup_vs_fp32 for s in group if s.speedup_vs_fp32 is not None]
+        losses = [s.final_loss for s in group if s.final_loss is not None]
+        verdicts = ", ".join(
+            t(f"verdict_{s.speed_verdict}", lang) if s.speed_verdict else "–" for s in group
+        )
+        vs_fp32 = s0.precision != "fp32"
+        rows.append(
+            [
+                s0.label.split(" · #")[0],
+                str(len(group)),
+                _span(steps, lang, ".1f"),
+                _span(ups, lang, ".2f", "×") if vs_fp32 else "",
+                verdicts if vs_fp32 else "",
+                _span(losses, lang, ".4f"),
+            ]
+        )
+    return rows
+
+
+def repeat_table(session: Session, lang: str) -> Any:
+    """The spread table under the summary: shown once a repeated comparison has a repetition
+    of some run done twice, hidden otherwise."""
+    rows = repeat_rows(session, lang)
+    headers = [t(k, lang) for k in REPEAT_COLUMNS]
+    return gr.update(value=pd.DataFrame(rows, columns=headers), visible=bool(rows))
+
+
+def x_props(view: View, lang: str, total_steps: int) -> dict[str, Any]:
+    """The x-axis settings of a plot that follows the x-axis control.
+
+    Steps: whole-number ticks ("d") over the whole run from its start, so the axis never
+    changes mid-run (each change empties the chart for a moment in gradio 6.31: a point would
+    wait for it). Seconds: from 0 to wherever the data ends ([0, None]: None alone would leave
+    the step range in place, and a 40-step run's seconds were drawn on 0-40).
+    """
+    if view.x_axis == "time":
+        return {"x_title": t("x_axis_time", lang), "x_lim": [0, None], "x_axis_format": "~r"}
+    return {"x_title": t("x_step", lang), "x_lim": step_axis(total_steps), "x_axis_format": "d"}
+
+
+def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, session: Session) -> str:
+    """What the loss-scale plot's place says when it has nothing to draw, else ''."""
+    if not scaled_labels(configs):
+        return t("scale_empty_none", lang)
+    if finished and not any(s.has_scale for s in session.series.values()):
+        return t("scale_empty_unreported", lang)
+    return ""
+
+
+def run_legend(session: Session | None, lang: str) -> str:
+    """The legend of the lines on screen (every run once, hidden ones struck through), each
+    opened file with its remove button, and the raw-curve note if smoothed."""
+    if session is None or not session.plot_labels():
+        return ""
+    view = session.view or View()
+    note = t("legend_raw", lang) if view.smoothing > 0 else None
+    files = [LegendFile(file_key(r), r.recording.name, list(r.labels)) for r in session.recordings]
+    texts = {k: t(f"legend_{k}", lang) for k in ("show", "hide", "remove")}
+    return legend_html(
+        session.plot_labels(), note, full_colour_map(session), view.hidden, files, texts
+    )
+
+
+def plot_frames(session: Session) -> dict[str, Any]:
+    """Every plot's frame from the session's series, drawn as the session's view says."""
+    view = session.view or View()
+    series, configs = session.plot_series(), session.plot_configs()  # live, then recorded
+    return {p.name: plot_frame(p, series, configs, view) for p in PLOTS}
+
+
+def grid_start(session: Session, lang: str) -> dict[str, Any]:
+    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set."""
+    configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
+    view = session.view or View()
+    total = max((c.steps for c in configs), default=1)
+    cmap = full_colour_map(session)  # repetitions ('· #2') are named only by this grid
+    out: dict[str, Any] = {}
+    for spec in PLOTS:
+        props: dict[str, Any] = {"value": None, "color_map": cmap}
+        props.update(x_props(view if spec.wall_clock else View(), lang, total))
+        if spec.scale:  # recorded runs with a scale keep the plot
+            props["visible"] = bool(scaled_labels(configs))
+        out[spec.name] = gr.update(**props)
+    empty = scale_empty_text(lang, configs, False, session)
+    out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
+    out["legend"] = run_legend(session, lang)
+    return out
+
+
+def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
+    """Every plot drawn from the session (live and recorded lines), with the colours they need.
+
+    `rebuild`: None instead of the frames; the caller yields this first so each chart rebuilds
+    its colour domain, then the bare frames (`plot_frames`): the colours stay set.
+    """
+    cmap = full_colour_map(session)
+    frames = plot_frames(session)
+    configs = session.plot_configs()
+    has_scale = bool(scaled_labels(configs))
+    view = session.view or View()
+    total = max((c.steps for c in configs), default=1)  # the longest run, live or recorded
+    out: dict[str, Any] = {}
+    for spec in PLOTS:
+        props: dict[str, Any] = {"color_map": cmap, "value": None if rebuild else frames[spec.name]}
+        props.update(x_props(view if spec.wall_clock else View(), lang, total))
+        if spec.scale:
+            props["visible"] = has_scale
+        out[spec.name] = gr.update(**props)
+    empty = "" if has_scale else scale_empty_text(lang, session.configs, True, session)
+    out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
+    out["legend"] = run_legend(session, lang)
+    return out

@@ -1,0 +1,349 @@
+"""The Train tab's recorded runs: open a runs file, compare with a shipped recording, keep a
+visitor's runs in their own browser across a reload, and Clear runs.
+
+Handlers return frames (dicts keyed by output name, mpdemo/ui/train/frames.py) like the rest of the
+Train tab; `build_row` adds the components under the downloads and `wire` their events. The
+runs themselves live in the visitor's `Session` (mpdemo/ui/train/session.py); what the browser keeps
+is `Session.stored()`, in a `gr.BrowserState` (local storage of that browser only, encrypted
+with the server's secret: `storage_secret`), so no other visitor can see it and the server keeps
+nothing for them.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from ...files.recorded import (
+    Recording,
+    RecordingError,
+    describe_machine,
+    read_runs,
+    reference_files,
+)
+from ...log import logger
+from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
+from ..text import shown, shown_args
+from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
+from .plots import PLOTS, color_map
+from .session import Session, attach
+
+STORAGE_KEY = "mpdemo-runs"
+# The stored runs are encrypted with this secret: the same after a restart (a Space restarts on
+# every push and after sleeping), or every visitor's stored runs would be unreadable.
+SECRET_ENV = "MPDEMO_STORAGE_SECRET"
+SECRET_FILE = "storage-secret"
+# What the browser hands back when it stores nothing: gr.BrowserState only writes a truthy
+# value, so "cleared" must be an empty object rather than None.
+EMPTY_STORE: dict[str, Any] = {"version": 2, "runs": []}
+
+
+# --- the stored runs' secret -----------------------------------------------------------------
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mpdemo"
+
+
+def storage_secret() -> str | None:
+    """MPDEMO_STORAGE_SECRET, else a secret made once and kept in the user's cache folder
+    (readable by that user only); None (gradio's per-process one) where neither can be had."""
+    env = os.environ.get(SECRET_ENV, "").strip()
+    if env:
+        return env
+    path = _cache_dir() / SECRET_FILE
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+        if len(text) >= 32:
+            return text
+    except OSError:
+        pass
+    made = secrets.token_urlsafe(32)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{SECRET_FILE}-{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(made)
+        try:  # two processes starting at once: the first file written wins
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+        text = path.read_text(encoding="utf-8").strip()
+        return text if len(text) >= 32 else None
+    except OSError:
+        logger.warning(
+            "no %s and no writable cache folder: stored runs last until a restart", SECRET_ENV
+        )
+        return None
+
+
+# --- what the handlers show ------------------------------------------------------------------
+
+
+def reference_choices() -> list[tuple[str, str]]:
+    """'fp32 / bf16 · torch · tiny-bert · EPYC AVX512 · 2026-11-30' per shipped recording."""
+    out = []
+    for path in reference_files():
+        try:
+            rec = read_runs(path)
+        except RecordingError:
+            continue  # a broken file in assets/ is a test failure, not a page error
+        summ = [r["summary"] for r in rec.runs]
+        precs = " / ".join(dict.fromkeys(s["precision"] for s in summ))
+        backends = ", ".join(dict.fromkeys(s["backend"] for s in summ))
+        models = ", ".join(dict.fromkeys(str(s.get("model") or "") for s in summ if s.get("model")))
+        parts = [precs, backends, models, rec.tag, rec.date or ""]
+        out.append((" · ".join(p for p in parts if p), path.name))
+    return out
+
+
+def _loaded_status(session: Session, lang: str) -> str:
+    rec = session.recordings[-1]
+    # Every part of this line came from the file: shown as text, never as Markdown or HTML.
+    return t(
+        "status_loaded",
+        lang,
+        **shown_args(
+            {
+                "name": rec.recording.name,
+                "machine": describe_machine(rec.recording.machine),
+                "date": rec.recording.date or "?",
+                "labels": ", ".join(rec.labels),
+            }
+        ),
+    )
+
+
+def _refused(session: Session, lang: str, error: str) -> dict[str, Any]:
+    # One line, and the page as it was: the same plots and table go back out.
+    return {
+        "status": t("status_load_failed", lang, error=shown(error)),
+        **plot_frames(session),
+        "summary": session.table(lang),
+    }
+
+
+def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, dict[str, Any]]:
+    """Add `rec` to a copy of the session's recordings and draw everything from it; only when
+    all of that worked does the session take it (raises whatever drawing raised)."""
+    before = list(session.recordings)
+    try:
+        session.add_recording(rec)
+        status = _loaded_status(session, lang)
+        table = session.table(lang)
+        table.to_html()  # a Styler formats its cells only when drawn: draw them here
+        updates = plot_updates(session, lang, rebuild=True)
+        plot_frames(session)
+    except BaseException:
+        session.recordings = before
+        raise
+    return status, table, updates
+
+
+def _open(session: Session, lang: str, path: str | Path | None, name: str | None) -> Iterator[dict]:
+    """Read a runs file into the session and draw it; a bad file changes nothing."""
+    if path is None:
+        yield {"status": t("status_load_none", lang)}
+        return
+    try:
+        rec = read_runs(path, name)
+    except RecordingError as err:
+        yield _refused(session, lang, error_text(err, lang))
+        return
+    try:
+        status, table, updates = _join(session, rec, lang)
+    except Exception:  # noqa: BLE001 - the reader let through what a renderer cannot draw
+        logger.exception("a runs file passed the reader but could not be drawn")
+        err = RecordingError("runs_not_drawn", name=rec.name)
+        yield _refused(session, lang, error_text(err, lang))
+        return
+    yield {"status": status, **updates, "summary": table}
+    # New axis props and data in one update: gradio 6.31 drops the data (see frames.py).
+    time.sleep(AXIS_SETTLE_S)
+    yield {"status": status, **plot_frames(session), "summary": table}
+
+
+def load_runs(file: Any, lang: str, session: Session) -> Iterator[dict[str, Any]]:
+    """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
+    lang = norm_lang(lang)
+    path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
+    # Name the file as the person named it, not gradio's temporary copy.
+    name = Path(path).name if path else None
+    yield from _open(session, lang, path, name)
+
+
+def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[dict[str, Any]]:
+    """'Compare with a recorded run': open one of the shipped recordings by file name."""
+    lang = norm_lang(lang)
+    if not choice:
+        return
+    by_name = {p.name: p for p in reference_files()}  # only these: never a path from the page
+    path = by_name.get(str(choice))
+    yield from _open(session, lang, path, path.name if path else None)
+
+
+def clear_runs(session: Session, lang: str) -> dict[str, Any]:
+    """Clear runs: forget this visitor's runs and opened files, here and in their browser."""
+    lang = norm_lang(lang)
+    session.clear()
+    out: dict[str, Any] = {
+        spec.name: gr.update(value=None, color_map=color_map()) for spec in PLOTS
+    }
+    out.update(
+        status=t("status_cleared", lang),
+        summary=empty_table(lang),
+        csv=gr.update(value=None, interactive=False),
+        json=gr.update(value=None, interactive=False),
+        script_run=gr.update(choices=[], value=None),
+        script_btn=gr.update(value=None, interactive=False),
+        legend="",
+        reference=gr.update(value=None),
+        stored=dict(EMPTY_STORE),
+    )
+    return out
+
+
+def restore_runs(lang: str, stored: Any, session: Session) -> dict[str, Any]:
+    """On page load: bring back what this browser kept of its runs (nothing kept: no change)."""
+    lang = norm_lang(lang)
+    n = session.restore(stored)
+    if not n:
+        return {}
+    out = plot_updates(session, lang, rebuild=False)
+    out["status"] = t("status_restored", lang, n=n)
+    out["summary"] = session.table(lang)
+    files = session.write_files()
+    if files:
+        out["csv"] = gr.update(value=files["csv"], interactive=True)
+        out["json"] = gr.update(value=files["json"], interactive=True)
+    # The restored runs came back with their configs: each can be reproduced, as after Train.
+    out.update(script_updates(session))
+    return out
+
+
+def script_updates(session: Session) -> dict[str, Any]:
+    """'Run to reproduce' and 'Python script' for the session's runs (their own configs)."""
+    labels = session.live_labels()
+    if not labels:
+        return {}
+    script = session.script_file(labels[0])
+    return {
+        "script_run": gr.update(choices=labels, value=labels[0]),
+        "script_btn": gr.update(value=script, interactive=script is not None),
+    }
+
+
+def save_runs(session: Session) -> Any:
+    """After the table changed: what the browser keeps (nothing to keep: leave it as it is)."""
+    value = session.stored() if session is not None else None
+    return value if value is not None else gr.skip()
+
+
+# --- layout and wiring -----------------------------------------------------------------------
+
+
+def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
+    """The recorded-runs row under the downloads, and the browser's store (renders nothing)."""
+    with gr.Row(equal_height=True, elem_id="recorded-row"):
+        comps["reference"] = ctx.i18n(
+            gr.Dropdown(
+                reference_choices(),
+                value=None,
+                label=t("recorded_label", lang0),
+                info=t("recorded_info", lang0),
+                elem_id="reference-runs",
+                scale=3,
+            ),
+            label="recorded_label",
+            info="recorded_info",
+        )
+        comps["open_runs"] = ctx.i18n(
+            gr.UploadButton(
+                t("open_runs_btn", lang0),
+                file_types=[".json"],
+                file_count="single",
+                type="filepath",
+                elem_id="open-runs",
+                size="md",
+                scale=1,
+            ),
+            label="open_runs_btn",
+        )
+        comps["clear_runs"] = ctx.i18n(
+            gr.Button(t("clear_runs_btn", lang0), elem_id="clear-runs", size="md", scale=1),
+            value="clear_runs_btn",
+        )
+    comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=storage_secret())
+
+
+def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
+    """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
+    lang = ctx.lang
+    state = session  # the gr.State; the handlers' `session` parameters are its value
+    quiet: dict[str, Any] = {
+        "concurrency_limit": None,
+        "api_visibility": "undocumented",
+        "show_progress": "hidden",
+    }
+    # The plots, status and summary /train streams: load_runs answers with the same.
+    load_names = ["status", *(p.name for p in PLOTS), "summary", "scale_empty", "legend"]
+    load_names = [n for n in load_names if n in comps]
+    shown = [n for n in dict.fromkeys([*OUTPUTS, "legend"]) if n in comps]
+
+    # Named parameters: the API's (gradio_client's) names for them.
+    def open_file(
+        file: Any,
+        lang: str = DEFAULT_LANG,
+        session: Session | None = None,
+        request: gr.Request = None,
+    ) -> Iterator[dict[Any, Any]]:
+        """Open a runs JSON: its runs join the plots and the summary, labelled by machine."""
+        sess = session if session is not None else Session()
+        # An API caller never loads the page: the session that holds its file is attached (and
+        # is an output, so gradio expires it) here, and freed when that caller goes.
+        attach(sess, getattr(request, "session_hash", None))
+        for frame in load_runs(file, lang, sess):
+            yield {**keyed(comps, frame, load_names), state: sess}
+
+    def open_reference(choice: str | None, lang: str, session: Session) -> Iterator[Any]:
+        for frame in pick_reference(choice, lang, session):
+            yield keyed(comps, frame, load_names)
+
+    comps["open_runs"].upload(
+        open_file,
+        [comps["open_runs"], lang, session],
+        [*(comps[n] for n in load_names), state],
+        api_name="load_runs",
+        # Reading a file of the largest size allowed holds ~10x its size for a few seconds: at
+        # most two at once in the whole server (the others wait their turn in the queue).
+        concurrency_limit=2,
+        concurrency_id="open_runs",
+        show_progress="hidden",
+    )
+    comps["reference"].input(
+        open_reference, [comps["reference"], lang, session], [comps[n] for n in load_names], **quiet
+    )
+    clear_names = [*shown, "reference", "stored"]
+    comps["clear_runs"].click(
+        lambda sess, lg: keyed(comps, clear_runs(sess, lg), clear_names),
+        [session, lang],
+        [comps[n] for n in clear_names],
+        **quiet,
+    )
+    # Every change of the table (a run finished, a file opened, a reload restored) is saved.
+    comps["summary"].change(save_runs, [session], [comps["stored"]], **quiet)
+
+    def restore_fn(lang: str, stored: Any, sess: Session) -> dict[Any, Any]:
+        return keyed(comps, restore_runs(lang, stored, sess), shown)
+
+    ctx.on_load(restore_fn, [comps["stored"], session], [comps[n] for n in shown])
