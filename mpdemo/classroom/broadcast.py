@@ -685,11 +685,6 @@ class Hub:
             wait += left
         return len(ahead) + 1, wait
 
-    def queue_length(self) -> int:
-        """Comparisons waiting for their turn (the running one not counted)."""
-        with self.lock:
-            return len(self.waiting)
-
     def typical_s(self) -> float | None:
         """The median wall time of the comparisons finished here lately (None before any)."""
         with self.lock:

@@ -30,12 +30,6 @@ INSTALL = "pip install -r requirements-gpu.txt"
 FLOAT8_LAYER = "Float8Linear"  # torchao.float8's module class, matched by name (no import)
 
 
-def is_fp8(precision: str) -> bool:
-    """Whether a precision name is the fp8 record (the one that needs a compute capability)."""
-    rec = PRECISIONS.get(precision)
-    return rec is not None and rec.name == NAME
-
-
 def required_capability() -> tuple[int, int]:
     """The compute capability the fp8 record asks for, (8, 9)."""
     cc = PRECISIONS[NAME].needs_compute_capability

@@ -599,13 +599,6 @@ def compact(runs: list[dict[str, Any]], max_points: int = 500) -> list[dict[str,
     return [{**r, "steps": thin_steps(r.get("steps") or [], max_points)} for r in runs]
 
 
-def finite_or_none(x: Any) -> float | None:
-    """x as a float when it is a finite number, else None (for JSON without NaN)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    return float(x) if math.isfinite(x) else None
-
-
 def reference_files() -> list[Path]:
     """The recordings shipped in assets/reference/, by name."""
     if not REFERENCE_DIR.is_dir():

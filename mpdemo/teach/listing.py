@@ -430,8 +430,8 @@ def _config_lines(cfg: RunConfig) -> str:
 # is data in the script, never code (a folder named 'm"""+__import__("os")...' stays a name).
 SCRIPT_HEAD = '''"""Reproduce the mpdemo run {label}: the loop mpdemo runs, with this run's settings.
 
-Needs: Python 3.11+ with torch and mpdemo, set up once with the command in mpdemo's README,
-run in mpdemo's folder: pip install torch==2.13.0 -r requirements.txt -e .
+Needs: Python 3.11+ with torch and mpdemo, installed once from mpdemo's folder (its README):
+pip install torch==2.13.0 -r requirements.txt .   (the bundled data ships inside the package)
 Then from any folder: python {filename}
 The same run in mpdemo: {command}
 It prints `step N  loss L  scale S  skipped B` for each step: the losses of the run above.

@@ -59,8 +59,3 @@ PUBLISHED: tuple[Published, ...] = (
     Published("torchao float8", TORCHAO_FLOAT8, "H100", "Linear layer 4096 x 8192 x 16384",
               "fp8", "bf16", None, None, None, 1.39),
 )  # fmt: skip
-
-
-def published_rows() -> list[dict[str, Any]]:
-    """The table's rows as dicts (the page renders them; the sweep's JSON carries them apart)."""
-    return [p.to_dict() for p in PUBLISHED]

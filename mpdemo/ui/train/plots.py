@@ -633,11 +633,6 @@ def step_axis(reached: int, total: int | None = None) -> list[float]:
     return [0, min(nice, max(int(total), MIN_STEP_AXIS))]
 
 
-def reached_step(series: dict[str, Series]) -> int:
-    """The highest step any run has reported."""
-    return max((s.step[-1] for s in series.values() if s.step), default=0)
-
-
 def lines_in(
     frame: dict[str, Any] | pd.DataFrame | None, every_series: bool = False
 ) -> dict[str, int]:
