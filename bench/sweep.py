@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from mpdemo.cli.sweep import memory_lines, point_line  # noqa: E402
 from mpdemo.engine.machine import machine_note  # noqa: E402
 from mpdemo.runs.timing import LoadMeter  # noqa: E402
-from mpdemo.sweep.core import (
+from mpdemo.sweep.notes import sweep_document
+from mpdemo.sweep.plan import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_BUDGET_S,
     DEFAULT_SIZES,
@@ -30,9 +31,8 @@ from mpdemo.sweep.core import (
     parse_batch_sizes,
     parse_sizes,
     plan_sweep,
-    run_sweep,
-    sweep_document,
 )
+from mpdemo.sweep.run import run_sweep
 
 
 def main() -> int:

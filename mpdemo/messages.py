@@ -247,7 +247,7 @@ EN: dict[str, str] = {
     "slice_clamped": "{slice} asked for more rows than the split has; used {rows:plural(# row|# rows)}",
     "distributed": "trained on {n} processes; the global batch of {batch} was split across them",
     "failed": "the run failed: {detail}",
-    # --- the size sweep (mpdemo/sweep/core.py): refusals before anything runs ----------------------
+    # --- the size sweep (mpdemo/sweep/plan.py): refusals before anything runs ----------------------
     "sweep_bad_sizes": (
         "sizes are width x layers pairs of the built-in BERT, e.g. 128x2,256x4,512x8 (or "
         "tiny-bert, small-bert); got {value!r}"

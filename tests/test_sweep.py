@@ -12,12 +12,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mpdemo import sweep as S
 from mpdemo.catalog import MODELS
 from mpdemo.config import Limits, RunConfig
 from mpdemo.engine.memory import accelerate_estimate, one_step
 from mpdemo.messages import ConfigError
-from mpdemo.runs.timing import VERDICTS, SpeedCheck, verdict
-from mpdemo.sweep import core as S
+from mpdemo.runs.timing import MIN_ROUNDS, VERDICTS, SpeedCheck, verdict
+from mpdemo.sweep import plan as sweep_plan
 
 BASE = RunConfig(train_slice="train[:256]", device="cpu")
 # Fast rates for plan_sweep in tests that do not time: the probe is left out.
@@ -90,14 +91,14 @@ def test_oversized_grids_are_refused_before_anything_runs(monkeypatch):
         S.plan_sweep(spec, Limits(max_params=150_000_000), rates=FAST)
     assert err.value.key == "model_too_big" and "2048x4" in str(err.value)
     # More memory than is free.
-    monkeypatch.setattr(S, "free_memory_bytes", lambda device: 2**30)
+    monkeypatch.setattr(sweep_plan, "free_memory_bytes", lambda device: 2**30)
     spec = S.SweepSpec(sizes=S.parse_sizes("1024x8"), batch_sizes=(128,), base=BASE)
     with pytest.raises(ConfigError) as err:
         S.plan_sweep(spec, rates=FAST)
     assert err.value.key == "sweep_memory" and "1024x8 at batch 128" in str(err.value)
     # Longer than the cap, by the estimate from the measured rate.
     monkeypatch.setenv("MPDEMO_MAX_SWEEP_S", "60")
-    monkeypatch.setattr(S, "free_memory_bytes", lambda device: 2**40)
+    monkeypatch.setattr(sweep_plan, "free_memory_bytes", lambda device: 2**40)
     slow = {"fp32": 1e10, "bf16": 2e9}
     spec = S.SweepSpec(sizes=S.parse_sizes("512x8"), batch_sizes=(128,), base=BASE)
     with pytest.raises(ConfigError) as err:
@@ -110,7 +111,7 @@ def test_oversized_grids_are_refused_before_anything_runs(monkeypatch):
     params = S.size_params(S.Size(512, 8))
     one_round = sum(6 * params * 128 * 64 / r for r in slow.values())
     total_s = err.value.args_dict["total_min"] * 60
-    assert 3 * one_round <= total_s <= (S.MIN_ROUNDS + 2) * one_round
+    assert 3 * one_round <= total_s <= (MIN_ROUNDS + 2) * one_round
 
 
 def test_the_plan_orders_points_cheapest_first_and_always_times_fp32():
@@ -138,7 +139,7 @@ def test_points_stream_and_stop_keeps_the_points_measured():
     assert end.status == "stopped" and end.points == 1 and end.total == 3
     assert point.model == "bert-32x1" and set(point.step_s) == {"fp32", "bf16"}
     check = point.check("bf16")
-    assert check.rounds >= S.MIN_ROUNDS and check.verdict in ("faster", "slower", "same", "unsure")
+    assert check.rounds >= MIN_ROUNDS and check.verdict in ("faster", "slower", "same", "unsure")
     assert point.samples_per_s["fp32"] == pytest.approx(8 / point.step_s["fp32"])
     flops = 6 * point.params * 8 * BASE.max_length
     assert point.tflops["fp32"] == pytest.approx(flops / point.step_s["fp32"] / 1e12)

@@ -91,7 +91,7 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
 def spec_from_args(args: argparse.Namespace) -> Any:
     """The SweepSpec the flags describe (ConfigError, one line, where they cannot run)."""
     from ..config import Limits, check_number
-    from ..sweep.core import SweepSpec
+    from ..sweep.plan import SweepSpec
     from ..sweep.sizes import builtin_size, parse_batch_sizes, parse_sizes
 
     lim = Limits.from_env()
@@ -142,7 +142,7 @@ def _ms(seconds: float) -> str:
 
 def point_line(ev: Any) -> str:
     """One point as the CLI prints it: every precision's step, speed-up, interval, verdict."""
-    from ..sweep.core import params_label
+    from ..sweep.notes import params_label
 
     parts = []
     for precision, step in ev.step_s.items():
@@ -227,14 +227,9 @@ def sweep_main(args: argparse.Namespace) -> int:
     from ..engine.machine import machine_info, machine_note
     from ..files.atomic import check_output_path
     from ..runs.plan import duration_text
-    from ..sweep.core import (
-        CSV_COLUMNS,
-        crossover_notes,
-        csv_rows,
-        plan_sweep,
-        run_sweep,
-        sweep_document,
-    )
+    from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, sweep_document
+    from ..sweep.plan import plan_sweep
+    from ..sweep.run import run_sweep
 
     spec = spec_from_args(args)
     # Every refusal comes here, before anything is timed: a path that cannot be written too.

@@ -1,1 +1,76 @@
-"""sweep"""
+"""The size sweep: where mixed precision pays on this machine (model size x batch size).
+
+plan (sized models, estimates, the grid fitted to a budget) -> run (each point's precisions timed
+interleaved) -> events (what streams) -> notes (the crossover sentence, files). `sizes` is torch-free;
+the rest imports torch, so this package exposes their names lazily (PEP 562): importing
+mpdemo.sweep costs nothing until a name is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "BATCHES_PER_POINT": "plan",
+    "CSV_COLUMNS": "notes",
+    "DEFAULT_BUDGET_S": "sizes",
+    "DEFAULT_SIZES": "sizes",
+    "FLOPS_RULE": "plan",
+    "MAX_POINTS": "sizes",
+    "MAX_SWEEP_S_HOSTED": "plan",
+    "MAX_SWEEP_S_LOCAL": "plan",
+    "MEMORY_SHARE": "plan",
+    "PEAK_TFLOPS": "plan",
+    "POINT_CAP_S": "plan",
+    "PROBE_S": "plan",
+    "PROBE_TOKENS": "plan",
+    "PointPlan": "plan",
+    "SWEEP_VERSION": "plan",
+    "Size": "sizes",
+    "SweepEvent": "events",
+    "SweepFinished": "events",
+    "SweepMemory": "events",
+    "SweepPlan": "plan",
+    "SweepPlanned": "events",
+    "SweepPoint": "events",
+    "SweepSpec": "plan",
+    "VERDICT_ORDER": "notes",
+    "activation_bytes": "plan",
+    "breakdown": "notes",
+    "build_model": "plan",
+    "classify": "notes",
+    "crossover_notes": "notes",
+    "crossover_text": "notes",
+    "csv_rows": "notes",
+    "default_precisions": "plan",
+    "exclusive": "run",
+    "free_memory_bytes": "plan",
+    "log10_params": "notes",
+    "max_sweep_s": "plan",
+    "memory_estimate": "plan",
+    "params_label": "notes",
+    "parse_batch_sizes": "sizes",
+    "parse_sizes": "sizes",
+    "peak_tflops": "plan",
+    "plan_sweep": "plan",
+    "probe_rates": "plan",
+    "run_sweep": "run",
+    "series": "notes",
+    "size_params": "plan",
+    "sized_config": "plan",
+    "step_flops": "plan",
+    "steppers": "run",
+    "sweep": "run",
+    "sweep_document": "notes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Anatomy":
+        from ..engine.memory import Anatomy
+
+        return Anatomy
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(name)

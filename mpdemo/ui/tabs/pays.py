@@ -3,7 +3,7 @@ point with its 95 % interval), the crossover sentence from the points, the memor
 holds per precision beside Accelerate's rule, and published figures from other machines.
 
 Handlers are plain functions of (lang, ...) that yield frames by name, so tests call them
-directly; the measuring is mpdemo.sweep.core's, imported when a sweep starts (torch stays out of
+directly; the measuring is mpdemo.sweep's, imported when a sweep starts (torch stays out of
 the page's start-up).
 """
 
@@ -248,7 +248,7 @@ def crossover_text(state: SweepState, lang: str) -> str:
     """The crossover sentences from the points measured so far, in `lang`."""
     if not state.points:
         return ""
-    from ...sweep.core import crossover_notes
+    from ...sweep.notes import crossover_notes
 
     notes = [n.to_dict() for n in crossover_notes(state.points, state.points[0].device)]
     if state.end is not None and state.end.notes:
@@ -278,7 +278,7 @@ def check_sweep(
     """The SweepPlan the inputs describe (keyed MpdemoError, one line, where they cannot run)."""
     from ...config import RunConfig
     from ...messages import ConfigError
-    from ...sweep.core import SweepSpec, plan_sweep
+    from ...sweep.plan import SweepSpec, plan_sweep
     from ...sweep.sizes import parse_batch_sizes, parse_sizes
 
     lim = limits or Limits.from_env()
@@ -309,7 +309,7 @@ def run_sweep_ui(
     limits: Limits | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Run sweep: refuse bad input in the page's language, else stream the points as they come."""
-    from ...sweep.core import sweep
+    from ...sweep.run import sweep
 
     lang = norm_lang(lang)
     state = state if state is not None else SweepState()
@@ -487,7 +487,7 @@ def build_pays_tab(ctx: Any) -> None:
         # What torch.autocast offers on this device by default (the engine's rule), once the
         # page is up: reading the device imports torch, which the page's start does not.
         from ...engine.precision import resolve_device
-        from ...sweep.core import default_precisions
+        from ...sweep.plan import default_precisions
 
         chosen = [p for p in default_precisions(resolve_device("auto")) if p != "fp32"]
         return gr.update(value=chosen)

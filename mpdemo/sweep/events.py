@@ -1,0 +1,120 @@
+"""What a sweep streams: its plan, each measured point, the memory anatomy and the end."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from ..runs.timing import SpeedCheck
+
+# --- events -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _SweepEvent:
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+@dataclass
+class SweepPlanned(_SweepEvent):
+    """Before the first point: the machine, the points in order, the estimate."""
+
+    machine: dict[str, Any]
+    device: str
+    precisions: list[str]
+    points: list[dict[str, Any]]
+    estimate_s: float
+    seq: int
+    kind: Literal["sweep_plan"] = "sweep_plan"
+
+
+@dataclass
+class SweepPoint(_SweepEvent):
+    """One size x batch, every precision timed interleaved against fp32."""
+
+    index: int
+    total: int
+    model: str
+    hidden: int
+    layers: int
+    params: int
+    batch_size: int
+    seq: int
+    device: str
+    step_s: dict[str, float]  # median step per precision
+    checks: dict[str, dict[str, Any]]  # precision -> SpeedCheck.to_dict(), fp32 left out
+    samples_per_s: dict[str, float]
+    tflops: dict[str, float]  # achieved, by FLOPS_RULE
+    mfu: dict[str, float | None]  # tflops / the device's dense peak for the precision
+    peak: dict[str, list[Any] | None]  # [peak's precision, TFLOP/s] per precision, or None
+    load: dict[str, float] | None
+    wall_s: float
+    kind: Literal["point"] = "point"
+
+    def check(self, precision: str) -> SpeedCheck | None:
+        """The precision's SpeedCheck against fp32 (None for fp32 itself)."""
+        raw = self.checks.get(precision)
+        return SpeedCheck.from_dict(raw) if raw else None
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One JSON/CSV row per precision (fp32's speed-up is 1 by definition, no interval)."""
+        out = []
+        for precision, step in self.step_s.items():
+            c = self.check(precision)
+            out.append(
+                {
+                    "model": self.model,
+                    "params": self.params,
+                    "hidden": self.hidden,
+                    "layers": self.layers,
+                    "batch_size": self.batch_size,
+                    "seq": self.seq,
+                    "precision": precision,
+                    "step_s": step,
+                    "speedup_vs_fp32": 1.0 if c is None else c.speedup,
+                    "speedup_interval": None if c is None else c.interval,
+                    "speed_verdict": None if c is None else c.verdict,
+                    "speed_reason": None if c is None else c.reason,
+                    "rounds": None if c is None else c.rounds,
+                    "samples_per_s": self.samples_per_s.get(precision),
+                    "tflops": self.tflops.get(precision),
+                    "mfu": self.mfu.get(precision),
+                    "device": self.device,
+                }
+            )
+        return out
+
+
+@dataclass
+class SweepMemory(_SweepEvent):
+    """The memory anatomy of one size and batch, per precision, with Accelerate's estimate."""
+
+    model: str
+    hidden: int
+    layers: int
+    params: int
+    batch_size: int
+    seq: int
+    device: str
+    parts: dict[str, dict[str, Any]]  # precision -> Anatomy.to_dict()
+    estimate: dict[str, dict[str, int] | None]  # precision -> accelerate's parts and "training"
+    notes: list[dict[str, Any]]
+    kind: Literal["memory"] = "memory"
+
+
+@dataclass
+class SweepFinished(_SweepEvent):
+    """The sweep ended: how, how many points, and the crossover sentences from them."""
+
+    status: str  # completed | stopped | failed
+    points: int
+    total: int
+    wall_s: float
+    notes: list[dict[str, Any]]
+    error: dict[str, Any] | None = None  # the Note of what failed
+    kind: Literal["sweep_end"] = "sweep_end"
+
+
+SweepEvent = SweepPlanned | SweepPoint | SweepMemory | SweepFinished

@@ -1,0 +1,206 @@
+"""What a sweep's points say: each size's verdict series, the crossover sentence, the runs file and CSV rows."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..engine.machine import machine_info
+from ..messages import Note
+from ..registry import PRECISION_NAMES
+from .events import SweepMemory, SweepPoint
+from .plan import FLOPS_RULE, SWEEP_VERSION, SweepSpec
+
+# --- the crossover, in sentences rendered from the points ------------------------------------
+
+
+def _m(params: int) -> float:
+    return params / 1e6
+
+
+VERDICT_ORDER = ("faster", "slower", "same", "unsure")
+
+
+def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, Any]:
+    """'slower at 64x2, 128x2; the same as fp32 at 256x4' as a nested message: the verdicts
+    present, each with the sizes that had it (width x layers: the same in every language),
+    each part holding the next as its `rest`."""
+    parts = [
+        (v, ", ".join(n for _, n, x in s if x == v))
+        for v in VERDICT_ORDER
+        if any(x == v for _, _, x in s)
+    ]
+    out: dict[str, Any] | None = None
+    for v, sizes in reversed(parts):
+        out = (
+            {"key": f"at_{v}", "args": {"sizes": sizes}}
+            if out is None
+            else {"key": f"at_{v}_then", "args": {"sizes": sizes, "rest": out}}
+        )
+    assert out is not None, "a breakdown of no sizes"
+    return out
+
+
+def series(points: Iterable[SweepPoint], precision: str) -> dict[int, list[tuple[int, str, str]]]:
+    """{batch: [(params, size name, verdict), ...] by params} for one precision."""
+    out: dict[int, list[tuple[int, str, str]]] = {}
+    for p in points:
+        c = p.check(precision)
+        if c is not None:
+            out.setdefault(p.batch_size, []).append((p.params, f"{p.hidden}x{p.layers}", c.verdict))
+    return {b: sorted(v) for b, v in sorted(out.items())}
+
+
+def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
+    """(always | never | never_unsure | unsure | from | mixed, where 'from' starts) for one
+    batch's verdicts ordered by size.
+
+    "from k": faster at every size from k on and at none below (those below are slower, the
+    same or unsure, and named so). "never": no size faster and none unsure.
+    """
+    faster = [v == "faster" for v in verdicts]
+    if all(faster):
+        return "always", 0
+    if not any(faster):
+        if all(v == "unsure" for v in verdicts):
+            return "unsure", None
+        return ("never_unsure" if "unsure" in verdicts else "never"), None
+    k = faster.index(True)
+    if all(faster[k:]):
+        return "from", k
+    return "mixed", None
+
+
+def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
+    """The sentences of where each precision paid, from the points' verdicts and nothing else.
+
+    One per precision where every batch size says "never" (or every one "always"); else one per
+    precision and batch size. Sizes are named width x layers, and parameters in millions.
+    """
+    precisions = [q for q in PRECISION_NAMES if any(q in p.checks for p in points)]
+    where = "GPU" if device == "cuda" else device.upper()
+    out: list[Note] = []
+    for precision in precisions:
+        by_batch = series(points, precision)
+        kinds = {b: classify([v for _, _, v in s]) for b, s in by_batch.items()}
+        every = [x for s in by_batch.values() for x in s]
+        for kind in ("never", "always"):
+            if len(by_batch) > 1 and all(k == kind for k, _ in kinds.values()):
+                args = {"precision": precision, "device": where, "points": len(every),
+                        "lo_m": _m(min(every)[0]), "hi_m": _m(max(every)[0])}  # fmt: skip
+                out.append(Note(f"pays_{kind}_anywhere", args))
+                break
+        else:
+            for batch, s in by_batch.items():
+                out.append(_series_note(precision, batch, s, kinds[batch], points))
+    return out
+
+
+def _series_note(
+    precision: str,
+    batch: int,
+    s: Sequence[tuple[int, str, str]],
+    kind: tuple[str, int | None],
+    points: Sequence[SweepPoint],
+) -> Note:
+    name, k = kind
+    args: dict[str, Any] = {
+        "precision": precision,
+        "batch": batch,
+        "sizes": ", ".join(n for _, n, _ in s),
+        "hi_m": _m(s[-1][0]),
+        "breakdown": breakdown(s),
+    }
+    if name == "from":
+        assert k is not None
+        params, size, _ = s[k]
+        check = next(
+            p.check(precision)
+            for p in points
+            if p.batch_size == batch and p.params == params and f"{p.hidden}x{p.layers}" == size
+        )
+        assert check is not None
+        args.update(from_m=_m(params), size=size, speedup=check.speedup, low=check.low,
+                    high=check.high, breakdown=breakdown(s[:k]))  # fmt: skip
+    return Note(f"pays_{name}", args)
+
+
+def crossover_text(points: Sequence[SweepPoint], device: str) -> str:
+    """The crossover sentences in English, one line."""
+    return " ".join(n.text for n in crossover_notes(points, device))
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+
+def sweep_document(
+    points: Sequence[SweepPoint],
+    memory: SweepMemory | None,
+    machine: Mapping[str, Any] | None = None,
+    spec: SweepSpec | None = None,
+    status: str | None = None,
+    notes: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The --json document: version, machine, one row per point and precision, memory."""
+    doc: dict[str, Any] = {
+        "version": SWEEP_VERSION,
+        "machine": dict(machine or machine_info()),
+        "flops_rule": FLOPS_RULE,
+        "points": [row for p in points for row in p.rows()],
+        "memory": {},
+    }
+    if spec is not None:
+        doc["spec"] = spec.to_dict()
+    if status is not None:
+        doc["status"] = status
+    if notes is not None:
+        doc["crossover"] = [dict(n) for n in notes]
+    if memory is not None:
+        doc["memory"] = {
+            p: {
+                "weights_bytes": a["weights_bytes"],
+                "grads_bytes": a["grads_bytes"],
+                "optimizer_bytes": a["optimizer_bytes"],
+                "saved_activation_bytes": a["saved_activation_bytes"],
+                "peak_mem_bytes": a["peak_mem_bytes"],
+                "accelerate_estimate_bytes": (memory.estimate.get(p) or {}).get("training"),
+            }
+            for p, a in memory.parts.items()
+        }
+        doc["memory_of"] = {
+            "model": memory.model, "hidden": memory.hidden, "layers": memory.layers,
+            "params": memory.params, "batch_size": memory.batch_size, "seq": memory.seq,
+            "device": memory.device,
+        }  # fmt: skip
+    return doc
+
+
+CSV_COLUMNS = (
+    "model", "params", "hidden", "layers", "batch_size", "seq", "precision", "step_s",
+    "speedup_vs_fp32", "speedup_low", "speedup_high", "speed_verdict", "speed_reason", "rounds",
+    "samples_per_s", "tflops", "mfu", "device",
+)  # fmt: skip
+
+
+def csv_rows(points: Sequence[SweepPoint]) -> list[dict[str, Any]]:
+    """The points as flat CSV rows (the interval split into low and high)."""
+    out = []
+    for p in points:
+        for row in p.rows():
+            iv = row.pop("speedup_interval") or [None, None]
+            row["speedup_low"], row["speedup_high"] = iv
+            out.append({k: row.get(k) for k in CSV_COLUMNS})
+    return out
+
+
+def params_label(params: int) -> str:
+    """'3.6 M', '191 k': a size for a table cell."""
+    if params >= 1e6:
+        return f"{params / 1e6:.3g} M"
+    return f"{params / 1e3:.3g} k"
+
+
+def log10_params(params: int) -> float:
+    """log10 of the parameter count: the plot's x (gradio's plots have no log axis)."""
+    return math.log10(max(1, params))
