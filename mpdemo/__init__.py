@@ -7,7 +7,16 @@ from typing import Any
 from .config import Limits, RunConfig
 from .messages import ConfigError, MpdemoError
 
-__all__ = ["RunConfig", "Limits", "ConfigError", "MpdemoError", "prepare", "train", "Runner"]
+__all__ = [
+    "RunConfig",
+    "Limits",
+    "ConfigError",
+    "MpdemoError",
+    "prepare",
+    "train",
+    "Runner",
+    "reset",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -20,4 +29,8 @@ def __getattr__(name: str) -> Any:
         from .runs.runner import Runner
 
         return Runner
+    if name == "reset":
+        from .state import reset
+
+        return reset
     raise AttributeError(name)

@@ -6,6 +6,7 @@ import os
 import threading
 
 from ..messages import ConfigError
+from ..state import on_reset
 
 _lock = threading.Lock()
 _reachable: bool | None = None
@@ -53,8 +54,9 @@ def hub_reachable(timeout: float = 1.5) -> bool:
         return _reachable
 
 
+@on_reset
 def reset_cache() -> None:
-    """Forget the cached answer (tests)."""
+    """Forget the cached answer (tests, mpdemo.reset())."""
     global _reachable
     with _lock:
         _reachable = None
