@@ -6,7 +6,7 @@ import dataclasses
 import math
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .catalog import BACKENDS, DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, MODELS, PRECISIONS
@@ -60,28 +60,41 @@ class Limits:
         )
 
 
+def flag(help: str = "", cli: bool = True) -> dict[str, Any]:
+    """A RunConfig field's metadata: the command line's help for it (cli=False: no flag)."""
+    return {"help": help, "cli": cli}
+
+
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that defines one run. Field names are the CLI's flags in snake case."""
+    """Everything that defines one run. Field names are the CLI's flags in snake case.
 
-    model: str = DEFAULT_MODEL
-    dataset: str = DEFAULT_DATASET
-    train_slice: str = "train[:2000]"
-    eval_slice: str = "validation[:500]"
-    backend: str = "torch"
-    precision: str = "fp32"
-    device: str = "auto"
-    steps: int = 100
-    batch_size: int = 32
-    lr: float = 1e-3
-    seed: int = 0
-    loss_scaling: bool = True
-    init_scale: float = 2.0**16
-    growth_interval: int = 2000
-    max_length: int = 64
-    warmup_steps: int = 3  # steps left out of timing averages
+    A field's metadata (flag()) makes its command-line flag (cli/main.py builds the parser from
+    these), its range lives in WHOLE_FIELDS/FLOAT_FIELDS below (page, API and CLI check it
+    there), and its label on the page is the locale key `ctl_<name>`.
+    """
+
+    model: str = field(default=DEFAULT_MODEL, metadata=flag("a built-in, a Hub id or a folder"))
+    dataset: str = field(default=DEFAULT_DATASET, metadata=flag("a built-in, a Hub id or a folder"))
+    train_slice: str = field(default="train[:2000]", metadata=flag("rows to train on"))
+    eval_slice: str = field(default="validation[:500]", metadata=flag("rows to evaluate on"))
+    backend: str = field(default="torch", metadata=flag("torch, accelerate, trainer (a list)"))
+    precision: str = field(default="fp32", metadata=flag("fp32, fp16, bf16, ... (a list)"))
+    device: str = field(default="auto", metadata=flag("auto, cpu or cuda"))
+    steps: int = field(default=100, metadata=flag("optimizer steps per run"))
+    batch_size: int = field(default=32, metadata=flag("rows per step"))
+    lr: float = field(default=1e-3, metadata=flag("AdamW's learning rate"))
+    seed: int = field(default=0, metadata=flag("same seed: same weights and batch order"))
+    loss_scaling: bool = field(default=True, metadata=flag("on or off (fp16's GradScaler)"))
+    init_scale: float = field(default=2.0**16, metadata=flag("the GradScaler's first scale"))
+    growth_interval: int = field(
+        default=2000, metadata=flag("clean steps before the scale doubles")
+    )
+    max_length: int = field(default=64, metadata=flag("tokens per row"))
+    # steps left out of timing averages
+    warmup_steps: int = field(default=3, metadata=flag(cli=False))
     # Which repetition of a comparison run `--repeat N` times this is (1..N); 0: not repeated.
-    trial: int = 0
+    trial: int = field(default=0, metadata=flag(cli=False))
 
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with some fields changed."""
@@ -152,6 +165,11 @@ class RunConfig:
                 value=self.loss_scaling,
             )
         return self
+
+
+def cli_fields() -> list[dataclasses.Field]:
+    """RunConfig's fields that are command-line flags, in declaration order."""
+    return [f for f in fields(RunConfig) if f.metadata.get("cli", False)]
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from .. import log
 from ..catalog import BACKENDS, PRECISIONS
-from ..config import MAX_REPEAT, RunConfig, coerce_field
+from ..config import (
+    FLOAT_FIELDS,
+    MAX_REPEAT,
+    WHOLE_FIELDS,
+    RunConfig,
+    cli_fields,
+    coerce_field,
+)
 from ..files.atomic import check_output_path, write_text_atomic
 from ..files.recorded import write_runs
 from ..files.summary import (
@@ -65,25 +72,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="train the grid of backends x precisions, print a summary")
-    run.add_argument("--model", default=d.model)
-    run.add_argument("--dataset", default=d.dataset)
-    run.add_argument("--train-slice", default=d.train_slice)
-    run.add_argument("--eval-slice", default=d.eval_slice)
-    run.add_argument("--backend", type=choice_list(BACKENDS, "backend"), default=[d.backend])
-    run.add_argument(
-        "--precision", type=choice_list(PRECISIONS, "precision"), default=[d.precision]
-    )
-    run.add_argument("--device", default=d.device)
-    # Number flags stay text here: config.coerce_field reads them by the rule the page and the
-    # API use, so '2.5' steps or 'nan' lr are refused with the same message everywhere.
-    run.add_argument("--steps", default=d.steps)
-    run.add_argument("--batch-size", default=d.batch_size)
-    run.add_argument("--lr", default=d.lr)
-    run.add_argument("--seed", default=d.seed)
-    run.add_argument("--loss-scaling", default=d.loss_scaling, help="on or off")
-    run.add_argument("--init-scale", default=d.init_scale)
-    run.add_argument("--growth-interval", default=d.growth_interval)
-    run.add_argument("--max-length", default=d.max_length)
+    # One flag per RunConfig field (config.flag metadata). Number flags stay text here:
+    # config.coerce_field reads them by the rule the page and the API use, so '2.5' steps or
+    # 'nan' lr are refused with the same message everywhere. backend and precision take lists.
+    lists = {"backend": BACKENDS, "precision": PRECISIONS}
+    for f in cli_fields():
+        name, default, help_ = (
+            "--" + f.name.replace("_", "-"),
+            getattr(d, f.name),
+            f.metadata["help"],
+        )
+        if f.name in lists:
+            run.add_argument(
+                name, type=choice_list(lists[f.name], f.name), default=[default], help=help_
+            )
+        else:
+            run.add_argument(name, default=default, help=help_)
     run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
     run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
     run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
@@ -176,15 +180,9 @@ def main(argv: list[str] | None = None) -> int:
 
 # RunConfig's number flags (and on/off): read by config.coerce_field, the page's and the API's
 # rule, so '2.5' steps, 'nan' lr or a max length past the model's positions are refused alike.
-_NUMBER_FLAGS = (
-    "steps",
-    "batch_size",
-    "lr",
-    "seed",
-    "loss_scaling",
-    "init_scale",
-    "growth_interval",
-    "max_length",
+# RunConfig's number flags and on/off, read as their fields hold them (the fields' own table).
+_NUMBER_FLAGS = tuple(
+    f.name for f in cli_fields() if f.name in (*WHOLE_FIELDS, *FLOAT_FIELDS, "loss_scaling")
 )
 
 
