@@ -171,12 +171,13 @@ def test_long_runs_are_thinned_but_keep_every_run_boundary() -> None:
     kinds = [e.kind for e in events]
     assert kinds[0] == "start" and kinds[-1] == "end" and "eval" in kinds
     steps = [e.step for e in events if e.kind == "step"]
-    assert len(v.comparison.entries) <= 17 and len(steps) < 30
+    # A live reader on a loaded machine may keep up with every step; the record is thinned.
+    assert len(v.comparison.entries) <= 17
     assert steps == sorted(steps) and steps[0] == 1  # in order, from the first
     late = read_all(hub.watch([CFG.replace(steps=30)], calibrate=False))
-    assert [e.step for e in late if e.kind == "step"] == [
-        e.event.step for e in v.comparison.entries if e.event.kind == "step"
-    ]
+    late_steps = [e.step for e in late if e.kind == "step"]
+    assert late_steps == [e.event.step for e in v.comparison.entries if e.event.kind == "step"]
+    assert len(late_steps) < 30 and late_steps == sorted(late_steps)
 
 
 def test_the_line_is_fifo_with_places_estimates_and_a_cap() -> None:

@@ -1,0 +1,128 @@
+"""The teachers' boards: a short code that follows one visitor's comparisons live."""
+
+from __future__ import annotations
+
+import collections
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import MpdemoError
+from .comparison import Comparison
+
+# Boards: codes from letters nobody misreads (no B/8, I/1, O/0, S/5, Z/2), 21**4 = 194,481.
+BOARD_ALPHABET = "ACDEFGHJKLMNPQRTUVWXY"
+BOARD_CODE_LEN = 4
+MAX_BOARDS = 32
+# Failed board lookups: per client (a class behind one address types codes wrong too) and in
+# all; past either, that client's lookups are refused for a minute. At 60 wrong codes a minute
+# in all, finding one board of 194,481 codes takes about a day.
+FAIL_WINDOW_S = 60.0
+FAILS_PER_CLIENT = 20
+FAILS_IN_ALL = 60
+
+
+class BoardError(MpdemoError):
+    """A board code that is unknown, malformed, or looked up too often in vain."""
+
+
+@dataclass
+class Board:
+    """A short code that follows one visitor's comparisons: the latest one they watch or run."""
+
+    code: str
+    owner: str
+    comparison: Comparison | None = None
+    version: int = 0  # +1 each time it shows another comparison
+    created_at: float = 0.0
+
+
+@dataclass
+class _Fails:
+    by_client: dict[str, collections.deque[float]] = field(default_factory=dict)
+    all: collections.deque[float] = field(default_factory=collections.deque)
+
+
+class Boards:
+    """The boards of a Hub (mixed into it: they share its lock and clock)."""
+
+    lock: threading.RLock
+    clock: Callable[[], float]
+    boards: dict[str, Board]
+    board_of: dict[str, str]
+    _fails: _Fails
+
+    def publish(self, owner: str, comparison: Comparison | None) -> str:
+        """The owner's board code (made on first publish); it shows `comparison` from now on."""
+        with self.lock:
+            code = self.board_of.get(owner)
+            if code is None or code not in self.boards:
+                if len(self.boards) >= MAX_BOARDS:  # the oldest board goes
+                    oldest = min(self.boards.values(), key=lambda b: b.created_at)
+                    self.unpublish(oldest.owner)
+                code = self._new_code()
+                self.boards[code] = Board(code, owner, created_at=self.clock())
+                self.board_of[owner] = code
+            board = self.boards[code]
+            if comparison is not None and board.comparison is not comparison:
+                board.comparison = comparison
+                board.version += 1
+            return code
+
+    def show(self, owner: str, comparison: Comparison) -> None:
+        """The owner started or joined another comparison: their board, if any, shows it."""
+        with self.lock:
+            code = self.board_of.get(owner)
+            if code is not None and code in self.boards:
+                self.publish(owner, comparison)
+
+    def unpublish(self, owner: str) -> None:
+        """The owner's board goes (their tab closed)."""
+        with self.lock:
+            code = self.board_of.pop(owner, None)
+            if code is not None:
+                self.boards.pop(code, None)
+
+    def board(self, code: Any, client: str = "") -> Board:
+        """The board a code names; BoardError when unknown or this client failed too often."""
+        now = self.clock()
+        with self.lock:
+            self._forget_fails(now)
+            mine = self._fails.by_client.get(client) or ()
+            if len(mine) >= FAILS_PER_CLIENT or (len(self._fails.all) >= FAILS_IN_ALL and mine):
+                raise BoardError("board_too_many", wait=int(FAIL_WINDOW_S))
+            text = normalize_code(code)
+            board = self.boards.get(text) if text else None
+            if board is None:
+                self._fails.by_client.setdefault(client, collections.deque()).append(now)
+                self._fails.all.append(now)
+                raise BoardError("board_unknown", length=BOARD_CODE_LEN)
+            return board
+
+    def _forget_fails(self, now: float) -> None:
+        cut = now - FAIL_WINDOW_S
+        while self._fails.all and self._fails.all[0] < cut:
+            self._fails.all.popleft()
+        for client, times in list(self._fails.by_client.items()):
+            while times and times[0] < cut:
+                times.popleft()
+            if not times:
+                del self._fails.by_client[client]
+
+    def _new_code(self) -> str:
+        while True:
+            code = "".join(secrets.choice(BOARD_ALPHABET) for _ in range(BOARD_CODE_LEN))
+            if code not in self.boards:
+                return code
+
+
+def normalize_code(code: Any) -> str | None:
+    """A typed board code as stored ('abcd ' → 'ABCD'); None when it cannot be one."""
+    if not isinstance(code, str):
+        return None
+    text = "".join(code.split()).upper()
+    if len(text) != BOARD_CODE_LEN or any(ch not in BOARD_ALPHABET for ch in text):
+        return None
+    return text

@@ -1,0 +1,455 @@
+"""One comparison on this server and its viewers.
+
+Every comparison asked for on this server is a `Comparison`: its events are recorded as they
+come, and any number of `Viewer`s replay them from the start and then follow live. The producer
+never waits on a viewer: viewers read the record under a Condition and keep only a position in
+it, so a viewer that stops reading holds nothing and is dropped after a while.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextvars
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..config import Limits, RunConfig
+from ..files.recorded import thin_steps
+from ..runs.fold import RunFold
+from ..runs.runner import repeated
+
+if TYPE_CHECKING:
+    from .line import Hub
+
+# A finished comparison stays shareable this long (a class presses Train over a few minutes).
+KEEP_S = 600.0
+MAX_SHARED = 8  # finished comparisons kept for sharing; the least recently used goes first
+MAX_ENTRIES = 6000  # events one comparison keeps; past it, older step events are thinned
+STALE_S = 90.0  # a viewer that has not read for this long (a live run) is dropped
+HEARTBEAT_S = 0.5  # how often the worker checks that someone still watches
+NOTIFY_S = 0.25  # step events wake the viewers at most this often
+# Each page that follows a live run costs the training's cores a frame (plots rebuilt,
+# serialised, diffed) each time it draws: with more viewers on the server each draws less
+# often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
+VIEW_COST_S = 0.2
+MAX_PACE_S = 8.0
+ENDED = ("finished", "stopped", "failed", "cancelled")
+
+
+def default_runner(
+    configs: list[RunConfig], calibrate: bool, fit_s: float | None, repeat: int
+) -> Any:
+    """The engine's Runner (the UI passes its own factory: on ZeroGPU a GPU call)."""
+    from ..runs.runner import Runner
+
+    return Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s, repeat=repeat)
+
+
+RunnerFactory = Callable[[list[RunConfig], bool, float | None, int], Any]
+
+
+# --- one comparison and its record ---------------------------------------------------------------
+
+
+@dataclass
+class Entry:
+    """One recorded event: its sequence number (never reused) and when it came (monotonic)."""
+
+    seq: int
+    at: float
+    event: Any
+
+
+class Comparison:
+    """One comparison on this server: its runner (when its turn comes) and its recorded events."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        configs: list[RunConfig],
+        repeat: int,
+        fit_s: float | None,
+        key: str,
+        shared: bool,
+        make_runner: RunnerFactory,
+        calibrate: bool = True,
+    ) -> None:
+        self.hub = hub
+        self.id = secrets.token_hex(8)
+        self.configs, self.repeat, self.fit_s = list(configs), repeat, fit_s
+        self.key, self.shared = key, shared
+        self.make_runner, self.calibrate = make_runner, calibrate
+        self.cond = threading.Condition()
+        self.entries: list[Entry] = []
+        self._seqs: list[int] = []  # entries' seq numbers, for bisect
+        self.next_seq = 0
+        self.thinned = 0  # step events dropped to keep the record bounded
+        self.state = "queued"  # queued | running | finished | stopped | failed | cancelled
+        now = hub.clock()
+        self.created_at = now
+        self.created_wall = time.time()
+        self.started_at: float | None = None
+        self.started_wall: float | None = None
+        self.finished_at: float | None = None
+        self.last_seen = now  # the last time anyone joined or read it (least recently used)
+        self.viewers: set[Viewer] = set()
+        self.fold = RunFold(repeated(self.configs, repeat))
+        self.estimate: Any = None  # mpdemo.runs.plan.GridEstimate once its plan event came
+        self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
+        self.runner: Any = None
+        self._stop = threading.Event()
+        self._notified = now
+        # The submitter's context: on ZeroGPU the GPU call reads the visitor's request from it.
+        self.context = contextvars.copy_context()
+
+    # --- state --------------------------------------------------------------------------
+    @property
+    def ended(self) -> bool:
+        """Whether its last event is recorded (or it never ran)."""
+        return self.state in ENDED
+
+    def joinable(self, now: float) -> bool:
+        """Whether a visitor asking for the same comparison may watch this one."""
+        if not self.shared or self._stop.is_set():
+            return False
+        if not self.ended:
+            return True
+        done = self.finished_at if self.finished_at is not None else now
+        return self.state == "finished" and now - done <= self.hub.keep_s
+
+    def watching(self, now: float) -> int:
+        """Viewers that read it lately (the stale ones are dropped first)."""
+        with self.cond:
+            if not self.ended:
+                stale = [v for v in self.viewers if now - v.last_read > self.hub.stale_s]
+                for v in stale:
+                    v.dropped = True
+                    self.viewers.discard(v)
+                    self.hub.count_viewers(-1)
+                if stale:
+                    self.cond.notify_all()
+            return len(self.viewers)
+
+    def remaining_s(self) -> float | None:
+        """Seconds until it ends: its GridEstimate once running, its expected duration before."""
+        if self.ended:
+            return 0.0
+        if self.state == "running":
+            with self.cond:  # the worker updates the estimate under this lock
+                est = self.estimate
+                left = est.remaining_s() if est is not None else None
+            if left is not None:
+                return left
+            # Calibrating (no plan yet): the whole expected duration, less what has passed.
+            full = self.expected_s()
+            if full is None:
+                return None
+            return max(0.0, full - (self.hub.clock() - (self.started_at or self.hub.clock())))
+        return self.expected_s()
+
+    def expected_s(self) -> float | None:
+        """Its whole duration: calibrated here for these configs, else the typical one here, else
+        the time budget it is fitted to; None when nothing can say."""
+        if "mpdemo.runs.plan" in sys.modules:  # something was calibrated in this process
+            from ..runs.plan import CALIBRATION_BUDGET_S, GridEstimate, cached_calibration
+
+            cal = cached_calibration(self.configs[0]) if self.configs else None
+            if cal is not None:
+                runs = repeated(self.configs, self.repeat)
+                total = GridEstimate(runs, cal).remaining_s()
+                if total is not None:
+                    if self.fit_s:  # the runs are fitted to about fit_s a repetition
+                        total = min(total, self.fit_s * self.repeat)
+                    # Each repetition after the first measures again.
+                    return total + CALIBRATION_BUDGET_S * max(0, self.repeat - 1)
+        typical = self.hub.typical_s()
+        if typical is not None:
+            return typical
+        return self.fit_s * self.repeat if self.fit_s else None
+
+    # --- the producer side (the hub's worker thread) -----------------------------------
+    def record(self, ev: Any) -> None:
+        """Keep one event and wake the viewers; never waits on any of them."""
+        now = self.hub.clock()
+        with self.cond:
+            if ev.kind == "plan" and self.estimate is None:
+                self._plan(ev)
+            elif self.estimate is not None:
+                self.estimate.update(ev)
+            self.fold.apply(ev)
+            self.entries.append(Entry(self.next_seq, now, ev))
+            self._seqs.append(self.next_seq)
+            self.next_seq += 1
+            if len(self.entries) > self.hub.max_entries:
+                self._thin()
+            # Steps wake the viewers at most every NOTIFY_S: thirty viewers woken for each
+            # 20 ms step would take the training's cores.
+            if ev.kind != "step" or now - self._notified >= NOTIFY_S:
+                self._notified = now
+                self.cond.notify_all()
+
+    def _plan(self, ev: Any) -> None:
+        from ..runs.plan import (  # a grid is running: torch is loaded
+            GridEstimate,
+            cached_calibration,
+        )
+
+        configs = repeated(self.configs, self.repeat)
+        if ev.steps is not None:
+            configs = [c.replace(steps=ev.steps) for c in configs]
+        cal = cached_calibration(configs[0]) if ev.calibration and configs else None
+        self.estimate = GridEstimate(configs, cal, clock=self.hub.clock)
+
+    def _thin(self) -> None:
+        """Halve the step events (even spread, every skipped one kept); others stay whole."""
+        steps = [
+            {"i": i, "skipped": bool(getattr(e.event, "skipped", False))}
+            for i, e in enumerate(self.entries)
+            if e.event.kind == "step"
+        ]
+        keep_steps = {s["i"] for s in thin_steps(steps, max(2, len(steps) // 2))}
+        kept = [e for i, e in enumerate(self.entries) if e.event.kind != "step" or i in keep_steps]
+        self.thinned += len(self.entries) - len(kept)
+        self.entries = kept
+        self._seqs = [e.seq for e in kept]
+
+    def run(self) -> None:
+        """Its turn: start the runner, record every event, stop when nobody watches."""
+        with self.cond:
+            if self._stop.is_set():
+                self.state = "cancelled"
+                self.finished_at = self.hub.clock()
+                self.cond.notify_all()
+                return
+            self.state = "running"
+            self.started_at = self.hub.clock()
+            self.started_wall = time.time()
+            self.cond.notify_all()
+        statuses: list[str] = []
+        try:
+            runner = self.make_runner(self.configs, self.calibrate, self.fit_s, self.repeat)
+            self.runner = runner
+            runner.start()
+            for ev in runner.events(timeout=HEARTBEAT_S):
+                if ev is not None:
+                    self.record(ev)
+                    if ev.kind == "end":
+                        statuses.append(ev.status)
+                # A comparison nobody watches any more gives its cores to the next in line.
+                if self._stop.is_set() or self.watching(self.hub.clock()) == 0:
+                    self._stop.set()
+                    runner.stop()
+            self.machine = getattr(runner, "machine", None)
+        except Exception:  # noqa: BLE001 - said to its viewers as a failed comparison
+            statuses.append("failed")
+            raise
+        finally:
+            with self.cond:
+                if "failed" in statuses:
+                    self.state = "failed"
+                elif self._stop.is_set() or "stopped" in statuses:
+                    self.state = "stopped"
+                else:
+                    self.state = "finished"
+                self.finished_at = self.hub.clock()
+                self.runner = None  # its thread is done; the record is what stays
+                self.cond.notify_all()
+
+    def stop(self) -> None:
+        """End it: the run stops within a step, a waiting one never starts."""
+        self._stop.set()
+        runner = self.runner
+        if runner is not None:
+            runner.stop()
+        self.hub.cancel(self)
+
+    # --- the viewers' side ----------------------------------------------------------------
+    def view(self, kind: str, board: str | None = None) -> Viewer:
+        """A new viewer of it ('own': its starter; 'shared'; 'board')."""
+        v = Viewer(self, kind, board)
+        with self.cond:
+            self.viewers.add(v)
+            self.last_seen = self.hub.clock()
+        self.hub.count_viewers(1)
+        return v
+
+    def leave(self, viewer: Viewer) -> None:
+        """A viewer went: forget it (the worker stops a comparison nobody watches)."""
+        with self.cond:
+            was = viewer in self.viewers
+            self.viewers.discard(viewer)
+            self.last_seen = self.hub.clock()
+            self.cond.notify_all()
+            nobody = not self.viewers
+        if was:
+            self.hub.count_viewers(-1)
+        if nobody and self.state == "queued":
+            self.stop()  # nobody waits for it: it leaves the line
+
+
+class Viewer:
+    """One visitor's view of a comparison: its events from the start, then live; the Runner's
+    interface (start, stop, join, alive, events, summaries, configs), so the Train tab's loop
+    reads it as it reads a Runner."""
+
+    def __init__(self, comparison: Comparison, kind: str, board: str | None = None) -> None:
+        self.comparison = comparison
+        self.kind = kind  # own | shared | board
+        self.board = board
+        self.configs = comparison.configs
+        self.joined_at = comparison.hub.clock()
+        self.joined_wall = time.time()
+        self.last_read = self.joined_at
+        self.cursor = -1  # the seq of the last event handed on
+        self.at = self.joined_at  # when the last event handed on was recorded
+        self.runs = RunFold(repeated(comparison.configs, comparison.repeat))
+        self.closed = False  # this view was stopped: no more events
+        self.dropped = False  # it stopped reading while the run went on: the hub let it go
+        self._done = threading.Event()
+
+    # --- Runner's interface -------------------------------------------------------------
+    def start(self) -> Viewer:
+        """Nothing to start: the hub runs the comparison in its turn."""
+        return self
+
+    def stop(self) -> None:
+        """Stop: a starter watching alone stops the run; anyone else only stops watching."""
+        c = self.comparison
+        with c.cond:
+            alone = self.viewers_besides() == 0
+        if self.kind == "own" and alone and not c.ended:
+            c.stop()  # keep reading: the stopped run's last events still come
+            return
+        self.close()
+
+    def close(self) -> None:
+        """This view ends now (the comparison goes on for the others)."""
+        c = self.comparison
+        with c.cond:
+            self.closed = True
+            c.cond.notify_all()
+        c.leave(self)
+        self._done.set()
+
+    def viewers_besides(self) -> int:
+        """How many others watch the same comparison."""
+        return len(self.comparison.viewers - {self})
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until this view has handed on its last event; True when it has."""
+        return self._done.wait(timeout)
+
+    @property
+    def alive(self) -> bool:
+        """Whether events may still come to this view."""
+        return not self._done.is_set()
+
+    @property
+    def summaries(self) -> list[Any]:
+        """The finished runs' summaries this view has handed on."""
+        return self.runs.summaries
+
+    @property
+    def machine(self) -> dict[str, Any] | None:
+        """The machine the runs ran on, where the runner said (the GPU worker's)."""
+        return self.comparison.machine
+
+    def clock(self) -> float:
+        """When the event last handed on happened: a replayed step keeps its own time."""
+        return self.at
+
+    def events(self, timeout: float | None = None) -> Iterator[Any]:
+        """The comparison's events from the first; None when `timeout` passed with none.
+
+        What was recorded before this view joined comes at once; live events come in batches,
+        further apart the more pages follow live runs on this server (Hub.pace_s).
+        """
+        c = self.comparison
+        beat = timeout if timeout is not None else 1.0
+        last_take = last_beat = time.monotonic()
+        try:
+            while True:
+                with c.cond:
+                    while True:
+                        if self.closed or self.dropped:
+                            return
+                        nxt = self._next()
+                        if nxt is None and c.ended:
+                            return
+                        now = time.monotonic()
+                        pace = 0.0 if c.ended else c.hub.pace_s()
+                        recorded_before = nxt is not None and nxt.at <= self.joined_at
+                        ready = nxt is not None and (recorded_before or now >= last_take + pace)
+                        quiet_until = last_beat + max(beat, pace)
+                        if ready or now >= quiet_until:
+                            break
+                        until = quiet_until if nxt is None else min(quiet_until, last_take + pace)
+                        c.cond.wait(max(0.01, until - now))
+                    batch = self._take() if ready else []
+                    self.last_read = c.last_seen = c.hub.clock()
+                    last_beat = now
+                    if batch:
+                        last_take = now
+                if not batch:
+                    yield None  # a heartbeat: the page says its place in line meanwhile
+                    continue
+                for entry in batch:
+                    if self.closed:
+                        return
+                    self.cursor, self.at = entry.seq, entry.at
+                    self.runs.apply(entry.event)
+                    yield entry.event
+        finally:
+            self._done.set()
+            if not self.closed:
+                self.closed = True
+                c.leave(self)
+
+    def _next(self) -> Entry | None:
+        c = self.comparison
+        i = bisect.bisect_right(c._seqs, self.cursor)
+        return c.entries[i] if i < len(c.entries) else None
+
+    def _take(self) -> list[Entry]:
+        c = self.comparison
+        i = bisect.bisect_right(c._seqs, self.cursor)
+        return c.entries[i:]
+
+    # --- what the page says about it ------------------------------------------------------
+    def place(self) -> tuple[int, float | None] | None:
+        """(place in line, seconds until it starts) while it waits; None once it runs."""
+        return self.comparison.hub.place(self.comparison)
+
+    def shared_from(self) -> dict[str, Any] | None:
+        """Where the runs came from, for the files: None for one's own comparison."""
+        if self.kind == "own":
+            return None
+        c = self.comparison
+        began = c.started_at if c.started_at is not None else c.created_at
+        began_wall = c.started_wall if c.started_wall is not None else c.created_wall
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "started_s_ago": round(max(0.0, self.joined_at - began), 1),
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began_wall)),
+            "live": not c.ended,
+        }
+        if self.board:
+            out["board"] = self.board
+        return out
+
+
+def script_note(shared_from: dict[str, Any] | None) -> str:
+    """The comment a reproduce script starts with when its run was not the visitor's own."""
+    if not shared_from:
+        return ""
+    who = "the teacher's board" if shared_from.get("kind") == "board" else "another visitor"
+    return (
+        f"# The run this script reproduces was not trained by you: {who} started it on this\n"
+        f"# server at {shared_from.get('started_at')} ({shared_from.get('started_s_ago')} s before "
+        "you watched it).\n# Running this script trains it yourself, on your machine.\n"
+    )

@@ -1,0 +1,51 @@
+"""What makes two comparisons the same: their configs, repeat, time budget, code and machine."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import json
+from pathlib import Path
+
+from ..config import RunConfig
+
+
+@functools.cache
+def code_version() -> str:
+    """mpdemo's version and a hash of its source files: a changed line is another comparison."""
+    try:
+        version = importlib.metadata.version("mpdemo")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0"
+    root = Path(__file__).resolve().parents[1]  # the whole package
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return f"{version}+{digest.hexdigest()[:12]}"
+
+
+@functools.cache
+def machine_key() -> str:
+    """This machine, the same all the process long (torch loaded or not): host, CPU, cores.
+
+    Every comparison of one server runs in its process, so this only tells servers apart.
+    """
+    import os
+    import platform
+
+    info = [platform.node(), platform.machine(), platform.processor(), os.cpu_count()]
+    return hashlib.sha256(json.dumps(info, default=str).encode()).hexdigest()[:16]
+
+
+def comparison_key(configs: list[RunConfig], repeat: int = 1, fit_s: float | None = None) -> str:
+    """Configs (as dicts), repeat, time budget, code version and machine, hashed."""
+    doc = {
+        "configs": [c.to_dict() for c in configs],
+        "repeat": repeat,
+        "fit_s": fit_s,
+        "code": code_version(),
+        "machine": machine_key(),
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()

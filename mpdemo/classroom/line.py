@@ -1,0 +1,209 @@
+"""The line: one comparison at a time on this server, first come first served, and the index of
+shareable comparisons (bounded, least recently used first out, released once nobody watches and
+they are old). `Hub` holds both, and the boards (mpdemo.classroom.boards)."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..config import Limits, RunConfig
+from ..messages import MpdemoError
+from .boards import Board, Boards, _Fails
+from .comparison import (
+    KEEP_S,
+    MAX_ENTRIES,
+    MAX_PACE_S,
+    MAX_SHARED,
+    STALE_S,
+    VIEW_COST_S,
+    Comparison,
+    RunnerFactory,
+    Viewer,
+    default_runner,
+)
+from .keys import comparison_key
+
+TYPICAL_RUNS = 20  # finished comparisons whose wall time gives the typical duration
+
+_log = logging.getLogger("mpdemo.classroom")
+
+
+class QueueFull(MpdemoError):
+    """The server's queue of comparisons is at its cap."""
+
+
+class Hub(Boards):
+    """This server's comparisons: the FIFO queue and its worker, the shareable index, boards."""
+
+    def __init__(
+        self,
+        make_runner: RunnerFactory = default_runner,
+        max_queue: int | None = None,
+        keep_s: float = KEEP_S,
+        max_shared: int = MAX_SHARED,
+        max_entries: int = MAX_ENTRIES,
+        stale_s: float = STALE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.make_runner = make_runner
+        self.max_queue = max_queue if max_queue is not None else Limits.from_env().max_queue
+        self.keep_s, self.max_shared, self.max_entries = keep_s, max_shared, max_entries
+        self.stale_s = stale_s
+        self.clock = clock
+        self.lock = threading.RLock()
+        self.index: collections.OrderedDict[str, Comparison] = collections.OrderedDict()
+        self.waiting: collections.deque[Comparison] = collections.deque()
+        self.current: Comparison | None = None
+        self.worker: threading.Thread | None = None
+        self.durations: collections.deque[float] = collections.deque(maxlen=TYPICAL_RUNS)
+        self.boards: dict[str, Board] = {}
+        self.board_of: dict[str, str] = {}  # owner token -> code
+        self._fails = _Fails()
+        self._count_lock = threading.Lock()  # a leaf lock: taken under any other
+        self.viewer_count = 0
+
+    def count_viewers(self, change: int) -> None:
+        """Viewers on this server, all comparisons together (their pages share the cores)."""
+        with self._count_lock:
+            self.viewer_count = max(0, self.viewer_count + change)
+
+    def pace_s(self) -> float:
+        """How far apart a page following a live run gets its batches of events."""
+        return min(MAX_PACE_S, VIEW_COST_S * self.viewer_count)
+
+    # --- asking for a comparison ----------------------------------------------------------
+    def watch(
+        self,
+        configs: list[RunConfig],
+        repeat: int = 1,
+        fit_s: float | None = None,
+        own: bool = False,
+        make_runner: RunnerFactory | None = None,
+        calibrate: bool = True,
+    ) -> Viewer:
+        """A view of this comparison: a shared one with the same key, else a new one in line.
+
+        own: always a new comparison, private (nobody else is ever shown it but by a board).
+        Raises QueueFull when the line is at its cap.
+        """
+        key = comparison_key(configs, repeat, fit_s)
+        with self.lock:
+            self.sweep()
+            if not own:
+                c = self.index.get(key)
+                if c is not None and c.joinable(self.clock()):
+                    self.index.move_to_end(key)
+                    return c.view("shared")
+            if len(self.waiting) >= self.max_queue:
+                raise QueueFull("queue_full", limit=self.max_queue)
+            c = Comparison(
+                self,
+                configs,
+                repeat,
+                fit_s,
+                key,
+                shared=not own,
+                make_runner=make_runner or self.make_runner,
+                calibrate=calibrate,
+            )
+            viewer = c.view("own")
+            if not own:
+                self.index[key] = c
+                self.index.move_to_end(key)
+            self.waiting.append(c)
+            self._wake()
+            return viewer
+
+    def _wake(self) -> None:
+        if self.worker is None or not self.worker.is_alive():
+            self.worker = threading.Thread(target=self._work, name="mpdemo-queue", daemon=True)
+            self.worker.start()
+
+    def _work(self) -> None:
+        """One comparison after another, first come first served, until the line is empty."""
+        while True:
+            with self.lock:
+                while self.waiting and self.waiting[0].ended:
+                    self.waiting.popleft()
+                if not self.waiting:
+                    self.current = None
+                    self.worker = None
+                    return
+                c = self.waiting.popleft()
+                self.current = c
+            try:
+                c.context.run(c.run)
+            except Exception:  # noqa: BLE001 - its viewers see it failed; the next one runs
+                _log.exception("comparison %s failed", c.id)
+            with self.lock:
+                if c.state == "finished" and c.started_at is not None and c.finished_at is not None:
+                    self.durations.append(c.finished_at - c.started_at)
+                self.current = None
+                self.sweep()
+
+    def cancel(self, c: Comparison) -> None:
+        """A comparison stopped: out of the line if it waited, never joined again."""
+        with self.lock:
+            if c in self.waiting:
+                self.waiting.remove(c)
+                with c.cond:
+                    c.state = "cancelled"
+                    c.finished_at = self.clock()
+                    c.cond.notify_all()
+            if self.index.get(c.key) is c and not c.joinable(self.clock()):
+                del self.index[c.key]
+
+    # --- the line --------------------------------------------------------------------------
+    def place(self, c: Comparison) -> tuple[int, float | None] | None:
+        """(place in line counting the one running as 1st, seconds until c starts) while c waits."""
+        with self.lock:
+            if c not in self.waiting:
+                return None
+            ahead: list[Comparison] = []
+            if self.current is not None and not self.current.ended:
+                ahead.append(self.current)
+            ahead += list(_before(self.waiting, c))
+        wait = 0.0
+        for a in ahead:
+            left = a.remaining_s()
+            if left is None:
+                return len(ahead) + 1, None
+            wait += left
+        return len(ahead) + 1, wait
+
+    def typical_s(self) -> float | None:
+        """The median wall time of the comparisons finished here lately (None before any)."""
+        with self.lock:
+            done = sorted(self.durations)
+        return done[len(done) // 2] if done else None
+
+    # --- memory ----------------------------------------------------------------------------
+    def sweep(self) -> None:
+        """Release what nobody watches: ended comparisons past keep_s, then the oldest past N."""
+        now = self.clock()
+        with self.lock:
+            for key, c in list(self.index.items()):
+                if c.ended and not c.joinable(now) and c.watching(now) == 0:
+                    del self.index[key]
+            ended = [k for k, c in self.index.items() if c.ended]
+            for key in ended[: max(0, len(ended) - self.max_shared)]:
+                if self.index[key].watching(now) == 0:
+                    del self.index[key]
+
+    def shared_count(self) -> int:
+        """Comparisons in the shareable index (live ones included)."""
+        with self.lock:
+            return len(self.index)
+
+
+def _before(items: Any, stop_at: Any) -> Iterator[Any]:
+    """The items before `stop_at`."""
+    for item in items:
+        if item is stop_at:
+            return
+        yield item
