@@ -185,6 +185,7 @@ def test_a_fitted_grid_offers_the_script_of_the_steps_it_runs(monkeypatch) -> No
     # asks. The script offered at the click (the steps asked for) is written again with them.
     from mpdemo.events import GridPlanned
     from mpdemo.runs.runner import _END, Runner
+    from mpdemo.ui import zerogpu
     from mpdemo.ui.train import tab as train_tab
 
     class Fitted(Runner):
@@ -192,7 +193,7 @@ def test_a_fitted_grid_offers_the_script_of_the_steps_it_runs(monkeypatch) -> No
             self._emit(GridPlanned(machine={}, calibration=None, expected_s=None, steps=2))
             self.queue.put(_END)
 
-    monkeypatch.setattr(train_tab.zerogpu, "make_runner", lambda configs, **kw: Fitted(configs))
+    monkeypatch.setattr(zerogpu, "make_runner", lambda configs, **kw: Fitted(configs))
     scripts = [  # read as each frame goes out: the file is written again under its name
         Path(f["script_btn"]["value"]).read_text(encoding="utf-8")
         for f in train_tab.train({"precisions": ["fp32"]}, "en", Session())

@@ -86,11 +86,11 @@ def test_train_returns_the_final_status_and_table_to_an_api_caller(client) -> No
 
 
 def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch) -> None:
-    from mpdemo.ui.train import tab as train_tab
+    from mpdemo.ui.train import handlers
 
     # Five frames a second, as on a machine with cores to spare (on two cores it is one a
     # second, and these 8-step runs end before a frame between the first and the last).
-    monkeypatch.setattr(train_tab, "YIELD_EVERY_S", 0.2)
+    monkeypatch.setattr(handlers, "YIELD_EVERY_S", 0.2)
     job = client.submit(api_name="/train", steps=8, precisions=["fp32", "bf16"], **FAST)
     result = job.result(timeout=180)
     outputs = job.outputs()

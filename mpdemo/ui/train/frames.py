@@ -1,7 +1,7 @@
 """What the Train tab's outputs show, drawn from a visitor's `Session`, and how it reaches gradio.
 
 A frame is a dict keyed by output name ("status", "loss", "legend", ...): the Train tab
-(mpdemo/ui/train/tab.py) and its recorded runs (mpdemo/ui/train/recorded.py) both build them from
+(mpdemo/ui/train/handlers.py) and its recorded runs (mpdemo/ui/train/recorded.py) both build them from
 the same session, with the plot frames, axes, colours and legend here. `keyed` is the one place
 a frame becomes gradio's {component: value}.
 """

@@ -1,0 +1,344 @@
+"""The Train tab's handlers: train (the streamed frames), stop, arm, redraw, legend clicks.
+
+Handlers take values by name and return dicts keyed by output name (frames.py's `keyed` maps
+them onto components); the wiring (wiring.py) connects them to the page.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import gradio as gr
+
+from ...config import RunConfig
+from ...messages import MpdemoError
+from ...runs.runner import grid, repeated
+from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
+from ..text import esc, shown
+from . import classroom, controls
+from . import recorded as recorded_ui
+from .frames import (
+    AXIS_SETTLE_S,
+    empty_table,
+    file_key,
+    grid_start,
+    keyed,
+    plot_frames,
+    plot_updates,
+    remove_file,
+    repeat_table,
+    run_legend,
+    scale_empty_text,
+    toggle_run,
+    x_props,
+)
+from .inputs import DEFAULTS, FIT_DEFAULT_S, YIELD_EVERY_S, check_inputs, check_repeat, fits
+from .plots import PLOTS, View, scaled_labels
+from .session import COLUMN_WIDTHS, Session
+from .status import status_text, stopped_text
+
+# --- the streamed outputs --------------------------------------------------------------------
+
+
+def _file_updates(session: Session, table_changed: bool) -> dict[str, Any]:
+    if not table_changed:
+        return {}
+    files = session.write_files()
+    if not files and session.files_error:  # the status says why; no stale file is offered
+        off = gr.update(value=None, interactive=False)
+        return {"csv": off, "json": off}
+    if not files:
+        return {}
+    return {
+        "csv": gr.update(value=files["csv"], interactive=True),
+        "json": gr.update(value=files["json"], interactive=True),
+    }
+
+
+def header_widths(headers: list[str], base: list[str] | None = None) -> list[str]:
+    """Column widths (px) wide enough for each header's longest word in its language.
+
+    The table wraps headers at spaces; a word wider than its column was broken mid-word
+    ("pérdid a"), so each column is at least its longest word wide.
+    """
+    base = base or [*SUMMARY_WIDTHS, *COLUMN_WIDTHS[len(SUMMARY_WIDTHS) :]]
+    out = []
+    for i, h in enumerate(headers):
+        px = int(str(base[i]).removesuffix("px")) if i < len(base) else 80
+        longest = max((len(w) for w in str(h).split()), default=0)
+        out.append(f"{max(px, round(CHAR_PX * longest) + HEADER_PAD_PX)}px")
+    return out
+
+
+# The first columns' widths (px), through the warnings: at 1400 px the results column is about
+# 880 px wide and these fit in it (the warnings wrap in their own 210 px, not a letter a line).
+SUMMARY_WIDTHS = ["116px", "74px", "90px", "70px", "54px", "60px", "58px", "58px", "60px",
+                  "54px", "200px"]  # fmt: skip
+# A header letter at the page's 13 px (app.py CSS; 'samples/s' is 71 px of text), and what
+# sits around a header's text: the cell's and its wrap's padding (app.py CSS) and the gap before
+# the hidden menu button (4 px), measured in chromium, plus 2 px to spare.
+CHAR_PX, HEADER_PAD_PX = 8.0, 20
+
+
+def _frame(
+    session: Session, lang: str, table_changed: bool, finished: bool = False
+) -> dict[str, Any]:
+    # The files first: a failed write is said in this frame's status.
+    files = _file_updates(session, table_changed)
+    out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
+    out.update(plot_frames(session))
+    if table_changed:
+        out["summary"] = session.table(lang)
+        out["repeats"] = repeat_table(session, lang)
+        out.update(files)
+    if finished:
+        empty = scale_empty_text(lang, session.configs, True, session)
+        if empty:
+            out["scale"] = gr.update(visible=False)
+            out["scale_empty"] = gr.update(value=empty, visible=True)
+    return out
+
+
+def train(
+    values: dict[str, Any] | None = None,
+    lang: str = DEFAULT_LANG,
+    session: Session | None = None,
+    steps_origin: str = "default",
+    mode: Any = "train",
+) -> Iterator[dict[str, Any]]:
+    """Train the grid in a background thread; stream status, plots, table and files by name.
+
+    steps_origin: who set the Steps box last ("default", "typed", "preset"; STEPS_ORIGINS):
+    only the page's own default is fitted to the time budget.
+    mode: "train" (watch the same comparison when another visitor runs it), "own" (Run my
+    own: a new one, never shared) or a classroom.Follow (a teacher's board).
+    """
+    lang = norm_lang(lang)
+    session = session if session is not None else Session()
+    v = {**DEFAULTS, **{k: x for k, x in (values or {}).items() if k in DEFAULTS}}
+    # Runs hidden from the plots stay hidden (a recorded one, or a kind the new grid has too).
+    hidden = session.view.hidden if session.view is not None else ()
+    session.view = View.of(v["smoothing"], v["x_axis"], hidden)
+    session.armed = False
+    if session.stop_requested:  # Stop was pressed while this click waited in the queue
+        session.stop_requested = False
+        yield {"status": t("status_stopped_plain", lang)}
+        return
+    try:
+        board = classroom.picked(mode)  # following a board: the teacher's comparison
+        configs = board.configs if board else check_inputs(v)
+        repeat = board.repeat if board else check_repeat(v.get("repeat"))
+        # The default comparison (steps as the page opened) is fitted to about a minute on this
+        # machine. Steps a person typed, or a preset set (its lesson needs them), always stand:
+        # then the status says how long they take instead.
+        fit = FIT_DEFAULT_S if fits(steps_origin, v["steps"]) else None
+        # The same comparison run (or lately run) on this server is watched, not trained again;
+        # a new one waits its turn in the server's line (classroom.py, mpdemo/classroom/broadcast.py).
+        runner = classroom.runner_for(session, configs, repeat, fit, mode)
+    except MpdemoError as err:
+        session.input_error = err
+        text = error_text(err, lang)
+        # The toast fades; the status keeps saying what failed until the next click. Both show
+        # the visitor's own input as text (the toast renders HTML).
+        yield {"status": t("status_not_started", lang, error=shown(text)), **settle(session)}
+        raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
+
+    session.input_error = None
+    session.begin(repeated(configs, repeat))  # every repetition's run has its line and row
+    if steps_origin == "preset":
+        session.progress["kept_steps"] = v["steps"]
+    session.runner = runner
+    runner.start()
+    try:
+        # Plots None first: each LinePlot rebuilds its colour domain from the next frame,
+        # which carries a placeholder for every series of this grid (see plots.py).
+        yield {
+            "status": status_text(session, lang),
+            **grid_start(session, lang),
+            "summary": empty_table(lang),
+            "repeats": repeat_table(session, lang),
+            **recorded_ui.script_updates(session),
+        }
+        last = time.monotonic()
+        table_changed = False
+        for ev in runner.events(timeout=YIELD_EVERY_S):
+            first_step = ev is not None and ev.kind == "step" and not _has_steps(session, ev.label)
+            if ev is not None and session.apply(ev):
+                table_changed = True
+            if ev is not None and ev.kind == "plan" and ev.steps is not None:
+                # Fewer steps per run than the plots were laid out for: lay them out again,
+                # and write the script again (the first one had the steps asked for).
+                yield {
+                    "status": status_text(session, lang),
+                    **grid_start(session, lang),
+                    **recorded_ui.script_updates(session),
+                }
+                # The axis change empties the charts: the first point must not land in that
+                # moment (gradio 6.31 draws the old data, then nothing), so let them settle.
+                time.sleep(AXIS_SETTLE_S)
+            # A run's first step goes out at once, whatever the throttle: the status and its
+            # point on the loss plot arrive in the same message.
+            if first_step or time.monotonic() - last >= YIELD_EVERY_S:
+                yield _frame(session, lang, table_changed)
+                table_changed = False
+                last = time.monotonic()
+        # The stream's last message is what /train returns to an API caller: the status, the
+        # plots and the table.
+        yield {**_frame(session, lang, True, finished=True), **settle(session)}
+    finally:
+        # Tab closed or job cancelled: gradio closes this generator; end the worker too.
+        runner.stop()
+
+
+def _has_steps(session: Session, label: str) -> bool:
+    series = session.series.get(label)
+    return series is not None and bool(series.step)
+
+
+STOP_WAIT_S = 15.0  # how long Stop waits for the worker to finish its step
+
+
+def stop(session: Session, lang: str) -> str:
+    """Stop button: end the current run within a step (cancels= alone would not)."""
+    lang = norm_lang(lang)
+    runner = session.runner
+    if (runner is None or not runner.alive) and not session.armed:
+        # Nothing runs and no click waits: say so, and do not swallow the next click.
+        return t("status_nothing_to_stop", lang)
+    session.stop_requested = True
+    if runner is None or not runner.alive:  # a click waits in the queue: it will not start
+        return t("status_stopped_plain", lang)
+    runner.stop()
+    # Answer with the outcome, not only "stopping": the training's own stream may lag behind.
+    if not runner.join(STOP_WAIT_S):
+        return t("status_stopping", lang)
+    return stopped_text(runner, lang) or t("status_stopped_plain", lang)
+
+
+def arm(session: Session, lang: str) -> dict[str, Any]:
+    """Runs on each Train click before the (possibly queued) training: forget an old Stop."""
+    session.stop_requested = False
+    session.armed = True
+    out: dict[str, Any] = {"stop_btn": gr.update(interactive=True)}
+    # While this session trains, a new click waits for it; otherwise keep the status as it is
+    # (train() itself says what it does, or what was wrong with the input).
+    if session.running:
+        out["status"] = t("status_queued", norm_lang(lang))
+    return out
+
+
+def settle(session: Session) -> dict[str, Any]:
+    """After a training (or its input error): Stop is off unless another click waits.
+
+    Part of train()'s own last frame: a chained .then() did not run after a gr.Error here.
+    """
+    return {"stop_btn": gr.update(interactive=session.running or session.armed)}
+
+
+def script_for_run(session: Session, label: str | None) -> Any:
+    """The reproduction script of the chosen run, as a file for the download button."""
+    path = session.script_file(label) if label else None
+    return gr.update(value=path, interactive=path is not None)
+
+
+def redraw(
+    session: Session | None, lang: str, smoothing: Any, x_axis: Any
+) -> Iterator[dict[str, Any]]:
+    """A view control changed: redraw the plots (a running training redraws on its own)."""
+    if session is None:
+        return
+    hidden = session.view.hidden if session.view is not None else ()
+    view = View.of(smoothing, x_axis, hidden)
+    axis_changed = session.view is None or session.view.x_axis != view.x_axis
+    session.view = view
+    if not session.plot_labels():
+        return
+    total = max(c.steps for c in session.plot_configs())
+    out: dict[str, Any] = {"legend": run_legend(session, lang)}
+    if axis_changed:
+        props = x_props(view, lang, total)
+        for spec in PLOTS:
+            if spec.wall_clock:
+                out[spec.name] = gr.update(value=None, **props)
+        yield out
+        out = {}
+        time.sleep(AXIS_SETTLE_S)
+    # The training's generator owns the series while it runs and draws the next frame itself.
+    if not session.running:
+        yield {**out, **plot_frames(session)}
+    elif out:
+        yield out
+
+
+def legend_click(
+    session: Session | None, lang: str, data: dict[str, Any]
+) -> Iterator[dict[str, Any]]:
+    """A click in the legend: {'run': label} hides or shows that run, {'remove': key} closes
+    that opened file (its lines and rows go; the browser's store follows the table)."""
+    if session is None:
+        return
+    if data.get("remove") is not None:
+        name = next(
+            (r.recording.name for r in session.recordings if file_key(r) == data["remove"]), None
+        )
+        if name is None or not remove_file(session, str(data["remove"])):
+            return
+        out = {
+            **plot_updates(session, lang, rebuild=True),
+            "summary": session.table(lang),
+            "status": t("status_file_closed", lang, name=shown(name)),
+        }
+        yield out
+        time.sleep(AXIS_SETTLE_S)  # colours and axes first, the data after (see frames.py)
+        yield plot_frames(session)
+        return
+    if not toggle_run(session, str(data.get("run") or "")):
+        return
+    out = {"legend": run_legend(session, lang)}
+    # While a training runs its own next frame draws the change; otherwise draw it here.
+    if not session.running:
+        out.update(plot_frames(session))
+    yield out
+
+
+def scale_preview(
+    session: Session | None, lang: str, precisions: list[str] | None, scaling: Any, compare: Any
+) -> dict[str, Any]:
+    """Before any grid: the loss-scale plot's place says whether the ticked grid has a scaler."""
+    if session is not None and session.configs:
+        return {}  # a grid's plots are on screen: they stay until the next one
+    probe = grid(RunConfig(loss_scaling=bool(scaling)), ["torch"], precisions or [], bool(compare))
+    empty = "" if scaled_labels(probe) else t("scale_empty_none", lang)
+    return {
+        "scale": gr.update(visible=not empty),
+        "scale_empty": gr.update(value=empty, visible=bool(empty)),
+    }
+
+
+# --- wiring helpers ----------------------------------------------------------------------------
+
+
+def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, Any]]]:
+    """train() as gradio calls it: one parameter per control (named, defaulted), then the
+    language and the session; every frame keyed by component."""
+
+    def handler(*args: Any) -> Iterator[dict[Any, Any]]:
+        *vals, lang, session, origin = args
+        values = dict(zip(controls.NAMES, vals, strict=True))
+        for frame in train(values, lang, session, origin or "default"):
+            yield keyed(comps, frame)
+
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [inspect.Parameter(n, kind, default=DEFAULTS[n]) for n in controls.NAMES]
+    params += [
+        inspect.Parameter("lang", kind, default=DEFAULT_LANG),
+        inspect.Parameter("session", kind, default=None),
+        inspect.Parameter("steps_origin", kind, default="default"),
+    ]
+    handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    handler.__name__ = "train"
+    handler.__doc__ = train.__doc__
+    return handler

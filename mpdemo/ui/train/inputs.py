@@ -1,0 +1,203 @@
+"""The Train tab's inputs: defaults, previews under the boxes, and the checks that turn the
+controls' values into a validated grid of RunConfigs (torch only where a function says so).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ...catalog import MODELS
+from ...config import Limits, RunConfig, coerce_field
+from ...messages import ConfigError, MpdemoError
+from ...registry import BACKENDS, PRECISIONS
+from ...runs.runner import grid
+from .. import system
+from ..i18n import error_text, message, t
+from ..text import shown
+from . import controls
+from .plots import scaled_labels
+
+FIT_DEFAULT_S = 60.0  # the default comparison should take about a minute, whatever the machine
+
+
+def _cores() -> int:
+    """CPUs this process may use (a container's limit, where the OS says)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS and Windows have no sched_getaffinity
+        return os.cpu_count() or 1
+
+
+# Plot updates per second. A browser drawing four charts five times a second on the same two
+# cores as the training (a classroom laptop, this machine) slowed the default comparison from
+# 5 s to 8.3 s after its plan, inflated its step times and threw the ETA off by -45 %; at one
+# update a second it took 5 s, as estimated. With more cores the drawing has its own.
+YIELD_EVERY_S = 0.2 if _cores() > 4 else 1.0
+DEFAULTS: dict[str, Any] = controls.defaults()
+PLOT_HEIGHT = 300
+
+
+# --- choices and previews (torch-free) -------------------------------------------------------
+
+
+def _one_slice(spec: str, sizes: dict[str, int] | None, lang: str) -> str:
+    try:
+        got = system.slice_rows(spec, sizes)
+    except ConfigError:
+        return t("slice_bad", lang, splits=", ".join(sizes) if sizes else "?")
+    if got is None:
+        return t("slice_unknown", lang)
+    rows, total, clamped = got
+    return t("slice_rows_clamped" if clamped else "slice_rows", lang, rows=rows, total=total)
+
+
+def slice_preview(lang: str, model: str, dataset: str, train_slice: str, eval_slice: str) -> str:
+    """'Train: 2,000 of 4,000 rows · Eval: 500 of 800 rows' (from the bundled files, no torch)."""
+    entry = MODELS.get(model or "")
+    if entry is not None and entry.task == "regression":
+        return t("slice_none", lang)
+    sizes = system.split_sizes(dataset or "")
+    return " · ".join(
+        [
+            t("slice_preview_train", lang, text=_one_slice(train_slice, sizes, lang)),
+            t("slice_preview_eval", lang, text=_one_slice(eval_slice, sizes, lang)),
+        ]
+    )
+
+
+def precision_info(lang: str, device: str | None) -> str:
+    """The line under the precision boxes: what each precision does; speeds are measured, not said."""
+    return t("precision_info_cpu" if system.trains_on_cpu(device) else "precision_info_gpu", lang)
+
+
+def precision_note(lang: str, precisions: list[str] | None, device: str | None) -> str:
+    """What this process last measured for the ticked precisions (a Train click calibrates)."""
+    import sys
+
+    if "mpdemo.runs.plan" not in sys.modules:  # nothing measured yet: no claim, and no torch
+        return ""
+    from ...engine.machine import machine_info
+    from ...engine.precision import resolve_device
+    from ...runs.plan import latest_calibration, speed_note
+
+    try:
+        cal = latest_calibration(resolve_device(device or "auto").type)
+    except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
+        cal = None
+    notes = [n for p in precisions or [] if cal and (n := speed_note(cal, machine_info(), p))]
+    if cal is None or not notes:
+        return ""
+    # Which step was measured: the figures of a tiny-bert grid must not read as small-bert's.
+    model, _dataset, batch, _length, _device = cal.key
+    head = t("precision_note_measured", lang, model=shown(model), batch=batch)
+    return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
+
+
+def fp8_box(lang: str) -> dict[str, Any]:
+    """The fp8 box's state: enabled where this machine trains fp8, else disabled with the reason.
+
+    The reason is the engine's refusal line (mpdemo/fp8.py, read from torch) in the page's
+    language. Imports torch: called from a load event, not at build.
+    """
+    from ...engine import fp8
+    from ...engine.precision import resolve_device
+
+    device = resolve_device("auto")
+    try:
+        fp8.check(device)
+    except MpdemoError as err:
+        return {"interactive": False, "value": False, "info": error_text(err, lang)}
+    name, (major, minor) = fp8.gpu(device) or ("?", (0, 0))
+    version = ".".join(map(str, fp8.torchao_version() or ()))
+    return {
+        "interactive": True,
+        "info": t("fp8_info_ok", lang, gpu=name, cc=f"{major}.{minor}", torchao=version),
+    }
+
+
+def with_fp8(values: dict[str, Any]) -> list[str]:
+    """The ticked precisions, plus fp8 when its own box is ticked."""
+    precisions = list(values.get("precisions") or [])
+    if values.get("fp8") and "fp8" not in precisions:
+        precisions.append("fp8")
+    return precisions
+
+
+def machine_text(lang: str) -> str:
+    """The 'This machine' line: names and instruction-set flags (torch's, read once per process)."""
+    from ...engine.machine import (
+        machine_note,  # imports torch: called from a load event, not at build
+    )
+
+    note = machine_note()
+    return message(note.key, note.args, lang)
+
+
+# --- validation ------------------------------------------------------------------------------
+
+
+def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[RunConfig]:
+    """The validated grid of RunConfigs from the controls' values (by name), or MpdemoError.
+
+    Cheap checks first, preflight (imports torch) last. Out-of-range numbers are refused with
+    the CLI's message, never clamped.
+    """
+    lim = limits or Limits.from_env()
+    v = {**DEFAULTS, **values}
+    # The page's boxes and an API caller's values, by the CLI's rule (mpdemo.config): text,
+    # NaN, infinities and fractions in whole-number fields are refused, never rounded.
+    model = coerce_field("model", v.get("model"), lim)
+    for name in controls.NAMES:
+        if name not in controls.UI_ONLY and name in v:
+            v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
+    if not v["backends"]:
+        raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
+    v["precisions"] = with_fp8(v)  # fp8: its own box (controls.py)
+    if not v["precisions"]:
+        raise ConfigError("empty_choice", field="precision", allowed=", ".join(PRECISIONS))
+    base = RunConfig(**controls.config_fields(v))
+    configs = grid(base, v["backends"], v["precisions"], bool(v["compare_scaling"]))
+    for cfg in configs:
+        cfg.validate(lim)
+    entry = MODELS.get(base.model)
+    if entry is None or entry.task != "regression":  # amp-mlp ignores the data settings
+        sizes = system.split_sizes(base.dataset)
+        for spec in (base.train_slice, base.eval_slice):
+            got = system.slice_rows(spec, sizes)  # torch-free: a typo errors at once
+            if got is not None and got[0] == 0:
+                raise ConfigError("empty_slice", value=spec, split=spec.split("[")[0], rows=got[1])
+    from ...engine.core import preflight  # imports torch: fine once the cheap checks passed
+
+    for cfg in configs:
+        preflight(cfg, lim)
+    return configs
+
+
+STEPS_ORIGINS = ("default", "typed", "preset")  # who set the Steps box last
+
+
+def fits(steps_origin: str, steps: Any) -> bool:
+    """Whether the grid is fitted to about a minute: only the steps the page opened with."""
+    return steps_origin == "default" and steps == DEFAULTS["steps"]
+
+
+def check_repeat(value: Any) -> int:
+    """The Repeat box's value as a whole number of repetitions, or the keyed refusal."""
+    c = controls.BY_NAME["repeat"]
+    lo, hi = int(c.lo or 1), int(c.upper(Limits()) or 1)
+    n = controls.whole(value)
+    if isinstance(n, bool) or not isinstance(n, int) or not lo <= n <= hi:
+        raise ConfigError(
+            "bad_number",
+            field="repeat",
+            rule={"key": "rule_whole", "args": {"lo": lo, "hi": hi}},
+            value=value,
+        )
+    return n
+
+
+def opening_scale_empty(lang: str) -> str:
+    """The loss-scale plot's place before any grid: a sentence when the default grid has no scaler."""
+    cfgs = grid(RunConfig(), DEFAULTS["backends"], DEFAULTS["precisions"], False)
+    return "" if scaled_labels(cfgs) else t("scale_empty_none", lang)

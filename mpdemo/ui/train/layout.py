@@ -1,0 +1,246 @@
+"""The Train tab's layout: controls on the left; buttons, status, plots, table, downloads right.
+
+The controls come from controls.py (one table) and the plots from plots.py (one table); the
+events are connected in wiring.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from ...config import Limits
+from .. import zerogpu
+from ..i18n import DEFAULT_LANG, t
+from . import classroom, controls
+from . import recorded as recorded_ui
+from .controls import CONTROLS
+from .frames import (
+    REPEAT_COLUMNS,
+    empty_table,
+)
+from .handlers import arm, header_widths, train
+from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
+from .plots import LEGEND_CSS, LEGEND_JS, PLOTS, color_map, step_axis
+from .session import Session
+from .wiring import _wire
+
+# --- layout ----------------------------------------------------------------------------------
+
+
+def _close_session(session: Session | None) -> None:
+    # gradio calls this when the session's state expires (tab closed + its TTL).
+    if session is not None:
+        session.close()
+
+
+def _controls_of(section: str, comps: dict[str, Any], lang: str, lim: Limits) -> None:
+    """Build the controls of one section in table order; same `row` → one gr.Row."""
+    specs = [c for c in CONTROLS if c.section == section]
+    i = 0
+    while i < len(specs):
+        row = specs[i].row
+        group = [specs[i]]
+        while row is not None and i + len(group) < len(specs) and specs[i + len(group)].row == row:
+            group.append(specs[i + len(group)])
+        if row is None:
+            comps[specs[i].name] = controls.build(specs[i], lang, lim)
+        else:
+            with gr.Row():
+                for c in group:
+                    comps[c.name] = controls.build(c, lang, lim)
+        i += len(group)
+
+
+def _plot(spec: Any, lang: str, cmap: dict[str, str]) -> gr.LinePlot:
+    # The title is drawn by Vega, not as the block label: gradio 6.31 sizes the chart to the
+    # block's height and the label's extra height pushed the legend out of view.
+    return gr.LinePlot(
+        None,
+        x="step",
+        y="value",
+        color="run",
+        color_map=cmap,
+        label=t(spec.title, lang),
+        show_label=False,
+        title=t(spec.title, lang),
+        x_title=t("x_step", lang),
+        y_title=t(spec.y_title, lang),
+        color_title="",
+        height=PLOT_HEIGHT,
+        elem_id=spec.elem_id,
+        min_width=280,
+        y_axis_format=spec.y_format,
+        x_axis_format="d",
+        x_lim=step_axis(DEFAULTS["steps"]),
+        colors_in_legend=[],
+        visible=not (spec.scale and opening_scale_empty(lang)),
+    )
+
+
+def build_train_tab(ctx: Any) -> None:
+    """Controls on the left; buttons, status, view controls, plots, summary, downloads right."""
+    lang0 = DEFAULT_LANG
+    lim: Limits = ctx.limits
+    cmap = color_map()
+    zerogpu.setup()  # on a ZeroGPU Space: register the GPU function before launch
+    comps: dict[str, Any] = {}
+    with gr.Tab(t("tab_train", lang0), id="train", elem_id="train-tab") as tab:
+        ctx.i18n(tab, label="tab_train")
+        # Inside the Tab: a component directly under gr.Tabs would get a tab of its own.
+        session = gr.State(Session(), delete_callback=_close_session)
+        # Who set the Steps box last (STEPS_ORIGINS): typing it, or a preset, keeps its value.
+        steps_origin = gr.State("default")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=1, min_width=300):
+                _controls_of("data", comps, lang0, lim)
+                comps["preview"] = gr.Markdown("", elem_id="slice-preview")
+                _controls_of("grid", comps, lang0, lim)
+                comps["precisions"].info = precision_info(lang0, DEFAULTS["device"])
+                comps["precision_note"] = gr.Markdown("", elem_id="precision-note")
+                # This machine's names and flags, so a class sees why the speeds differ.
+                comps["machine"] = gr.Markdown("", elem_id="machine")
+                _controls_of("run", comps, lang0, lim)
+                with gr.Accordion(
+                    t("advanced_label", lang0), open=False, elem_id="advanced"
+                ) as advanced:
+                    ctx.i18n(advanced, label="advanced_label")
+                    _controls_of("advanced", comps, lang0, lim)
+            with gr.Column(scale=3):
+                # Not equal_height: a status of several lines stretched the buttons to its height.
+                with gr.Row(equal_height=False, elem_id="status-row"):
+                    comps["status"] = gr.Markdown(
+                        t("status_idle", lang0), elem_id="status", min_height=44
+                    )
+                    comps["start_btn"] = ctx.i18n(
+                        gr.Button(
+                            t("start_btn", lang0),
+                            variant="primary",
+                            elem_id="start-btn",
+                            scale=0,
+                            min_width=140,
+                        ),
+                        value="start_btn",
+                    )
+                    # Off while idle: there is nothing to stop until Train is pressed.
+                    comps["stop_btn"] = ctx.i18n(
+                        gr.Button(
+                            t("stop_btn", lang0),
+                            variant="stop",
+                            elem_id="stop-btn",
+                            scale=0,
+                            min_width=110,
+                            interactive=False,
+                        ),
+                        value="stop_btn",
+                    )
+                    classroom.build_button(ctx, comps, lang0)  # Run my own
+                with gr.Row(equal_height=True, elem_id="plot-view"):
+                    _controls_of("view", comps, lang0, lim)
+                # Clickable: an entry hides or shows its run, × closes an opened file.
+                comps["legend"] = gr.HTML(
+                    "", elem_id="run-legend", js_on_load=LEGEND_JS, css_template=LEGEND_CSS
+                )
+                for row in sorted({p.row for p in PLOTS}):
+                    with gr.Row():
+                        for spec in (p for p in PLOTS if p.row == row):
+                            if not spec.scale:
+                                comps[spec.name] = _plot(spec, lang0, cmap)
+                                continue
+                            with gr.Column(min_width=280):
+                                comps[spec.name] = _plot(spec, lang0, cmap)
+                                # In the plot's place when no run of the grid has a scaler.
+                                empty = opening_scale_empty(lang0)
+                                comps["scale_empty"] = gr.Markdown(
+                                    empty,
+                                    visible=bool(empty),
+                                    elem_id="scale-empty",
+                                    container=True,
+                                    padding=True,
+                                    min_height=PLOT_HEIGHT,
+                                )
+                # Below the plots, not a LinePlot caption: that is clipped by the block height.
+                ctx.i18n(
+                    gr.Markdown(t("scale_caption", lang0), elem_id="scale-note"),
+                    value="scale_caption",
+                )
+                table0 = empty_table(lang0)
+                comps["summary"] = ctx.i18n(
+                    gr.DataFrame(
+                        table0,
+                        label=t("summary_label", lang0),
+                        elem_id="summary",
+                        interactive=False,
+                        wrap=True,
+                        pinned_columns=1,
+                        max_height=420,
+                        column_widths=header_widths(list(table0.columns)),
+                    ),
+                    label="summary_label",
+                )
+                # A repeated comparison: how far each run's figures moved (hidden until then).
+                comps["repeats"] = ctx.i18n(
+                    gr.DataFrame(
+                        pd.DataFrame([], columns=[t(k, lang0) for k in REPEAT_COLUMNS]),
+                        label=t("repeats_label", lang0),
+                        elem_id="repeat-spread",
+                        interactive=False,
+                        wrap=True,
+                        visible=False,
+                    ),
+                    label="repeats_label",
+                )
+                with gr.Row(equal_height=True):
+                    comps["csv"] = ctx.i18n(
+                        gr.DownloadButton(
+                            t("csv_btn", lang0),
+                            interactive=False,
+                            elem_id="csv-download",
+                            size="md",
+                        ),
+                        label="csv_btn",
+                    )
+                    comps["json"] = ctx.i18n(
+                        gr.DownloadButton(
+                            t("json_btn", lang0),
+                            interactive=False,
+                            elem_id="json-download",
+                            size="md",
+                        ),
+                        label="json_btn",
+                    )
+                    comps["script_run"] = ctx.i18n(
+                        gr.Dropdown(
+                            [],
+                            label=t("script_run_label", lang0),
+                            elem_id="script-run",
+                            interactive=True,
+                        ),
+                        label="script_run_label",
+                    )
+                    comps["script_btn"] = ctx.i18n(
+                        gr.DownloadButton(
+                            t("script_btn", lang0),
+                            interactive=False,
+                            elem_id="script-download",
+                            size="md",
+                        ),
+                        label="script_btn",
+                    )
+                # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
+                recorded_ui.build_row(ctx, comps, lang0)
+                # The class board: publish this page's comparisons, or follow a teacher's code.
+                classroom.build_board(ctx, comps, lang0)
+
+    ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
+    ctx.shared["train_status"] = comps["status"]
+    ctx.shared["train_session"] = session
+    ctx.shared["train_steps_origin"] = steps_origin  # a preset's steps stand (app.py)
+    # Their changes say the session's runs changed (the Code tab shows those runs' own code).
+    ctx.shared["train_summary"] = comps["summary"]
+    ctx.shared["train_script_run"] = comps["script_run"]
+    _wire(ctx, comps, session, lim, steps_origin)
+    recorded_ui.wire(ctx, comps, session)
+    classroom.wire(ctx, comps, session, steps_origin, train, arm)

@@ -1,0 +1,167 @@
+"""The Train tab's status: what runs now, how the grid ended, what was measured."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...messages import MpdemoError
+from .. import system
+from ..i18n import error_text, message, t
+from ..text import shown
+from . import classroom
+from .session import Session
+
+# --- status line -----------------------------------------------------------------------------
+
+
+def _duration(seconds: float, lang: str) -> str:
+    m, s = system.fmt_duration(seconds)
+    return t("time_min", lang, m=m, s=s) if m else t("time_s", lang, s=s)
+
+
+def status_text(session: Session, lang: str, finished: bool = False) -> str:
+    """'Run i of n: label, step k of N, about T left', or how the grid ended."""
+    p = session.progress
+    # A shared comparison says first whose figures these are; one in line, its place only.
+    lines, only = classroom.status_lines(session, lang)
+    if only and not finished:
+        return "\n\n".join(lines)
+    if finished:
+        stopped = [r for r in session.runs if r["status"] == "stopped"]
+        if stopped:
+            s = stopped[-1]["summary"]
+            lines.append(
+                t(
+                    "status_stopped",
+                    lang,
+                    label=shown(s.get("label", "")),
+                    step=s.get("steps", 0),
+                    steps=(stopped[-1]["config"] or {}).get("steps", "?"),
+                )
+            )
+        elif session.stop_requested:
+            lines.append(t("status_stopped_plain", lang))
+        else:
+            counts: dict[str, int] = {}
+            for r in session.runs:
+                counts[r["status"]] = counts.get(r["status"], 0) + 1
+            detail = ", ".join(t(f"status_count_{k}", lang, count=n) for k, n in counts.items())
+            lines.append(t("status_done", lang, count=len(session.runs), detail=detail or "0"))
+    elif session.stop_requested:
+        # Once the worker has reported the stopped run, say so (Stop's own reply already did).
+        lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
+    elif p.get("phase") == "running" and p.get("steps"):
+        i, n, step, steps = p["index"], p["total"], p.get("step", 0), p["steps"]
+        left = _left(session)
+        if left is not None:
+            lines.append(
+                t(
+                    "status_running",
+                    lang,
+                    i=i + 1,
+                    n=n,
+                    label=shown(p["label"]),
+                    step=step,
+                    steps=steps,
+                    left=_duration(left, lang),
+                )
+            )
+        else:
+            lines.append(t("status_preparing", lang, i=i + 1, n=n, label=shown(p["label"])))
+    else:
+        lines.append(
+            t(
+                "status_preparing",
+                lang,
+                i=p.get("index", 0) + 1,
+                n=p.get("total", 1),
+                label=shown(p.get("label", "")),
+            )
+        )
+        left = _left(session)
+        if session.plan is None:
+            lines.append(shown(message("calibrating", {}, lang)))
+        elif left is not None:
+            lines.append(t("status_eta", lang, left=_duration(left, lang)))
+    if finished and session.runs:
+        # What the runs themselves measured (speed vs fp32, memory): the load on a shared
+        # machine may have changed since the calibration, so its sentences give way to these.
+        from ...runs.plan import memory_notes, run_speed_notes
+
+        summaries = session.summaries()
+        speed = run_speed_notes(summaries)
+        compared = {n.args["precision"] for n in speed if "precision" in n.args}
+        # A precision no run could be compared for (a grid without its fp32 run) keeps what the
+        # calibration measured, rather than losing its only speed sentence at the end.
+        ran = {s.get("precision") for s in summaries}
+        plan_notes = session.plan.notes if session.plan is not None else []
+        kept = [
+            n
+            for n in plan_notes
+            if n["key"].startswith("speed_")
+            and (n.get("args") or {}).get("precision") in ran - compared
+        ]
+        # Engine sentences about the runs (a loaded file's names among them): shown as text.
+        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in kept]
+        lines += [shown(message(n.key, n.args, lang)) for n in [*speed, *memory_notes(summaries)]]
+        # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU) in the status itself,
+        # not only in the table's warnings column.
+        for s in summaries:
+            if s.get("speed_reason") == "ran_fp32":
+                for w in s.get("warning_keys") or []:
+                    if w.get("key") == "fp16_not_applied":
+                        text = message(w["key"], w.get("args") or {}, lang)
+                        lines.append(shown(f"{s.get('label')}: {text}"))
+    elif session.plan is not None:
+        # What the calibration measured, said before the runs and while they go; once the runs
+        # step at another pace than measured (the load changed), the expectation gives way to
+        # the re-estimate and its reason: never "12 min left" beside "about 60 s in all".
+        from ...runs.plan import eta_note
+
+        revised = eta_note(session.estimate) if session.estimate is not None else None
+        notes = [n for n in session.plan.notes if revised is None or n["key"] != "plan_expect"]
+        notes += [revised.to_dict()] if revised is not None else []
+        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in notes]
+        if p.get("kept_steps"):  # a preset's steps are its lesson: the time is said instead
+            lines.append(t("status_kept_steps", lang, steps=p["kept_steps"]))
+    for label, note in session.errors:
+        err = error_text(_note_error(note), lang)
+        lines.append(t("status_run_failed", lang, label=shown(label), error=shown(err)))
+    if session.files_error:  # the downloads failed to write: the runs above are all here
+        lines.append(t("status_files_failed", lang, error=shown(session.files_error)))
+    return "\n\n".join(lines)
+
+
+def _left(session: Session) -> float | None:
+    """Seconds left for the whole grid: the calibrated estimate refined by measured speeds."""
+    est = session.estimate
+    if est is not None:
+        return est.remaining_s()
+    step_s, p = session.progress.get("step_s"), session.progress
+    if step_s and p.get("steps"):  # no calibration (it failed): the current run's own speed
+        return (p["steps"] - p.get("step", 0)) * step_s
+    return None
+
+
+def _note_error(note: dict[str, Any]) -> MpdemoError:
+    return MpdemoError(note.get("key", "failed"), **(note.get("args") or {}))
+
+
+def stopped_text(runner: Any, lang: str) -> str | None:
+    """'Stopped: label stopped at step k of N...' from the worker's own summaries, else None."""
+    stopped = [s for s in (runner.summaries if runner else []) if s.get("status") == "stopped"]
+    if not stopped:
+        return None
+    s = stopped[-1]
+    steps = next((c.steps for c in runner.configs if c.label == s.get("label")), "?")
+    label = shown(s.get("label", ""))
+    return t("status_stopped", lang, label=label, step=s.get("steps", 0), steps=steps)
+
+
+def idle_status(session: Session | None, lang: str) -> str:
+    """The status line of a session that is not training, in `lang`."""
+    if session is not None and session.input_error is not None:
+        return t("status_not_started", lang, error=shown(error_text(session.input_error, lang)))
+    if session is not None and session.runs:
+        return status_text(session, lang, finished=True)
+    return t("status_idle", lang)

@@ -1,0 +1,232 @@
+"""Every event of the Train tab: which handler answers which component, with which inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from ...config import Limits
+from .. import system
+from ..i18n import norm_lang, t
+from . import classroom, controls
+from .controls import CONTROLS, dataset_choices, model_choices
+from .frames import (
+    OUTPUTS,
+    by_component,
+    empty_table,
+    keyed,
+    run_legend,
+    scale_empty_text,
+    x_props,
+)
+from .handlers import (
+    arm,
+    header_widths,
+    legend_click,
+    redraw,
+    scale_preview,
+    script_for_run,
+    stop,
+    train_endpoint,
+)
+from .inputs import (
+    DEFAULTS,
+    fp8_box,
+    machine_text,
+    opening_scale_empty,
+    precision_info,
+    precision_note,
+    slice_preview,
+)
+from .plots import PLOTS, View
+from .session import Session
+from .status import idle_status
+
+
+def _wire(
+    ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits, steps_origin: gr.State
+) -> None:
+    """Every event of the Train tab."""
+    lang = ctx.lang
+    quiet: dict[str, Any] = {
+        "concurrency_limit": None,
+        "api_visibility": "undocumented",
+        "show_progress": "hidden",
+    }
+    armed_out = ["status", "stop_btn"]
+    armed = comps["start_btn"].click(
+        by_component(comps, arm, armed_out),
+        [session, lang],
+        [comps[n] for n in armed_out],
+        **quiet,
+    )
+    trained = armed.then(
+        train_endpoint(comps),
+        [*(comps[n] for n in controls.NAMES), lang, session, steps_origin],
+        [comps[n] for n in OUTPUTS],
+        api_name="train",
+        # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in
+        # English; check_inputs refuses both by the CLI's rule, in the page's language.
+        preprocess=False,
+        # Many at once: the server's line (classroom.py) still trains one grid at a time, and
+        # the pages that wait or watch a shared comparison stream meanwhile.
+        concurrency_limit=classroom.concurrency(),
+        concurrency_id=classroom.CONCURRENCY_ID,
+        show_progress="minimal",
+        show_progress_on=[comps["status"]],
+    )
+    # A number typed into Steps stands: the grid is no longer fitted to the time budget.
+    comps["steps"].input(lambda: "typed", None, [steps_origin], **quiet)
+    legend_names = [*(p.name for p in PLOTS), "legend", "summary", "status"]
+
+    def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[dict[Any, Any]]:
+        for out in legend_click(sess, norm_lang(lg), getattr(evt, "_data", None) or {}):
+            yield keyed(comps, out, legend_names)
+
+    comps["legend"].click(on_legend, [session, lang], [comps[n] for n in legend_names], **quiet)
+    comps["stop_btn"].click(
+        stop,
+        [session, lang],
+        [comps["status"]],
+        concurrency_limit=None,
+        api_name="stop",
+        show_progress="hidden",
+    )
+
+    def preview_fn(lang: str, *args: Any) -> str:
+        return slice_preview(norm_lang(lang), *args)
+
+    preview_names = ("model", "dataset", "train_slice", "eval_slice")
+    for name in preview_names:
+        comps[name].change(
+            preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **quiet
+        )
+
+    def note_fn(lang: str, precs: list[str], dev: str) -> str:
+        return precision_note(norm_lang(lang), precs, dev)
+
+    note_args = ([lang, comps["precisions"], comps["device"]], [comps["precision_note"]])
+    for name in ("precisions", "device"):
+        comps[name].change(
+            note_fn,
+            *note_args,
+            concurrency_limit=1,
+            api_visibility="undocumented",
+            show_progress="hidden",
+        )
+    # A Train click measures the step: say what it measured under the boxes, as they promise.
+    trained.then(note_fn, *note_args, api_visibility="undocumented", show_progress="hidden")
+    comps["device"].change(
+        lambda lang, dev: gr.update(info=precision_info(norm_lang(lang), dev)),
+        [lang, comps["device"]],
+        [comps["precisions"]],
+        **quiet,
+    )
+    comps["script_run"].input(
+        script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **quiet
+    )
+
+    plot_outputs = [comps[p.name] for p in PLOTS]
+    view_inputs = [session, lang, *(comps[n] for n in controls.VIEW_NAMES)]
+    view_names = [*(p.name for p in PLOTS), "legend"]
+    view_outputs = [comps[n] for n in view_names]
+
+    def on_view(sess: Session, lg: str, *vals: Any) -> Iterator[dict[Any, Any]]:
+        for out in redraw(sess, norm_lang(lg), *vals):
+            yield keyed(comps, out, view_names)
+
+    for name in controls.VIEW_NAMES:
+        comps[name].change(on_view, view_inputs, view_outputs, **quiet)
+    grid_names = ("precisions", "loss_scaling", "compare_scaling")
+    scale_names = ["scale", "scale_empty"]
+    for name in grid_names:
+        comps[name].change(
+            by_component(
+                comps, lambda s, lg, *vals: scale_preview(s, norm_lang(lg), *vals), scale_names
+            ),
+            [session, lang, *(comps[n] for n in grid_names)],
+            [comps[n] for n in scale_names],
+            **quiet,
+        )
+
+    labelled = [c for c in CONTROLS]
+
+    def on_lang(lang: str, sess: Session, dev: str, *preview_args: Any) -> list[Any]:
+        hub = system.hub_status()
+        has_rows = sess is not None and (sess.runs or sess.recordings)  # recorded rows too
+        table = sess.table(lang) if has_rows else empty_table(lang)
+        out: list[Any] = []
+        for c in labelled:
+            props = controls.relabel(c, lang, lim, hub)
+            if c.name == "precisions":
+                props["info"] = precision_info(lang, dev)
+            if c.name == "fp8":  # fp8: enabled or not, and why, on this machine
+                props.update(fp8_box(lang))
+            out.append(gr.update(**props))
+        view = (sess.view if sess is not None else None) or View()
+        total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
+        for spec in PLOTS:
+            # The label too: hidden (show_label=False) but still the plot's accessible name.
+            props = {
+                "label": t(spec.title, lang),
+                "title": t(spec.title, lang),
+                "y_title": t(spec.y_title, lang),
+            }
+            if spec.wall_clock:
+                props["x_title"] = x_props(view, lang, total)["x_title"]
+            else:
+                props["x_title"] = t("x_step", lang)
+            out.append(gr.update(**props))
+        running = sess is not None and sess.running
+        empty = (
+            scale_empty_text(lang, sess.configs, not running, sess)
+            if sess is not None and sess.configs
+            else opening_scale_empty(lang)
+        )
+        out += [
+            slice_preview(lang, *preview_args),
+            gr.update(value=table, column_widths=header_widths(list(table.columns))),
+            gr.skip() if running else idle_status(sess, lang),
+            gr.update(value=empty) if empty else gr.skip(),
+            run_legend(sess, lang),
+        ]
+        return out
+
+    lang_outputs = [
+        *(comps[c.name] for c in labelled),
+        *plot_outputs,
+        comps["preview"],
+        comps["summary"],
+        comps["status"],
+        comps["scale_empty"],
+        comps["legend"],
+    ]
+    lang_inputs = [session, comps["device"], *(comps[n] for n in preview_names)]
+    ctx.on_language(on_lang, lang_inputs, lang_outputs)
+
+    # The measured speeds under the precisions, in the new language too.
+    ctx.on_language(note_fn, [comps["precisions"], comps["device"]], [comps["precision_note"]])
+
+    def on_load(lang: str, *preview_args: Any) -> list[Any]:
+        hub = system.hub_status(wait=2.0)  # started at build time; usually answered by now
+        return [
+            gr.update(choices=model_choices(lang, hub)),
+            gr.update(choices=dataset_choices(lang, hub)),
+            gr.update(choices=system.device_choices()),
+            slice_preview(lang, *preview_args),
+        ]
+
+    def machine_fn(lang: str) -> str:
+        return machine_text(norm_lang(lang))
+
+    # Separate from on_load: reading the flags imports torch, which must not hold up the menus.
+    ctx.on_load(machine_fn, [], [comps["machine"]])
+    ctx.on_load(lambda lang: gr.update(**fp8_box(norm_lang(lang))), [], [comps["fp8"]])
+    ctx.on_language(machine_fn, [], [comps["machine"]])
+    ctx.on_load(
+        on_load,
+        [comps[n] for n in preview_names],
+        [comps["model"], comps["dataset"], comps["device"], comps["preview"]],
+    )
