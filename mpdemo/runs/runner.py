@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -50,6 +51,16 @@ def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
     return [c.replace(trial=r) for r in range(1, repeat + 1) for c in configs]
 
 
+def side_by_side(configs: list[RunConfig]) -> bool:
+    """Whether a comparison's runs take turns step by step (mpdemo.runs.together).
+
+    Not under `accelerate launch` (several processes): their collectives must meet in the
+    same order in every process, so there the runs go one after another, timed beforehand.
+    """
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    return len(configs) > 1 and world == 1
+
+
 def run_grid(
     configs: list[RunConfig],
     emit: Callable[[Event], None],
@@ -59,28 +70,62 @@ def run_grid(
     fit_s: float | None = None,
     repeat: int = 1,
 ) -> None:
-    """Run configs one after another in this thread, emitting events; stop skips the rest.
+    """Run a comparison (repeat times), emitting events; stop ends every run within a step.
 
-    calibrate: first time the step of each precision for a few seconds, in this same thread
-    (the runs' thread setup), and emit a GridPlanned event with what to expect.
-    fit_s: with calibrate, fewer steps per run when the grid would take much longer than this
-    (the default comparison: about a minute on any machine); the event says so.
+    The runs of a comparison take turns step by step (mpdemo.runs.together): their own steps are
+    the interleaved measurement, and fit_s (the default comparison: about a minute on any
+    machine) fits their steps from the first rounds. Where they cannot take turns (several
+    processes), they run one after another, and calibrate first times the step of each
+    precision interleaved, for the verdicts and to fit fit_s.
     repeat: the whole comparison this many times (runs labelled '· #2'), each with its own
-    interleaved measurement, so a teacher can show how far the figures move.
+    measurement, so a teacher can show how far the figures move.
     """
+    runs = repeated(configs, repeat)
+    per = max(1, len(configs))
+    if side_by_side(configs):
+        from .together import run_together
+
+        for i in range(0, len(runs), per):
+            if stop.is_set():
+                break
+            with RUN_LOCK:
+                run_together(runs[i : i + per], emit, stop, limits, fit_s, i, len(runs))
+            _collect()
+        return
+    _run_sequential(runs, per, emit, stop, limits, calibrate, fit_s)
+
+
+def _collect() -> None:
+    from ..engine.core import collect_garbage
+
+    # Collect after each comparison: left to the interpreter's exit, a 2-process gloo run's
+    # Accelerator cycles were torn down after the process group and rank 1 aborted (SIGABRT).
+    collect_garbage()
+
+
+def _run_sequential(
+    runs: list[RunConfig],
+    per: int,
+    emit: Callable[[Event], None],
+    stop: threading.Event,
+    limits: Limits | None,
+    calibrate: bool,
+    fit_s: float | None,
+) -> None:
+    """One run after another in this thread (several processes, or a single run)."""
     # Imported here, not at the top: the app builds its page (and imports this module) before
     # anyone trains, and the engine brings torch and transformers (seconds) with it.
-    from ..engine.core import collect_garbage, execute, failed_event, prepare
-    from .plan import plan_grid
+    from ..engine.core import execute, failed_event, prepare
 
-    runs = repeated(configs, repeat)
     total = len(runs)
-    per = max(1, len(configs))
     relay = emit
+    calibrate = calibrate and per > 1
     for i, cfg in enumerate(runs):
         if stop.is_set():
             break
         if calibrate and i % per == 0:
+            from .plan import plan_grid
+
             block = runs[i : i + per]
             with RUN_LOCK:
                 # Each repetition measures again: its interval is its own.
@@ -106,10 +151,7 @@ def run_grid(
                 continue
             execute(prep, relay, stop, index=i, total=total)
             del prep  # free the model before the next run is built
-            # Collect after each run, the last one too: left to the interpreter's exit, a
-            # 2-process gloo run's Accelerator cycles were torn down after the process group
-            # and rank 1 aborted (SIGABRT).
-            collect_garbage()
+            _collect()
 
 
 def _with_checks(
