@@ -39,19 +39,21 @@ def child(mode: str, model: str, steps: int, batch: int) -> None:
     baton = Baton(n)
 
     def loop(i: int) -> None:
-        prep = prepare(cfg)  # in the run's own thread, as the runner prepares
         baton.take(i)
-        for batch_ in prep.train_dataloader:
-            t0 = time.perf_counter()
-            loss = prep.model(**batch_).loss
-            loss.backward()
-            prep.optimizer.step()
-            prep.optimizer.zero_grad()
-            loss.item()
-            times[i].append(time.perf_counter() - t0)
-            baton.give(i)
-            baton.take(i)
-        baton.finish(i)
+        try:
+            prep = prepare(cfg)  # in the run's own thread and turn, as the runner prepares
+            for batch_ in prep.train_dataloader:
+                t0 = time.perf_counter()
+                loss = prep.model(**batch_).loss
+                loss.backward()
+                prep.optimizer.step()
+                prep.optimizer.zero_grad()
+                loss.item()
+                times[i].append(time.perf_counter() - t0)
+                baton.give(i)
+                baton.take(i)
+        finally:
+            baton.finish(i)
 
     threads = [threading.Thread(target=loop, args=(i,)) for i in range(n)]
     for t in threads:

@@ -7,8 +7,9 @@ import itertools
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..config import Limits, RunConfig
 from ..events import Event
@@ -165,8 +166,49 @@ def _with_checks(
     return relay
 
 
-class Runner:
-    """Background thread + stop Event + event queue for a sequential grid of runs."""
+@runtime_checkable
+class RunnerInterface(Protocol):
+    """What the Train tab, the classroom's shared comparisons and the CLI drive: the private
+    Runner (a thread here), the ZeroGPU GpuRunner (a GPU call) and a classroom Viewer (another
+    visitor's comparison, replayed then live) all implement it."""
+
+    configs: list[RunConfig]  # the comparison's runs (one repetition)
+    runs: RunFold  # the one fold of its events into run records (mpdemo.runs.fold)
+    machine: dict[str, Any] | None  # the machine the runs ran on, once known
+
+    def start(self) -> RunnerInterface:
+        """Start it (the events may only begin when read)."""
+        ...
+
+    def stop(self) -> None:
+        """End every run within a step; keep what they trained."""
+        ...
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for its end; True when it has ended."""
+        ...
+
+    @property
+    def alive(self) -> bool:
+        """Whether events may still come."""
+        ...
+
+    def events(self, timeout: float | None = None) -> Iterator[Event | None]:
+        """Its events as they come; None when `timeout` passed with none (a heartbeat)."""
+        ...
+
+    @property
+    def summaries(self) -> list[Any]:
+        """The finished runs' summaries, in the order they ended."""
+        ...
+
+    def clock(self) -> float:
+        """When the last event handed on happened (monotonic; a replay keeps its times)."""
+        ...
+
+
+class Runner(RunnerInterface):
+    """Background thread + stop Event + event queue for one comparison (its runs take turns)."""
 
     def __init__(
         self,
@@ -184,6 +226,7 @@ class Runner:
         self.stop_event = threading.Event()
         self.queue: queue.Queue[Any] = queue.Queue()
         self.runs = RunFold(repeated(self.configs, repeat))
+        self.machine: dict[str, Any] | None = None
         self.thread: threading.Thread | None = None
 
     def start(self) -> Runner:
@@ -208,13 +251,17 @@ class Runner:
         """Whether the worker thread is still running."""
         return self.thread is not None and self.thread.is_alive()
 
-    def events(self, timeout: float | None = None) -> Iterator[Event]:
+    def clock(self) -> float:
+        """Now: a live comparison's events happen as they are handed on."""
+        return time.monotonic()
+
+    def events(self, timeout: float | None = None) -> Iterator[Event | None]:
         """Yield events until the grid ends; with a timeout, yield None when nothing came."""
         while True:
             try:
                 item = self.queue.get(timeout=timeout)
             except queue.Empty:
-                yield None  # type: ignore[misc]  # a heartbeat for UIs that poll
+                yield None  # a heartbeat for UIs that poll
                 continue
             if item is _END:
                 return
@@ -226,6 +273,8 @@ class Runner:
         return self.runs.summaries
 
     def _emit(self, event: Event) -> None:
+        if event.kind == "plan":
+            self.machine = event.machine
         self.runs.apply(event)
         self.queue.put(event)
 

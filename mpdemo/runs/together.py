@@ -18,6 +18,7 @@ own, as it would alone.
 
 from __future__ import annotations
 
+import logging
 import statistics
 import threading
 import time
@@ -31,6 +32,8 @@ from ..messages import Note
 from ..registry import BACKENDS
 from .timing import LoadMeter, SpeedCheck, median_interval, verdict
 from .turns import Baton, Lane, Pace
+
+_log = logging.getLogger(__name__)
 
 # Rounds timed after the warm-up before the steps are fitted to the time budget.
 FIT_ROUNDS = 3
@@ -209,7 +212,10 @@ class Together:
                 self._round_done(k)
             elif ev.kind == "end":
                 self.training.discard(k)
-                ev = self._with_check(k, ev)
+                try:
+                    ev = self._with_check(k, ev)
+                except Exception:  # noqa: BLE001 - the run's end must reach the page regardless
+                    _log.exception("speed check of %s failed", ev.label)
         self.out(ev)
 
     def _round_done(self, k: int) -> None:
