@@ -52,6 +52,8 @@ EN: dict[str, str] = {
     "path_outside_roots": "{value!r} is outside the folders this server may read ({roots})",
     "not_a_model": "{value!r} is not a model folder saved with save_pretrained ({detail})",
     "not_a_dataset": "{value!r} is not a dataset saved with save_to_disk ({detail})",
+    "mem_cap_env": "MPDEMO_MAX_MEMORY_MB",
+    "mem_cap_free": "{pct}% of the memory free now",
     "comparison_too_big": (
         "{runs} runs of {params:,} parameters each are trained side by side: about {need_mb:,.0f} "
         "MiB of weights, gradients and optimizer state, more than the {cap_mb:,.0f} MiB allowed "

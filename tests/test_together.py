@@ -142,3 +142,18 @@ def test_a_run_that_cannot_start_leaves_the_others_going(tiny: RunConfig):
     ends = {e.label: e for e in events if e.kind == "end"}
     assert ends["torch · bf16"].status == "failed"
     assert ends["torch · fp32"].status == "completed"
+
+
+def test_a_comparison_too_big_for_memory_is_refused_before_loading(tiny, monkeypatch):
+    from mpdemo.messages import ConfigError
+    from mpdemo.ui.i18n import message
+
+    monkeypatch.setenv("MPDEMO_MAX_MEMORY_MB", "1000")  # 3 x 50M parameters need ~2.3 GB
+    configs = grid(tiny.replace(model="amp-mlp"), ["torch"], ["fp32", "bf16", "fp16"])
+    with pytest.raises(ConfigError) as caught:
+        Runner(configs)
+    err = caught.value
+    assert err.note.key == "comparison_too_big" and err.note.args["runs"] == 3
+    assert "\n" not in str(err) and "MPDEMO_MAX_MEMORY_MB" in str(err)
+    assert "MPDEMO_MAX_MEMORY_MB" in message(err.note.key, err.note.args, "es")
+    Runner(configs[:1])  # one run alone fits: the cap is on the runs together

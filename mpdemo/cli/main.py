@@ -208,12 +208,13 @@ def _run(args: argparse.Namespace) -> int:
     from ..engine.core import preflight
     from ..runs.fold import RunFold
     from ..runs.plan import duration_text, estimate_for, eta_note, memory_notes, run_speed_notes
-    from ..runs.runner import repeated, run_grid, side_by_side
+    from ..runs.runner import check_memory, repeated, run_grid, side_by_side
 
     check_outputs(args)
     configs = configs_from_args(args)
     for cfg in configs:
         preflight(cfg)  # bad input → exit 2 before any training
+    check_memory(configs)  # the runs of a comparison are alive together
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise ConfigError(
             "bad_number",

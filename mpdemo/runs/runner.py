@@ -14,12 +14,18 @@ from typing import Any, Protocol, runtime_checkable
 from ..config import Limits, RunConfig
 from ..events import Event
 from ..files.summary import with_speedups
+from ..messages import ConfigError
 from ..registry import PRECISION_NAMES, PRECISIONS
 from .fold import RunFold
 from .timing import SpeedCheck
 
-# One run at a time in this process, whoever asks: timings must not share the cores.
+# One comparison at a time in this process, whoever asks: timings must not share the cores.
 RUN_LOCK = threading.Lock()
+# Per parameter of a run alive in training: fp32 weights, their gradients and AdamW's two
+# moments (4 + 4 + 8 bytes); activations and the data come on top.
+BYTES_PER_PARAM = 16
+# Without MPDEMO_MAX_MEMORY_MB, the runs may take this share of the memory available now.
+MEMORY_SHARE = 0.8
 _END = object()
 
 
@@ -50,6 +56,56 @@ def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
     if repeat <= 1:
         return list(configs)
     return [c.replace(trial=r) for r in range(1, repeat + 1) for c in configs]
+
+
+def memory_cap() -> tuple[int, dict[str, Any]] | None:
+    """The bytes a comparison's runs may take together, and why (a nested message); None: no cap.
+
+    MPDEMO_MAX_MEMORY_MB when set; else a share of the memory available now (psutil).
+    """
+    raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "").strip()
+    if raw:
+        try:
+            return int(float(raw) * 2**20), {"key": "mem_cap_env", "args": {}}
+        except ValueError:
+            pass
+    try:
+        import psutil
+
+        free = psutil.virtual_memory().available
+    except Exception:  # noqa: BLE001 - no psutil or no figure: no cap to check against
+        return None
+    pct = round(MEMORY_SHARE * 100)
+    return int(free * MEMORY_SHARE), {"key": "mem_cap_free", "args": {"pct": pct}}
+
+
+def check_memory(configs: list[RunConfig]) -> None:
+    """Refuse, before anything loads, a comparison whose runs would not fit in memory together.
+
+    The runs of a comparison are alive at once (they take turns step by step); their size is
+    estimated from the catalog's parameter counts (a model it does not list is checked against
+    Limits.max_params when it loads). Raises ConfigError("comparison_too_big").
+    """
+    from ..catalog import MODELS
+
+    if not side_by_side(configs):  # one run at a time: Limits.max_params is its cap
+        return
+    n = len(configs)
+    sizes = [MODELS[c.model].approx_params for c in configs if c.model in MODELS]
+    if not sizes:
+        return
+    params = max(sizes)
+    need = n * params * BYTES_PER_PARAM
+    cap = memory_cap()
+    if cap is not None and need > cap[0]:
+        raise ConfigError(
+            "comparison_too_big",
+            runs=n,
+            params=params,
+            need_mb=need / 2**20,
+            cap_mb=cap[0] / 2**20,
+            why=cap[1],
+        )
 
 
 def side_by_side(configs: list[RunConfig]) -> bool:
@@ -219,6 +275,7 @@ class Runner(RunnerInterface):
         repeat: int = 1,
     ) -> None:
         self.configs = list(configs)
+        check_memory(self.configs)  # refused here, in the caller's thread, before anything loads
         self.repeat = repeat
         self.calibrate = calibrate
         self.fit_s = fit_s

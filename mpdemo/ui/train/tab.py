@@ -21,7 +21,7 @@ from ...catalog import MODELS
 from ...config import Limits, RunConfig, coerce_field
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
-from ...runs.runner import grid, repeated
+from ...runs.runner import check_memory, grid, repeated
 from .. import system, zerogpu
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, t
 from ..text import esc, shown
@@ -338,6 +338,7 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
 
     for cfg in configs:
         preflight(cfg, lim)
+    check_memory(configs)  # the runs are alive together: refused in one line before loading
     return configs
 
 
