@@ -54,6 +54,9 @@ class StepEvent(_Event):
     tokens_per_s: float | None
     lr: float
     elapsed_s: float
+    # Seconds since the comparison started (the run's own start when it runs alone): the runs
+    # of a comparison take turns, and the files show it.
+    wall_s: float | None = None
     kind: Literal["step"] = "step"
 
 
@@ -103,6 +106,9 @@ class GridPlanned(_Event):
     expected_s: float | None  # the whole grid, from the calibration
     notes: list[dict[str, Any]] = field(default_factory=list)  # sentences: {"key", "args", "text"}
     steps: int | None = None  # steps per run when fitted to a time budget (None: as asked)
+    # The runs take turns step by step (mpdemo.runs.together): their own steps are the
+    # measurement, and the estimate counts rounds, not runs one after another.
+    interleaved: bool = False
     kind: Literal["plan"] = "plan"
 
 

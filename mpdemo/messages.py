@@ -52,6 +52,13 @@ EN: dict[str, str] = {
     "path_outside_roots": "{value!r} is outside the folders this server may read ({roots})",
     "not_a_model": "{value!r} is not a model folder saved with save_pretrained ({detail})",
     "not_a_dataset": "{value!r} is not a dataset saved with save_to_disk ({detail})",
+    "mem_cap_env": "MPDEMO_MAX_MEMORY_MB",
+    "mem_cap_free": "{pct}% of the memory free now",
+    "comparison_too_big": (
+        "{runs} runs of {params:,} parameters each are trained side by side: about {need_mb:,.0f} "
+        "MiB of weights, gradients and optimizer state, more than the {cap_mb:,.0f} MiB allowed "
+        "here ({why}); compare fewer runs or a smaller model"
+    ),
     "model_too_big": (
         "{value!r} has {params:,} parameters; this server allows at most {limit:,} "
         "(MPDEMO_MAX_PARAMS)"
@@ -195,6 +202,18 @@ EN: dict[str, str] = {
         "step on this machine)"
     ),
     "calibrating": "measuring the training step on this machine (a few seconds)...",
+    "side_by_side": (
+        "the {runs} runs take turns step by step on the same batches, so their own step times "
+        "are the interleaved measurement of the speed-ups"
+    ),
+    "eta_rounds_slower": (
+        "re-estimated: the last rounds took {factor:.1f}x as long as the first ones (the "
+        "machine's load changed): about {left} left"
+    ),
+    "eta_rounds_faster": (
+        "re-estimated: the last rounds went {factor:.1f}x as fast as the first ones (the "
+        "machine's load changed): about {left} left"
+    ),
     "eta_revised_slower": (
         "re-estimated: the runs step {factor:.1f}x slower than the step measured before them "
         "(the machine's load changed): about {left} left"

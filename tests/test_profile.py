@@ -210,19 +210,29 @@ def test_machine_info_is_cheap_json_and_names_this_machine():
 
 
 def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg):
+    # Where the runs cannot take turns (several processes), the step is calibrated before them.
     P.forget_calibrations()
     configs = grid(small_cfg.replace(steps=3), ["torch"], ["fp32", "bf16"])
-    events = []
-    run_grid(configs, events.append, threading.Event(), calibrate=True)
-    assert events[0].kind == "plan"
-    plan = events[0]
+    plan = P.plan_grid(configs, threading.Event())
     assert plan.calibration["step_s"].keys() == {"fp32", "bf16"}
     keys = [n["key"] for n in plan.notes]
     assert keys[-1] == "plan_expect" and plan.expected_s > 0
     assert any(k.startswith("speed_") for k in keys)
-    # The runs' warnings carry no calibration sentence: after the runs, their own figures speak.
+
+
+def test_runs_that_take_turns_are_not_calibrated_before(small_cfg):
+    P.forget_calibrations()
+    configs = grid(small_cfg.replace(steps=3), ["torch"], ["fp32", "bf16"])
+    events = []
+    run_grid(configs, events.append, threading.Event(), calibrate=True)
+    plan = events[0]
+    assert plan.kind == "plan" and plan.interleaved and plan.calibration is None
+    assert [n["key"] for n in plan.notes] == ["side_by_side"]
+    assert P.cached_calibration(configs[0]) is None  # nothing was timed before the runs
+    # The runs' warnings carry no calibration sentence: their own figures speak.
     bf16 = next(e for e in events if e.kind == "end" and e.summary["precision"] == "bf16")
     assert not any(w["key"].startswith("speed_") for w in bf16.summary["warning_keys"])
+    assert bf16.summary["speed_check"]["rounds"] == 0  # 3 steps: all warm-up, no round timed
 
 
 @pytest.mark.parametrize(

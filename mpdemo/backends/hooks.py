@@ -49,6 +49,21 @@ class StepHooks:
         """Whether the run went to its end (a stopped or diverged run is not evaluated)."""
         return True
 
+    # The turns of a comparison whose runs take turns step by step (mpdemo.runs.turns): a run
+    # holds the turn from fetching its batch to its step's end. Alone (a reproduce script), no-ops.
+    def planned_steps(self) -> int:
+        """The steps this run makes (fewer than asked once fitted to a time budget)."""
+        return self.prep.cfg.steps
+
+    def take_turn(self) -> None:
+        """Wait for this run's turn (before the step's batch is fetched)."""
+
+    def next_turn(self) -> None:
+        """The step is done: hand the turn on and wait for this run's next one."""
+
+    def training_done(self) -> None:
+        """The last step is done: wait until every run has trained, then for a last turn."""
+
     def record_eval(self, metrics: dict[str, float]) -> None:
         """The validation metrics."""
         raise NotImplementedError
@@ -56,14 +71,29 @@ class StepHooks:
     # --- what the loops call -------------------------------------------------------------
     def steps(self, batches: Iterable[Any]) -> Iterator[Any]:
         """Yield the batches; each step is timed from its first line to its rec.record()."""
-        for batch in batches:
-            self._logged = None
-            self.begin()
-            yield batch  # the loop's body runs here
-            if self._logged is None:
-                raise RuntimeError("the training loop must call rec.record() once per step")
-            if not self.end(*self._logged):
-                return
+        it = iter(batches)
+        try:
+            while True:
+                self.take_turn()  # the batch is fetched in the turn: Accelerate's loader state
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    break
+                self._logged = None
+                self.begin()
+                yield batch  # the loop's body runs here
+                if self._logged is None:
+                    raise RuntimeError("the training loop must call rec.record() once per step")
+                if not self.end(*self._logged):
+                    break
+                self.next_turn()
+        finally:
+            # Closed here, in this run's turn: a loader left open would be closed by the
+            # garbage collector later, in whichever run's turn, on that run's Accelerate state.
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+        self.training_done()
 
     def record(self, loss: Any, scaler: Any, skipped: bool = False) -> None:
         """The step's loss, and its loss scale read from a GradScaler (None when it is off)."""
@@ -116,11 +146,22 @@ def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallb
             on = scaler is not None and scaler.is_enabled()
             self.scale = scaler.get_scale() if on else None
             self.skipped = trainer.accelerator.optimizer_step_was_skipped
+            # A comparison fitted to its time budget ends before max_steps: it evaluates at the
+            # step it ends on, as the other backends do.
+            if state.global_step >= hooks.planned_steps() and hooks.should_evaluate():
+                control.should_evaluate = True
 
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
             is_train_log = bool(logs) and "loss" in logs and "eval_loss" not in logs
-            if is_train_log and not hooks.end(logs["loss"], self.scale, self.skipped, dt=self.dt):
+            if not is_train_log:
+                return
+            if hooks.end(logs["loss"], self.scale, self.skipped, dt=self.dt):
+                # The turn is taken again here, not in on_step_begin: the Trainer fetches the
+                # next batch between the two, and that belongs to this run's turn.
+                hooks.next_turn()
+            else:
                 control.should_training_stop = True
+                hooks.training_done()  # the evaluation comes once every run has trained
 
         def on_evaluate(self, args, state, control, metrics=None, **kwargs):  # noqa: ANN001
             keep = {k.removeprefix("eval_"): v for k, v in (metrics or {}).items()}

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Limits, RunConfig
 from ..files.recorded import thin_steps
 from ..runs.fold import RunFold
-from ..runs.runner import repeated
+from ..runs.runner import RunnerInterface, repeated
 
 if TYPE_CHECKING:
     from .line import Hub
@@ -43,14 +43,14 @@ ENDED = ("finished", "stopped", "failed", "cancelled")
 
 def default_runner(
     configs: list[RunConfig], calibrate: bool, fit_s: float | None, repeat: int
-) -> Any:
+) -> RunnerInterface:
     """The engine's Runner (the UI passes its own factory: on ZeroGPU a GPU call)."""
     from ..runs.runner import Runner
 
     return Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s, repeat=repeat)
 
 
-RunnerFactory = Callable[[list[RunConfig], bool, float | None, int], Any]
+RunnerFactory = Callable[[list[RunConfig], bool, float | None, int], RunnerInterface]
 
 
 # --- one comparison and its record ---------------------------------------------------------------
@@ -101,7 +101,7 @@ class Comparison:
         self.fold = RunFold(repeated(self.configs, repeat))
         self.estimate: Any = None  # mpdemo.runs.plan.GridEstimate once its plan event came
         self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
-        self.runner: Any = None
+        self.runner: RunnerInterface | None = None
         self._stop = threading.Event()
         self._notified = now
         # The submitter's context: on ZeroGPU the GPU call reads the visitor's request from it.
@@ -177,7 +177,7 @@ class Comparison:
         """Keep one event and wake the viewers; never waits on any of them."""
         now = self.hub.clock()
         with self.cond:
-            if ev.kind == "plan" and self.estimate is None:
+            if ev.kind == "plan" and (self.estimate is None or ev.interleaved):
                 self._plan(ev)
             elif self.estimate is not None:
                 self.estimate.update(ev)
@@ -194,16 +194,12 @@ class Comparison:
                 self.cond.notify_all()
 
     def _plan(self, ev: Any) -> None:
-        from ..runs.plan import (  # a grid is running: torch is loaded
-            GridEstimate,
-            cached_calibration,
-        )
+        from ..runs.plan import estimate_for  # a grid is running: torch is loaded
 
         configs = repeated(self.configs, self.repeat)
         if ev.steps is not None:
             configs = [c.replace(steps=ev.steps) for c in configs]
-        cal = cached_calibration(configs[0]) if ev.calibration and configs else None
-        self.estimate = GridEstimate(configs, cal, clock=self.hub.clock)
+        self.estimate = estimate_for(configs, ev, self.hub.clock, self.estimate)
 
     def _thin(self) -> None:
         """Halve the step events (even spread, every skipped one kept); others stay whole."""
@@ -244,7 +240,7 @@ class Comparison:
                 if self._stop.is_set() or self.watching(self.hub.clock()) == 0:
                     self._stop.set()
                     runner.stop()
-            self.machine = getattr(runner, "machine", None)
+            self.machine = runner.machine
         except Exception:  # noqa: BLE001 - said to its viewers as a failed comparison
             statuses.append("failed")
             raise
@@ -292,7 +288,7 @@ class Comparison:
             self.stop()  # nobody waits for it: it leaves the line
 
 
-class Viewer:
+class Viewer(RunnerInterface):
     """One visitor's view of a comparison: its events from the start, then live; the Runner's
     interface (start, stop, join, alive, events, summaries, configs), so the Train tab's loop
     reads it as it reads a Runner."""

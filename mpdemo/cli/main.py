@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "on", "off"),
         default="auto",
         help="time the step of each precision for a few seconds first (auto: when the grid "
-        "has more than one precision)",
+        "has more than one precision), where the runs cannot take turns step by step (several "
+        "processes); taking turns, their own steps are the measurement",
     )
     # `code` takes every flag `run` takes (the parser's own definitions), for one backend and
     # precision, so a `run` command line turns into its script by changing one word.
@@ -204,13 +205,14 @@ def _is_main_process() -> bool:
 def _run(args: argparse.Namespace) -> int:
     from ..engine.core import preflight
     from ..runs.fold import RunFold
-    from ..runs.plan import GridEstimate, duration_text, eta_note, memory_notes, run_speed_notes
-    from ..runs.runner import repeated, run_grid
+    from ..runs.plan import duration_text, estimate_for, eta_note, memory_notes, run_speed_notes
+    from ..runs.runner import check_memory, repeated, run_grid, side_by_side
 
     check_outputs(args)
     configs = configs_from_args(args)
     for cfg in configs:
         preflight(cfg)  # bad input → exit 2 before any training
+    check_memory(configs)  # the runs of a comparison are alive together
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise ConfigError(
             "bad_number",
@@ -222,6 +224,8 @@ def _run(args: argparse.Namespace) -> int:
     single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
     several = len({c.precision for c in configs}) > 1
     calibrate = single and (args.calibrate == "on" or (args.calibrate == "auto" and several))
+    # The runs of a comparison take turns step by step and time themselves: nothing before them.
+    calibrate = calibrate and not side_by_side(configs)
     if main_proc:
         print(header(calibrate))
     estimate: GridEstimate | None = None
@@ -238,7 +242,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(plan_text(ev), flush=True)
             # The runs still ahead, repetitions included: the estimate covers all of them.
             ahead = repeated(configs, args.repeat)[len(runs) :]
-            estimate = GridEstimate(ahead, _calibration_of(ev, configs))
+            estimate = estimate_for(ahead, ev, previous=estimate)
         elif ev.kind == "start" and main_proc and not args.quiet:
             left = estimate.remaining_s() if estimate is not None else None
             eta = f", about {duration_text(left)} left in all" if left is not None else ""
@@ -370,12 +374,6 @@ def plan_text(ev: Any) -> str:
         )
     lines += [f"# {n['text']}" for n in ev.notes]
     return "\n".join(lines)
-
-
-def _calibration_of(ev: Any, configs: list[RunConfig]) -> Any:
-    from ..runs.plan import cached_calibration
-
-    return cached_calibration(configs[0]) if ev.calibration else None
 
 
 def repeat_text(summaries: list[Any]) -> str:

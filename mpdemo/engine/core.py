@@ -8,7 +8,7 @@ import threading
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -31,6 +31,9 @@ from .models import (
 from .precision import check_precision_on, resolve_device
 from .prepared import DeviceLoader, Prepared
 from .recorder import Recorder
+
+if TYPE_CHECKING:
+    from ..runs.turns import Lane
 
 
 @dataclass(frozen=True)
@@ -171,9 +174,13 @@ def execute(
     *,
     index: int = 0,
     total: int = 1,
+    lane: Lane | None = None,
 ) -> Summary:
-    """Run one prepared config in this thread, emitting events; return the summary."""
-    rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total)
+    """Run one prepared config in this thread, emitting events; return the summary.
+
+    lane: the run's turns among the runs of a comparison that take turns (mpdemo.runs.turns).
+    """
+    rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total, lane=lane)
     rec.start()
     try:
         run_backend(prep, rec)

@@ -22,6 +22,7 @@ from .precision import DtypeProbe, autocast_supported, dtype_name, synchronize
 from .probes import SavedBytes
 
 if TYPE_CHECKING:
+    from ..runs.turns import Lane
     from .prepared import Prepared
 
 NONFINITE_PATIENCE = 5  # with a scaler, a few inf/NaN steps are normal: the scale backs off
@@ -31,9 +32,18 @@ class Recorder(StepHooks):
     """Times each step honestly, turns it into events, decides stop/diverge, builds the summary."""
 
     def __init__(
-        self, prep: Prepared, emit: Emit, stop: threading.Event, *, index: int = 0, total: int = 1
+        self,
+        prep: Prepared,
+        emit: Emit,
+        stop: threading.Event,
+        *,
+        index: int = 0,
+        total: int = 1,
+        lane: Lane | None = None,
     ) -> None:
         self.prep = prep
+        # The run's place among the runs of a comparison that take turns (None: it runs alone).
+        self.lane = lane
         self.cfg = prep.cfg
         self.emit = emit
         self.stop = stop
@@ -56,6 +66,7 @@ class Recorder(StepHooks):
         self._nonfinite = 0
         self._t0 = 0.0
         self._start = 0.0
+        self._origin = 0.0
         self._probe: DtypeProbe | None = None
         self.fp8_audit: dict[str, Any] | None = (
             None  # fp8 runs: mpdemo.engine.fp8.audit of the model
@@ -75,6 +86,7 @@ class Recorder(StepHooks):
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         self._start = time.perf_counter()
+        self._origin = self.lane.started_at if self.lane is not None else self._start
         self.emit(
             RunStarted(
                 run_id=self.run_id,
@@ -142,6 +154,7 @@ class Recorder(StepHooks):
                 tokens_per_s=bs * tokens / dt if tokens and dt > 0 else None,
                 lr=float(self.prep.optimizer.param_groups[0]["lr"]),
                 elapsed_s=time.perf_counter() - self._start,
+                wall_s=time.perf_counter() - self._origin,
             )
         )
         if self._diverged(loss_val, scale):
@@ -151,7 +164,29 @@ class Recorder(StepHooks):
             self.status = "stopped"
             self.notes.append(Note("stopped_by_user", {"step": self.step, "steps": self.cfg.steps}))
             return False
-        return self.step < self.cfg.steps
+        return self.step < self.planned_steps()
+
+    def planned_steps(self) -> int:
+        """The steps this run makes: its config's, or fewer once a comparison is fitted to its
+        time budget from its first rounds."""
+        return self.lane.steps(self.cfg.steps) if self.lane is not None else self.cfg.steps
+
+    # --- turns (mpdemo.runs.turns): no-ops for a run alone --------------------------------
+    def take_turn(self) -> None:
+        """Wait for this run's turn."""
+        if self.lane is not None:
+            self.lane.take()
+
+    def next_turn(self) -> None:
+        """Hand the turn on and wait for the next one."""
+        if self.lane is not None:
+            self.lane.give()
+            self.lane.take()
+
+    def training_done(self) -> None:
+        """Out of the rotation; back once every run trained, for the evaluation and the end."""
+        if self.lane is not None:
+            self.lane.done()
 
     def _diverged(self, loss: float, scale: float | None) -> bool:
         if not math.isfinite(loss):
@@ -208,7 +243,11 @@ class Recorder(StepHooks):
         status = self.status or "completed"
         summary = self.summary(status)
         self.log.info("%s after %d steps", status, self.step)
-        self.emit(RunFinished(self.run_id, self.cfg.label, status, summary))
+        try:
+            self.emit(RunFinished(self.run_id, self.cfg.label, status, summary))
+        finally:
+            if self.lane is not None:  # the other runs go on without it
+                self.lane.finish()
         return summary
 
     def _audit_fp8(self) -> None:

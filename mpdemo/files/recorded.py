@@ -393,6 +393,7 @@ STEP_RULES: dict[str, _Rule] = {
     "tokens_per_s": _RATE,
     "lr": _number(0, MAX_NUMBER),
     "elapsed_s": _SECONDS,
+    "wall_s": _SECONDS,  # seconds since the comparison started (its runs take turns)
     "skipped": lambda c, p, v: c.flag(p, v),
 }
 _CPU_RULES: dict[str, _Rule] = {

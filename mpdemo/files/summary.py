@@ -302,6 +302,7 @@ STEP_FIELDS = [
     "tokens_per_s",
     "lr",
     "elapsed_s",
+    "wall_s",  # seconds since the comparison started: its runs take turns step by step
     # The run's memory, on each of its rows (one figure per run): activations kept for backward
     # in one step, and on CUDA the allocator's peak.
     "saved_activation_bytes",

@@ -7,6 +7,8 @@ Sits above the engine (it prepares a model to time its step); nothing below impo
 from __future__ import annotations
 
 import itertools
+import math
+import re
 import statistics
 import threading
 import time
@@ -374,7 +376,8 @@ def eta_note(estimate: GridEstimate) -> Note | None:
     left = estimate.remaining_s()
     if factor is None or left is None or 1 / REVISE_BEYOND <= factor <= REVISE_BEYOND:
         return None
-    key = "eta_revised_slower" if factor > 1 else "eta_revised_faster"
+    kind = "eta_rounds" if estimate.interleaved else "eta_revised"
+    key = f"{kind}_slower" if factor > 1 else f"{kind}_faster"
     return Note(key, {"factor": factor if factor > 1 else 1 / factor, "left": duration_text(left)})
 
 
@@ -409,6 +412,8 @@ def run_speed_notes(
         ref = base.get(peers(s))
         if ref is None or not typical_step_s(s) or not check.interval:
             continue
+        if check.step_s == typical_step_s(s) and check.baseline_step_s == typical_step_s(ref):
+            continue  # measured on the runs' own steps (they took turns): one figure, no other
         # The runs' own figure, with its own interval: only when the two intervals do not meet
         # did the load change between the measurement and the runs.
         timed = max(1, (s.get("steps") or 1) - s.get("warmup_steps", 3))
@@ -465,6 +470,9 @@ class _RunPlan:
 
 # A run's own rate counts as much as the prediction after this many timed steps.
 PRIOR_STEPS = 30
+# Interleaved runs: the pace of this many rounds at the start and at the end is compared to
+# tell the load changed.
+ROUNDS_COMPARED = 5
 
 
 class GridEstimate:
@@ -478,10 +486,18 @@ class GridEstimate:
     """
 
     def __init__(
-        self, configs: list[Any], cal: Calibration | None, clock: Any = time.monotonic
+        self,
+        configs: list[Any],
+        cal: Calibration | None,
+        clock: Any = time.monotonic,
+        interleaved: bool = False,
     ) -> None:
         self.clock = clock
         self.cal = cal
+        # The runs take turns step by step (mpdemo.runs.together): what is left is the rounds
+        # left at the pace of the rounds, not one run after another.
+        self.interleaved = interleaved
+        self.batch = {c.label: (c.batch_size, c.eval_slice) for c in configs}
         device = cal.device if cal is not None else "cpu"
         self.runs = [
             _RunPlan(
@@ -563,11 +579,19 @@ class GridEstimate:
                 ratios.append(rate / r.predicted_step_s)
         return statistics.median(ratios[-3:]) if ratios else 1.0
 
+    def fit(self, steps: int) -> None:
+        """The comparison was fitted to its time budget: each run makes `steps` steps."""
+        for r in self.runs:
+            r.steps = min(r.steps, steps)
+
     def load_factor(self) -> float | None:
         """Wall seconds a step over the calibrated step, for the latest runs (None before any).
 
         Above 1: the runs step slower than measured before them (the machine got busier).
+        Interleaved: the last rounds' pace over the pace of the first rounds after the warm-up.
         """
+        if self.interleaved:
+            return self._round_factor()
         ratios = []
         for r in self.runs:
             rate = self._rate(r)
@@ -595,8 +619,43 @@ class GridEstimate:
         known = [x for r in self.runs if (x := self._rate(r)) is not None]
         return statistics.fmean(known) if known else None
 
+    def _round_factor(self) -> float | None:
+        st = max((r.stamps or [] for r in self.runs if not r.finished), key=len, default=[])
+        first = self.warmup + ROUNDS_COMPARED
+        if len(st) < first + ROUNDS_COMPARED:
+            return None
+        early = (st[first] - st[self.warmup]) / ROUNDS_COMPARED
+        late = (st[-1] - st[-1 - ROUNDS_COMPARED]) / ROUNDS_COMPARED
+        return late / early if early > 0 else None
+
+    def _eval_guess(self, run: _RunPlan) -> float:
+        """A run's evaluation: its batches at about a third of a step each (forward only)."""
+        batch, eval_slice = self.batch.get(run.label, (32, ""))
+        m = re.search(r"\[:(\d+)\]", eval_slice or "")
+        rows = int(m.group(1)) if m else 500
+        step = statistics.median(run.step_times) if run.step_times else 0.0
+        return math.ceil(rows / max(1, batch)) * step / 3
+
+    def _remaining_rounds(self) -> float | None:
+        """Interleaved: the rounds left at the pace of the rounds so far, then the evaluations."""
+        live = [r for r in self.runs if not r.finished]
+        if not live:
+            return 0.0
+        rates = [x for r in live if (x := self._rate(r)) is not None]
+        if not rates:
+            return None
+        # The whole pace since the warm-up: a burst of load among the last rounds must not
+        # move the estimate by itself (bench/eta.py).
+        per_round = statistics.median(rates)
+        rounds = max(r.steps - r.done_steps for r in live)
+        tails = [t for t in self.tails]
+        evals = sum(statistics.median(tails) if tails else self._eval_guess(r) for r in live)
+        return rounds * per_round + evals
+
     def remaining_s(self) -> float | None:
         """Seconds until the last run of the grid ends; None while nothing can say."""
+        if self.interleaved:
+            return self._remaining_rounds()
         total = 0.0
         overhead = self.overhead_s()
         for r in self.runs:
@@ -621,6 +680,24 @@ class GridEstimate:
 
 
 MIN_FIT_STEPS = 20  # fewer steps than this would show no curve worth reading
+
+
+def estimate_for(
+    configs: list[Any], ev: Any, clock: Any = time.monotonic, previous: GridEstimate | None = None
+) -> GridEstimate:
+    """The estimate after a plan event: a calibrated grid's, or the interleaved runs' own.
+
+    A later plan event of interleaved runs (their steps fitted to the time budget) refits the
+    estimate already running, which keeps the rounds it timed.
+    """
+    if getattr(ev, "interleaved", False):
+        est = previous if previous is not None and previous.interleaved else None
+        est = est or GridEstimate(configs, None, clock=clock, interleaved=True)
+        if ev.steps is not None:
+            est.fit(ev.steps)
+        return est
+    cal = cached_calibration(configs[0]) if ev.calibration and configs else None
+    return GridEstimate(configs, cal, clock=clock)
 
 
 def fit_steps(configs: list[Any], cal: Calibration, fit_s: float) -> int | None:

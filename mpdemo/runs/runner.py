@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..config import Limits, RunConfig
 from ..events import Event
 from ..files.summary import with_speedups
+from ..messages import ConfigError
 from ..registry import PRECISION_NAMES, PRECISIONS
 from .fold import RunFold
 from .timing import SpeedCheck
 
-# One run at a time in this process, whoever asks: timings must not share the cores.
+# One comparison at a time in this process, whoever asks: timings must not share the cores.
 RUN_LOCK = threading.Lock()
+# Per parameter of a run alive in training: fp32 weights, their gradients and AdamW's two
+# moments (4 + 4 + 8 bytes); activations and the data come on top.
+BYTES_PER_PARAM = 16
+# Without MPDEMO_MAX_MEMORY_MB, the runs may take this share of the memory available now.
+MEMORY_SHARE = 0.8
 _END = object()
 
 
@@ -50,6 +58,66 @@ def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
     return [c.replace(trial=r) for r in range(1, repeat + 1) for c in configs]
 
 
+def memory_cap() -> tuple[int, dict[str, Any]] | None:
+    """The bytes a comparison's runs may take together, and why (a nested message); None: no cap.
+
+    MPDEMO_MAX_MEMORY_MB when set; else a share of the memory available now (psutil).
+    """
+    raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "").strip()
+    if raw:
+        try:
+            return int(float(raw) * 2**20), {"key": "mem_cap_env", "args": {}}
+        except ValueError:
+            pass
+    try:
+        import psutil
+
+        free = psutil.virtual_memory().available
+    except Exception:  # noqa: BLE001 - no psutil or no figure: no cap to check against
+        return None
+    pct = round(MEMORY_SHARE * 100)
+    return int(free * MEMORY_SHARE), {"key": "mem_cap_free", "args": {"pct": pct}}
+
+
+def check_memory(configs: list[RunConfig]) -> None:
+    """Refuse, before anything loads, a comparison whose runs would not fit in memory together.
+
+    The runs of a comparison are alive at once (they take turns step by step); their size is
+    estimated from the catalog's parameter counts (a model it does not list is checked against
+    Limits.max_params when it loads). Raises ConfigError("comparison_too_big").
+    """
+    from ..catalog import MODELS
+
+    if not side_by_side(configs):  # one run at a time: Limits.max_params is its cap
+        return
+    n = len(configs)
+    sizes = [MODELS[c.model].approx_params for c in configs if c.model in MODELS]
+    if not sizes:
+        return
+    params = max(sizes)
+    need = n * params * BYTES_PER_PARAM
+    cap = memory_cap()
+    if cap is not None and need > cap[0]:
+        raise ConfigError(
+            "comparison_too_big",
+            runs=n,
+            params=params,
+            need_mb=need / 2**20,
+            cap_mb=cap[0] / 2**20,
+            why=cap[1],
+        )
+
+
+def side_by_side(configs: list[RunConfig]) -> bool:
+    """Whether a comparison's runs take turns step by step (mpdemo.runs.together).
+
+    Not under `accelerate launch` (several processes): their collectives must meet in the
+    same order in every process, so there the runs go one after another, timed beforehand.
+    """
+    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    return len(configs) > 1 and world == 1
+
+
 def run_grid(
     configs: list[RunConfig],
     emit: Callable[[Event], None],
@@ -59,28 +127,62 @@ def run_grid(
     fit_s: float | None = None,
     repeat: int = 1,
 ) -> None:
-    """Run configs one after another in this thread, emitting events; stop skips the rest.
+    """Run a comparison (repeat times), emitting events; stop ends every run within a step.
 
-    calibrate: first time the step of each precision for a few seconds, in this same thread
-    (the runs' thread setup), and emit a GridPlanned event with what to expect.
-    fit_s: with calibrate, fewer steps per run when the grid would take much longer than this
-    (the default comparison: about a minute on any machine); the event says so.
+    The runs of a comparison take turns step by step (mpdemo.runs.together): their own steps are
+    the interleaved measurement, and fit_s (the default comparison: about a minute on any
+    machine) fits their steps from the first rounds. Where they cannot take turns (several
+    processes), they run one after another, and calibrate first times the step of each
+    precision interleaved, for the verdicts and to fit fit_s.
     repeat: the whole comparison this many times (runs labelled '· #2'), each with its own
-    interleaved measurement, so a teacher can show how far the figures move.
+    measurement, so a teacher can show how far the figures move.
     """
+    runs = repeated(configs, repeat)
+    per = max(1, len(configs))
+    if side_by_side(configs):
+        from .together import run_together
+
+        for i in range(0, len(runs), per):
+            if stop.is_set():
+                break
+            with RUN_LOCK:
+                run_together(runs[i : i + per], emit, stop, limits, fit_s, i, len(runs))
+            _collect()
+        return
+    _run_sequential(runs, per, emit, stop, limits, calibrate, fit_s)
+
+
+def _collect() -> None:
+    from ..engine.core import collect_garbage
+
+    # Collect after each comparison: left to the interpreter's exit, a 2-process gloo run's
+    # Accelerator cycles were torn down after the process group and rank 1 aborted (SIGABRT).
+    collect_garbage()
+
+
+def _run_sequential(
+    runs: list[RunConfig],
+    per: int,
+    emit: Callable[[Event], None],
+    stop: threading.Event,
+    limits: Limits | None,
+    calibrate: bool,
+    fit_s: float | None,
+) -> None:
+    """One run after another in this thread (several processes, or a single run)."""
     # Imported here, not at the top: the app builds its page (and imports this module) before
     # anyone trains, and the engine brings torch and transformers (seconds) with it.
-    from ..engine.core import collect_garbage, execute, failed_event, prepare
-    from .plan import plan_grid
+    from ..engine.core import execute, failed_event, prepare
 
-    runs = repeated(configs, repeat)
     total = len(runs)
-    per = max(1, len(configs))
     relay = emit
+    calibrate = calibrate and per > 1
     for i, cfg in enumerate(runs):
         if stop.is_set():
             break
         if calibrate and i % per == 0:
+            from .plan import plan_grid
+
             block = runs[i : i + per]
             with RUN_LOCK:
                 # Each repetition measures again: its interval is its own.
@@ -106,10 +208,7 @@ def run_grid(
                 continue
             execute(prep, relay, stop, index=i, total=total)
             del prep  # free the model before the next run is built
-            # Collect after each run, the last one too: left to the interpreter's exit, a
-            # 2-process gloo run's Accelerator cycles were torn down after the process group
-            # and rank 1 aborted (SIGABRT).
-            collect_garbage()
+            _collect()
 
 
 def _with_checks(
@@ -123,8 +222,49 @@ def _with_checks(
     return relay
 
 
-class Runner:
-    """Background thread + stop Event + event queue for a sequential grid of runs."""
+@runtime_checkable
+class RunnerInterface(Protocol):
+    """What the Train tab, the classroom's shared comparisons and the CLI drive: the private
+    Runner (a thread here), the ZeroGPU GpuRunner (a GPU call) and a classroom Viewer (another
+    visitor's comparison, replayed then live) all implement it."""
+
+    configs: list[RunConfig]  # the comparison's runs (one repetition)
+    runs: RunFold  # the one fold of its events into run records (mpdemo.runs.fold)
+    machine: dict[str, Any] | None  # the machine the runs ran on, once known
+
+    def start(self) -> RunnerInterface:
+        """Start it (the events may only begin when read)."""
+        ...
+
+    def stop(self) -> None:
+        """End every run within a step; keep what they trained."""
+        ...
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for its end; True when it has ended."""
+        ...
+
+    @property
+    def alive(self) -> bool:
+        """Whether events may still come."""
+        ...
+
+    def events(self, timeout: float | None = None) -> Iterator[Event | None]:
+        """Its events as they come; None when `timeout` passed with none (a heartbeat)."""
+        ...
+
+    @property
+    def summaries(self) -> list[Any]:
+        """The finished runs' summaries, in the order they ended."""
+        ...
+
+    def clock(self) -> float:
+        """When the last event handed on happened (monotonic; a replay keeps its times)."""
+        ...
+
+
+class Runner(RunnerInterface):
+    """Background thread + stop Event + event queue for one comparison (its runs take turns)."""
 
     def __init__(
         self,
@@ -135,6 +275,7 @@ class Runner:
         repeat: int = 1,
     ) -> None:
         self.configs = list(configs)
+        check_memory(self.configs)  # refused here, in the caller's thread, before anything loads
         self.repeat = repeat
         self.calibrate = calibrate
         self.fit_s = fit_s
@@ -142,6 +283,7 @@ class Runner:
         self.stop_event = threading.Event()
         self.queue: queue.Queue[Any] = queue.Queue()
         self.runs = RunFold(repeated(self.configs, repeat))
+        self.machine: dict[str, Any] | None = None
         self.thread: threading.Thread | None = None
 
     def start(self) -> Runner:
@@ -166,13 +308,17 @@ class Runner:
         """Whether the worker thread is still running."""
         return self.thread is not None and self.thread.is_alive()
 
-    def events(self, timeout: float | None = None) -> Iterator[Event]:
+    def clock(self) -> float:
+        """Now: a live comparison's events happen as they are handed on."""
+        return time.monotonic()
+
+    def events(self, timeout: float | None = None) -> Iterator[Event | None]:
         """Yield events until the grid ends; with a timeout, yield None when nothing came."""
         while True:
             try:
                 item = self.queue.get(timeout=timeout)
             except queue.Empty:
-                yield None  # type: ignore[misc]  # a heartbeat for UIs that poll
+                yield None  # a heartbeat for UIs that poll
                 continue
             if item is _END:
                 return
@@ -184,6 +330,8 @@ class Runner:
         return self.runs.summaries
 
     def _emit(self, event: Event) -> None:
+        if event.kind == "plan":
+            self.machine = event.machine
         self.runs.apply(event)
         self.queue.put(event)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..config import Limits, RunConfig
 from ..runs.fold import RunFold
-from ..runs.runner import Runner, repeated
+from ..runs.runner import Runner, RunnerInterface, repeated
 
 # The variable the `spaces` package itself reads (spaces/config.py: Settings.zero_gpu); a
 # ZeroGPU Space has it set to "true", with SPACES_ZERO_DEVICE_API_URL next to it.
@@ -184,8 +184,8 @@ def setup() -> bool:
     return True
 
 
-class GpuRunner:
-    """Runner's interface (start, stop, join, alive, events, summaries) for the Train tab; the
+class GpuRunner(RunnerInterface):
+    """The runner interface (mpdemo.runs.runner.RunnerInterface) for the Train tab; the
     grid itself runs inside the GPU call, not in a thread of this process, stopped by a file."""
 
     def __init__(
@@ -211,6 +211,10 @@ class GpuRunner:
     def summaries(self) -> list[Any]:
         """The finished runs' summaries, in the order they ended."""
         return self.runs.summaries
+
+    def clock(self) -> float:
+        """Now: the GPU call's events are handed on as they come."""
+        return time.monotonic()
 
     @property
     def stop_path(self) -> str:

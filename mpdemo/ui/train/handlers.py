@@ -165,6 +165,11 @@ def train(
         last = time.monotonic()
         table_changed = False
         for ev in runner.events(timeout=YIELD_EVERY_S):
+            if session.runner is not runner:
+                # A newer Train click took this session over (this comparison was stopped and
+                # is still ending): its events must not land in the new one's runs, nor its
+                # last frame ("Done: 0 runs") over the new one's status.
+                return
             first_step = ev is not None and ev.kind == "step" and not _has_steps(session, ev.label)
             if ev is not None and session.apply(ev):
                 table_changed = True

@@ -11,7 +11,7 @@ from ...catalog import MODELS
 from ...config import Limits, RunConfig, coerce_field
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
-from ...runs.runner import grid
+from ...runs.runner import check_memory, grid
 from .. import system
 from ..i18n import error_text, message, t
 from ..text import shown
@@ -171,6 +171,7 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
 
     for cfg in configs:
         preflight(cfg, lim)
+    check_memory(configs)  # the runs are alive together: refused in one line before loading
     return configs
 
 

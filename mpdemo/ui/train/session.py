@@ -36,6 +36,8 @@ from .plots import Series
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
+    from ...runs.runner import RunnerInterface
+
 # What a browser keeps of a visitor's runs (gr.BrowserState, localStorage): thinned steps, and
 # at most about this many characters of JSON (localStorage holds ~5 MB per site, encrypted and
 # base64-encoded on top); the oldest trainings and recordings go first.
@@ -102,7 +104,7 @@ def series_from_steps(label: str, steps: list[dict[str, Any]]) -> Series:
 class Session:
     """Per-session state: the current grid, its live series, finished runs, files."""
 
-    runner: Any = None  # mpdemo.runs.runner.Runner while a grid runs
+    runner: RunnerInterface | None = None  # while a comparison runs (a Runner, Viewer...)
     configs: list[RunConfig] = field(default_factory=list)
     series: dict[str, Series] = field(default_factory=dict)
     runs: list[dict[str, Any]] = field(default_factory=list)  # this grid's finished runs
@@ -187,15 +189,14 @@ class Session:
         if self.estimate is not None:
             self.estimate.update(ev)
         if kind == "plan":
-            from ...runs.plan import GridEstimate, cached_calibration  # torch: a grid is running
+            from ...runs.plan import estimate_for  # torch: a grid is running
 
             self.plan = ev
             if ev.steps is not None:  # fitted to about a minute: the runs do fewer steps
                 self.configs = [c.replace(steps=ev.steps) for c in self.configs]
-            cal = cached_calibration(self.configs[0]) if ev.calibration and self.configs else None
             # A replayed comparison's steps keep the times they were recorded at (broadcast).
-            clock = getattr(self.runner, "clock", time.monotonic)
-            self.estimate = GridEstimate(self.configs, cal, clock=clock)
+            clock = self.runner.clock if self.runner is not None else time.monotonic
+            self.estimate = estimate_for(self.configs, ev, clock, self.estimate)
             return False
         if kind == "start":
             origin = self.shared_from()

@@ -1,0 +1,299 @@
+"""The runs of a comparison side by side: each in a thread of its own, taking turns step by step.
+
+Round k is step k of every run (ABBA order, mpdemo.runs.turns.Baton), so the runs' own step
+times are the interleaved measurement: run X's speed-up against its backend's fp32 run is the
+median of the per-round ratios fp32 step / X step, with the distribution-free 95 % interval of
+mpdemo.runs.timing, and the verdict is timing.verdict() of that interval. Nothing is timed
+before the runs. The evaluations come once every run has trained, one after another.
+
+The time budget (fit_s, "about a minute") is met on the fly: the first rounds after the warm-up
+are timed, and the steps each run makes are fitted to what is left of the budget; a GridPlanned
+event says so.
+
+Accelerate keeps process-wide state (AcceleratorState, PartialState, GradientState share class
+dicts, the Borg pattern); at every hand-over of the baton the leaving run's dicts are saved and
+the coming run's put back in place, with torch's CPU random state, so each run sees only its
+own, as it would alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..config import Limits, RunConfig
+from ..events import Event, GridPlanned
+from ..files.summary import with_speedups
+from ..messages import Note
+from ..registry import BACKENDS
+from .timing import LoadMeter, SpeedCheck, median_interval, verdict
+from .turns import Baton, Lane, Pace
+
+_log = logging.getLogger(__name__)
+
+# Rounds timed after the warm-up before the steps are fitted to the time budget.
+FIT_ROUNDS = 3
+MIN_FIT_STEPS = 20  # fewer steps than this would show no curve worth reading
+
+
+def paired_check(
+    base: list[float], times: list[float], warmup: int, precision: str, load: dict | None = None
+) -> SpeedCheck | None:
+    """A run's SpeedCheck against its baseline run, from their own steps, round by round.
+
+    The speed-up shown is the ratio of the two runs' median steps over the same rounds (what the
+    table shows); its interval and verdict come from the per-round ratios (timing's one rule).
+    """
+    n = min(len(base), len(times))
+    pairs = [(b, t) for b, t in zip(base[warmup:n], times[warmup:n], strict=True) if t > 0]
+    if not pairs:
+        return None
+    ratios = [b / t for b, t in pairs]
+    interval = median_interval(ratios)
+    low, high = interval if interval else (None, None)
+    others = load.get("others") if load else None
+    v, why = verdict(low, high, len(ratios), others)
+    b_med = statistics.median(b for b, _ in pairs)
+    t_med = statistics.median(t for _, t in pairs)
+    spread = (
+        statistics.median(abs(t - t_med) for _, t in pairs) / t_med
+        if len(pairs) > 1 and t_med > 0
+        else None
+    )
+    return SpeedCheck(
+        precision=precision,
+        baseline="fp32",
+        speedup=b_med / t_med if t_med > 0 else None,
+        low=low,
+        high=high,
+        rounds=len(ratios),
+        block=1,
+        step_s=t_med,
+        baseline_step_s=b_med,
+        spread=spread,
+        others_cpu=others,
+        steal=load.get("steal") if load else None,
+        verdict=v,
+        reason=why,
+    )
+
+
+class StateSwap:
+    """Each run's own Accelerate state and torch random state, put in place at its turns."""
+
+    def __init__(self, accelerate: bool) -> None:
+        self.accelerate = accelerate
+        self.saved: dict[int, dict[str, Any]] = {}
+
+    def _classes(self) -> list[Any]:
+        from accelerate.state import AcceleratorState, GradientState, PartialState
+
+        return [PartialState, AcceleratorState, GradientState]
+
+    def __call__(self, leaving: int | None, coming: int) -> None:
+        """Save the leaving run's state, put the coming run's in place (fresh at its first turn)."""
+        import torch
+
+        if leaving is not None:
+            snap: dict[str, Any] = {"rng": torch.get_rng_state()}
+            if self.accelerate:
+                snap["acc"] = [dict(c._shared_state) for c in self._classes()]
+            self.saved[leaving] = snap
+        snap = self.saved.pop(coming, None)
+        if snap is not None:
+            torch.set_rng_state(snap["rng"])
+        if self.accelerate:
+            # In place: every instance's __dict__ *is* its class's _shared_state dict.
+            for cls, kept in zip(
+                self._classes(), (snap or {}).get("acc") or [{}, {}, {}], strict=True
+            ):
+                cls._shared_state.clear()
+                cls._shared_state.update(kept)
+
+
+class Together:
+    """One comparison's runs trained side by side; its events go to `emit` as they come."""
+
+    def __init__(
+        self,
+        configs: list[RunConfig],
+        emit: Callable[[Event], None],
+        stop: threading.Event,
+        limits: Limits | None = None,
+        fit_s: float | None = None,
+        first_index: int = 0,
+        total: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.configs = list(configs)
+        self.out = emit
+        self.stop = stop
+        self.limits = limits
+        self.fit_s = fit_s
+        self.first = first_index
+        self.total = total if total is not None else len(configs)
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.warmup = max(c.warmup_steps for c in configs) if configs else 0
+        self.times: dict[int, list[float]] = {k: [] for k in range(len(configs))}
+        self.round_ends: list[float] = []  # the clock when each round's last step came
+        self.training: set[int] = set(range(len(configs)))
+        self.fitted = False
+        uses_acc = any(
+            BACKENDS[c.backend].uses_accelerate for c in configs if c.backend in BACKENDS
+        )
+        self.baton = Baton(len(configs), StateSwap(uses_acc))
+        self.pace = Pace(clock())
+        self.meter: LoadMeter | None = None
+
+    # --- the runs --------------------------------------------------------------------------
+    def run(self) -> None:
+        """Train every run (this thread runs the first), return when all have ended."""
+        from ..engine.machine import machine_info
+
+        self.meter = LoadMeter()
+        # Said first, before anything loads: the page leaves "measuring..." and the estimate
+        # knows the runs take turns.
+        self.out(
+            GridPlanned(
+                machine=machine_info(),
+                calibration=None,
+                expected_s=None,
+                notes=[Note("side_by_side", {"runs": len(self.configs)}).to_dict()],
+                interleaved=True,
+            )
+        )
+        threads = [
+            threading.Thread(target=self._one, args=(k,), name=f"mpdemo-run-{k}", daemon=True)
+            for k in range(1, len(self.configs))
+        ]
+        for t in threads:
+            t.start()
+        if self.configs:
+            self._one(0)
+        for t in threads:
+            t.join()
+
+    def _one(self, k: int) -> None:
+        from ..engine.core import execute, failed_event, prepare
+
+        cfg = self.configs[k]
+        lane = Lane(self.baton, k, self.pace)
+        try:
+            lane.take()  # each run prepares in its turn of the first round
+            if self.stop.is_set():
+                return
+            try:
+                prep = prepare(cfg, self.limits)
+            except Exception as err:  # noqa: BLE001 - reported as a failed run; the others go on
+                self._emit(k, failed_event(cfg, err, self.first + k))
+                return
+            execute(
+                prep,
+                lambda ev: self._emit(k, ev),
+                self.stop,
+                index=self.first + k,
+                total=self.total,
+                lane=lane,
+            )
+            del prep
+        finally:
+            lane.finish()  # whatever happened, the others never wait for this run again
+
+    # --- its events ------------------------------------------------------------------------
+    def _emit(self, k: int, ev: Event) -> None:
+        with self.lock:
+            if ev.kind == "step":
+                self.times[k].append(ev.step_time_s)
+                self._round_done(k)
+            elif ev.kind == "end":
+                self.training.discard(k)
+                try:
+                    ev = self._with_check(k, ev)
+                except Exception:  # noqa: BLE001 - the run's end must reach the page regardless
+                    _log.exception("speed check of %s failed", ev.label)
+        self.out(ev)
+
+    def _round_done(self, k: int) -> None:
+        steps = [len(self.times[j]) for j in self.training]
+        done = min(steps) if steps else 0
+        while len(self.round_ends) < done:
+            self.round_ends.append(self.clock())
+        if self.fit_s and not self.fitted and len(self.round_ends) >= self.warmup + FIT_ROUNDS:
+            self._fit()
+
+    def _fit(self) -> None:
+        """Fit the steps to what is left of the time budget, from the rounds timed so far."""
+        self.fitted = True
+        ends = self.round_ends
+        w = max(0, self.warmup - 1)
+        per_round = (ends[-1] - ends[w]) / max(1, len(ends) - 1 - w)
+        asked = max(c.steps for c in self.configs)
+        done = len(ends)
+        elapsed = self.clock() - self.pace.started_at
+        full = elapsed + (asked - done) * per_round
+        if self.fit_s is None or full <= self.fit_s * 1.25 or per_round <= 0:
+            return
+        steps = done + int((self.fit_s - elapsed) / per_round)
+        steps = max(MIN_FIT_STEPS, min(asked, steps))
+        if steps >= asked:
+            return
+        self.pace.fitted = steps
+        fitted = elapsed + (steps - done) * per_round
+        key = "fit_steps" if fitted <= self.fit_s * 1.25 else "fit_steps_min"
+        from .plan import duration_text
+
+        note = Note(key, {"asked": asked, "full": duration_text(full), "steps": steps})
+        from ..engine.machine import machine_info
+
+        self.out(
+            GridPlanned(
+                machine=machine_info(),
+                calibration=None,
+                expected_s=fitted,
+                notes=[note.to_dict()],
+                steps=steps,
+                interleaved=True,
+            )
+        )
+
+    def _with_check(self, k: int, ev: Any) -> Any:
+        """The end event with the run's speed-up against its backend's fp32 run, from their steps."""
+        import dataclasses
+
+        cfg = self.configs[k]
+        if cfg.precision == "fp32" or ev.status == "failed":
+            return dataclasses.replace(ev, summary=with_speedups([ev.summary])[0])
+        base = next(
+            (
+                j
+                for j, c in enumerate(self.configs)
+                if c.precision == "fp32" and c.backend == cfg.backend and c.model == cfg.model
+            ),
+            None,
+        )
+        if base is None:
+            return ev
+        load = self.meter.read() if self.meter is not None else None
+        check = paired_check(self.times[base], self.times[k], self.warmup, cfg.precision, load)
+        if check is None:
+            return ev
+        summary = with_speedups([ev.summary], {cfg.precision: check})[0]
+        return dataclasses.replace(ev, summary=summary)
+
+
+def run_together(
+    configs: list[RunConfig],
+    emit: Callable[[Event], None],
+    stop: threading.Event,
+    limits: Limits | None = None,
+    fit_s: float | None = None,
+    first_index: int = 0,
+    total: int | None = None,
+) -> None:
+    """Train configs side by side, taking turns step by step (see the module's docstring)."""
+    Together(configs, emit, stop, limits, fit_s, first_index, total).run()

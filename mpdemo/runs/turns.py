@@ -1,0 +1,168 @@
+"""The baton the runs of a comparison pass round: one step of each run, then the next round.
+
+Each run trains in a thread of its own (the Trainer owns its loop, so a run cannot be a
+generator), and only the thread holding the baton computes. A round is one step of every run
+still training, in ABBA order (the order turns round every round, as mpdemo.runs.timing orders
+its blocks), so a burst of another process's load lands on both sides of a comparison and each
+run's own step times are the interleaved measurement. Once every run has left the rotation
+(trained to its end, stopped, diverged or failed), the ones that evaluate take the baton one
+after another for their evaluation.
+
+`swap` (optional) is called with (leaving index or None, coming index) at every hand-over: the
+runner swaps Accelerate's process-wide state there (each run keeps its own).
+
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+Swap = Callable[[int | None, int], None]
+
+
+class Baton:
+    """Turns for n runs: take() waits for this run's turn; done() leaves the rotation."""
+
+    def __init__(self, n: int, swap: Swap | None = None) -> None:
+        self.n = n
+        self.swap = swap
+        self.cond = threading.Condition()
+        self.training = list(range(n))  # runs still in the rotation, in the grid's order
+        self.round = 0
+        self.order: list[int] = list(self.training)
+        self.pos = 0
+        self.holder: int | None = None  # who holds the baton now (None: nobody)
+        self.last: int | None = None  # who held it last (its state is the one in place)
+        self.evaluating: list[int] = []  # runs waiting for their evaluation turn, in order
+        self.gone: set[int] = set()  # runs that finished for good
+
+    # --- the rotation ---------------------------------------------------------------------
+    def _due(self) -> int | None:
+        """Whose turn it is: the rotation's next run, or once it is empty the next evaluation."""
+        if self.training:
+            return self.order[self.pos]
+        return self.evaluating[0] if self.evaluating else None
+
+    def _advance(self) -> None:
+        """Move the rotation on by one turn (a new round in the other order at its end)."""
+        self.pos += 1
+        if self.pos >= len(self.order):
+            self.round += 1
+            self._reorder()
+
+    def _reorder(self) -> None:
+        # ABBA: the order turns round every round, so neither run always follows the other.
+        self.order = list(self.training if self.round % 2 == 0 else reversed(self.training))
+        self.pos = 0
+
+    def take(self, i: int) -> None:
+        """Block until it is run i's turn, then hold the baton (no-op while i holds it)."""
+        with self.cond:
+            if self.holder == i:
+                return
+            while not (self.holder is None and self._due() == i):
+                self.cond.wait()
+            self.holder = i
+            if self.swap is not None and self.last != i:
+                self.swap(self.last, i)
+            self.last = i
+
+    def give(self, i: int) -> None:
+        """Run i's step is done: the baton goes to the next run of the rotation."""
+        with self.cond:
+            if self.holder != i:
+                return
+            self.holder = None
+            if i in self.training and self.order and self.order[self.pos] == i:
+                self._advance()
+            self.cond.notify_all()
+
+    def done(self, i: int, evaluate: bool) -> None:
+        """Run i trained its last step: out of the rotation; evaluate: queue for an eval turn.
+
+        With evaluate, blocks until every run has left the rotation and it is i's turn to
+        evaluate (the evaluation is not timed against the others' steps).
+        """
+        with self.cond:
+            self._leave(i)
+            if evaluate and i not in self.gone:
+                self.evaluating.append(i)
+            self.cond.notify_all()
+        if evaluate:
+            self.take(i)
+
+    def finish(self, i: int) -> None:
+        """Run i ended for good (finished, stopped or failed): it never takes the baton again."""
+        with self.cond:
+            self._leave(i)
+            if i in self.evaluating:
+                self.evaluating.remove(i)
+            self.gone.add(i)
+            if self.holder == i:
+                self.holder = None
+            self.cond.notify_all()
+
+    def _leave(self, i: int) -> None:
+        if i not in self.training:
+            if self.holder == i:
+                self.holder = None
+            return
+        due = self.order[self.pos] if self.training else None
+        self.training.remove(i)
+        if self.holder == i:
+            self.holder = None
+        # Take i out of this round's order; whoever was due stays due (unless it was i).
+        k = self.order.index(i)
+        self.order.pop(k)
+        if k < self.pos:
+            self.pos -= 1
+        if not self.training:
+            self.order, self.pos = [], 0
+        elif self.pos >= len(self.order):
+            self.round += 1
+            self._reorder()
+        elif due != i:
+            self.pos = self.order.index(due)
+
+
+class Pace:
+    """What the runs of a comparison share besides the baton: when it started, and the steps
+    each run makes once the comparison is fitted to its time budget (None: as asked)."""
+
+    def __init__(self, started_at: float) -> None:
+        self.started_at = started_at  # perf_counter at the comparison's start (steps' wall_s)
+        self.fitted: int | None = None
+
+
+class Lane:
+    """One run's handle on the baton (what the Recorder calls between its steps)."""
+
+    def __init__(self, baton: Baton, i: int, pace: Pace) -> None:
+        self.baton, self.i, self.pace = baton, i, pace
+
+    @property
+    def started_at(self) -> float:
+        """perf_counter when the comparison started."""
+        return self.pace.started_at
+
+    def steps(self, asked: int) -> int:
+        """The steps this run makes: as asked, or fewer once the comparison is fitted."""
+        return asked if self.pace.fitted is None else min(asked, self.pace.fitted)
+
+    def take(self) -> None:
+        """Wait for this run's turn."""
+        self.baton.take(self.i)
+
+    def give(self) -> None:
+        """Hand the turn to the next run."""
+        self.baton.give(self.i)
+
+    def done(self) -> None:
+        """Trained its last step: wait for the others, then a last turn (evaluation, end)."""
+        self.baton.done(self.i, evaluate=True)
+
+    def finish(self) -> None:
+        """Ended for good."""
+        self.baton.finish(self.i)

@@ -1,0 +1,159 @@
+"""The runs of a comparison take turns step by step: same results as alone, steps alternating,
+Stop keeps every run's steps, a run that fails leaves the others going."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from conftest import events_of
+
+from mpdemo import RunConfig
+from mpdemo.runs.runner import Runner, grid, run_grid
+from mpdemo.runs.turns import Baton
+
+
+@pytest.fixture
+def tiny() -> RunConfig:
+    return RunConfig(
+        train_slice="train[:128]", eval_slice="validation[:32]", steps=4, batch_size=8, device="cpu"
+    )
+
+
+def _together(configs: list[RunConfig], stop: threading.Event | None = None) -> list:
+    events: list = []
+    run_grid(configs, events.append, stop or threading.Event())
+    return events
+
+
+def _losses(events: list, label: str) -> list[float]:
+    return [e.loss for e in events if e.kind == "step" and e.label == label]
+
+
+# --- the baton alone (no torch) ---------------------------------------------------------------
+
+
+def test_baton_gives_turns_in_abba_order_and_skips_a_run_that_left():
+    baton, order, lock = Baton(3), [], threading.Lock()
+
+    def run(i: int, steps: int) -> None:
+        for s in range(steps):
+            baton.take(i)
+            with lock:
+                order.append((s, i))
+            baton.give(i)
+        baton.finish(i)
+
+    threads = [threading.Thread(target=run, args=(i, 4 if i != 1 else 2)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads)
+    # Rounds 0 and 1 in ABBA order; run 1 left after two steps, the others go on without it.
+    assert order == [(0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0), (2, 0), (2, 2), (3, 2), (3, 0)]
+
+
+# --- the engine -------------------------------------------------------------------------------
+
+
+def test_interleaved_runs_give_the_losses_of_runs_alone(tiny: RunConfig):
+    configs = grid(tiny, ["torch", "accelerate", "trainer"], ["fp32", "bf16"])
+    together = _together(configs)
+    for cfg in configs:
+        alone = [e.loss for e in events_of(cfg) if e.kind == "step"]
+        side = _losses(together, cfg.label)
+        assert len(side) == cfg.steps == len(alone)
+        assert side == pytest.approx(alone, abs=1e-6), cfg.label
+    ends = {e.label: e for e in together if e.kind == "end"}
+    assert all(e.status == "completed" for e in ends.values())
+    # Every run evaluated, after every run had trained: no eval event before the last step.
+    kinds = [e.kind for e in together]
+    last_step = max(i for i, k in enumerate(kinds) if k == "step")
+    assert kinds.count("eval") == len(configs)
+    assert min(i for i, k in enumerate(kinds) if k == "eval") > last_step
+
+
+def test_steps_of_a_comparison_alternate_and_carry_wall_time(tiny: RunConfig):
+    configs = grid(tiny, ["torch"], ["fp32", "bf16"])
+    events = _together(configs)
+    steps = [e for e in events if e.kind == "step"]
+    # Step k of every run before step k+1 of any.
+    assert [e.step for e in steps] == [1, 1, 2, 2, 3, 3, 4, 4]
+    walls = [e.wall_s for e in steps]
+    assert walls == sorted(walls) and walls[0] > 0
+    # ABBA: the run that stepped second in a round steps first in the next.
+    pairs = [(steps[i].label, steps[i + 1].label) for i in range(0, len(steps), 2)]
+    assert pairs[1] == pairs[0][::-1] and pairs[2] == pairs[0]
+    ends = {e.label: e.summary for e in events if e.kind == "end"}
+    bf16 = ends["torch · bf16"]
+    # The speed-up is the ratio of the two runs' median steps (what the table shows), with the
+    # verdict of their own rounds (too few here for an interval).
+    assert bf16["speedup_vs_fp32"] == pytest.approx(
+        ends["torch · fp32"]["median_step_s"] / bf16["median_step_s"]
+    )
+    assert bf16["speed_verdict"] == "unsure" and bf16["speed_reason"] == "too_few"
+
+
+def test_stop_mid_comparison_keeps_every_runs_steps(tiny: RunConfig):
+    configs = grid(tiny.replace(steps=40), ["torch"], ["fp32", "bf16"])
+    runner = Runner(configs).start()
+    seen = 0
+    for ev in runner.events(timeout=30):
+        assert ev is not None, "no event in 30 s"
+        if ev.kind == "step":
+            seen += 1
+            if seen == 5:
+                runner.stop()
+    assert runner.join(30)
+    runs = runner.runs.finished
+    assert sorted(r["summary"]["label"] for r in runs) == sorted(c.label for c in configs)
+    assert all(r["status"] == "stopped" for r in runs)
+    # Each run kept its steps, and they stopped within a round of each other.
+    counts = [len(r["steps"]) for r in runs]
+    assert all(n >= 2 for n in counts) and max(counts) - min(counts) <= 1
+    assert all("wall_s" in s for r in runs for s in r["steps"])
+
+
+def test_a_run_that_fails_leaves_the_others_going(tiny: RunConfig, monkeypatch):
+    from mpdemo.engine import recorder
+
+    real_end = recorder.Recorder.end
+
+    def end(self, *args, **kwargs):  # the bf16 run breaks at its second step
+        if self.cfg.precision == "bf16" and self.step == 1:
+            raise RuntimeError("broken on purpose")
+        return real_end(self, *args, **kwargs)
+
+    monkeypatch.setattr(recorder.Recorder, "end", end)
+    configs = grid(tiny, ["torch"], ["fp32", "bf16", "fp16"])
+    events = _together(configs)
+    ends = {e.label: e for e in events if e.kind == "end"}
+    assert ends["torch · bf16"].status == "failed"
+    assert ends["torch · fp32"].status == "completed"
+    assert ends["torch · fp16"].status == "completed"
+    assert len(_losses(events, "torch · fp32")) == tiny.steps
+
+
+def test_a_run_that_cannot_start_leaves_the_others_going(tiny: RunConfig):
+    configs = grid(tiny, ["torch"], ["fp32", "bf16"])
+    configs[1] = configs[1].replace(model="no-such-model")
+    events = _together(configs)
+    ends = {e.label: e for e in events if e.kind == "end"}
+    assert ends["torch · bf16"].status == "failed"
+    assert ends["torch · fp32"].status == "completed"
+
+
+def test_a_comparison_too_big_for_memory_is_refused_before_loading(tiny, monkeypatch):
+    from mpdemo.messages import ConfigError
+    from mpdemo.ui.i18n import message
+
+    monkeypatch.setenv("MPDEMO_MAX_MEMORY_MB", "1000")  # 3 x 50M parameters need ~2.3 GB
+    configs = grid(tiny.replace(model="amp-mlp"), ["torch"], ["fp32", "bf16", "fp16"])
+    with pytest.raises(ConfigError) as caught:
+        Runner(configs)
+    err = caught.value
+    assert err.note.key == "comparison_too_big" and err.note.args["runs"] == 3
+    assert "\n" not in str(err) and "MPDEMO_MAX_MEMORY_MB" in str(err)
+    assert "MPDEMO_MAX_MEMORY_MB" in message(err.note.key, err.note.args, "es")
+    Runner(configs[:1])  # one run alone fits: the cap is on the runs together
