@@ -204,3 +204,18 @@ def test_the_time_budget_is_met_from_the_first_rounds(tiny: RunConfig):
     note = eta_note(est)
     assert note is not None and note.key == "eta_rounds_slower"
     assert note.args["factor"] == pytest.approx(2.0)
+
+
+def test_a_fitted_comparison_ends_every_backend_at_the_fitted_step_and_evaluates(tiny):
+    from mpdemo.runs.together import Together
+
+    configs = grid(tiny, ["torch", "trainer"], ["fp32"])
+    events: list = []
+    t = Together(configs, events.append, threading.Event())
+    t.pace.fitted = 2  # as _fit() sets it from the first rounds
+    t.run()
+    for cfg in configs:
+        assert len(_losses(events, cfg.label)) == 2
+    ends = [e for e in events if e.kind == "end"]
+    assert [e.summary["steps"] for e in ends] == [2, 2]
+    assert all(e.status == "completed" and e.summary["eval_accuracy"] is not None for e in ends)
