@@ -2,9 +2,10 @@
 
     python bench/eta.py [--steps N] [--precisions fp32,bf16] [--backends torch]
 
-Runs the page's default comparison exactly as the Train button does (same configs, calibration
-and fitting to about a minute, same Session and GridEstimate), samples the estimate of the time
-left at every event, and afterwards compares it with the real time left. Prints the worst error
+Runs the page's default comparison exactly as the Train button does (same configs, runs taking
+turns step by step, fitted to about a minute from their first rounds, same Session and
+GridEstimate), samples the estimate of the time left at every event, and afterwards compares it
+with the real time left. Prints the worst error
 after the first 10 % of the time (target: within ±30 %), and the figures behind it.
 """
 

@@ -13,6 +13,11 @@ as the median over the quiet rounds (both sides within 70% of their best).
 Then the whole-run figure: per-step wall time from the difference of a long and a short run
 in separate processes (what sits between two steps counts). Targets (DESIGN.md): ≥ 0.97 for
 every backend. Prints figures; asserts nothing.
+
+--runs N (N ≥ 2): the engine side is a comparison of N such runs taking turns step by step
+(mpdemo.runs.runner.run_grid, as the app and the CLI run them), the bare side the course's loop
+N times one after another in one thread; only the whole-run figure is printed then (a run's
+own step stamps include the other runs' turns).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ WARMUP = 3
 QUIET = 0.7  # a round counts as quiet when both sides reached 70% of their best steps/s
 
 
-def one(side: str, cfg_json: str) -> None:
+def one(side: str, cfg_json: str, runs: int = 1) -> None:
     """In the child process: measure one side, print {"steps_per_s": x} as the last line."""
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(HERE))
@@ -45,6 +50,20 @@ def one(side: str, cfg_json: str) -> None:
 
     cfg = RunConfig.from_dict(json.loads(cfg_json))
     t0 = time.perf_counter()
+    if runs > 1:
+        if side == "engine":  # the runs of a comparison, taking turns step by step
+            from mpdemo.runs.runner import run_grid
+
+            run_grid([cfg] * runs, lambda ev: None, threading.Event())
+        else:  # the course's loop for each run, one after another, in one thread
+            worker = threading.Thread(
+                target=lambda: [BARE[cfg.backend](prepare(cfg)) for _ in range(runs)]
+            )
+            worker.start()
+            worker.join()
+        wall = time.perf_counter() - t0
+        print(json.dumps({"steps_per_s": None, "wall_s": wall}), flush=True)
+        return
     if side == "engine":
         # train() prepares and trains in its own worker thread, as the app and the CLI do.
         stamps = [e.elapsed_s for e in train(cfg) if e.kind == "step"]
@@ -59,10 +78,18 @@ def one(side: str, cfg_json: str) -> None:
     print(json.dumps({"steps_per_s": steps_per_s(stamps, WARMUP), "wall_s": wall}), flush=True)
 
 
-def spawn(side: str, cfg: dict) -> dict[str, float]:
+def spawn(side: str, cfg: dict, runs: int = 1) -> dict[str, float]:
     """Run one side in a fresh Python process; its steps/s and the whole call's wall seconds."""
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--one", side, json.dumps(cfg)],
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--one",
+            side,
+            json.dumps(cfg),
+            "--runs",
+            str(runs),
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -92,9 +119,10 @@ def main() -> None:
     p.add_argument("--backends", default="torch,accelerate,trainer")
     p.add_argument("--precisions", default="fp32")
     p.add_argument("--json", dest="json_path")
+    p.add_argument("--runs", type=int, default=1, help="runs per comparison, taking turns")
     a = p.parse_args()
     if a.one:
-        one(*a.one)
+        one(*a.one, runs=a.runs)
         return
     sys.path.insert(0, str(ROOT))
     from mpdemo import RunConfig
@@ -122,12 +150,17 @@ def main() -> None:
         for b, pr in cells:
             cfg = base.replace(backend=b, precision=pr).to_dict()
             for side in order:
-                long_run = spawn(side, cfg)
-                short_run = spawn(side, {**cfg, "steps": short})
+                long_run = spawn(side, cfg, a.runs)
+                short_run = spawn(side, {**cfg, "steps": short}, a.runs)
                 runs[(b, pr)][side].append(long_run["steps_per_s"])
-                per_step = (long_run["wall_s"] - short_run["wall_s"]) / (a.steps - short)
+                steps = (a.steps - short) * a.runs  # every run's steps: N runs take turns
+                per_step = (long_run["wall_s"] - short_run["wall_s"]) / steps
                 whole[(b, pr)][side].append(per_step)
         print(f"  round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
+    print(f"load average at the end: {os.getloadavg()}")
+    if a.runs > 1:
+        _print_whole(a, cells, whole, short)
+        return
     print(
         f"{'backend':<11}{'prec':<6}{'bare it/s med/best':>20}{'engine it/s med/best':>22}"
         f"{'ratio med':>11}{'ratio min':>11}{'ratio best':>12}{'quiet (n)':>13}{'target':>8}"
@@ -177,6 +210,29 @@ def main() -> None:
                 bare = statistics.median(other["bare"]) / statistics.median(f32["bare"])
                 eng = statistics.median(other["engine"]) / statistics.median(f32["engine"])
                 print(f"{b:<11}{pr:<6} bare {bare:.2f}x  engine {eng:.2f}x  ratio {eng / bare:.3f}")
+    if a.json_path:
+        Path(a.json_path).write_text(json.dumps(results, indent=1))
+
+
+def _print_whole(a: argparse.Namespace, cells: list, whole: dict, short: int) -> None:
+    """The whole-run figures of comparisons whose runs take turns, against the bare loop."""
+    print(
+        f"\n{a.runs} runs taking turns, whole runs ({a.steps} - {short} steps each; wall ms a "
+        "step over every run's steps; ratio = bare / engine, per round)"
+    )
+    results = {}
+    for b, pr in cells:
+        bare, eng = whole[(b, pr)]["bare"], whole[(b, pr)]["engine"]
+        ratios = sorted(x / e for e, x in zip(eng, bare, strict=True) if e > 0)
+        med = statistics.median(ratios) if ratios else float("nan")
+        results[f"{b}/{pr}"] = {"bare_ms": bare, "engine_ms": eng, "ratios": ratios}
+        ratios = ratios or [float("nan")]  # a short run outlasted the long one: load noise
+        print(
+            f"{b:<11}{pr:<6} bare {statistics.median(bare) * 1000:7.2f} ms (min "
+            f"{min(bare) * 1000:.2f})  engine {statistics.median(eng) * 1000:7.2f} ms (min "
+            f"{min(eng) * 1000:.2f})  ratio median {med:.3f} min {ratios[0]:.3f} max "
+            f"{ratios[-1]:.3f}; min/min {min(bare) / min(eng):.3f} (target {TARGET[b]:.2f})"
+        )
     if a.json_path:
         Path(a.json_path).write_text(json.dumps(results, indent=1))
 

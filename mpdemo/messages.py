@@ -203,7 +203,7 @@ EN: dict[str, str] = {
     ),
     "calibrating": "measuring the training step on this machine (a few seconds)...",
     "side_by_side": (
-        "the {runs} runs take turns step by step on the same batches, so their own step times "
+        "the {runs} runs take turns on the same batches, round by round, so their own timings "
         "are the interleaved measurement of the speed-ups"
     ),
     "eta_rounds_slower": (

@@ -157,3 +157,65 @@ def test_a_comparison_too_big_for_memory_is_refused_before_loading(tiny, monkeyp
     assert "\n" not in str(err) and "MPDEMO_MAX_MEMORY_MB" in str(err)
     assert "MPDEMO_MAX_MEMORY_MB" in message(err.note.key, err.note.args, "es")
     Runner(configs[:1])  # one run alone fits: the cap is on the runs together
+
+
+def _step(label: str, step: int, dt: float = 0.5):
+    from mpdemo.events import StepEvent
+
+    return StepEvent(f"x:{label}", label, step, 0.7, None, False, dt, 16.0, None, 1e-3, 0.0)
+
+
+def test_the_time_budget_is_met_from_the_first_rounds(tiny: RunConfig):
+    from mpdemo.runs.plan import GridEstimate
+    from mpdemo.runs.together import Together
+
+    now = [0.0]
+    configs = grid(tiny.replace(steps=100), ["torch"], ["fp32", "bf16"])
+    out: list = []
+    t = Together(configs, out.append, threading.Event(), fit_s=30.0, clock=lambda: now[0])
+    est = GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    for step in range(1, 7):  # a round a second: 100 steps would take 100 s
+        for k, cfg in enumerate(configs):
+            now[0] += 0.5
+            ev = _step(cfg.label, step)
+            t._emit(k, ev)
+            est.update(ev)
+    plans = [e for e in out if e.kind == "plan"]
+    assert len(plans) == 1 and plans[0].interleaved
+    # 6 s gone, a second a round: 24 more rounds make about 30 s.
+    assert plans[0].steps == t.pace.fitted == 30
+    assert plans[0].notes[0]["key"] == "fit_steps"
+    est.fit(plans[0].steps)
+    for step in range(7, 11):
+        for cfg in configs:
+            now[0] += 0.5
+            est.update(_step(cfg.label, step))
+    # The estimate counts rounds, not runs one after another: 20 rounds at 1 s, then the evals.
+    left = est.remaining_s()
+    assert left is not None and 20.0 <= left < 22.0
+    from mpdemo.runs.plan import eta_note
+
+    assert eta_note(est) is None  # the pace has not changed
+    # The load doubles: the rounds' pace says so, with a re-estimate and its reason.
+    for step in range(11, 20):
+        for cfg in configs:
+            now[0] += 1.0
+            est.update(_step(cfg.label, step))
+    note = eta_note(est)
+    assert note is not None and note.key == "eta_rounds_slower"
+    assert note.args["factor"] == pytest.approx(2.0)
+
+
+def test_a_fitted_comparison_ends_every_backend_at_the_fitted_step_and_evaluates(tiny):
+    from mpdemo.runs.together import Together
+
+    configs = grid(tiny, ["torch", "trainer"], ["fp32"])
+    events: list = []
+    t = Together(configs, events.append, threading.Event())
+    t.pace.fitted = 2  # as _fit() sets it from the first rounds
+    t.run()
+    for cfg in configs:
+        assert len(_losses(events, cfg.label)) == 2
+    ends = [e for e in events if e.kind == "end"]
+    assert [e.summary["steps"] for e in ends] == [2, 2]
+    assert all(e.status == "completed" and e.summary["eval_accuracy"] is not None for e in ends)

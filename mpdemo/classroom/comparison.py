@@ -98,6 +98,7 @@ class Comparison:
         self.finished_at: float | None = None
         self.last_seen = now  # the last time anyone joined or read it (least recently used)
         self.viewers: set[Viewer] = set()
+        # Its runs' records: the runner's fold once it runs (mpdemo.runs.runner.RunnerInterface).
         self.fold = RunFold(repeated(self.configs, repeat))
         self.estimate: Any = None  # mpdemo.runs.plan.GridEstimate once its plan event came
         self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
@@ -181,7 +182,7 @@ class Comparison:
                 self._plan(ev)
             elif self.estimate is not None:
                 self.estimate.update(ev)
-            self.fold.apply(ev)
+            # The run records: the runner folded this event already (its one fold, self.fold).
             self.entries.append(Entry(self.next_seq, now, ev))
             self._seqs.append(self.next_seq)
             self.next_seq += 1
@@ -230,6 +231,8 @@ class Comparison:
         try:
             runner = self.make_runner(self.configs, self.calibrate, self.fit_s, self.repeat)
             self.runner = runner
+            with self.cond:
+                self.fold = runner.runs  # the one fold of its events, which its viewers read
             runner.start()
             for ev in runner.events(timeout=HEARTBEAT_S):
                 if ev is not None:
@@ -303,7 +306,6 @@ class Viewer(RunnerInterface):
         self.last_read = self.joined_at
         self.cursor = -1  # the seq of the last event handed on
         self.at = self.joined_at  # when the last event handed on was recorded
-        self.runs = RunFold(repeated(comparison.configs, comparison.repeat))
         self.closed = False  # this view was stopped: no more events
         self.dropped = False  # it stopped reading while the run went on: the hub let it go
         self._done = threading.Event()
@@ -346,8 +348,13 @@ class Viewer(RunnerInterface):
         return not self._done.is_set()
 
     @property
+    def runs(self) -> RunFold:
+        """The comparison's one fold of its events (every viewer reads the same records)."""
+        return self.comparison.fold
+
+    @property
     def summaries(self) -> list[Any]:
-        """The finished runs' summaries this view has handed on."""
+        """The finished runs' summaries of the comparison."""
         return self.runs.summaries
 
     @property
@@ -398,7 +405,6 @@ class Viewer(RunnerInterface):
                     if self.closed:
                         return
                     self.cursor, self.at = entry.seq, entry.at
-                    self.runs.apply(entry.event)
                     yield entry.event
         finally:
             self._done.set()

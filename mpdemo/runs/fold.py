@@ -23,12 +23,18 @@ class RunFold:
         self.configs = list(configs)
         self.current: dict[str, Run] = {}
         self.finished: list[Run] = []
+        self.by_id: dict[str, Run] = {}  # every run's record, in progress or finished
+
+    def record(self, run_id: str) -> Run | None:
+        """The record of a run (in progress or finished), by its run id."""
+        return self.by_id.get(run_id)
 
     def apply(self, ev: Any) -> Run | None:
         """Take one engine event; the run's record when this event finished it, else None."""
         kind = getattr(ev, "kind", None)
         if kind == "start":
             self.current[ev.run_id] = {"config": ev.config, "steps": [], "evals": []}
+            self.by_id[ev.run_id] = self.current[ev.run_id]
         elif kind in ("step", "eval"):
             run = self.current.get(ev.run_id)
             if run is not None:
@@ -41,6 +47,7 @@ class RunFold:
             run["summary"] = ev.summary
             run["status"] = ev.status
             self.finished.append(run)
+            self.by_id[ev.run_id] = run
             return run
         return None
 

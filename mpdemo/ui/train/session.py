@@ -110,7 +110,9 @@ class Session:
     runs: list[dict[str, Any]] = field(default_factory=list)  # this grid's finished runs
     history: list[dict[str, Any]] = field(default_factory=list)  # every finished run, all grids
     grid_no: int = 0
-    fold: RunFold = field(default_factory=RunFold)  # the runs in progress, by run id
+    # Events fed without a runner (tests, a replay) are folded here; a runner's own fold is read.
+    fold: RunFold = field(default_factory=RunFold)
+    origins: dict[str, Any] = field(default_factory=dict)  # run id -> shared_from, if shared
     progress: dict[str, Any] = field(default_factory=dict)  # what the status line shows
     errors: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (label, note dict)
     stop_requested: bool = False
@@ -136,6 +138,7 @@ class Session:
         self.configs = list(configs)
         self.series = {}
         self.fold = RunFold()
+        self.origins = {}
         self.errors = []
         self.progress = {
             "index": 0,
@@ -181,11 +184,18 @@ class Session:
         return Path(self.outdir)
 
     # --- events -------------------------------------------------------------------------
+    def _fold(self, ev: Any) -> dict[str, Any] | None:
+        """The run's record when `ev` ended it: the runner's own fold (mpdemo.runs.fold, one per
+        comparison, already applied), or this session's for events fed without a runner."""
+        if self.runner is not None:
+            return self.runner.runs.record(ev.run_id) if ev.kind == "end" else None
+        self.fold.configs = self.configs  # a run that failed to start takes its config here
+        return self.fold.apply(ev)
+
     def apply(self, ev: Any) -> bool:
         """Take one engine event; returns True when a run finished (the table changes)."""
         kind = ev.kind
-        self.fold.configs = self.configs  # a run that failed to start takes its config here
-        finished = self.fold.apply(ev)  # the run records: mpdemo.runs.fold, as the CLI and runner
+        finished = self._fold(ev)
         if self.estimate is not None:
             self.estimate.update(ev)
         if kind == "plan":
@@ -201,7 +211,7 @@ class Session:
         if kind == "start":
             origin = self.shared_from()
             if origin:  # another visitor's comparison, or a board's: the files say so
-                self.fold.current[ev.run_id]["shared_from"] = origin
+                self.origins[ev.run_id] = origin
             self.series[ev.label] = Series(ev.label)
             self.progress.update(
                 index=ev.index,
@@ -224,7 +234,10 @@ class Session:
             )
             return False
         if kind == "end" and finished is not None:
-            run = finished
+            # This session's copy: the record itself is the comparison's (shared by its viewers).
+            run = dict(finished)
+            if ev.run_id in self.origins:
+                run["shared_from"] = self.origins[ev.run_id]
             run["grid"] = self.grid_no
             self.runs.append(run)
             self.history.append(run)  # stays downloadable until the session ends
