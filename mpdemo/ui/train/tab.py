@@ -102,20 +102,19 @@ def precision_info(lang: str, device: str | None) -> str:
     return t("precision_info_cpu" if system.trains_on_cpu(device) else "precision_info_gpu", lang)
 
 
-def precision_note(lang: str, precisions: list[str] | None, device: str | None) -> str:
-    """What this process last measured for the ticked precisions (a Train click calibrates)."""
+def precision_note(
+    lang: str, precisions: list[str] | None, device: str | None, session: Any = None
+) -> str:
+    """What this page's last comparison measured for the ticked precisions (one it ran or
+    joined: another visitor's private run is never read here)."""
     import sys
 
     if "mpdemo.runs.plan" not in sys.modules:  # nothing measured yet: no claim, and no torch
         return ""
     from ...engine.machine import machine_info
-    from ...engine.precision import resolve_device
-    from ...runs.plan import latest_calibration, speed_note
+    from ...runs.plan import speed_note
 
-    try:
-        cal = latest_calibration(resolve_device(device or "auto").type)
-    except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
-        cal = None
+    cal = session.calibration() if isinstance(session, Session) else None
     notes = [n for p in precisions or [] if cal and (n := speed_note(cal, machine_info(), p))]
     if cal is None or not notes:
         return ""
@@ -318,6 +317,17 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
     for name in controls.NAMES:
         if name not in controls.UI_ONLY and name in v:
             v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
+    for name, allowed in (("backends", BACKENDS), ("precisions", PRECISIONS)):
+        got = v.get(name)  # an API caller may send 5 or [["x"]]: one line, not a traceback
+        if got is not None and (
+            not isinstance(got, (list, tuple)) or not all(isinstance(x, str) for x in got)
+        ):
+            raise ConfigError(
+                "unknown_choice",
+                field=name.removesuffix("s"),
+                allowed=", ".join(allowed),
+                value=got,
+            )
     if not v["backends"]:
         raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
     v["precisions"] = with_fp8(v)  # fp8: its own box (controls.py)
@@ -957,7 +967,7 @@ def _wire(
         stop,
         [session, lang],
         [comps["status"]],
-        concurrency_limit=None,
+        queue=False,  # never waits behind training, never counts against the queue's size
         api_name="stop",
         show_progress="hidden",
     )
@@ -971,10 +981,11 @@ def _wire(
             preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **quiet
         )
 
-    def note_fn(lang: str, precs: list[str], dev: str) -> str:
-        return precision_note(norm_lang(lang), precs, dev)
+    def note_fn(lang: str, precs: list[str], dev: str, sess: Session) -> str:
+        return precision_note(norm_lang(lang), precs, dev, sess)
 
-    note_args = ([lang, comps["precisions"], comps["device"]], [comps["precision_note"]])
+    note_inputs = [lang, comps["precisions"], comps["device"], session]
+    note_args = (note_inputs, [comps["precision_note"]])
     for name in ("precisions", "device"):
         comps[name].change(
             note_fn,
@@ -1074,7 +1085,9 @@ def _wire(
     ctx.on_language(on_lang, lang_inputs, lang_outputs)
 
     # The measured speeds under the precisions, in the new language too.
-    ctx.on_language(note_fn, [comps["precisions"], comps["device"]], [comps["precision_note"]])
+    ctx.on_language(
+        note_fn, [comps["precisions"], comps["device"], session], [comps["precision_note"]]
+    )
 
     def on_load(lang: str, *preview_args: Any) -> list[Any]:
         hub = system.hub_status(wait=2.0)  # started at build time; usually answered by now
