@@ -16,11 +16,13 @@ MAX_TEXT = 512  # longest model id / path / slice string accepted from a person
 
 
 def _env_int(name: str, default: int) -> int:
+    # A cap below 1 ("MPDEMO_MAX_STEPS=-1" said "from 1 to -1") is no cap anyone meant.
     raw = os.environ.get(name, "")
     try:
-        return int(raw) if raw.strip() else default
+        value = int(raw) if raw.strip() else default
     except ValueError:
         return default
+    return value if value >= 1 else default
 
 
 def on_hf_space() -> bool:

@@ -99,6 +99,12 @@ EN: dict[str, str] = {
     "load_failed": "could not load {value!r}: {detail}",
     # --- output files (mpdemo/files/atomic.py): checked before any training -------------------------
     "output_is_folder": "{flag} {path!r} is a folder; give the path of a file",
+    "output_empty": "{flag} needs the path of a file; it was given an empty one",
+    "output_symlink": "{flag} {path!r} is a symbolic link; give the path of the file itself",
+    "output_not_regular": (
+        "{flag} {path!r} is not a regular file (a FIFO, a device or a socket); give a file's path"
+    ),
+    "output_same_path": "{flag} {path!r} is the path {other} writes too; give each its own file",
     "output_no_folder": "{flag} {path!r}: the folder {folder!r} does not exist",
     "output_not_writable": "{flag} {path!r}: cannot write in the folder {folder!r} ({detail})",
     # --- runs files read back (mpdemo/files/recorded.py) ---------------------------------------------
@@ -369,6 +375,18 @@ EN: dict[str, str] = {
         "teacher's page shows it"
     ),
     "board_too_many": "too many wrong board codes from here: wait {wait} s and type the code again",
+    "board_full": (
+        "this server has {limit} boards open, as many as it keeps: follow one of them, or publish once a teacher closes their page"
+    ),
+    "board_full_client": (
+        "{limit} boards are already published from this address: close one of those pages first"
+    ),
+    "comparison_too_long": (
+        "this comparison would take about {need} min on this server; one comparison may take at most {cap} min here, so the class behind it waits its turn: {steps} steps a run would fit"
+    ),
+    "comparison_too_long_runs": (
+        "this comparison would take about {need} min on this server; one comparison may take at most {cap} min here, so the class behind it waits its turn: choose fewer runs or repetitions"
+    ),
 }
 
 

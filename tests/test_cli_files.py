@@ -277,3 +277,93 @@ def test_a_model_folder_given_as_tilde_path_is_loaded_from_that_folder(
     monkeypatch.chdir(tmp_path)  # no folder named '~' here to load by mistake
     s = summary_of(events_of(small_cfg.replace(model="~/m", steps=2)))
     assert s["status"] == "completed", s.get("error")
+
+
+# --- only regular files it may replace (issue 28) ------------------------------------------------
+
+
+def _odd_paths(tmp_path: Path) -> list[tuple[list[str], str]]:
+    fifo = tmp_path / "a-fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "target.json"
+    target.write_text("the target", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    same = str(tmp_path / "x.out")
+    return [
+        (["--json", str(fifo)], "not a regular file"),
+        (["--csv", "/dev/null"], "not a regular file"),
+        (["--json", str(link)], "symbolic link"),
+        (["--json", ""], "empty"),
+        (["--csv", "  "], "empty"),
+        (["--json", same, "--csv", same], "--json writes too"),
+    ]
+
+
+def test_the_cli_writes_only_regular_files_it_may_replace(tmp_path, capsys, monkeypatch):
+    import mpdemo.runs.runner
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the grid started")
+
+    monkeypatch.setattr(mpdemo.runs.runner, "run_grid", no_training)
+    for flags, words in _odd_paths(tmp_path):
+        code = cli.main(["run", *TINY, "--steps", "1", *flags])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == cli.EXIT_BAD_INPUT, flags
+        assert len(err) == 1 and words in err[0] and "Traceback" not in err[0], (flags, err)
+    # Nothing was replaced: the FIFO is a FIFO, the link a link to its untouched target.
+    assert (tmp_path / "a-fifo").is_fifo() and (tmp_path / "link.json").is_symlink()
+    assert (tmp_path / "target.json").read_text(encoding="utf-8") == "the target"
+
+
+def test_an_atomic_write_never_replaces_a_fifo_or_a_symlink(tmp_path):
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    link = tmp_path / "l"
+    link.symlink_to(tmp_path / "elsewhere")
+    for path in (fifo, link):
+        with pytest.raises(ConfigError):
+            write_text_atomic(path, "x")
+    assert fifo.is_fifo() and link.is_symlink() and not (tmp_path / "elsewhere").exists()
+
+
+def test_a_grid_the_cli_can_write_is_a_grid_it_reads_back():
+    # 72 runs written by `run --repeat 8` were refused at 64 by the reader and the page.
+    from mpdemo.catalog import BACKENDS, PRECISIONS
+    from mpdemo.config import MAX_REPEAT
+    from mpdemo.files.recorded import MAX_RUNS, parse_document
+
+    assert len(BACKENDS) * len(PRECISIONS) * MAX_REPEAT <= MAX_RUNS
+    run = {"config": RunConfig().to_dict(), "summary": {"backend": "torch", "precision": "fp32"}}
+    assert len(parse_document({"runs": [run] * 72}).runs) == 72
+
+
+def test_a_cap_below_one_in_the_environment_is_ignored(monkeypatch):
+    from mpdemo.config import Limits
+
+    monkeypatch.setenv("MPDEMO_MAX_STEPS", "-1")
+    assert Limits.from_env().max_steps == Limits().max_steps
+
+
+def test_sigterm_during_a_sweep_keeps_its_measured_points(tmp_path):
+    out_json = tmp_path / "sweep.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mpdemo", "sweep", "--sizes", "32x1,64x1,96x1", "--batch-sizes",
+         "8,16", "--budget", "30", "--device", "cpu", "--no-memory", "--quiet",
+         "--json", str(out_json)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for line in proc.stdout:  # a point measured: stop the sweep now
+            if line.strip() and not line.startswith("#"):
+                proc.send_signal(signal.SIGTERM)
+                break
+        _, err = proc.communicate(timeout=180)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and "points measured are kept" in err
+    doc = json.loads(out_json.read_text(encoding="utf-8"))
+    assert doc["points"] and doc["status"] == "stopped"
+    assert {p.name for p in tmp_path.iterdir()} == {"sweep.json"}

@@ -112,7 +112,7 @@ def test_a_burst_of_train_tab_changes_never_sends_a_stale_pick() -> None:
 
     out = asyncio.run(burst_after_a_pick())
     assert out[radio._id]["value"] == "form:torch · fp16"  # the same pick's counterpart
-    assert "`steps=40`" in out[by_id["code-settings"]._id]
+    assert "<code>steps=40</code>" in out[by_id["code-settings"]._id]
 
 
 def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
@@ -128,9 +128,9 @@ def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
     # The runs changed (a training, a reload): the run, with its own settings.
     out = C.code_view("en", form, None, None, runs, "run")
     assert out["run"]["value"] == out["picked"] == "torch · bf16"
-    assert out["settings"].startswith(tt("code_settings_run", "en", run="`torch · bf16`",
+    assert out["settings"].startswith(tt("code_settings_run", "en", run="<code>torch · bf16</code>",
                                          settings=""))  # fmt: skip
-    assert "`steps=3`" in out["settings"] and "`lr=0.01`" in out["settings"]
+    assert "<code>steps=3</code>" in out["settings"] and "<code>lr=0.01</code>" in out["settings"]
     # The very script the Train tab's "Python script" downloads for that run.
     assert out["script"] == Path(sess.script_file("torch · bf16")).read_text(encoding="utf-8")
     assert out["script"] == L.script_for(runs[1])
@@ -139,11 +139,11 @@ def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
     assert values == ["torch · fp32", "torch · bf16", "form:torch · fp32", "form:torch · bf16"]
     # A Train-tab change shows the new settings, titled as not run; picking the run shows it.
     out = C.code_view("en", form, "torch · bf16", None, runs, "form")
-    assert out["run"]["value"] == "form:torch · bf16" and "`lr=0.5`" in out["settings"]
-    assert out["settings"].startswith(tt("code_settings", "en", run="`torch · bf16`",
+    assert out["run"]["value"] == "form:torch · bf16" and "<code>lr=0.5</code>" in out["settings"]
+    assert out["settings"].startswith(tt("code_settings", "en", run="<code>torch · bf16</code>",
                                          settings=""))  # fmt: skip
     out = C.code_view("en", form, "torch · bf16", None, runs, None)
-    assert "`lr=0.01`" in out["settings"] and "lr=0.01," in out["script"]
+    assert "<code>lr=0.01</code>" in out["settings"] and "lr=0.01," in out["script"]
     # The Train tab's grid exactly as it ran: one entry per run, no "not run yet" twin.
     assert [e.value for e in C.code_entries(runs, list(runs))] == ["torch · fp32", "torch · bf16"]
 
@@ -164,7 +164,7 @@ def test_the_code_tab_follows_the_runs_of_its_page(stored: dict[str, Any]) -> No
     got = fn.fn(*_args(fn, by_id, {}, {state._id: sess}))
     out = dict(zip([o._id for o in fn.outputs], got, strict=True))
     assert out[by_id["code-run"]._id]["value"] == "torch · bf16"
-    assert "`steps=3`" in out[listing._id] and "`lr=0.01`" in out[listing._id]
+    assert "<code>steps=3</code>" in out[listing._id] and "<code>lr=0.01</code>" in out[listing._id]
 
 
 def test_the_code_tab_lists_runs_that_started_not_those_still_waiting() -> None:

@@ -395,7 +395,10 @@ def test_every_summary_field_has_a_rule_and_every_problem_a_message() -> None:
 
     check = {f.name for f in fields(SpeedCheck)}
     assert check <= set(SPEED_CHECK_RULES), check - set(SPEED_CHECK_RULES)
+    from mpdemo.files import checks
+
     text = Path(recorded.__file__).read_text(encoding="utf-8")
+    text += Path(checks.__file__).read_text(encoding="utf-8")
     used = set(re.findall(r'"(field_[a-z_]+)"', text))
     assert used and used <= set(EN), used - set(EN)
     assert not issubclass(RecordingError, ConfigError)

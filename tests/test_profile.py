@@ -343,13 +343,20 @@ def test_the_note_under_the_precisions_names_what_it_measured(monkeypatch):
         c = _cal("cpu", 0.0173, 0.0173, fp16_s)
         return P.Calibration(**{**c.__dict__, "key": (model, "reviews", 32, 64, "cpu")})
 
+    from mpdemo.events import GridPlanned
+    from mpdemo.ui.train.session import Session
+
     monkeypatch.setattr(P, "_calibrations", {})
-    assert precision_note("en", ["fp32", "fp16"], "cpu") == ""  # nothing measured yet
+    page, other = Session(), Session()
+    assert precision_note("en", ["fp32", "fp16"], "cpu", page) == ""  # nothing measured yet
     for model, fp16_s in (("tiny-bert", 0.165), ("small-bert", 0.42)):
         P._calibrations[cal(model, fp16_s).key] = cal(model, fp16_s)
-    note = precision_note("en", ["fp32", "fp16"], "cpu")
+        page.plan = GridPlanned({}, cal(model, fp16_s).to_dict(), None)
+    note = precision_note("en", ["fp32", "fp16"], "cpu", page)
     assert note.startswith("Measured on small-bert, batch 32") and "420 vs 17.3 ms" in note
-    nota = precision_note("es", ["fp32", "fp16"], "cpu")
+    # Another visitor's page, which ran nothing: another's (maybe private) figures never show.
+    assert precision_note("en", ["fp32", "fp16"], "cpu", other) == ""
+    nota = precision_note("es", ["fp32", "fp16"], "cpu", page)
     assert nota.startswith("Medido con small-bert, lote 32") and "24,28 veces" in nota
 
 

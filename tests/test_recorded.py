@@ -154,7 +154,7 @@ def _end_event(run: dict):
                            status="completed", summary=run["summary"])  # fmt: skip
 
 
-def test_stored_runs_come_back_in_a_new_session_and_tampering_restores_nothing(
+def test_stored_runs_come_back_in_a_new_session_and_a_tampered_one_is_dropped_alone(
     cli_json: Path,
 ) -> None:
     s = _finished_session(cli_json)
@@ -167,8 +167,15 @@ def test_stored_runs_come_back_in_a_new_session_and_tampering_restores_nothing(
     assert [r["label"] for r in fresh.summaries()] == [r["label"] for r in s.summaries()]
     bad = copy.deepcopy(value)
     bad["recordings"][0]["runs"][0]["summary"]["samples_per_s"] = "lots"
-    other = Session()
-    assert other.restore(bad) == 0 and not other.history and not other.recordings
+    other = Session()  # the tampered file goes; the runs trained here come back
+    assert other.restore(bad) == 2 and len(other.history) == 2 and not other.recordings
+    # One run whose config holds a control character (a follower's stored teacher's run): that
+    # run alone is dropped, the store is not lost.
+    odd = copy.deepcopy(value)
+    odd["runs"][0]["config"]["dataset"] = "reviews\x07"
+    third = Session()
+    assert third.restore(odd) == 3
+    assert [r["summary"]["label"] for r in third.history] == ["torch · bf16"]
     assert Session().restore("nothing stored") == 0
     s.clear()
     assert s.stored() is None and not s.plot_labels() and s.table("en").data.empty

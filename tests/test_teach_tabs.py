@@ -137,10 +137,12 @@ def test_code_tab_follows_the_train_tab(lang: str) -> None:
     assert out["code-run"]["choices"] == [
         (tt("code_run_form", lang, label=lab), C.FORM_PREFIX + lab) for lab in labels
     ]
-    title = tt("code_settings", lang, run="`accelerate · bf16`", settings="")
+    title = tt("code_settings", lang, run="<code>accelerate · bf16</code>", settings="")
     assert out["code-settings"].startswith(title)
-    for item in ("`steps=7`", "`batch_size=12`", "`model=tiny-gpt2`", "`loss_scaling=False`"):
-        assert item in out["code-settings"]
+    from mpdemo.ui.text import code_text
+
+    for item in ("steps=7", "batch_size=12", "model=tiny-gpt2", "loss_scaling=False"):
+        assert code_text(item) in out["code-settings"]
     assert 'data-backend="accelerate"' in out["code-listing-box"]
     assert 'data-precision="bf16" data-steps="7"' in out["code-listing-box"]
     assert 'mixed_precision="bf16"' in out["code-ours"] and "steps=7," in out["code-ours"]

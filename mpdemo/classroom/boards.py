@@ -16,6 +16,8 @@ from .comparison import Comparison
 BOARD_ALPHABET = "ACDEFGHJKLMNPQRTUVWXY"
 BOARD_CODE_LEN = 4
 MAX_BOARDS = 32
+# Boards one client (address) may hold at once: strangers cannot take every board of a class.
+BOARDS_PER_CLIENT = 3
 # Failed board lookups: per client (a class behind one address types codes wrong too) and in
 # all; past either, that client's lookups are refused for a minute. At 60 wrong codes a minute
 # in all, finding one board of 194,481 codes takes about a day.
@@ -37,6 +39,7 @@ class Board:
     comparison: Comparison | None = None
     version: int = 0  # +1 each time it shows another comparison
     created_at: float = 0.0
+    client: str = ""  # who published it (the proxy's address for them), for the per-client cap
 
 
 @dataclass
@@ -54,16 +57,23 @@ class Boards:
     board_of: dict[str, str]
     _fails: _Fails
 
-    def publish(self, owner: str, comparison: Comparison | None) -> str:
-        """The owner's board code (made on first publish); it shows `comparison` from now on."""
+    def publish(self, owner: str, comparison: Comparison | None, client: str = "") -> str:
+        """The owner's board code (made on first publish); it shows `comparison` from now on.
+
+        A board lives while its owner's page is open (the UI unpublishes it when the page's
+        session goes): a full server refuses a new one (BoardError) rather than evict a
+        teacher's, and one client holds at most BOARDS_PER_CLIENT.
+        """
         with self.lock:
             code = self.board_of.get(owner)
             if code is None or code not in self.boards:
-                if len(self.boards) >= MAX_BOARDS:  # the oldest board goes
-                    oldest = min(self.boards.values(), key=lambda b: b.created_at)
-                    self.unpublish(oldest.owner)
+                if len(self.boards) >= MAX_BOARDS:
+                    raise BoardError("board_full", limit=MAX_BOARDS)
+                held = sum(1 for b in self.boards.values() if b.client == client)
+                if client and held >= BOARDS_PER_CLIENT:
+                    raise BoardError("board_full_client", limit=BOARDS_PER_CLIENT)
                 code = self._new_code()
-                self.boards[code] = Board(code, owner, created_at=self.clock())
+                self.boards[code] = Board(code, owner, created_at=self.clock(), client=client)
                 self.board_of[owner] = code
             board = self.boards[code]
             if comparison is not None and board.comparison is not comparison:
@@ -86,20 +96,29 @@ class Boards:
                 self.boards.pop(code, None)
 
     def board(self, code: Any, client: str = "") -> Board:
-        """The board a code names; BoardError when unknown or this client failed too often."""
+        """The board a code names; BoardError when unknown or this client failed too often.
+
+        The right code always answers, unless this client itself typed FAILS_PER_CLIENT wrong
+        ones within the minute (a guesser; the client is the address the proxy saw, which it
+        cannot forge). Others' wrong codes never lock a student out of the right one: past
+        FAILS_IN_ALL in all, only wrong codes are answered "too many".
+        """
         now = self.clock()
         with self.lock:
             self._forget_fails(now)
             mine = self._fails.by_client.get(client) or ()
-            if len(mine) >= FAILS_PER_CLIENT or (len(self._fails.all) >= FAILS_IN_ALL and mine):
+            if len(mine) >= FAILS_PER_CLIENT:
                 raise BoardError("board_too_many", wait=int(FAIL_WINDOW_S))
             text = normalize_code(code)
             board = self.boards.get(text) if text else None
-            if board is None:
-                self._fails.by_client.setdefault(client, collections.deque()).append(now)
-                self._fails.all.append(now)
-                raise BoardError("board_unknown", length=BOARD_CODE_LEN)
-            return board
+            if board is not None:
+                return board
+            flood = len(self._fails.all) >= FAILS_IN_ALL
+            self._fails.by_client.setdefault(client, collections.deque()).append(now)
+            self._fails.all.append(now)
+            if flood:
+                raise BoardError("board_too_many", wait=int(FAIL_WINDOW_S))
+            raise BoardError("board_unknown", length=BOARD_CODE_LEN)
 
     def _forget_fails(self, now: float) -> None:
         cut = now - FAIL_WINDOW_S

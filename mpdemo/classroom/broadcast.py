@@ -28,6 +28,7 @@ import threading
 from .boards import (
     BOARD_ALPHABET,
     BOARD_CODE_LEN,
+    BOARDS_PER_CLIENT,
     FAIL_WINDOW_S,
     FAILS_IN_ALL,
     FAILS_PER_CLIENT,
@@ -59,6 +60,7 @@ from .line import TYPICAL_RUNS, Hub, QueueFull
 __all__ = [
     "BOARD_ALPHABET",
     "BOARD_CODE_LEN",
+    "BOARDS_PER_CLIENT",
     "ENDED",
     "FAIL_WINDOW_S",
     "FAILS_IN_ALL",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 import contextvars
 import secrets
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Limits, RunConfig
 from ..files.recorded import thin_steps
+from ..messages import MpdemoError
 from ..runs.fold import RunFold
 from ..runs.runner import RunnerInterface, repeated
+from . import caps
 
 if TYPE_CHECKING:
     from .line import Hub
@@ -103,6 +104,8 @@ class Comparison:
         self.estimate: Any = None  # mpdemo.runs.plan.GridEstimate once its plan event came
         self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
         self.runner: RunnerInterface | None = None
+        self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
+        self._within_cap = False  # its length was checked against the server's cap
         self._stop = threading.Event()
         self._notified = now
         # The submitter's context: on ZeroGPU the GPU call reads the visitor's request from it.
@@ -137,7 +140,11 @@ class Comparison:
             return len(self.viewers)
 
     def remaining_s(self) -> float | None:
-        """Seconds until it ends: its GridEstimate once running, its expected duration before."""
+        """Seconds until it ends: its GridEstimate once running, its expected duration before.
+
+        Never less than what is known: while a running one still calibrates and nothing here
+        measured its configs, its end is unknown (None), not a typical duration run out.
+        """
         if self.ended:
             return 0.0
         if self.state == "running":
@@ -146,28 +153,20 @@ class Comparison:
                 left = est.remaining_s() if est is not None else None
             if left is not None:
                 return left
-            # Calibrating (no plan yet): the whole expected duration, less what has passed.
-            full = self.expected_s()
+            full = caps.known_s(self.configs, self.repeat, self.fit_s)
             if full is None:
                 return None
-            return max(0.0, full - (self.hub.clock() - (self.started_at or self.hub.clock())))
+            # Calibrating: the whole known duration, less what has passed, at least a moment.
+            began = self.started_at if self.started_at is not None else self.hub.clock()
+            return max(1.0, full - (self.hub.clock() - began))
         return self.expected_s()
 
     def expected_s(self) -> float | None:
         """Its whole duration: calibrated here for these configs, else the typical one here, else
         the time budget it is fitted to; None when nothing can say."""
-        if "mpdemo.runs.plan" in sys.modules:  # something was calibrated in this process
-            from ..runs.plan import CALIBRATION_BUDGET_S, GridEstimate, cached_calibration
-
-            cal = cached_calibration(self.configs[0]) if self.configs else None
-            if cal is not None:
-                runs = repeated(self.configs, self.repeat)
-                total = GridEstimate(runs, cal).remaining_s()
-                if total is not None:
-                    if self.fit_s:  # the runs are fitted to about fit_s a repetition
-                        total = min(total, self.fit_s * self.repeat)
-                    # Each repetition after the first measures again.
-                    return total + CALIBRATION_BUDGET_S * max(0, self.repeat - 1)
+        known = caps.known_s(self.configs, self.repeat, self.fit_s)
+        if known is not None:
+            return known
         typical = self.hub.typical_s()
         if typical is not None:
             return typical
@@ -182,6 +181,8 @@ class Comparison:
                 self._plan(ev)
             elif self.estimate is not None:
                 self.estimate.update(ev)
+            if not self._within_cap:
+                self._check_cap()
             # The run records: the runner folded this event already (its one fold, self.fold).
             self.entries.append(Entry(self.next_seq, now, ev))
             self._seqs.append(self.next_seq)
@@ -201,6 +202,25 @@ class Comparison:
         if ev.steps is not None:
             configs = [c.replace(steps=ev.steps) for c in configs]
         self.estimate = estimate_for(configs, ev, self.hub.clock, self.estimate)
+
+    def _check_cap(self) -> None:
+        """Over the server's cap for one comparison, it ends here with what would fit, and the
+        line moves on. Its plan (the calibration) knows its length; without one, its first
+        timed steps do. It could not be refused before it joined: nothing had measured it."""
+        cap = self.hub.max_comparison_s
+        est = self.estimate
+        if cap is None:
+            self._within_cap = True
+            return
+        left = est.remaining_s() if est is not None else None
+        if left is None:
+            return
+        began = self.started_at if self.started_at is not None else self.hub.clock()
+        total = left + (self.hub.clock() - began)
+        if total > cap:
+            self.refusal = caps.too_long(repeated(self.configs, self.repeat), total, cap, est)
+            self._stop.set()
+        self._within_cap = True
 
     def _thin(self) -> None:
         """Halve the step events (even spread, every skipped one kept); others stay whole."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
+from . import caps
 from .boards import Board, Boards, _Fails
 from .comparison import (
     KEEP_S,
@@ -49,8 +50,13 @@ class Hub(Boards):
         max_entries: int = MAX_ENTRIES,
         stale_s: float = STALE_S,
         clock: Callable[[], float] = time.monotonic,
+        max_comparison_s: float | None = None,
     ) -> None:
         self.make_runner = make_runner
+        # One comparison's total-time cap (caps.py): None reads MPDEMO_MAX_COMPARISON_S (hosted
+        # 15 min); 0 is no cap.
+        cap = caps.cap_s() if max_comparison_s is None else max_comparison_s
+        self.max_comparison_s: float | None = cap if cap and cap > 0 else None
         self.max_queue = max_queue if max_queue is not None else Limits.from_env().max_queue
         self.keep_s, self.max_shared, self.max_entries = keep_s, max_shared, max_entries
         self.stale_s = stale_s
@@ -89,7 +95,8 @@ class Hub(Boards):
         """A view of this comparison: a shared one with the same key, else a new one in line.
 
         own: always a new comparison, private (nobody else is ever shown it but by a board).
-        Raises QueueFull when the line is at its cap.
+        Raises QueueFull when the line is at its cap, caps.TooLong when what is known of its
+        length is over the server's cap for one comparison.
         """
         key = comparison_key(configs, repeat, fit_s)
         with self.lock:
@@ -101,6 +108,7 @@ class Hub(Boards):
                     return c.view("shared")
             if len(self.waiting) >= self.max_queue:
                 raise QueueFull("queue_full", limit=self.max_queue)
+            caps.check(configs, repeat, fit_s, self.max_comparison_s)
             c = Comparison(
                 self,
                 configs,
@@ -157,6 +165,19 @@ class Hub(Boards):
                     c.cond.notify_all()
             if self.index.get(c.key) is c and not c.joinable(self.clock()):
                 del self.index[c.key]
+
+    def stop_all(self, wait_s: float) -> bool:
+        """Stop every comparison, running or waiting, and wait for the worker (the server stops);
+        True when one was running."""
+        with self.lock:
+            running = self.current if self.current is not None and not self.current.ended else None
+            todo = [*self.waiting, *([running] if running else [])]
+            worker = self.worker
+        for c in todo:
+            c.stop()
+        if worker is not None:
+            worker.join(wait_s)
+        return running is not None
 
     # --- the line --------------------------------------------------------------------------
     def place(self, c: Comparison) -> tuple[int, float | None] | None:

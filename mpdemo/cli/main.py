@@ -9,8 +9,6 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +22,7 @@ from ..config import (
     cli_fields,
     coerce_field,
 )
-from ..files.atomic import check_output_path, write_text_atomic
+from ..files.atomic import check_output_paths, write_text_atomic
 from ..files.recorded import write_runs
 from ..files.summary import (
     repeat_groups,
@@ -36,11 +34,11 @@ from ..files.summary import (
 )
 from ..messages import ConfigError, MpdemoError
 from .argtypes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, Parser, choice_list
+from .signals import EXIT_SIGNAL, stop_on_signals
 
 if TYPE_CHECKING:
     from ..runs.plan import GridEstimate
 
-EXIT_SIGNAL = 128  # stopped by a signal: 128 + its number (130 SIGINT, 143 SIGTERM), as shells do
 UNDERFLOW_FORMATS = (
     "fp16",
     "bf16",
@@ -293,39 +291,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse --json/--csv paths no file can be written at, before anything trains (exit 2)."""
-    for flag, dest in (("--json", "json_path"), ("--csv", "csv_path")):
-        path = getattr(args, dest, None)
-        if path:
-            check_output_path(path, flag)
-
-
-@contextmanager
-def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[dict[str, int]]:
-    """SIGINT and SIGTERM stop the grid: the run in progress ends at its next step (stopped),
-    none after it starts, and the caller writes what finished; a second signal interrupts at once.
-
-    Yields a dict that gets "signal" (its number) once one arrived. Several processes
-    (`accelerate launch`) cannot stop at the same step, so there the first signal interrupts.
-    """
-    caught: dict[str, int] = {}
-    if threading.current_thread() is not threading.main_thread():
-        yield caught  # signal handlers belong to the main thread (the CLI called from a test)
-        return
-
-    def handler(signum: int, _frame: Any) -> None:
-        first = "signal" not in caught
-        caught.setdefault("signal", signum)
-        stop.set()
-        if not (graceful and first):
-            raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield caught
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+    """Refuse --json/--csv paths no file can be written at (an empty one, a FIFO, a device, a
+    symlink, the same path twice), before anything trains (exit 2)."""
+    check_output_paths(
+        [
+            (flag, getattr(args, dest, None))
+            for flag, dest in (("--json", "json_path"), ("--csv", "csv_path"))
+        ]
+    )
 
 
 def _cell(s: dict[str, Any], key: str) -> str:

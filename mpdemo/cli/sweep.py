@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import signal
 import sys
 import threading
 from typing import Any
@@ -17,6 +18,7 @@ from ..config import RunConfig
 from ..messages import EN, ConfigError, Note
 from ..sweep.sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
 from .argtypes import EXIT_FAILED, EXIT_OK, choice_list
+from .signals import EXIT_SIGNAL, stop_on_signals
 
 
 def _on_off(text: str) -> bool:
@@ -225,7 +227,7 @@ def _write_csv(path: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) 
 def sweep_main(args: argparse.Namespace) -> int:
     """Run the sweep the flags describe; 0 done, 2 bad input (raised), 1 failed or interrupted."""
     from ..engine.machine import machine_info, machine_note
-    from ..files.atomic import check_output_path
+    from ..files.atomic import check_output_paths
     from ..runs.plan import duration_text
     from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, sweep_document
     from ..sweep.plan import plan_sweep
@@ -233,9 +235,7 @@ def sweep_main(args: argparse.Namespace) -> int:
 
     spec = spec_from_args(args)
     # Every refusal comes here, before anything is timed: a path that cannot be written too.
-    for flag, path in (("--json", args.json_path), ("--csv", args.csv_path)):
-        if path:
-            check_output_path(path, flag)
+    check_output_paths([("--json", args.json_path), ("--csv", args.csv_path)])
     plan = plan_sweep(spec)
     print(f"# {machine_note().text}")
     if not args.quiet:
@@ -264,9 +264,15 @@ def sweep_main(args: argparse.Namespace) -> int:
             end = ev
 
     interrupted = False
-    try:
-        run_sweep(plan, on_event, threading.Event())  # this thread: torch's one OpenMP pool
-    except KeyboardInterrupt:
+    stop = threading.Event()
+    # SIGINT and SIGTERM stop it at the next point, keeping the points measured (a second one
+    # interrupts at once); the files are written, and the exit is 130 / 143.
+    with stop_on_signals(stop) as caught:
+        try:
+            run_sweep(plan, on_event, stop)  # this thread: torch's one OpenMP pool
+        except KeyboardInterrupt:
+            caught.setdefault("signal", signal.SIGINT)
+    if caught:
         interrupted = True
         print("mpdemo: interrupted; the points measured are kept", file=sys.stderr)
     notes = (
@@ -292,4 +298,6 @@ def sweep_main(args: argparse.Namespace) -> int:
         )
     if args.csv_path:
         _write_csv(args.csv_path, csv_rows(points), CSV_COLUMNS)
+    if caught:
+        return EXIT_SIGNAL + caught["signal"]
     return EXIT_OK if status == "completed" else EXIT_FAILED

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -36,8 +37,13 @@ def write_atomic(
     newline: str | None = None,
     encoding: str = "utf-8",
 ) -> None:
-    """Call `write(f)` on a temporary file beside `path`, then rename it onto `path`."""
+    """Call `write(f)` on a temporary file beside `path`, then rename it onto `path`.
+
+    Only a regular file is replaced: a FIFO, a device or a symlink at `path` would become a
+    regular file (as root, `/dev/null`), so they are refused here too, whatever was checked first.
+    """
     target = Path(path)
+    _replaceable(target, "path")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding=encoding, newline=newline) as f:
@@ -58,18 +64,44 @@ def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> N
     write_atomic(path, lambda f: f.write(text), encoding=encoding)
 
 
+def _replaceable(target: Path, flag: str) -> None:
+    """Refuse a path whose file is not a regular one this command may replace."""
+    if not str(target) or str(target) == ".":
+        raise ConfigError("output_empty", flag=flag)
+    try:
+        info = target.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return  # nothing there to replace (a missing folder is said by check_output_path)
+    except OSError as err:
+        raise ConfigError(
+            "output_not_writable",
+            flag=flag,
+            path=str(target),
+            folder=str(target.parent),
+            detail=err.strerror or type(err).__name__,
+        ) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ConfigError("output_is_folder", flag=flag, path=str(target))
+    if stat.S_ISLNK(info.st_mode):
+        raise ConfigError("output_symlink", flag=flag, path=str(target))
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError("output_not_regular", flag=flag, path=str(target))
+
+
 def check_output_path(path: str | Path, flag: str) -> Path:
     """Raise a keyed ConfigError unless a file can be written at `path` (named by its `flag`).
 
     Checked before any training: a missing folder, a folder given as the file, or a folder this
-    process cannot write in would otherwise fail after the whole grid, losing its runs.
+    process cannot write in would otherwise fail after the whole grid, losing its runs; an
+    empty path, a FIFO, a device or a symlink is no file to replace.
     """
+    if not str(path).strip():
+        raise ConfigError("output_empty", flag=flag)
     target = Path(path)
     folder = target.parent
-    if target.is_dir():
-        raise ConfigError("output_is_folder", flag=flag, path=str(target))
-    if not folder.is_dir():
+    if not target.is_symlink() and not folder.is_dir():
         raise ConfigError("output_no_folder", flag=flag, path=str(target), folder=str(folder))
+    _replaceable(target, flag)
     try:
         # Create a file where the real one will go: the permission bits, a read-only mount
         # and a full quota all answer here (os.access says yes to root on a read-only mount).
@@ -81,3 +113,16 @@ def check_output_path(path: str | Path, flag: str) -> Path:
             "output_not_writable", flag=flag, path=str(target), folder=str(folder), detail=detail
         ) from None
     return target
+
+
+def check_output_paths(paths: list[tuple[str, str | Path | None]]) -> None:
+    """check_output_path for each (flag, path) given (None: not asked), and no path twice."""
+    seen: dict[str, str] = {}
+    for flag, path in paths:
+        if path is None:
+            continue
+        target = check_output_path(path, flag)
+        real = os.path.realpath(target)
+        if real in seen:
+            raise ConfigError("output_same_path", flag=flag, other=seen[real], path=str(target))
+        seen[real] = flag

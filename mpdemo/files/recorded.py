@@ -14,51 +14,49 @@ app reads files with this before any training was ever imported.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
 import json
 import math
-import re
-import string
-import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from ..messages import EN, MpdemoError, render
-from ..wording import ENGLISH, is_plural_spec
 from .atomic import write_text_atomic
+from .checks import (  # noqa: F401 - the reader's rules, named here for their users
+    FLOAT32_MAX,
+    MACHINE_RULES,
+    MAX_DETAIL,
+    MAX_NAME,
+    MAX_NOTE_ARGS,
+    MAX_NOTES,
+    MAX_NUMBER,
+    MAX_PARAMS,
+    MAX_SOURCE,
+    MAX_STEPS_PER_RUN,
+    MAX_TEXT,
+    SPEED_CHECK_RULES,
+    SPEED_VERDICTS,
+    STATUSES,
+    STEP_RULES,
+    SUMMARY_RULES,
+    RecordingError,
+    _Checker,
+    _config_rules,
+)
+from .machines import (  # noqa: F401 - named here for their users
+    cpu_short_name,
+    describe_machine,
+    gpu_short_name,
+    machine_tag,
+)
 
 FORMAT_VERSION = 2
 # A visitor's upload on a public server: bound the work one file may cause.
 MAX_FILE_BYTES = 32 * 2**20
-MAX_RUNS = 64
-MAX_STEPS_PER_RUN = 200_000
+# Every grid the CLI or the page may write reads back (tests/test_cli_files.py): three
+# backends x five precisions x ten repetitions.
+MAX_RUNS = 160
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "assets" / "reference"
-
-# What a renderer may rely on once a file is read: a whole number converts to float and int
-# without overflow (10**400 did not), a name fits a table cell and the one-line status.
-MAX_PARAMS = 10**13
-MAX_NUMBER = 10**15  # any whole number a file carries, and every bound below
-FLOAT32_MAX = 3.4028234663852886e38  # a loss and a loss scale are fp32: any finite one fits
-MAX_NAME = 200  # a label, backend, device, machine or version name
-MAX_SOURCE = 1024  # a model or dataset: a Hub id or a folder
-MAX_TEXT = 4000  # one warning or error sentence
-MAX_DETAIL = 20_000  # a traceback
-MAX_NOTES = 64  # warnings (and warning_keys) of one run
-MAX_NOTE_ARGS = 32
-STATUSES = ("completed", "stopped", "diverged", "failed")  # mpdemo.events.STATUSES
-SPEED_VERDICTS = ("faster", "slower", "same", "unsure")
-_NOTE_KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
-# A whole-number placeholder may be written "{n}", "{n:,}" or "{n:plural(...)}" in another
-# language (tests/test_locales.py allows the swap): an argument must render under each.
-_WHOLE_SPECS = ("", ",", "d", ",d", "plural(#|#)")
-
-
-class RecordingError(MpdemoError):
-    """A runs file that cannot be loaded: not JSON, the wrong shape, or a newer version."""
 
 
 @dataclass
@@ -70,7 +68,9 @@ class Recording:
     version: int
     name: str = ""  # the file's name, for the status line
     digest: str = ""  # sha1 of the content: the same file loaded twice replaces itself
-    extra: dict[str, Any] = field(default_factory=dict)  # other top-level keys, kept as they are
+    # Other top-level keys: dropped (a file's unknown key held 10 M empty objects in the server's
+    # memory while the tab stayed open); kept empty for readers that look.
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tag(self) -> str:
@@ -163,320 +163,7 @@ def parse_document(doc: Any, name: str = "runs.json") -> Recording:
             "runs_bad_shape", name=name, detail=f"{len(runs)} runs (at most {MAX_RUNS})"
         )
     checked = [_check_run(r, i, c) for i, r in enumerate(runs)]
-    extra = {k: v for k, v in doc.items() if k not in ("version", "machine", "runs")}
-    return Recording(runs=checked, machine=machine, version=version, name=name, extra=extra)
-
-
-class _Checker:
-    """Checks one document's fields; the first bad one raises a RecordingError naming it."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def fail(self, path: str, problem: str, **args: Any) -> NoReturn:
-        """Raise 'name: runs[0].summary.steps is NaN' (the problem a nested, translated key)."""
-        raise RecordingError(
-            "runs_bad_field", name=self.name, path=path, problem={"key": problem, "args": args}
-        )
-
-    def obj(self, path: str, v: Any) -> dict[str, Any]:
-        if not isinstance(v, dict):
-            self.fail(path, "field_not_object")
-        return v
-
-    def seq(self, path: str, v: Any, limit: int) -> list[Any]:
-        if not isinstance(v, list):
-            self.fail(path, "field_not_list")
-        if len(v) > limit:
-            self.fail(path, "field_too_many", count=len(v), limit=limit)
-        return v
-
-    def number(self, path: str, v: Any, lo: float, hi: float, finite: bool = True) -> None:
-        """A number (never a bool) within [lo, hi]; NaN and ±inf only where `finite` is False."""
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            self.fail(path, "field_not_number")
-        if isinstance(v, float) and math.isnan(v):
-            if finite:
-                self.fail(path, "field_nan")
-            return
-        if isinstance(v, float) and math.isinf(v):
-            if finite:
-                self.fail(path, "field_infinite")
-            return
-        if not lo <= v <= hi:  # int vs float compares exactly, however many digits
-            self.fail(path, "field_out_of_range", lo=lo, hi=hi)
-
-    def whole(self, path: str, v: Any, lo: int, hi: int) -> None:
-        """A whole number within [lo, hi] (100.0 counts: another writer may put it so)."""
-        self.number(path, v, lo, hi)
-        if isinstance(v, float) and not v.is_integer():
-            self.fail(path, "field_not_whole")
-
-    def text(self, path: str, v: Any, limit: int, one_line: bool = False) -> None:
-        """A str of at most `limit` characters; a name (`one_line`) has no control characters."""
-        if not isinstance(v, str):
-            self.fail(path, "field_not_text")
-        if len(v) > limit:
-            self.fail(path, "field_too_long", length=len(v), limit=limit)
-        if one_line and any(unicodedata.category(ch) == "Cc" for ch in v):
-            self.fail(path, "field_control_chars")
-
-    def flag(self, path: str, v: Any) -> None:
-        if not isinstance(v, bool):
-            self.fail(path, "field_not_bool")
-
-    def choice(self, path: str, v: Any, allowed: tuple[str, ...]) -> None:
-        if not isinstance(v, str) or v not in allowed:
-            self.fail(path, "field_not_choice", allowed=", ".join(allowed))
-
-    def fields(self, path: str, data: dict[str, Any], rules: dict[str, _Rule]) -> None:
-        """Each key of `rules` that `data` has: null, or what its rule allows."""
-        for key, rule in rules.items():
-            v = data.get(key)
-            if v is not None:
-                rule(self, f"{path}.{key}", v)
-
-    def note(self, path: str, v: Any, depth: int = 0) -> None:
-        """A message as the summary keeps it ({"key", "args", "text"}) that renders in any language."""
-        note = self.obj(path, v)
-        key = note.get("key")
-        if not isinstance(key, str) or not _NOTE_KEY.fullmatch(key):
-            self.fail(f"{path}.key", "field_not_key")
-        if note.get("text") is not None:
-            self.text(f"{path}.text", note["text"], MAX_TEXT)
-        args = note.get("args")
-        args = {} if args is None else self.obj(f"{path}.args", args)
-        if len(args) > MAX_NOTE_ARGS:
-            self.fail(f"{path}.args", "field_too_many", count=len(args), limit=MAX_NOTE_ARGS)
-        for k, a in args.items():
-            where = f"{path}.args.{k}"
-            if isinstance(a, dict) and depth < 2:
-                self.note(where, a, depth + 1)  # a nested message: "why" in a speed note
-            elif isinstance(a, str):
-                self.text(where, a, MAX_TEXT)
-            elif isinstance(a, (int, float)) and not isinstance(a, bool):
-                self.number(where, a, -MAX_NUMBER, MAX_NUMBER, finite=False)
-            elif a is not None and not isinstance(a, bool):
-                self.fail(where, "field_not_value")
-        if not _renders(key, args):
-            self.fail(path, "field_not_shown")
-
-
-_Rule = Callable[[_Checker, str, Any], None]
-
-
-def _whole(lo: int, hi: int) -> _Rule:
-    return lambda c, p, v: c.whole(p, v, lo, hi)
-
-
-def _number(lo: float, hi: float, finite: bool = True) -> _Rule:
-    return lambda c, p, v: c.number(p, v, lo, hi, finite)
-
-
-def _name(limit: int = MAX_NAME) -> _Rule:
-    return lambda c, p, v: c.text(p, v, limit, one_line=True)
-
-
-def _text(limit: int) -> _Rule:
-    return lambda c, p, v: c.text(p, v, limit)
-
-
-def _texts(c: _Checker, p: str, v: Any) -> None:
-    for i, w in enumerate(c.seq(p, v, MAX_NOTES)):
-        c.text(f"{p}[{i}]", w, MAX_TEXT)
-
-
-def _notes(c: _Checker, p: str, v: Any) -> None:
-    for i, w in enumerate(c.seq(p, v, MAX_NOTES)):
-        c.note(f"{p}[{i}]", w)
-
-
-def _interval(c: _Checker, p: str, v: Any) -> None:
-    pair = c.seq(p, v, 2)
-    if len(pair) != 2:
-        c.fail(p, "field_not_pair")
-    for i, x in enumerate(pair):
-        c.number(f"{p}[{i}]", x, 0, 10**6)
-
-
-def _object(c: _Checker, p: str, v: Any) -> None:
-    c.obj(p, v)
-
-
-_LOSS = _number(-FLOAT32_MAX, FLOAT32_MAX, finite=False)  # a diverged run's loss is NaN or inf
-_SCALE = _number(0, FLOAT32_MAX, finite=False)
-_SECONDS = _number(0, 10**7)
-_RATE = _number(0, 10**12)
-_BYTES = _number(0, 10**18)
-
-# Every Summary field a renderer reads (tests/test_hostile_files.py checks none is missing).
-SUMMARY_RULES: dict[str, _Rule] = {
-    "label": _name(),
-    "backend": _name(),
-    "precision": _name(),
-    "device": _name(),
-    "model": _name(MAX_SOURCE),
-    "dataset": _name(MAX_SOURCE),
-    "requested_dtype": _name(),
-    "effective_dtype": _name(),
-    "params": _whole(0, MAX_PARAMS),
-    "steps": _whole(0, MAX_STEPS_PER_RUN),
-    "skipped_steps": _whole(0, MAX_STEPS_PER_RUN),
-    "final_loss": _LOSS,
-    "mean_step_s": _SECONDS,
-    "median_step_s": _SECONDS,
-    "samples_per_s": _RATE,
-    "tokens_per_s": _RATE,
-    "step_time_cv": _number(0, 10**6),
-    "step_time_mad": _number(0, 10**6),
-    "saved_activation_bytes": _BYTES,
-    "peak_mem_bytes": _BYTES,
-    "peak_mem_kind": _name(),
-    "final_loss_scale": _SCALE,
-    "status": lambda c, p, v: c.choice(p, v, STATUSES),
-    "train_rows": _whole(0, MAX_NUMBER),
-    "eval_rows": _whole(0, MAX_NUMBER),
-    "processes": _whole(0, 10**6),
-    "elapsed_s": _SECONDS,
-    "warnings": _texts,
-    "warning_keys": _notes,
-    "eval_loss": _LOSS,
-    "eval_accuracy": _number(0, 1),
-    "error": _text(MAX_TEXT),
-    "error_detail": _text(MAX_DETAIL),
-    "fp8_audit": _object,
-    "speedup_vs_fp32": _number(0, 10**6),
-    "speedup_same_maths": lambda c, p, v: c.flag(p, v),
-    "speedup_interval": _interval,
-    "speed_verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
-    "speed_reason": _name(),
-    "speed_check": lambda c, p, v: _speed_check(c, p, v),
-    "machine": _name(),
-}
-_RATIO = _number(1e-9, 10**6)  # a speed-up and its interval's ends: the slowdown is 1 / it
-# mpdemo.runs.timing.SpeedCheck's fields, as a summary's speed_check carries them (its sentence is
-# rendered from them: plan.check_note).
-SPEED_CHECK_RULES: dict[str, _Rule] = {
-    "precision": _name(),
-    "baseline": _name(),
-    "speedup": _RATIO,
-    "low": _RATIO,
-    "high": _RATIO,
-    "rounds": _whole(0, 10**9),
-    "block": _whole(0, 10**9),
-    "step_s": _SECONDS,
-    "baseline_step_s": _SECONDS,
-    "spread": _number(0, 10**6),
-    "others_cpu": _number(0, 1),
-    "steal": _number(0, 1),
-    "verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
-    "reason": _name(),
-}
-
-
-def _speed_check(c: _Checker, p: str, v: Any) -> None:
-    check = c.obj(p, v)
-    c.fields(p, check, SPEED_CHECK_RULES)
-    if not isinstance(check.get("precision"), str):
-        c.fail(f"{p}.precision", "field_missing")
-    if check.get("verdict") == "slower":  # "1.9x slower (1.7-2.2x)" divides by all three
-        for key in ("speedup", "low", "high"):
-            if check.get(key) is None:
-                c.fail(f"{p}.{key}", "field_missing")
-
-
-STEP_RULES: dict[str, _Rule] = {
-    "loss": _LOSS,
-    "loss_scale": _SCALE,
-    "step_time_s": _SECONDS,
-    "samples_per_s": _RATE,
-    "tokens_per_s": _RATE,
-    "lr": _number(0, MAX_NUMBER),
-    "elapsed_s": _SECONDS,
-    "wall_s": _SECONDS,  # seconds since the comparison started (its runs take turns)
-    "skipped": lambda c, p, v: c.flag(p, v),
-}
-_CPU_RULES: dict[str, _Rule] = {
-    "name": _name(),
-    "capability": _name(),
-    "flags": _object,
-    "cores": _whole(0, 10**6),
-}
-_GPU_RULES: dict[str, _Rule] = {
-    "kind": _name(),
-    "name": _name(),
-    "capability": _name(),
-    "bf16": lambda c, p, v: c.flag(p, v),
-    "memory_bytes": _BYTES,
-    "count": _whole(0, 10**6),
-}
-
-
-def _versions(c: _Checker, p: str, v: Any) -> None:
-    versions = c.obj(p, v)
-    if len(versions) > MAX_NOTE_ARGS:
-        c.fail(p, "field_too_many", count=len(versions), limit=MAX_NOTE_ARGS)
-    for k, x in versions.items():
-        c.text(p, k, MAX_NAME, one_line=True)
-        if x is not None:
-            c.text(f"{p}.{k}", x, MAX_NAME, one_line=True)
-
-
-MACHINE_RULES: dict[str, _Rule] = {
-    "device_kind": _name(),
-    "device_name": _name(),
-    "cpu": lambda c, p, v: c.fields(p, c.obj(p, v), _CPU_RULES),
-    "gpu": lambda c, p, v: c.fields(p, c.obj(p, v), _GPU_RULES),
-    "versions": _versions,
-    "python": _name(),
-    "platform": _name(),
-    "torch_threads": _whole(0, 10**6),
-    "date": _name(64),
-}
-
-
-def _config_rule(default: Any) -> _Rule:
-    # A run's settings as RunConfig declares them: a renderer reads steps and loss_scaling, a
-    # reload rebuilds a RunConfig from the rest.
-    if isinstance(default, bool):
-        return lambda c, p, v: c.flag(p, v)
-    if isinstance(default, int):
-        return _whole(0, 2**32)
-    if isinstance(default, float):
-        return _number(0, 2.0**64)
-    return _name(MAX_SOURCE)
-
-
-@functools.cache
-def _config_rules() -> dict[str, _Rule]:
-    from dataclasses import fields
-
-    from ..config import RunConfig  # no torch: config and catalog are plain data
-
-    rules = {f.name: _config_rule(f.default) for f in fields(RunConfig)}
-    rules["steps"] = _whole(0, MAX_STEPS_PER_RUN)
-    return rules
-
-
-def _renders(key: str, args: dict[str, Any]) -> bool:
-    """Whether the message renders, in English and with any whole-number spec a language uses."""
-    try:
-        render(key, args)
-        template = EN.get(key)
-        if template is None:
-            return True  # an unknown key is shown as the key itself
-        for _, field_name, spec, conv in string.Formatter().parse(template):
-            if field_name is None or field_name not in args:
-                continue
-            if spec in _WHOLE_SPECS[:-1] or is_plural_spec(spec):
-                for variant in _WHOLE_SPECS:
-                    shown = "{v" + (f"!{conv}" if conv else "") + f":{variant}}}"
-                    # render() falls back to the template and its arguments on these three
-                    with contextlib.suppress(KeyError, IndexError, ValueError):
-                        ENGLISH.format(shown, {"v": args[field_name]})
-    except Exception:  # noqa: BLE001 - whatever it raises, the page would raise it too
-        return False
-    return True
+    return Recording(runs=checked, machine=machine, version=version, name=name)
 
 
 def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
@@ -509,75 +196,42 @@ def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
     for j, ev in enumerate(evals):
         c.obj(f"{where}.evals[{j}]", ev)
     # JSON may carry NaN/Infinity (Python writes them for a diverged loss): kept as floats.
+    # What no renderer reads is dropped, or kept only as a small value (another writer's own
+    # figure): an unknown key's object would stay in memory as long as the file is open.
+    out: dict[str, Any] = {}
+    if run.get("status") in STATUSES:
+        out["status"] = run["status"]
+    if isinstance(run.get("grid"), int) and not isinstance(run.get("grid"), bool):
+        out["grid"] = run["grid"]
+    origin = {k: v for k, v in _small(run.get("shared_from"), ()).items() if k in SHARED_FROM_KEYS}
+    if origin:
+        out["shared_from"] = origin
+    if config is not None:
+        config = {k: v for k, v in config.items() if k in _config_rules()}
     return {
-        **run,
+        **out,
         "config": config,
-        "summary": {**s, "label": label},
-        "steps": steps,
-        "evals": evals,
+        "summary": {**_small(s, SUMMARY_RULES), "label": label},
+        "steps": [_small(st, STEP_RULES) for st in steps],
+        "evals": [_small(ev, ()) for ev in evals],
     }
 
 
-# --- machine tags ------------------------------------------------------------------------------
-
-_VENDOR = re.compile(r"\b(NVIDIA|GeForce|Tesla|AMD|Intel|Radeon)\b", re.IGNORECASE)
-_CPU_NOISE = re.compile(
-    r"\((R|TM|C)\)|\bCPU\b|\bProcessor\b|@.*$|\b\d+-Core\b|\b(Platinum|Gold|Silver|Bronze)\b",
-    re.IGNORECASE,
-)
+SHARED_FROM_KEYS = ("kind", "started_s_ago", "started_at", "live", "board")
 
 
-def gpu_short_name(name: str) -> str:
-    """'NVIDIA H200' → 'H200', 'NVIDIA A100-SXM4-80GB' → 'A100', 'NVIDIA GeForce RTX 4090' → 'RTX 4090'."""
-    words = _VENDOR.sub(" ", name).split()
-    if not words:
-        return "GPU"
-    take = 2 if words[0].upper() in ("RTX", "GTX", "QUADRO", "TITAN") and len(words) > 1 else 1
-    short = " ".join(words[:take]).split("-")[0] if take == 1 else " ".join(words[:take])
-    if "MIG" in (w.upper() for w in words):  # a slice of a GPU is not the whole GPU
-        short += " MIG"
-    return short
-
-
-def cpu_short_name(name: str, capability: str | None = None) -> str:
-    """'AMD EPYC 7B13 64-Core Processor' → 'EPYC 7B13'; a name with no model number gets the ISA."""
-    short = " ".join(_CPU_NOISE.sub(" ", _VENDOR.sub(" ", name)).split()) or "CPU"
-    if not any(ch.isdigit() for ch in short) and capability:
-        short += f" {capability}"  # 'AMD EPYC' alone names three different CPUs seen here
-    return short
-
-
-def machine_tag(machine: dict[str, Any] | None) -> str:
-    """A short, unambiguous name for the device a recording ran on."""
-    if not machine:
-        return "recorded"
-    gpu = machine.get("gpu") or {}
-    kind = machine.get("device_kind")
-    if kind == "cuda" and gpu.get("name"):
-        return gpu_short_name(str(gpu["name"]))
-    if kind == "mps":
-        return "Apple GPU"
-    cpu = machine.get("cpu") or {}
-    name = cpu.get("name") or machine.get("device_name") or "CPU"
-    return cpu_short_name(str(name), cpu.get("capability"))
-
-
-def describe_machine(machine: dict[str, Any] | None) -> str:
-    """One line: 'NVIDIA H200 · torch 2.13.0 · transformers 5.24.0 · accelerate 1.15.0'."""
-    if not machine:
-        return "an unknown machine"
-    parts = [str(machine.get("device_name") or machine_tag(machine))]
-    if machine.get("device_kind") == "cuda":
-        cpu = (machine.get("cpu") or {}).get("name")
-        if cpu:
-            parts.append(f"CPU {cpu}")
-    versions = machine.get("versions") or {}
-    parts += [
-        f"{k} {v}"
-        for k, v in versions.items()
-        if k in ("torch", "transformers", "accelerate") and v
-    ]
-    return " · ".join(parts)
+def _small(data: Any, known: Any) -> dict[str, Any]:
+    """A dict's known keys as they are, and its other keys only where they hold a scalar."""
+    if not isinstance(data, dict):
+        return {}
+    return {
+        k: v
+        for k, v in data.items()
+        if k in known
+        or v is None
+        or isinstance(v, (bool, int, float))
+        or (isinstance(v, str) and len(v) <= MAX_NAME)
+    }
 
 
 # --- compacting for the browser -----------------------------------------------------------------
@@ -598,6 +252,13 @@ def thin_steps(steps: list[dict[str, Any]], max_points: int) -> list[dict[str, A
 def compact(runs: list[dict[str, Any]], max_points: int = 500) -> list[dict[str, Any]]:
     """Runs with their steps thinned (the plots draw at most 500 points a line anyway)."""
     return [{**r, "steps": thin_steps(r.get("steps") or [], max_points)} for r in runs]
+
+
+def finite_or_none(x: Any) -> float | None:
+    """x as a float when it is a finite number, else None (for JSON without NaN)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(x) else None
 
 
 def reference_files() -> list[Path]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import inspect
 import io
 import re
 import shlex
 import textwrap
+import threading
 import tokenize
 from dataclasses import dataclass, fields
 from typing import Any
@@ -120,17 +122,33 @@ def _unique(items: Any) -> list[str]:
 # --- reading the loop ---------------------------------------------------------------------------
 
 
+# ast.parse from many of gradio's worker threads at once (30 pages following one comparison)
+# failed with "SystemError: AST constructor recursion depth mismatch" (CPython 3.11): every
+# parse here takes this lock, each loop's source is parsed once per process, and a listing is
+# built once per run settings.
+_PARSE_LOCK = threading.RLock()
+MAX_LISTINGS = 256
+_LISTINGS: dict[tuple[Any, ...], Listing] = {}
+
+
+def _parse(source: str) -> ast.Module:
+    with _PARSE_LOCK:
+        return ast.parse(source)
+
+
 def loop_function(backend: str) -> Any:
     """The backend's train_loop function (imports its module; the libraries load lazily)."""
     module = BACKENDS[backend].load()
     return module.train_loop
 
 
+@functools.cache
 def loop_source(backend: str) -> str:
     """The body of train_loop as module-level code, exactly as written (docstring left out)."""
-    lines, _ = inspect.getsourcelines(loop_function(backend))
+    with _PARSE_LOCK:  # inspect reads and tokenizes the file: once per backend, one thread
+        lines, _ = inspect.getsourcelines(loop_function(backend))
     source = textwrap.dedent("".join(lines))
-    fn = ast.parse(source).body[0]
+    fn = _parse(source).body[0]
     first = fn.body[0]  # type: ignore[attr-defined]
     if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
         start = first.end_lineno  # after the docstring
@@ -216,7 +234,7 @@ def drop_dead_branches(source: str) -> str:
     A branch on a setting that is off for this run (fp8's, in an fp32 run) does not run, so it
     is not shown, nor the comment block right above it; one that is on is shown unwrapped.
     """
-    tree = ast.parse(source)
+    tree = _parse(source)
     lines = source.splitlines(keepends=True)
     done: list[tuple[int, int]] = []  # (first, last) 1-based line ranges already rewritten
     edits: list[tuple[int, int, list[str]]] = []
@@ -381,6 +399,18 @@ def listing(cfg: RunConfig, device: Any = None, task: str | None = None) -> List
     """The backend's loop for cfg with its settings filled in, compared with the course's."""
     if device is None or task is None:
         device, task = resolve(cfg)
+    key = (cfg, str(device), task)
+    with _PARSE_LOCK:
+        done = _LISTINGS.get(key)
+        if done is None:
+            done = _listing(cfg, device, task)
+            if len(_LISTINGS) >= MAX_LISTINGS:
+                _LISTINGS.pop(next(iter(_LISTINGS)))
+            _LISTINGS[key] = done
+    return done
+
+
+def _listing(cfg: RunConfig, device: Any, task: str) -> Listing:
     module = BACKENDS[cfg.backend].load()
     values = module.settings(cfg, device, task)
     missing = set(settings_names(cfg.backend)) ^ set(values)

@@ -46,10 +46,10 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
 #summary th .cell-wrap { padding-left: 4px; padding-right: 4px; }
 """
 
-# gradio's cache (uploads, and the copies of downloads it serves): every hour, what is older than
-# four hours goes (a class's session, with a download clicked late in it), and all of it when
-# the server stops. An upload larger than a runs file may be is refused before it is stored.
-DELETE_CACHE = (3600, 4 * 3600)
+# gradio's cache (uploads, and the copies of downloads it serves): every five minutes, what is
+# older than twenty goes (an upload nobody's event read stayed four hours before; a download is
+# written again by the next frame that changes it), and all of it when the server stops. An upload larger than a runs file may be is refused before it is stored.
+DELETE_CACHE = (300, 20 * 60)
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES
 # gradio keeps every tab's own copy of the page's settings (~2 MB with plots drawn) until this
 # many newer tabs have come (its default is 10,000); the least recently used goes first.
@@ -234,6 +234,9 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     limits = limits or Limits.from_env()
     system.start_hub_check()  # answers in the background while the page loads
     sessions.sweep_session_dirs()  # what a server that stopped left behind
+    from .serve import keep_busy_sessions
+
+    keep_busy_sessions()  # whoever launches it: a session with a run or a board stays
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
         with gr.Row(equal_height=True, elem_id="header"):
             intro = gr.Markdown(t("intro", DEFAULT_LANG), elem_id="intro")

@@ -72,9 +72,9 @@ LANGS: tuple[str, ...] = tuple(LOCALES)
 LANG_CHOICES: list[tuple[str, str]] = [(loc.name, code) for code, loc in LOCALES.items()]
 
 
-def norm_lang(lang: str | None) -> str:
-    """A supported language code; anything else falls back to the default language."""
-    return lang if lang in LOCALES else DEFAULT_LANG
+def norm_lang(lang: Any) -> str:
+    """A supported language code; anything else (a list an API caller sent) is the default."""
+    return lang if isinstance(lang, str) and lang in LOCALES else DEFAULT_LANG
 
 
 def t(key: str, lang: str | None = DEFAULT_LANG, **args: Any) -> str:

@@ -32,6 +32,12 @@ def shown(value: Any, limit: int = MAX_SHOWN) -> str:
     return _AUTOLINK.sub(lambda m: f"&#{ord(m.group(0))};", text)
 
 
+def code_text(value: Any, limit: int = MAX_SHOWN) -> str:
+    """`value` as inline code in a gr.Markdown that stays text: a backtick, a newline, `$` or
+    markup in it cannot end the code span and start a heading, a link, an image or maths."""
+    return f"<code>{shown(value, limit)}</code>"
+
+
 def shown_args(args: dict[str, Any]) -> dict[str, Any]:
     """A template's arguments with every text in them `shown` (numbers stay numbers)."""
     return {k: shown(v) if isinstance(v, str) else v for k, v in args.items()}

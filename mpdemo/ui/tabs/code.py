@@ -16,6 +16,7 @@ import gradio as gr
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
+from ..text import code_text
 from ..train.controls import RUN_NAMES
 from ..train.tab import check_inputs
 from .common import esc, tt
@@ -165,9 +166,11 @@ def changes_md(lst: Any, lang: str) -> str:
 def settings_md(cfg: RunConfig, device: str, lang: str, ran: bool = False) -> str:
     """The settings this listing was filled in with: a run's own, or the Train tab's."""
     shown = {**{k: getattr(cfg, k) for k in CODE_SETTINGS}, "device": device}
-    items = " · ".join(f"`{k}={v}`" for k, v in shown.items())
+    # A visitor's dataset or model name, trained by a teacher, shows in a follower's page: as
+    # text, whatever backtick or newline it holds (a backtick span would end at the first).
+    items = " · ".join(code_text(f"{k}={v}") for k, v in shown.items())
     key = "code_settings_run" if ran else "code_settings"
-    return tt(key, lang, run=f"`{cfg.label}`", settings=items)
+    return tt(key, lang, run=code_text(cfg.label), settings=items)
 
 
 def code_view(

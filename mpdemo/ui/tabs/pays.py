@@ -324,7 +324,9 @@ def run_sweep_ui(
         text = error_text(err, lang)
         state.error = shown(text)
         yield {**frame(state, lang), "plot": None}
-        raise gr.Error(html.escape(text), title="mpdemo", print_exception=False) from None
+        raise gr.Error(
+            html.escape(text, quote=False), title="mpdemo", print_exception=False
+        ) from None
     state.plan = plan
     state.stop = threading.Event()
     cmap = colour_map(list(plan.precisions), list(plan.spec.batch_sizes))
@@ -451,9 +453,11 @@ def build_pays_tab(ctx: Any) -> None:
     def keyed(out: dict[str, Any]) -> dict[Any, Any]:
         return {comps[n]: out.get(n, gr.skip()) for n in OUTPUTS}
 
-    def on_run(lang: str, *args: Any) -> Iterator[dict[Any, Any]]:
-        *inputs, st = args
-        for out in run_sweep_ui(lang, *inputs, st, limits):
+    # Named parameters (an API caller's /sweep sees lang, sizes, ...), not param_1...
+    def on_run(
+        lang: str, sizes: Any, batch_sizes: Any, precisions: Any, budget: Any, st: Any
+    ) -> Iterator[dict[Any, Any]]:
+        for out in run_sweep_ui(lang, sizes, batch_sizes, precisions, budget, st, limits):
             yield keyed(out)
 
     lang = ctx.lang
@@ -463,6 +467,9 @@ def build_pays_tab(ctx: Any) -> None:
         outputs,
         concurrency_limit=1,  # one sweep per process: the timings must not share the cores
         api_name="sweep",
+        # The values as sent: gradio's Number refused "abc" in English; check_sweep refuses it
+        # in the page's language.
+        preprocess=False,
         show_progress="minimal",
         show_progress_on=[status],
     )

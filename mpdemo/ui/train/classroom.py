@@ -17,6 +17,7 @@ publish it on their board.
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 import threading
@@ -30,7 +31,7 @@ import gradio as gr
 
 from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
-from ...config import RunConfig
+from ...config import RunConfig, on_hf_space
 from .. import system, zerogpu
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
@@ -38,7 +39,8 @@ from . import controls
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .frames import by_component, keyed
 
-CONCURRENCY_ID = "train"  # Train, Run my own and Follow board share one limit
+CONCURRENCY_ID = "train"  # Train and Run my own share one limit
+FOLLOW_CONCURRENCY_ID = "follow"  # Follow board: as many, in a group of its own
 BOARD_WAIT_S = 20 * 60.0  # a board's follower waits this long for the teacher's next comparison
 BOARD_POLL_S = 0.2  # how soon a follower sees the teacher's next comparison
 BOARD_BEAT_S = 5.0  # while waiting, the status is refreshed this often
@@ -61,9 +63,10 @@ def concurrency() -> int:
 
 
 def max_threads() -> int:
-    """gradio's worker threads: each following page holds one while it waits for events, and
-    Stop, the language switch and the previews need theirs too (gradio's default is 40)."""
-    return 40 + max_viewers()
+    """gradio's worker threads: each training and each following page holds one while it waits
+    for events, and the language switch and the previews need theirs too (gradio's default is
+    40)."""
+    return 40 + 2 * max_viewers()
 
 
 def _make_runner(
@@ -135,6 +138,8 @@ def status_lines(session: Any, lang: str) -> tuple[list[str], bool]:
     if not isinstance(view, Viewer):
         return [], False
     c = view.comparison
+    if c.refusal is not None:  # stopped at its plan: longer than one comparison may take here
+        return [error_text(c.refusal, lang)], True
     place = None if view.closed else view.place()
     if place is not None:
         n, wait = place
@@ -189,6 +194,12 @@ def _forget_owner(key: int, token: str) -> None:
     broadcast.hub().unpublish(token)
 
 
+def board_code(session: Any) -> str | None:
+    """This page's published board code, if any."""
+    token = _owner_token(session, create=False)
+    return broadcast.hub().board_of.get(token) if token else None
+
+
 def board_note(session: Any, lang: str) -> str:
     """Under the board's controls: this page's board code once published, else how it works."""
     token = _owner_token(session, create=False)
@@ -198,21 +209,38 @@ def board_note(session: Any, lang: str) -> str:
     return t("board_published", lang, code=shown(code))
 
 
-def publish(session: Any, lang: str) -> str:
+def publish(session: Any, lang: str, client: str = "") -> str:
     """Publish as board: this page's comparisons, now and next, follow its code."""
     lang = norm_lang(lang)
     view = getattr(session, "runner", None)
     comparison = view.comparison if isinstance(view, Viewer) else None
-    broadcast.hub().publish(_owner_token(session, create=True) or "", comparison)
+    try:
+        broadcast.hub().publish(_owner_token(session, create=True) or "", comparison, client)
+    except BoardError as err:
+        raise gr.Error(esc(error_text(err, lang), quote=False), title="mpdemo") from None
     return board_note(session, lang)
 
 
-def client_of(request: Any) -> str:
-    """Who asks, for the wrong-code limit: the first forwarded address, else the peer's."""
+def proxy_hops() -> int:
+    """Proxies in front of this server that append to X-Forwarded-For (MPDEMO_PROXY_HOPS;
+    1 on a Space, whose proxy appends the address it saw; 0 elsewhere: the peer address)."""
+    raw = os.environ.get("MPDEMO_PROXY_HOPS", "").strip()
     try:
-        forwarded = request.headers.get("x-forwarded-for") or ""
-        if forwarded:
-            return forwarded.split(",")[0].strip()[:64]
+        return max(0, int(raw)) if raw else int(on_hf_space())
+    except ValueError:
+        return int(on_hf_space())
+
+
+def client_of(request: Any) -> str:
+    """Who asks, for the per-client limits: what the hosting proxy saw, never what the client
+    wrote. A client may send any X-Forwarded-For; each trusted proxy appends the address it
+    saw, so with N proxies the Nth entry from the right is the client's; with none, the peer."""
+    try:
+        hops = proxy_hops()
+        forwarded = [h.strip() for h in (request.headers.get("x-forwarded-for") or "").split(",")]
+        forwarded = [h for h in forwarded if h]
+        if hops and len(forwarded) >= hops:
+            return forwarded[-hops][:64]
         return str(request.client.host)[:64]
     except AttributeError:
         return ""
@@ -232,7 +260,7 @@ def follow(
     except BoardError as err:
         text = error_text(err, lang)
         yield {"status": t("status_not_started", lang, error=shown(text))}
-        raise gr.Error(esc(text), title="mpdemo", print_exception=False) from None
+        raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
     seen: Comparison | None = None
     last = ""  # the status the last followed comparison ended on
     mine = session.runner  # another runner here: this page trained something itself
@@ -368,6 +396,17 @@ def wire(
         for out in train(values, lg, sess, origin or "default", "own"):
             yield keyed(comps, out)
 
+    # /train_own's parameters carry /train's names (an API caller saw param_0...param_19).
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    defaults = controls.defaults()
+    params = [inspect.Parameter(n, kind, default=defaults[n]) for n in controls.NAMES]
+    params += [
+        inspect.Parameter("lang", kind, default="en"),
+        inspect.Parameter("session", kind, default=None),
+        inspect.Parameter("steps_origin", kind, default="default"),
+    ]
+    own.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+
     armed_out = ["status", "stop_btn"]
     comps["run_own"].click(
         by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **quiet
@@ -380,12 +419,15 @@ def wire(
         **streaming,
     )
 
+    def on_publish(sess: Any, lg: str, request: gr.Request) -> str:
+        return publish(sess, lg, client_of(request))
+
     comps["board_publish"].click(
-        publish,
+        on_publish,
         [session, lang],
         [comps["board_note"]],
         api_name="publish_board",
-        concurrency_limit=None,
+        queue=False,  # never behind training or a full queue
         show_progress="hidden",
     )
 
@@ -401,7 +443,9 @@ def wire(
         [comps["board_code"], lang, session, comps["smoothing"], comps["x_axis"]],
         outputs,
         api_name="follow_board",
-        **streaming,
+        # Followers have their own group: waiting for a teacher's next comparison holds no
+        # slot of Train's (six followers of an empty board held every one).
+        **{**streaming, "concurrency_id": FOLLOW_CONCURRENCY_ID},
     )
     ctx.on_language(board_note_for, [session], [comps["board_note"]])
 

@@ -71,20 +71,20 @@ def precision_info(lang: str, device: str | None) -> str:
     return t("precision_info_cpu" if system.trains_on_cpu(device) else "precision_info_gpu", lang)
 
 
-def precision_note(lang: str, precisions: list[str] | None, device: str | None) -> str:
-    """What this process last measured for the ticked precisions (a Train click calibrates)."""
+def precision_note(
+    lang: str, precisions: list[str] | None, device: str | None, session: Any = None
+) -> str:
+    """What this page's last comparison measured for the ticked precisions (one it ran or
+    joined: another visitor's private run is never read here)."""
     import sys
 
     if "mpdemo.runs.plan" not in sys.modules:  # nothing measured yet: no claim, and no torch
         return ""
     from ...engine.machine import machine_info
-    from ...engine.precision import resolve_device
-    from ...runs.plan import latest_calibration, speed_note
+    from ...runs.plan import speed_note
+    from .session import Session
 
-    try:
-        cal = latest_calibration(resolve_device(device or "auto").type)
-    except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
-        cal = None
+    cal = session.calibration() if isinstance(session, Session) else None
     notes = [n for p in precisions or [] if cal and (n := speed_note(cal, machine_info(), p))]
     if cal is None or not notes:
         return ""
@@ -151,6 +151,17 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
     for name in controls.NAMES:
         if name not in controls.UI_ONLY and name in v:
             v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
+    for name, allowed in (("backends", BACKENDS), ("precisions", PRECISIONS)):
+        got = v.get(name)  # an API caller may send 5 or [["x"]]: one line, not a traceback
+        if got is not None and (
+            not isinstance(got, (list, tuple)) or not all(isinstance(x, str) for x in got)
+        ):
+            raise ConfigError(
+                "unknown_choice",
+                field=name.removesuffix("s"),
+                allowed=", ".join(allowed),
+                value=got,
+            )
     if not v["backends"]:
         raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
     v["precisions"] = with_fp8(v)  # fp8: its own box (controls.py)

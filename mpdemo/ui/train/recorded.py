@@ -4,9 +4,10 @@ visitor's runs in their own browser across a reload, and Clear runs.
 Handlers return frames (dicts keyed by output name, mpdemo/ui/train/frames.py) like the rest of the
 Train tab; `build_row` adds the components under the downloads and `wire` their events. The
 runs themselves live in the visitor's `Session` (mpdemo/ui/train/session.py); what the browser keeps
-is `Session.stored()`, in a `gr.BrowserState` (local storage of that browser only, encrypted
-with the server's secret: `storage_secret`), so no other visitor can see it and the server keeps
-nothing for them.
+is `Session.stored()`, in a `gr.BrowserState` (local storage of that browser only), so the
+server keeps nothing for them. gradio encodes it with `storage_secret()`, which it also sends to
+every browser in /config: no secret, it only keeps the value readable across restarts; each run
+is checked on the way back like an uploaded file's (session_store.py).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from .plots import PLOTS, color_map
 from .session import Session, attach
 
 STORAGE_KEY = "mpdemo-runs"
-# The stored runs are encrypted with this secret: the same after a restart (a Space restarts on
-# every push and after sleeping), or every visitor's stored runs would be unreadable.
+# The stored runs are encoded with this key: the same after a restart (a Space restarts on every
+# push and after sleeping), or every visitor's stored runs would be unreadable. Not a secret:
+# gradio puts it in the page's /config for every browser.
 SECRET_ENV = "MPDEMO_STORAGE_SECRET"
 SECRET_FILE = "storage-secret"
 # What the browser hands back when it stores nothing: gr.BrowserState only writes a truthy

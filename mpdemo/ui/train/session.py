@@ -9,50 +9,60 @@ for processes that died, at the next start (`sweep_session_dirs`).
 
 from __future__ import annotations
 
-import functools
 import json
-import math
-import os
 import shutil
 import tempfile
-import threading
 import time
-import weakref
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from ...config import RunConfig
-from ...files.recorded import Recording, compact, parse_document, thin_steps, write_runs
-from ...files.summary import Summary, scale_text, typical_step_s, with_speedups, write_csv
+from ...files.recorded import (
+    Recording,
+    compact,
+    thin_steps,
+    write_runs,
+)
+from ...files.summary import Summary, with_speedups, write_csv
 from ...messages import MpdemoError
 from ...runs.fold import RunFold
-from ..i18n import message, t
 from .plots import Series
+from .session_life import (  # noqa: F401 - named here for the app and the tests
+    SESSIONS_ROOT,
+    attach,
+    give_back_memory,
+    open_sessions,
+    process_dir,
+    release,
+    sweep_session_dirs,
+)
+from .session_store import (  # noqa: F401
+    MAX_RECORDINGS,
+    MAX_STORED_CHARS,
+    STORED_POINTS,
+    series_from_steps,
+)
+from .session_table import (  # noqa: F401 - named here for the tab and the tests
+    COLUMN_WIDTHS,
+    TEXT_COLUMNS,
+    shown_table,
+    speedup_cell,
+    summary_table,
+    warnings_text,
+)
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
     from ...runs.runner import RunnerInterface
 
-# What a browser keeps of a visitor's runs (gr.BrowserState, localStorage): thinned steps, and
-# at most about this many characters of JSON (localStorage holds ~5 MB per site, encrypted and
-# base64-encoded on top); the oldest trainings and recordings go first.
-MAX_STORED_CHARS = 1_500_000
-STORED_POINTS = 500  # per run: the plots draw at most 500 points a line
-MAX_RECORDINGS = 12  # files open at once in one session; the oldest is closed for a new one
 # What one session holds of opened files: each run thinned to the points a plot line draws, and
 # at most this many steps over every file (the oldest files close first). A 29.5 MB file of
 # 10 runs x 200,000 steps held ~630 MB as read; thinned, its 5,000 points are a few MB.
 RECORDED_POINTS = STORED_POINTS
 RECORDED_POINTS_CAP = 64 * RECORDED_POINTS  # one file of the most runs a file may have
 BIG_PARSE_STEPS = 50_000  # a file of more steps than this: the heap is trimmed once it is thinned
-# Every session's files (downloads, scripts) under one folder per process, so a start-up can
-# delete what a process that died left behind without touching a live one's.
-SESSIONS_ROOT = Path(tempfile.gettempdir()) / "mpdemo-sessions"
 
 
 def recording_source(rec: Recording) -> str:
@@ -77,27 +87,6 @@ class Recorded:
     def points(self) -> int:
         """The steps this file holds in the session, over all its runs."""
         return sum(len(r.get("steps") or []) for r in self.recording.runs)
-
-
-def series_from_steps(label: str, steps: list[dict[str, Any]]) -> Series:
-    """A plot series rebuilt from a runs file's step dicts (the StepEvent fields)."""
-    from types import SimpleNamespace
-
-    out = Series(label)
-    for st in steps:
-        t_s = st.get("step_time_s")
-        out.add(
-            SimpleNamespace(
-                step=st["step"],
-                elapsed_s=st.get("elapsed_s"),
-                loss=st.get("loss"),
-                loss_scale=st.get("loss_scale"),
-                skipped=bool(st.get("skipped", False)),
-                step_time_s=math.nan if t_s is None else t_s,
-                samples_per_s=st.get("samples_per_s"),
-            )
-        )
-    return out
 
 
 @dataclass
@@ -162,6 +151,21 @@ class Session:
     def running(self) -> bool:
         """Whether this session's worker thread is alive."""
         return self.runner is not None and self.runner.alive
+
+    def calibration(self) -> Any:
+        """The calibration of this page's last comparison (one it ran or joined), if any."""
+        cal = getattr(self.plan, "calibration", None)
+        if not isinstance(cal, dict):
+            return None
+        from ...runs import plan  # a plan came: torch is loaded
+
+        try:
+            key = (cal["model"], cal["dataset"], cal["batch_size"], cal["max_length"])
+            key = (*key, cal["device"])
+        except KeyError:
+            return None
+        with plan._lock:
+            return plan._calibrations.get(key)
 
     def close(self) -> None:
         """Session ended (tab closed, or its state expired): stop the worker, let go of every
@@ -438,89 +442,18 @@ class Session:
         return getattr(self.runner, "machine", None) or _machine()
 
     # --- what the browser keeps across a reload ---------------------------------------------
+    # --- what the browser keeps across a reload (session_store.py) --------------------------
     def stored(self) -> dict[str, Any] | None:
         """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
-        if not self.history and not self.recordings:
-            return None
-        from ...files.recorded import runs_document
+        from .session_store import stored
 
-        history = [
-            {
-                k: r.get(k)
-                for k in ("config", "summary", "steps", "evals", "status", "grid", "shared_from")
-                if k != "shared_from" or r.get(k)
-            }
-            for r in self.history
-        ]
-        recs = [
-            {
-                "name": r.recording.name,
-                "digest": r.recording.digest,
-                "version": r.recording.version,
-                "machine": r.recording.machine,
-                "runs": r.recording.runs,
-            }
-            for r in self.recordings
-        ]
-        points = STORED_POINTS
-        while True:
-            doc = runs_document(compact(history, points), self.machine() if history else {})
-            doc["recordings"] = [{**r, "runs": compact(r["runs"], points)} for r in recs]
-            size = len(json.dumps(doc, default=str))
-            if size <= MAX_STORED_CHARS:
-                return doc
-            grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
-            if len(grids) > 1:  # the oldest training goes first
-                history = [r for r in history if r.get("grid") != grids[0]]
-            elif recs:
-                recs = recs[1:]
-            elif points > 50:
-                points //= 2
-            else:
-                return None  # one enormous run: better nothing than a broken store
+        return stored(self)
 
     def restore(self, value: Any) -> int:
-        """Take back what stored() gave the browser; returns how many runs came back (0: none).
+        """Take back what stored() gave the browser; returns how many runs came back (0: none)."""
+        from .session_store import restore
 
-        The value comes from the visitor's browser: it is checked like any runs file, and a
-        value that fails any check restores nothing at all.
-        """
-        if not isinstance(value, dict) or self.running or self.history or self.recordings:
-            return 0
-        try:
-            history: list[dict[str, Any]] = []
-            if value.get("runs"):
-                history = parse_document(value, "stored runs").runs
-            recs = []
-            items = value.get("recordings") or []
-            if not isinstance(items, list) or len(items) > MAX_RECORDINGS:
-                return 0
-            for item in items:
-                if not isinstance(item, dict):
-                    return 0
-                rec = parse_document(item, str(item.get("name") or "runs.json"))
-                rec.digest = str(item.get("digest") or "")
-                recs.append(rec)
-            configs = {id(r): RunConfig.from_dict(r["config"]) for r in history if r.get("config")}
-        except (MpdemoError, TypeError, ValueError):
-            return 0
-        for r in history:
-            r["status"] = r.get("status") or r["summary"].get("status")
-            g = r.get("grid")
-            r["grid"] = g if isinstance(g, int) and not isinstance(g, bool) else 0
-        if history:
-            self.grid_no = max(r["grid"] for r in history)
-            self.history = history
-            self.runs = [r for r in history if r["grid"] == self.grid_no]
-            self.configs = [configs[id(r)] for r in self.runs if id(r) in configs]
-            self.series = {
-                r["summary"]["label"]: series_from_steps(r["summary"]["label"], r["steps"])
-                for r in self.runs
-            }
-            self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
-        for rec in recs:
-            self.add_recording(rec)
-        return len(history) + sum(len(r.runs) for r in recs)
+        return restore(self, value)
 
     def script_file(self, label: str) -> str | None:
         """Write the reproduce script of the run `label` (`python -m mpdemo code`'s text)."""
@@ -543,249 +476,9 @@ class Session:
         return str(path)
 
 
-# --- a session's lifetime ------------------------------------------------------------------------
-
-# gradio session hash → that tab's Session, so closing the tab frees it at once (gradio keeps a
-# closed tab's gr.State an hour before its delete_callback runs). Weak: the gr.State owns it, and
-# nothing but `release` reads it, with the hash of the tab that closed.
-_OPEN: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
-_OPEN_LOCK = threading.Lock()
-_PROCESS_DIR: Path | None = None
-
-
-def attach(session: Session, key: str | None) -> Session:
-    """Remember that the tab `key` (gradio's session hash) holds `session`; returns it."""
-    if key:
-        with _OPEN_LOCK:
-            _OPEN[key] = session
-    return session
-
-
-def release(key: str | None) -> None:
-    """The tab `key` closed: stop its training and free its runs, files and folder now."""
-    if not key:
-        return
-    with _OPEN_LOCK:
-        session = _OPEN.pop(key, None)
-    if session is not None:
-        held = bool(session.recordings or session.history)
-        session.close()
-        if held:
-            give_back_memory()
-
-
-def give_back_memory() -> None:
-    """Collect what a closed session or a parsed file left, and hand freed heap back to the OS
-    (glibc keeps it otherwise: a server's RSS would only ever grow)."""
-    import gc
-
-    gc.collect()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
-        return None
-
-
-def open_sessions() -> int:
-    """How many tabs' sessions are attached (for the soak benchmark and tests)."""
-    return len(_OPEN)
-
-
-def process_dir() -> Path:
-    """This process's folder under SESSIONS_ROOT ('<pid>-<random>')."""
-    global _PROCESS_DIR
-    if _PROCESS_DIR is None:
-        _PROCESS_DIR = SESSIONS_ROOT / f"{os.getpid()}-{os.urandom(4).hex()}"
-    return _PROCESS_DIR
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists, owned by another user
-        return True
-    return True
-
-
-def sweep_session_dirs(root: Path | None = None) -> int:
-    """At start-up: delete the session folders of processes that are gone; returns how many.
-
-    Earlier versions put each session's folder straight in the temporary folder
-    ('mpdemo-session-*'): those older than a day go too.
-    """
-    root = root or SESSIONS_ROOT
-    removed = 0
-    if root.is_dir():
-        for child in root.iterdir():
-            pid_text = child.name.split("-", 1)[0]
-            if child == _PROCESS_DIR or (pid_text.isdigit() and _alive(int(pid_text))):
-                continue
-            shutil.rmtree(child, ignore_errors=True)
-            removed += 1
-    cutoff = time.time() - 86400
-    for old in Path(tempfile.gettempdir()).glob("mpdemo-session-*"):
-        try:
-            if old.is_dir() and old.stat().st_mtime < cutoff:
-                shutil.rmtree(old, ignore_errors=True)
-                removed += 1
-        except OSError:
-            continue
-    return removed
-
-
 def _machine() -> dict[str, Any]:
     from ...engine.machine import (
         machine_info,  # torch is loaded: a run has finished in this process
     )
 
     return machine_info()
-
-
-# --- the summary table --------------------------------------------------------------------
-
-# (header key, summary key), most telling first; the width (px) keeps headers on one line.
-_COLUMNS: list[tuple[str, str, int]] = [
-    ("col_run", "label", 132),
-    ("col_status", "status", 100),
-    ("col_speedup", "speedup_vs_fp32", 64),
-    ("col_samples", "samples_per_s", 74),
-    ("col_step_ms", "median_step_s", 64),  # the typical step (the mean in older files)
-    ("col_loss", "final_loss", 68),
-    ("col_eval", "eval", 70),
-    # What the presets and the memory sentence are about, before the wide warnings column:
-    # at 1400 px only about eight columns show without scrolling.
-    ("col_saved", "saved_activation_bytes", 84),
-    ("col_skipped", "skipped_steps", 76),
-    ("col_scale", "final_loss_scale", 70),
-    ("col_warnings", "warnings", 300),
-    ("col_effective", "effective_dtype", 66),
-    ("col_peak", "peak_mem_bytes", 76),
-    ("col_backend", "backend", 92),
-    ("col_precision", "precision", 86),
-    ("col_requested", "requested_dtype", 86),
-    ("col_device", "device", 80),
-    ("col_params", "params", 86),
-    ("col_steps", "steps", 60),
-    ("col_tokens", "tokens_per_s", 86),
-]
-COLUMN_WIDTHS = [f"{w}px" for _, _, w in _COLUMNS]
-TEXT_COLUMNS = {
-    "label",
-    "speedup_vs_fp32",
-    "final_loss_scale",
-    "status",
-    "effective_dtype",
-    "warnings",
-    "backend",
-    "precision",
-    "requested_dtype",
-    "device",
-}
-
-
-def _num(v: Any, digits: int = 4) -> float | None:
-    if v is None:
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    if not math.isfinite(x) or x == 0:
-        return x if math.isfinite(x) else None
-    return float(f"{x:.{digits}g}")
-
-
-def warnings_text(summary: dict[str, Any], lang: str) -> str:
-    """The run's warnings in `lang`, from warning_keys (English text as a fallback)."""
-    keys = summary.get("warning_keys")
-    if keys:
-        return "\n".join(message(w.get("key", ""), w.get("args") or {}, lang) for w in keys)
-    return "\n".join(summary.get("warnings") or [])
-
-
-def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
-    """'1,52× [1,41–1,60] más rápido' in the locale, 'ran in fp32', or '': the CLI's cell, localized."""
-    from ..i18n import number
-
-    if s.get("speed_reason") == "ran_fp32":
-        return message("same_maths", {}, lang)
-    v = s.get("speedup_vs_fp32")
-    if v is None:
-        return ""
-    text = f"{number(v, lang, '.2f')}×"
-    iv = s.get("speedup_interval")
-    if iv:
-        text += f" [{number(iv[0], lang, '.2f')}–{number(iv[1], lang, '.2f')}]"
-    verdict = s.get("speed_verdict")
-    if verdict and s.get("precision") != "fp32":
-        text += f" {t(f'verdict_{verdict}', lang)}"
-    return text
-
-
-def number_cell(value: Any, lang: str) -> str:
-    """A table number as `lang` writes it: "1.523" and "0,6931" in Spanish, whole floats whole."""
-    from ..i18n import number
-
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        value = int(value)
-    return number(value, lang, ",")
-
-
-def shown_table(table: pd.DataFrame, lang: str) -> Styler:
-    """The table with its numbers in `lang`'s digits; the cells stay numbers, so columns sort.
-
-    gr.Dataframe (6.31) shows a pandas Styler's formatted text when it is not interactive.
-    """
-    numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]
-    return table.style.format(lambda v: number_cell(v, lang), subset=numeric, na_rep="")
-
-
-def summary_table(summaries: list[Mapping[str, Any]], lang: str) -> pd.DataFrame:
-    """One row per summary; numbers rounded, statuses and warnings in `lang`."""
-    # Classifiers report accuracy (and a loss); LMs only a loss: one "eval" column either way.
-    by_accuracy = any(s.get("eval_accuracy") is not None for s in summaries) or not summaries
-    rows = []
-    for s in summaries:
-        row: list[Any] = []
-        for _, key, _w in _COLUMNS:
-            v = s.get(key)
-            if key == "status":
-                row.append(t(f"st_{v}", lang) if v else "")
-            elif key == "warnings":
-                row.append(warnings_text(s, lang))
-            elif key == "eval":
-                row.append(_num(s.get("eval_accuracy" if by_accuracy else "eval_loss")))
-            elif key == "median_step_s":
-                step = typical_step_s(s)
-                row.append(_num(step * 1000.0) if step is not None else None)
-            elif key in ("peak_mem_bytes", "saved_activation_bytes"):
-                row.append(_num(v / 2**20, 3) if v is not None else None)
-            elif key == "speedup_vs_fp32":
-                row.append(speedup_cell(s, lang))
-            elif key == "final_loss_scale":
-                row.append(scale_text(v) if v is not None else "")  # exact: 65536, 2^20, 0.5
-            elif key in ("params", "steps", "skipped_steps"):
-                row.append(int(v) if v is not None else None)
-            elif key in TEXT_COLUMNS:
-                row.append("" if v is None else str(v))
-            else:
-                row.append(_num(v))
-        rows.append(row)
-    headers = [
-        t("col_eval_acc" if by_accuracy else "col_eval_loss", lang) if key == "eval" else t(k, lang)
-        for k, key, _w in _COLUMNS
-    ]
-    return pd.DataFrame(rows, columns=headers)

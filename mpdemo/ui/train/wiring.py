@@ -90,7 +90,7 @@ def _wire(
         stop,
         [session, lang],
         [comps["status"]],
-        concurrency_limit=None,
+        queue=False,  # never waits behind training, never counts against the queue's size
         api_name="stop",
         show_progress="hidden",
     )
@@ -104,10 +104,11 @@ def _wire(
             preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **quiet
         )
 
-    def note_fn(lang: str, precs: list[str], dev: str) -> str:
-        return precision_note(norm_lang(lang), precs, dev)
+    def note_fn(lang: str, precs: list[str], dev: str, sess: Session) -> str:
+        return precision_note(norm_lang(lang), precs, dev, sess)
 
-    note_args = ([lang, comps["precisions"], comps["device"]], [comps["precision_note"]])
+    note_inputs = [lang, comps["precisions"], comps["device"], session]
+    note_args = (note_inputs, [comps["precision_note"]])
     for name in ("precisions", "device"):
         comps[name].change(
             note_fn,
@@ -207,7 +208,9 @@ def _wire(
     ctx.on_language(on_lang, lang_inputs, lang_outputs)
 
     # The measured speeds under the precisions, in the new language too.
-    ctx.on_language(note_fn, [comps["precisions"], comps["device"]], [comps["precision_note"]])
+    ctx.on_language(
+        note_fn, [comps["precisions"], comps["device"], session], [comps["precision_note"]]
+    )
 
     def on_load(lang: str, *preview_args: Any) -> list[Any]:
         hub = system.hub_status(wait=2.0)  # started at build time; usually answered by now

@@ -1,0 +1,355 @@
+"""The runs file's field checker: every field a renderer reads, its type and its bounds.
+
+`_Checker` raises a RecordingError naming the first bad field ("runs[0].summary.steps is NaN");
+the rule tables say what each field of a summary, a step, a machine and a config may hold.
+No torch, no gradio.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import re
+import string
+import unicodedata
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from ..messages import EN, MpdemoError, render
+from ..wording import ENGLISH, is_plural_spec
+
+MAX_STEPS_PER_RUN = 200_000
+# What a renderer may rely on once a file is read: a whole number converts to float and int
+# without overflow (10**400 did not), a name fits a table cell and the one-line status.
+MAX_PARAMS = 10**13
+MAX_NUMBER = 10**15  # any whole number a file carries, and every bound below
+FLOAT32_MAX = 3.4028234663852886e38  # a loss and a loss scale are fp32: any finite one fits
+MAX_NAME = 200  # a label, backend, device, machine or version name
+MAX_SOURCE = 1024  # a model or dataset: a Hub id or a folder
+MAX_TEXT = 4000  # one warning or error sentence
+MAX_DETAIL = 20_000  # a traceback
+MAX_NOTES = 64  # warnings (and warning_keys) of one run
+MAX_NOTE_ARGS = 32
+STATUSES = ("completed", "stopped", "diverged", "failed")  # mpdemo.events.STATUSES
+SPEED_VERDICTS = ("faster", "slower", "same", "unsure")
+_NOTE_KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
+# A whole-number placeholder may be written "{n}", "{n:,}" or "{n:plural(...)}" in another
+# language (tests/test_locales.py allows the swap): an argument must render under each.
+_WHOLE_SPECS = ("", ",", "d", ",d", "plural(#|#)")
+
+
+class RecordingError(MpdemoError):
+    """A runs file that cannot be loaded: not JSON, the wrong shape, or a newer version."""
+
+
+class _Checker:
+    """Checks one document's fields; the first bad one raises a RecordingError naming it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def fail(self, path: str, problem: str, **args: Any) -> NoReturn:
+        """Raise 'name: runs[0].summary.steps is NaN' (the problem a nested, translated key)."""
+        raise RecordingError(
+            "runs_bad_field", name=self.name, path=path, problem={"key": problem, "args": args}
+        )
+
+    def obj(self, path: str, v: Any) -> dict[str, Any]:
+        if not isinstance(v, dict):
+            self.fail(path, "field_not_object")
+        return v
+
+    def seq(self, path: str, v: Any, limit: int) -> list[Any]:
+        if not isinstance(v, list):
+            self.fail(path, "field_not_list")
+        if len(v) > limit:
+            self.fail(path, "field_too_many", count=len(v), limit=limit)
+        return v
+
+    def number(self, path: str, v: Any, lo: float, hi: float, finite: bool = True) -> None:
+        """A number (never a bool) within [lo, hi]; NaN and ±inf only where `finite` is False."""
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(path, "field_not_number")
+        if isinstance(v, float) and math.isnan(v):
+            if finite:
+                self.fail(path, "field_nan")
+            return
+        if isinstance(v, float) and math.isinf(v):
+            if finite:
+                self.fail(path, "field_infinite")
+            return
+        if not lo <= v <= hi:  # int vs float compares exactly, however many digits
+            self.fail(path, "field_out_of_range", lo=lo, hi=hi)
+
+    def whole(self, path: str, v: Any, lo: int, hi: int) -> None:
+        """A whole number within [lo, hi] (100.0 counts: another writer may put it so)."""
+        self.number(path, v, lo, hi)
+        if isinstance(v, float) and not v.is_integer():
+            self.fail(path, "field_not_whole")
+
+    def text(self, path: str, v: Any, limit: int, one_line: bool = False) -> None:
+        """A str of at most `limit` characters; a name (`one_line`) has no control characters."""
+        if not isinstance(v, str):
+            self.fail(path, "field_not_text")
+        if len(v) > limit:
+            self.fail(path, "field_too_long", length=len(v), limit=limit)
+        if one_line and any(unicodedata.category(ch) == "Cc" for ch in v):
+            self.fail(path, "field_control_chars")
+
+    def flag(self, path: str, v: Any) -> None:
+        if not isinstance(v, bool):
+            self.fail(path, "field_not_bool")
+
+    def choice(self, path: str, v: Any, allowed: tuple[str, ...]) -> None:
+        if not isinstance(v, str) or v not in allowed:
+            self.fail(path, "field_not_choice", allowed=", ".join(allowed))
+
+    def fields(self, path: str, data: dict[str, Any], rules: dict[str, _Rule]) -> None:
+        """Each key of `rules` that `data` has: null, or what its rule allows."""
+        for key, rule in rules.items():
+            v = data.get(key)
+            if v is not None:
+                rule(self, f"{path}.{key}", v)
+
+    def note(self, path: str, v: Any, depth: int = 0) -> None:
+        """A message as the summary keeps it ({"key", "args", "text"}) that renders in any language."""
+        note = self.obj(path, v)
+        key = note.get("key")
+        if not isinstance(key, str) or not _NOTE_KEY.fullmatch(key):
+            self.fail(f"{path}.key", "field_not_key")
+        if note.get("text") is not None:
+            self.text(f"{path}.text", note["text"], MAX_TEXT)
+        args = note.get("args")
+        args = {} if args is None else self.obj(f"{path}.args", args)
+        if len(args) > MAX_NOTE_ARGS:
+            self.fail(f"{path}.args", "field_too_many", count=len(args), limit=MAX_NOTE_ARGS)
+        for k, a in args.items():
+            where = f"{path}.args.{k}"
+            if isinstance(a, dict) and depth < 2:
+                self.note(where, a, depth + 1)  # a nested message: "why" in a speed note
+            elif isinstance(a, str):
+                self.text(where, a, MAX_TEXT)
+            elif isinstance(a, (int, float)) and not isinstance(a, bool):
+                self.number(where, a, -MAX_NUMBER, MAX_NUMBER, finite=False)
+            elif a is not None and not isinstance(a, bool):
+                self.fail(where, "field_not_value")
+        if not _renders(key, args):
+            self.fail(path, "field_not_shown")
+
+
+_Rule = Callable[[_Checker, str, Any], None]
+
+
+def _whole(lo: int, hi: int) -> _Rule:
+    return lambda c, p, v: c.whole(p, v, lo, hi)
+
+
+def _number(lo: float, hi: float, finite: bool = True) -> _Rule:
+    return lambda c, p, v: c.number(p, v, lo, hi, finite)
+
+
+def _name(limit: int = MAX_NAME) -> _Rule:
+    return lambda c, p, v: c.text(p, v, limit, one_line=True)
+
+
+def _text(limit: int) -> _Rule:
+    return lambda c, p, v: c.text(p, v, limit)
+
+
+def _texts(c: _Checker, p: str, v: Any) -> None:
+    for i, w in enumerate(c.seq(p, v, MAX_NOTES)):
+        c.text(f"{p}[{i}]", w, MAX_TEXT)
+
+
+def _notes(c: _Checker, p: str, v: Any) -> None:
+    for i, w in enumerate(c.seq(p, v, MAX_NOTES)):
+        c.note(f"{p}[{i}]", w)
+
+
+def _interval(c: _Checker, p: str, v: Any) -> None:
+    pair = c.seq(p, v, 2)
+    if len(pair) != 2:
+        c.fail(p, "field_not_pair")
+    for i, x in enumerate(pair):
+        c.number(f"{p}[{i}]", x, 0, 10**6)
+
+
+def _object(c: _Checker, p: str, v: Any) -> None:
+    c.obj(p, v)
+
+
+_LOSS = _number(-FLOAT32_MAX, FLOAT32_MAX, finite=False)  # a diverged run's loss is NaN or inf
+_SCALE = _number(0, FLOAT32_MAX, finite=False)
+_SECONDS = _number(0, 10**7)
+_RATE = _number(0, 10**12)
+_BYTES = _number(0, 10**18)
+
+# Every Summary field a renderer reads (tests/test_hostile_files.py checks none is missing).
+SUMMARY_RULES: dict[str, _Rule] = {
+    "label": _name(),
+    "backend": _name(),
+    "precision": _name(),
+    "device": _name(),
+    "model": _name(MAX_SOURCE),
+    "dataset": _name(MAX_SOURCE),
+    "requested_dtype": _name(),
+    "effective_dtype": _name(),
+    "params": _whole(0, MAX_PARAMS),
+    "steps": _whole(0, MAX_STEPS_PER_RUN),
+    "skipped_steps": _whole(0, MAX_STEPS_PER_RUN),
+    "final_loss": _LOSS,
+    "mean_step_s": _SECONDS,
+    "median_step_s": _SECONDS,
+    "samples_per_s": _RATE,
+    "tokens_per_s": _RATE,
+    "step_time_cv": _number(0, 10**6),
+    "step_time_mad": _number(0, 10**6),
+    "saved_activation_bytes": _BYTES,
+    "peak_mem_bytes": _BYTES,
+    "peak_mem_kind": _name(),
+    "final_loss_scale": _SCALE,
+    "status": lambda c, p, v: c.choice(p, v, STATUSES),
+    "train_rows": _whole(0, MAX_NUMBER),
+    "eval_rows": _whole(0, MAX_NUMBER),
+    "processes": _whole(0, 10**6),
+    "elapsed_s": _SECONDS,
+    "warnings": _texts,
+    "warning_keys": _notes,
+    "eval_loss": _LOSS,
+    "eval_accuracy": _number(0, 1),
+    "error": _text(MAX_TEXT),
+    "error_detail": _text(MAX_DETAIL),
+    "fp8_audit": _object,
+    "speedup_vs_fp32": _number(0, 10**6),
+    "speedup_same_maths": lambda c, p, v: c.flag(p, v),
+    "speedup_interval": _interval,
+    "speed_verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
+    "speed_reason": _name(),
+    "speed_check": lambda c, p, v: _speed_check(c, p, v),
+    "machine": _name(),
+}
+_RATIO = _number(1e-9, 10**6)  # a speed-up and its interval's ends: the slowdown is 1 / it
+# mpdemo.runs.timing.SpeedCheck's fields, as a summary's speed_check carries them (its sentence is
+# rendered from them: plan.check_note).
+SPEED_CHECK_RULES: dict[str, _Rule] = {
+    "precision": _name(),
+    "baseline": _name(),
+    "speedup": _RATIO,
+    "low": _RATIO,
+    "high": _RATIO,
+    "rounds": _whole(0, 10**9),
+    "block": _whole(0, 10**9),
+    "step_s": _SECONDS,
+    "baseline_step_s": _SECONDS,
+    "spread": _number(0, 10**6),
+    "others_cpu": _number(0, 1),
+    "steal": _number(0, 1),
+    "verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
+    "reason": _name(),
+}
+
+
+def _speed_check(c: _Checker, p: str, v: Any) -> None:
+    check = c.obj(p, v)
+    c.fields(p, check, SPEED_CHECK_RULES)
+    if not isinstance(check.get("precision"), str):
+        c.fail(f"{p}.precision", "field_missing")
+    if check.get("verdict") == "slower":  # "1.9x slower (1.7-2.2x)" divides by all three
+        for key in ("speedup", "low", "high"):
+            if check.get(key) is None:
+                c.fail(f"{p}.{key}", "field_missing")
+
+
+STEP_RULES: dict[str, _Rule] = {
+    "loss": _LOSS,
+    "loss_scale": _SCALE,
+    "step_time_s": _SECONDS,
+    "samples_per_s": _RATE,
+    "tokens_per_s": _RATE,
+    "lr": _number(0, MAX_NUMBER),
+    "elapsed_s": _SECONDS,
+    "wall_s": _SECONDS,  # seconds since the comparison started (its runs take turns)
+    "skipped": lambda c, p, v: c.flag(p, v),
+}
+_CPU_RULES: dict[str, _Rule] = {
+    "name": _name(),
+    "capability": _name(),
+    "flags": _object,
+    "cores": _whole(0, 10**6),
+}
+_GPU_RULES: dict[str, _Rule] = {
+    "kind": _name(),
+    "name": _name(),
+    "capability": _name(),
+    "bf16": lambda c, p, v: c.flag(p, v),
+    "memory_bytes": _BYTES,
+    "count": _whole(0, 10**6),
+}
+
+
+def _versions(c: _Checker, p: str, v: Any) -> None:
+    versions = c.obj(p, v)
+    if len(versions) > MAX_NOTE_ARGS:
+        c.fail(p, "field_too_many", count=len(versions), limit=MAX_NOTE_ARGS)
+    for k, x in versions.items():
+        c.text(p, k, MAX_NAME, one_line=True)
+        if x is not None:
+            c.text(f"{p}.{k}", x, MAX_NAME, one_line=True)
+
+
+MACHINE_RULES: dict[str, _Rule] = {
+    "device_kind": _name(),
+    "device_name": _name(),
+    "cpu": lambda c, p, v: c.fields(p, c.obj(p, v), _CPU_RULES),
+    "gpu": lambda c, p, v: c.fields(p, c.obj(p, v), _GPU_RULES),
+    "versions": _versions,
+    "python": _name(),
+    "platform": _name(),
+    "torch_threads": _whole(0, 10**6),
+    "date": _name(64),
+}
+
+
+def _config_rule(default: Any) -> _Rule:
+    # A run's settings as RunConfig declares them: a renderer reads steps and loss_scaling, a
+    # reload rebuilds a RunConfig from the rest.
+    if isinstance(default, bool):
+        return lambda c, p, v: c.flag(p, v)
+    if isinstance(default, int):
+        return _whole(0, 2**32)
+    if isinstance(default, float):
+        return _number(0, 2.0**64)
+    return _name(MAX_SOURCE)
+
+
+@functools.cache
+def _config_rules() -> dict[str, _Rule]:
+    from dataclasses import fields
+
+    from ..config import RunConfig  # no torch: config and catalog are plain data
+
+    rules = {f.name: _config_rule(f.default) for f in fields(RunConfig)}
+    rules["steps"] = _whole(0, MAX_STEPS_PER_RUN)
+    return rules
+
+
+def _renders(key: str, args: dict[str, Any]) -> bool:
+    """Whether the message renders, in English and with any whole-number spec a language uses."""
+    try:
+        render(key, args)
+        template = EN.get(key)
+        if template is None:
+            return True  # an unknown key is shown as the key itself
+        for _, field_name, spec, conv in string.Formatter().parse(template):
+            if field_name is None or field_name not in args:
+                continue
+            if spec in _WHOLE_SPECS[:-1] or is_plural_spec(spec):
+                for variant in _WHOLE_SPECS:
+                    shown = "{v" + (f"!{conv}" if conv else "") + f":{variant}}}"
+                    # render() falls back to the template and its arguments on these three
+                    with contextlib.suppress(KeyError, IndexError, ValueError):
+                        ENGLISH.format(shown, {"v": args[field_name]})
+    except Exception:  # noqa: BLE001 - whatever it raises, the page would raise it too
+        return False
+    return True

@@ -1,0 +1,139 @@
+"""What the browser keeps of a visitor's runs across a reload (gr.BrowserState), and taking it back.
+
+What is stored reads back (mpdemo.files.recorded checks each run as a runs file's): at most
+MAX_RUNS runs, thinned, within MAX_STORED_CHARS; a run that fails a check is dropped alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from ...config import RunConfig
+from ...files.recorded import MAX_RUNS, compact, parse_document
+from ...messages import MpdemoError
+from .plots import Series
+
+if TYPE_CHECKING:
+    from .session import Session
+
+# What a browser keeps of a visitor's runs (gr.BrowserState, localStorage): thinned steps, and
+# at most about this many characters of JSON (localStorage holds ~5 MB per site, encrypted and
+# base64-encoded on top); the oldest trainings and recordings go first.
+MAX_STORED_CHARS = 1_500_000
+STORED_POINTS = 500  # per run: the plots draw at most 500 points a line
+MAX_RECORDINGS = 12  # files open at once in one session; the oldest is closed for a new one
+
+
+def stored(self: Session) -> dict[str, Any] | None:
+    """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
+    if not self.history and not self.recordings:
+        return None
+    from ...files.recorded import runs_document
+
+    history = [
+        {
+            k: r.get(k)
+            for k in ("config", "summary", "steps", "evals", "status", "grid", "shared_from")
+            if k != "shared_from" or r.get(k)
+        }
+        for r in self.history
+    ]
+    recs = [
+        {
+            "name": r.recording.name,
+            "digest": r.recording.digest,
+            "version": r.recording.version,
+            "machine": r.recording.machine,
+            "runs": r.recording.runs,
+        }
+        for r in self.recordings
+    ]
+    history = history[-MAX_RUNS:]  # what is stored reads back: the newest runs
+    points = STORED_POINTS
+    while True:
+        doc = runs_document(compact(history, points), self.machine() if history else {})
+        doc["recordings"] = [{**r, "runs": compact(r["runs"], points)} for r in recs]
+        size = len(json.dumps(doc, default=str))
+        if size <= MAX_STORED_CHARS:
+            return doc
+        grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
+        if len(grids) > 1:  # the oldest training goes first
+            history = [r for r in history if r.get("grid") != grids[0]]
+        elif recs:
+            recs = recs[1:]
+        elif points > 50:
+            points //= 2
+        else:
+            return None  # one enormous run: better nothing than a broken store
+
+
+def restore(self: Session, value: Any) -> int:
+    """Take back what stored() gave the browser; returns how many runs came back (0: none).
+
+    The value comes from the visitor's browser: each run is checked like a runs file's, and
+    a run (or a file) that fails a check is dropped alone; the others come back.
+    """
+    if not isinstance(value, dict) or self.running or self.history or self.recordings:
+        return 0
+    history: list[dict[str, Any]] = []
+    configs: dict[int, RunConfig] = {}
+    runs = value.get("runs")
+    for run in runs[-MAX_RUNS:] if isinstance(runs, list) else []:
+        try:
+            (checked,) = parse_document({**value, "runs": [run]}, "stored runs").runs
+            if checked.get("config"):
+                configs[id(checked)] = RunConfig.from_dict(checked["config"])
+        except (MpdemoError, TypeError, ValueError):
+            continue  # this run alone: a control character, a field out of range
+        history.append(checked)
+    recs = []
+    items = value.get("recordings")
+    for item in items[-MAX_RECORDINGS:] if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        try:
+            rec = parse_document(item, str(item.get("name") or "runs.json"))
+        except (MpdemoError, TypeError, ValueError):
+            continue
+        rec.digest = str(item.get("digest") or "")
+        recs.append(rec)
+    for r in history:
+        r["status"] = r.get("status") or r["summary"].get("status")
+        g = r.get("grid")
+        r["grid"] = g if isinstance(g, int) and not isinstance(g, bool) else 0
+    if history:
+        self.grid_no = max(r["grid"] for r in history)
+        self.history = history
+        self.runs = [r for r in history if r["grid"] == self.grid_no]
+        self.configs = [configs[id(r)] for r in self.runs if id(r) in configs]
+        self.series = {
+            r["summary"]["label"]: series_from_steps(r["summary"]["label"], r["steps"])
+            for r in self.runs
+        }
+        self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
+    for rec in recs:
+        self.add_recording(rec)
+    return len(history) + sum(len(r.runs) for r in recs)
+
+
+def series_from_steps(label: str, steps: list[dict[str, Any]]) -> Series:
+    """A plot series rebuilt from a runs file's step dicts (the StepEvent fields)."""
+    from types import SimpleNamespace
+
+    out = Series(label)
+    for st in steps:
+        t_s = st.get("step_time_s")
+        out.add(
+            SimpleNamespace(
+                step=st["step"],
+                elapsed_s=st.get("elapsed_s"),
+                loss=st.get("loss"),
+                loss_scale=st.get("loss_scale"),
+                skipped=bool(st.get("skipped", False)),
+                step_time_s=math.nan if t_s is None else t_s,
+                samples_per_s=st.get("samples_per_s"),
+            )
+        )
+    return out

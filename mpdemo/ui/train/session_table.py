@@ -1,0 +1,150 @@
+"""The summary table under the plots: one row a run, its columns, its cells in the page's language."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ...files.summary import scale_text, typical_step_s
+from ..i18n import message, t
+
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
+
+
+# (header key, summary key), most telling first; the width (px) keeps headers on one line.
+_COLUMNS: list[tuple[str, str, int]] = [
+    ("col_run", "label", 132),
+    ("col_status", "status", 100),
+    ("col_speedup", "speedup_vs_fp32", 64),
+    ("col_samples", "samples_per_s", 74),
+    ("col_step_ms", "median_step_s", 64),  # the typical step (the mean in older files)
+    ("col_loss", "final_loss", 68),
+    ("col_eval", "eval", 70),
+    # What the presets and the memory sentence are about, before the wide warnings column:
+    # at 1400 px only about eight columns show without scrolling.
+    ("col_saved", "saved_activation_bytes", 84),
+    ("col_skipped", "skipped_steps", 76),
+    ("col_scale", "final_loss_scale", 70),
+    ("col_warnings", "warnings", 300),
+    ("col_effective", "effective_dtype", 66),
+    ("col_peak", "peak_mem_bytes", 76),
+    ("col_backend", "backend", 92),
+    ("col_precision", "precision", 86),
+    ("col_requested", "requested_dtype", 86),
+    ("col_device", "device", 80),
+    ("col_params", "params", 86),
+    ("col_steps", "steps", 60),
+    ("col_tokens", "tokens_per_s", 86),
+]
+COLUMN_WIDTHS = [f"{w}px" for _, _, w in _COLUMNS]
+TEXT_COLUMNS = {
+    "label",
+    "speedup_vs_fp32",
+    "final_loss_scale",
+    "status",
+    "effective_dtype",
+    "warnings",
+    "backend",
+    "precision",
+    "requested_dtype",
+    "device",
+}
+
+
+def _num(v: Any, digits: int = 4) -> float | None:
+    if v is None:
+        return None
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(x) or x == 0:
+        return x if math.isfinite(x) else None
+    return float(f"{x:.{digits}g}")
+
+
+def warnings_text(summary: dict[str, Any], lang: str) -> str:
+    """The run's warnings in `lang`, from warning_keys (English text as a fallback)."""
+    keys = summary.get("warning_keys")
+    if keys:
+        return "\n".join(message(w.get("key", ""), w.get("args") or {}, lang) for w in keys)
+    return "\n".join(summary.get("warnings") or [])
+
+
+def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
+    """'1,52× [1,41–1,60] más rápido' in the locale, 'ran in fp32', or '': the CLI's cell, localized."""
+    from ..i18n import number
+
+    if s.get("speed_reason") == "ran_fp32":
+        return message("same_maths", {}, lang)
+    v = s.get("speedup_vs_fp32")
+    if v is None:
+        return ""
+    text = f"{number(v, lang, '.2f')}×"
+    iv = s.get("speedup_interval")
+    if iv:
+        text += f" [{number(iv[0], lang, '.2f')}–{number(iv[1], lang, '.2f')}]"
+    verdict = s.get("speed_verdict")
+    if verdict and s.get("precision") != "fp32":
+        text += f" {t(f'verdict_{verdict}', lang)}"
+    return text
+
+
+def number_cell(value: Any, lang: str) -> str:
+    """A table number as `lang` writes it: "1.523" and "0,6931" in Spanish, whole floats whole."""
+    from ..i18n import number
+
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        value = int(value)
+    return number(value, lang, ",")
+
+
+def shown_table(table: pd.DataFrame, lang: str) -> Styler:
+    """The table with its numbers in `lang`'s digits; the cells stay numbers, so columns sort.
+
+    gr.Dataframe (6.31) shows a pandas Styler's formatted text when it is not interactive.
+    """
+    numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]
+    return table.style.format(lambda v: number_cell(v, lang), subset=numeric, na_rep="")
+
+
+def summary_table(summaries: list[Mapping[str, Any]], lang: str) -> pd.DataFrame:
+    """One row per summary; numbers rounded, statuses and warnings in `lang`."""
+    # Classifiers report accuracy (and a loss); LMs only a loss: one "eval" column either way.
+    by_accuracy = any(s.get("eval_accuracy") is not None for s in summaries) or not summaries
+    rows = []
+    for s in summaries:
+        row: list[Any] = []
+        for _, key, _w in _COLUMNS:
+            v = s.get(key)
+            if key == "status":
+                row.append(t(f"st_{v}", lang) if v else "")
+            elif key == "warnings":
+                row.append(warnings_text(s, lang))
+            elif key == "eval":
+                row.append(_num(s.get("eval_accuracy" if by_accuracy else "eval_loss")))
+            elif key == "median_step_s":
+                step = typical_step_s(s)
+                row.append(_num(step * 1000.0) if step is not None else None)
+            elif key in ("peak_mem_bytes", "saved_activation_bytes"):
+                row.append(_num(v / 2**20, 3) if v is not None else None)
+            elif key == "speedup_vs_fp32":
+                row.append(speedup_cell(s, lang))
+            elif key == "final_loss_scale":
+                row.append(scale_text(v) if v is not None else "")  # exact: 65536, 2^20, 0.5
+            elif key in ("params", "steps", "skipped_steps"):
+                row.append(int(v) if v is not None else None)
+            elif key in TEXT_COLUMNS:
+                row.append("" if v is None else str(v))
+            else:
+                row.append(_num(v))
+        rows.append(row)
+    headers = [
+        t("col_eval_acc" if by_accuracy else "col_eval_loss", lang) if key == "eval" else t(k, lang)
+        for k, key, _w in _COLUMNS
+    ]
+    return pd.DataFrame(rows, columns=headers)
