@@ -51,3 +51,21 @@ def test_micro_batch_gradients_accumulated_in_16_bits_lose_more_than_in_fp32() -
     assert rows["bf16"]["rel_error"] > rows["fp16"]["rel_error"] > 100 * rows["fp32"]["rel_error"]
     assert rows["bf16"]["worse_than_one_rounding"] > 0.3
     assert rows["fp32"]["elements"] == 4096 and rows["fp32"]["micro_batches"] == 16
+
+
+def test_the_tabs_handlers_render_in_each_language_and_refuse_bad_text() -> None:
+    from mpdemo.ui.tabs import numerics as N
+
+    table, frame = N.accumulate_view("es", "0,01".replace(",", "."), 500)
+    assert "acumulador" in table and set(frame["accumulator"]) == {
+        "fp16",
+        "bf16",
+        "fp32 ← fp16",
+        "fp32",
+    }
+    bad, none = N.accumulate_view("pt", "abc", 10)
+    assert "mp-error" in bad and none is None
+    assert "mp-error" in N.accumulate_view("en", "0.01", 10**9)[0]
+    html = N.tf32_html("en", "0.1")
+    # 0.1 in TF32: fp32's 0x3DCCCCCD rounded to 10 mantissa bits = 0.0999755859375
+    assert "0 01111011 1001100110" in html and ">0.0999755859<" in html

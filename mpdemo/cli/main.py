@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import log
 from ..catalog import BACKENDS, PRECISIONS
-from ..config import MAX_REPEAT, RunConfig, coerce_field
+from ..config import MAX_REPEAT, WEIGHTS, RunConfig, coerce_field
 from ..files.atomic import check_output_path, write_text_atomic
 from ..files.recorded import write_runs
 from ..files.summary import (
@@ -84,6 +84,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--init-scale", default=d.init_scale)
     run.add_argument("--growth-interval", default=d.growth_interval)
     run.add_argument("--max-length", default=d.max_length)
+    # issue 29: the numerics every machine can show
+    run.add_argument(
+        "--watch-grads",
+        default=d.watch_grads,
+        help="every N steps, each layer's gradient histogram against the format's range "
+        "(JSON grad_histograms; 0: off)",
+    )
+    run.add_argument(
+        "--weights",
+        choices=WEIGHTS,
+        default=d.weights,
+        help="fp32 (mixed precision's master weights), bf16 (pure bf16 weights and AdamW state) "
+        "or bf16-sr (pure bf16, update rounded stochastically); bf16 ones need --precision bf16",
+    )
+    run.add_argument(
+        "--lost-updates",
+        default=d.lost_updates,
+        help="on: each step's share of weight updates that rounded away (on for bf16 weights)",
+    )
     run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
     run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
     run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
@@ -185,6 +204,8 @@ _NUMBER_FLAGS = (
     "init_scale",
     "growth_interval",
     "max_length",
+    "watch_grads",
+    "lost_updates",
 )
 
 
