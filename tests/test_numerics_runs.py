@@ -142,3 +142,41 @@ def test_bf16_weights_need_bf16_and_torch_and_tf32_needs_an_ampere_gpu() -> None
         preflight(RunConfig(precision="tf32", device="cpu"))
     old = RunConfig.from_dict({"precision": "bf16", "steps": 3})  # an older config: defaults
     assert old.weights == "fp32" and old.watch_grads == 0 and not old.tracks_updates
+
+
+def test_master_weights_lesson_configs_validate_and_differ_only_in_weights() -> None:
+    from mpdemo.teach import master_weights as MW
+
+    cfgs = MW.configs()
+    assert [c.weights for c in cfgs] == ["fp32", "bf16", "bf16-sr"]
+    for c in cfgs:
+        c.validate()
+        assert c.precision == "bf16" and c.tracks_updates
+    assert len({c.label for c in cfgs}) == 3  # each run has its own line on the plots
+    assert {c.replace(weights="fp32") for c in cfgs} == {cfgs[0]}
+    mixed, pure = MW.bytes_table()[1], MW.bytes_table()[2]
+    assert mixed["total"] == 16 and pure["total"] == 8
+
+
+def test_tf32_on_an_ampere_gpu_is_allowed_set_for_the_run_and_restored(monkeypatch) -> None:
+    from mpdemo.engine import precision as P
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Tesla T4")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (7, 5))
+    with pytest.raises(ConfigError, match=r"Tesla T4 \(compute capability 7.5\)"):
+        P.check_precision_on(torch.device("cuda"), "tf32")
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (8, 0))
+    P.check_precision_on(torch.device("cuda"), "tf32")  # an A100: allowed
+    before = (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32)
+    assert P.tf32_in_effect(torch.device("cuda")) is None  # torch's default: "highest"
+    with P.matmul_precision("tf32"):
+        assert torch.get_float32_matmul_precision() == "high"
+        assert torch.backends.cuda.matmul.allow_tf32
+        # The audit reads the setting at run time: an fp32 run here would run TF32 matmuls.
+        assert P.tf32_in_effect(torch.device("cuda")) is not None
+    assert (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32) == before
+    assert P.tf32_in_effect(torch.device("cpu")) is None
+    # The Trainer and Accelerate see no mixed precision for tf32: fp32 weights, no autocast.
+    assert not P.autocast_supported(torch.device("cpu"), "tf32")
+    assert P.dtype_name(torch.float32) == "fp32"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..messages import Note
+from ..registry import BACKENDS
 from . import gradwatch, master
 from .precision import tf32_in_effect
 
@@ -41,7 +42,10 @@ class RunNumerics:
         self.bytes_per_param: dict[str, float] | None = None
         self.tf32: str | None = None
         self._step = 0
-        self._scale = cfg.init_scale if cfg.scales_loss else None  # the scale backward used
+        # The scale the first backward used: init_scale where a GradScaler runs (Accelerate's
+        # and the Trainer's fp16 set none on a CPU); later, the scale the previous step left.
+        scaler_runs = prep.device.type != "cpu" or BACKENDS[cfg.backend].cpu_fp16
+        self._scale = cfg.init_scale if cfg.scales_loss and scaler_runs else None
 
     def before_step(self, step: int) -> None:
         """Before step `step` (1-based) starts its clock: arm what watches it."""
