@@ -49,7 +49,9 @@ def test_micro_batch_gradients_accumulated_in_16_bits_lose_more_than_in_fp32() -
     rows = {r["buffer"]: r for r in A.micro_batch_accumulation(grads)}
     assert rows["fp32"]["rel_error"] < 1e-6
     assert rows["bf16"]["rel_error"] > rows["fp16"]["rel_error"] > 100 * rows["fp32"]["rel_error"]
-    assert rows["bf16"]["worse_than_one_rounding"] > 0.3
+    # Accumulating in 16 bits costs more than storing the exact sum once in 16 bits.
+    for buf in ("fp16", "bf16"):
+        assert rows[buf]["rel_error"] > 2 * rows[buf]["storage_rel_error"]
     assert rows["fp32"]["elements"] == 4096 and rows["fp32"]["micro_batches"] == 16
 
 

@@ -137,7 +137,7 @@ def micro_batch_html(lang: str) -> str:
         [
             esc(r["buffer"]),
             _cell(r["rel_error"], lang, ".3g"),
-            _cell(100 * r["worse_than_one_rounding"], lang, ".3g") + " %",
+            _cell(r["storage_rel_error"], lang, ".3g"),
         ]
         for r in accumulate.micro_batch_accumulation(grads)
     ]
