@@ -180,3 +180,15 @@ def test_tf32_on_an_ampere_gpu_is_allowed_set_for_the_run_and_restored(monkeypat
     # The Trainer and Accelerate see no mixed precision for tf32: fp32 weights, no autocast.
     assert not P.autocast_supported(torch.device("cpu"), "tf32")
     assert P.dtype_name(torch.float32) == "fp32"
+
+
+def test_underflow_lab_counts_tf32s_share_below_its_smallest_normal() -> None:
+    from mpdemo.teach import rounding
+    from mpdemo.teach.underflow import magnitudes_of, tf32_below_normal
+
+    g = torch.tensor([2.0**-130, 2.0**-127, 2.0**-126, 1e-3, 0.0])
+    m = magnitudes_of(g)
+    assert tf32_below_normal(m) == 2 / 4  # of the non-zero values
+    assert tf32_below_normal(m, k=4) == 0.0  # S = 16 lifts 2^-130 to 2^-126
+    # The same edge as the emulated TF32 format's own.
+    assert rounding.layout("tf32").min_normal == 2.0**-126
