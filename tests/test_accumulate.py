@@ -59,7 +59,7 @@ def test_the_tabs_handlers_render_in_each_language_and_refuse_bad_text() -> None
     from mpdemo.ui.tabs import numerics as N
 
     table, frame = N.accumulate_view("es", "0,01".replace(",", "."), 500)
-    assert "acumulador" in table and set(frame["dtype"]) == {
+    assert "acumulador" in table and set(frame["bits"]) == {
         "fp16",
         "bf16",
         "fp32 ← fp16",

@@ -123,7 +123,7 @@ def accumulate_view(lang: str, value: Any, n: Any) -> tuple[str, pd.DataFrame | 
             ]
         )
         # Column names are the plot's axis and legend titles: the same in every language.
-        frames.append(pd.DataFrame({"N": r.steps, "Σ": r.sums, "dtype": name}))
+        frames.append(pd.DataFrame({"N": r.steps, "Σ": r.sums, "bits": name}))
     return _table(heads, rows), pd.concat(frames, ignore_index=True)
 
 
@@ -208,7 +208,7 @@ def build_numerics(ctx: Any, value: Any) -> None:
         )  # fmt: skip
     acc_table = gr.HTML("", elem_id="nf-acc-table")
     acc_plot = ctx.i18n(
-        gr.LinePlot(None, x="N", y="Σ", color="dtype", label=tt("nx_acc_plot", lang0),
+        gr.LinePlot(None, x="N", y="Σ", color="bits", label=tt("nx_acc_plot", lang0),
                     elem_id="nf-acc-plot", height=260),
         label="nx_acc_plot",
     )  # fmt: skip
