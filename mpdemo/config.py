@@ -62,9 +62,13 @@ class Limits:
         )
 
 
-def flag(help: str = "", cli: bool = True) -> dict[str, Any]:
-    """A RunConfig field's metadata: the command line's help for it (cli=False: no flag)."""
-    return {"help": help, "cli": cli}
+WEIGHTS = ("fp32", "bf16", "bf16-sr")  # mpdemo.engine.master.WEIGHTS, without torch
+
+
+def flag(help: str = "", cli: bool = True, choices: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A RunConfig field's metadata: the command line's help for it (cli=False: no flag) and,
+    for a choice field, the choices argparse offers."""
+    return {"help": help, "cli": cli, "choices": choices}
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,34 @@ class RunConfig:
     warmup_steps: int = field(default=3, metadata=flag(cli=False))
     # Which repetition of a comparison run `--repeat N` times this is (1..N); 0: not repeated.
     trial: int = field(default=0, metadata=flag(cli=False))
+    # Every N steps, each layer's gradient histogram against the format's range (0: off);
+    # mpdemo/engine/gradwatch.py, computed outside the timed step.
+    watch_grads: int = field(
+        default=0,
+        metadata=flag(
+            "every N steps, each layer's gradient histogram against the format's range "
+            "(JSON grad_histograms; 0: off)"
+        ),
+    )
+    # Where the weights live (mpdemo/engine/master.py): fp32 (the master copy of mixed
+    # precision), bf16 (pure bf16 weights and AdamW moments) or bf16-sr (pure bf16 with the
+    # update rounded stochastically). Pure bf16 needs precision bf16 and the torch backend.
+    weights: str = field(
+        default="fp32",
+        metadata=flag(
+            "fp32 (mixed precision's master weights), bf16 (pure bf16 weights and AdamW state) "
+            "or bf16-sr (pure bf16, update rounded stochastically); bf16 ones need --precision bf16",
+            choices=WEIGHTS,
+        ),
+    )
+    # Report each step's lost_update_share (on by itself for bf16 weights; costs a copy of the
+    # weights a step, outside the timed step).
+    lost_updates: bool = field(
+        default=False,
+        metadata=flag(
+            "on: each step's share of weight updates that rounded away (on for bf16 weights)"
+        ),
+    )
 
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with some fields changed."""
@@ -143,6 +175,7 @@ class RunConfig:
         next to the scaled fp16 run of the same backend.
         """
         label = f"{self.backend} · {self.precision}" + (" · S=1" if self.unscaled else "")
+        label += {"bf16": " · bf16 weights", "bf16-sr": " · bf16 weights+SR"}.get(self.weights, "")
         return label + (f" · #{self.trial}" if self.trial else "")
 
     def validate(self, limits: Limits | None = None) -> RunConfig:
@@ -157,16 +190,27 @@ class RunConfig:
         _choice("backend", self.backend, BACKENDS)
         _choice("precision", self.precision, PRECISIONS)
         _choice("device", self.device, DEVICES)
+        _choice("weights", self.weights, WEIGHTS)
+        if self.weights != "fp32" and (self.precision != "bf16" or self.backend != "torch"):
+            raise ConfigError(
+                "weights_need_bf16",
+                weights=self.weights,
+                precision=self.precision,
+                backend=self.backend,
+            )
         for name in (*WHOLE_FIELDS, *FLOAT_FIELDS):
             check_number(name, getattr(self, name), lim, self.model)
-        if not isinstance(self.loss_scaling, bool):
-            raise ConfigError(
-                "bad_number",
-                field="loss_scaling",
-                rule=_rule("rule_on_off"),
-                value=self.loss_scaling,
-            )
+        for name in ("loss_scaling", "lost_updates"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(
+                    "bad_number", field=name, rule=_rule("rule_on_off"), value=getattr(self, name)
+                )
         return self
+
+    @property
+    def tracks_updates(self) -> bool:
+        """Whether each step reports lost_update_share (asked for, or pure bf16 weights)."""
+        return self.lost_updates or self.weights != "fp32"
 
 
 def cli_fields() -> list[dataclasses.Field]:
@@ -200,6 +244,7 @@ WHOLE_FIELDS: dict[str, tuple[int, int | str]] = {
     "max_length": (8, "max_length"),  # the model's positions for a built-in (max_length_for)
     "warmup_steps": (0, 1000),
     "trial": (0, MAX_REPEAT),  # 1..N: which repetition of a --repeat N comparison
+    "watch_grads": (0, 1_000_000),  # every N steps; 0: off
 }
 FLOAT_FIELDS: dict[str, tuple[float, float, str | None]] = {
     "lr": (0, 100, None),  # (above lo, at most hi, hi as shown)
@@ -295,8 +340,8 @@ def coerce_field(
         value = _parse_number(name, raw, lim, model)
         check_number(name, value, lim, model)
         return value
-    if name == "loss_scaling":
-        return _parse_on_off(raw)
+    if name in ("loss_scaling", "lost_updates"):
+        return _parse_on_off(raw, name)
     if isinstance(raw, str):
         return raw.strip()
     return raw  # a choice or a text field of another type: validate() names it
@@ -337,7 +382,7 @@ def _parse_number(name: str, raw: Any, lim: Limits, model: str | None) -> int | 
     raise _refusal(name, raw, lim, model)
 
 
-def _parse_on_off(raw: Any) -> bool:
+def _parse_on_off(raw: Any, name: str = "loss_scaling") -> bool:
     if isinstance(raw, bool):
         return raw
     text = str(raw).strip().lower() if isinstance(raw, str) else None
@@ -345,4 +390,4 @@ def _parse_on_off(raw: Any) -> bool:
         return True
     if text in ("off", "false", "0", "no"):
         return False
-    raise ConfigError("bad_number", field="loss_scaling", rule=_rule("rule_on_off"), value=raw)
+    raise ConfigError("bad_number", field=name, rule=_rule("rule_on_off"), value=raw)

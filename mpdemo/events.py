@@ -58,6 +58,9 @@ class StepEvent(_Event):
     # of a comparison take turns, and the files show it.
     wall_s: float | None = None
     kind: Literal["step"] = "step"
+    # Pure 16-bit weights (or --lost-updates on): share of the weight elements this step's
+    # update should have changed that kept their value (mpdemo/engine/master.py).
+    lost_update_share: float | None = None
 
 
 @dataclass
@@ -112,7 +115,26 @@ class GridPlanned(_Event):
     kind: Literal["plan"] = "plan"
 
 
-Event = RunStarted | StepEvent | EvalEvent | RunFinished | GridPlanned
+@dataclass
+class GradHistograms(_Event):
+    """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format.
+
+    `scale` is the loss scale the gradients carried (1 without a scaler); each layer is
+    {"name", "bin_edges_log2", "counts", "elements", "flushed", "subnormal", "overflow"}
+    (mpdemo/engine/gradwatch.py). The runs JSON keeps them as the run's `grad_histograms`.
+    """
+
+    run_id: str
+    label: str
+    step: int
+    scale: float | None
+    format: str
+    layers: list[dict[str, Any]]
+    windows: dict[str, dict[str, float]] = field(default_factory=dict)
+    kind: Literal["grads"] = "grads"
+
+
+Event = RunStarted | StepEvent | EvalEvent | RunFinished | GridPlanned | GradHistograms
 
 
 # What a run hands its events to (the runner's queue, a test's list.append).

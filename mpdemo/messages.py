@@ -139,7 +139,25 @@ EN: dict[str, str] = {
     "field_not_key": "is not a message key",
     "field_not_value": "is not a number, a text or a message",
     "field_not_shown": "cannot be shown (its arguments do not fit its message)",
+    # Numerics (issue 29): pure bf16 weights, TF32
+    "weights_need_bf16": (
+        "weights {weights} (pure bf16) needs precision bf16 and the torch backend; got "
+        "precision {precision} with backend {backend}"
+    ),
+    "tf32_needs_gpu": (
+        "tf32 runs fp32 matmuls on the tensor cores of an NVIDIA GPU of compute capability 8.0 or "
+        "newer (Ampere); this run's device is {device}: use fp32 here"
+    ),
     # --- warnings recorded in the summary -----------------------------------------------------
+    "tf32_ran": (
+        "tf32: torch.backends.cuda.matmul.allow_tf32 was on for this run, so its fp32 matmuls ran "
+        "in TF32 (10 mantissa bits) on {gpu}"
+    ),
+    "fp32_ran_tf32": (
+        "this fp32 run's matmuls ran in TF32 (10 mantissa bits): float32 matmul precision was "
+        "{setting} on {gpu}"
+    ),
+    "weights_sr": "bf16 weights with stochastic rounding of the update, by {source}",
     "fp16_not_applied": (
         "fp16 requested, ran in {effective}: {backend} does not autocast fp16 on {device}, so "
         "this run shows fp32 speed and no loss scaling"

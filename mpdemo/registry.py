@@ -105,6 +105,23 @@ PRECISIONS: dict[str, Precision] = {
             mantissa_bits=10,
             fast_on="NVIDIA GPUs with tensor cores (Volta and newer); CPUs with AVX512-FP16 or AMX-FP16",
         ),
+        # tf32: fp32 weights and no autocast; torch lets the GPU's tensor cores take fp32
+        # matmuls with their inputs rounded to 10 mantissa bits (allow_tf32 / "high" matmul
+        # precision, set for the run and restored after: mpdemo/engine/precision.py). CUDA only,
+        # compute capability 8.0 (Ampere) and newer; refused elsewhere.
+        Precision(
+            name="tf32",
+            dtype="float32",
+            autocast_dtype=None,
+            needs_scaler=False,
+            accelerate="no",
+            trainer_flag="tf32",
+            bits=19,
+            exponent_bits=8,
+            mantissa_bits=10,
+            fast_on="NVIDIA GPUs with compute capability 8.0 and newer (Ampere, Ada, Hopper)",
+            needs_compute_capability=(8, 0),
+        ),
         # fp8 (mpdemo/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 where its
         # config says so) with per-tensor scales; the rest autocasts to bf16, as Accelerate's
         # mixed_precision="fp8" does. No GradScaler: each tensor carries its own scale. The

@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
             run.add_argument(
                 name, type=choice_list(lists[f.name], f.name), default=[default], help=help_
             )
+        elif f.metadata["choices"]:
+            run.add_argument(name, choices=f.metadata["choices"], default=default, help=help_)
         else:
             run.add_argument(name, default=default, help=help_)
     run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
@@ -179,9 +181,10 @@ def main(argv: list[str] | None = None) -> int:
 
 # RunConfig's number flags (and on/off): read by config.coerce_field, the page's and the API's
 # rule, so '2.5' steps, 'nan' lr or a max length past the model's positions are refused alike.
-# RunConfig's number flags and on/off, read as their fields hold them (the fields' own table).
 _NUMBER_FLAGS = tuple(
-    f.name for f in cli_fields() if f.name in (*WHOLE_FIELDS, *FLOAT_FIELDS, "loss_scaling")
+    f.name
+    for f in cli_fields()
+    if f.name in (*WHOLE_FIELDS, *FLOAT_FIELDS) or isinstance(f.default, bool)
 )
 
 

@@ -20,6 +20,7 @@ from ..log import run_logger
 from ..messages import ConfigError, MpdemoError, Note
 from ..registry import BACKENDS
 from . import data as D
+from . import master
 from .models import (
     MLP_WIDTH,
     builtin_model,
@@ -28,7 +29,7 @@ from .models import (
     pretrained_model,
     resolve_source,
 )
-from .precision import check_precision_on, resolve_device
+from .precision import check_precision_on, matmul_precision, resolve_device
 from .prepared import DeviceLoader, Prepared
 from .recorder import Recorder
 
@@ -141,7 +142,10 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
     ordered = D.in_step_order(train_ds, order)
     raw_train = torch.utils.data.DataLoader(ordered, batch_size=cfg.batch_size, shuffle=False)
     raw_eval = torch.utils.data.DataLoader(eval_ds, batch_size=cfg.batch_size, shuffle=False)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    # Pure bf16 weights (weights=bf16 / bf16-sr): the model itself in bf16, AdamW's moments
+    # made like it; fp32 (default): the fp32 master weights of mixed precision.
+    model = master.cast_weights(model, cfg.weights)
+    optimizer = master.build_optimizer(model, cfg.lr, cfg.weights, cfg.seed)
     return Prepared(
         model=model,
         optimizer=optimizer,
@@ -196,7 +200,8 @@ def run_backend(prep: Prepared, rec: Recorder) -> None:
     inputs = {name: getattr(prep, attr) for name, attr in module.INPUTS.items()}
     settings = module.settings(prep.cfg, prep.device, prep.task)
     if not backend.uses_accelerate:
-        module.train_loop(**inputs, rec=rec, **settings)
+        with matmul_precision(prep.cfg.precision):  # tf32: TF32 matmuls on for this run only
+            module.train_loop(**inputs, rec=rec, **settings)
         return
     from accelerate.state import PartialState
 
@@ -204,7 +209,8 @@ def run_backend(prep: Prepared, rec: Recorder) -> None:
 
     reset_accelerate_state()
     try:
-        module.train_loop(**inputs, rec=rec, **settings)
+        with matmul_precision(prep.cfg.precision):
+            module.train_loop(**inputs, rec=rec, **settings)
         # Under `accelerate launch` each process trained a share of every batch.
         rec.processes = max(rec.processes, PartialState().num_processes)
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -12,7 +14,9 @@ from ..registry import PRECISIONS
 
 # Read from the precision registry: one record per precision (mpdemo/registry.py).
 DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISIONS.items()}
-NAMES = {v: k for k, v in DTYPES.items()}
+NAMES: dict[torch.dtype, str] = {}
+for _name, _dtype in DTYPES.items():
+    NAMES.setdefault(_dtype, _name)  # float32 is "fp32" (tf32 stores fp32 too)
 ACCELERATE_NAMES = {name: p.accelerate for name, p in PRECISIONS.items()}
 
 
@@ -42,15 +46,68 @@ def check_precision_on(device: torch.device, precision: str) -> None:
     """Refuse what the hardware cannot do at all (bf16 on a pre-Ampere GPU)."""
     if device.type == "cuda" and precision == "bf16" and not torch.cuda.is_bf16_supported():
         raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
-    if PRECISIONS[precision].needs_compute_capability is not None:
+    if precision == "tf32":
+        check_tf32(device)
+    elif PRECISIONS[precision].needs_compute_capability is not None:
         from . import fp8  # fp8: a GPU of compute capability >= 8.9 and torchao, or one line
 
         fp8.check(device)
 
 
+def check_tf32(device: torch.device) -> None:
+    """Refuse tf32 in one line unless the run's device is a CUDA GPU of compute capability >= 8.0."""
+    need = PRECISIONS["tf32"].needs_compute_capability
+    if device.type != "cuda" or not torch.cuda.is_available():
+        raise ConfigError("tf32_needs_gpu", device=device.type)
+    cc = torch.cuda.get_device_capability(device)
+    if need is not None and cc < need:
+        gpu = torch.cuda.get_device_name(device)
+        raise ConfigError("tf32_needs_gpu", device=f"{gpu} (compute capability {cc[0]}.{cc[1]})")
+
+
+def tf32_in_effect(device: torch.device) -> str | None:
+    """The setting under which fp32 matmuls run in TF32 on this device right now, else None.
+
+    Read at run time: torch.backends.cuda.matmul.allow_tf32 or a float32 matmul precision other
+    than "highest" makes cuBLAS take fp32 matmuls on the tensor cores of an sm >= 8.0 GPU.
+    """
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return None
+    if torch.cuda.get_device_capability(device) < (8, 0):
+        return None
+    mode = torch.get_float32_matmul_precision()
+    if mode != "highest":
+        return f'"{mode}"'
+    if torch.backends.cuda.matmul.allow_tf32:
+        return "allow_tf32"
+    return None
+
+
+@contextmanager
+def matmul_precision(precision: str) -> Iterator[None]:
+    """For a tf32 run: TF32 matmuls (and cuDNN convolutions) on, restored afterwards."""
+    if precision != "tf32":
+        yield
+        return
+    saved = (
+        torch.get_float32_matmul_precision(),
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+    )
+    torch.set_float32_matmul_precision("high")
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(saved[0])
+        torch.backends.cuda.matmul.allow_tf32 = saved[1]
+        torch.backends.cudnn.allow_tf32 = saved[2]
+
+
 def autocast_supported(device: torch.device, precision: str) -> bool:
     """Whether this torch build can autocast `precision` on this device type."""
-    if precision == "fp32":
+    if PRECISIONS[precision].autocast_dtype is None:  # fp32, tf32: no autocast
         return False
     try:
         return torch.amp.is_autocast_available(device.type) and _autocast_ok(device, precision)
@@ -72,7 +129,7 @@ def _autocast_ok(device: torch.device, precision: str) -> bool:
 
 def autocast(device: torch.device, precision: str) -> Any:
     """torch.autocast for a precision; fp32 gives a disabled (no-op) context, one code path."""
-    enabled = precision != "fp32" and autocast_supported(device, precision)
+    enabled = autocast_supported(device, precision)
     dtype = PRECISIONS[precision].torch_autocast_dtype() or torch.bfloat16
     return torch.autocast(device.type, dtype=dtype, enabled=enabled)
 

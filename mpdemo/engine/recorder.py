@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..backends.hooks import StepHooks
-from ..events import Emit, EvalEvent, RunFinished, RunStarted, StepEvent
+from ..events import Emit, EvalEvent, GradHistograms, RunFinished, RunStarted, StepEvent
 from ..files.summary import Summary
 from ..log import run_logger
 from ..messages import MpdemoError, Note
 from ..registry import BACKENDS, PRECISIONS
+from .numerics import RunNumerics
 from .precision import DtypeProbe, autocast_supported, dtype_name, synchronize
 from .probes import SavedBytes
 
@@ -73,6 +74,7 @@ class Recorder(StepHooks):
         )
         self._saved: SavedBytes | None = None  # armed for the first step only
         self.saved_activation_bytes: int | None = None
+        self.numerics: RunNumerics | None = None  # issue 29: watched grads, lost updates, TF32
 
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -83,6 +85,7 @@ class Recorder(StepHooks):
         if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):
             self.notes.append(Note("mps_autocast_off", {"precision": self.cfg.precision}))
         self._probe = DtypeProbe(self.prep.model)
+        self.numerics = RunNumerics(self.prep)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         self._start = time.perf_counter()
@@ -109,12 +112,16 @@ class Recorder(StepHooks):
             # Count the activations kept for backward over the first step (a warm-up step,
             # left out of the timings, so the hooks' cost never reaches mean_step_s).
             self._saved = SavedBytes(self.prep.model).__enter__()
+        if self.numerics is not None:
+            self.numerics.before_step(self.step + 1)
         self._t0 = time.perf_counter()
 
     def lap(self) -> float:
         """Seconds since begin(), after the device finished the step's work."""
         synchronize(self.device)  # the step's GPU kernels have finished before we read the clock
         dt = time.perf_counter() - self._t0
+        if self.numerics is not None:  # its hooks' seconds inside the step are not training
+            dt -= self.numerics.excluded_s()
         self._close_saved()
         return dt
 
@@ -141,6 +148,7 @@ class Recorder(StepHooks):
         self.scales.append(scale)
         bs = self.cfg.batch_size
         tokens = self.prep.tokens_per_sample
+        lost, grads = self.numerics.after_step(scale) if self.numerics else (None, None)
         self.emit(
             StepEvent(
                 run_id=self.run_id,
@@ -155,8 +163,11 @@ class Recorder(StepHooks):
                 lr=float(self.prep.optimizer.param_groups[0]["lr"]),
                 elapsed_s=time.perf_counter() - self._start,
                 wall_s=time.perf_counter() - self._origin,
+                lost_update_share=lost,
             )
         )
+        if grads is not None:
+            self.emit(GradHistograms(run_id=self.run_id, label=self.cfg.label, **grads))
         if self._diverged(loss_val, scale):
             self.status = "diverged"
             return False
@@ -234,6 +245,9 @@ class Recorder(StepHooks):
         if self._probe is not None:
             self._probe.close()
             self.effective_dtype = self.effective_dtype or self._probe.dtype
+        if self.numerics is not None:
+            self.numerics.close()
+            self.notes += self.numerics.notes()
         if self.cfg.precision == "fp8":  # fp8: what ran is which layers torchao converted
             self._audit_fp8()
         if self.processes > 1:
@@ -290,6 +304,8 @@ class Recorder(StepHooks):
         warm = self.times[self.cfg.warmup_steps :] or self.times
         mean_step = statistics.fmean(warm) if warm else None
         effective = dtype_name(self.effective_dtype)
+        if self.numerics is not None:
+            effective = self.numerics.effective(effective)
         notes = self._dtype_notes(effective) + self.notes
         # Memory, measured the same way on every device: the activations kept for backward in
         # one step; on CUDA also the allocator's peak. (A CPU process's RSS is not a measure of
@@ -338,4 +354,6 @@ class Recorder(StepHooks):
             eval_accuracy=self.metrics.get("accuracy"),
             error_detail=self.error_detail,
             fp8_audit=self.fp8_audit,
+            # issue 29: lost_update_share, bytes_per_param (only when they apply)
+            extra=self.numerics.summary_fields() if self.numerics else {},
         )

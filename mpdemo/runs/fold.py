@@ -39,6 +39,13 @@ class RunFold:
             run = self.current.get(ev.run_id)
             if run is not None:
                 run[kind + "s"].append(ev.to_dict())
+        elif kind == "grads":  # --watch-grads: the run's `grad_histograms` in the runs JSON
+            run = self.current.get(ev.run_id)
+            if run is not None:
+                d = ev.to_dict()
+                run.setdefault("grad_histograms", []).append(
+                    {k: d[k] for k in ("step", "scale", "format", "layers")}
+                )
         elif kind == "end":
             run = self.current.pop(ev.run_id, None) or {"config": None, "steps": [], "evals": []}
             if run["config"] is None:  # preparation failed: no start event, the grid knows it

@@ -465,6 +465,17 @@ def fp16_band() -> dict[str, float]:
     return format_band("fp16")
 
 
+def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
+    """Share of the non-zero |g| * 2^k below 2^-126, TF32's (and fp32's) smallest normal.
+
+    TF32 keeps fp32's 8 exponent bits: only the mantissa is cut to 10 bits, so a gradient that
+    fp32 holds as a normal number TF32 holds as one too (mpdemo.teach.rounding's tf32 layout).
+    """
+    if not m.nonzero:
+        return 0.0
+    return _below(m, FP32_MIN_NORMAL_BIN - k) / m.nonzero
+
+
 def format_band(fmt: str) -> dict[str, float]:
     """log2 of a format's smallest subnormal, smallest normal and largest value (torch.finfo)."""
     b = band(fmt).to_dict()

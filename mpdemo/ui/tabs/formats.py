@@ -16,6 +16,7 @@ import pandas as pd
 from ...teach import formats
 from ..i18n import DEFAULT_LANG, LOCALES, norm_lang, number
 from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, esc, tt
+from .numerics import build_numerics
 
 NF_K_MAX = 48  # number-format slider: enough for 1e-8 to overflow (at 2^43)
 NF_K_MIN = -24  # ... and below 1: fp8's per-tensor scale shrinks large values into E4M3's range
@@ -311,6 +312,7 @@ def build_formats_tab(ctx: Any) -> None:
                 label="nf_scale_format_label",
             )  # fmt: skip
         survival = gr.HTML("", elem_id="nf-survival")
+        build_numerics(ctx, value)  # TF32, fp32 accumulation, fp8 recipes (ui/tabs/numerics.py)
 
     lang = ctx.lang
     opts = {"concurrency_limit": None, "api_visibility": "undocumented", "show_progress": "hidden"}

@@ -255,6 +255,16 @@ def underflow_view(
                 oa=_pct(ra["overflow_share"], lang),
                 ow=_pct(rw["overflow_share"], lang),
             )
+    if ma.nonzero and mw.nonzero:  # TF32: fp32's range, computed from the same bins
+        from ...teach.underflow import tf32_below_normal
+
+        reading += "\n\n" + tt(
+            "uf_tf32",
+            lang,
+            k=k,
+            za=_pct(tf32_below_normal(ma, k), lang),
+            zw=_pct(tf32_below_normal(mw, k), lang),
+        )
     paper = {"bf16": "uf_paper_bf16", "e4m3": "uf_paper_fp8", "e5m2": "uf_paper_fp8"}
     reading += "\n\n" + tt(paper.get(fmt, "uf_paper"), lang, fmt=name)
     return status, charts[0], charts[1], underflow_table(lang, lab, k, fmt), reading

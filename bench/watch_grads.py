@@ -1,0 +1,133 @@
+"""Step time with and without `--watch-grads N`, each measurement in its own process.
+
+    python bench/watch_grads.py [--model tiny-bert] [--precision fp16] [--steps 40]
+                                [--every 5] [--rounds 8]
+
+Each round starts two fresh processes, one training with watch_grads=0 and one with
+watch_grads=N (the order alternates from round to round, so a shared machine's load falls on
+both). Prints, per side: the median step time the run reports (median_step_s: the hooks'
+seconds are taken out of a watched step), the whole run's wall time per step (what sits between
+steps counts: the histograms are computed there), min and median over the rounds, and the
+ratio watched / plain of each. Also what one histogram costs: the seconds the watched run spent
+outside its steps, divided by the histograms it made. Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def one(cfg_json: str) -> None:
+    """In the child: train once; print the run's median step, wall per step, histograms made."""
+    sys.path.insert(0, str(ROOT))
+    from mpdemo import RunConfig, train
+
+    cfg = RunConfig.from_dict(json.loads(cfg_json))
+    t0 = time.perf_counter()
+    first = None
+    hist = 0
+    summary = None
+    for ev in train(cfg):
+        if ev.kind == "step" and first is None:
+            first = time.perf_counter()  # preparation is left out of the wall time
+        elif ev.kind == "grads":
+            hist += 1
+        elif ev.kind == "end":
+            summary = ev.summary
+    wall = time.perf_counter() - (first or t0)
+    steps = summary["steps"]
+    print(
+        json.dumps(
+            {
+                "median_step_s": summary["median_step_s"],
+                "wall_per_step_s": wall / max(steps - 1, 1),
+                "step_sum_s": summary["mean_step_s"] * steps,
+                "histograms": hist,
+            }
+        ),
+        flush=True,
+    )
+
+
+def spawn(cfg: dict) -> dict[str, float]:
+    """One training in a fresh Python process."""
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--one", json.dumps(cfg)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    """Run the rounds, print the figures."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--one", help=argparse.SUPPRESS)
+    p.add_argument("--model", default="tiny-bert")
+    p.add_argument("--precision", default="fp16")
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--every", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=8)
+    p.add_argument("--batch-size", type=int, default=32)
+    args = p.parse_args()
+    if args.one:
+        one(args.one)
+        return
+    base = {
+        "model": args.model,
+        "precision": args.precision,
+        "steps": args.steps,
+        "batch_size": args.batch_size,
+        "device": "cpu",
+    }
+    sides = {"plain": {**base, "watch_grads": 0}, "watched": {**base, "watch_grads": args.every}}
+    got: dict[str, list[dict[str, float]]] = {"plain": [], "watched": []}
+    for r in range(args.rounds):
+        order = ["plain", "watched"] if r % 2 == 0 else ["watched", "plain"]
+        for side in order:
+            got[side].append(spawn(sides[side]))
+        print(
+            f"round {r + 1}: "
+            + "  ".join(f"{s} {got[s][-1]['median_step_s'] * 1e3:.1f} ms" for s in order),
+            flush=True,
+        )
+    print(f"\n{args.model} {args.precision}, {args.steps} steps, watch every {args.every}, "
+          f"{args.rounds} rounds (load average now {os.getloadavg()[0]:.1f})")  # fmt: skip
+    for key, name in (("median_step_s", "median step"), ("wall_per_step_s", "wall per step")):
+        row = []
+        for side in ("plain", "watched"):
+            xs = [g[key] * 1e3 for g in got[side]]
+            row.append(f"{side} min {min(xs):.1f} median {statistics.median(xs):.1f} ms")
+        ratios = [w[key] / p_[key] for w, p_ in zip(got["watched"], got["plain"], strict=True)]
+        print(
+            f"{name:>14}: "
+            + "; ".join(row)
+            + f"; watched/plain median {statistics.median(ratios):.3f}"
+        )
+    w = got["watched"]
+    hist = statistics.median(g["histograms"] for g in w)
+    extra = statistics.median(g["wall_per_step_s"] for g in w) - statistics.median(
+        g["wall_per_step_s"] for g in got["plain"]
+    )
+    per = extra * (args.steps - 1) / hist if hist else float("nan")
+    print(
+        f"histograms per watched run: {hist:.0f}; wall time added per histogram: {per * 1e3:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

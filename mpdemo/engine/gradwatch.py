@@ -1,0 +1,138 @@
+"""Underflow watched live: each layer's gradient magnitudes, as the loss scaler sees them, binned
+on log2 against a format's windows every N steps of a run (`--watch-grads N`).
+
+A hook on every parameter (`register_post_accumulate_grad_hook`) fires inside backward, once
+the parameter's gradient is complete: with a GradScaler that gradient is still multiplied by
+the step's loss scale (unscale_ comes later, in scaler.step), so the values binned are the ones
+the scaler guards; without one the scale is 1. The hooks do work only on a watched step, and
+the Recorder takes the seconds they spend out of that step's time (`spent`), so the step times
+stay the training's own. Works the same for the three backends: the hooks are on the tensors.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from ..teach.rounding import layout
+
+LO, HI = -40, 20  # log2 bin edges shown: 2^-40 .. 2^20, one bin per binade
+WATCH_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
+
+
+def format_for(precision: str) -> str:
+    """The format a run's gradients are watched against: its own 16-bit (or fp8) format.
+
+    fp32 and tf32 runs are watched against fp16's window: what a switch to fp16 would flush.
+    """
+    return {"bf16": "bf16", "fp8": "e5m2"}.get(precision, "fp16")
+
+
+def windows() -> dict[str, dict[str, float]]:
+    """log2 of each watched format's edges: zero below, subnormal below, overflow above."""
+    out = {}
+    for fmt in WATCH_FORMATS:
+        lay = layout(fmt)
+        out[fmt] = {
+            "zero_below_log2": float(torch.tensor(lay.min_subnormal).log2()) - 1,
+            "subnormal_below_log2": float(lay.min_exp),
+            "overflow_above_log2": float(torch.tensor(lay.overflow_threshold).log2()),
+            "max": lay.max,
+        }
+    return out
+
+
+def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
+    """|g| binned on log2 edges LO..HI, with the shares fmt flushes, keeps subnormal, overflows.
+
+    counts has len(edges) + 1 entries: counts[0] is below 2^LO (exact zeros included),
+    counts[i] is [2^edges[i-1], 2^edges[i]), the last is 2^HI and above (inf and NaN included),
+    so the counts sum to g's elements. The shares are of the non-zero elements, decided by
+    rounding exactly as a cast to fmt does (round to nearest even).
+    """
+    lay = layout(fmt)
+    a = g.detach().abs().to(torch.float32).flatten()
+    edges = torch.arange(LO, HI + 1, dtype=torch.float32)
+    finite = torch.isfinite(a)
+    # bucketize on exact powers of two: |g| = 2^LO lands in the first bin above LO.
+    idx = torch.bucketize(a, torch.exp2(edges), right=True)
+    idx = torch.where(finite, idx, torch.full_like(idx, len(edges)))
+    counts = torch.bincount(idx, minlength=len(edges) + 1)
+    nonzero = a != 0
+    nz = int(nonzero.sum())
+    # The rounding ties: half the smallest subnormal goes to 0 (even); the top tie depends on
+    # max's mantissa (rounding.Layout.overflow_threshold's note).
+    flushed = nonzero & (a <= lay.min_subnormal / 2)
+    over = ~finite | (a > lay.overflow_threshold)
+    if lay.ieee_inf:
+        over |= a == lay.overflow_threshold
+    sub = nonzero & ~flushed & (a < lay.min_normal)
+    return {
+        "bin_edges_log2": edges.to(torch.int64).tolist(),
+        "counts": counts.tolist(),
+        "elements": a.numel(),
+        "flushed": int(flushed.sum()) / nz if nz else 0.0,
+        "subnormal": int(sub.sum()) / nz if nz else 0.0,
+        "overflow": int(over.sum()) / a.numel() if a.numel() else 0.0,
+    }
+
+
+def _layer_name(param_name: str) -> str:
+    """A module's name from its parameter's: 'encoder.0.dense.weight' -> 'encoder.0.dense'."""
+    return param_name.rsplit(".", 1)[0] if "." in param_name else param_name
+
+
+class GradWatch:
+    """Hooks on every parameter; on an armed step, each layer's gradient histogram."""
+
+    def __init__(self, model: torch.nn.Module, fmt: str, every: int) -> None:
+        self.fmt = fmt
+        self.every = every
+        self.spent = 0.0  # seconds the hooks took in the current step (the Recorder subtracts)
+        self.armed = False
+        self._layers: dict[str, list[torch.Tensor]] = {}
+        self._handles = []
+        for name, p in model.named_parameters():
+            if p.requires_grad:
+                self._handles.append(
+                    p.register_post_accumulate_grad_hook(self._hook(_layer_name(name)))
+                )
+
+    def _hook(self, layer: str) -> Any:
+        def hook(p: torch.Tensor) -> None:
+            if not self.armed or p.grad is None:
+                return
+            t0 = time.perf_counter()
+            # A copy in fp32: the optimizer may change p.grad in place (unscale_) before the
+            # step ends; the histogram is computed once the step's clock has stopped.
+            self._layers.setdefault(layer, []).append(p.grad.detach().flatten().float().clone())
+            self.spent += time.perf_counter() - t0
+
+        return hook
+
+    def arm(self, step: int) -> None:
+        """Before step `step` (1-based) begins: watch it if it is every N-th."""
+        self.armed = step % self.every == 0
+        self._layers.clear()
+        self.spent = 0.0
+
+    def collect(self, step: int, scale: float | None) -> dict[str, Any] | None:
+        """The armed step's histograms (outside the timed step), or None when not watched."""
+        if not self.armed or not self._layers:
+            self.armed = False
+            return None
+        layers = []
+        for name, parts in self._layers.items():
+            g = torch.cat(parts) if len(parts) > 1 else parts[0]
+            layers.append({"name": name, **histogram(g, self.fmt)})
+        self._layers.clear()
+        self.armed = False
+        return {"step": step, "scale": scale, "format": self.fmt, "layers": layers}
+
+    def close(self) -> None:
+        """Remove the hooks."""
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()

@@ -1,0 +1,179 @@
+"""fp32 accumulation: a running sum kept in fp16, bf16 or fp32, computed with torch here.
+
+CS336's exercise (add 0.01 a thousand times) and the Ultra-Scale Playbook's third trick: a
+16-bit accumulator stops growing once each addend is under half an ulp of the sum, so a long
+sum in 16 bits stalls; summing the same 16-bit values into an fp32 accumulator does not.
+`micro_batch_accumulation` shows where it bites in training: gradients of several micro-batches
+summed in a 16-bit buffer against an fp32 one. torch is imported inside functions.
+"""
+
+from __future__ import annotations
+
+import decimal
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# (accumulator, what each added value is stored in): the accumulator is the lesson; "fp32 of
+# fp16 values" is the trick (16-bit inputs, fp32 sum), what tensor cores and torch's fp16 matmul
+# reductions do.
+ACCUMULATORS: tuple[tuple[str, str], ...] = (
+    ("fp16", "fp16"),
+    ("bf16", "bf16"),
+    ("fp32", "fp16"),
+    ("fp32", "fp32"),
+)
+MAX_N = 20_000  # a public page asks for at most this many additions (one torch op each)
+MAX_POINTS = 400  # points of the running sum kept for a plot
+
+
+@dataclass(frozen=True)
+class SumResult:
+    """One accumulator's running sum of n equal values."""
+
+    accumulator: str
+    values_in: str
+    addend: float  # the value as stored in `values_in`
+    final: float
+    exact: float  # n times the value typed, in exact decimal arithmetic
+    abs_error: float
+    rel_error: float | None
+    stalled_at: (
+        int | None
+    )  # first addition after which the sum never grew again (None: kept growing)
+    stalled_sum: float | None  # the sum it stuck at
+    steps: list[int]  # addition counts sampled for a plot
+    sums: list[float]  # the running sum at each of `steps`
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def _dtype(name: str) -> Any:
+    import torch
+
+    return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[name]
+
+
+def running_sum(value: float | str, n: int, accumulator: str, values_in: str) -> SumResult:
+    """Add `value` (stored in `values_in`) n times into an `accumulator` sum, one add at a time."""
+    import torch
+
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
+        raise ValueError(f"n must be a whole number from 1 to {MAX_N}")
+    text = str(value).strip()
+    try:
+        exact_value = decimal.Decimal(text) if len(text) <= 64 else None
+    except decimal.InvalidOperation:
+        exact_value = None
+    if exact_value is None or not exact_value.is_finite():
+        raise ValueError("the value must be a finite number such as 0.01 or 1e-3")
+    acc_t, in_t = _dtype(accumulator), _dtype(values_in)
+    addend = torch.tensor(float(value), dtype=torch.float32).to(in_t)
+    x = addend.to(acc_t)  # exact: every fp16 value is an fp32 value; bf16 into bf16 is itself
+    total = torch.zeros((), dtype=acc_t)
+    every = max(1, n // MAX_POINTS)
+    steps, sums = [0], [0.0]
+    last_growth = 0
+    prev = 0.0
+    # One add at a time, in the accumulator's dtype: torch rounds each sum to that format, as
+    # a loop over micro-batches or a sequential reduction does. (torch.cumsum would accumulate
+    # in a wider type on some backends.)
+    for i in range(1, n + 1):
+        total = total + x
+        cur = float(total)
+        if cur != prev:
+            last_growth = i
+            prev = cur
+        if i % every == 0 or i == n:
+            steps.append(i)
+            sums.append(cur)
+    final = float(total)
+    with decimal.localcontext() as ctx:
+        ctx.prec = 50
+        exact = exact_value * n
+        err = abs(decimal.Decimal(final) - exact)
+        rel = float(err / abs(exact)) if exact != 0 else None
+    stalled = last_growth < n and final != 0
+    return SumResult(
+        accumulator=accumulator,
+        values_in=values_in,
+        addend=float(addend),
+        final=final,
+        exact=float(exact),
+        abs_error=float(err),
+        rel_error=rel,
+        stalled_at=last_growth + 1 if stalled else None,
+        stalled_sum=float(prev) if stalled else None,
+        steps=steps,
+        sums=sums,
+    )
+
+
+def compare_sums(value: float | str = "0.01", n: int = 1000) -> list[SumResult]:
+    """The running sum of `value` n times in every accumulator of ACCUMULATORS."""
+    return [running_sum(value, n, acc, vin) for acc, vin in ACCUMULATORS]
+
+
+# --- where it bites in training: gradients summed over micro-batches ----------------------------
+
+
+def micro_batch_accumulation(
+    grads: list[dict[str, Any]], buffers: tuple[str, ...] = ("fp16", "bf16", "fp32")
+) -> list[dict[str, Any]]:
+    """Sum per-micro-batch gradients (name -> fp32 tensor) in a buffer of each dtype.
+
+    Against the float64 sum of the same fp32 gradients: the relative error (L2) of the whole
+    accumulated gradient, and the relative error of storing that exact sum once in the buffer's
+    format: the first over the second is what accumulating in it costs beyond storing in it.
+    """
+    import torch
+
+    names = list(grads[0])
+    ref = {k: sum(g[k].double() for g in grads) for k in names}
+    out = []
+    for buf in buffers:
+        dt = _dtype(buf)
+        acc = {k: torch.zeros_like(grads[0][k], dtype=dt) for k in names}
+        for g in grads:
+            for k in names:
+                acc[k] += g[k].to(dt)  # the buffer's own dtype: each add rounds to it
+        num = den = once = 0.0
+        total = 0
+        for k in names:
+            r = ref[k]
+            num += float(((acc[k].double() - r) ** 2).sum())
+            once += float(((r.to(dt).double() - r) ** 2).sum())
+            den += float((r**2).sum())
+            total += r.numel()
+        out.append(
+            {
+                "buffer": buf,
+                "micro_batches": len(grads),
+                "rel_error": (num / den) ** 0.5 if den else 0.0,
+                "storage_rel_error": (once / den) ** 0.5 if den else 0.0,
+                "elements": total,
+            }
+        )
+    return out
+
+
+def model_micro_batch_grads(cfg: Any, micro_batches: int = 8) -> list[dict[str, Any]]:
+    """The fp32 gradients of each of the first `micro_batches` batches of cfg's model and data."""
+    from ..engine.core import prepare
+
+    prep = prepare(cfg.replace(steps=micro_batches))
+    model = prep.model
+    model.train()
+    out = []
+    for i, batch in enumerate(prep.train_dataloader):
+        if i >= micro_batches:
+            break
+        model.zero_grad(set_to_none=True)
+        loss = model(**batch).loss / micro_batches  # the mean over micro-batches, as a loop does
+        loss.backward()
+        out.append(
+            {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
+        )
+    model.zero_grad(set_to_none=True)
+    return out

@@ -1,0 +1,229 @@
+"""fp8's scaling recipes, emulated exactly on any machine: what each flushes to zero or saturates.
+
+A tensor is multiplied by a scale, cast to E4M3 or E5M2 (saturating: clamped to +-max first, as
+torchao and Transformer Engine do), and divided back. The recipes differ in how many elements
+share a scale and where its amax comes from:
+
+- tensorwise: one scale a tensor, max / amax of this tensor ("current" scaling);
+- rowwise: one scale a row (the last dimension), max / the row's amax;
+- mx: OCP Microscaling: 32 consecutive elements share a power-of-two scale stored as E8M0,
+  2^(floor(log2 amax) - emax of the element format), so a block's largest element lands in the
+  format's top binade and may round past max (saturating there);
+- delayed: one scale a tensor, max / the largest amax of the previous steps (Transformer
+  Engine's amax history): no pass over this tensor first, but a tensor larger than its
+  history saturates.
+
+The casts are `mpdemo.teach.rounding.round_nearest`, checked against torch's float8 casts.
+torch is imported inside functions.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .rounding import layout, round_nearest
+
+RECIPES = ("tensorwise", "rowwise", "mx", "delayed")
+FP8_FORMATS = ("e4m3", "e5m2")
+MX_BLOCK = 32
+E8M0_MIN, E8M0_MAX = -127, 127
+AMAX_EPS = 1e-12  # torchao's floor under an amax, so max / amax stays finite
+HISTORY = 16  # Transformer Engine's default amax_history_len is 1024; a short run has fewer steps
+
+
+@dataclass(frozen=True)
+class RecipeResult:
+    """One recipe on one tensor in one format."""
+
+    tensor: str
+    fmt: str
+    recipe: str
+    elements: int
+    nonzero: int
+    flushed: float  # share of the non-zero elements that became 0
+    saturated: float  # share of the elements clamped to +-max
+    rel_error: float  # ||dequantized - x|| / ||x||
+    scales: int  # how many scales the tensor needed
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+
+def emax(fmt: str) -> int:
+    """The exponent of the format's largest binade (8 for E4M3, 15 for E5M2)."""
+    return math.frexp(layout(fmt).max)[1] - 1
+
+
+def quantize(x: Any, fmt: str, scale: Any) -> tuple[Any, Any]:
+    """(x * scale cast to fmt saturating, as float64; the mask of clamped elements)."""
+    import torch
+
+    lay = layout(fmt)
+    scaled = x.to(torch.float32) * scale.to(torch.float32)  # the scale multiplies in fp32
+    # Saturated: what a plain cast would have rounded past max (x * max/amax may land a hair
+    # above max in fp32 and still round to max: that is not saturation).
+    clamped = round_nearest(scaled, fmt).abs() > lay.max
+    return round_nearest(scaled, fmt, saturate=True), clamped
+
+
+def _scales(x: Any, fmt: str, recipe: str, history: list[float] | None) -> Any:
+    """The scale (broadcastable to x) a recipe gives this tensor."""
+    import torch
+
+    fmax = layout(fmt).max
+    tiny = AMAX_EPS  # an all-zero tensor or row gets a finite scale
+    if recipe == "tensorwise":
+        return fmax / x.abs().amax().float().clamp(min=tiny)
+    if recipe == "rowwise":
+        return fmax / x.abs().amax(dim=-1, keepdim=True).float().clamp(min=tiny)
+    if recipe == "delayed":
+        amax = max(history) if history else float(x.abs().amax())  # first step: current
+        return torch.tensor(fmax / max(amax, tiny), dtype=torch.float32)
+    raise ValueError(f"unknown recipe {recipe!r}")
+
+
+def mx_quantize(x: Any, fmt: str) -> tuple[Any, Any, int]:
+    """MX block scaling: (dequantized x, clamped mask, number of blocks)."""
+    import torch
+
+    flat = x.reshape(-1, x.shape[-1]).to(torch.float32)
+    rows, cols = flat.shape
+    pad = (-cols) % MX_BLOCK
+    padded = torch.nn.functional.pad(flat, (0, pad))
+    blocks = padded.reshape(rows, -1, MX_BLOCK)
+    amax = blocks.abs().amax(dim=-1, keepdim=True)
+    _, e = torch.frexp(amax)  # floor(log2 amax) = e - 1 for amax > 0
+    shared = torch.where(amax > 0, e - 1 - emax(fmt), torch.zeros_like(e))
+    shared = shared.clamp(E8M0_MIN, E8M0_MAX)  # E8M0 holds 2^-127 .. 2^127
+    scale = torch.pow(torch.tensor(2.0, dtype=torch.float64), -shared.to(torch.float64))
+    q, clamped = quantize(blocks, fmt, scale)
+    deq = q / scale
+    deq = deq.reshape(rows, -1)[:, :cols].reshape(x.shape)
+    clamped = clamped.reshape(rows, -1)[:, :cols].reshape(x.shape)
+    return deq, clamped, blocks.shape[0] * blocks.shape[1]
+
+
+def apply_recipe(
+    x: Any, fmt: str, recipe: str, history: list[float] | None = None, name: str = "tensor"
+) -> RecipeResult:
+    """Scale, cast and unscale x by one recipe; count what flushed and what saturated."""
+    import torch
+
+    if fmt not in FP8_FORMATS:
+        raise ValueError(f"unknown fp8 format {fmt!r}; expected one of {', '.join(FP8_FORMATS)}")
+    x = x.detach().to(torch.float32)
+    if recipe == "mx":
+        deq, clamped, nscales = mx_quantize(x, fmt)
+    else:
+        scale = _scales(x, fmt, recipe, history)
+        q, clamped = quantize(x, fmt, scale)
+        deq = q / scale.to(torch.float64)
+        nscales = scale.numel()
+    x64 = x.to(torch.float64)
+    nz = x64 != 0
+    nonzero = int(nz.sum())
+    flushed = int((nz & (deq == 0)).sum())
+    norm = float(x64.norm())
+    return RecipeResult(
+        tensor=name,
+        fmt=fmt,
+        recipe=recipe,
+        elements=x.numel(),
+        nonzero=nonzero,
+        flushed=flushed / nonzero if nonzero else 0.0,
+        saturated=int(clamped.sum()) / x.numel() if x.numel() else 0.0,
+        rel_error=float((deq - x64).norm()) / norm if norm else 0.0,
+        scales=nscales,
+    )
+
+
+def compare(
+    tensors: dict[str, Any], histories: dict[str, list[float]] | None = None
+) -> list[RecipeResult]:
+    """Every recipe in every fp8 format on every named tensor (histories: delayed scaling's)."""
+    out = []
+    for name, x in tensors.items():
+        hist = (histories or {}).get(name)
+        for fmt in FP8_FORMATS:
+            for recipe in RECIPES:
+                out.append(apply_recipe(x, fmt, recipe, hist, name))
+    return out
+
+
+# --- real tensors: a Linear layer's input activation and output gradient over a few steps -------
+
+
+def capture(cfg: Any, steps: int = 8, layer: str | None = None) -> dict[str, Any]:
+    """Train cfg's model `steps` fp32 steps; keep one Linear layer's tensors of the last step.
+
+    Returns {"layer", "tensors": {"activation", "gradient"}, "histories": amaxes of the earlier
+    steps, newest last}. The layer is the middle Linear of the model unless named.
+    """
+    import torch
+
+    from ..engine.core import prepare
+
+    prep = prepare(cfg.replace(steps=steps, precision="fp32"))
+    model = prep.model
+    linears = [(n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
+    if not linears:
+        raise ValueError("the model has no Linear layer")
+    if layer is None:
+        name, module = linears[len(linears) // 2]
+    else:
+        name, module = next((n, m) for n, m in linears if n == layer)
+    seen: dict[str, Any] = {}
+    hooks = [
+        module.register_forward_hook(lambda _m, inp, _o: seen.__setitem__("activation", inp[0])),
+        module.register_full_backward_hook(
+            lambda _m, _gi, gout: seen.__setitem__("gradient", gout[0])
+        ),
+    ]
+    amaxes: dict[str, list[float]] = {"activation": [], "gradient": []}
+    kept: dict[str, Any] = {}
+    try:
+        model.train()
+        for i, batch in enumerate(prep.train_dataloader):
+            if i >= steps:
+                break
+            seen.clear()
+            loss = model(**batch).loss
+            loss.backward()
+            prep.optimizer.step()
+            prep.optimizer.zero_grad()
+            for k in amaxes:
+                amaxes[k].append(float(seen[k].detach().abs().amax()))
+            kept = {k: seen[k].detach().clone() for k in amaxes}
+    finally:
+        for h in hooks:
+            h.remove()
+    # The last step's tensors; the history is the amaxes of the steps before it.
+    histories = {k: v[:-1][-HISTORY:] for k, v in amaxes.items()}
+    return {
+        "layer": name,
+        "tensors": kept,
+        "histories": histories,
+        "steps": len(amaxes["gradient"]),
+    }
+
+
+def model_report(cfg: Any, steps: int = 8) -> dict[str, Any]:
+    """capture() then compare(): JSON-ready, with each tensor's shape and amax history."""
+    got = capture(cfg, steps)
+    rows = compare(got["tensors"], got["histories"])
+    return {
+        "layer": got["layer"],
+        "steps": got["steps"],
+        "tensors": {
+            k: {
+                "shape": list(t.shape),
+                "amax": float(t.abs().amax()),
+                "amax_history": got["histories"][k],
+            }
+            for k, t in got["tensors"].items()
+        },
+        "results": [r.to_dict() for r in rows],
+    }

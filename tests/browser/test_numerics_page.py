@@ -1,0 +1,42 @@
+"""The Number formats tab's numerics sections in the browser, at 1400 and 400 px wide."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
+
+pytestmark = BROWSER_MARKS
+SHOTS = os.environ.get("MPDEMO_SHOTS")  # a folder: save screenshots there to look at
+
+
+@pytest.mark.parametrize("width", [1400, 400])
+def test_tf32_and_accumulation_render_and_fit(url: str, width: int) -> None:  # noqa: F811
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": 900}, locale="es-ES")
+        page.goto(url, wait_until="domcontentloaded")
+        page.get_by_role("tab", name="Formatos numéricos").click()
+        page.wait_for_selector("#nf-tf32 table", timeout=60_000)
+        page.wait_for_selector("#nf-acc-table table", timeout=60_000)
+        tf32 = page.inner_text("#nf-tf32")
+        assert "0 01111011 1001100110" in tf32 and "TF32" in tf32
+        acc = page.inner_text("#nf-acc-table")
+        assert "acumulador" in acc and "9,953125" in acc  # fp16's sum of 0,01 a thousand times
+        # Typing a new count recomputes the sums.
+        page.fill("#nf-acc-n input", "100")
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "() => !document.querySelector('#nf-acc-table').innerText.includes('9,953125')",
+            timeout=60_000,
+        )
+        # Nothing wider than the window: the tables scroll inside their own box.
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1
+        if SHOTS:
+            page.locator("#nf-acc-table").scroll_into_view_if_needed()
+            page.screenshot(path=f"{SHOTS}/numerics-{width}.png", full_page=False)
+        browser.close()
