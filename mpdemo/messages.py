@@ -350,6 +350,44 @@ EN: dict[str, str] = {
         "teacher's page shows it"
     ),
     "board_too_many": "too many wrong board codes from here: wait {wait} s and type the code again",
+    # --- the course's lessons (mpdemo/teach/lessons.py), in the course's order -----------------
+    "lesson_still_trains_title": "Does it still train?",
+    "lesson_still_trains_slide": "What is mixed precision training? (combine FP16, FP32 computations)",
+    "lesson_still_trains_look": (
+        "fp16 (with its loss scaler) draws the same falling loss curve as fp32; compare the memory "
+        "and the speed measured here"
+    ),
+    "lesson_underflow_title": "Underflow",
+    "lesson_underflow_slide": "Underflow: number vanishes to 0 because it falls below precision",
+    "lesson_underflow_look": (
+        "fp16 without loss scaling (S=1) lags: its loss stays higher while fp16 with scaling and fp32 learn"
+    ),
+    "lesson_loss_scaling_title": "Loss scaling at work",
+    "lesson_loss_scaling_slide": "Scale loss to prevent underflow (torch.amp.GradScaler)",
+    "lesson_loss_scaling_look": (
+        "the scale doubles every 5 clean steps; a step that overflows is skipped (marked) and "
+        "the scale halves"
+    ),
+    "lesson_backends_title": "One flag, three backends",
+    "lesson_backends_slide": "From PyTorch to Accelerator to Trainer",
+    "lesson_backends_look": (
+        "one setting turns on mixed precision in the torch loop, Accelerate and the Trainer: "
+        "the same curve three times; the Code tab shows each listing"
+    ),
+    "lesson_backends_cpu": (
+        "On a CPU, fp16 through Accelerate or the Trainer runs in fp32 (no autocast, no scaler), "
+        "so this lesson turns on bf16, which all three apply here"
+    ),
+    "lesson_where_it_pays_title": "Where it pays",
+    "lesson_where_it_pays_slide": "Mixed precision training accelerates computation",
+    "lesson_where_it_pays_look": (
+        "the sweep over model sizes: from which size 16-bit steps faster here, beside the "
+        "published figures"
+    ),
+    "lesson_where_it_pays_cpu": (
+        "This CPU has no bf16 or fp16 instructions, so no size steps faster in 16-bit here: the "
+        "published figures beside the sweep show where it pays on GPUs"
+    ),
 }
 
 

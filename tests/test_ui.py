@@ -682,18 +682,13 @@ def test_a_repeated_comparison_shows_each_figures_spread(client) -> None:
 def test_repeat_and_steps_rules() -> None:
     from mpdemo.messages import ConfigError
     from mpdemo.ui.i18n import error_text
-    from mpdemo.ui.train.tab import DEFAULTS, check_repeat, fits
+    from mpdemo.ui.train.tab import check_repeat
 
     assert check_repeat(3.0) == 3
     for bad in (0, 11, 2.5, None, ""):
         with pytest.raises(ConfigError) as err:
             check_repeat(bad)
         assert error_text(err.value, "es").startswith("Repetir ×N debe ser")  # the box's label
-    steps = DEFAULTS["steps"]
-    assert fits("default", steps)  # the page's own default comparison: about a minute
-    assert not fits("typed", steps)  # typing 100 after a fit runs 100
-    assert not fits("preset", steps)  # a preset's steps are its lesson
-    assert not fits("default", steps + 1)
 
 
 def test_the_legend_hides_runs_and_closes_one_file() -> None:

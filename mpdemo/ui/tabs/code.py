@@ -17,7 +17,8 @@ from ...config import Limits, RunConfig
 from ...messages import MpdemoError
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
 from ..train.controls import RUN_NAMES
-from ..train.tab import check_inputs
+from ..train.inputs import check_inputs
+from ..train.session import Session
 from .common import esc, tt
 
 CODE_STYLES = {
@@ -71,13 +72,14 @@ class CodeEntry:
     ran: bool  # a run of this page (its own config), not the Train tab's current settings
 
 
-def page_runs(session: Any) -> list[RunConfig]:
+def page_runs(session: Session | None) -> list[RunConfig]:
     """The page's runs that started (finished, restored after a reload, or running), each with
     its own config as it ran; a run of the grid still waiting has not run (its steps may still
     be fitted to the time budget), so the Train tab's settings stand for it."""
     if session is None:
         return []
-    started = [*getattr(session, "runs", []), *list(getattr(session, "current", {}).values())]
+    # The running runs live in the session's fold (Session.fold.current, by run id).
+    started = [*session.runs, *session.fold.current.values()]
     out: dict[str, RunConfig] = {}
     for run in started:
         data = run.get("config") if isinstance(run, dict) else None
