@@ -158,7 +158,7 @@ EN: dict[str, str] = {
         "{precision} against fp32 here: unsure ({ms:.3g} vs {fp32_ms:.3g} ms a step): {reason}"
     ),
     "unsure_too_few": (
-        "{rounds:plural(# interleaved round|# interleaved rounds)} are too few for a 95 % interval "
+        "{rounds:plural(# interleaved round is|# interleaved rounds are)} too few for a 95 % interval "
         "(6 are needed): measure for longer or press Repeat"
     ),
     "unsure_busy": (
@@ -185,6 +185,10 @@ EN: dict[str, str] = {
     "machine_cpu": (
         "This machine: {name}, {isa} CPU, {threads} threads, torch {torch}; has {has}; lacks {lacks}"
     ),
+    "machine_cpu_lacks": (
+        "This machine: {name}, {isa} CPU, {threads} threads, torch {torch}; lacks {lacks}"
+    ),
+    "machine_cpu_has": "This machine: {name}, {isa} CPU, {threads} threads, torch {torch}; has {has}",
     "machine_cuda": "This machine: {name} (compute capability {cc}, bf16), CPU {cpu}, torch {torch}",
     "machine_cuda_no_bf16": (
         "This machine: {name} (compute capability {cc}, no bf16), CPU {cpu}, torch {torch}"
@@ -313,6 +317,14 @@ EN: dict[str, str] = {
     "pays_always_anywhere": (
         "{precision} pays on this {device} at each of the {points} points measured "
         "({lo_m:.2g} to {hi_m:.2g} M parameters, every batch size)"
+    ),
+    "pays_never_anywhere_one": (
+        "{precision} never pays on this {device}: slower or the same at each of the "
+        "{points} points measured (one size, {lo_m:.2g} M parameters, every batch size)"
+    ),
+    "pays_always_anywhere_one": (
+        "{precision} pays on this {device} at each of the {points} points measured "
+        "(one size, {lo_m:.2g} M parameters, every batch size)"
     ),
     # --- memory anatomy (mpdemo/engine/memory.py), from the tensors' bytes after one step -------------
     "anatomy_one": (

@@ -114,3 +114,54 @@ def test_cli_runs_a_lesson_and_writes_its_files(tmp_path, monkeypatch, capsys) -
     assert labels == ["torch · fp32", "torch · fp16", "torch · fp16 · S=1"]
     assert out_csv.read_text().count("\n") > 3
     assert "fp16 without loss scaling" in capsys.readouterr().out
+
+
+def test_a_ratio_reads_n_times_faster_or_slower_with_n_at_least_one() -> None:
+    from mpdemo.ui.train.session import speedup_cell
+
+    slow = {"precision": "fp16", "speedup_vs_fp32": 816 / 2020, "speedup_interval": [0.35, 0.45],
+            "speed_verdict": "slower"}  # fmt: skip
+    assert speedup_cell(slow, "en") == "2.48× slower [2.22–2.86]"  # 2,020 vs 816 ms: 2.48
+    unsure = {"precision": "bf16", "speedup_vs_fp32": 1.25, "speed_verdict": "unsure"}
+    assert speedup_cell(unsure, "es") == "1,25× más rápido (no es seguro)"
+    assert speedup_cell({"precision": "fp32", "speedup_vs_fp32": 1.0}, "en") == ""
+
+
+def test_glitches_of_the_machine_line_and_the_trainer_sentence() -> None:
+    from mpdemo.engine.machine import machine_note
+    from mpdemo.ui.i18n import message
+
+    bare = {"device_kind": "cpu", "cpu": {"name": "EPYC", "capability": "AVX2", "flags": {}},
+            "torch_threads": 2, "versions": {"torch": "2.13"}}  # fmt: skip
+    for lang in ("en", "es", "pt"):
+        note = machine_note(bare)
+        text = message(note.key, note.args, lang)
+        assert " -" not in text and "AVX512-BF16" in text, text  # was "has -; lacks ..."
+    es = message(
+        "fp16_not_applied", {"effective": "fp32", "backend": "Trainer", "device": "CPU"}, "es"
+    )
+    assert "the Trainer" not in es
+    assert "1 interleaved round is too few" in message("unsure_too_few", {"rounds": 1}, "en")
+
+
+def test_stop_then_train_runs_the_new_comparison() -> None:
+    # The comparison just stopped stays joinable on the server a while; the next click of the
+    # page that stopped it must train anew, not watch it end at once ("Done: 0 runs").
+    from mpdemo.ui.train.session import Session
+    from mpdemo.ui.train.tab import stop, train
+
+    values = {"precisions": ["fp32"], "steps": 400, "batch_size": 4, "device": "cpu",
+              "train_slice": "train[:64]", "eval_slice": "validation[:16]"}  # fmt: skip
+    session = Session()
+
+    def first_step() -> bool:
+        frames = train(values, "en", session)
+        for _ in frames:  # until the first step is on screen, or the stream ends
+            if any(s.step for s in session.series.values()):
+                stop(session, "en")
+                frames.close()
+                return True
+        return False
+
+    assert first_step()
+    assert first_step(), "the same comparison, clicked again after Stop, trained nothing"

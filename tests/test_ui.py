@@ -79,7 +79,7 @@ def client(app_url: str):
 def test_train_returns_the_final_status_and_table_to_an_api_caller(client) -> None:
     # The stream's last message once carried only the plots (its axis had grown): predict()
     # answered {'__type__': 'update'} for the status and the table.
-    result = client.predict(api_name="/train", precisions=["fp32"], **FAST)
+    result = client.predict(api_name="/train", precisions=["fp32"], steps=8, **FAST)
     status, summary = result[0], result[7]
     assert isinstance(status, str) and "Done: 1 run" in status, status
     assert [r[0] for r in summary["data"]] == ["torch · fp32"]

@@ -12,6 +12,7 @@ branch's `master-weights` lesson comes from mpdemo/teach/master_weights.py). Tor
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,17 +34,23 @@ class Lesson:
     # Trainer runs fp32 there), lesson_<key>_cpu says so in one sentence, on a CPU only.
     cpu_note: bool = False
 
+    def settings(self) -> dict[str, Any]:
+        """The RunConfig fields it sets; MPDEMO_LESSON_STEPS shortens every lesson (tests only:
+        the browser tests run each lesson in seconds, not a minute)."""
+        short = os.environ.get("MPDEMO_LESSON_STEPS", "").strip()
+        return {**self.fields, **({"steps": int(short)} if short.isdigit() else {})}
+
     def configs(self) -> list[RunConfig]:
         """Every run of the lesson, in the Train tab's order (its grid)."""
         from ..runs.runner import grid  # runner imports no torch at the top
 
-        base = RunConfig(**self.fields)
+        base = RunConfig(**self.settings())
         return grid(base, self.backends, self.precisions, self.compare_scaling)
 
     def values(self) -> dict[str, Any]:
         """The Train tab's control values this lesson sets (RunConfig fields + the grid's)."""
         return {
-            **self.fields,
+            **self.settings(),
             "backends": list(self.backends),
             "precisions": list(self.precisions),
             "compare_scaling": self.compare_scaling,

@@ -154,13 +154,16 @@ def changes_md(lst: Any, lang: str) -> str:
     the comments in the backend's source (mpdemo.teach.listing), in the order of the lines."""
     out = [f"#### {tt('code_changes_title', lang)}"]
     out += [f"{i}. {why_text(w, lang)}" for i, w in enumerate(lst.changes(), start=1)]
-    out.append(f"#### {tt('code_mpdemo_title', lang)}")
-    out += [
+    # mpdemo's own lines (events, timing, its data) and the course lines it drops are folded:
+    # open, the Trainer's footnotes outgrew the slide's three arguments (27 notes).
+    own = [
         f"- **{chr(ord('a') + i)}** · {why_text(w, lang)}" for i, w in enumerate(lst.mpdemo_lines())
     ]
     if lst.removed:  # course lines this loop has no counterpart for
-        out.append(f"#### {tt('code_removed_title', lang)}")
-        out += [f"- `{line.strip()}`" for line in lst.removed]
+        own += [f"\n**{tt('code_removed_title', lang)}**\n"]
+        own += [f"- `{line.strip()}`" for line in lst.removed]
+    out.append(f"<details><summary>{tt('code_mpdemo_title', lang)}</summary>\n")
+    out += [*own, "\n</details>"]
     return "\n".join(out)
 
 

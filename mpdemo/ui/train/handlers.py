@@ -128,6 +128,10 @@ def train(
         yield {"status": t("status_stopped_plain", lang)}
         return
     try:
+        # Stop, then Train: the comparison just stopped is still joinable on the server, and
+        # watching it ended at once ("Done: 0 runs"). After this page's own Stop, a new one.
+        if mode == "train" and stopped_text(session.runner, lang) is not None:
+            mode = "own"
         board = classroom.picked(mode)  # following a board: the teacher's comparison
         configs = board.configs if board else check_inputs(v)
         repeat = board.repeat if board else check_repeat(v.get("repeat"))

@@ -98,7 +98,6 @@ def build_train_tab(ctx: Any) -> None:
         lessons.build(ctx, comps, lang0)
         # Not equal_height: a status of several lines stretched the buttons to its height.
         with gr.Row(equal_height=False, elem_id="status-row"):
-            comps["status"] = gr.Markdown(t("status_idle", lang0), elem_id="status", min_height=44)
             comps["start_btn"] = ctx.i18n(
                 gr.Button(
                     t("start_btn", lang0),
@@ -122,6 +121,8 @@ def build_train_tab(ctx: Any) -> None:
                 value="stop_btn",
             )
             classroom.build_button(ctx, comps, lang0)  # Run my own
+            # After the buttons: at 400 px a long status pushed Train below the first screen.
+            comps["status"] = gr.Markdown(t("status_idle", lang0), elem_id="status", min_height=44)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=300):
                 _controls_of("data", comps, lang0, lim)
