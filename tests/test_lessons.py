@@ -165,3 +165,21 @@ def test_stop_then_train_runs_the_new_comparison() -> None:
 
     assert first_step()
     assert first_step(), "the same comparison, clicked again after Stop, trained nothing"
+
+
+def test_a_line_under_an_identical_one_is_named_in_the_legend() -> None:
+    from mpdemo.ui.train.frames import coinciding, run_legend
+    from mpdemo.ui.train.plots import Series
+    from mpdemo.ui.train.session import Session
+
+    steps = list(range(1, 11))
+    fp32 = Series("torch · fp32", step=steps, loss=[0.7 - 0.02 * s for s in steps])
+    bf16 = Series("torch · bf16", step=steps, loss=[0.7005 - 0.02 * s for s in steps])
+    apart = Series("torch · fp16 · S=1", step=steps, loss=[0.7 - 0.005 * s for s in steps])
+    series = {s.label: s for s in (fp32, bf16, apart)}
+    assert coinciding(series) == [("torch · fp32", "torch · bf16")]
+    session = Session()
+    session.series = series
+    session.configs = [c for c in L.get("underflow").configs()]
+    legend = run_legend(session, "es")
+    assert "torch · fp32 y torch · bf16 coinciden" in legend

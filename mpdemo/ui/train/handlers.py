@@ -95,6 +95,7 @@ def _frame(
         out["repeats"] = repeat_table(session, lang)
         out.update(files)
     if finished:
+        out["legend"] = run_legend(session, lang)  # with a note on lines that coincide
         empty = scale_empty_text(lang, session.configs, True, session)
         if empty:
             out["scale"] = gr.update(visible=False)
