@@ -7,6 +7,7 @@ code (or, for the sweep lesson, `sweep`'s), so a teacher can try each one the ev
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from ..messages import render
@@ -46,13 +47,18 @@ def list_text() -> str:
     return "\n\n".join(out)
 
 
-def lesson_main(args: argparse.Namespace) -> int:
-    """List the lessons, or run one through `run` (or `sweep`) and print its table."""
-    from .main import EXIT_OK, _run, build_parser
+def lesson_main(
+    args: argparse.Namespace,
+    run: Callable[[argparse.Namespace, list[Any]], int],
+    parse: Callable[[list[str]], argparse.Namespace],
+) -> int:
+    """List the lessons, or run one through `run`'s code (or `sweep`'s) and print its table.
 
+    run and parse: cli.main's `_run` and its parser's parse_args (passed in: no import cycle).
+    """
     if args.list or not args.name:
         print(list_text())
-        return EXIT_OK
+        return 0
     lesson = get(args.name)  # an unknown name: ConfigError, exit 2 with the names
     files = [
         *(["--json", args.json_path] if args.json_path else []),
@@ -62,6 +68,6 @@ def lesson_main(args: argparse.Namespace) -> int:
     if lesson.sweep:
         from .sweep import sweep_main
 
-        return sweep_main(build_parser().parse_args(["sweep", *files]))
+        return sweep_main(parse(["sweep", *files]))
     print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
-    return _run(build_parser().parse_args(["run", *files]), lesson.configs())
+    return run(parse(["run", *files]), lesson.configs())

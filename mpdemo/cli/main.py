@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "lesson":
             from .lesson import lesson_main
 
-            return lesson_main(args)
+            return lesson_main(args, _run, parser.parse_args)
         if args.command == "sweep":
             from .sweep import sweep_main
 

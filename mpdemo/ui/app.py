@@ -47,8 +47,10 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
 /* No number breaks inside itself ("1,45 / 2" read as 1.45 on a projector): cells wrap only at
    spaces, and the numeric columns (samples/s through the scale, and those after the warnings)
    not at all. */
-#summary td, #summary td * { word-break: normal !important; overflow-wrap: normal !important; }
-#summary td:nth-child(n+4):nth-child(-n+10), #summary td:nth-child(n+12) { white-space: nowrap; }
+#summary td, #summary td * { word-break: normal !important; overflow-wrap: normal !important;
+  hyphens: none !important; }
+#summary td:nth-child(n+4):nth-child(-n+10), #summary td:nth-child(n+4):nth-child(-n+10) *,
+#summary td:nth-child(n+12), #summary td:nth-child(n+12) * { white-space: nowrap !important; }
 #lesson-info p { margin: 2px 0; }
 """
 
