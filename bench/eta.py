@@ -23,7 +23,7 @@ def main() -> int:
     """Run the comparison, print the estimate check; exit 1 when it misses ±30 %."""
     from mpdemo.runs.runner import Runner
     from mpdemo.ui.train.session import Session
-    from mpdemo.ui.train.tab import DEFAULTS, FIT_DEFAULT_S, check_inputs
+    from mpdemo.ui.train.tab import DEFAULTS, check_inputs
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=DEFAULTS["steps"])
@@ -37,7 +37,7 @@ def main() -> int:
         "backends": args.backends.split(","),
     }
     configs = check_inputs(values)
-    fit = FIT_DEFAULT_S if args.steps == DEFAULTS["steps"] else None
+    fit = None  # the page runs the default comparison's steps as they are (a lesson's steps)
     session = Session()
     session.begin(configs)
     t0 = time.monotonic()

@@ -189,7 +189,7 @@ EN: dict[str, str] = {
         "{precision} against fp32 here: unsure ({ms:.3g} vs {fp32_ms:.3g} ms a step): {reason}"
     ),
     "unsure_too_few": (
-        "{rounds:plural(# interleaved round|# interleaved rounds)} are too few for a 95 % interval "
+        "{rounds:plural(# interleaved round is|# interleaved rounds are)} too few for a 95 % interval "
         "(6 are needed): measure for longer or press Repeat"
     ),
     "unsure_busy": (
@@ -216,6 +216,10 @@ EN: dict[str, str] = {
     "machine_cpu": (
         "This machine: {name}, {isa} CPU, {threads} threads, torch {torch}; has {has}; lacks {lacks}"
     ),
+    "machine_cpu_lacks": (
+        "This machine: {name}, {isa} CPU, {threads} threads, torch {torch}; lacks {lacks}"
+    ),
+    "machine_cpu_has": "This machine: {name}, {isa} CPU, {threads} threads, torch {torch}; has {has}",
     "machine_cuda": "This machine: {name} (compute capability {cc}, bf16), CPU {cpu}, torch {torch}",
     "machine_cuda_no_bf16": (
         "This machine: {name} (compute capability {cc}, no bf16), CPU {cpu}, torch {torch}"
@@ -357,6 +361,14 @@ EN: dict[str, str] = {
         "{precision} pays on this {device} at each of the {points} points measured "
         "({lo_m:.2g} to {hi_m:.2g} M parameters, every batch size)"
     ),
+    "pays_never_anywhere_one": (
+        "{precision} never pays on this {device}: slower or the same at each of the "
+        "{points} points measured (one size, {lo_m:.2g} M parameters, every batch size)"
+    ),
+    "pays_always_anywhere_one": (
+        "{precision} pays on this {device} at each of the {points} points measured "
+        "(one size, {lo_m:.2g} M parameters, every batch size)"
+    ),
     # --- memory anatomy (mpdemo/engine/memory.py), from the tensors' bytes after one step -------------
     "anatomy_one": (
         "{precision}: {mb:.1f} MiB in one step; weights, gradients and AdamW's state "
@@ -404,6 +416,43 @@ EN: dict[str, str] = {
     ),
     "comparison_too_long_runs": (
         "this comparison would take about {need} min on this server; one comparison may take at most {cap} min here, so the class behind it waits its turn: choose fewer runs or repetitions"
+    # --- the course's lessons (mpdemo/teach/lessons.py), in the course's order -----------------
+    "lesson_still_trains_title": "Does it still train?",
+    "lesson_still_trains_slide": "What is mixed precision training? (combine FP16, FP32 computations)",
+    "lesson_still_trains_look": (
+        "fp16 (with its loss scaler) draws the same falling loss curve as fp32; compare the memory "
+        "and the speed measured here"
+    ),
+    "lesson_underflow_title": "Underflow",
+    "lesson_underflow_slide": "Underflow: number vanishes to 0 because it falls below precision",
+    "lesson_underflow_look": (
+        "fp16 without loss scaling (S=1) lags: its loss stays higher while fp16 with scaling and fp32 learn"
+    ),
+    "lesson_loss_scaling_title": "Loss scaling at work",
+    "lesson_loss_scaling_slide": "Scale loss to prevent underflow (torch.amp.GradScaler)",
+    "lesson_loss_scaling_look": (
+        "the scale doubles every 5 clean steps; a step that overflows is skipped (marked) and "
+        "the scale halves"
+    ),
+    "lesson_backends_title": "One flag, three backends",
+    "lesson_backends_slide": "From PyTorch to Accelerator to Trainer",
+    "lesson_backends_look": (
+        "one setting turns on mixed precision in the torch loop, Accelerate and the Trainer: "
+        "the same curve three times; the Code tab shows each listing"
+    ),
+    "lesson_backends_cpu": (
+        "On a CPU, fp16 through Accelerate or the Trainer runs in fp32 (no autocast, no scaler), "
+        "so this lesson turns on bf16, which all three apply here"
+    ),
+    "lesson_where_it_pays_title": "Where it pays",
+    "lesson_where_it_pays_slide": "Mixed precision training accelerates computation",
+    "lesson_where_it_pays_look": (
+        "the sweep over model sizes: from which size 16-bit steps faster here, beside the "
+        "published figures"
+    ),
+    "lesson_where_it_pays_cpu": (
+        "This CPU has no bf16 or fp16 instructions, so no size steps faster in 16-bit here: the "
+        "published figures beside the sweep show where it pays on GPUs"
     ),
 }
 

@@ -168,6 +168,7 @@ def test_the_code_tab_follows_the_runs_of_its_page(stored: dict[str, Any]) -> No
 
 
 def test_the_code_tab_lists_runs_that_started_not_those_still_waiting() -> None:
+    from mpdemo.events import RunStarted
     from mpdemo.ui.tabs import code as C
 
     sess = Session()
@@ -175,8 +176,12 @@ def test_the_code_tab_lists_runs_that_started_not_those_still_waiting() -> None:
     sess.configs = [done, waiting]  # a grid whose second run has not started
     sess.runs = [{"config": done.to_dict(), "summary": {}, "status": "completed"}]
     assert C.page_runs(sess) == [done]
-    sess.current = {"r2": {"config": waiting.replace(steps=7).to_dict()}}  # it started, fitted
-    assert C.page_runs(sess) == [done, waiting.replace(steps=7)]
+    # It started, with its own steps: a real start event through the session's real fold.
+    started = waiting.replace(steps=7)
+    sess.apply(RunStarted(run_id="r2", label=started.label, index=1, total=2,
+                          config=started.to_dict(), device="cpu", params=1, requested_dtype="bf16",
+                          steps=7))  # fmt: skip
+    assert C.page_runs(sess) == [done, started]
     assert C.page_runs(None) == []
 
 

@@ -251,11 +251,16 @@ def contradictions(notes, points) -> list[str]:
             bad.append(f"{key}: names {listed(a['breakdown'])}, points say {truth}")
         if "sizes" in a and set(a["sizes"].split(", ")) != {n for _, n, _ in series}:
             bad.append(f"{key}: sizes {a['sizes']} but {series}")
-        if key in ("pays_never", "pays_never_anywhere") and {"faster", "unsure"} & set(verdicts):
+        if key in ("pays_never", "pays_never_anywhere", "pays_never_anywhere_one") and {
+            "faster",
+            "unsure",
+        } & set(verdicts):
             bad.append(f"{key} but {verdicts}")
         if key == "pays_never_unsure" and ("faster" in verdicts or "unsure" not in verdicts):
             bad.append(f"{key} but {verdicts}")
-        if key in ("pays_always", "pays_always_anywhere") and set(verdicts) != {"faster"}:
+        if key in ("pays_always", "pays_always_anywhere", "pays_always_anywhere_one") and set(
+            verdicts
+        ) != {"faster"}:
             bad.append(f"{key} but {verdicts}")
         if key == "pays_unsure" and set(verdicts) != {"unsure"}:
             bad.append(f"{key} but {verdicts}")

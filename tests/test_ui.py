@@ -79,7 +79,7 @@ def client(app_url: str):
 def test_train_returns_the_final_status_and_table_to_an_api_caller(client) -> None:
     # The stream's last message once carried only the plots (its axis had grown): predict()
     # answered {'__type__': 'update'} for the status and the table.
-    result = client.predict(api_name="/train", precisions=["fp32"], **FAST)
+    result = client.predict(api_name="/train", precisions=["fp32"], steps=8, **FAST)
     status, summary = result[0], result[7]
     assert isinstance(status, str) and "Done: 1 run" in status, status
     assert [r[0] for r in summary["data"]] == ["torch · fp32"]
@@ -685,18 +685,13 @@ def test_a_repeated_comparison_shows_each_figures_spread(client) -> None:
 def test_repeat_and_steps_rules() -> None:
     from mpdemo.messages import ConfigError
     from mpdemo.ui.i18n import error_text
-    from mpdemo.ui.train.tab import DEFAULTS, check_repeat, fits
+    from mpdemo.ui.train.tab import check_repeat
 
     assert check_repeat(3.0) == 3
     for bad in (0, 11, 2.5, None, ""):
         with pytest.raises(ConfigError) as err:
             check_repeat(bad)
         assert error_text(err.value, "es").startswith("Repetir ×N debe ser")  # the box's label
-    steps = DEFAULTS["steps"]
-    assert fits("default", steps)  # the page's own default comparison: about a minute
-    assert not fits("typed", steps)  # typing 100 after a fit runs 100
-    assert not fits("preset", steps)  # a preset's steps are its lesson
-    assert not fits("default", steps + 1)
 
 
 def test_the_legend_hides_runs_and_closes_one_file() -> None:

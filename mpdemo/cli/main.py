@@ -132,9 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     und.add_argument("--seed", default=d.seed)
     und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
+    from .lesson import add_lesson_parser
     from .sweep import add_sweep_parser  # the size sweep: its flags and code in sweep_cli
 
     add_sweep_parser(sub)
+    add_lesson_parser(sub)
     return p
 
 
@@ -166,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
             return _underflow(args)
         if args.command == "code":
             return _code(args)
+        if args.command == "lesson":
+            from .lesson import lesson_main
+
+            return lesson_main(args, _run, parser.parse_args)
         if args.command == "sweep":
             from .sweep import sweep_main
 
@@ -203,14 +209,14 @@ def _is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, configs: list[RunConfig] | None = None) -> int:
     from ..engine.core import preflight
     from ..runs.fold import RunFold
     from ..runs.plan import duration_text, estimate_for, eta_note, memory_notes, run_speed_notes
     from ..runs.runner import check_memory, repeated, run_grid, side_by_side
 
     check_outputs(args)
-    configs = configs_from_args(args)
+    configs = configs if configs is not None else configs_from_args(args)
     for cfg in configs:
         preflight(cfg)  # bad input → exit 2 before any training
     check_memory(configs)  # the runs of a comparison are alive together

@@ -233,14 +233,16 @@ def machine_note(machine: dict[str, Any] | None = None) -> Note:
     flags = cpu.get("flags") or {}
     has = [label for f, label in _FLAG_LABELS.items() if flags.get(f)]
     lacks = [label for f, label in _FLAG_LABELS.items() if not flags.get(f)]
+    # Never "has -": a CPU with none of the flags (or all of them) gets its own sentence.
+    key = "machine_cpu" if has and lacks else "machine_cpu_lacks" if lacks else "machine_cpu_has"
     return Note(
-        "machine_cpu",
+        key,
         {
             "name": cpu.get("name"),
             "isa": _isa(m),
             "threads": m.get("torch_threads"),
             "torch": torch_v,
-            "has": ", ".join(has) or "-",
-            "lacks": ", ".join(lacks) or "-",
+            "has": ", ".join(has),
+            "lacks": ", ".join(lacks),
         },
     )

@@ -285,7 +285,8 @@ class Recorder(StepHooks):
         requested = self.cfg.precision
         if effective is None or effective == requested:
             return []
-        backend = BACKENDS[self.cfg.backend].prose
+        # Its name, not its English prose ("the Trainer"): the sentence is said in every language.
+        backend = BACKENDS[self.cfg.backend].display
         if requested == "fp16" and effective == "fp32":
             return [
                 Note(

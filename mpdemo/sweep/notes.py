@@ -89,7 +89,8 @@ def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
             if len(by_batch) > 1 and all(k == kind for k, _ in kinds.values()):
                 args = {"precision": precision, "device": where, "points": len(every),
                         "lo_m": _m(min(every)[0]), "hi_m": _m(max(every)[0])}  # fmt: skip
-                out.append(Note(f"pays_{kind}_anywhere", args))
+                one = args["lo_m"] == args["hi_m"]  # one size: "(0.19 to 0.19 M)" read oddly
+                out.append(Note(f"pays_{kind}_anywhere" + ("_one" if one else ""), args))
                 break
         else:
             for batch, s in by_batch.items():

@@ -44,6 +44,14 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
 .gradio-container .main.app { max-width: min(1600px, 100%) !important; }
 #summary th, #summary td { font-size: 13px; padding-left: 3px; padding-right: 3px; }
 #summary th .cell-wrap { padding-left: 4px; padding-right: 4px; }
+/* No number breaks inside itself ("1,45 / 2" read as 1.45 on a projector): cells wrap only at
+   spaces, and the numeric columns (samples/s through the scale, and those after the warnings)
+   not at all. */
+#summary td, #summary td * { word-break: normal !important; overflow-wrap: normal !important;
+  hyphens: none !important; }
+#summary td:nth-child(n+4):nth-child(-n+10), #summary td:nth-child(n+4):nth-child(-n+10) *,
+#summary td:nth-child(n+12), #summary td:nth-child(n+12) * { white-space: nowrap !important; }
+#lesson-info p { margin: 2px 0; }
 """
 
 # gradio's cache (uploads, and the copies of downloads it serves): every five minutes, what is
@@ -271,7 +279,10 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
                 api_visibility="undocumented",
             )
         # The language picked survives a reload: this browser keeps it (its local storage).
-        lang_store = gr.BrowserState(None, storage_key=LANG_STORAGE_KEY)
+        # A fixed secret: gradio's default is random per process, so a restart (a Space's push
+        # or sleep) made every stored choice unreadable and the page opened in English again.
+        # A language is no secret.
+        lang_store = gr.BrowserState(None, storage_key=LANG_STORAGE_KEY, secret="mpdemo-lang")
         lang.change(norm_lang, [lang], [lang_store], queue=False, api_visibility="undocumented")
         loaded = demo.load(
             detect_language, [lang_store], [lang], queue=False, api_visibility="undocumented"

@@ -25,6 +25,7 @@ LABELS: dict[str, str] = {
     "loss_scaling": "loss_scaling_label",
     "init_scale": "init_scale_label",
     "growth_interval": "growth_interval_label",
+    "max_length": "max_length_label",
     "compare_scaling": "compare_scaling_label",
     "smoothing": "smoothing_label",
     "x_axis": "x_axis_label",

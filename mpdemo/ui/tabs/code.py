@@ -18,7 +18,8 @@ from ...messages import MpdemoError
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
 from ..text import code_text
 from ..train.controls import RUN_NAMES
-from ..train.tab import check_inputs
+from ..train.inputs import check_inputs
+from ..train.session import Session
 from .common import esc, tt
 
 CODE_STYLES = {
@@ -72,13 +73,14 @@ class CodeEntry:
     ran: bool  # a run of this page (its own config), not the Train tab's current settings
 
 
-def page_runs(session: Any) -> list[RunConfig]:
+def page_runs(session: Session | None) -> list[RunConfig]:
     """The page's runs that started (finished, restored after a reload, or running), each with
     its own config as it ran; a run of the grid still waiting has not run (its steps may still
     be fitted to the time budget), so the Train tab's settings stand for it."""
     if session is None:
         return []
-    started = [*getattr(session, "runs", []), *list(getattr(session, "current", {}).values())]
+    # The running runs live in the session's fold (Session.fold.current, by run id).
+    started = [*session.runs, *session.fold.current.values()]
     out: dict[str, RunConfig] = {}
     for run in started:
         data = run.get("config") if isinstance(run, dict) else None
@@ -153,13 +155,16 @@ def changes_md(lst: Any, lang: str) -> str:
     the comments in the backend's source (mpdemo.teach.listing), in the order of the lines."""
     out = [f"#### {tt('code_changes_title', lang)}"]
     out += [f"{i}. {why_text(w, lang)}" for i, w in enumerate(lst.changes(), start=1)]
-    out.append(f"#### {tt('code_mpdemo_title', lang)}")
-    out += [
+    # mpdemo's own lines (events, timing, its data) and the course lines it drops are folded:
+    # open, the Trainer's footnotes outgrew the slide's three arguments (27 notes).
+    own = [
         f"- **{chr(ord('a') + i)}** · {why_text(w, lang)}" for i, w in enumerate(lst.mpdemo_lines())
     ]
     if lst.removed:  # course lines this loop has no counterpart for
-        out.append(f"#### {tt('code_removed_title', lang)}")
-        out += [f"- `{line.strip()}`" for line in lst.removed]
+        own += [f"\n**{tt('code_removed_title', lang)}**\n"]
+        own += [f"- `{line.strip()}`" for line in lst.removed]
+    out.append(f"<details><summary>{tt('code_mpdemo_title', lang)}</summary>\n")
+    out += [*own, "\n</details>"]
     return "\n".join(out)
 
 

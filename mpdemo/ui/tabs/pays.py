@@ -439,7 +439,7 @@ def build_pays_tab(ctx: Any) -> None:
         )  # fmt: skip
         memory = gr.BarPlot(
             None, x="bar", y="mib", color="part", color_map=memory_colours(lang0),
-            title=t("memory_plot_title", lang0), x_title="", y_title="MiB", color_title="",
+            title=t("memory_plot_title", lang0), x_title=" ", y_title="MiB", color_title="",
             height=320, show_label=False, elem_id="memory-plot",
         )  # fmt: skip
         memory_notes = gr.Markdown("", elem_id="memory-notes")

@@ -102,10 +102,12 @@ def x_axis_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
 def default_precisions() -> list[str]:
     """The precisions ticked when the page opens.
 
-    The one place to change them: issue 9's hardware profile may pick them from what this
-    machine measured; until then fp32 (the baseline) and bf16.
+    The first lesson's (teach/lessons.py): fp32 against fp16 with its loss scaler, so the
+    first click draws a loss-scale line, the course's central point.
     """
-    return ["fp32", "bf16"]
+    from ...teach.lessons import DEFAULT_LESSON, LESSONS
+
+    return list(LESSONS[DEFAULT_LESSON].precisions)
 
 
 # --- the table ---------------------------------------------------------------------------------
@@ -254,6 +256,16 @@ CONTROLS: tuple[Control, ...] = (
         "number",
         "growth-interval",
         "growth_interval_info",
+        section="advanced",
+        whole=True,
+    ),
+    # Tokens a sequence: the lessons set it (32 halves a 16-bit step on a CPU; their point is
+    # the gradients' magnitudes, not the length).
+    Control(
+        "max_length",
+        "number",
+        "max-length",
+        "max_length_info",
         section="advanced",
         whole=True,
     ),

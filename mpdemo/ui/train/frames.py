@@ -206,13 +206,35 @@ def scale_empty_text(lang: str, configs: list[RunConfig], finished: bool, sessio
     return ""
 
 
+COINCIDE_REL = 0.01  # losses within 1 % at every shared step draw one line on the plot
+
+
+def coinciding(series: dict[str, Any]) -> list[tuple[str, str]]:
+    """Pairs of runs whose loss curves lie on each other (every shared step within 1 %)."""
+    out, labels = [], [k for k, v in series.items() if len(v.step) >= 5]
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            la = dict(zip(series[a].step, series[a].loss, strict=False))
+            shared = [
+                (la[s], x) for s, x in zip(series[b].step, series[b].loss, strict=False) if s in la
+            ]
+            if len(shared) >= 5 and all(
+                abs(x - y) <= COINCIDE_REL * max(abs(x), abs(y), 1e-12) for x, y in shared
+            ):
+                out.append((a, b))
+    return out
+
+
 def run_legend(session: Session | None, lang: str) -> str:
     """The legend of the lines on screen (every run once, hidden ones struck through), each
     opened file with its remove button, and the raw-curve note if smoothed."""
     if session is None or not session.plot_labels():
         return ""
     view = session.view or View()
-    note = t("legend_raw", lang) if view.smoothing > 0 else None
+    notes = [t("legend_raw", lang)] if view.smoothing > 0 else []
+    # A line under an identical one is said, not lost: "where did fp32 go?"
+    notes += [t("legend_coincide", lang, a=a, b=b) for a, b in coinciding(session.plot_series())]
+    note = " · ".join(notes) or None
     files = [LegendFile(file_key(r), r.recording.name, list(r.labels)) for r in session.recordings]
     texts = {k: t(f"legend_{k}", lang) for k in ("show", "hide", "remove")}
     return legend_html(

@@ -35,7 +35,7 @@ from .frames import (
     toggle_run,
     x_props,
 )
-from .inputs import DEFAULTS, FIT_DEFAULT_S, YIELD_EVERY_S, check_inputs, check_repeat, fits
+from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, check_repeat
 from .plots import PLOTS, View, scaled_labels
 from .session import COLUMN_WIDTHS, Session
 from .status import status_text, stopped_text
@@ -95,6 +95,7 @@ def _frame(
         out["repeats"] = repeat_table(session, lang)
         out.update(files)
     if finished:
+        out["legend"] = run_legend(session, lang)  # with a note on lines that coincide
         empty = scale_empty_text(lang, session.configs, True, session)
         if empty:
             out["scale"] = gr.update(visible=False)
@@ -128,13 +129,17 @@ def train(
         yield {"status": t("status_stopped_plain", lang)}
         return
     try:
+        # Stop, then Train: the comparison just stopped is still joinable on the server, and
+        # watching it ended at once ("Done: 0 runs"). After this page's own Stop, a new one.
+        if mode == "train" and stopped_text(session.runner, lang) is not None:
+            mode = "own"
         board = classroom.picked(mode)  # following a board: the teacher's comparison
         configs = board.configs if board else check_inputs(v)
         repeat = board.repeat if board else check_repeat(v.get("repeat"))
-        # The default comparison (steps as the page opened) is fitted to about a minute on this
-        # machine. Steps a person typed, or a preset set (its lesson needs them), always stand:
-        # then the status says how long they take instead.
-        fit = FIT_DEFAULT_S if fits(steps_origin, v["steps"]) else None
+        # Steps always stand: the default comparison is the first lesson (teach/lessons.py),
+        # whose steps were chosen to show its point in about a minute on a 2-core CPU; fitting
+        # it to a time budget cut it to 49 steps, before tiny-bert's loss starts to fall.
+        fit = None
         # The same comparison run (or lately run) on this server is watched, not trained again;
         # a new one waits its turn in the server's line (classroom.py, mpdemo/classroom/broadcast.py).
         runner = classroom.runner_for(session, configs, repeat, fit, mode)
@@ -148,7 +153,7 @@ def train(
 
     session.input_error = None
     session.begin(repeated(configs, repeat))  # every repetition's run has its line and row
-    if steps_origin == "preset":
+    if steps_origin in ("preset", "typed"):
         session.progress["kept_steps"] = v["steps"]
     session.runner = runner
     runner.start()

@@ -18,8 +18,6 @@ from ..text import shown
 from . import controls
 from .plots import scaled_labels
 
-FIT_DEFAULT_S = 60.0  # the default comparison should take about a minute, whatever the machine
-
 
 def _cores() -> int:
     """CPUs this process may use (a container's limit, where the OS says)."""
@@ -187,11 +185,6 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
 
 
 STEPS_ORIGINS = ("default", "typed", "preset")  # who set the Steps box last
-
-
-def fits(steps_origin: str, steps: Any) -> bool:
-    """Whether the grid is fitted to about a minute: only the steps the page opened with."""
-    return steps_origin == "default" and steps == DEFAULTS["steps"]
 
 
 def check_repeat(value: Any) -> int:

@@ -14,7 +14,7 @@ import pandas as pd
 from ...config import Limits
 from .. import zerogpu
 from ..i18n import DEFAULT_LANG, t
-from . import classroom, controls
+from . import classroom, controls, lessons
 from . import recorded as recorded_ui
 from .controls import CONTROLS
 from .frames import (
@@ -93,6 +93,36 @@ def build_train_tab(ctx: Any) -> None:
         session = gr.State(Session(), delete_callback=_close_session)
         # Who set the Steps box last (STEPS_ORIGINS): typing it, or a preset, keeps its value.
         steps_origin = gr.State("default")
+        # The course's lessons first, then Train and the status: at 400 px both are on the first
+        # screen (the controls below them; they were ~1,900 px down, under every control).
+        lessons.build(ctx, comps, lang0)
+        # Not equal_height: a status of several lines stretched the buttons to its height.
+        with gr.Row(equal_height=False, elem_id="status-row"):
+            comps["start_btn"] = ctx.i18n(
+                gr.Button(
+                    t("start_btn", lang0),
+                    variant="primary",
+                    elem_id="start-btn",
+                    scale=0,
+                    min_width=140,
+                ),
+                value="start_btn",
+            )
+            # Off while idle: there is nothing to stop until Train is pressed.
+            comps["stop_btn"] = ctx.i18n(
+                gr.Button(
+                    t("stop_btn", lang0),
+                    variant="stop",
+                    elem_id="stop-btn",
+                    scale=0,
+                    min_width=110,
+                    interactive=False,
+                ),
+                value="stop_btn",
+            )
+            classroom.build_button(ctx, comps, lang0)  # Run my own
+            # After the buttons: at 400 px a long status pushed Train below the first screen.
+            comps["status"] = gr.Markdown(t("status_idle", lang0), elem_id="status", min_height=44)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=300):
                 _controls_of("data", comps, lang0, lim)
@@ -109,34 +139,6 @@ def build_train_tab(ctx: Any) -> None:
                     ctx.i18n(advanced, label="advanced_label")
                     _controls_of("advanced", comps, lang0, lim)
             with gr.Column(scale=3):
-                # Not equal_height: a status of several lines stretched the buttons to its height.
-                with gr.Row(equal_height=False, elem_id="status-row"):
-                    comps["status"] = gr.Markdown(
-                        t("status_idle", lang0), elem_id="status", min_height=44
-                    )
-                    comps["start_btn"] = ctx.i18n(
-                        gr.Button(
-                            t("start_btn", lang0),
-                            variant="primary",
-                            elem_id="start-btn",
-                            scale=0,
-                            min_width=140,
-                        ),
-                        value="start_btn",
-                    )
-                    # Off while idle: there is nothing to stop until Train is pressed.
-                    comps["stop_btn"] = ctx.i18n(
-                        gr.Button(
-                            t("stop_btn", lang0),
-                            variant="stop",
-                            elem_id="stop-btn",
-                            scale=0,
-                            min_width=110,
-                            interactive=False,
-                        ),
-                        value="stop_btn",
-                    )
-                    classroom.build_button(ctx, comps, lang0)  # Run my own
                 with gr.Row(equal_height=True, elem_id="plot-view"):
                     _controls_of("view", comps, lang0, lim)
                 # Clickable: an entry hides or shows its run, × closes an opened file.

@@ -84,13 +84,21 @@ def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
     v = s.get("speedup_vs_fp32")
     if v is None:
         return ""
-    text = f"{number(v, lang, '.2f')}×"
+    if s.get("precision") == "fp32" or not v:
+        return ""  # the baseline: 1× of itself says nothing
+    # One notation everywhere: "N× faster" or "N× slower" with N >= 1 (0.54× read as "slower").
+    slower = v < 1
+    ratio = 1 / v if slower else v
+    text = (
+        f"{number(ratio, lang, '.2f')}× {t('verdict_slower' if slower else 'verdict_faster', lang)}"
+    )
     iv = s.get("speedup_interval")
-    if iv:
-        text += f" [{number(iv[0], lang, '.2f')}–{number(iv[1], lang, '.2f')}]"
+    if iv and all(iv):
+        lo, hi = sorted(1 / x if slower else x for x in iv)
+        text += f" [{number(lo, lang, '.2f')}–{number(hi, lang, '.2f')}]"
     verdict = s.get("speed_verdict")
-    if verdict and s.get("precision") != "fp32":
-        text += f" {t(f'verdict_{verdict}', lang)}"
+    if verdict in ("same", "unsure"):  # the interval did not decide: say so beside the figure
+        text += f" ({t(f'verdict_{verdict}', lang)})"
     return text
 
 

@@ -9,7 +9,7 @@ from .. import system
 from ..i18n import error_text, message, t
 from ..text import shown
 from . import classroom
-from .session import Session
+from .session import Session, speedup_cell
 
 # --- status line -----------------------------------------------------------------------------
 
@@ -26,6 +26,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     lines, only = classroom.status_lines(session, lang)
     if only and not finished:
         return "\n\n".join(lines)
+    head = len(lines) + 1  # the board's lines and the one sentence for the class stay unfolded
     if finished:
         stopped = [r for r in session.runs if r["status"] == "stopped"]
         if stopped:
@@ -47,6 +48,14 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
             detail = ", ".join(t(f"status_count_{k}", lang, count=n) for k, n in counts.items())
             lines.append(t("status_done", lang, count=len(session.runs), detail=detail or "0"))
+            # The verdict in words, in the first sentence: "torch · fp16: 2.48× slower".
+            verdicts = [
+                f"{shown(x.get('label', ''))}: {cell}"
+                for x in session.summaries()
+                if (cell := speedup_cell(x, lang))
+            ]
+            if verdicts:
+                lines[-1] += " " + t("status_verdicts", lang, verdicts="; ".join(verdicts))
     elif session.stop_requested:
         # Once the worker has reported the stopped run, say so (Stop's own reply already did).
         lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
@@ -129,7 +138,16 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         lines.append(t("status_run_failed", lang, label=shown(label), error=shown(err)))
     if session.files_error:  # the downloads failed to write: the runs above are all here
         lines.append(t("status_files_failed", lang, error=shown(session.files_error)))
-    return "\n\n".join(lines)
+    return folded(lines[:head], lines[head:], lang)
+
+
+def folded(head: list[str], details: list[str], lang: str) -> str:
+    """The status: its first sentence(s), then the measurement's details folded below them."""
+    if not details:
+        return "\n\n".join(head)
+    body = "\n\n".join(details)
+    summary = t("status_details", lang)
+    return "\n\n".join(head) + f"\n\n<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 def _left(session: Session) -> float | None:

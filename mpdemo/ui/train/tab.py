@@ -23,11 +23,9 @@ from .handlers import (
 )
 from .inputs import (
     DEFAULTS,
-    FIT_DEFAULT_S,
     STEPS_ORIGINS,
     check_inputs,
     check_repeat,
-    fits,
     fp8_box,
     machine_text,
     precision_info,
@@ -41,7 +39,6 @@ from .status import idle_status, status_text, stopped_text
 __all__ = [
     "CHAR_PX",
     "DEFAULTS",
-    "FIT_DEFAULT_S",
     "HEADER_PAD_PX",
     "STEPS_ORIGINS",
     "SUMMARY_WIDTHS",
@@ -49,7 +46,6 @@ __all__ = [
     "build_train_tab",
     "check_inputs",
     "check_repeat",
-    "fits",
     "fp8_box",
     "header_widths",
     "idle_status",

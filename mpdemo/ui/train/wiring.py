@@ -10,7 +10,7 @@ import gradio as gr
 from ...config import Limits
 from .. import system
 from ..i18n import norm_lang, t
-from . import classroom, controls
+from . import classroom, controls, lessons
 from .controls import CONTROLS, dataset_choices, model_choices
 from .frames import (
     OUTPUTS,
@@ -76,6 +76,15 @@ def _wire(
         concurrency_id=classroom.CONCURRENCY_ID,
         show_progress="minimal",
         show_progress_on=[comps["status"]],
+    )
+    # The lesson picker: one click loads a lesson and trains it, through the same handlers.
+    lessons.wire(
+        ctx,
+        comps,
+        session,
+        steps_origin,
+        train_endpoint(comps),
+        by_component(comps, arm, armed_out),
     )
     # A number typed into Steps stands: the grid is no longer fitted to the time budget.
     comps["steps"].input(lambda: "typed", None, [steps_origin], **quiet)

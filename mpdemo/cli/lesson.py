@@ -1,0 +1,73 @@
+"""`python -m mpdemo lesson --list` / `lesson NAME [--json PATH] [--csv PATH]`: the Train tab's lessons.
+
+The same records the page's lesson picker runs (mpdemo/teach/lessons.py), trained by `run`'s
+code (or, for the sweep lesson, `sweep`'s), so a teacher can try each one the evening before.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from ..messages import render
+from ..teach.lessons import LESSONS, get
+
+
+def add_lesson_parser(sub: Any) -> argparse.ArgumentParser:
+    """The `lesson` subcommand's flags."""
+    p = sub.add_parser("lesson", help="run one of the course's lessons (--list names them)")
+    p.add_argument("name", nargs="?", help="the lesson to run (see --list)")
+    p.add_argument("--list", action="store_true", help="list the lessons in the course's order")
+    p.add_argument("--json", dest="json_path", help="write every run and step as JSON")
+    p.add_argument("--csv", dest="csv_path", help="write every step as CSV")
+    p.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    return p
+
+
+def list_text() -> str:
+    """One paragraph a lesson: name, title, the slide it serves, what to look for, its runs."""
+    out = []
+    for i, lesson in enumerate(LESSONS.values(), 1):
+        say = lambda part, k=lesson.key: render(f"lesson_{k}_{part}", {})  # noqa: E731
+        if lesson.sweep:
+            runs = "the size sweep (python -m mpdemo sweep)"
+        else:
+            cfgs = lesson.configs()
+            runs = f"{', '.join(c.label for c in cfgs)}; {cfgs[0].model}, {cfgs[0].steps} steps"
+        lines = [
+            f"{i}. {lesson.name}: {say('title')}",
+            f"   slide: {say('slide')}",
+            f"   look for: {say('look')}",
+            f"   runs: {runs}",
+        ]
+        if lesson.cpu_note:
+            lines.append(f"   on a CPU: {say('cpu')}")
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def lesson_main(
+    args: argparse.Namespace,
+    run: Callable[[argparse.Namespace, list[Any]], int],
+    parse: Callable[[list[str]], argparse.Namespace],
+) -> int:
+    """List the lessons, or run one through `run`'s code (or `sweep`'s) and print its table.
+
+    run and parse: cli.main's `_run` and its parser's parse_args (passed in: no import cycle).
+    """
+    if args.list or not args.name:
+        print(list_text())
+        return 0
+    lesson = get(args.name)  # an unknown name: ConfigError, exit 2 with the names
+    files = [
+        *(["--json", args.json_path] if args.json_path else []),
+        *(["--csv", args.csv_path] if args.csv_path else []),
+        *(["--quiet"] if args.quiet else []),
+    ]
+    if lesson.sweep:
+        from .sweep import sweep_main
+
+        return sweep_main(parse(["sweep", *files]))
+    print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
+    return run(parse(["run", *files]), lesson.configs())

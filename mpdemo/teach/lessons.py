@@ -1,0 +1,127 @@
+"""The course's lessons: one record each, in the course's order; the Train tab and the CLI run them.
+
+A lesson is a comparison chosen for one point of the course's slides (/work/shared/seeds/):
+its model, batch, sequence length, learning rate and steps are picked, and measured
+(bench/lessons.py), so the point shows within about a minute on a 2-core CPU, never by cutting
+steps below what the point needs. Its words are message keys (`lesson_<key>_title`, `_slide`,
+`_look`, `_cpu`), English in mpdemo.messages, the page's languages in mpdemo/ui/locales.
+
+A new lesson is one record in LESSONS (or `register(...)` from another module: the numerics
+branch's `master-weights` lesson comes from mpdemo/teach/master_weights.py). Torch-free.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import RunConfig
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson: the runs it trains (or the sweep it starts) and what a class looks for."""
+
+    name: str  # the CLI's name: `python -m mpdemo lesson NAME`
+    key: str  # message keys: lesson_<key>_title, _slide, _look, and _cpu where it has one
+    fields: dict[str, Any] = field(default_factory=dict)  # RunConfig fields it sets
+    backends: tuple[str, ...] = ("torch",)
+    precisions: tuple[str, ...] = ("fp32",)
+    compare_scaling: bool = False  # each fp16 run also without loss scaling (the underflow one)
+    sweep: bool = False  # the size sweep (Where it pays), not a comparison of runs
+    # Where a CPU cannot show the point (no fast 16-bit path; fp16 through Accelerate or the
+    # Trainer runs fp32 there), lesson_<key>_cpu says so in one sentence, on a CPU only.
+    cpu_note: bool = False
+
+    def settings(self) -> dict[str, Any]:
+        """The RunConfig fields it sets; MPDEMO_LESSON_STEPS shortens every lesson (tests only:
+        the browser tests run each lesson in seconds, not a minute)."""
+        short = os.environ.get("MPDEMO_LESSON_STEPS", "").strip()
+        return {**self.fields, **({"steps": int(short)} if short.isdigit() else {})}
+
+    def configs(self) -> list[RunConfig]:
+        """Every run of the lesson, in the Train tab's order (its grid)."""
+        from ..runs.runner import grid  # runner imports no torch at the top
+
+        base = RunConfig(**self.settings())
+        return grid(base, self.backends, self.precisions, self.compare_scaling)
+
+    def values(self) -> dict[str, Any]:
+        """The Train tab's control values this lesson sets (RunConfig fields + the grid's)."""
+        return {
+            **self.settings(),
+            "backends": list(self.backends),
+            "precisions": list(self.precisions),
+            "compare_scaling": self.compare_scaling,
+        }
+
+
+# Steps and sizes, measured with bench/lessons.py (loss-fall ratio: a run's mean loss over its
+# last 5 steps over its first 5) on a 2-core EPYC, loaded by other work (so no wall time here;
+# DESIGN.md's "Facts" has the AVX2-only CPU's step times: tiny-bert batch 32 x 64, fp32 40-54 ms,
+# fp16 ~390 ms, bf16 ~340 ms a step; 32 tokens about halve the 16-bit ones).
+LESSONS: dict[str, Lesson] = {
+    lesson.name: lesson
+    for lesson in [
+        # The first click: fp32 against fp16 with its GradScaler (the course's listing), so the
+        # loss-scale plot has a line. tiny-bert's loss starts to fall after ~55 steps at lr 1e-3;
+        # at 100 steps both runs end near 0.3 from 0.69 (ratio < 0.7, the bar is 0.85).
+        Lesson("still-trains", "still_trains", precisions=("fp32", "fp16")),
+        # fp16 without loss scaling against fp16 with it, and fp32. Measured at 32 tokens, lr
+        # 1e-3, 80 steps: fp32 0.70 and scaled fp16 0.70, unscaled fp16 0.875 (last 5 steps
+        # 0.61 against 0.48). At lr 3e-3 and 64 tokens the unscaled run stalled (1.00) but the
+        # others fell only to 0.91-0.92 in 60 steps: a faint lesson. 32 tokens: the point is the
+        # gradients' magnitudes, not the length, and three runs fit the minute.
+        Lesson(
+            "underflow",
+            "underflow",
+            fields={"max_length": 32, "steps": 80},
+            precisions=("fp32", "fp16"),
+            compare_scaling=True,
+        ),
+        # The scale grows every 5 clean steps from 2^20 until a step overflows: that step is
+        # skipped and the scale halves. Measured at 32 tokens, 80 steps: 13 skipped steps, the
+        # scale between 2^18 and 2^21, loss ratio 0.85 (the preset's 2^16 / 10 steps: 6 skips).
+        Lesson(
+            "loss-scaling",
+            "loss_scaling",
+            fields={"max_length": 32, "steps": 80, "init_scale": 2.0**20, "growth_interval": 5},
+            precisions=("fp16",),
+        ),
+        # One flag through the three backends. On a CPU fp16 through Accelerate or the Trainer
+        # runs fp32 (no autocast, no scaler): bf16 is the flag all three apply there.
+        Lesson(
+            "backends",
+            "backends",
+            fields={"max_length": 32, "steps": 80},
+            backends=("torch", "accelerate", "trainer"),
+            precisions=("bf16",),
+            cpu_note=True,
+        ),
+        # The size sweep beside the published figures (the Where it pays tab). A CPU without
+        # bf16 instructions shows no speed-up at any size; the shipped CPU recording does not
+        # either (bf16 1.01x fp32 on an AVX512-BF16 EPYC), so the published GPU figures beside
+        # the sweep are what shows it, and the sentence says so.
+        Lesson("where-it-pays", "where_it_pays", sweep=True, cpu_note=True),
+    ]
+}
+DEFAULT_LESSON = "still-trains"  # the page's opening comparison is the first lesson
+
+
+def register(lesson: Lesson, after: str | None = None) -> None:
+    """Add a lesson (another module's: teach/master_weights.py), after `after` or last."""
+    items = list(LESSONS.items())
+    at = next((i + 1 for i, (n, _) in enumerate(items) if n == after), len(items))
+    items.insert(at, (lesson.name, lesson))
+    LESSONS.clear()
+    LESSONS.update(items)
+
+
+def get(name: str) -> Lesson:
+    """The lesson called `name`, or ConfigError naming the lessons there are."""
+    from ..messages import ConfigError
+
+    if name not in LESSONS:
+        raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(LESSONS), value=name)
+    return LESSONS[name]

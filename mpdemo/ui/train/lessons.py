@@ -1,0 +1,143 @@
+"""The lesson picker at the top of the Train tab: one click loads a lesson's settings and runs it.
+
+The lessons are mpdemo/teach/lessons.py's records, in the course's order. Picking one sets the
+Train tab's controls to the lesson's (its steps stand: they are its point), says which slide it
+serves and what to look for, and starts the comparison; where this machine cannot show the
+point, one sentence says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import gradio as gr
+
+from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson
+from .. import system
+from ..i18n import message, norm_lang, t
+from ..text import shown
+from . import classroom, controls
+from .controls import BY_NAME, defaults
+from .frames import OUTPUTS
+
+
+def choices(lang: str) -> list[tuple[str, str]]:
+    """Radio entries: (the lesson's title in `lang`, its name), in the course's order."""
+    return [(f"{i}. {message(f'lesson_{x.key}_title', {}, lang)}", x.name)
+            for i, x in enumerate(LESSONS.values(), 1)]  # fmt: skip
+
+
+def on_cpu() -> bool:
+    """Whether the runs train on this machine's CPU (no GPU the auto device would pick)."""
+    return system.trains_on_cpu("auto")
+
+
+def fast_16bit_cpu() -> bool:
+    """Whether this CPU has bf16 or fp16 instructions (torch's probes; imports torch)."""
+    from ...engine.machine import cpu_flags
+
+    flags = cpu_flags()
+    return any(flags.get(f) for f in ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16"))
+
+
+def info(lang: str, name: str | None) -> str:
+    """The lesson's slide and what to look for (and, on a CPU, what it cannot show here)."""
+    lesson = LESSONS.get(name or "")
+    if lesson is None:
+        return ""
+    say = lambda part: message(f"lesson_{lesson.key}_{part}", {}, lang)  # noqa: E731
+    lines = [f"**{shown(say('title'))}** · *{shown(say('slide'))}*", shown(say("look"))]
+    if lesson.cpu_note and on_cpu() and not (lesson.sweep and fast_16bit_cpu()):
+        lines.append(shown(say("cpu")))
+    return "\n\n".join(lines)
+
+
+def values(lesson: Lesson) -> dict[str, Any]:
+    """Every run control's value for the lesson: the page's defaults where it is silent."""
+    base = {n: v for n, v in defaults().items() if BY_NAME[n].run}
+    return {n: lesson.values().get(n, v) for n, v in base.items()}
+
+
+def build(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
+    """The picker and its info line (comps['lesson'], comps['lesson_info'])."""
+    with gr.Group(elem_id="lesson-box"):
+        comps["lesson"] = ctx.i18n(
+            gr.Radio(
+                choices(lang0),
+                value=DEFAULT_LESSON,
+                label=t("lesson_label", lang0),
+                elem_id="lesson-picker",
+            ),
+            label="lesson_label",
+        )
+        comps["lesson_info"] = gr.Markdown(info(lang0, DEFAULT_LESSON), elem_id="lesson-info")
+
+
+def wire(
+    ctx: Any,
+    comps: dict[str, Any],
+    session: gr.State,
+    steps_origin: gr.State,
+    endpoint: Callable[..., Iterator[dict[Any, Any]]],
+    arm_fn: Callable[..., dict[Any, Any]],
+) -> None:
+    """A pick loads the lesson's settings (its steps stand), then arms and trains, as Train does.
+
+    The sweep lesson switches to the Where it pays tab instead (its sweep runs there).
+    """
+    lang = ctx.lang
+    tabs = ctx.shared.get("tabs")
+    names = [n for n in controls.NAMES if BY_NAME[n].run]
+    quiet: dict[str, Any] = {
+        "concurrency_limit": None,
+        "api_visibility": "undocumented",
+        "show_progress": "hidden",
+    }
+    extra = [comps["lesson_info"], steps_origin, *([tabs] if tabs is not None else [])]
+
+    def pick(lg: str, name: str | None) -> list[Any]:
+        lesson = LESSONS.get(name or "")
+        if lesson is None:
+            return [gr.skip()] * (len(names) + len(extra))
+        vals = values(lesson)
+        out: list[Any] = [gr.skip() if lesson.sweep else gr.update(value=vals[n]) for n in names]
+        out += [info(norm_lang(lg), name), "preset"]
+        if tabs is not None:
+            out.append(gr.Tabs(selected="pays" if lesson.sweep else "train"))
+        return out
+
+    def arm_lesson(name: str | None, sess: Any, lg: str) -> Any:
+        lesson = LESSONS.get(name or "")
+        if lesson is None or lesson.sweep:
+            return {}
+        return arm_fn(sess, lg)
+
+    def run(name: str | None, *args: Any) -> Iterator[dict[Any, Any]]:
+        lesson = LESSONS.get(name or "")
+        if lesson is None or lesson.sweep:
+            return
+        yield from endpoint(*args)
+
+    picked = comps["lesson"].input(
+        pick, [lang, comps["lesson"]], [*(comps[n] for n in names), *extra], **quiet
+    )
+    armed = picked.then(
+        arm_lesson, [comps["lesson"], session, lang], [comps["status"], comps["stop_btn"]], **quiet
+    )
+    armed.then(
+        run,
+        [comps["lesson"], *(comps[n] for n in controls.NAMES), lang, session, steps_origin],
+        [comps[n] for n in OUTPUTS],
+        preprocess=False,  # as Train: the values as sent (see wiring.py)
+        concurrency_limit=classroom.concurrency(),
+        concurrency_id=classroom.CONCURRENCY_ID,
+        show_progress="minimal",
+        show_progress_on=[comps["status"]],
+        api_visibility="undocumented",
+    )
+
+    def on_lang(lg: str, name: str | None) -> list[Any]:
+        return [gr.update(choices=choices(lg), value=name), info(lg, name)]
+
+    ctx.on_language(on_lang, [comps["lesson"]], [comps["lesson"], comps["lesson_info"]])

@@ -1,0 +1,83 @@
+"""The lesson picker in a browser: at 1400 and 400 px in en/es/pt it and Train are on the first
+screen, in the page's language; a click on a lesson runs it (steps shortened by
+MPDEMO_LESSON_STEPS, the tests' knob). Screenshots go to $MPDEMO_SHOTS (default: a temp dir)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - url is a fixture
+
+from mpdemo.teach.lessons import LESSONS
+from mpdemo.ui import i18n
+
+pytestmark = BROWSER_MARKS
+SHOTS = Path(os.environ.get("MPDEMO_SHOTS") or tempfile.mkdtemp(prefix="mpdemo-shots-"))
+HEIGHT = 860  # a phone's or a projector's first screen
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    os.environ["MPDEMO_LESSON_STEPS"] = "3"  # the server runs in this process
+    with sync_playwright() as pw:
+        br = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield br
+        br.close()
+    os.environ.pop("MPDEMO_LESSON_STEPS", None)
+
+
+def open_page(browser, url: str, code: str, width: int):  # noqa: F811
+    context = browser.new_context(viewport={"width": width, "height": HEIGHT})
+    pg = context.new_page()
+    pg.goto(f"{url}?lang={code}", wait_until="domcontentloaded")
+    title = i18n.message("lesson_underflow_title", {}, code)
+    pg.wait_for_function(
+        "t => (document.querySelector('#lesson-picker')?.innerText || '').includes(t)",
+        arg=title,
+        timeout=60_000,
+    )
+    return context, pg
+
+
+@pytest.mark.parametrize("width", [1400, 400])
+@pytest.mark.parametrize("code", ["en", "es", "pt"])
+def test_the_lessons_and_train_are_on_the_first_screen(browser, url, code, width) -> None:  # noqa: F811
+    context, pg = open_page(browser, url, code, width)
+    try:
+        text = pg.inner_text("#lesson-picker")
+        titles = [i18n.message(f"lesson_{x.key}_title", {}, code) for x in LESSONS.values()]
+        assert [text.index(x) for x in titles] == sorted(text.index(x) for x in titles)
+        for sel in ("#lesson-picker", "#start-btn"):
+            box = pg.locator(sel).bounding_box()
+            assert box is not None and box["y"] + box["height"] <= HEIGHT, (sel, box)
+        slide = i18n.message("lesson_still_trains_slide", {}, code)
+        assert slide in pg.inner_text("#lesson-info")
+        pg.screenshot(path=str(SHOTS / f"lessons-{code}-{width}.png"))
+    finally:
+        context.close()
+
+
+def test_one_click_on_a_lesson_runs_it(browser, url) -> None:  # noqa: F811
+    context, pg = open_page(browser, url, "en", 1400)
+    try:
+        title = i18n.message("lesson_underflow_title", {}, "en")
+        pg.locator("#lesson-picker label", has_text=title).click()
+        pg.wait_for_function(
+            "() => (document.querySelector('#status')?.innerText || '').startsWith('Done')",
+            timeout=480_000,  # a loaded 2-core machine: the calibration alone took 60 s
+        )
+        status = pg.inner_text("#status")
+        assert "3 runs" in status, status
+        legend = pg.inner_text("#run-legend")
+        assert "torch · fp16 · S=1" in legend and "torch · fp32" in legend
+        assert pg.locator("#scale-plot").is_visible()  # the scaled fp16 run draws its scale
+        look = i18n.message("lesson_underflow_look", {}, "en")
+        assert look in pg.inner_text("#lesson-info")
+        pg.screenshot(path=str(SHOTS / "lesson-underflow-en-1400.png"), full_page=True)
+    finally:
+        context.close()

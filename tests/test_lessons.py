@@ -1,0 +1,185 @@
+"""The course's lessons (mpdemo/teach/lessons.py): what each runs, its words, the CLI, the picker."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from mpdemo.cli.main import main
+from mpdemo.messages import EN
+from mpdemo.teach import lessons as L
+
+LOCALES = Path(__file__).resolve().parent.parent / "mpdemo" / "ui" / "locales"
+
+
+def test_the_lessons_come_in_the_course_order_with_the_default_first() -> None:
+    assert list(L.LESSONS) == [
+        "still-trains", "underflow", "loss-scaling", "backends", "where-it-pays"
+    ]  # fmt: skip
+    assert next(iter(L.LESSONS)) == L.DEFAULT_LESSON
+
+
+@pytest.mark.parametrize("lang", ["en", "es", "pt"])
+def test_every_lesson_names_its_slide_and_what_to_look_for_in_each_language(lang: str) -> None:
+    table = (
+        EN if lang == "en" else tomllib.loads((LOCALES / f"{lang}.toml").read_text())["messages"]
+    )
+    for lesson in L.LESSONS.values():
+        parts = ["title", "slide", "look", *(["cpu"] if lesson.cpu_note else [])]
+        for part in parts:
+            key = f"lesson_{lesson.key}_{part}"
+            assert table.get(key), (lang, key)
+            if lang != "en" and part != "title":
+                assert table[key] != EN[key], (lang, key)  # translated, not copied
+
+
+def test_every_lesson_validates_and_makes_its_point_with_its_runs() -> None:
+    for lesson in L.LESSONS.values():
+        for cfg in lesson.configs():
+            cfg.validate()
+    labels = [c.label for c in L.get("underflow").configs()]
+    assert labels == ["torch · fp32", "torch · fp16", "torch · fp16 · S=1"]
+    first = L.get("still-trains").configs()
+    assert any(c.scales_loss for c in first)  # a loss-scale line on the first click
+    assert all(c.precision in ("fp32", "fp16") for c in first)
+    (scaling,) = L.get("loss-scaling").configs()
+    # The scale must be able to grow several times within the lesson's steps.
+    assert scaling.scales_loss and scaling.growth_interval * 4 <= scaling.steps
+    backends = L.get("backends").configs()
+    assert {c.backend for c in backends} == {"torch", "accelerate", "trainer"}
+    assert len({c.precision for c in backends}) == 1  # one flag
+
+
+def test_a_lesson_from_another_module_takes_its_place_in_the_order(monkeypatch) -> None:
+    monkeypatch.setattr(L, "LESSONS", dict(L.LESSONS))
+    extra = L.Lesson("master-weights", "master_weights", precisions=("fp32", "bf16"))
+    L.register(extra, after="loss-scaling")
+    names = list(L.LESSONS)
+    assert names[names.index("loss-scaling") + 1] == "master-weights"
+    with pytest.raises(Exception, match="lesson must be one of"):
+        L.get("nope")
+
+
+def test_the_page_opens_on_the_first_lesson() -> None:
+    from mpdemo.ui.train import lessons as ui
+    from mpdemo.ui.train.tab import DEFAULTS, check_inputs
+
+    assert DEFAULTS["precisions"] == list(L.get(L.DEFAULT_LESSON).precisions)
+    grid = check_inputs(DEFAULTS)
+    assert [c.label for c in grid] == [c.label for c in L.get(L.DEFAULT_LESSON).configs()]
+    assert [v for _, v in ui.choices("es")] == list(L.LESSONS)
+    assert ui.choices("es")[0][0] == "1. ¿Sigue entrenando?"
+    values = ui.values(L.get("underflow"))
+    assert values["compare_scaling"] is True and values["max_length"] == 32
+    assert check_inputs(values) == L.get("underflow").configs()
+
+
+def test_the_backends_lesson_says_on_a_cpu_why_it_uses_bf16(monkeypatch) -> None:
+    from mpdemo.ui.train import lessons as ui
+
+    monkeypatch.setattr(ui, "on_cpu", lambda: True)
+    assert "Accelerate" in ui.info("en", "backends").split("\n\n")[-1]
+    monkeypatch.setattr(ui, "on_cpu", lambda: False)
+    assert len(ui.info("en", "backends").split("\n\n")) == 2  # title+slide, look: no CPU line
+
+
+def test_cli_lists_the_lessons_and_refuses_an_unknown_one(capsys) -> None:
+    assert main(["lesson", "--list"]) == 0
+    out = capsys.readouterr().out
+    positions = [out.index(f". {name}: ") for name in L.LESSONS]
+    assert positions == sorted(positions)
+    assert "slide: Underflow: number vanishes to 0" in out
+    assert main(["lesson", "no-such-lesson"]) == 2
+    assert "still-trains" in capsys.readouterr().err
+
+
+def test_cli_runs_a_lesson_and_writes_its_files(tmp_path, monkeypatch, capsys) -> None:
+    # A two-step copy of the underflow lesson: the real path (grid, run, files), kept short.
+    tiny = L.Lesson(
+        "tiny",
+        "underflow",
+        fields={"max_length": 16, "steps": 2, "batch_size": 4, "train_slice": "train[:16]",
+                "eval_slice": "validation[:8]"},
+        precisions=("fp32", "fp16"),
+        compare_scaling=True,
+    )  # fmt: skip
+    monkeypatch.setitem(L.LESSONS, "tiny", tiny)
+    out_json, out_csv = tmp_path / "l.json", tmp_path / "l.csv"
+    assert main(["lesson", "tiny", "--json", str(out_json), "--csv", str(out_csv), "--quiet"]) == 0
+    doc = json.loads(out_json.read_text())
+    labels = [r["summary"]["label"] for r in doc["runs"]]
+    assert labels == ["torch · fp32", "torch · fp16", "torch · fp16 · S=1"]
+    assert out_csv.read_text().count("\n") > 3
+    assert "fp16 without loss scaling" in capsys.readouterr().out
+
+
+def test_a_ratio_reads_n_times_faster_or_slower_with_n_at_least_one() -> None:
+    from mpdemo.ui.train.session import speedup_cell
+
+    slow = {"precision": "fp16", "speedup_vs_fp32": 816 / 2020, "speedup_interval": [0.35, 0.45],
+            "speed_verdict": "slower"}  # fmt: skip
+    assert speedup_cell(slow, "en") == "2.48× slower [2.22–2.86]"  # 2,020 vs 816 ms: 2.48
+    unsure = {"precision": "bf16", "speedup_vs_fp32": 1.25, "speed_verdict": "unsure"}
+    assert speedup_cell(unsure, "es") == "1,25× más rápido (no es seguro)"
+    assert speedup_cell({"precision": "fp32", "speedup_vs_fp32": 1.0}, "en") == ""
+
+
+def test_glitches_of_the_machine_line_and_the_trainer_sentence() -> None:
+    from mpdemo.engine.machine import machine_note
+    from mpdemo.ui.i18n import message
+
+    bare = {"device_kind": "cpu", "cpu": {"name": "EPYC", "capability": "AVX2", "flags": {}},
+            "torch_threads": 2, "versions": {"torch": "2.13"}}  # fmt: skip
+    for lang in ("en", "es", "pt"):
+        note = machine_note(bare)
+        text = message(note.key, note.args, lang)
+        assert " -" not in text and "AVX512-BF16" in text, text  # was "has -; lacks ..."
+    es = message(
+        "fp16_not_applied", {"effective": "fp32", "backend": "Trainer", "device": "CPU"}, "es"
+    )
+    assert "the Trainer" not in es
+    assert "1 interleaved round is too few" in message("unsure_too_few", {"rounds": 1}, "en")
+
+
+def test_stop_then_train_runs_the_new_comparison() -> None:
+    # The comparison just stopped stays joinable on the server a while; the next click of the
+    # page that stopped it must train anew, not watch it end at once ("Done: 0 runs").
+    from mpdemo.ui.train.session import Session
+    from mpdemo.ui.train.tab import stop, train
+
+    values = {"precisions": ["fp32"], "steps": 400, "batch_size": 4, "device": "cpu",
+              "train_slice": "train[:64]", "eval_slice": "validation[:16]"}  # fmt: skip
+    session = Session()
+
+    def first_step() -> bool:
+        frames = train(values, "en", session)
+        for _ in frames:  # until the first step is on screen, or the stream ends
+            if any(s.step for s in session.series.values()):
+                stop(session, "en")
+                frames.close()
+                return True
+        return False
+
+    assert first_step()
+    assert first_step(), "the same comparison, clicked again after Stop, trained nothing"
+
+
+def test_a_line_under_an_identical_one_is_named_in_the_legend() -> None:
+    from mpdemo.ui.train.frames import coinciding, run_legend
+    from mpdemo.ui.train.plots import Series
+    from mpdemo.ui.train.session import Session
+
+    steps = list(range(1, 11))
+    fp32 = Series("torch · fp32", step=steps, loss=[0.7 - 0.02 * s for s in steps])
+    bf16 = Series("torch · bf16", step=steps, loss=[0.7005 - 0.02 * s for s in steps])
+    apart = Series("torch · fp16 · S=1", step=steps, loss=[0.7 - 0.005 * s for s in steps])
+    series = {s.label: s for s in (fp32, bf16, apart)}
+    assert coinciding(series) == [("torch · fp32", "torch · bf16")]
+    session = Session()
+    session.series = series
+    session.configs = [c for c in L.get("underflow").configs()]
+    legend = run_legend(session, "es")
+    assert "torch · fp32 y torch · bf16 coinciden" in legend
