@@ -416,6 +416,7 @@ EN: dict[str, str] = {
     ),
     "comparison_too_long_runs": (
         "this comparison would take about {need} min on this server; one comparison may take at most {cap} min here, so the class behind it waits its turn: choose fewer runs or repetitions"
+    ),
     # --- the course's lessons (mpdemo/teach/lessons.py), in the course's order -----------------
     "lesson_still_trains_title": "Does it still train?",
     "lesson_still_trains_slide": "What is mixed precision training? (combine FP16, FP32 computations)",
