@@ -400,6 +400,9 @@ EN: dict[str, str] = {
         "default settings to watch the comparison already running, follow the teacher's board, "
         "or try again in a few minutes"
     ),
+    "queue_full_client": (
+        "this address already has {limit} comparisons waiting in this server's line, half of it: wait for one of them to start, or watch the comparison already running"
+    ),
     "board_unknown": (
         "no board has this code on this server: a board code is {length} letters, as the "
         "teacher's page shows it"

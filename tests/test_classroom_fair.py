@@ -200,3 +200,23 @@ def test_stop_all_ends_the_running_and_the_waiting() -> None:
     assert hub.stop_all(10.0) is True
     assert a.comparison.state == "stopped" and b.comparison.state == "cancelled"
     assert hub.stop_all(1.0) is False  # idle
+
+
+def test_one_address_takes_at_most_half_the_line() -> None:
+    hub = Hub(max_queue=4, max_comparison_s=0)
+    running = hub.watch([CFG.replace(seed=60)], make_runner=SlowRunner, client="6.6.6.6")
+    deadline = time.monotonic() + 10
+    while running.comparison.state != "running" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    mine = [
+        hub.watch([CFG.replace(seed=61 + i)], make_runner=SlowRunner, client="6.6.6.6")
+        for i in range(2)
+    ]
+    with pytest.raises(broadcast.QueueFull) as err:  # a stranger's third tab
+        hub.watch([CFG.replace(seed=70)], make_runner=SlowRunner, client="6.6.6.6")
+    assert err.value.key == "queue_full_client" and err.value.args_dict["limit"] == 2
+    # A student at another address still gets in line.
+    other = hub.watch([CFG.replace(seed=71)], make_runner=SlowRunner, client="10.0.0.7")
+    assert other.place() is not None
+    assert hub.stop_all(10.0) is True
+    assert all(v.comparison.ended for v in [running, *mine, other])

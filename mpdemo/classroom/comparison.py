@@ -84,6 +84,7 @@ class Comparison:
         self.id = secrets.token_hex(8)
         self.configs, self.repeat, self.fit_s = list(configs), repeat, fit_s
         self.key, self.shared = key, shared
+        self.client = ""  # who asked for it (the proxy's address for them), for their share
         self.make_runner, self.calibrate = make_runner, calibrate
         self.cond = threading.Condition()
         self.entries: list[Entry] = []

@@ -91,11 +91,14 @@ class Hub(Boards):
         own: bool = False,
         make_runner: RunnerFactory | None = None,
         calibrate: bool = True,
+        client: str = "",
     ) -> Viewer:
         """A view of this comparison: a shared one with the same key, else a new one in line.
 
         own: always a new comparison, private (nobody else is ever shown it but by a board).
-        Raises QueueFull when the line is at its cap, caps.TooLong when what is known of its
+        client: who asks (the address the proxy saw): one client's new comparisons take at most
+        half the line, so a stranger cannot fill it (a class behind one address keeps half).
+        Raises QueueFull when the line (or this client's share) is at its cap, caps.TooLong when what is known of its
         length is over the server's cap for one comparison.
         """
         key = comparison_key(configs, repeat, fit_s)
@@ -108,6 +111,9 @@ class Hub(Boards):
                     return c.view("shared")
             if len(self.waiting) >= self.max_queue:
                 raise QueueFull("queue_full", limit=self.max_queue)
+            share = max(1, self.max_queue // 2)
+            if client and sum(1 for w in self.waiting if w.client == client) >= share:
+                raise QueueFull("queue_full_client", limit=share)
             caps.check(configs, repeat, fit_s, self.max_comparison_s)
             c = Comparison(
                 self,
@@ -119,6 +125,7 @@ class Hub(Boards):
                 make_runner=make_runner or self.make_runner,
                 calibrate=calibrate,
             )
+            c.client = client
             viewer = c.view("own")
             if not own:
                 self.index[key] = c

@@ -104,7 +104,13 @@ def runner_for(
         old.stop()
     if isinstance(mode, Follow):
         return mode.comparison.view("board", board=mode.board.code)
-    view = hub.watch(configs, repeat, fit_s, own=mode == "own", make_runner=_make_runner)
+    from gradio.context import LocalContext  # the request of the event being handled
+
+    request = LocalContext.request.get(None)
+    client = client_of(request) if request is not None else ""
+    view = hub.watch(
+        configs, repeat, fit_s, own=mode == "own", make_runner=_make_runner, client=client
+    )
     token = _owner_token(session, create=False)
     if token is not None:  # a teacher's board shows what they train or watch next
         hub.show(token, view.comparison)

@@ -83,6 +83,13 @@ def precision_note(
     from .session import Session
 
     cal = session.calibration() if isinstance(session, Session) else None
+    try:  # measured on another device than the one picked now: no claim about this one
+        from ...engine.precision import resolve_device
+
+        if cal is not None and cal.device != resolve_device(device or "auto").type:
+            cal = None
+    except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
+        cal = None
     notes = [n for p in precisions or [] if cal and (n := speed_note(cal, machine_info(), p))]
     if cal is None or not notes:
         return ""
