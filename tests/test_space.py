@@ -323,27 +323,10 @@ SMALL = {
 }
 
 
-@pytest.fixture(scope="module")
-def server() -> Any:
-    """The app in this process on a free port, launched with app.py's options: (url, demo)."""
-    import socket
-
-    from mpdemo.config import Limits
-    from mpdemo.ui import build_app, launch_options
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    demo = build_app().queue(default_concurrency_limit=1, max_size=Limits.from_env().max_queue)
-    demo.launch(
-        prevent_thread_lock=True,
-        server_name="127.0.0.1",
-        server_port=port,
-        quiet=True,
-        **launch_options(),
-    )
-    yield f"http://127.0.0.1:{port}/", demo
-    demo.close()
+@pytest.fixture
+def server(app_server: Any) -> Any:
+    """The shared app (tests/conftest.py), launched with app.py's options: (url, demo)."""
+    return app_server
 
 
 def returned(result: tuple[Any, ...], name: str) -> Any:

@@ -50,19 +50,6 @@ def wait_no_runner(timeout: float = 15.0) -> bool:
     return False
 
 
-@pytest.fixture(scope="module")
-def app_url() -> str:
-    """The app, launched in this process on a free port (as app.py does, plus the port)."""
-    from mpdemo.config import Limits
-    from mpdemo.ui import build_app
-
-    demo = build_app().queue(default_concurrency_limit=1, max_size=Limits.from_env().max_queue)
-    port = free_port()
-    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", server_port=port, quiet=True)
-    yield f"http://127.0.0.1:{port}/"
-    demo.close()
-
-
 @pytest.fixture
 def client(app_url: str):
     """A fresh gradio_client session (its own gr.State) per test."""

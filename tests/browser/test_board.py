@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, own_contexts, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
 
@@ -37,60 +37,46 @@ def open_page(browser, url: str):  # noqa: F811 - the fixture's value
     return page
 
 
-def test_a_student_follows_the_teachers_comparison_live(url: str) -> None:  # noqa: F811
-    from playwright.sync_api import sync_playwright
+def test_a_student_follows_the_teachers_comparison_live(url: str, browser) -> None:  # noqa: F811
+    with own_contexts(browser):
+        teacher, student = open_page(browser, url), open_page(browser, url)
+        teacher.click("#board-publish-btn")
+        note = wait_text(teacher, "#board-note", "Your board:")
+        code = re.search(r"Your board: ([A-Z]{4})", note).group(1)
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            teacher, student = open_page(browser, url), open_page(browser, url)
-            teacher.click("#board-publish-btn")
-            note = wait_text(teacher, "#board-note", "Your board:")
-            code = re.search(r"Your board: ([A-Z]{4})", note).group(1)
+        box = student.locator("#board-code-input textarea, #board-code-input input").first
+        box.fill(code.lower())  # typed as a student types it
+        student.click("#board-follow-btn")
+        wait_text(student, "#status", "waiting for the teacher")
 
-            box = student.locator("#board-code-input textarea, #board-code-input input").first
-            box.fill(code.lower())  # typed as a student types it
-            student.click("#board-follow-btn")
-            wait_text(student, "#status", "waiting for the teacher")
+        # The teacher trains a small comparison (typed steps: not fitted to a minute).
+        slice_box = teacher.locator("#train-slice textarea, #train-slice input").first
+        slice_box.fill("train[:256]")
+        slice_box.press("Enter")
+        steps = teacher.locator("#steps input[type=number]").first
+        steps.fill("40")
+        steps.press("Enter")
+        teacher.click("#start-btn")
 
-            # The teacher trains a small comparison (typed steps: not fitted to a minute).
-            slice_box = teacher.locator("#train-slice textarea, #train-slice input").first
-            slice_box.fill("train[:256]")
-            slice_box.press("Enter")
-            steps = teacher.locator("#steps input[type=number]").first
-            steps.fill("40")
-            steps.press("Enter")
-            teacher.click("#start-btn")
-
-            live = wait_text(student, "#status", f"Board {code}", timeout_s=120)
-            assert "streamed live" in live and "You train nothing" in live, live
-            done = wait_text(student, "#status", "Done:", timeout_s=240)
-            assert f"Board {code}" in done
-            teacher_done = wait_text(teacher, "#status", "Done:", timeout_s=60)
-            assert "another visitor" not in teacher_done and "Board" not in teacher_done
-            # The student's plots draw the teacher's runs, each with a line.
-            student.wait_for_function(
-                f"() => ({RUNS_JS})('#loss-plot').length >= 2", timeout=30_000
-            )
-            runs = set(student.evaluate(RUNS_JS, "#loss-plot"))
-            assert runs == set(teacher.evaluate(RUNS_JS, "#loss-plot")) and len(runs) >= 2
-            rows = student.inner_text("#summary")
-            assert all(r in rows for r in runs)
-        finally:
-            browser.close()
+        live = wait_text(student, "#status", f"Board {code}", timeout_s=120)
+        assert "streamed live" in live and "You train nothing" in live, live
+        done = wait_text(student, "#status", "Done:", timeout_s=240)
+        assert f"Board {code}" in done
+        teacher_done = wait_text(teacher, "#status", "Done:", timeout_s=60)
+        assert "another visitor" not in teacher_done and "Board" not in teacher_done
+        # The student's plots draw the teacher's runs, each with a line.
+        student.wait_for_function(f"() => ({RUNS_JS})('#loss-plot').length >= 2", timeout=30_000)
+        runs = set(student.evaluate(RUNS_JS, "#loss-plot"))
+        assert runs == set(teacher.evaluate(RUNS_JS, "#loss-plot")) and len(runs) >= 2
+        rows = student.inner_text("#summary")
+        assert all(r in rows for r in runs)
 
 
 @pytest.mark.parametrize("code", ["QQQQ"])
-def test_a_wrong_code_is_said_and_trains_nothing(url: str, code: str) -> None:  # noqa: F811
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            page = open_page(browser, url)
-            page.locator("#board-code-input textarea, #board-code-input input").first.fill(code)
-            page.click("#board-follow-btn")
-            status = wait_text(page, "#status", "no board has this code")
-            assert "Not started" in status or "no board" in status
-        finally:
-            browser.close()
+def test_a_wrong_code_is_said_and_trains_nothing(url: str, code: str, browser) -> None:  # noqa: F811
+    with own_contexts(browser):
+        page = open_page(browser, url)
+        page.locator("#board-code-input textarea, #board-code-input input").first.fill(code)
+        page.click("#board-follow-btn")
+        status = wait_text(page, "#status", "no board has this code")
+        assert "Not started" in status or "no board" in status

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, url  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "assets" / "screenshot.png"
@@ -17,22 +17,18 @@ pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture(scope="module")
-def page(url: str):
+def page(app_url: str, browser):
     """One 1280-px-wide page on the app, English, already loaded."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-        pg = context.new_page()
-        pg.goto(url, wait_until="domcontentloaded")
-        pg.wait_for_selector("#start-btn", timeout=60_000)
-        pg.wait_for_function(  # the load event filled in the row-count preview
-            "() => (document.querySelector('#slice-preview')?.innerText || '').includes('rows')",
-            timeout=30_000,
-        )
-        yield pg
-        browser.close()
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    pg = context.new_page()
+    pg.goto(app_url, wait_until="domcontentloaded")
+    pg.wait_for_selector("#start-btn", timeout=60_000)
+    pg.wait_for_function(  # the load event filled in the row-count preview
+        "() => (document.querySelector('#slice-preview')?.innerText || '').includes('rows')",
+        timeout=30_000,
+    )
+    yield pg
+    context.close()
 
 
 # Every path of the line layer, with its stroke and whether it draws anything.

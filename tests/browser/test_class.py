@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
 
@@ -118,16 +118,6 @@ def open_page(browser, url: str, width: int, lang: str | None = None, context=No
     pg.wait_for_selector("#start-btn", timeout=60_000)
     pg.wait_for_function(LOADED_JS, timeout=30_000)
     return pg
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        br = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield br
-        br.close()
 
 
 @pytest.fixture(scope="module")

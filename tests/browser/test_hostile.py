@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM, free_port
+from browsing import BROWSER_MARKS, free_port
 from test_reload import IN_STATUS, IN_TABLE, LOADED_JS, STORED_JS, open_page, set_value, wait_for
 
 pytestmark = BROWSER_MARKS
@@ -61,17 +61,6 @@ def server() -> Iterator[Server]:
     yield srv
     srv.stop()
     mp.undo()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One chromium for the module."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def hostile_file(folder: Path) -> Path:

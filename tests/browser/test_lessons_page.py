@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - url is a fixture
+from browsing import BROWSER_MARKS, url  # noqa: F401 - url is a fixture
 
 from mpdemo.teach.lessons import LESSONS
 from mpdemo.ui import i18n
@@ -17,18 +17,6 @@ from mpdemo.ui import i18n
 pytestmark = BROWSER_MARKS
 SHOTS = Path(os.environ.get("MPDEMO_SHOTS") or tempfile.mkdtemp(prefix="mpdemo-shots-"))
 HEIGHT = 860  # a phone's or a projector's first screen
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    os.environ["MPDEMO_LESSON_STEPS"] = "3"  # the server runs in this process
-    with sync_playwright() as pw:
-        br = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield br
-        br.close()
-    os.environ.pop("MPDEMO_LESSON_STEPS", None)
 
 
 def open_page(browser, url: str, code: str, width: int):  # noqa: F811

@@ -5,18 +5,15 @@ from __future__ import annotations
 import os
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, own_contexts, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
 SHOTS = os.environ.get("MPDEMO_SHOTS")  # a folder: save screenshots there to look at
 
 
 @pytest.mark.parametrize("width", [1400, 400])
-def test_tf32_and_accumulation_render_and_fit(url: str, width: int) -> None:  # noqa: F811
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+def test_tf32_and_accumulation_render_and_fit(url: str, width: int, browser) -> None:  # noqa: F811
+    with own_contexts(browser):
         page = browser.new_page(viewport={"width": width, "height": 900}, locale="es-ES")
         page.goto(url, wait_until="domcontentloaded")
         page.get_by_role("tab", name="Formatos numéricos").click()
@@ -39,4 +36,3 @@ def test_tf32_and_accumulation_render_and_fit(url: str, width: int) -> None:  # 
         if SHOTS:
             page.locator("#nf-acc-table").scroll_into_view_if_needed()
             page.screenshot(path=f"{SHOTS}/numerics-{width}.png", full_page=False)
-        browser.close()

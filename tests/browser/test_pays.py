@@ -4,8 +4,7 @@ language."""
 
 from __future__ import annotations
 
-import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
 
@@ -15,16 +14,6 @@ MARKS_JS = """sel => Array.from(document.querySelectorAll(sel + ' g.mark-symbol 
     stroke: p.getAttribute('stroke') || '',
     label: p.getAttribute('aria-label') || ''
 }))"""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def open_tab(browser, url: str, locale: str):  # noqa: F811

@@ -12,7 +12,7 @@ import re
 from functools import cache
 
 import pytest
-from browsing import ARGS, BROWSER_MARKS, CHROMIUM, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, url  # noqa: F401 - a fixture
 
 from mpdemo.ui import i18n
 
@@ -119,16 +119,6 @@ def left_over(text: str, code: str) -> list[str]:
             if m.group(0).lower() in bad:
                 hits.append(f"{m.group(0)!r} in {line.strip()[:140]!r}")
     return hits
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        br = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield br
-        br.close()
 
 
 def open_page(browser, url: str, code: str):
