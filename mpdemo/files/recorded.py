@@ -262,7 +262,7 @@ def finite_or_none(x: Any) -> float | None:
 
 
 def reference_files() -> list[Path]:
-    """The recordings shipped in assets/reference/, by name."""
+    """The recordings shipped in mpdemo/assets/reference/, by name."""
     if not REFERENCE_DIR.is_dir():
         return []
     return sorted(REFERENCE_DIR.glob("*.json"))
