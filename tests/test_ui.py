@@ -118,7 +118,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch)
     assert [r[0] for r in rows] == ["torch · fp32", "torch · bf16"]
     assert all(r[1] == "completed" for r in rows)
     speedup = summary["headers"].index("vs fp32 (×)")
-    # Text: "" for the baseline, "1.05× slower [1.01–1.10]" (N ≥ 1, its word, "(same)" or
+    # Text: "" for the baseline, "1.05× [1.01–1.10] slower" (N ≥ 1, its word, "(same)" or
     # "(unsure)" when the interval did not decide), or "ran in fp32".
     assert rows[0][speedup] == ""
     assert float(rows[1][speedup].split("×")[0]) >= 1 and (
