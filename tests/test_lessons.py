@@ -121,7 +121,7 @@ def test_a_ratio_reads_n_times_faster_or_slower_with_n_at_least_one() -> None:
 
     slow = {"precision": "fp16", "speedup_vs_fp32": 816 / 2020, "speedup_interval": [0.35, 0.45],
             "speed_verdict": "slower"}  # fmt: skip
-    assert speedup_cell(slow, "en") == "2.48× slower [2.22–2.86]"  # 2,020 vs 816 ms: 2.48
+    assert speedup_cell(slow, "en") == "2.48× [2.22–2.86] slower"  # 2,020 vs 816 ms: 2.48
     unsure = {"precision": "bf16", "speedup_vs_fp32": 1.25, "speed_verdict": "unsure"}
     assert speedup_cell(unsure, "es") == "1,25× más rápido (no es seguro)"
     assert speedup_cell({"precision": "fp32", "speedup_vs_fp32": 1.0}, "en") == ""

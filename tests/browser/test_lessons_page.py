@@ -53,6 +53,10 @@ def test_the_lessons_and_train_are_on_the_first_screen(browser, url, code, width
 def test_one_click_on_a_lesson_runs_it(browser, url) -> None:  # noqa: F811
     context, pg = open_page(browser, url, "en", 1400)
     try:
+        pg.wait_for_function(  # the load hooks answered: the page's events are wired up
+            "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
+            timeout=60_000,
+        )
         title = i18n.message("lesson_underflow_title", {}, "en")
         pg.locator("#lesson-picker label", has_text=title).click()
         pg.wait_for_function(

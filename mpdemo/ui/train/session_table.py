@@ -89,13 +89,12 @@ def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
     # One notation everywhere: "N× faster" or "N× slower" with N >= 1 (0.54× read as "slower").
     slower = v < 1
     ratio = 1 / v if slower else v
-    text = (
-        f"{number(ratio, lang, '.2f')}× {t('verdict_slower' if slower else 'verdict_faster', lang)}"
-    )
+    text = f"{number(ratio, lang, '.2f')}×"
     iv = s.get("speedup_interval")
     if iv and all(iv):
         lo, hi = sorted(1 / x if slower else x for x in iv)
         text += f" [{number(lo, lang, '.2f')}–{number(hi, lang, '.2f')}]"
+    text += f" {t('verdict_slower' if slower else 'verdict_faster', lang)}"
     verdict = s.get("speed_verdict")
     if verdict in ("same", "unsure"):  # the interval did not decide: say so beside the figure
         text += f" ({t(f'verdict_{verdict}', lang)})"
