@@ -6,7 +6,7 @@ import threading
 import time
 
 import pytest
-from test_ui import FAST, app_url, runner_threads, wait_no_runner  # noqa: F401 - fixture
+from test_ui import FAST, runner_threads, wait_no_runner
 
 from mpdemo import RunConfig
 from mpdemo.runs.runner import Runner

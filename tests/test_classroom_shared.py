@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_ui import FAST, app_url, wait_no_runner  # noqa: F401 - fixture
+from test_ui import FAST, wait_no_runner
 
 from mpdemo.classroom import broadcast
 from mpdemo.ui.train import classroom, plots

@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from test_ui import app_url  # noqa: F401 - fixture
 
 from mpdemo.config import RunConfig
 
