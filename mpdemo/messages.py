@@ -438,6 +438,12 @@ EN: dict[str, str] = {
         "the scale doubles every 5 clean steps; a step that overflows is skipped (marked) and "
         "the scale halves"
     ),
+    "lesson_master_weights_title": "Master weights",
+    "lesson_master_weights_slide": "Mixed precision training: an fp32 master copy of the weights",
+    "lesson_master_weights_look": (
+        "pure bf16 weights lose a growing share of their updates (lost_update_share) and lag; "
+        "stochastic rounding of the update recovers the fp32 master copy's curve"
+    ),
     "lesson_backends_title": "One flag, three backends",
     "lesson_backends_slide": "From PyTorch to Accelerator to Trainer",
     "lesson_backends_look": (

@@ -17,7 +17,7 @@ LOCALES = Path(__file__).resolve().parent.parent / "mpdemo" / "ui" / "locales"
 
 def test_the_lessons_come_in_the_course_order_with_the_default_first() -> None:
     assert list(L.LESSONS) == [
-        "still-trains", "underflow", "loss-scaling", "backends", "where-it-pays"
+        "still-trains", "underflow", "loss-scaling", "master-weights", "backends", "where-it-pays"
     ]  # fmt: skip
     assert next(iter(L.LESSONS)) == L.DEFAULT_LESSON
 
@@ -70,7 +70,7 @@ def test_the_page_opens_on_the_first_lesson() -> None:
     assert DEFAULTS["precisions"] == list(L.get(L.DEFAULT_LESSON).precisions)
     grid = check_inputs(DEFAULTS)
     assert [c.label for c in grid] == [c.label for c in L.get(L.DEFAULT_LESSON).configs()]
-    assert [v for _, v in ui.choices("es")] == list(L.LESSONS)
+    assert [v for _, v in ui.choices("es")] == [n for n, x in L.LESSONS.items() if x.on_page]
     assert ui.choices("es")[0][0] == "1. ¿Sigue entrenando?"
     values = ui.values(L.get("underflow"))
     assert values["compare_scaling"] is True and values["max_length"] == 32
@@ -183,3 +183,26 @@ def test_a_line_under_an_identical_one_is_named_in_the_legend() -> None:
     session.configs = [c for c in L.get("underflow").configs()]
     legend = run_legend(session, "es")
     assert "torch · fp32 y torch · bf16 coinciden" in legend
+
+
+def test_the_master_weights_lesson_trains_its_three_weight_recipes(tmp_path, monkeypatch) -> None:
+    # The lesson's own runs (fp32 master, pure bf16, pure bf16 + SR), two steps each.
+    monkeypatch.setenv("MPDEMO_LESSON_STEPS", "2")
+    lesson = L.get("master-weights")
+    assert [c.weights for c in lesson.configs()] == ["fp32", "bf16", "bf16-sr"]
+    assert not lesson.on_page  # the tab has no weights control: the CLI's lesson
+    out = tmp_path / "mw.json"
+    assert main(["lesson", "master-weights", "--json", str(out), "--quiet"]) == 0
+    runs = {r["config"]["weights"]: r for r in json.loads(out.read_text())["runs"]}
+    assert set(runs) == {"fp32", "bf16", "bf16-sr"}
+    for w, r in runs.items():
+        shares = [st["lost_update_share"] for st in r["steps"]]
+        assert len(shares) == 2 and all(0.0 <= x <= 1.0 for x in shares)
+        if w == "fp32":
+            assert shares == [0.0, 0.0]  # the fp32 master copy keeps every update
+        else:
+            assert max(shares) > 0.05  # bf16 weights round small updates away
+
+
+def test_the_underflow_lesson_watches_the_gradients() -> None:
+    assert all(c.watch_grads > 0 for c in L.get("underflow").configs())

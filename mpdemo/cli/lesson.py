@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..messages import render
-from ..teach.lessons import LESSONS, get
+from ..teach.lessons import LESSONS, cpu_note_here, get
 
 
 def add_lesson_parser(sub: Any) -> argparse.ArgumentParser:
@@ -27,6 +27,9 @@ def add_lesson_parser(sub: Any) -> argparse.ArgumentParser:
 
 def list_text() -> str:
     """One paragraph a lesson: name, title, the slide it serves, what to look for, its runs."""
+    from ..engine.precision import resolve_device  # torch: the list says what this machine shows
+
+    on_cpu = resolve_device("auto").type == "cpu"
     out = []
     for i, lesson in enumerate(LESSONS.values(), 1):
         say = lambda part, k=lesson.key: render(f"lesson_{k}_{part}", {})  # noqa: E731
@@ -41,8 +44,8 @@ def list_text() -> str:
             f"   look for: {say('look')}",
             f"   runs: {runs}",
         ]
-        if lesson.cpu_note:
-            lines.append(f"   on a CPU: {say('cpu')}")
+        if cpu_note_here(lesson, on_cpu):
+            lines.append(f"   here: {say('cpu')}")
         out.append("\n".join(lines))
     return "\n\n".join(out)
 

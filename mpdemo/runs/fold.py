@@ -8,6 +8,7 @@ event closes it (a run whose preparation failed has no start: its config comes f
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,7 +23,8 @@ class RunFold:
     def __init__(self, configs: Iterable[RunConfig] = ()) -> None:
         self.configs = list(configs)
         self.current: dict[str, Run] = {}
-        self.finished: list[Run] = []
+        self.finished: list[Run] = []  # in the grid's order (runs that take turns end together)
+        self._places: list[int] = []  # each finished run's place in the grid, beside `finished`
         self.by_id: dict[str, Run] = {}  # every run's record, in progress or finished
 
     def record(self, run_id: str) -> Run | None:
@@ -53,12 +55,23 @@ class RunFold:
                 run["config"] = cfg.to_dict() if cfg else None
             run["summary"] = ev.summary
             run["status"] = ev.status
-            self.finished.append(run)
+            # Runs that take turns end within a step of each other, in no telling order: files,
+            # tables and the CLI list them as the grid has them (fp32 first).
+            place = _place(ev.run_id, len(self._places))
+            at = bisect.bisect_right(self._places, place)
+            self._places.insert(at, place)
+            self.finished.insert(at, run)
             self.by_id[ev.run_id] = run
             return run
         return None
 
     @property
     def summaries(self) -> list[Any]:
-        """The finished runs' summaries, in the order they ended."""
+        """The finished runs' summaries, in the grid's order."""
         return [r["summary"] for r in self.finished]
+
+
+def _place(run_id: str, default: int) -> int:
+    """A run's place in its grid, from its run id ('3:torch · bf16'); else after the others."""
+    head = str(run_id).split(":", 1)[0]
+    return int(head) if head.isdigit() else default

@@ -29,6 +29,9 @@ class Lesson:
     backends: tuple[str, ...] = ("torch",)
     precisions: tuple[str, ...] = ("fp32",)
     compare_scaling: bool = False  # each fp16 run also without loss scaling (the underflow one)
+    # Where the weights live, one run each (RunConfig.weights: the master-weights lesson's
+    # fp32 master copy against pure bf16, with and without stochastic rounding).
+    weights: tuple[str, ...] = ("fp32",)
     sweep: bool = False  # the size sweep (Where it pays), not a comparison of runs
     # Where a CPU cannot show the point (no fast 16-bit path; fp16 through Accelerate or the
     # Trainer runs fp32 there), lesson_<key>_cpu says so in one sentence, on a CPU only.
@@ -45,7 +48,17 @@ class Lesson:
         from ..runs.runner import grid  # runner imports no torch at the top
 
         base = RunConfig(**self.settings())
-        return grid(base, self.backends, self.precisions, self.compare_scaling)
+        return [
+            cfg
+            for w in self.weights
+            for cfg in grid(base.replace(weights=w), self.backends, self.precisions,
+                            self.compare_scaling)
+        ]  # fmt: skip
+
+    @property
+    def on_page(self) -> bool:
+        """Whether the Train tab's controls can express it (its weights axis is the CLI's)."""
+        return self.weights == ("fp32",)
 
     def values(self) -> dict[str, Any]:
         """The Train tab's control values this lesson sets (RunConfig fields + the grid's)."""
@@ -76,7 +89,9 @@ LESSONS: dict[str, Lesson] = {
         Lesson(
             "underflow",
             "underflow",
-            fields={"max_length": 32, "steps": 80},
+            # Every 20 steps each layer's gradients as the scaler sees them (--watch-grads): the
+            # JSON's grad_histograms show the unscaled run's share flushed to zero.
+            fields={"max_length": 32, "steps": 80, "watch_grads": 20},
             precisions=("fp32", "fp16"),
             compare_scaling=True,
         ),
@@ -106,7 +121,26 @@ LESSONS: dict[str, Lesson] = {
         Lesson("where-it-pays", "where_it_pays", sweep=True, cpu_note=True),
     ]
 }
+# The fp32 master copy against pure bf16 weights, with and without stochastic rounding of the
+# update: teach/master_weights.py chose and measured its settings (tiny-gpt2, lr 1e-4, 60 steps).
+LESSONS_AFTER_SCALING = "loss-scaling"
 DEFAULT_LESSON = "still-trains"  # the page's opening comparison is the first lesson
+
+
+FAST_16BIT_FLAGS = ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
+
+
+def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
+    """Whether the lesson's "this machine cannot show it" sentence is true here: it trains on a
+    CPU and, for the sweep, that CPU has no bf16 or fp16 instructions (torch's probes)."""
+    if not (lesson.cpu_note and on_cpu):
+        return False
+    if lesson.sweep:
+        from ..engine.machine import cpu_flags  # torch: asked only when the sentence may show
+
+        flags = cpu_flags()
+        return not any(flags.get(f) for f in FAST_16BIT_FLAGS)
+    return True
 
 
 def register(lesson: Lesson, after: str | None = None) -> None:
@@ -125,3 +159,19 @@ def get(name: str) -> Lesson:
     if name not in LESSONS:
         raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(LESSONS), value=name)
     return LESSONS[name]
+
+
+def _master_weights() -> Lesson:
+    from . import master_weights as mw
+
+    return Lesson(
+        mw.NAME,
+        "master_weights",
+        fields={"model": mw.MODEL, "lr": mw.LR, "steps": mw.STEPS, "batch_size": mw.BATCH,
+                "lost_updates": True},
+        precisions=("bf16",),
+        weights=mw.RECIPES,
+    )  # fmt: skip
+
+
+register(_master_weights(), after=LESSONS_AFTER_SCALING)

@@ -13,7 +13,7 @@ from typing import Any
 
 import gradio as gr
 
-from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson
+from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here
 from .. import system
 from ..i18n import message, norm_lang, t
 from ..text import shown
@@ -24,21 +24,16 @@ from .frames import OUTPUTS
 
 def choices(lang: str) -> list[tuple[str, str]]:
     """Radio entries: (the lesson's title in `lang`, its name), in the course's order."""
+    # A lesson whose runs differ by a setting the tab has no control for (the master-weights
+    # lesson's weights) is the command line's: `python -m mpdemo lesson master-weights`.
+    shown = [x for x in LESSONS.values() if x.on_page]
     return [(f"{i}. {message(f'lesson_{x.key}_title', {}, lang)}", x.name)
-            for i, x in enumerate(LESSONS.values(), 1)]  # fmt: skip
+            for i, x in enumerate(shown, 1)]  # fmt: skip
 
 
 def on_cpu() -> bool:
     """Whether the runs train on this machine's CPU (no GPU the auto device would pick)."""
     return system.trains_on_cpu("auto")
-
-
-def fast_16bit_cpu() -> bool:
-    """Whether this CPU has bf16 or fp16 instructions (torch's probes; imports torch)."""
-    from ...engine.machine import cpu_flags
-
-    flags = cpu_flags()
-    return any(flags.get(f) for f in ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16"))
 
 
 def info(lang: str, name: str | None) -> str:
@@ -48,7 +43,7 @@ def info(lang: str, name: str | None) -> str:
         return ""
     say = lambda part: message(f"lesson_{lesson.key}_{part}", {}, lang)  # noqa: E731
     lines = [f"**{shown(say('title'))}** · *{shown(say('slide'))}*", shown(say("look"))]
-    if lesson.cpu_note and on_cpu() and not (lesson.sweep and fast_16bit_cpu()):
+    if cpu_note_here(lesson, on_cpu()):
         lines.append(shown(say("cpu")))
     return "\n\n".join(lines)
 
