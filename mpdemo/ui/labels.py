@@ -26,6 +26,7 @@ LABELS: dict[str, str] = {
     "init_scale": "init_scale_label",
     "growth_interval": "growth_interval_label",
     "max_length": "max_length_label",
+    "watch_grads": "watch_grads_label",
     "compare_scaling": "compare_scaling_label",
     "smoothing": "smoothing_label",
     "x_axis": "x_axis_label",

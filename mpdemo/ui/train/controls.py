@@ -259,6 +259,16 @@ CONTROLS: tuple[Control, ...] = (
         section="advanced",
         whole=True,
     ),
+    # Every N steps each layer's gradients against the format's range (RunConfig.watch_grads,
+    # mpdemo/engine/gradwatch.py): the runs JSON download carries them as grad_histograms.
+    Control(
+        "watch_grads",
+        "number",
+        "watch-grads",
+        "watch_grads_info",
+        section="advanced",
+        whole=True,
+    ),
     # Tokens a sequence: the lessons set it (32 halves a 16-bit step on a CPU; their point is
     # the gradients' magnitudes, not the length).
     Control(
