@@ -51,18 +51,30 @@ def one(side: str, cfg_json: str, runs: int = 1) -> None:
     cfg = RunConfig.from_dict(json.loads(cfg_json))
     t0 = time.perf_counter()
     if runs > 1:
+        # Steps/s over the steps after the warm-up, every run's: the engine's from its step
+        # events' wall_s (the runs interleave), the bare loops' from their stamps, run by run.
         if side == "engine":  # the runs of a comparison, taking turns step by step
             from mpdemo.runs.runner import run_grid
 
-            run_grid([cfg] * runs, lambda ev: None, threading.Event())
+            walls: list[float] = []
+            run_grid(
+                [cfg] * runs,
+                lambda ev: walls.append(ev.wall_s) if ev.kind == "step" else None,
+                threading.Event(),
+            )
+            timed = walls[WARMUP * runs :]
+            rate = (len(timed) - 1) / (timed[-1] - timed[0])
         else:  # the course's loop for each run, one after another, in one thread
+            out: list[list[float]] = []
             worker = threading.Thread(
-                target=lambda: [BARE[cfg.backend](prepare(cfg)) for _ in range(runs)]
+                target=lambda: [out.append(BARE[cfg.backend](prepare(cfg))) for _ in range(runs)]
             )
             worker.start()
             worker.join()
+            spans = [(st[-1] - st[WARMUP], len(st) - 1 - WARMUP) for st in out]
+            rate = sum(n for _, n in spans) / sum(s for s, _ in spans)
         wall = time.perf_counter() - t0
-        print(json.dumps({"steps_per_s": None, "wall_s": wall}), flush=True)
+        print(json.dumps({"steps_per_s": rate, "wall_s": wall}), flush=True)
         return
     if side == "engine":
         # train() prepares and trains in its own worker thread, as the app and the CLI do.
@@ -156,10 +168,16 @@ def main() -> None:
                 steps = (a.steps - short) * a.runs  # every run's steps: N runs take turns
                 per_step = (long_run["wall_s"] - short_run["wall_s"]) / steps
                 whole[(b, pr)][side].append(per_step)
+                # Each figure as it comes: a run cut short by a deadline still says something.
+                print(
+                    f"  {b}/{pr} {side}: whole {per_step * 1000:.2f} ms a step, "
+                    f"{long_run['steps_per_s']:.2f} steps/s after warm-up",
+                    file=sys.stderr,
+                )
         print(f"  round {r + 1}/{a.rounds} done", file=sys.stderr, flush=True)
     print(f"load average at the end: {os.getloadavg()}")
     if a.runs > 1:
-        _print_whole(a, cells, whole, short)
+        _print_whole(a, cells, whole, short, runs)
         return
     print(
         f"{'backend':<11}{'prec':<6}{'bare it/s med/best':>20}{'engine it/s med/best':>22}"
@@ -214,13 +232,21 @@ def main() -> None:
         Path(a.json_path).write_text(json.dumps(results, indent=1))
 
 
-def _print_whole(a: argparse.Namespace, cells: list, whole: dict, short: int) -> None:
+def _print_whole(a: argparse.Namespace, cells: list, whole: dict, short: int, runs_: dict) -> None:
     """The whole-run figures of comparisons whose runs take turns, against the bare loop."""
     print(
         f"\n{a.runs} runs taking turns, whole runs ({a.steps} - {short} steps each; wall ms a "
         "step over every run's steps; ratio = bare / engine, per round)"
     )
     results = {}
+    for b, pr in cells:
+        bare, eng = runs_[(b, pr)]["bare"], runs_[(b, pr)]["engine"]
+        ratios = sorted(e / x for e, x in zip(eng, bare, strict=True))
+        print(
+            f"{b:<11}{pr:<6} steps/s after warm-up: bare {statistics.median(bare):.2f}, engine "
+            f"{statistics.median(eng):.2f}; engine / bare per round: median "
+            f"{statistics.median(ratios):.3f}, min {ratios[0]:.3f}, max {ratios[-1]:.3f}"
+        )
     for b, pr in cells:
         bare, eng = whole[(b, pr)]["bare"], whole[(b, pr)]["engine"]
         ratios = sorted(x / e for e, x in zip(eng, bare, strict=True) if e > 0)

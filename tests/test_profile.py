@@ -232,7 +232,7 @@ def test_runs_that_take_turns_are_not_calibrated_before(small_cfg):
     # The runs' warnings carry no calibration sentence: their own figures speak.
     bf16 = next(e for e in events if e.kind == "end" and e.summary["precision"] == "bf16")
     assert not any(w["key"].startswith("speed_") for w in bf16.summary["warning_keys"])
-    assert bf16.summary["speed_check"]["rounds"] == 0  # 3 steps: all warm-up, no round timed
+    assert bf16.summary.get("speed_check") is None  # 3 steps: all warm-up, no round timed
 
 
 @pytest.mark.parametrize(
@@ -671,17 +671,15 @@ def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg)
     from mpdemo.cli.main import main
 
     P.forget_calibrations()
-    code = main(["run", "--precision", "fp32,bf16", "--steps", "3", "--quiet", "--batch-size",
+    code = main(["run", "--precision", "fp32,bf16", "--steps", "5", "--quiet", "--batch-size",
                  "16", "--train-slice", "train[:128]", "--eval-slice", "validation[:32]",
                  "--device", "cpu"])  # fmt: skip
     assert code == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"# {M.machine_note().text}"
-    assert any(line.startswith("# step measured (tiny-bert, batch 16, cpu") for line in out)
-    speed = next(line[2:] for line in out if line.startswith("# bf16 "))
-    # The header's sentence is the one the UI renders from the same cached calibration.
-    cal = P.cached_calibration(RunConfig(batch_size=16, device="cpu"))
-    assert speed == P.speed_note(cal, M.machine_info(), "bf16", "torch").text
-    # Under the table, the same sentence from the same measurement, which the runs carry.
-    assert f"  {speed}" in out
+    # The runs take turns: nothing is timed before them, and the header says how they measure.
+    assert not any(line.startswith("# step measured") for line in out)
+    assert out[1].startswith("# the 2 runs take turns")
+    # Under the table, the sentence of the runs' own measurement (2 timed rounds: too few).
+    assert any(line.startswith("  bf16 against fp32 here: unsure") for line in out)
     assert any("less activation memory" in line for line in out)

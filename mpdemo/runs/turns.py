@@ -88,7 +88,9 @@ class Baton:
         with self.cond:
             self._leave(i)
             if evaluate and i not in self.gone:
+                # In the grid's order: the runs end (and reach the files) as they were asked.
                 self.evaluating.append(i)
+                self.evaluating.sort()
             self.cond.notify_all()
         if evaluate:
             self.take(i)
