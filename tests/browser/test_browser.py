@@ -250,12 +250,10 @@ def test_language_switch_relabels_the_page(page) -> None:
     )
     assert "Pérdida" in page.inner_text("#loss-plot")
     assert page.evaluate(BROKEN_WORDS_JS) == []  # "pérdid a" no more
-    # The measured speeds under the precisions follow the language too (a training ran).
-    page.wait_for_function(
-        "() => (document.querySelector('#precision-note')?.innerText || '')"
-        ".includes('Medido con tiny-bert, lote')",
-        timeout=15_000,
-    )
+    # The note under the precisions quotes a calibration only: the runs of this page's
+    # comparison took turns and measured themselves (their verdict is in the status and the
+    # table), so it claims nothing here, in either language.
+    assert "Measured" not in page.inner_text("#precision-note")
     # The table's numbers in Spanish digits: the final loss reads "0,69...", not "0.69...".
     spanish = page.inner_text("#summary")
     assert re.search(r"\b0,\d{2}", spanish) and not re.search(r"\b0\.\d{2}", spanish), spanish
