@@ -17,7 +17,7 @@ BROWSER_MARKS = [
 ]
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def url(app_url: str) -> str:
     """The shared app (tests/conftest.py: one server for the session)."""
     return app_url

@@ -125,6 +125,9 @@ def trained(browser, url: str):  # noqa: F811
     """A 1280-px page after a typed 60-step fp32/bf16 comparison; the first point's timing."""
     pg = open_page(browser, url, 1280)
     set_number(pg, "steps", "60")  # typed: it stands, no fitting
+    # fp32 against bf16 (the page opens on fp32 against fp16, the first lesson)
+    pg.locator("#precisions").get_by_label("fp16", exact=True).uncheck()
+    pg.locator("#precisions").get_by_label("bf16", exact=True).check()
     pg.evaluate(RECORD_JS)
     t0 = time.monotonic()
     pg.click("#start-btn")
