@@ -27,7 +27,10 @@ class SlowRunner:
     machine = None
 
     def __init__(self, *_: object) -> None:
+        from mpdemo.runs.fold import RunFold
+
         self.stopped = threading.Event()
+        self.runs = RunFold([])
 
     def start(self) -> None:
         pass

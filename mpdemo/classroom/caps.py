@@ -91,3 +91,17 @@ def check(configs: list[RunConfig], repeat: int, fit_s: float | None, cap: float
         if cal is not None:
             estimate = GridEstimate(repeated(configs, repeat), cal)
     raise too_long(repeated(configs, repeat), total, cap, estimate)
+
+
+def check_sweep(plan: Any, cap: float | None) -> None:
+    """Raise TooLong when a sweep's plan (its estimate, from the rates it probed) is over the
+    cap one comparison has here: it shares their line, so it shares their bound."""
+    if cap is None or plan.estimate_s <= cap:
+        return
+    from ..sweep.plan import fitting_budget  # a sweep was planned: torch is loaded
+
+    args = {"need": round(plan.estimate_s / 60.0, 1), "cap": round(cap / 60.0, 1)}
+    budget = fitting_budget(plan, cap)
+    if budget is not None:
+        raise TooLong("sweep_too_long_cap", budget=budget, **args)
+    raise TooLong("sweep_too_long_cap_points", **args)

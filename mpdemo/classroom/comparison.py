@@ -106,6 +106,8 @@ class Comparison:
         self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
         self.runner: RunnerInterface | None = None
         self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
+        # A job that is no grid (a sweep, Hub.line_up): its whole length, from its own plan.
+        self.duration_s: float | None = None
         self._within_cap = False  # its length was checked against the server's cap
         self._stop = threading.Event()
         self._notified = now
@@ -148,6 +150,10 @@ class Comparison:
         """
         if self.ended:
             return 0.0
+        if self.duration_s is not None:  # a sweep: its plan's estimate, less what has passed
+            began = self.started_at if self.state == "running" else None
+            passed = self.hub.clock() - began if began is not None else 0.0
+            return max(1.0, self.duration_s - passed)
         if self.state == "running":
             with self.cond:  # the worker updates the estimate under this lock
                 est = self.estimate

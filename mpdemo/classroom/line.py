@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
+from ..runs.runner import RunnerInterface
 from . import caps
 from .boards import Board, Boards, _Fails
 from .comparison import (
@@ -109,11 +111,7 @@ class Hub(Boards):
                 if c is not None and c.joinable(self.clock()):
                     self.index.move_to_end(key)
                     return c.view("shared")
-            if len(self.waiting) >= self.max_queue:
-                raise QueueFull("queue_full", limit=self.max_queue)
-            share = max(1, self.max_queue // 2)
-            if client and sum(1 for w in self.waiting if w.client == client) >= share:
-                raise QueueFull("queue_full_client", limit=share)
+            self._admit(client)
             caps.check(configs, repeat, fit_s, self.max_comparison_s)
             c = Comparison(
                 self,
@@ -133,6 +131,45 @@ class Hub(Boards):
             self.waiting.append(c)
             self._wake()
             return viewer
+
+    def line_up(
+        self, make_runner: Callable[[], RunnerInterface], duration_s: float, client: str = ""
+    ) -> Viewer:
+        """A private job that is no training grid (a size sweep) in the same line: its turn after
+        the comparisons ahead, its length (duration_s, its plan's estimate) in the wait of those
+        behind, counted in its client's share. Raises QueueFull as watch() does; the caller
+        checks its length against max_comparison_s (it knows what would fit)."""
+        with self.lock:
+            self.sweep()
+            self._admit(client)
+            c = Comparison(
+                self,
+                [],
+                1,
+                None,
+                f"job:{secrets.token_hex(8)}",
+                shared=False,
+                make_runner=lambda *_: make_runner(),
+                calibrate=False,
+            )
+            c.client, c.duration_s = client, duration_s
+            viewer = c.view("own")
+            self.waiting.append(c)
+            self._wake()
+            return viewer
+
+    def _admit(self, client: str) -> None:
+        """Raise QueueFull when the line, or this client's half of it, is full (lock held)."""
+        if len(self.waiting) >= self.max_queue:
+            raise QueueFull("queue_full", limit=self.max_queue)
+        share = max(1, self.max_queue // 2)
+        if client and sum(1 for w in self.waiting if w.client == client) >= share:
+            raise QueueFull("queue_full_client", limit=share)
+
+    def queue_length(self) -> int:
+        """Comparisons and sweeps waiting for their turn (the one running not counted)."""
+        with self.lock:
+            return len(self.waiting)
 
     def _wake(self) -> None:
         if self.worker is None or not self.worker.is_alive():
@@ -156,7 +193,12 @@ class Hub(Boards):
             except Exception:  # noqa: BLE001 - its viewers see it failed; the next one runs
                 _log.exception("comparison %s failed", c.id)
             with self.lock:
-                if c.state == "finished" and c.started_at is not None and c.finished_at is not None:
+                if (
+                    c.state == "finished"
+                    and c.duration_s is None  # a sweep's length says nothing of a grid's
+                    and c.started_at is not None
+                    and c.finished_at is not None
+                ):
                     self.durations.append(c.finished_at - c.started_at)
                 self.current = None
                 self.sweep()
