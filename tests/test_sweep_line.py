@@ -12,6 +12,7 @@ import time
 
 import gradio as gr
 import pytest
+from test_ui import app_url  # noqa: F401 - fixture
 
 from mpdemo.classroom import broadcast
 from mpdemo.classroom.broadcast import Hub
@@ -143,3 +144,22 @@ def test_an_addresss_sweeps_count_in_its_half_of_the_line(line) -> None:
     th.join(30)
     for v in [training, *mine]:
         v.stop()
+
+
+def test_through_the_api_a_sweep_waits_for_a_training_then_runs(app_url, line) -> None:  # noqa: F811
+    """The page's wiring: /sweep's handler reads the same line as Train (gradio_client)."""
+    from gradio_client import Client
+
+    training = line.watch([CFG.replace(seed=9)], make_runner=SlowRunner, client="10.0.0.1")
+    assert until(lambda: training.comparison.state == "running")
+    visitor = Client(app_url, verbose=False)
+    try:
+        job = visitor.submit("en", "32x1", "8", ["bf16"], 1, api_name="/sweep")
+        assert until(lambda: any("**2nd** in line" in str(o[0]) for o in job.outputs()))
+        assert line.queue_length() == 1  # the sweep, behind the training
+        training.stop()  # the training ends: the sweep's turn
+        job.result(timeout=120)
+        last = job.outputs()[-1]
+        assert str(last[0]).startswith("Done: 1 of 1 points"), last[0]
+    finally:
+        visitor.close()
