@@ -39,6 +39,9 @@ NOTIFY_S = 0.25  # step events wake the viewers at most this often
 # often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
 VIEW_COST_S = 0.2
 MAX_PACE_S = 8.0
+# A comparison with no plan is timed by its first steps' wall pace; fewer steps a run than this
+# would fit no curve worth reading (as runs.plan.MIN_FIT_STEPS).
+PACE_STEPS = 20
 ENDED = ("finished", "stopped", "failed", "cancelled")
 
 
@@ -109,6 +112,8 @@ class Comparison:
         # A job that is no grid (a sweep, Hub.line_up): its whole length, from its own plan.
         self.duration_s: float | None = None
         self._within_cap = False  # its length was checked against the server's cap
+        # A comparison of one run makes no plan: its own steps' wall pace times it.
+        self._paced: list[float] = []  # when its first PACE_STEPS step events came
         self._stop = threading.Event()
         self._notified = now
         # The submitter's context: on ZeroGPU the GPU call reads the visitor's request from it.
@@ -158,6 +163,8 @@ class Comparison:
             with self.cond:  # the worker updates the estimate under this lock
                 est = self.estimate
                 left = est.remaining_s() if est is not None else None
+            if left is None:
+                left = self._paced_left_s()
             if left is not None:
                 return left
             full = caps.known_s(self.configs, self.repeat, self.fit_s)
@@ -188,6 +195,8 @@ class Comparison:
                 self._plan(ev)
             elif self.estimate is not None:
                 self.estimate.update(ev)
+            elif ev.kind == "step" and len(self._paced) < PACE_STEPS:
+                self._paced.append(now)
             if not self._within_cap:
                 self._check_cap()
             # The run records: the runner folded this event already (its one fold, self.fold).
@@ -219,15 +228,33 @@ class Comparison:
         if cap is None:
             self._within_cap = True
             return
-        left = est.remaining_s() if est is not None else None
+        left = est.remaining_s() if est is not None else self._paced_left_s()
         if left is None:
             return
         began = self.started_at if self.started_at is not None else self.hub.clock()
         total = left + (self.hub.clock() - began)
         if total > cap:
-            self.refusal = caps.too_long(repeated(self.configs, self.repeat), total, cap, est)
+            runs = repeated(self.configs, self.repeat)
+            self.refusal = caps.too_long(runs, total, cap, est)
+            if est is None and len(self._paced) >= 2:  # what fits, at the pace it stepped
+                pace = (self._paced[-1] - self._paced[0]) / (len(self._paced) - 1)
+                steps = int((cap - (self._paced[0] - began)) / (pace * max(1, len(runs))))
+                if steps >= PACE_STEPS:
+                    self.refusal = caps.TooLong(
+                        "comparison_too_long", steps=steps, **self.refusal.args_dict
+                    )
+            self.hub.remember_too_long(self.key, self.refusal)
             self._stop.set()
         self._within_cap = True
+
+    def _paced_left_s(self) -> float | None:
+        """Seconds its steps still take at the wall pace of its first steps (no plan); None
+        before PACE_STEPS steps came."""
+        if len(self._paced) < PACE_STEPS:
+            return None
+        pace = (self._paced[-1] - self._paced[0]) / (len(self._paced) - 1)
+        total = sum(c.steps for c in repeated(self.configs, self.repeat))
+        return pace * max(0, total - len(self._paced))
 
     def _thin(self) -> None:
         """Halve the step events (even spread, every skipped one kept); others stay whole."""

@@ -73,6 +73,8 @@ class Hub(Boards):
         self.board_of: dict[str, str] = {}  # owner token -> code
         self._fails = _Fails()
         self._count_lock = threading.Lock()  # a leaf lock: taken under any other
+        # Comparisons (by key) found over the cap as they ran: asked again, refused at once.
+        self.too_long: collections.OrderedDict[str, MpdemoError] = collections.OrderedDict()
         self.viewer_count = 0
 
     def count_viewers(self, change: int) -> None:
@@ -112,6 +114,8 @@ class Hub(Boards):
                     self.index.move_to_end(key)
                     return c.view("shared")
             self._admit(client)
+            if self.max_comparison_s is not None and key in self.too_long:
+                raise self.too_long[key]  # measured here already: the same refusal, at once
             caps.check(configs, repeat, fit_s, self.max_comparison_s)
             c = Comparison(
                 self,
@@ -131,6 +135,14 @@ class Hub(Boards):
             self.waiting.append(c)
             self._wake()
             return viewer
+
+    def remember_too_long(self, key: str, refusal: MpdemoError) -> None:
+        """A comparison over the cap, measured as it ran (the last MAX_SHARED * 8 kept)."""
+        with self.lock:
+            self.too_long[key] = refusal
+            self.too_long.move_to_end(key)
+            while len(self.too_long) > self.max_shared * 8:
+                self.too_long.popitem(last=False)
 
     def line_up(
         self, make_runner: Callable[[], RunnerInterface], duration_s: float, client: str = ""
