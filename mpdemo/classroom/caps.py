@@ -16,6 +16,7 @@ from ..config import Limits, RunConfig
 from ..messages import MpdemoError
 from ..runs.runner import repeated
 
+MIN_STEPS = 20  # fewer steps a run than this fit no curve worth reading (runs.plan.MIN_FIT_STEPS)
 HOSTED_CAP_S = 15 * 60.0  # a lesson's worth: a class of 20 behind it waits its turn, not days
 
 
@@ -72,6 +73,19 @@ def too_long(configs: list[Any], total: float, cap: float, estimate: Any | None 
     steps = fitting_steps(configs, estimate, cap) if estimate is not None else None
     args = {"need": round(total / 60.0, 1), "cap": round(cap / 60.0, 1)}
     if steps is not None:
+        return TooLong("comparison_too_long", steps=steps, **args)
+    return TooLong("comparison_too_long_runs", **args)
+
+
+def too_long_paced(
+    runs: int, total: float, cap: float, paced: list[float], began: float
+) -> TooLong:
+    """The refusal of a comparison with no plan: the steps a run that fit, at the wall pace of
+    its first steps (`paced`: when they came; `began`: when it started)."""
+    args = {"need": round(total / 60.0, 1), "cap": round(cap / 60.0, 1)}
+    pace = (paced[-1] - paced[0]) / max(1, len(paced) - 1)
+    steps = int((cap - (paced[0] - began)) / (pace * max(1, runs))) if pace > 0 else 0
+    if steps >= MIN_STEPS:
         return TooLong("comparison_too_long", steps=steps, **args)
     return TooLong("comparison_too_long_runs", **args)
 

@@ -39,9 +39,7 @@ NOTIFY_S = 0.25  # step events wake the viewers at most this often
 # often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
 VIEW_COST_S = 0.2
 MAX_PACE_S = 8.0
-# A comparison with no plan is timed by its first steps' wall pace; fewer steps a run than this
-# would fit no curve worth reading (as runs.plan.MIN_FIT_STEPS).
-PACE_STEPS = 20
+PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
 ENDED = ("finished", "stopped", "failed", "cancelled")
 
 
@@ -112,8 +110,7 @@ class Comparison:
         # A job that is no grid (a sweep, Hub.line_up): its whole length, from its own plan.
         self.duration_s: float | None = None
         self._within_cap = False  # its length was checked against the server's cap
-        # A comparison of one run makes no plan: its own steps' wall pace times it.
-        self._paced: list[float] = []  # when its first PACE_STEPS step events came
+        self._paced: list[float] = []  # when its first PACE_STEPS step events came (no plan)
         self._stop = threading.Event()
         self._notified = now
         # The submitter's context: on ZeroGPU the GPU call reads the visitor's request from it.
@@ -235,21 +232,16 @@ class Comparison:
         total = left + (self.hub.clock() - began)
         if total > cap:
             runs = repeated(self.configs, self.repeat)
-            self.refusal = caps.too_long(runs, total, cap, est)
-            if est is None and len(self._paced) >= 2:  # what fits, at the pace it stepped
-                pace = (self._paced[-1] - self._paced[0]) / (len(self._paced) - 1)
-                steps = int((cap - (self._paced[0] - began)) / (pace * max(1, len(runs))))
-                if steps >= PACE_STEPS:
-                    self.refusal = caps.TooLong(
-                        "comparison_too_long", steps=steps, **self.refusal.args_dict
-                    )
+            if est is None:  # what fits, at the pace its first steps went
+                self.refusal = caps.too_long_paced(len(runs), total, cap, self._paced, began)
+            else:
+                self.refusal = caps.too_long(runs, total, cap, est)
             self.hub.remember_too_long(self.key, self.refusal)
             self._stop.set()
         self._within_cap = True
 
     def _paced_left_s(self) -> float | None:
-        """Seconds its steps still take at the wall pace of its first steps (no plan); None
-        before PACE_STEPS steps came."""
+        """Seconds its steps still take at its first steps' wall pace (None before those)."""
         if len(self._paced) < PACE_STEPS:
             return None
         pace = (self._paced[-1] - self._paced[0]) / (len(self._paced) - 1)
