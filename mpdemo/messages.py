@@ -420,6 +420,12 @@ EN: dict[str, str] = {
     "comparison_too_long_runs": (
         "this comparison would take about {need} min on this server; one comparison may take at most {cap} min here, so the class behind it waits its turn: choose fewer runs or repetitions"
     ),
+    "sweep_too_long_cap": (
+        "this sweep would take about {need} min on this server; a comparison or a sweep may take at most {cap} min here, so the class behind it waits its turn: a timing budget of {budget} s would fit"
+    ),
+    "sweep_too_long_cap_points": (
+        "this sweep would take about {need} min on this server; a comparison or a sweep may take at most {cap} min here, so the class behind it waits its turn: choose fewer sizes or batch sizes"
+    ),
     # --- the course's lessons (mpdemo/teach/lessons.py), in the course's order -----------------
     "lesson_still_trains_title": "Does it still train?",
     "lesson_still_trains_slide": "What is mixed precision training? (combine FP16, FP32 computations)",

@@ -185,8 +185,8 @@ def test_the_line_is_fifo_with_places_estimates_and_a_cap() -> None:
     read_all(hub.watch([CFG], calibrate=False))  # one finished: a typical duration exists
     running = hub.watch([CFG.replace(steps=3000)], calibrate=False)
     for ev in running.events(timeout=0.2):
-        if ev is not None and ev.kind == "step":
-            break  # it runs now
+        if ev is not None and ev.kind == "step" and ev.step >= broadcast.PACE_STEPS:
+            break  # it runs now, and its first steps' pace says how long it takes
     second = hub.watch([CFG.replace(steps=3)], calibrate=False)
     third = hub.watch([CFG.replace(steps=4)], calibrate=False)
     (p2, wait2), (p3, wait3) = second.place(), third.place()

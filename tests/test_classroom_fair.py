@@ -27,7 +27,10 @@ class SlowRunner:
     machine = None
 
     def __init__(self, *_: object) -> None:
+        from mpdemo.runs.fold import RunFold
+
         self.stopped = threading.Event()
+        self.runs = RunFold([])
 
     def start(self) -> None:
         pass
@@ -48,17 +51,18 @@ def test_a_comparison_over_the_cap_is_refused_in_one_line_with_what_would_fit() 
     huge = [CFG.replace(steps=2000, seed=81)]
     first = hub.watch(huge, repeat=3)
     events = [e for e in first.events(timeout=0.2) if e is not None]
-    # Its plan (the runner's calibration) said it is too long: it ended there, said why, and the
-    # line moved on; no run trained its 2,000 steps.
+    # Its first steps said it is too long: it ended there, said why, and the line moved on; no
+    # run trained its 2,000 steps.
     c = first.comparison
     assert c.state == "stopped" and c.refusal.args_dict["need"] > 1.0
-    # What would fit is what its own plan measured (the machine's speed decides which it is).
-    est = c.estimate
-    per_step = sum(r.predicted_step_s for r in est.runs)
-    if c.refusal.key == "comparison_too_long":  # its runs' steps at that speed fit the cap
-        assert 20 <= c.refusal.args_dict["steps"] <= 60.0 / per_step < 2000
+    # What would fit is what its own first steps measured (a single run makes no plan; the
+    # machine's speed decides which it is).
+    assert c.estimate is None and len(c._paced) == broadcast.PACE_STEPS
+    pace = (c._paced[-1] - c._paced[0]) / (len(c._paced) - 1)
+    if c.refusal.key == "comparison_too_long":  # its runs' steps at that pace fit the cap
+        assert 20 <= c.refusal.args_dict["steps"] <= 60.0 / (3 * pace) < 2000
     else:
-        assert c.refusal.key == "comparison_too_long_runs" and 60.0 / per_step < 20 + 5
+        assert c.refusal.key == "comparison_too_long_runs" and 60.0 / (3 * pace) < 20 + 5
     assert not any(e.kind == "step" and e.step > 100 for e in events)
     # Asked again (anyone, now that this process measured it): refused before it joins the line.
     before = hub.queue_length()

@@ -50,7 +50,9 @@ def test_the_downloaded_script_runs_from_an_empty_folder(tmp_path) -> None:
     shutil.copy(path, script)
     session.close()
     head = script.read_text(encoding="utf-8").split('"""')[1]
-    assert "pip install" in head and "-e ." in head and f"python {script.name}" in head
+    assert (
+        "pip install" in head and "requirements.txt ." in head and f"python {script.name}" in head
+    )
     assert [p.name for p in where.iterdir()] == [script.name]  # nothing else beside it
 
     ran = _run([script.name], str(where))
@@ -65,3 +67,31 @@ def test_the_downloaded_script_runs_from_an_empty_folder(tmp_path) -> None:
     assert app.returncode == 0, app.stderr[-2000:]
     engine = [s["loss"] for s in json.loads(out.read_text(encoding="utf-8"))["runs"][0]["steps"]]
     assert [float(v) for _, v in steps] == pytest.approx(engine, rel=1e-5)
+
+
+def test_a_visitor_of_a_space_is_told_to_install_mpdemo_from_the_spaces_repository(
+    monkeypatch,
+) -> None:
+    """On a Space the visitor has no mpdemo folder: the script names the Space's repository
+    (its files are the package; pyproject lists no dependencies, requirements.txt does)."""
+    import ast
+
+    from mpdemo.teach.listing import script_for
+
+    monkeypatch.setenv("SPACE_ID", "teacher/mpdemo")
+    head = ast.get_docstring(ast.parse(script_for(CFG)))
+    url = "https://huggingface.co/spaces/teacher/mpdemo"
+    assert f"installed once from this Space's repository ({url}):\n" in head
+    assert f"\npip install torch==2.13.0 -r {url}/resolve/main/requirements.txt git+{url}\n" in head
+    assert "requirements.txt ." not in head  # no folder of mpdemo's on the visitor's machine
+    # An odd Space id stays text: shell-quoted in the command, and the script's code unchanged.
+    odd = 'me/x"""\nimport os; os.system("id")  #'
+    monkeypatch.setenv("SPACE_ID", odd)
+    script = script_for(CFG)
+    tree = ast.parse(script)
+    assert ast.get_docstring(tree).count(odd.split("\n")[0]) == 3  # the URL, -r and git+
+    assert not any(
+        isinstance(n, ast.Import) and any(a.name == "os" for a in n.names) for n in tree.body
+    )
+    monkeypatch.delenv("SPACE_ID")
+    assert "requirements.txt ." in ast.get_docstring(ast.parse(script_for(CFG)))

@@ -16,6 +16,7 @@ from ..config import Limits, RunConfig
 from ..messages import MpdemoError
 from ..runs.runner import repeated
 
+MIN_STEPS = 20  # fewer steps a run than this fit no curve worth reading (runs.plan.MIN_FIT_STEPS)
 HOSTED_CAP_S = 15 * 60.0  # a lesson's worth: a class of 20 behind it waits its turn, not days
 
 
@@ -76,6 +77,19 @@ def too_long(configs: list[Any], total: float, cap: float, estimate: Any | None 
     return TooLong("comparison_too_long_runs", **args)
 
 
+def too_long_paced(
+    runs: int, total: float, cap: float, paced: list[float], began: float
+) -> TooLong:
+    """The refusal of a comparison with no plan: the steps a run that fit, at the wall pace of
+    its first steps (`paced`: when they came; `began`: when it started)."""
+    args = {"need": round(total / 60.0, 1), "cap": round(cap / 60.0, 1)}
+    pace = (paced[-1] - paced[0]) / max(1, len(paced) - 1)
+    steps = int((cap - (paced[0] - began)) / (pace * max(1, runs))) if pace > 0 else 0
+    if steps >= MIN_STEPS:
+        return TooLong("comparison_too_long", steps=steps, **args)
+    return TooLong("comparison_too_long_runs", **args)
+
+
 def check(configs: list[RunConfig], repeat: int, fit_s: float | None, cap: float | None) -> None:
     """Raise TooLong when what is known of this comparison's length is over the cap."""
     if cap is None:
@@ -91,3 +105,17 @@ def check(configs: list[RunConfig], repeat: int, fit_s: float | None, cap: float
         if cal is not None:
             estimate = GridEstimate(repeated(configs, repeat), cal)
     raise too_long(repeated(configs, repeat), total, cap, estimate)
+
+
+def check_sweep(plan: Any, cap: float | None) -> None:
+    """Raise TooLong when a sweep's plan (its estimate, from the rates it probed) is over the
+    cap one comparison has here: it shares their line, so it shares their bound."""
+    if cap is None or plan.estimate_s <= cap:
+        return
+    from ..sweep.plan import fitting_budget  # a sweep was planned: torch is loaded
+
+    args = {"need": round(plan.estimate_s / 60.0, 1), "cap": round(cap / 60.0, 1)}
+    budget = fitting_budget(plan, cap)
+    if budget is not None:
+        raise TooLong("sweep_too_long_cap", budget=budget, **args)
+    raise TooLong("sweep_too_long_cap_points", **args)

@@ -39,6 +39,7 @@ NOTIFY_S = 0.25  # step events wake the viewers at most this often
 # often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
 VIEW_COST_S = 0.2
 MAX_PACE_S = 8.0
+PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
 ENDED = ("finished", "stopped", "failed", "cancelled")
 
 
@@ -106,7 +107,10 @@ class Comparison:
         self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
         self.runner: RunnerInterface | None = None
         self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
+        # A job that is no grid (a sweep, Hub.line_up): its whole length, from its own plan.
+        self.duration_s: float | None = None
         self._within_cap = False  # its length was checked against the server's cap
+        self._paced: list[float] = []  # when its first PACE_STEPS step events came (no plan)
         self._stop = threading.Event()
         self._notified = now
         # The submitter's context: on ZeroGPU the GPU call reads the visitor's request from it.
@@ -148,10 +152,16 @@ class Comparison:
         """
         if self.ended:
             return 0.0
+        if self.duration_s is not None:  # a sweep: its plan's estimate, less what has passed
+            began = self.started_at if self.state == "running" else None
+            passed = self.hub.clock() - began if began is not None else 0.0
+            return max(1.0, self.duration_s - passed)
         if self.state == "running":
             with self.cond:  # the worker updates the estimate under this lock
                 est = self.estimate
                 left = est.remaining_s() if est is not None else None
+            if left is None:
+                left = self._paced_left_s()
             if left is not None:
                 return left
             full = caps.known_s(self.configs, self.repeat, self.fit_s)
@@ -182,6 +192,8 @@ class Comparison:
                 self._plan(ev)
             elif self.estimate is not None:
                 self.estimate.update(ev)
+            elif ev.kind == "step" and len(self._paced) < PACE_STEPS:
+                self._paced.append(now)
             if not self._within_cap:
                 self._check_cap()
             # The run records: the runner folded this event already (its one fold, self.fold).
@@ -213,15 +225,28 @@ class Comparison:
         if cap is None:
             self._within_cap = True
             return
-        left = est.remaining_s() if est is not None else None
+        left = est.remaining_s() if est is not None else self._paced_left_s()
         if left is None:
             return
         began = self.started_at if self.started_at is not None else self.hub.clock()
         total = left + (self.hub.clock() - began)
         if total > cap:
-            self.refusal = caps.too_long(repeated(self.configs, self.repeat), total, cap, est)
+            runs = repeated(self.configs, self.repeat)
+            if est is None:  # what fits, at the pace its first steps went
+                self.refusal = caps.too_long_paced(len(runs), total, cap, self._paced, began)
+            else:
+                self.refusal = caps.too_long(runs, total, cap, est)
+            self.hub.remember_too_long(self.key, self.refusal)
             self._stop.set()
         self._within_cap = True
+
+    def _paced_left_s(self) -> float | None:
+        """Seconds its steps still take at its first steps' wall pace (None before those)."""
+        if len(self._paced) < PACE_STEPS:
+            return None
+        pace = (self._paced[-1] - self._paced[0]) / (len(self._paced) - 1)
+        total = sum(c.steps for c in repeated(self.configs, self.repeat))
+        return pace * max(0, total - len(self._paced))
 
     def _thin(self) -> None:
         """Halve the step events (even spread, every skipped one kept); others stay whole."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from typing import Any
 
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
+from ..runs.runner import RunnerInterface
 from . import caps
 from .boards import Board, Boards, _Fails
 from .comparison import (
@@ -71,6 +73,8 @@ class Hub(Boards):
         self.board_of: dict[str, str] = {}  # owner token -> code
         self._fails = _Fails()
         self._count_lock = threading.Lock()  # a leaf lock: taken under any other
+        # Comparisons (by key) found over the cap as they ran: asked again, refused at once.
+        self.too_long: collections.OrderedDict[str, MpdemoError] = collections.OrderedDict()
         self.viewer_count = 0
 
     def count_viewers(self, change: int) -> None:
@@ -109,11 +113,9 @@ class Hub(Boards):
                 if c is not None and c.joinable(self.clock()):
                     self.index.move_to_end(key)
                     return c.view("shared")
-            if len(self.waiting) >= self.max_queue:
-                raise QueueFull("queue_full", limit=self.max_queue)
-            share = max(1, self.max_queue // 2)
-            if client and sum(1 for w in self.waiting if w.client == client) >= share:
-                raise QueueFull("queue_full_client", limit=share)
+            self._admit(client)
+            if self.max_comparison_s is not None and key in self.too_long:
+                raise self.too_long[key]  # measured here already: the same refusal, at once
             caps.check(configs, repeat, fit_s, self.max_comparison_s)
             c = Comparison(
                 self,
@@ -133,6 +135,53 @@ class Hub(Boards):
             self.waiting.append(c)
             self._wake()
             return viewer
+
+    def remember_too_long(self, key: str, refusal: MpdemoError) -> None:
+        """A comparison over the cap, measured as it ran (the last MAX_SHARED * 8 kept)."""
+        with self.lock:
+            self.too_long[key] = refusal
+            self.too_long.move_to_end(key)
+            while len(self.too_long) > self.max_shared * 8:
+                self.too_long.popitem(last=False)
+
+    def line_up(
+        self, make_runner: Callable[[], RunnerInterface], duration_s: float, client: str = ""
+    ) -> Viewer:
+        """A private job that is no training grid (a size sweep) in the same line: its turn after
+        the comparisons ahead, its length (duration_s, its plan's estimate) in the wait of those
+        behind, counted in its client's share. Raises QueueFull as watch() does; the caller
+        checks its length against max_comparison_s (it knows what would fit)."""
+        with self.lock:
+            self.sweep()
+            self._admit(client)
+            c = Comparison(
+                self,
+                [],
+                1,
+                None,
+                f"job:{secrets.token_hex(8)}",
+                shared=False,
+                make_runner=lambda *_: make_runner(),
+                calibrate=False,
+            )
+            c.client, c.duration_s = client, duration_s
+            viewer = c.view("own")
+            self.waiting.append(c)
+            self._wake()
+            return viewer
+
+    def _admit(self, client: str) -> None:
+        """Raise QueueFull when the line, or this client's half of it, is full (lock held)."""
+        if len(self.waiting) >= self.max_queue:
+            raise QueueFull("queue_full", limit=self.max_queue)
+        share = max(1, self.max_queue // 2)
+        if client and sum(1 for w in self.waiting if w.client == client) >= share:
+            raise QueueFull("queue_full_client", limit=share)
+
+    def queue_length(self) -> int:
+        """Comparisons and sweeps waiting for their turn (the one running not counted)."""
+        with self.lock:
+            return len(self.waiting)
 
     def _wake(self) -> None:
         if self.worker is None or not self.worker.is_alive():
@@ -156,7 +205,12 @@ class Hub(Boards):
             except Exception:  # noqa: BLE001 - its viewers see it failed; the next one runs
                 _log.exception("comparison %s failed", c.id)
             with self.lock:
-                if c.state == "finished" and c.started_at is not None and c.finished_at is not None:
+                if (
+                    c.state == "finished"
+                    and c.duration_s is None  # a sweep's length says nothing of a grid's
+                    and c.started_at is not None
+                    and c.finished_at is not None
+                ):
                     self.durations.append(c.finished_at - c.started_at)
                 self.current = None
                 self.sweep()

@@ -277,6 +277,29 @@ def _point_estimate(
     return 2 * one_round + rounds_s
 
 
+def fitting_budget(plan: SweepPlan, cap_s: float) -> int | None:
+    """The largest whole timing budget (s) whose estimate, at the rates this plan measured, is
+    within cap_s; None when even 1 s is not (each point's rounds take longer: fewer points)."""
+    seq, n = plan.spec.base.max_length, max(1, len(plan.points))
+
+    def total(budget: float) -> float:
+        return sum(
+            _point_estimate(p.params, p.batch_size, seq, plan.rates, budget / n)
+            for p in plan.points
+        )
+
+    lo, hi = 1, max(1, int(plan.spec.budget_s))
+    if total(lo) > cap_s:
+        return None
+    while lo < hi:  # the estimate grows with the budget
+        mid = (lo + hi + 1) // 2
+        if total(mid) <= cap_s:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def plan_sweep(
     spec: SweepSpec, limits: Limits | None = None, rates: Mapping[str, float] | None = None
 ) -> SweepPlan:

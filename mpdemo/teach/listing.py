@@ -460,8 +460,7 @@ def _config_lines(cfg: RunConfig) -> str:
 # is data in the script, never code (a folder named 'm"""+__import__("os")...' stays a name).
 SCRIPT_HEAD = '''"""Reproduce the mpdemo run {label}: the loop mpdemo runs, with this run's settings.
 
-Needs: Python 3.11+ with torch and mpdemo, installed once from mpdemo's folder (its README):
-pip install torch==2.13.0 -r requirements.txt .   (the bundled data ships inside the package)
+Needs: Python 3.11+ with torch and mpdemo, installed once {install}
 Then from any folder: python {filename}
 The same run in mpdemo: {command}
 It prints `step N  loss L  scale S  skipped B` for each step: the losses of the run above.
@@ -480,6 +479,32 @@ prep = prepare(cfg)  # the same weights and batches as mpdemo's run: same seed, 
 rec = StepPrinter(prep)  # mpdemo: prints each step (in the app, a Recorder times and plots it)
 
 '''
+
+
+LOCAL_INSTALL = (
+    "from mpdemo's folder (its README):\n"
+    "pip install torch==2.13.0 -r requirements.txt .   (the bundled data ships inside the package)"
+)
+SPACE_URL = "https://huggingface.co/spaces/{space}"
+
+
+def install_text() -> str:
+    """How to install mpdemo, for the script's docstring: on a Space, from the Space's own
+    repository (its files are the package; a visitor has no mpdemo folder), else the README's."""
+    import os
+    import shlex
+
+    space = os.environ.get("SPACE_ID", "").strip()
+    if not space:
+        return LOCAL_INSTALL
+    url = SPACE_URL.format(space=space)
+    # pyproject lists no dependencies (requirements.txt does, beside it): both come from the
+    # repository, the requirements by their raw URL, the package by git.
+    reqs = shlex.quote(f"{url}/resolve/main/requirements.txt")
+    return (
+        f"from this Space's repository ({url}):\n"
+        f"pip install torch==2.13.0 -r {reqs} {shlex.quote('git+' + url)}"
+    )
 
 
 def script_filename(cfg: RunConfig) -> str:
@@ -505,6 +530,7 @@ def script_of(lst: Listing) -> str:
     ]
     head = SCRIPT_HEAD.format(
         label=_in_docstring(repr(cfg.label)),
+        install="\n".join(_in_docstring(line) for line in install_text().split("\n")),
         command=_in_docstring(run_command(pinned)),
         filename=_in_docstring(script_filename(cfg)),
         imports="".join(line + "\n" for line in lst.imports),

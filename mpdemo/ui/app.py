@@ -19,7 +19,7 @@ import gradio as gr
 
 from ..config import Limits
 from ..files.recorded import MAX_FILE_BYTES
-from . import system
+from . import system, uploads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 from .train import session as sessions
 from .train.classroom import max_threads
@@ -56,7 +56,8 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
 
 # gradio's cache (uploads, and the copies of downloads it serves): every five minutes, what is
 # older than twenty goes (an upload nobody's event read stayed four hours before; a download is
-# written again by the next frame that changes it), and all of it when the server stops. An upload larger than a runs file may be is refused before it is stored.
+# written again by the next frame that changes it), and all of it when the server stops. An upload larger than a runs file may be is refused before it is stored; one address keeps at most
+# uploads.UPLOADS_PER_CLIENT uploads and UPLOAD_BYTES_PER_CLIENT bytes meanwhile, the oldest deleted first.
 DELETE_CACHE = (300, 20 * 60)
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES
 # gradio keeps every tab's own copy of the page's settings (~2 MB with plots drawn) until this
@@ -74,6 +75,8 @@ def launch_options() -> dict[str, Any]:
         # A class's pages follow one comparison at once, each holding a worker thread while it
         # waits for events: gradio's default of 40 would leave none for Stop (classroom.py).
         "max_threads": max_threads(),
+        # Raw uploads bounded per address, the oldest deleted first (mpdemo/ui/uploads.py).
+        "app_kwargs": {"middleware": uploads.middleware()},
     }
 
 

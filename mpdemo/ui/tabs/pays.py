@@ -23,7 +23,10 @@ from ...config import Limits
 from ...messages import MpdemoError
 from ...sweep.sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
+from ..train import classroom
 from ..train.plots import faint
+from . import pays_line
+from .published import published_html
 
 COMPARED = [p for p in SWEEP_PRECISIONS if p != "fp32"]  # fp32 is the baseline, always timed
 OUTPUTS = ["status", "plot", "crossover", "table", "memory", "memory_notes", "stop"]
@@ -53,6 +56,7 @@ class SweepState:
         self.memory: Any = None
         self.end: Any = None
         self.error: str | None = None
+        self.view: Any = None  # its place in the classroom's line (pays_line.join_line)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SweepState:
         # gr.State deep-copies its default per page: a fresh page never shares a sweep.
@@ -183,40 +187,6 @@ def memory_text(state: SweepState, lang: str) -> str:
     return "\n".join(lines)
 
 
-def published_html(lang: str) -> str:
-    """The published figures as a table headed 'published, not run here', each with its link."""
-    from ...teach.published import PUBLISHED
-
-    head = "".join(
-        f"<th>{html.escape(t(k, lang))}</th>"
-        for k in ("pub_hardware", "pub_workload", "col_precision", "col_speedup", "pub_figures",
-                  "pub_source")
-    )  # fmt: skip
-    body = []
-    for p in PUBLISHED:
-        figures = (
-            f"{number(p.figure, lang, 'g')} / {number(p.baseline_figure, lang, 'g')} "
-            f"{t('col_samples', lang) if p.unit == 'samples/s' else p.unit}"
-            if p.unit
-            else "–"
-        )
-        cells = [p.hardware, p.workload, f"{p.precision} / {p.baseline}",
-                 number(p.speedup, lang, ".2f") + "×", figures]  # fmt: skip
-        link = (
-            f'<a href="{html.escape(p.url, quote=True)}" target="_blank" rel="noopener noreferrer">'
-            f"{html.escape(p.source)}</a>"
-        )
-        body.append(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + f"<td>{link}</td></tr>"
-        )
-    title = html.escape(t("published_title", lang))
-    note = html.escape(t("published_note", lang))
-    return (
-        f'<div class="mp-published"><h3>{title}</h3><p>{note}</p>'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
-    )
-
-
 def status_text(state: SweepState, lang: str) -> str:
     """Where the sweep is: planned, point k of n, done, stopped or failed."""
     if state.error is not None:
@@ -224,6 +194,11 @@ def status_text(state: SweepState, lang: str) -> str:
     plan = state.plan
     if plan is None:
         return t("sweep_status_idle", lang)
+    waiting = pays_line.waiting_text(state.view, lang)
+    if waiting is not None:  # in line behind the comparisons (or sweeps) ahead of it
+        return waiting
+    if state.end is None and pays_line.left_line(state.view):
+        return t("sweep_status_left", lang)
     from ...runs.plan import duration_text  # a sweep was planned: torch is loaded already
 
     total = len(plan.points)
@@ -307,10 +282,10 @@ def run_sweep_ui(
     budget: Any,
     state: SweepState | None = None,
     limits: Limits | None = None,
+    client: str = "",
 ) -> Iterator[dict[str, Any]]:
-    """Run sweep: refuse bad input in the page's language, else stream the points as they come."""
-    from ...sweep.run import sweep
-
+    """Run sweep: refuse bad input in the page's language, else wait its turn in the server's
+    line (its place shown) and stream the points as they come."""
     lang = norm_lang(lang)
     state = state if state is not None else SweepState()
     if state.running:  # a second click while one runs (another tab of the same page)
@@ -320,6 +295,8 @@ def run_sweep_ui(
     state.__dict__.update(fresh.__dict__)
     try:
         plan = check_sweep(sizes, batches, precisions, budget, limits)
+        stop = threading.Event()
+        state.view = pays_line.join_line(plan, stop, client)
     except MpdemoError as err:
         text = error_text(err, lang)
         state.error = shown(text)
@@ -328,13 +305,17 @@ def run_sweep_ui(
             html.escape(text, quote=False), title="mpdemo", print_exception=False
         ) from None
     state.plan = plan
-    state.stop = threading.Event()
+    state.stop = stop
     cmap = colour_map(list(plan.precisions), list(plan.spec.batch_sizes))
     # None first: the chart is rebuilt with this grid's colour domain, then the frames.
     yield {**frame(state, lang), "plot": gr.update(value=None, color_map=cmap)}
     yield frame(state, lang)
     try:
-        for ev in sweep(plan, state.stop):
+        for ev in state.view.events(timeout=1.0):
+            if ev is None:  # a heartbeat: its place in line, or Stop pressed while it waited
+                if not stop.is_set():
+                    yield frame(state, lang)
+                continue
             if ev.kind == "point":
                 state.points.append(ev)
             elif ev.kind == "memory":
@@ -346,9 +327,13 @@ def run_sweep_ui(
                 continue
             yield frame(state, lang)
     finally:
-        # Tab closed or job cancelled: gradio closes this generator; end the sweep too.
-        state.stop.set()
+        # Tab closed or job cancelled: gradio closes this generator; end the sweep too (out of
+        # the line if it still waited).
+        stop.set()
+        state.view.stop()
         state.ended.set()
+    if state.end is None:  # it left the line before its turn: say so as its last word
+        yield frame(state, lang)
 
 
 STOP_WAIT_S = 15.0  # how long Stop waits for the step in progress to finish
@@ -365,6 +350,8 @@ def stop_sweep(state: SweepState | None, lang: str) -> str:
         return t("sweep_status_nothing", lang)
     assert state.stop is not None
     state.stop.set()
+    if state.view is not None:  # never behind training: a waiting sweep just leaves the line
+        state.view.stop()
     if not state.ended.wait(STOP_WAIT_S):
         return t("sweep_status_stopping", lang, points=len(state.points))
     return status_text(state, lang)
@@ -457,7 +444,8 @@ def build_pays_tab(ctx: Any) -> None:
     def on_run(
         lang: str, sizes: Any, batch_sizes: Any, precisions: Any, budget: Any, st: Any
     ) -> Iterator[dict[Any, Any]]:
-        for out in run_sweep_ui(lang, sizes, batch_sizes, precisions, budget, st, limits):
+        client = pays_line.client_now()  # the same per-address share as a comparison's
+        for out in run_sweep_ui(lang, sizes, batch_sizes, precisions, budget, st, limits, client):
             yield keyed(out)
 
     lang = ctx.lang
@@ -465,7 +453,10 @@ def build_pays_tab(ctx: Any) -> None:
         on_run,
         [lang, sizes, batches, precisions, budget, state],
         outputs,
-        concurrency_limit=1,  # one sweep per process: the timings must not share the cores
+        # It waits its turn in the classroom's line (one grid or sweep at a time, the timings
+        # never share the cores), so its handler waits with the comparisons' handlers.
+        concurrency_limit=classroom.concurrency(),
+        concurrency_id=classroom.CONCURRENCY_ID,
         api_name="sweep",
         # The values as sent: gradio's Number refused "abc" in English; check_sweep refuses it
         # in the page's language.
@@ -473,7 +464,8 @@ def build_pays_tab(ctx: Any) -> None:
         show_progress="minimal",
         show_progress_on=[status],
     )
-    stop.click(stop_sweep, [state, lang], [status], concurrency_limit=None,
+    # Stop never waits behind training: off the queue, as the Train tab's Stop.
+    stop.click(stop_sweep, [state, lang], [status], queue=False,
                api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
     def on_lang(lang: str, st: SweepState) -> list[Any]:

@@ -1,0 +1,42 @@
+"""The published figures from other machines, beside the "Where it pays" sweep: a table headed
+'published, not run here', each row with its link."""
+
+from __future__ import annotations
+
+import html
+
+from ..i18n import number, t
+
+
+def published_html(lang: str) -> str:
+    """The published figures as a table headed 'published, not run here', each with its link."""
+    from ...teach.published import PUBLISHED
+
+    head = "".join(
+        f"<th>{html.escape(t(k, lang))}</th>"
+        for k in ("pub_hardware", "pub_workload", "col_precision", "col_speedup", "pub_figures",
+                  "pub_source")
+    )  # fmt: skip
+    body = []
+    for p in PUBLISHED:
+        figures = (
+            f"{number(p.figure, lang, 'g')} / {number(p.baseline_figure, lang, 'g')} "
+            f"{t('col_samples', lang) if p.unit == 'samples/s' else p.unit}"
+            if p.unit
+            else "–"
+        )
+        cells = [p.hardware, p.workload, f"{p.precision} / {p.baseline}",
+                 number(p.speedup, lang, ".2f") + "×", figures]  # fmt: skip
+        link = (
+            f'<a href="{html.escape(p.url, quote=True)}" target="_blank" rel="noopener noreferrer">'
+            f"{html.escape(p.source)}</a>"
+        )
+        body.append(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + f"<td>{link}</td></tr>"
+        )
+    title = html.escape(t("published_title", lang))
+    note = html.escape(t("published_note", lang))
+    return (
+        f'<div class="mp-published"><h3>{title}</h3><p>{note}</p>'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )

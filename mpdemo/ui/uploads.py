@@ -1,0 +1,171 @@
+"""Raw uploads bounded per visitor: gradio stores every upload in its cache before any event
+reads it (or none does), keyed by nobody. `BoundUploads` (an ASGI middleware, in the app through
+`launch_options()`) notes who sent each upload (the address the proxy saw, as the line's share
+does: mpdemo/ui/train/classroom.py's client_of) and keeps at most UPLOADS_PER_CLIENT uploads and
+UPLOAD_BYTES_PER_CLIENT bytes an address, deleting that address's oldest first. The rest of the
+cache goes after twenty minutes (app.py's DELETE_CACHE).
+
+Per address, not per session: a session id is whatever the client sends. The bound is wide
+enough for a class behind one address (each runs file is read the moment it lands).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..files.recorded import MAX_FILE_BYTES
+
+UPLOADS_PER_CLIENT = 32
+UPLOAD_BYTES_PER_CLIENT = 4 * MAX_FILE_BYTES  # 128 MB: four of the largest runs files
+UPLOAD_PATH = "/gradio_api/upload"
+
+_log = logging.getLogger("mpdemo.ui.uploads")
+
+
+@dataclass
+class Upload:
+    """One upload request: the files gradio stored for it, the bytes it sent, when."""
+
+    paths: list[str]
+    nbytes: int
+    at: float
+
+
+class Ledger:
+    """Each address's uploads, oldest first; past its bound the oldest are deleted."""
+
+    def __init__(
+        self, max_files: int = UPLOADS_PER_CLIENT, max_bytes: int = UPLOAD_BYTES_PER_CLIENT
+    ) -> None:
+        self.max_files, self.max_bytes = max_files, max_bytes
+        self.lock = threading.Lock()
+        self.by_client: dict[str, collections.deque[Upload]] = {}
+
+    def add(self, client: str, paths: list[str], nbytes: int) -> list[str]:
+        """Note an upload of `client`'s; delete its oldest past the bound; return what went."""
+        gone: list[str] = []
+        with self.lock:
+            mine = self.by_client.setdefault(client, collections.deque())
+            mine.append(Upload(list(paths), nbytes, time.monotonic()))
+            while mine and (  # the newest too, when one request alone is past the bound
+                sum(len(u.paths) for u in mine) > self.max_files
+                or sum(u.nbytes for u in mine) > self.max_bytes
+            ):
+                old = mine.popleft()
+                gone += [p for p in old.paths if not self._held(p)]
+            self._forget_missing()
+        for path in gone:
+            _delete(path)
+        return gone
+
+    def _held(self, path: str) -> bool:
+        # The same content from two visitors is one file in gradio's cache: kept while either
+        # still counts it.
+        return any(path in u.paths for q in self.by_client.values() for u in q)
+
+    def _forget_missing(self) -> None:
+        # What gradio's own cleanup (twenty minutes) deleted stops counting, and empty addresses go.
+        # An upload's file is moved into place just after it is noted: young ones stay.
+        now = time.monotonic()
+        for client, q in list(self.by_client.items()):
+            kept = [u for u in q if now - u.at < 60 or any(os.path.exists(p) for p in u.paths)]
+            if len(kept) != len(q):
+                self.by_client[client] = collections.deque(kept)
+            if not kept:
+                del self.by_client[client]
+
+    def count(self, client: str) -> int:
+        """Files this address has in the cache, as noted here."""
+        with self.lock:
+            return sum(len(u.paths) for u in self.by_client.get(client, ()))
+
+
+def _delete(path: str) -> None:
+    """Delete an upload and its folder (gradio gives each upload a folder of its own)."""
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        _log.warning("could not delete the upload %s", path)
+        return
+    # Not empty (another file of the same content) or gone: left as it is.
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(path))
+
+
+LEDGER = Ledger()
+
+
+class BoundUploads:
+    """ASGI middleware: notes each upload request's files and bytes under its client."""
+
+    def __init__(self, app: Any, ledger: Ledger | None = None) -> None:
+        self.app = app
+        self.ledger = ledger or LEDGER
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """Pass every request on; an upload's answer (the stored paths) is noted on its way out."""
+        path = scope.get("path", "") if scope.get("type") == "http" else ""
+        if scope.get("method") != "POST" or not path.endswith(UPLOAD_PATH):
+            await self.app(scope, receive, send)
+            return
+        received = 0
+        status = 0
+        body: list[bytes] = []
+        gone: list[str] = []
+
+        async def counting_receive() -> Any:
+            nonlocal received
+            message = await receive()
+            if message.get("type") == "http.request":
+                received += len(message.get("body", b""))
+            return message
+
+        async def noting_send(message: Any) -> None:
+            nonlocal status
+            if message.get("type") == "http.response.start":
+                status = int(message.get("status", 0))
+            elif message.get("type") == "http.response.body":
+                body.append(message.get("body", b""))
+                if status == 200 and not message.get("more_body", False):
+                    # Noted before the answer leaves: when the client reads its paths, what
+                    # went past its bound is gone already.
+                    gone.extend(self._note(scope, b"".join(body), received))
+            await send(message)
+
+        await self.app(scope, counting_receive, noting_send)
+        for path in gone:  # gradio moves a file into place after answering: once more then
+            if os.path.exists(path):
+                _delete(path)
+
+    def _note(self, scope: dict[str, Any], body: bytes, nbytes: int) -> list[str]:
+        try:
+            paths = [p for p in json.loads(body) if isinstance(p, str)]
+        except (ValueError, TypeError):
+            return []
+        return self.ledger.add(client_of_scope(scope), paths, nbytes) if paths else []
+
+
+def client_of_scope(scope: dict[str, Any]) -> str:
+    """The client of a request's ASGI scope, as the line counts it (the proxy's address)."""
+    from starlette.requests import Request
+
+    from .train.classroom import client_of
+
+    return client_of(Request(scope))
+
+
+def middleware() -> list[Any]:
+    """What `launch(app_kwargs={"middleware": ...})` takes: the bound on uploads."""
+    from starlette.middleware import Middleware
+
+    return [Middleware(BoundUploads)]
