@@ -12,7 +12,6 @@ import time
 
 import gradio as gr
 import pytest
-from test_ui import app_url  # noqa: F401 - fixture
 
 from mpdemo.classroom import broadcast
 from mpdemo.classroom.broadcast import Hub
