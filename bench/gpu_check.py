@@ -31,6 +31,7 @@ import torch  # noqa: E402
 
 from mpdemo import RunConfig, train
 from mpdemo.engine import fp8  # noqa: E402
+from mpdemo.engine.precision import check_precision_on, resolve_device  # noqa: E402
 from mpdemo.files.recorded import runs_document  # noqa: E402
 from mpdemo.files.summary import with_speedups  # noqa: E402
 from mpdemo.messages import ConfigError  # noqa: E402
@@ -105,6 +106,17 @@ def main() -> None:
         fp8_skipped = None
     except ConfigError as err:
         fp8_skipped = str(err)
+    # Precisions this device cannot run are refused in one line each, and left out.
+    refused = {}
+    for p in PRECISION_NAMES:
+        if p == "fp8":
+            continue  # said above, with its own reason
+        try:
+            check_precision_on(resolve_device(device), p)
+        except ConfigError as err:
+            refused[p] = str(err)
+    for p, why in refused.items():
+        print(f"skipped {p}: {why}", flush=True)
     t_start = time.perf_counter()
     runs = []
     for model, batch, seq in models:
@@ -113,6 +125,8 @@ def main() -> None:
                 if cuda and precision == "bf16" and not torch.cuda.is_bf16_supported():
                     continue
                 if precision == "fp8" and fp8_skipped:
+                    continue
+                if precision in refused:  # e.g. tf32 on a CPU or a GPU before sm 8.0
                     continue
                 cfg = RunConfig(
                     model=model, backend=backend, precision=precision, device=device,

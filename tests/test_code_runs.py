@@ -83,6 +83,7 @@ def test_a_burst_of_train_tab_changes_never_sends_a_stale_pick() -> None:
     # radio still showed 'torch · bf16'. The first answer drops bf16 from the choices; gradio
     # then refused every later event ("'torch · bf16' ... is not in the list of choices").
     import asyncio
+    import concurrent.futures
 
     from gradio.state_holder import SessionState
 
@@ -110,7 +111,10 @@ def test_a_burst_of_train_tab_changes_never_sends_a_stale_pick() -> None:
             out = dict(zip([o._id for o in fn.outputs], got["data"], strict=True))
         return out
 
-    out = asyncio.run(burst_after_a_pick())
+    # Its own thread: the session's Playwright (tests/conftest.py) keeps an event loop running
+    # in this one, and asyncio.run() refuses to nest.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        out = pool.submit(asyncio.run, burst_after_a_pick()).result()
     assert out[radio._id]["value"] == "form:torch · fp16"  # the same pick's counterpart
     assert "<code>steps=40</code>" in out[by_id["code-settings"]._id]
 

@@ -385,7 +385,7 @@ def test_session_is_fresh_per_browser_session() -> None:
 def test_app_py_only_launches() -> None:
     text = (ROOT / "app.py").read_text(encoding="utf-8")
     # The page's CSS, the upload cap and gradio's missing strings go in here.
-    assert "build_app()" in text and ".launch(**launch_options())" in text
+    assert "build_app()" in text and "serve(demo, **launch_options())" in text
     assert not re.search(r"^import (torch|transformers|accelerate|datasets)", text, re.M)
 
 

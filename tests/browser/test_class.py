@@ -300,8 +300,19 @@ def test_the_underflow_lab_refuses_in_the_pages_language(browser, url: str, batc
         box = pg.locator("#uf-batch input[type=number]").first
         box.fill(batch)
         box.press("Tab")
-        pg.click("#uf-run")
-        status = wait_text(pg, "#uf-status", "No calculado", 60)
+        # The page's language hook may still redraw the lab's idle text over a first refusal
+        # (seen once on a loaded machine): press again if the refusal did not stay.
+        ok = "s => { const t = document.querySelector(s)?.innerText || '';"
+        ok += " return t.includes('No calculado') && t.includes('lote'); }"
+        for attempt in range(2):
+            pg.click("#uf-run")
+            try:
+                pg.wait_for_function(ok, arg="#uf-status", timeout=30_000)
+                break
+            except Exception:  # noqa: BLE001 - playwright's timeout: one more press
+                if attempt:
+                    raise
+        status = pg.inner_text("#uf-status")
         assert "lote" in status and "1.024" in status, status  # the box, its range, in Spanish
         toast = pg.locator("[data-testid=toast-body]").first
         toast.wait_for(timeout=15_000)
