@@ -126,3 +126,31 @@ def own_contexts(browser) -> Iterator[None]:
         for ctx in browser.contexts:
             if ctx not in before:
                 ctx.close()
+
+
+# --- the inner loop: `python -m pytest -m "not slow"` ------------------------------------------
+# Slow: every browser test, and the tests that took 2 s or more in a whole-suite run on a quiet
+# 2-core machine (--durations). They stay in the full suite; the marker only lets a developer
+# leave them out while iterating.
+SLOW_TESTS = (
+    "test_bench_scripts.py::",
+    "test_distributed.py::",
+    "test_serve.py::",
+    "test_script_anywhere.py::",
+    "test_classroom.py::test_five_visitors_at_once",
+    "test_cli_files.py::test_a_signal_during_the_grid",
+    "test_cli_files.py::test_sigterm_during_a_sweep",
+    "test_lessons.py::test_stop_then_train",
+    "test_listing.py::test_scripts_reproduce_the_engines_losses",
+    "test_profile.py::test_grid_planned_event_says_before_the_runs",
+    "test_space.py::test_an_api_session_that_opened_a_file_is_freed",
+    "test_space.py::test_an_opened_file_is_thinned",
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001 - pytest's hook
+    """Mark the browser tests and the slow ones above `slow`."""
+    for item in items:
+        node = item.nodeid.replace("\\", "/")
+        if node.startswith("tests/browser/") or any(s in node for s in SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
