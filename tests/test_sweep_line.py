@@ -12,6 +12,7 @@ import time
 
 import gradio as gr
 import pytest
+from test_classroom_fair import SlowRunner  # a comparison that runs until stopped
 
 from mpdemo.classroom import broadcast
 from mpdemo.classroom.broadcast import Hub
@@ -21,28 +22,6 @@ from mpdemo.ui.tabs import pays
 CFG = RunConfig(
     train_slice="train[:256]", eval_slice="validation[:64]", steps=6, batch_size=16, device="cpu"
 )
-
-
-class SlowRunner:
-    """A comparison that runs (no event) until stopped: another visitor's training."""
-
-    machine = None
-
-    def __init__(self, *_: object) -> None:
-        from mpdemo.runs.fold import RunFold
-
-        self.stopped = threading.Event()
-        self.runs = RunFold([])
-
-    def start(self) -> None:
-        pass
-
-    def stop(self) -> None:
-        self.stopped.set()
-
-    def events(self, timeout: float | None = None):
-        while not self.stopped.wait(timeout or 0.1):
-            yield None
 
 
 @pytest.fixture
