@@ -467,8 +467,8 @@ EN: dict[str, str] = {
         "published figures"
     ),
     "lesson_where_it_pays_cpu": (
-        "This CPU has no bf16 or fp16 instructions, so no size steps faster in 16-bit here: the "
-        "published figures beside the sweep show where it pays on GPUs"
+        "torch reports no bf16 or fp16 instructions on this CPU: the sweep's points say what it "
+        "measures here, and the published figures beside it show where it pays on GPUs"
     ),
 }
 
