@@ -140,13 +140,13 @@ def run_grid(
     runs = repeated(configs, repeat)
     per = max(1, len(configs))
     if side_by_side(configs):
-        from .together import run_together
+        from .together import Together
 
         for i in range(0, len(runs), per):
             if stop.is_set():
                 break
             with RUN_LOCK:
-                run_together(runs[i : i + per], emit, stop, limits, fit_s, i, len(runs))
+                Together(runs[i : i + per], emit, stop, limits, fit_s, i, len(runs)).run()
             _collect()
         return
     _run_sequential(runs, per, emit, stop, limits, calibrate, fit_s)

@@ -284,16 +284,3 @@ class Together:
             return ev
         summary = with_speedups([ev.summary], {cfg.precision: check})[0]
         return dataclasses.replace(ev, summary=summary)
-
-
-def run_together(
-    configs: list[RunConfig],
-    emit: Callable[[Event], None],
-    stop: threading.Event,
-    limits: Limits | None = None,
-    fit_s: float | None = None,
-    first_index: int = 0,
-    total: int | None = None,
-) -> None:
-    """Train configs side by side, taking turns step by step (see the module's docstring)."""
-    Together(configs, emit, stop, limits, fit_s, first_index, total).run()
