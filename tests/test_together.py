@@ -93,6 +93,18 @@ def test_steps_of_a_comparison_alternate_and_carry_wall_time(tiny: RunConfig):
         ends["torch · fp32"]["median_step_s"] / bf16["median_step_s"]
     )
     assert bf16["speed_verdict"] == "unsure" and bf16["speed_reason"] == "too_few"
+    # The note under the precision boxes reads the same runs: nothing was measured before them.
+    from mpdemo.ui.train.inputs import precision_note
+    from mpdemo.ui.train.session import Session
+
+    page = Session()
+    page.begin(configs)
+    for ev in events:
+        page.apply(ev)
+    note = precision_note("en", ["fp32", "bf16"], "cpu", page)
+    assert note.startswith("Measured by your last comparison's own steps (tiny-bert, batch 8)")
+    assert "bf16" in note.split("\n\n", 1)[1]
+    assert precision_note("en", ["fp32", "fp16"], "cpu", page) == ""  # fp16 did not run
 
 
 def test_stop_mid_comparison_keeps_every_runs_steps(tiny: RunConfig):

@@ -389,6 +389,34 @@ def test_app_py_only_launches() -> None:
     assert not re.search(r"^import (torch|transformers|accelerate|datasets)", text, re.M)
 
 
+def test_runs_taking_turns_read_as_one_comparison_in_the_status() -> None:
+    # The runs of a comparison advance step by step together: "Run 1 of 2 ... Run 2 of 2"
+    # flickering between step events told a class they ran one after another.
+    from mpdemo.config import RunConfig
+    from mpdemo.events import RunStarted, StepEvent
+    from mpdemo.ui.train.tab import status_text
+
+    cfgs = [RunConfig(precision="fp32", steps=10), RunConfig(precision="fp16", steps=10)]
+    session = Session()
+    session.begin(cfgs)
+    assert status_text(session, "en").startswith("Preparing 2 runs to train side by side")
+    assert "measuring the training step" not in status_text(session, "en")
+    for i, cfg in enumerate(cfgs):
+        session.apply(RunStarted(f"{i}:x", cfg.label, i, 2, {}, "cpu", 1, "x", 10))
+    for i, cfg in enumerate(cfgs):
+        session.apply(StepEvent(f"{i}:x", cfg.label, 3, 0.6, None, False, 50.0, 1.0, None,
+                                1e-3, 0.2 * (i + 1)))  # fmt: skip
+    text = status_text(session, "es")
+    assert text.startswith("2 ejecuciones lado a lado: paso 3 de 10, quedan unos")
+    assert "Ejecución" not in text
+    # Two repetitions of the comparison: which one is going, then the same line.
+    session.progress.update(index=2, total=4)
+    assert status_text(session, "en").startswith("Repetition 2 of 2: 2 runs side by side")
+    # One run alone keeps its own line.
+    session.begin(cfgs[:1])
+    assert status_text(session, "en").startswith("Run 1 of 1: preparing")
+
+
 def test_a_failed_run_shows_in_the_table_and_status_and_keeps_earlier_downloads() -> None:
     from mpdemo.config import RunConfig
     from mpdemo.engine.core import failed_event

@@ -82,20 +82,49 @@ def precision_note(
     from ...runs.plan import speed_note
     from .session import Session
 
-    cal = session.calibration() if isinstance(session, Session) else None
+    if not isinstance(session, Session):
+        return ""
     try:  # measured on another device than the one picked now: no claim about this one
         from ...engine.precision import resolve_device
 
-        if cal is not None and cal.device != resolve_device(device or "auto").type:
-            cal = None
+        here = resolve_device(device or "auto").type
     except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
-        cal = None
-    notes = [n for p in precisions or [] if cal and (n := speed_note(cal, machine_info(), p))]
-    if cal is None or not notes:
+        return ""
+    cal = session.calibration()
+    if cal is None or cal.device != here:
+        return _runs_note(lang, precisions or [], here, session)
+    notes = [n for p in precisions or [] if (n := speed_note(cal, machine_info(), p))]
+    if not notes:
         return ""
     # Which step was measured: the figures of a tiny-bert grid must not read as small-bert's.
     model, _dataset, batch, _length, _device = cal.key
     head = t("precision_note_measured", lang, model=shown(model), batch=batch)
+    return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
+
+
+def _runs_note(lang: str, precisions: list[str], device: str, session: Any) -> str:
+    """The same sentences from the runs' own steps, when the last comparison's runs took turns
+    (no separate measurement came before them): its runs on `device` of a ticked precision."""
+    from ...files.summary import with_speedups
+    from ...runs.plan import run_speed_notes
+
+    mine = with_speedups(r["summary"] for r in session.runs)
+    ticked = [
+        s
+        for s in mine
+        if str(s.get("device") or "cpu").split(":")[0] == device
+        and (s.get("precision") == "fp32" or s.get("precision") in precisions)
+    ]
+    notes = [n for n in run_speed_notes(ticked) if n.args.get("precision") in precisions]
+    if not notes:
+        return ""
+    first = next(r for r in session.runs if r["summary"].get("precision") in precisions)
+    head = t(
+        "precision_note_runs",
+        lang,
+        model=shown(str(first["summary"].get("model", ""))),
+        batch=(first.get("config") or {}).get("batch_size", "?"),
+    )
     return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...messages import MpdemoError
+from ...runs.runner import side_by_side
 from .. import system
 from ..i18n import error_text, message, t
 from ..text import shown
@@ -59,39 +60,16 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     elif session.stop_requested:
         # Once the worker has reported the stopped run, say so (Stop's own reply already did).
         lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
-    elif p.get("phase") == "running" and p.get("steps"):
-        i, n, step, steps = p["index"], p["total"], p.get("step", 0), p["steps"]
-        left = _left(session)
-        if left is not None:
-            lines.append(
-                t(
-                    "status_running",
-                    lang,
-                    i=i + 1,
-                    n=n,
-                    label=shown(p["label"]),
-                    step=step,
-                    steps=steps,
-                    left=_duration(left, lang),
-                )
-            )
-        else:
-            lines.append(t("status_preparing", lang, i=i + 1, n=n, label=shown(p["label"])))
     else:
-        lines.append(
-            t(
-                "status_preparing",
-                lang,
-                i=p.get("index", 0) + 1,
-                n=p.get("total", 1),
-                label=shown(p.get("label", "")),
-            )
-        )
-        left = _left(session)
-        if session.plan is None:
-            lines.append(shown(message("calibrating", {}, lang)))
-        elif left is not None:
-            lines.append(t("status_eta", lang, left=_duration(left, lang)))
+        lines.append(_progress_line(session, lang))
+        if p.get("phase") != "running" or not p.get("steps"):
+            left = _left(session)
+            if session.plan is None:
+                # Runs taking turns time themselves: nothing is measured before them.
+                if not side_by_side(session.configs):
+                    lines.append(shown(message("calibrating", {}, lang)))
+            elif left is not None:
+                lines.append(t("status_eta", lang, left=_duration(left, lang)))
     if finished and session.runs:
         # What the runs themselves measured (speed vs fp32, memory): the load on a shared
         # machine may have changed since the calibration, so its sentences give way to these.
@@ -139,6 +117,33 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     if session.files_error:  # the downloads failed to write: the runs above are all here
         lines.append(t("status_files_failed", lang, error=shown(session.files_error)))
     return folded(lines[:head], lines[head:], lang)
+
+
+def _progress_line(session: Session, lang: str) -> str:
+    """Where the comparison is: 'n runs side by side: step k of N, about T left' when its runs
+    take turns step by step, else 'Run i of n: label, step k of N, about T left'."""
+    p = session.progress
+    i, n = p.get("index", 0), p.get("total", 1)
+    per = len(session.configs)
+    running = p.get("phase") == "running" and p.get("steps")
+    left = _left(session) if running else None
+    if per > 1 and side_by_side(session.configs):
+        # Every run of the comparison advances one step before any takes the next: one line
+        # for all of them (the step shown is the last run's, at most one behind the others).
+        reps = max(1, n // per)
+        head = t("status_repetition", lang, r=i // per + 1, rs=reps) if reps > 1 else ""
+        if running and left is not None:
+            return head + t(
+                "status_together", lang, n=per, step=p.get("step", 0), steps=p["steps"],
+                left=_duration(left, lang),
+            )  # fmt: skip
+        return head + t("status_together_preparing", lang, n=per)
+    if running and left is not None:
+        return t(
+            "status_running", lang, i=i + 1, n=n, label=shown(p["label"]),
+            step=p.get("step", 0), steps=p["steps"], left=_duration(left, lang),
+        )  # fmt: skip
+    return t("status_preparing", lang, i=i + 1, n=n, label=shown(p.get("label", "")))
 
 
 def folded(head: list[str], details: list[str], lang: str) -> str:
