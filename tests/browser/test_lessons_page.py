@@ -52,7 +52,9 @@ def test_the_lessons_and_train_are_on_the_first_screen(browser, url, code, width
         context.close()
 
 
-def test_one_click_on_a_lesson_runs_it(browser, url) -> None:  # noqa: F811
+def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch) -> None:  # noqa: F811
+    # The click's wiring, not the lesson's minute (bench/lessons.py times that): 12 steps a run.
+    monkeypatch.setenv("MPDEMO_LESSON_STEPS", "12")
     context, pg = open_page(browser, url, "en", 1400)
     try:
         pg.wait_for_function(  # the load hooks answered: the page's events are wired up
