@@ -177,3 +177,50 @@ def test_no_line_contradicts_its_explanation(precision: str) -> None:
     head, body = script[: -len(lst.body)], lst.body
     assert 'device_type = prep.device.type  # "cpu" for this run' in head
     assert "device_type =" not in body  # defined once, above the loop
+
+
+def test_the_trainer_listing_shows_the_slide_s_arguments_and_folds_mpdemo_s_own() -> None:
+    from mpdemo.ui.tabs import code as C
+
+    lst = L.listing(RunConfig(backend="trainer", precision="bf16", device="cpu"))
+    call = [ln for ln in lst.lines if ln.code.startswith("    ")][:5]
+    # TrainingArguments opens on the slide's arguments: the basics and the precision flags.
+    assert [ln.code.split("=")[0].strip() for ln in call[:4]] == [
+        "output_dir", "eval_strategy", "fp16", "bf16"
+    ]  # fmt: skip
+    folded = [ln for ln in lst.lines if ln.fold == "in" and ln.kind != "neutral"]
+    assert len(folded) >= 15 and all(ln.code.startswith("    ") for ln in folded)
+    assert {"max_steps=100,", "seed=0,", "logging_nan_inf_filter=False,"} <= {
+        ln.code.strip() for ln in folded
+    }
+    assert lst.fold_why and "save or print nothing" in lst.fold_why
+    # Each footnote is said once: the shown lines' first, the folded ones' behind the fold.
+    assert len(lst.shown_changes()) <= 10
+    notes = [*lst.shown_changes(), *lst.folded_changes()]
+    assert sorted(notes) == sorted(lst.changes()) and len(set(notes)) == len(notes)
+    for lang in ("en", "es", "pt"):
+        html = C.listing_html(lst, lang)
+        shown, rest = html.split('<details class="mp-fold">')
+        inside, after = rest.split("</details>")
+        assert "fp16=False" in shown and "bf16=True" in shown and "max_steps" not in shown
+        assert "max_steps=100," in inside and "ddp_find_unused_parameters" in inside
+        assert "trainer.train()" in after  # the rest of the listing is shown, unfolded
+        # Every line of the loop is in the page, folded or not: nothing left out of the copy.
+        for line in lst.body.splitlines():
+            if line.strip() and not line.strip().startswith("#"):
+                assert C.esc(line.split("  #")[0].rstrip()) in html, line
+        notes = C.changes_md(lst, lang)
+        first, folded_notes = notes.split("<details><summary>", 1)
+        assert first.count("\n1. ") == 1 and "\n10. " not in first
+        assert f"\n{len(lst.shown_changes()) + 1}. " in folded_notes
+
+
+@pytest.mark.parametrize("backend", ["torch", "accelerate"])
+def test_the_other_listings_have_no_fold(backend: str) -> None:
+    from mpdemo.ui.tabs import code as C
+
+    for precision in ("fp16", "bf16"):
+        lst = L.listing(RunConfig(backend=backend, precision=precision, device="cpu"))
+        assert not any(ln.fold for ln in lst.lines) and lst.fold_why is None
+        assert lst.shown_changes() == lst.changes() and lst.folded_changes() == []
+        assert "<details" not in C.listing_html(lst, "en")

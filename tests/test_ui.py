@@ -245,10 +245,10 @@ def test_warnings_render_in_the_page_language() -> None:
         "warnings": ["stopped after 3 of 8 steps"],
         "warning_keys": [{"key": "stopped_by_user", "args": {"step": 3, "steps": 8}, "text": "x"}],
     }
-    es = summary_table([summary], "es")
+    es = summary_table([summary], "es", all_columns=True)  # behind the "All columns" box
     assert es["avisos"][0] == "detenida tras 3 de 8 pasos"
     assert es["estado"][0] == "detenida"
-    en = summary_table([summary], "en")
+    en = summary_table([summary], "en", all_columns=True)
     assert en["warnings"][0] == "stopped after 3 of 8 steps"
 
 
@@ -258,7 +258,7 @@ def test_summary_numbers_are_shown_in_the_page_language_and_stay_numbers() -> No
     summary = {"label": "torch · fp32", "backend": "torch", "precision": "fp32",
                "status": "completed", "params": 191874, "final_loss": 0.69314,
                "mean_step_s": 0.0213, "samples_per_s": 1523.4}  # fmt: skip
-    session = Session()
+    session = Session(all_columns=True)  # params and samples/s are behind the box
     session.runs = [{"summary": summary}]
     shown = {}
     for lang in ("en", "es", "pt"):
@@ -432,6 +432,7 @@ def test_a_failed_run_shows_in_the_table_and_status_and_keeps_earlier_downloads(
     first_files = session.write_files()
     session.begin(cfgs[1:])  # a later training whose run fails to prepare
     session.apply(failed_event(cfgs[1], ConfigError("load_failed", value="x", detail="gone"), 0))
+    session.all_columns = True  # the warnings are behind the "All columns" box
     table = session.table("es").data
     assert table["estado"].tolist() == ["falló"]
     assert "no se pudo cargar 'x': gone" in table["avisos"][0]
@@ -597,18 +598,6 @@ def test_presets_say_what_they_loaded_and_when_the_gpu_is_missing() -> None:
     values, note = preset_load("es", "fp16_vs_fp32_gpu", d, ["auto", "cpu", "cuda"])
     assert values["device"] == "cuda" and "GPU" not in note.split("**")[-1]
     assert preset_load("en", None, d, ["auto"]) == ({}, "")
-
-
-def test_spanish_headers_get_columns_as_wide_as_their_longest_word() -> None:
-    from mpdemo.ui.train.frames import empty_table
-    from mpdemo.ui.train.tab import CHAR_PX, HEADER_PAD_PX, header_widths
-
-    # The browser tests check the real layout ("pérdid a" no more, at 13 px, app.py's CSS).
-    for lang in ("en", "es", "pt"):
-        headers = list(empty_table(lang).columns)
-        for h, w in zip(headers, header_widths(headers), strict=True):
-            longest = max(len(word) for word in h.split())
-            assert int(w.removesuffix("px")) >= CHAR_PX * longest + HEADER_PAD_PX, (lang, h, w)
 
 
 def test_builtin_models_show_their_exact_parameter_count() -> None:

@@ -88,10 +88,12 @@ def train_loop(
     training_args = TrainingArguments(
         output_dir=output_dir,  # the Trainer makes it; with save_strategy="no" it stays empty
         eval_strategy="steps",  # the course's `evaluation_strategy`, renamed in transformers 5
-        eval_steps=max_steps,  # one evaluation, after the last step, like the other backends
-        max_steps=max_steps,  # steps, not epochs: every backend trains the same steps
         fp16=fp16,  # on a CPU, transformers sets no autocast and no scaler for fp16: it runs fp32
         bf16=bf16,  # the other half-precision format; True for a bf16 run
+        # mpdemo: the arguments below make this run match the other two backends' (the same
+        # steps, batches, seed and evaluation), log a loss at every step, and save or print nothing
+        eval_steps=max_steps,  # one evaluation, after the last step, like the other backends
+        max_steps=max_steps,  # steps, not epochs: every backend trains the same steps
         use_cpu=use_cpu,  # bf16 on a CPU needs it
         per_device_train_batch_size=per_device_train_batch_size,  # the batch, over processes
         per_device_eval_batch_size=per_device_eval_batch_size,  # as the other backends evaluate

@@ -6,6 +6,10 @@ line by line with the course's listing. Every line that differs is explained by 
 it (or just above its statement) in the backend's source, so the "what changed" list cannot
 drift from the code. `script_for(cfg)` wraps the same text into a runnable reproduce script;
 the app's download and `python -m mpdemo code` print exactly that.
+
+A comment line starting with `# mpdemo:` inside a call folds the rest of that call's arguments:
+the Code tab shows the course's arguments first and mpdemo's own behind it (the Trainer's
+TrainingArguments); the text, the script and what runs are the same either way.
 """
 
 from __future__ import annotations
@@ -87,6 +91,8 @@ class Line:
     code: str  # the same without its comment ("" for a comment-only line)
     kind: str  # same | changed | new | mpdemo | neutral (blank, comment, import, bracket)
     why: str | None = None  # the explanation, from the source's comment (changed/new/mpdemo)
+    # "start": a `# mpdemo:` comment inside a call (why: its text); "in": a line it folds.
+    fold: str = ""
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,22 @@ class Listing:
     def changes(self) -> list[str]:
         """Why the loop differs from the course's: one entry per explanation, in order."""
         return _unique(ln.why for ln in self.lines if ln.kind in ("changed", "new") and ln.why)
+
+    def shown_changes(self) -> list[str]:
+        """The explanations of the lines shown unfolded, in order."""
+        return _unique(
+            ln.why for ln in self.lines if ln.kind in ("changed", "new") and ln.why and not ln.fold
+        )
+
+    def folded_changes(self) -> list[str]:
+        """The explanations of the folded lines (mpdemo's own arguments) not said above them."""
+        shown = set(self.shown_changes())
+        return [w for w in self.changes() if w not in shown]
+
+    @property
+    def fold_why(self) -> str | None:
+        """What the folded arguments are for (the `# mpdemo:` comment), or None: no fold."""
+        return next((ln.why for ln in self.lines if ln.fold == "start"), None)
 
     def mpdemo_lines(self) -> list[str]:
         """What each of mpdemo's own lines does, in order."""
@@ -336,6 +358,33 @@ def _covering_comments(text: str, src: list[_Src]) -> list[str | None]:
     return out
 
 
+def _unmarked(comment: str) -> str:
+    """A `mpdemo:` comment's words without the mark."""
+    return comment[len(MPDEMO_MARK) :].lstrip(":").strip()
+
+
+def _folds(src: list[_Src]) -> dict[int, str]:
+    """Line index -> "start" or "in": a `# mpdemo:` comment line inside a statement (a call's
+    arguments) folds the lines under it, up to the line that closes that statement."""
+    out: dict[int, str] = {}
+    for i, s in enumerate(src):
+        if s.stmt >= 0 or s.code.strip() or not (s.comment or "").startswith(MPDEMO_MARK + ":"):
+            continue
+        before = [j for j in range(i) if src[j].stmt >= 0]
+        after = [j for j in range(i + 1, len(src)) if src[j].stmt >= 0]
+        if not before or not after or src[before[-1]].stmt != src[after[0]].stmt:
+            continue  # between two statements: not inside a call, nothing to fold
+        if i in out:
+            continue  # a later line of a marker already read
+        stmt = src[after[0]].stmt
+        last = max(j for j, x in enumerate(src) if x.stmt == stmt)  # the closing line stays
+        for j in range(i, after[0]):  # the marker's comment lines: the fold's title
+            out[j] = "start"
+        for j in range(after[0], last):
+            out.setdefault(j, "in")
+    return out
+
+
 def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
     """Our lines classified against the course's, and the course lines with no counterpart."""
     src = _analyse(ours)
@@ -356,17 +405,27 @@ def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
             kinds[ours_idx[j]] = {"equal": "same", "replace": "changed", "insert": "new"}[op]
         if op == "delete":
             removed += course_lines[a0:a1]
+    folds = _folds(src)
     lines = []
     for i, s in enumerate(src):
         text = ours.splitlines()[i]
+        fold = folds.get(i, "")
         if s.stmt in stmt_mark:
-            lines.append(Line(text, s.code, "mpdemo", stmt_mark[s.stmt]))
+            lines.append(Line(text, s.code, "mpdemo", stmt_mark[s.stmt], fold))
+            continue
+        if fold == "start":  # the fold's title: the whole comment, on its first line
+            first = i == 0 or folds.get(i - 1) != "start"
+            title = covering[next(j for j in range(i, len(src)) if src[j].stmt >= 0)]
+            why = _unmarked(title or "") if first else None
+            lines.append(Line(text, s.code, "neutral", why, fold))
             continue
         kind = kinds.get(i, "neutral")
         why = None
         if kind in ("changed", "new"):
             why = s.comment or covering[i]
-        lines.append(Line(text, s.code, kind, why))
+            if why and why.startswith(MPDEMO_MARK + ":"):
+                why = _unmarked(why)
+        lines.append(Line(text, s.code, kind, why, fold))
     return lines, removed
 
 
@@ -377,7 +436,7 @@ def explanations(backend: str) -> list[str]:
     out: list[str] = []
     for s, block in zip(src, _covering_comments(source, src), strict=True):
         if block:
-            out.append(block)
+            out.append(_unmarked(block) if block.startswith(MPDEMO_MARK + ":") else block)
         if s.stmt >= 0 and s.comment is not None:
             mark = s.comment.startswith(MPDEMO_MARK)
             out.append(s.comment[len(MPDEMO_MARK) :].lstrip(":").strip() if mark else s.comment)

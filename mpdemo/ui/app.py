@@ -39,18 +39,22 @@ CSS = """
 #status { flex: 1 1 300px !important; min-width: min(300px, 100%) !important; }
 /* A dropdown's arrow sits over the end of its input: keep the text out from under it. */
 input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis; }
-/* The summary's first columns, through the warnings, fit the results column at 1400 px:
-   gradio's own cap on the page's width (about 1220 px there) left it 880 px. */
+/* The summary table may use the page's width: gradio's own cap on it (about 1220 px at 1400)
+   left the results column 880 px. */
 .gradio-container .main.app { max-width: min(1600px, 100%) !important; }
-#summary th, #summary td { font-size: 13px; padding-left: 3px; padding-right: 3px; }
+#summary th, #summary .sizing-body td, #summary .body-cell { font-size: 13px; }
+#summary th, #summary .sizing-body td { padding-left: 3px; padding-right: 3px; }
 #summary th .cell-wrap { padding-left: 4px; padding-right: 4px; }
-/* No number breaks inside itself ("1,45 / 2" read as 1.45 on a projector): cells wrap only at
-   spaces, and the numeric columns (samples/s through the scale, and those after the warnings)
-   not at all. */
-#summary td, #summary td * { word-break: normal !important; overflow-wrap: normal !important;
-  hyphens: none !important; }
-#summary td:nth-child(n+4):nth-child(-n+10), #summary td:nth-child(n+4):nth-child(-n+10) *,
-#summary td:nth-child(n+12), #summary td:nth-child(n+12) * { white-space: nowrap !important; }
+/* No number or word breaks inside itself ("1,45 / 2" read as 1.45 on a projector, "comple /
+   ted"). The columns are "auto" (session_table.py): gradio measures each on its hidden sizing row,
+   one line a cell, so every cell fits on one line; the warnings' fixed column wraps between
+   words. gradio's own break-word (on the shown cells, which are divs, not td) broke them. */
+#summary .body-cell span.text, #summary th span.text, #summary .sizing-body td {
+  word-break: normal !important; overflow-wrap: normal !important; hyphens: none !important; }
+/* The run's name (pinned at the left) may wrap between words, so at 400 px it leaves room for
+   the figures; never narrower than "accelerate" or "weights+SR", the longest words a label has. */
+#summary .sizing-body td:first-child { white-space: normal !important;
+  min-width: calc(10ch + 22px); }
 #lesson-info p { margin: 2px 0; }
 """
 

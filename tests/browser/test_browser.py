@@ -244,7 +244,9 @@ def test_language_switch_relabels_the_page(page) -> None:
         "() => document.querySelector('#start-btn')?.innerText.includes('Entrenar')",
         timeout=15_000,
     )
-    page.wait_for_function(  # the table re-renders in Spanish, warnings included
+    # The table re-renders in Spanish, warnings included (behind "All columns").
+    page.locator("#summary-all input").check()
+    page.wait_for_function(
         "() => (document.querySelector('#summary')?.innerText || '').includes('detenida tras')",
         timeout=15_000,
     )
@@ -257,6 +259,7 @@ def test_language_switch_relabels_the_page(page) -> None:
     # The table's numbers in Spanish digits: the final loss reads "0,69...", not "0.69...".
     spanish = page.inner_text("#summary")
     assert re.search(r"\b0,\d{2}", spanish) and not re.search(r"\b0\.\d{2}", spanish), spanish
+    page.locator("#summary-all input").uncheck()
     page.locator("#lang").get_by_label("English").check()
     page.wait_for_function(
         "() => document.querySelector('#start-btn')?.innerText.includes('Train')",

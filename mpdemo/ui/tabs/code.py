@@ -31,6 +31,8 @@ CODE_PRE = (
     "margin:0;padding:8px 0;background:#f9fafb;color:#1f2937;border:1px solid #e5e7eb;"
     "border-radius:6px;font-size:13px;line-height:1.45;overflow-x:auto"
 )
+# The fold's line in the listing reads as a comment (grey, italic) that opens on a click.
+FOLD_SUMMARY = "cursor:pointer;padding:0 10px;color:#6b7280;font-style:italic"
 CODE_SETTINGS = ("model", "dataset", "device", "steps", "batch_size", "lr", "seed",
                  "loss_scaling", "init_scale", "growth_interval")  # fmt: skip
 
@@ -124,13 +126,31 @@ def choose_entry(
     return next(e for e in side if e.cfg is cfg)
 
 
+def _numbers(lst: Any) -> dict[str, str]:
+    """Each explanation's footnote number: the lines shown first, then the folded ones."""
+    order = [*lst.shown_changes(), *lst.folded_changes()]
+    return {why: str(i) for i, why in enumerate(order, start=1)}
+
+
 def listing_html(lst: Any, lang: str) -> str:
     """The loop as it runs, comments taken out: lines that differ from the course highlighted,
-    numbered like the explanations below (mpdemo's own lines grey, lettered)."""
-    numbers = {why: str(i) for i, why in enumerate(lst.changes(), start=1)}
+    numbered like the explanations below (mpdemo's own lines grey, lettered). mpdemo's own
+    arguments of a call (the Trainer's) are folded under the course's, one click away."""
+    numbers = _numbers(lst)
     letters = {why: chr(ord("a") + i) for i, why in enumerate(lst.mpdemo_lines())}
-    rows, last = [], None
+    folded = sum(1 for ln in lst.lines if ln.fold == "in" and ln.kind != "neutral")
+    rows, last, in_fold = [], None, False
     for ln in lst.lines:
+        if ln.fold == "start" and not in_fold:
+            # A comment line of its own, so the listing copied with the fold open is Python.
+            title = esc(tt("code_fold_title", lang, n=folded))
+            rows.append(
+                f'<details class="mp-fold"><summary style="{FOLD_SUMMARY}"># {title}</summary>'
+            )
+            in_fold = True
+        elif in_fold and ln.fold != "in" and ln.fold != "start":
+            rows.append("</details>")
+            in_fold = False
         if ln.kind == "neutral" and not ln.code.strip() and ln.text.strip():
             continue  # a comment line: its words are in the list below
         mark = (numbers if ln.kind != "mpdemo" else letters).get(ln.why or "")
@@ -143,6 +163,8 @@ def listing_html(lst: Any, lang: str) -> str:
             f'<span class="mp-ln" data-kind="{ln.kind}" style="display:block;padding:0 10px;'
             f'{style}">{esc(ln.code.rstrip()) or " "}{sup}</span>'
         )
+    if in_fold:
+        rows.append("</details>")
     return (
         f'<div class="mp-listing" id="code-listing" data-backend="{lst.cfg.backend}" '
         f'data-precision="{lst.cfg.precision}" data-steps="{lst.cfg.steps}">'
@@ -153,10 +175,18 @@ def listing_html(lst: Any, lang: str) -> str:
 def changes_md(lst: Any, lang: str) -> str:
     """Why the loop differs from the course's, then what mpdemo's own lines do: both read from
     the comments in the backend's source (mpdemo.teach.listing), in the order of the lines."""
+    numbers = _numbers(lst)
     out = [f"#### {tt('code_changes_title', lang)}"]
-    out += [f"{i}. {why_text(w, lang)}" for i, w in enumerate(lst.changes(), start=1)]
-    # mpdemo's own lines (events, timing, its data) and the course lines it drops are folded:
-    # open, the Trainer's footnotes outgrew the slide's three arguments (27 notes).
+    out += [f"{numbers[w]}. {why_text(w, lang)}" for w in lst.shown_changes()]
+    # The folded arguments' notes fold too: the Trainer's slide has three arguments, and its
+    # listing grew to 22 highlighted ones and 27 notes.
+    folded = lst.folded_changes()
+    if folded:
+        title = tt("code_fold_notes", lang, n=len(folded), why=why_text(lst.fold_why or "", lang))
+        out.append(f"\n<details><summary>{esc(title)}</summary>\n")
+        out += [f"{numbers[w]}. {why_text(w, lang)}" for w in folded]
+        out.append("\n</details>\n")
+    # mpdemo's own lines (events, timing, its data) and the course lines it drops are folded.
     own = [
         f"- **{chr(ord('a') + i)}** · {why_text(w, lang)}" for i, w in enumerate(lst.mpdemo_lines())
     ]

@@ -125,9 +125,9 @@ def toggle_run(session: Session, label: str) -> bool:
 # --- what the plots show ---------------------------------------------------------------------
 
 
-def empty_table(lang: str) -> pd.DataFrame:
+def empty_table(lang: str, all_columns: bool = False) -> pd.DataFrame:
     """The summary table before any run has finished (headers only)."""
-    return summary_table([], lang)
+    return summary_table([], lang, all_columns)
 
 
 REPEAT_COLUMNS = ("rep_col_run", "rep_col_runs", "rep_col_step", "rep_col_speedup",

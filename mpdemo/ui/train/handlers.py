@@ -37,7 +37,7 @@ from .frames import (
 )
 from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, check_repeat
 from .plots import PLOTS, View, scaled_labels
-from .session import COLUMN_WIDTHS, Session
+from .session import Session, column_widths
 from .status import status_text, stopped_text
 
 # --- the streamed outputs --------------------------------------------------------------------
@@ -58,29 +58,23 @@ def _file_updates(session: Session, table_changed: bool) -> dict[str, Any]:
     }
 
 
-def header_widths(headers: list[str], base: list[str] | None = None) -> list[str]:
-    """Column widths (px) wide enough for each header's longest word in its language.
+def summary_update(session: Session | None, lang: str) -> Any:
+    """The summary table with the widths of its columns: for a change of its column set."""
+    all_columns = session is not None and session.all_columns
+    table = session.table(lang) if session is not None else empty_table(lang)
+    return gr.update(value=table, column_widths=column_widths(all_columns))
 
-    The table wraps headers at spaces; a word wider than its column was broken mid-word
-    ("pérdid a"), so each column is at least its longest word wide.
+
+def show_columns(session: Session | None, lang: str, all_columns: Any) -> dict[str, Any]:
+    """The "All columns" box: the table with every column, or the nine a class reads first.
+
+    Kept in the session, so the live frames, an opened runs file, a restored one and a
+    teacher's board all draw the same columns until the box changes.
     """
-    base = base or [*SUMMARY_WIDTHS, *COLUMN_WIDTHS[len(SUMMARY_WIDTHS) :]]
-    out = []
-    for i, h in enumerate(headers):
-        px = int(str(base[i]).removesuffix("px")) if i < len(base) else 80
-        longest = max((len(w) for w in str(h).split()), default=0)
-        out.append(f"{max(px, round(CHAR_PX * longest) + HEADER_PAD_PX)}px")
-    return out
-
-
-# The first columns' widths (px), through the warnings: at 1400 px the results column is about
-# 880 px wide and these fit in it (the warnings wrap in their own 210 px, not a letter a line).
-SUMMARY_WIDTHS = ["116px", "74px", "90px", "70px", "54px", "60px", "58px", "58px", "60px",
-                  "54px", "200px"]  # fmt: skip
-# A header letter at the page's 13 px (app.py CSS; 'samples/s' is 71 px of text), and what
-# sits around a header's text: the cell's and its wrap's padding (app.py CSS) and the gap before
-# the hidden menu button (4 px), measured in chromium, plus 2 px to spare.
-CHAR_PX, HEADER_PAD_PX = 8.0, 20
+    if session is None:
+        return {}
+    session.all_columns = bool(all_columns)
+    return {"summary": summary_update(session, norm_lang(lang))}
 
 
 def _frame(
@@ -163,7 +157,7 @@ def train(
         yield {
             "status": status_text(session, lang),
             **grid_start(session, lang),
-            "summary": empty_table(lang),
+            "summary": empty_table(lang, session.all_columns),
             "repeats": repeat_table(session, lang),
             **recorded_ui.script_updates(session),
         }

@@ -21,10 +21,10 @@ from .frames import (
     REPEAT_COLUMNS,
     empty_table,
 )
-from .handlers import arm, header_widths, train
+from .handlers import arm, train
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import LEGEND_CSS, LEGEND_JS, PLOTS, color_map, step_axis
-from .session import Session
+from .session import Session, column_widths
 from .wiring import _wire
 
 # --- layout ----------------------------------------------------------------------------------
@@ -168,6 +168,11 @@ def build_train_tab(ctx: Any) -> None:
                     gr.Markdown(t("scale_caption", lang0), elem_id="scale-note"),
                     value="scale_caption",
                 )
+                # The table opens on a class's nine columns; the rest are one tick away.
+                comps["summary_all"] = ctx.i18n(
+                    gr.Checkbox(False, label=t("summary_all", lang0), elem_id="summary-all"),
+                    label="summary_all",
+                )
                 table0 = empty_table(lang0)
                 comps["summary"] = ctx.i18n(
                     gr.DataFrame(
@@ -178,7 +183,7 @@ def build_train_tab(ctx: Any) -> None:
                         wrap=True,
                         pinned_columns=1,
                         max_height=420,
-                        column_widths=header_widths(list(table0.columns)),
+                        column_widths=column_widths(),
                     ),
                     label="summary_label",
                 )

@@ -203,7 +203,7 @@ def clear_runs(session: Session, lang: str) -> dict[str, Any]:
     }
     out.update(
         status=t("status_cleared", lang),
-        summary=empty_table(lang),
+        summary=empty_table(lang, session.all_columns),  # the columns the box asked for
         csv=gr.update(value=None, interactive=False),
         json=gr.update(value=None, interactive=False),
         script_run=gr.update(choices=[], value=None),

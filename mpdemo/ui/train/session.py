@@ -44,8 +44,8 @@ from .session_store import (  # noqa: F401
     series_from_steps,
 )
 from .session_table import (  # noqa: F401 - named here for the tab and the tests
-    COLUMN_WIDTHS,
     TEXT_COLUMNS,
+    column_widths,
     shown_table,
     speedup_cell,
     summary_table,
@@ -108,6 +108,9 @@ class Session:
     armed: bool = False  # a Train click is on its way (maybe queued) and has not started
     input_error: Any = None  # the MpdemoError the last click was refused with, until the next
     view: Any = None  # plots.View: how the plots are drawn (smoothing, x axis)
+    # The "All columns" box: every frame's table has the columns the box asked for, so the
+    # widths it set (column_widths) stay those of the columns shown.
+    all_columns: bool = False
     plan: Any = None  # the grid's GridPlanned event: this machine, the calibrated step, sentences
     estimate: Any = None  # mpdemo.runs.plan.GridEstimate: seconds left for the whole grid
     outdir: str | None = None
@@ -266,7 +269,7 @@ class Session:
 
     def table(self, lang: str) -> Styler:
         """The summary table as the page shows it in `lang`: one row per finished run."""
-        return shown_table(summary_table(self.summaries(), lang), lang)
+        return shown_table(summary_table(self.summaries(), lang, self.all_columns), lang)
 
     def write_files(self) -> dict[str, str]:
         """Write every run this session finished as CSV and JSON (the CLI's formats).

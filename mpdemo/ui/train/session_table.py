@@ -15,32 +15,35 @@ if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
 
-# (header key, summary key), most telling first; the width (px) keeps headers on one line.
-_COLUMNS: list[tuple[str, str, int]] = [
-    ("col_run", "label", 132),
-    ("col_status", "status", 100),
-    ("col_speedup", "speedup_vs_fp32", 64),
-    ("col_samples", "samples_per_s", 74),
-    ("col_step_ms", "median_step_s", 64),  # the typical step (the mean in older files)
-    ("col_loss", "final_loss", 68),
-    ("col_eval", "eval", 70),
-    # What the presets and the memory sentence are about, before the wide warnings column:
-    # at 1400 px only about eight columns show without scrolling.
-    ("col_saved", "saved_activation_bytes", 84),
-    ("col_skipped", "skipped_steps", 76),
-    ("col_scale", "final_loss_scale", 70),
-    ("col_warnings", "warnings", 300),
-    ("col_effective", "effective_dtype", 66),
-    ("col_peak", "peak_mem_bytes", 76),
-    ("col_backend", "backend", 92),
-    ("col_precision", "precision", 86),
-    ("col_requested", "requested_dtype", 86),
-    ("col_device", "device", 80),
-    ("col_params", "params", 86),
-    ("col_steps", "steps", 60),
-    ("col_tokens", "tokens_per_s", 86),
+# (header key, summary key, shown before "All columns" is ticked), most telling first. The
+# first nine are what a class reads (the issue-27 lesson table); the rest stay one tick away and
+# always in the CSV, which is written from the summaries, not from this table.
+_COLUMNS: list[tuple[str, str, bool]] = [
+    ("col_run", "label", True),
+    ("col_status", "status", True),
+    ("col_speedup", "speedup_vs_fp32", True),
+    ("col_step_ms", "median_step_s", True),  # the typical step (the mean in older files)
+    ("col_loss", "final_loss", True),
+    ("col_eval", "eval", True),
+    ("col_saved", "saved_activation_bytes", True),
+    ("col_skipped", "skipped_steps", True),
+    ("col_scale", "final_loss_scale", True),
+    ("col_samples", "samples_per_s", False),
+    ("col_warnings", "warnings", False),
+    ("col_effective", "effective_dtype", False),
+    ("col_peak", "peak_mem_bytes", False),
+    ("col_backend", "backend", False),
+    ("col_precision", "precision", False),
+    ("col_requested", "requested_dtype", False),
+    ("col_device", "device", False),
+    ("col_params", "params", False),
+    ("col_steps", "steps", False),
+    ("col_tokens", "tokens_per_s", False),
 ]
-COLUMN_WIDTHS = [f"{w}px" for _, _, w in _COLUMNS]
+# The one column that wraps (between words): its sentences would make the table a screen wide.
+# Every other column is "auto": gradio 6.31 sizes it to its longest cell on one line (its hidden
+# sizing row), so no number or word is ever broken; the table scrolls sideways instead.
+WARNINGS_PX = 300
 TEXT_COLUMNS = {
     "label",
     "speedup_vs_fp32",
@@ -53,6 +56,16 @@ TEXT_COLUMNS = {
     "requested_dtype",
     "device",
 }
+
+
+def summary_keys(all_columns: bool = False) -> list[str]:
+    """The summary keys of the table's columns, in order: a class's nine, or every one."""
+    return [key for _, key, compact in _COLUMNS if all_columns or compact]
+
+
+def column_widths(all_columns: bool = False) -> list[str]:
+    """gr.Dataframe column_widths for the table: "auto" (its longest cell) but the warnings."""
+    return [f"{WARNINGS_PX}px" if k == "warnings" else "auto" for k in summary_keys(all_columns)]
 
 
 def _num(v: Any, digits: int = 4) -> float | None:
@@ -119,14 +132,20 @@ def shown_table(table: pd.DataFrame, lang: str) -> Styler:
     return table.style.format(lambda v: number_cell(v, lang), subset=numeric, na_rep="")
 
 
-def summary_table(summaries: list[Mapping[str, Any]], lang: str) -> pd.DataFrame:
-    """One row per summary; numbers rounded, statuses and warnings in `lang`."""
+def summary_table(
+    summaries: list[Mapping[str, Any]], lang: str, all_columns: bool = False
+) -> pd.DataFrame:
+    """One row per summary; numbers rounded, statuses and warnings in `lang`.
+
+    all_columns: every column (the "All columns" box), else the nine a class reads first.
+    """
     # Classifiers report accuracy (and a loss); LMs only a loss: one "eval" column either way.
     by_accuracy = any(s.get("eval_accuracy") is not None for s in summaries) or not summaries
+    keys = summary_keys(all_columns)
     rows = []
     for s in summaries:
         row: list[Any] = []
-        for _, key, _w in _COLUMNS:
+        for key in keys:
             v = s.get(key)
             if key == "status":
                 row.append(t(f"st_{v}", lang) if v else "")
@@ -152,6 +171,7 @@ def summary_table(summaries: list[Mapping[str, Any]], lang: str) -> pd.DataFrame
         rows.append(row)
     headers = [
         t("col_eval_acc" if by_accuracy else "col_eval_loss", lang) if key == "eval" else t(k, lang)
-        for k, key, _w in _COLUMNS
+        for k, key, compact in _COLUMNS
+        if all_columns or compact
     ]
     return pd.DataFrame(rows, columns=headers)

@@ -8,16 +8,14 @@ picker). This module names the tab's public functions in one place for the app a
 from __future__ import annotations
 
 from .handlers import (
-    CHAR_PX,
-    HEADER_PAD_PX,
-    SUMMARY_WIDTHS,
     arm,
-    header_widths,
     legend_click,
     redraw,
     scale_preview,
     settle,
+    show_columns,
     stop,
+    summary_update,
     train,
     train_endpoint,
 )
@@ -37,17 +35,13 @@ from .layout import build_train_tab
 from .status import idle_status, status_text, stopped_text
 
 __all__ = [
-    "CHAR_PX",
     "DEFAULTS",
-    "HEADER_PAD_PX",
     "STEPS_ORIGINS",
-    "SUMMARY_WIDTHS",
     "arm",
     "build_train_tab",
     "check_inputs",
     "check_repeat",
     "fp8_box",
-    "header_widths",
     "idle_status",
     "legend_click",
     "machine_text",
@@ -56,10 +50,12 @@ __all__ = [
     "redraw",
     "scale_preview",
     "settle",
+    "show_columns",
     "slice_preview",
     "status_text",
     "stop",
     "stopped_text",
+    "summary_update",
     "train",
     "train_endpoint",
     "with_fp8",

@@ -15,7 +15,6 @@ from .controls import CONTROLS, dataset_choices, model_choices
 from .frames import (
     OUTPUTS,
     by_component,
-    empty_table,
     keyed,
     run_legend,
     scale_empty_text,
@@ -23,12 +22,13 @@ from .frames import (
 )
 from .handlers import (
     arm,
-    header_widths,
     legend_click,
     redraw,
     scale_preview,
     script_for_run,
+    show_columns,
     stop,
+    summary_update,
     train_endpoint,
 )
 from .inputs import (
@@ -134,6 +134,13 @@ def _wire(
         [comps["precisions"]],
         **quiet,
     )
+    # "All columns": the session keeps the choice, so every later frame draws those columns.
+    comps["summary_all"].change(
+        by_component(comps, lambda s, lg, on: show_columns(s, lg, on), ["summary"]),
+        [session, lang, comps["summary_all"]],
+        [comps["summary"]],
+        **quiet,
+    )
     comps["script_run"].input(
         script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **quiet
     )
@@ -165,8 +172,6 @@ def _wire(
 
     def on_lang(lang: str, sess: Session, dev: str, *preview_args: Any) -> list[Any]:
         hub = system.hub_status()
-        has_rows = sess is not None and (sess.runs or sess.recordings)  # recorded rows too
-        table = sess.table(lang) if has_rows else empty_table(lang)
         out: list[Any] = []
         for c in labelled:
             props = controls.relabel(c, lang, lim, hub)
@@ -197,7 +202,7 @@ def _wire(
         )
         out += [
             slice_preview(lang, *preview_args),
-            gr.update(value=table, column_widths=header_widths(list(table.columns))),
+            summary_update(sess, lang),  # recorded rows too, in the columns the box asked for
             gr.skip() if running else idle_status(sess, lang),
             gr.update(value=empty) if empty else gr.skip(),
             run_legend(sess, lang),
