@@ -82,9 +82,10 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch)
     result = job.result(timeout=180)
     outputs = job.outputs()
     assert len(outputs) >= 3, "the generator streamed several updates"
-    status, loss, scale, step_ms, sps, _, _, summary, repeats, csv_file, json_file, _, _ = (
+    status, loss, scale, step_ms, sps, _, _, summary, repeats, csv_file, json_file, _, _, gw = (
         result  # Stop: no API value
     )
+    assert gw["visible"] is False  # no run watched its gradients
     assert "Done: 2 runs" in status
     assert plots.lines_in(loss) == {"torch · fp32": 8, "torch · bf16": 8}
     # Smoothed by default, with each run's raw curve behind it under a language-free id.

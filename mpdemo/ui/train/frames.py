@@ -46,6 +46,8 @@ OUTPUTS: tuple[str, ...] = (
     "json",
     "script_run",
     "script_btn",
+    # Last: API callers unpack the outputs above by position.
+    "grad_watch",
 )
 
 # gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
@@ -265,6 +267,8 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
     empty = scale_empty_text(lang, configs, False, session)
     out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
     out["legend"] = run_legend(session, lang)
+    # Hidden until a run of this grid sends its first watched step.
+    out["grad_watch"] = gr.update(value="", visible=False)
     return out
 
 

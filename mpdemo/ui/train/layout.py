@@ -168,6 +168,9 @@ def build_train_tab(ctx: Any) -> None:
                     gr.Markdown(t("scale_caption", lang0), elem_id="scale-note"),
                     value="scale_caption",
                 )
+                # Watched gradients (RunConfig.watch_grads) beside what the scale does to them:
+                # each watched run's latest histogram, as the Underflow lab draws one (gradwatch.py).
+                comps["grad_watch"] = gr.HTML("", elem_id="grad-watch", visible=False)
                 table0 = empty_table(lang0)
                 comps["summary"] = ctx.i18n(
                     gr.DataFrame(
