@@ -100,7 +100,7 @@ def test_the_shares_are_summed_over_layers_by_count(run_events) -> None:
         windows=ev.windows,
     )
     line = gw.run_figure(fake, "en")
-    assert "<b>50.0%</b>" in line and "<code>a</code>, 50.0% flushed" in line
+    assert "<b>50.0%</b>" in line and ">a</code>, 50.0% flushed" in line
 
 
 def test_a_session_keeps_each_runs_latest_watched_step_and_shows_it(run_events) -> None:

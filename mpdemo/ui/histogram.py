@@ -46,16 +46,19 @@ def histogram_svg(
     fmt: str = "fp16",
     size: tuple[int, int] = (680, 250),
     tick_every: int = 8,
+    draw_title: bool = True,
 ) -> str:
     """An SVG histogram: counts[i] values in log2 bin [lo+i, lo+i+1), as shares of `total`,
     over fmt's zero/subnormal/normal/overflow bands (log2 edges in `band`, as
     mpdemo.teach.underflow.format_band gives them). The first and last bins hold what lies
-    beyond the axis; each bar carries its bin (data-log2) and count (data-count)."""
+    beyond the axis; each bar carries its bin (data-log2) and count (data-count). draw_title
+    False: the title only names the figure (aria-label), the page writes it in text that does
+    not shrink with the figure on a phone."""
     hi = lo + len(counts)
     total = max(total, 1)
     peak = max(max(counts, default=0), 1) / total
     w, h = size
-    left, right, top, bottom = 52, 12, 30, 44
+    left, right, top, bottom = 52, 12, 30 if draw_title else 8, 44
     pw, ph = w - left - right, h - top - bottom
     span = hi - lo
 
@@ -67,9 +70,12 @@ def histogram_svg(
         f'style="width:100%;max-width:{w}px;background:#ffffff;border-radius:6px" '
         'font-family="ui-sans-serif,system-ui,sans-serif" '
         f'aria-label="{esc(title)}">',
-        f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="{INK}">'
-        f"{esc(title)}</text>",
     ]
+    if draw_title:
+        parts.append(
+            f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="{INK}">'
+            f"{esc(title)}</text>"
+        )
     edges = [
         ("zero", lo, band["min_subnormal_log2"], "uf_band_zero"),
         ("sub", band["min_subnormal_log2"], band["min_normal_log2"], "uf_band_sub"),
@@ -83,12 +89,19 @@ def histogram_svg(
             f'x="{x0:.1f}" y="{top}" width="{x1 - x0:.1f}" height="{ph}" '
             f'fill="{BAND_COLORS[name]}"/>'
         )
-        if x1 - x0 >= 24:  # a band narrower than its word (bf16's subnormals): the colour says it
-            parts.append(
-                f'<text x="{(x0 + x1) / 2:.1f}" y="{top + 12}" font-size="10" '
-                f'text-anchor="middle" fill="{BAR_COLORS[name]}">'
-                f"{esc(t(key, lang, fmt=FORMAT_NAMES.get(fmt, fmt)))}</text>"
-            )
+        if x1 - x0 < 24:  # a band narrower than a word (bf16's subnormals): the colour says it
+            continue
+        word = t(key, lang, fmt=FORMAT_NAMES.get(fmt, fmt))
+        half = len(word) * 2.8  # about half the word's width at font-size 10
+        x, anchor = (x0 + x1) / 2, "middle"
+        if x + half > left + pw:  # a narrow band at the edge: the word stays inside the figure
+            x, anchor = x1 - 2, "end"
+        elif x - half < left:
+            x, anchor = x0 + 2, "start"
+        parts.append(
+            f'<text x="{x:.1f}" y="{top + 12}" font-size="10" text-anchor="{anchor}" '
+            f'fill="{BAR_COLORS[name]}">{esc(word)}</text>'
+        )
     bw = pw / span
     for i, n in enumerate(counts):
         if not n:

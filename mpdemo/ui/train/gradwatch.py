@@ -18,7 +18,7 @@ from ..histogram import FORMAT_NAMES, histogram_svg, pct
 from ..i18n import number, t
 from ..text import esc
 
-SVG_SIZE = (560, 230)  # narrower than the lab's: two runs side by side in the results column
+SVG_SIZE = (560, 210)  # narrower than the lab's: two runs side by side in the results column
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,9 @@ def run_figure(ev: GradHistograms, lang: str) -> str:
     title = t(
         "gw_title", lang, label=ev.label, step=ev.step, scale=scale_text(ev.scale or 1.0), fmt=fmt
     )
+    # The title as text, not in the SVG: at 400 px the figure shrinks to half its size.
     svg = histogram_svg(
-        lang, w.counts, w.lo, w.nonzero, title, w.band, ev.format, SVG_SIZE, tick_every=10
+        lang, w.counts, w.lo, w.nonzero, title, w.band, ev.format, SVG_SIZE, 10, draw_title=False
     )
     line = t(
         "gw_line",
@@ -100,13 +101,14 @@ def run_figure(ev: GradHistograms, lang: str) -> str:
         zeros=number(w.zeros, lang, ","),
     )
     if w.worst is not None and w.worst[1] > 0:
-        layer = f"<code>{esc(w.worst[0])}</code>"  # a module's name, from the model
+        layer = f'<code style="font-size:0.9em">{esc(w.worst[0])}</code>'  # from the model
         line += " " + t("gw_worst", lang, layer=layer, share=pct(w.worst[1], lang))
     else:
         line += " " + t("gw_worst_none", lang)
     return (
         f'<figure class="mp-gw-run" data-run="{esc(ev.label)}" data-step="{ev.step}" '
         'style="margin:0;min-width:0">'
+        f'<div class="mp-gw-title" style="font-weight:600;margin-bottom:2px">{esc(title)}</div>'
         f'{svg}<figcaption style="font-size:0.9em;overflow-wrap:anywhere;margin-top:4px">'
         f"{line}</figcaption></figure>"
     )
