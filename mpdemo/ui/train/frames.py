@@ -39,6 +39,7 @@ OUTPUTS: tuple[str, ...] = (
     *(p.name for p in PLOTS),
     "scale_empty",
     "legend",
+    "grad_watch",  # the watched gradients, with the plots
     "stop_btn",
     "summary",
     "repeats",
@@ -46,8 +47,6 @@ OUTPUTS: tuple[str, ...] = (
     "json",
     "script_run",
     "script_btn",
-    # Last: API callers unpack the outputs above by position.
-    "grad_watch",
 )
 
 # gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
