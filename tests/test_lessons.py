@@ -247,7 +247,7 @@ def test_the_status_says_how_many_updates_rounded_away() -> None:
         {"summary": {"label": "torch · fp32"}},  # did not count them: not named
     ]
     text = lost_updates_text(runs, "es")
-    assert "torch · bf16 **0%**; torch · bf16 · bf16 weights **57,1%**" in text
+    assert "torch · bf16: **0%**; torch · bf16 · bf16 weights: **57,1%**" in text
     assert "fp32" not in text and lost_updates_text(runs[2:], "en") == ""
 
 

@@ -52,6 +52,11 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
 #summary td:nth-child(n+4):nth-child(-n+10), #summary td:nth-child(n+4):nth-child(-n+10) *,
 #summary td:nth-child(n+12), #summary td:nth-child(n+12) * { white-space: nowrap !important; }
 #lesson-info p { margin: 2px 0; }
+/* At phone width the language box sits on a row of its own: across it, not 200 px wide with one
+   language a line (three lines pushed Train below the first screen once a sixth lesson came). */
+@media (max-width: 600px) {
+  #header > .form:has(> #lang), #lang { flex: 1 1 100% !important; min-width: 100% !important; }
+}
 """
 
 # gradio's cache (uploads, and the copies of downloads it serves): every five minutes, what is

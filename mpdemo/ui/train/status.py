@@ -155,7 +155,7 @@ def lost_updates_text(runs: list[dict[str, Any]], lang: str) -> str:
     for r in runs:
         share = r["summary"].get("lost_update_share")
         if share is not None:
-            shares.append(f"{shown(r['summary'].get('label', ''))} **{pct(share, lang)}**")
+            shares.append(f"{shown(r['summary'].get('label', ''))}: **{pct(share, lang)}**")
     return t("status_lost_updates", lang, runs="; ".join(shares)) if shares else ""
 
 
