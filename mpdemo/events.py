@@ -120,8 +120,8 @@ class GradHistograms(_Event):
     """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format.
 
     `scale` is the loss scale the gradients carried (1 without a scaler); each layer is
-    {"name", "bin_edges_log2", "counts", "elements", "flushed", "subnormal", "overflow"}
-    (mpdemo/engine/gradwatch.py). The runs JSON keeps them as the run's `grad_histograms`.
+    {"name", "bin_edges_log2", "counts", "elements", "nonzero", "flushed", "subnormal",
+    "overflow"} (mpdemo/engine/gradwatch.py). The runs JSON keeps them as the run's `grad_histograms`.
     """
 
     run_id: str

@@ -190,7 +190,7 @@ def test_the_master_weights_lesson_trains_its_three_weight_recipes(tmp_path, mon
     monkeypatch.setenv("MPDEMO_LESSON_STEPS", "2")
     lesson = L.get("master-weights")
     assert [c.weights for c in lesson.configs()] == ["fp32", "bf16", "bf16-sr"]
-    assert not lesson.on_page  # the tab has no weights control: the CLI's lesson
+    assert lesson.on_page  # the tab's "Where the weights live" boxes express it
     out = tmp_path / "mw.json"
     assert main(["lesson", "master-weights", "--json", str(out), "--quiet"]) == 0
     runs = {r["config"]["weights"]: r for r in json.loads(out.read_text())["runs"]}
@@ -202,6 +202,53 @@ def test_the_master_weights_lesson_trains_its_three_weight_recipes(tmp_path, mon
             assert shares == [0.0, 0.0]  # the fp32 master copy keeps every update
         else:
             assert max(shares) > 0.05  # bf16 weights round small updates away
+
+
+def test_every_lesson_on_the_page_trains_the_runs_it_names() -> None:
+    # The picker loads a lesson into the controls; Train must then run the lesson's own grid:
+    # weights x backends x precisions, the master-weights lesson's three recipes included.
+    from mpdemo.ui.train import lessons as ui
+    from mpdemo.ui.train.inputs import check_inputs
+
+    for lesson in L.LESSONS.values():
+        if lesson.on_page and not lesson.sweep:
+            assert check_inputs(ui.values(lesson)) == lesson.configs(), lesson.name
+    values = ui.values(L.get("master-weights"))
+    assert values["weights"] == ["fp32", "bf16", "bf16-sr"] and values["lost_updates"] is True
+    labels = [c.label for c in check_inputs(values)]
+    assert labels == [
+        "torch · bf16",
+        "torch · bf16 · bf16 weights",
+        "torch · bf16 · bf16 weights+SR",
+    ]
+    assert "master-weights" in [v for _, v in ui.choices("pt")]
+    # The next lesson picked puts the weights back: its silent fields take the page's defaults.
+    assert ui.values(L.get("underflow"))["weights"] == ["fp32"]
+
+
+def test_a_pure_bf16_recipe_beside_fp16_is_refused_in_one_line() -> None:
+    from mpdemo.messages import ConfigError
+    from mpdemo.ui.train.inputs import DEFAULTS, check_inputs
+
+    with pytest.raises(ConfigError) as err:
+        check_inputs({**DEFAULTS, "weights": ["fp32", "bf16"]})  # the page opens on fp32, fp16
+    assert err.value.key == "weights_need_bf16"
+    with pytest.raises(ConfigError) as err:
+        check_inputs({**DEFAULTS, "weights": []})
+    assert err.value.key == "empty_choice"
+
+
+def test_the_status_says_how_many_updates_rounded_away() -> None:
+    from mpdemo.ui.train.status import lost_updates_text
+
+    runs = [
+        {"summary": {"label": "torch · bf16", "lost_update_share": 0.0}},
+        {"summary": {"label": "torch · bf16 · bf16 weights", "lost_update_share": 0.571}},
+        {"summary": {"label": "torch · fp32"}},  # did not count them: not named
+    ]
+    text = lost_updates_text(runs, "es")
+    assert "torch · bf16: **0%**; torch · bf16 · bf16 weights: **57,1%**" in text
+    assert "fp32" not in text and lost_updates_text(runs[2:], "en") == ""
 
 
 def test_the_underflow_lesson_watches_the_gradients() -> None:

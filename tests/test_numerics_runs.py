@@ -24,6 +24,7 @@ def test_histogram_counts_sum_to_the_elements_and_shares_match_torchs_cast() -> 
     for fmt, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16), ("e5m2", None)):
         h = gradwatch.histogram(g, fmt)
         assert sum(h["counts"]) == g.numel() == h["elements"]
+        assert h["nonzero"] == int((g != 0).sum())  # the zeros apart from counts[0]'s tiny values
         assert len(h["counts"]) == len(h["bin_edges_log2"]) + 1
         if dtype is not None:
             nz = g != 0

@@ -67,7 +67,7 @@ def test_train_returns_the_final_status_and_table_to_an_api_caller(client) -> No
     # The stream's last message once carried only the plots (its axis had grown): predict()
     # answered {'__type__': 'update'} for the status and the table.
     result = client.predict(api_name="/train", precisions=["fp32"], steps=8, **FAST)
-    status, summary = result[0], result[7]
+    status, summary = result[0], result[8]
     assert isinstance(status, str) and "Done: 1 run" in status, status
     assert [r[0] for r in summary["data"]] == ["torch · fp32"]
 
@@ -82,9 +82,10 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch)
     result = job.result(timeout=180)
     outputs = job.outputs()
     assert len(outputs) >= 3, "the generator streamed several updates"
-    status, loss, scale, step_ms, sps, _, _, summary, repeats, csv_file, json_file, _, _ = (
+    status, loss, scale, step_ms, sps, _, _, gw, summary, repeats, csv_file, json_file, _, _ = (
         result  # Stop: no API value
     )
+    assert gw["visible"] is False  # no run watched its gradients
     assert "Done: 2 runs" in status
     assert plots.lines_in(loss) == {"torch · fp32": 8, "torch · bf16": 8}
     # Smoothed by default, with each run's raw curve behind it under a language-free id.
@@ -119,7 +120,7 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch)
     assert [r["summary"]["label"] for r in runs] == ["torch · fp32", "torch · bf16"]
     # The first update offered the first run's reproduce script: `python -m mpdemo code`'s text.
     assert 'data-run="torch · bf16"' in first[6]  # one legend for all plots, every run once
-    script = outputs[0][12]
+    script = outputs[0][13]
     script_path = script["value"] if isinstance(script, dict) else script
     assert script_path and Path(script_path).name == "mpdemo_torch_fp32.py"
     text = Path(script_path).read_text(encoding="utf-8")
@@ -675,7 +676,7 @@ def test_a_repeated_comparison_shows_each_figures_spread(client) -> None:
     result = client.predict(
         api_name="/train", steps=4, precisions=["fp32", "bf16"], repeat=2, **FAST
     )
-    status, loss, summary, repeats = result[0], result[1], result[7], result[8]
+    status, loss, summary, repeats = result[0], result[1], result[8], result[9]
     assert "Done: 4 runs" in status, status
     labels = ["torch · fp32 · #1", "torch · bf16 · #1", "torch · fp32 · #2", "torch · bf16 · #2"]
     assert [r[0] for r in summary["data"]] == labels

@@ -73,6 +73,9 @@ def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
         "bin_edges_log2": edges.to(torch.int64).tolist(),
         "counts": counts.tolist(),
         "elements": a.numel(),
+        # The exact zeros hide in counts[0] (below 2^LO): a picture of the non-zero values, and
+        # shares summed over layers, need them apart (an embedding's unused rows are zeros).
+        "nonzero": nz,
         "flushed": int(flushed.sum()) / nz if nz else 0.0,
         "subnormal": int(sub.sum()) / nz if nz else 0.0,
         "overflow": int(over.sum()) / a.numel() if a.numel() else 0.0,

@@ -34,16 +34,20 @@ def grid(
     backends: Iterable[str],
     precisions: Iterable[str],
     compare_scaling: bool = False,
+    weights: Iterable[str] | None = None,
 ) -> list[RunConfig]:
-    """Every backend x precision, backend-major (each backend's fp32 run first when asked).
+    """Every weights x backend x precision, weights-major, then backend-major (each backend's
+    fp32 run first when asked).
 
     compare_scaling: each fp16 run twice, with loss scaling and without (the underflow lesson).
+    weights: where the weights live (RunConfig.weights), one grid each; None: base's.
     """
     order = {name: i for i, name in enumerate(PRECISION_NAMES)}  # the registry's: fp32 first
     precs = sorted(dict.fromkeys(precisions), key=lambda p: order.get(p, len(order)))
+    recipes = dict.fromkeys(weights) if weights is not None else [base.weights]
     out = []
-    for b, p in itertools.product(dict.fromkeys(backends), precs):
-        cfg = base.replace(backend=b, precision=p)
+    for w, b, p in itertools.product(recipes, dict.fromkeys(backends), precs):
+        cfg = base.replace(weights=w, backend=b, precision=p)
         if compare_scaling and PRECISIONS[p].needs_scaler:
             out += [cfg.replace(loss_scaling=True), cfg.replace(loss_scaling=False)]
         else:

@@ -36,6 +36,8 @@ class Lesson:
     # Where a CPU cannot show the point (no fast 16-bit path; fp16 through Accelerate or the
     # Trainer runs fp32 there), lesson_<key>_cpu says so in one sentence, on a CPU only.
     cpu_note: bool = False
+    # Whether the Train tab's lesson picker offers it (False: the command line's only).
+    on_page: bool = True
 
     def settings(self) -> dict[str, Any]:
         """The RunConfig fields it sets; MPDEMO_LESSON_STEPS shortens every lesson (tests only:
@@ -48,17 +50,7 @@ class Lesson:
         from ..runs.runner import grid  # runner imports no torch at the top
 
         base = RunConfig(**self.settings())
-        return [
-            cfg
-            for w in self.weights
-            for cfg in grid(base.replace(weights=w), self.backends, self.precisions,
-                            self.compare_scaling)
-        ]  # fmt: skip
-
-    @property
-    def on_page(self) -> bool:
-        """Whether the Train tab's controls can express it (its weights axis is the CLI's)."""
-        return self.weights == ("fp32",)
+        return grid(base, self.backends, self.precisions, self.compare_scaling, self.weights)
 
     def values(self) -> dict[str, Any]:
         """The Train tab's control values this lesson sets (RunConfig fields + the grid's)."""
@@ -67,6 +59,7 @@ class Lesson:
             "backends": list(self.backends),
             "precisions": list(self.precisions),
             "compare_scaling": self.compare_scaling,
+            "weights": list(self.weights),
         }
 
 

@@ -56,6 +56,11 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
 #summary .sizing-body td:first-child { white-space: normal !important;
   min-width: calc(10ch + 22px); }
 #lesson-info p { margin: 2px 0; }
+/* At phone width the language box sits on a row of its own: across it, not 200 px wide with one
+   language a line (three lines pushed Train below the first screen once a sixth lesson came). */
+@media (max-width: 600px) {
+  #header > .form:has(> #lang), #lang { flex: 1 1 100% !important; min-width: 100% !important; }
+}
 """
 
 # gradio's cache (uploads, and the copies of downloads it serves): every five minutes, what is

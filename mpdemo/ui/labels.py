@@ -28,6 +28,8 @@ LABELS: dict[str, str] = {
     "max_length": "max_length_label",
     "watch_grads": "watch_grads_label",
     "compare_scaling": "compare_scaling_label",
+    "weights": "weights_label",
+    "lost_updates": "lost_updates_label",
     "smoothing": "smoothing_label",
     "x_axis": "x_axis_label",
 }

@@ -77,3 +77,35 @@ def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch) -> None:  # no
         pg.screenshot(path=str(SHOTS / "lesson-underflow-en-1400.png"), full_page=True)
     finally:
         context.close()
+
+
+def test_the_master_weights_lesson_runs_its_three_recipes_on_the_page(
+    browser,
+    url,  # noqa: F811
+    monkeypatch,
+) -> None:
+    # The tab's weights boxes carry the lesson: fp32 master, pure bf16, pure bf16 + SR.
+    monkeypatch.setenv("MPDEMO_LESSON_STEPS", "3")
+    context, pg = open_page(browser, url, "en", 1400)
+    try:
+        pg.wait_for_function(  # the load hooks answered: the page's events are wired up
+            "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
+            timeout=60_000,
+        )
+        title = i18n.message("lesson_master_weights_title", {}, "en")
+        pg.locator("#lesson-picker label", has_text=title).click()
+        pg.wait_for_function(
+            "() => (document.querySelector('#status')?.innerText || '').startsWith('Done')",
+            timeout=480_000,
+        )
+        status = pg.inner_text("#status")
+        assert "3 runs (3 completed)" in status, status
+        # Each run's share of updates that rounded away, unfolded in the status.
+        assert "Updates that rounded away" in status
+        for label in ("torch · bf16: 0%", "torch · bf16 · bf16 weights: ", "bf16 weights+SR: "):
+            assert label in status, status
+        rows = pg.inner_text("#summary")
+        assert "bf16 weights+SR" in rows
+        pg.locator("#status").screenshot(path=str(SHOTS / "lesson-master-weights-status.png"))
+    finally:
+        context.close()

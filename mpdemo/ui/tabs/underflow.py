@@ -17,6 +17,8 @@ from ...catalog import DEFAULT_MODEL, MODELS
 from ...config import Limits, RunConfig, coerce_field
 from ...messages import MpdemoError
 from .. import system
+from ..histogram import histogram_svg as bins_svg
+from ..histogram import pct as _pct
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, number
 from ..train.controls import model_choices
 from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, esc, tt
@@ -26,108 +28,13 @@ from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT
 UF_K_MAX = 32
 CHART_LO, CHART_HI = -60, 32  # log2 axis of the histograms (|g*S|); beyond: the end bars
 
-# Colours with explicit foreground and background so the figures read in light and dark mode.
-BAND_COLORS = {"zero": "#fde2e1", "sub": "#fef3c7", "normal": "#dcfce7", "over": "#fecaca"}
-BAR_COLORS = {"zero": "#b42318", "sub": "#b45309", "normal": "#166534", "over": "#7f1d1d"}
-INK = "#1f2937"
-
-
-def _pct(x: float, lang: str) -> str:
-    """A share as a percentage in lang's digits, small ones kept visible (0.004%, not 0.0%)."""
-    if x == 0:
-        return "0%"
-    return number(x * 100, lang, ".2g" if x < 0.001 else ".1f") + "%"
-
-
-def _band_of_bin(b: int, band: dict[str, float]) -> str:
-    """Where the values of log2 bin [b, b+1) land in the format (by the bin's lower edge)."""
-    if b < band["min_subnormal_log2"]:
-        return "zero"
-    if b < band["min_normal_log2"]:
-        return "sub"
-    if b < band["max_log2"]:
-        return "normal"
-    return "over"
-
 
 def histogram_svg(
     lang: str, mags: Any, k: int, title: str, band: dict[str, float], fmt: str = "fp16"
 ) -> str:
     """An SVG histogram of log2|g*2^k| with fmt's zero/subnormal/normal/overflow bands."""
     hist = mags.hist(shift=k, lo=CHART_LO, hi=CHART_HI)
-    counts = hist["counts"]
-    total = max(mags.nonzero, 1)
-    peak = max(max(counts), 1) / total
-    w, h, left, right, top, bottom = 680, 250, 52, 12, 30, 44
-    pw, ph = w - left - right, h - top - bottom
-    span = CHART_HI - CHART_LO
-
-    def x_of(v: float) -> float:
-        return left + (min(max(v, CHART_LO), CHART_HI) - CHART_LO) / span * pw
-
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
-        f'style="width:100%;max-width:{w}px;background:#ffffff;border-radius:6px" '
-        'font-family="ui-sans-serif,system-ui,sans-serif" '
-        f'aria-label="{esc(title)}">',
-        f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="{INK}">'
-        f"{esc(title)}</text>",
-    ]
-    edges = [
-        ("zero", CHART_LO, band["min_subnormal_log2"], "uf_band_zero"),
-        ("sub", band["min_subnormal_log2"], band["min_normal_log2"], "uf_band_sub"),
-        ("normal", band["min_normal_log2"], band["max_log2"], "uf_band_normal"),
-        ("over", band["max_log2"], CHART_HI, "uf_band_over"),
-    ]
-    for name, lo, hi, key in edges:
-        x0, x1 = x_of(lo), x_of(hi)
-        parts.append(
-            f'<rect class="mp-band" data-band="{name}" x="{x0:.1f}" y="{top}" '
-            f'width="{x1 - x0:.1f}" height="{ph}" fill="{BAND_COLORS[name]}"/>'
-        )
-        parts.append(
-            f'<text x="{(x0 + x1) / 2:.1f}" y="{top + 12}" font-size="10" text-anchor="middle" '
-            f'fill="{BAR_COLORS[name]}">{esc(tt(key, lang, fmt=FORMAT_NAMES[fmt]))}</text>'
-        )
-    bw = pw / span
-    for i, n in enumerate(counts):
-        if not n:
-            continue
-        b = CHART_LO + i
-        share = n / total
-        bh = max(share / peak * (ph - 16), 1.0)  # 1 px minimum: rare bins stay visible
-        tip = tt("uf_bar_tip", lang, lo=b, hi=b + 1, n=n, share=_pct(share, lang))
-        parts.append(
-            f'<rect class="mp-bar" data-log2="{b}" data-count="{n}" x="{x_of(b) + 0.5:.1f}" '
-            f'y="{top + ph - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}" '
-            f'fill="{BAR_COLORS[_band_of_bin(b, band)]}"><title>{esc(tip)}</title></rect>'
-        )
-    for v in (band["min_subnormal_log2"], band["min_normal_log2"], band["max_log2"]):
-        parts.append(
-            f'<line x1="{x_of(v):.1f}" x2="{x_of(v):.1f}" y1="{top}" y2="{top + ph}" '
-            f'stroke="{INK}" stroke-dasharray="3,3" stroke-width="1"/>'
-        )
-    axis_y = top + ph
-    parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{axis_y}" y2="{axis_y}" stroke="{INK}"/>')
-    for v in range(-56, CHART_HI + 1, 8):
-        parts.append(
-            f'<text x="{x_of(v):.1f}" y="{axis_y + 14}" font-size="10" text-anchor="middle" '
-            f'fill="{INK}">{v}</text>'
-        )
-    parts.append(
-        f'<text x="{left + pw / 2:.1f}" y="{h - 6}" font-size="11" text-anchor="middle" '
-        f'fill="{INK}">{esc(tt("uf_axis_x", lang))} · {esc(tt("uf_clamped", lang))}</text>'
-    )
-    parts.append(
-        f'<text x="14" y="{top + ph / 2:.1f}" font-size="11" text-anchor="middle" fill="{INK}" '
-        f'transform="rotate(-90 14 {top + ph / 2:.1f})">{esc(tt("uf_axis_y", lang))}</text>'
-    )
-    parts.append(
-        f'<text x="{left - 4}" y="{top + 16}" font-size="10" text-anchor="end" fill="{INK}">'
-        f"{esc(_pct(peak, lang))}</text>"
-    )
-    parts.append("</svg>")
-    return "".join(parts)
+    return bins_svg(lang, hist["counts"], CHART_LO, mags.nonzero, title, band, fmt)
 
 
 UF_TABLE_COLUMNS = ["uf_col_kind", "uf_col_nonzero", "uf_col_zero1", "uf_col_zeroS",

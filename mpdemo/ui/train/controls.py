@@ -20,7 +20,7 @@ import gradio as gr
 
 from ...catalog import DATASETS, MODELS
 from ...cli.main import MAX_REPEAT
-from ...config import Limits, RunConfig
+from ...config import WEIGHTS, Limits, RunConfig
 from ...registry import BACKENDS, PRECISIONS
 from .. import system
 from ..i18n import t
@@ -86,6 +86,12 @@ def precision_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str
 def device_choices(lang: str, hub: bool | None = None) -> list[str]:
     """auto and cpu, plus the accelerators this machine has."""
     return system.device_choices()
+
+
+def weights_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
+    """Where the weights live (RunConfig.weights): the fp32 master copy, pure bf16, pure bf16
+    with stochastic rounding; each ticked one is a run of every backend x precision."""
+    return [(t(f"weights_choice_{w.replace('-', '_')}", lang), w) for w in WEIGHTS]
 
 
 X_AXES = ("step", "time")
@@ -287,6 +293,21 @@ CONTROLS: tuple[Control, ...] = (
         section="advanced",
         default=False,
     ),
+    # The master-weights lesson's axis: pure bf16 weights (with or without stochastic rounding)
+    # beside the fp32 master copy. Pure bf16 needs precision bf16 and the torch backend:
+    # RunConfig.validate refuses the other runs of such a grid in one line.
+    Control(
+        "weights",
+        "checkboxes",
+        "weights",
+        "weights_info",
+        section="advanced",
+        default=lambda: ["fp32"],
+        choices=weights_choices,
+    ),
+    # Each step's share of updates that rounded away, for fp32 weights too (the lesson's
+    # baseline); on by itself for bf16 weights.
+    Control("lost_updates", "checkbox", "lost-updates", "lost_updates_info", section="advanced"),
     # How the plots are drawn: changing them redraws what is on screen, mid-run too.
     Control(
         "smoothing",
@@ -313,7 +334,13 @@ BY_NAME: dict[str, Control] = {c.name: c for c in CONTROLS}
 NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS)
 RUN_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if c.run)
 VIEW_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if not c.run)
-UI_ONLY = tuple(n for n in NAMES if n not in {f.name for f in dataclasses.fields(RunConfig)})
+# Not one RunConfig field's value: the UI's own settings, and the grid's axes (a checkbox group
+# is a list of values, each run takes one: backends, precisions, weights).
+UI_ONLY = tuple(
+    n
+    for n in NAMES
+    if n not in {f.name for f in dataclasses.fields(RunConfig)} or BY_NAME[n].kind == "checkboxes"
+)
 # A control without a label key would fail at build; say which one at import instead.
 if _unlabelled := set(NAMES) - set(LABELS):
     raise RuntimeError(f"controls without a label key in mpdemo/ui/labels.py: {_unlabelled}")

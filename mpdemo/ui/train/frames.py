@@ -39,6 +39,7 @@ OUTPUTS: tuple[str, ...] = (
     *(p.name for p in PLOTS),
     "scale_empty",
     "legend",
+    "grad_watch",  # the watched gradients, with the plots
     "stop_btn",
     "summary",
     "repeats",
@@ -265,6 +266,8 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
     empty = scale_empty_text(lang, configs, False, session)
     out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
     out["legend"] = run_legend(session, lang)
+    # Hidden until a run of this grid sends its first watched step.
+    out["grad_watch"] = gr.update(value="", visible=False)
     return out
 
 

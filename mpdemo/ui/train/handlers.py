@@ -35,6 +35,7 @@ from .frames import (
     toggle_run,
     x_props,
 )
+from .gradwatch import watch_update
 from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, check_repeat
 from .plots import PLOTS, View, scaled_labels
 from .session import Session, column_widths
@@ -78,12 +79,18 @@ def show_columns(session: Session | None, lang: str, all_columns: Any) -> dict[s
 
 
 def _frame(
-    session: Session, lang: str, table_changed: bool, finished: bool = False
+    session: Session,
+    lang: str,
+    table_changed: bool,
+    finished: bool = False,
+    grads_changed: bool = False,
 ) -> dict[str, Any]:
     # The files first: a failed write is said in this frame's status.
     files = _file_updates(session, table_changed)
     out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
     out.update(plot_frames(session))
+    if grads_changed:  # a run sent a watched step: its histogram replaces the last one
+        out["grad_watch"] = gr.update(**watch_update(session, lang))
     if table_changed:
         out["summary"] = session.table(lang)
         out["repeats"] = repeat_table(session, lang)
@@ -162,7 +169,7 @@ def train(
             **recorded_ui.script_updates(session),
         }
         last = time.monotonic()
-        table_changed = False
+        table_changed = grads_changed = False
         for ev in runner.events(timeout=YIELD_EVERY_S):
             if session.runner is not runner:
                 # A newer Train click took this session over (this comparison was stopped and
@@ -172,6 +179,7 @@ def train(
             first_step = ev is not None and ev.kind == "step" and not _has_steps(session, ev.label)
             if ev is not None and session.apply(ev):
                 table_changed = True
+            grads_changed |= ev is not None and ev.kind == "grads"
             if ev is not None and ev.kind == "plan" and ev.steps is not None:
                 # Fewer steps per run than the plots were laid out for: lay them out again,
                 # and write the script again (the first one had the steps asked for).
@@ -186,12 +194,12 @@ def train(
             # A run's first step goes out at once, whatever the throttle: the status and its
             # point on the loss plot arrive in the same message.
             if first_step or time.monotonic() - last >= YIELD_EVERY_S:
-                yield _frame(session, lang, table_changed)
-                table_changed = False
+                yield _frame(session, lang, table_changed, grads_changed=grads_changed)
+                table_changed = grads_changed = False
                 last = time.monotonic()
         # The stream's last message is what /train returns to an API caller: the status, the
-        # plots and the table.
-        yield {**_frame(session, lang, True, finished=True), **settle(session)}
+        # plots, the table and the watched gradients.
+        yield {**_frame(session, lang, True, True, grads_changed=True), **settle(session)}
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()

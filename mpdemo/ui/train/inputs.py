@@ -8,7 +8,7 @@ import os
 from typing import Any
 
 from ...catalog import MODELS
-from ...config import Limits, RunConfig, coerce_field
+from ...config import WEIGHTS, Limits, RunConfig, coerce_field
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
 from ...runs.runner import check_memory, grid
@@ -185,14 +185,15 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
     for name in controls.NAMES:
         if name not in controls.UI_ONLY and name in v:
             v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
-    for name, allowed in (("backends", BACKENDS), ("precisions", PRECISIONS)):
+    axes = (("backends", BACKENDS), ("precisions", PRECISIONS), ("weights", WEIGHTS))
+    for name, allowed in axes:
         got = v.get(name)  # an API caller may send 5 or [["x"]]: one line, not a traceback
         if got is not None and (
             not isinstance(got, (list, tuple)) or not all(isinstance(x, str) for x in got)
         ):
             raise ConfigError(
                 "unknown_choice",
-                field=name.removesuffix("s"),
+                field=name if name == "weights" else name.removesuffix("s"),
                 allowed=", ".join(allowed),
                 value=got,
             )
@@ -201,8 +202,11 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
     v["precisions"] = with_fp8(v)  # fp8: its own box (controls.py)
     if not v["precisions"]:
         raise ConfigError("empty_choice", field="precision", allowed=", ".join(PRECISIONS))
+    if not v["weights"]:
+        raise ConfigError("empty_choice", field="weights", allowed=", ".join(WEIGHTS))
     base = RunConfig(**controls.config_fields(v))
-    configs = grid(base, v["backends"], v["precisions"], bool(v["compare_scaling"]))
+    # weights x backends x precisions, as a lesson's own grid (teach/lessons.py).
+    configs = grid(base, v["backends"], v["precisions"], bool(v["compare_scaling"]), v["weights"])
     for cfg in configs:
         cfg.validate(lim)
     entry = MODELS.get(base.model)

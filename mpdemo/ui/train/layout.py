@@ -168,6 +168,9 @@ def build_train_tab(ctx: Any) -> None:
                     gr.Markdown(t("scale_caption", lang0), elem_id="scale-note"),
                     value="scale_caption",
                 )
+                # Watched gradients (RunConfig.watch_grads) beside what the scale does to them:
+                # each watched run's latest histogram, as the Underflow lab draws one (gradwatch.py).
+                comps["grad_watch"] = gr.HTML("", elem_id="grad-watch", visible=False)
                 # The table opens on a class's nine columns; the rest are one tick away.
                 comps["summary_all"] = ctx.i18n(
                     gr.Checkbox(False, label=t("summary_all", lang0), elem_id="summary-all"),

@@ -24,8 +24,7 @@ from .frames import OUTPUTS
 
 def choices(lang: str) -> list[tuple[str, str]]:
     """Radio entries: (the lesson's title in `lang`, its name), in the course's order."""
-    # A lesson whose runs differ by a setting the tab has no control for (the master-weights
-    # lesson's weights) is the command line's: `python -m mpdemo lesson master-weights`.
+    # A lesson marked off the page (Lesson.on_page) is the command line's alone.
     shown = [x for x in LESSONS.values() if x.on_page]
     return [(f"{i}. {message(f'lesson_{x.key}_title', {}, lang)}", x.name)
             for i, x in enumerate(shown, 1)]  # fmt: skip

@@ -209,6 +209,7 @@ def clear_runs(session: Session, lang: str) -> dict[str, Any]:
         script_run=gr.update(choices=[], value=None),
         script_btn=gr.update(value=None, interactive=False),
         legend="",
+        grad_watch=gr.update(value="", visible=False),
         reference=gr.update(value=None),
         stored=dict(EMPTY_STORE),
     )

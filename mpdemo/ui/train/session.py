@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...config import RunConfig
+from ...events import GradHistograms
 from ...files.recorded import (
     Recording,
     compact,
@@ -118,6 +119,9 @@ class Session:
     files_error: str | None = None  # why the last write of the downloads failed, if it did
     writes: int = 0
     recordings: list[Recorded] = field(default_factory=list)  # loaded runs files, oldest first
+    # Each watched run's latest GradHistograms event, by label (the page draws the latest only;
+    # the runner's fold keeps them all for the runs JSON).
+    grads: dict[str, GradHistograms] = field(default_factory=dict)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # gr.State deep-copies its default; a fresh session must never share a runner.
@@ -129,6 +133,7 @@ class Session:
         self.stop()
         self.configs = list(configs)
         self.series = {}
+        self.grads = {}
         self.fold = RunFold()
         self.origins = {}
         self.errors = []
@@ -175,6 +180,7 @@ class Session:
         run and opened file, and delete the session's folder."""
         self.stop()
         self.configs, self.series, self.fold, self.errors = [], {}, RunFold(), []
+        self.grads = {}
         self.runs, self.history, self.recordings = [], [], []
         self.progress, self.plan, self.estimate = {}, None, None
         self.files = {}
@@ -229,6 +235,9 @@ class Session:
                 phase="running",
                 step_s=None,
             )
+            return False
+        if kind == "grads":  # the watch draws each run's latest (gradwatch.py)
+            self.grads[ev.label] = ev
             return False
         if kind == "step":
             self.series.setdefault(ev.label, Series(ev.label)).add(ev)
@@ -427,6 +436,7 @@ class Session:
         """Clear runs: stop a training, forget every finished, restored and loaded run."""
         self.stop()
         self.configs, self.series, self.fold, self.errors = [], {}, RunFold(), []
+        self.grads = {}
         self.runs, self.history, self.recordings = [], [], []
         self.progress = {}
         for path in self.files.values():

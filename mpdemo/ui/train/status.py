@@ -7,6 +7,7 @@ from typing import Any
 from ...messages import MpdemoError
 from ...runs.runner import side_by_side
 from .. import system
+from ..histogram import pct
 from ..i18n import error_text, message, t
 from ..text import shown
 from . import classroom
@@ -57,6 +58,12 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             ]
             if verdicts:
                 lines[-1] += " " + t("status_verdicts", lang, verdicts="; ".join(verdicts))
+            # The master-weights lesson's point, unfolded beside the verdicts: how many of
+            # each run's updates rounded away (runs that counted them: bf16 weights, or asked).
+            lost = lost_updates_text(session.runs, lang)
+            if lost:
+                lines.append(lost)
+                head += 1
     elif session.stop_requested:
         # Once the worker has reported the stopped run, say so (Stop's own reply already did).
         lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
@@ -144,6 +151,17 @@ def _progress_line(session: Session, lang: str) -> str:
             step=p.get("step", 0), steps=p["steps"], left=_duration(left, lang),
         )  # fmt: skip
     return t("status_preparing", lang, i=i + 1, n=n, label=shown(p.get("label", "")))
+
+
+def lost_updates_text(runs: list[dict[str, Any]], lang: str) -> str:
+    """'Updates that rounded away, on average a step: torch · bf16 0%; ...' for the runs that
+    counted them (their summaries' lost_update_share), '' when none did."""
+    shares = []
+    for r in runs:
+        share = r["summary"].get("lost_update_share")
+        if share is not None:
+            shares.append(f"{shown(r['summary'].get('label', ''))}: **{pct(share, lang)}**")
+    return t("status_lost_updates", lang, runs="; ".join(shares)) if shares else ""
 
 
 def folded(head: list[str], details: list[str], lang: str) -> str:

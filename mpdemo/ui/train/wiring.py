@@ -20,6 +20,7 @@ from .frames import (
     scale_empty_text,
     x_props,
 )
+from .gradwatch import watch_html
 from .handlers import (
     arm,
     legend_click,
@@ -206,6 +207,8 @@ def _wire(
             gr.skip() if running else idle_status(sess, lang),
             gr.update(value=empty) if empty else gr.skip(),
             run_legend(sess, lang),
+            # The watched gradients' words and digits (a running training redraws them itself).
+            watch_html(sess.grads, sess.live_labels(), lang) if sess and sess.grads else gr.skip(),
         ]
         return out
 
@@ -217,6 +220,7 @@ def _wire(
         comps["status"],
         comps["scale_empty"],
         comps["legend"],
+        comps["grad_watch"],
     ]
     lang_inputs = [session, comps["device"], *(comps[n] for n in preview_names)]
     ctx.on_language(on_lang, lang_inputs, lang_outputs)

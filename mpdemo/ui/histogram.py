@@ -1,0 +1,145 @@
+"""One picture of gradient magnitudes against a format's range, drawn by the Underflow lab and by
+the Train tab's live gradient watch: bars of counts per log2 bin over the format's zero /
+subnormal / normal / overflow bands. Plain SVG text (no torch, no gradio)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .i18n import number, t
+from .text import esc
+
+# How the formats are named on the page: torch's fp8 dtypes as the fp8 papers name them.
+FORMAT_NAMES = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "e4m3": "E4M3", "e5m2": "E5M2"}
+
+# Colours with explicit foreground and background so the figures read in light and dark mode.
+BAND_COLORS = {"zero": "#fde2e1", "sub": "#fef3c7", "normal": "#dcfce7", "over": "#fecaca"}
+BAR_COLORS = {"zero": "#b42318", "sub": "#b45309", "normal": "#166534", "over": "#7f1d1d"}
+INK = "#1f2937"
+
+
+def pct(x: float, lang: str) -> str:
+    """A share as a percentage in lang's digits, small ones kept visible (0.004%, not 0.0%)."""
+    if x == 0:
+        return "0%"
+    return number(x * 100, lang, ".2g" if x < 0.001 else ".1f") + "%"
+
+
+def band_of_bin(b: int, band: dict[str, float]) -> str:
+    """Where the values of log2 bin [b, b+1) land in the format (by the bin's lower edge)."""
+    if b < band["min_subnormal_log2"]:
+        return "zero"
+    if b < band["min_normal_log2"]:
+        return "sub"
+    if b < band["max_log2"]:
+        return "normal"
+    return "over"
+
+
+def histogram_svg(
+    lang: str,
+    counts: Sequence[int],
+    lo: int,
+    total: int,
+    title: str,
+    band: dict[str, float],
+    fmt: str = "fp16",
+    size: tuple[int, int] = (680, 250),
+    tick_every: int = 8,
+    draw_title: bool = True,
+) -> str:
+    """An SVG histogram: counts[i] values in log2 bin [lo+i, lo+i+1), as shares of `total`,
+    over fmt's zero/subnormal/normal/overflow bands (log2 edges in `band`, as
+    mpdemo.teach.underflow.format_band gives them). The first and last bins hold what lies
+    beyond the axis; each bar carries its bin (data-log2) and count (data-count). draw_title
+    False: the title only names the figure (aria-label), the page writes it in text that does
+    not shrink with the figure on a phone."""
+    hi = lo + len(counts)
+    total = max(total, 1)
+    peak = max(max(counts, default=0), 1) / total
+    w, h = size
+    left, right, top, bottom = 52, 12, 30 if draw_title else 8, 44
+    pw, ph = w - left - right, h - top - bottom
+    span = hi - lo
+
+    def x_of(v: float) -> float:
+        return left + (min(max(v, lo), hi) - lo) / span * pw
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
+        f'style="width:100%;max-width:{w}px;background:#ffffff;border-radius:6px" '
+        'font-family="ui-sans-serif,system-ui,sans-serif" '
+        f'aria-label="{esc(title)}">',
+    ]
+    if draw_title:
+        parts.append(
+            f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="{INK}">'
+            f"{esc(title)}</text>"
+        )
+    edges = [
+        ("zero", lo, band["min_subnormal_log2"], "uf_band_zero"),
+        ("sub", band["min_subnormal_log2"], band["min_normal_log2"], "uf_band_sub"),
+        ("normal", band["min_normal_log2"], band["max_log2"], "uf_band_normal"),
+        ("over", band["max_log2"], hi, "uf_band_over"),
+    ]
+    for name, b0, b1, key in edges:
+        x0, x1 = x_of(b0), x_of(b1)
+        parts.append(
+            f'<rect class="mp-band" data-band="{name}" data-from="{b0:g}" data-to="{b1:g}" '
+            f'x="{x0:.1f}" y="{top}" width="{x1 - x0:.1f}" height="{ph}" '
+            f'fill="{BAND_COLORS[name]}"/>'
+        )
+        if x1 - x0 < 24:  # a band narrower than a word (bf16's subnormals): the colour says it
+            continue
+        word = t(key, lang, fmt=FORMAT_NAMES.get(fmt, fmt))
+        half = len(word) * 2.8  # about half the word's width at font-size 10
+        x, anchor = (x0 + x1) / 2, "middle"
+        if x + half > left + pw:  # a narrow band at the edge: the word stays inside the figure
+            x, anchor = x1 - 2, "end"
+        elif x - half < left:
+            x, anchor = x0 + 2, "start"
+        parts.append(
+            f'<text x="{x:.1f}" y="{top + 12}" font-size="10" text-anchor="{anchor}" '
+            f'fill="{BAR_COLORS[name]}">{esc(word)}</text>'
+        )
+    bw = pw / span
+    for i, n in enumerate(counts):
+        if not n:
+            continue
+        b = lo + i
+        share = n / total
+        bh = max(share / peak * (ph - 16), 1.0)  # 1 px minimum: rare bins stay visible
+        tip = t("uf_bar_tip", lang, lo=b, hi=b + 1, n=n, share=pct(share, lang))
+        parts.append(
+            f'<rect class="mp-bar" data-log2="{b}" data-count="{n}" x="{x_of(b) + 0.5:.1f}" '
+            f'y="{top + ph - bh:.1f}" width="{max(bw - 1, 1):.1f}" height="{bh:.1f}" '
+            f'fill="{BAR_COLORS[band_of_bin(b, band)]}"><title>{esc(tip)}</title></rect>'
+        )
+    for v in (band["min_subnormal_log2"], band["min_normal_log2"], band["max_log2"]):
+        if lo < v < hi:
+            parts.append(
+                f'<line x1="{x_of(v):.1f}" x2="{x_of(v):.1f}" y1="{top}" y2="{top + ph}" '
+                f'stroke="{INK}" stroke-dasharray="3,3" stroke-width="1"/>'
+            )
+    axis_y = top + ph
+    parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{axis_y}" y2="{axis_y}" stroke="{INK}"/>')
+    first = -(-lo // tick_every) * tick_every  # the first multiple of tick_every on the axis
+    for v in range(first, hi + 1, tick_every):
+        parts.append(
+            f'<text x="{x_of(v):.1f}" y="{axis_y + 14}" font-size="10" text-anchor="middle" '
+            f'fill="{INK}">{v}</text>'
+        )
+    parts.append(
+        f'<text x="{left + pw / 2:.1f}" y="{h - 6}" font-size="11" text-anchor="middle" '
+        f'fill="{INK}">{esc(t("uf_axis_x", lang))} · {esc(t("uf_clamped", lang))}</text>'
+    )
+    parts.append(
+        f'<text x="14" y="{top + ph / 2:.1f}" font-size="11" text-anchor="middle" fill="{INK}" '
+        f'transform="rotate(-90 14 {top + ph / 2:.1f})">{esc(t("uf_axis_y", lang))}</text>'
+    )
+    parts.append(
+        f'<text x="{left - 4}" y="{top + 16}" font-size="10" text-anchor="end" fill="{INK}">'
+        f"{esc(pct(peak, lang))}</text>"
+    )
+    parts.append("</svg>")
+    return "".join(parts)
