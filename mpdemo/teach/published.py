@@ -54,8 +54,8 @@ PUBLISHED: tuple[Published, ...] = (
     _ratio("transformers#15026", T15026, "A100", "t5-base, Trainer", "bf16", "fp32",
            224.1, 93.7, "samples/s"),
     # torchao's float8 training: one Linear layer's forward and backward, M x K x N, vs bf16.
-    Published("torchao float8", TORCHAO_FLOAT8, "H100", "Linear layer 1024 x 2048 x 1024",
+    Published("torchao float8", TORCHAO_FLOAT8, "H100", "nn.Linear 1024 x 2048 x 1024",
               "fp8", "bf16", None, None, None, 0.80),
-    Published("torchao float8", TORCHAO_FLOAT8, "H100", "Linear layer 4096 x 8192 x 16384",
+    Published("torchao float8", TORCHAO_FLOAT8, "H100", "nn.Linear 4096 x 8192 x 16384",
               "fp8", "bf16", None, None, None, 1.39),
 )  # fmt: skip
