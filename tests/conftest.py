@@ -16,6 +16,19 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Each pytest-xdist worker its own gradio cache (uploads, served files): tests count the files
+# there, and gradio's default (/tmp/gradio) is shared by every process on the machine.
+if "PYTEST_XDIST_WORKER" in os.environ and "GRADIO_TEMP_DIR" not in os.environ:
+    import tempfile
+
+    os.environ["GRADIO_TEMP_DIR"] = _GRADIO_TMP = tempfile.mkdtemp(prefix="gradio-")
+
+    def pytest_unconfigure(config) -> None:  # noqa: ANN001 - pytest's hook
+        """The worker's gradio cache goes with the worker."""
+        import shutil
+
+        shutil.rmtree(_GRADIO_TMP, ignore_errors=True)
+
 
 from mpdemo.config import RunConfig  # noqa: E402
 

@@ -1,9 +1,9 @@
-"""The benchmark scripts run end to end on the CPU (figures are printed, never asserted)."""
+"""The benchmark scripts run end to end on the CPU (figures are printed, never asserted), their
+main() in this process: each would import torch again in a process of its own."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 from conftest import ROOT
@@ -11,17 +11,23 @@ from conftest import ROOT
 from mpdemo.files.recorded import read_runs
 
 
-def _run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
+def _bench(name: str):
+    """A bench script as a module (its main() then runs in this process)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path):
+def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path, monkeypatch, capsys):
+    # In this process (a GPU machine runs it as a script; what it does is the same code).
     out = tmp_path / "cpu.json"
-    proc = _run("bench/gpu_check.py", "--device", "cpu", "--steps", "4", "--skip-overhead",
-                "--out", str(out))  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    monkeypatch.setattr(sys, "argv", ["gpu_check.py", "--device", "cpu", "--steps", "4",
+                                      "--skip-overhead", "--out", str(out)])  # fmt: skip
+    _bench("gpu_check").main()
+    printed = capsys.readouterr().out
     result = json.loads(out.read_text())
     runs = result["runs"]
     assert len(runs) == 9  # 3 backends x fp32/fp16/bf16
@@ -37,7 +43,7 @@ def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path):
         # The audit must tell the truth: only the torch loop autocasts fp16 on a CPU.
         expect = "fp32" if s["precision"] == "fp16" and s["backend"] != "torch" else s["precision"]
         assert s["effective_dtype"] == expect
-    assert "wrote" in proc.stdout.splitlines()[-1]
+    assert "wrote" in printed.splitlines()[-1]
 
 
 def test_overhead_bench_prints_ratios(tmp_path, monkeypatch, capsys):
@@ -45,12 +51,9 @@ def test_overhead_bench_prints_ratios(tmp_path, monkeypatch, capsys):
     # spawn), eight torch imports that took 50-90 s of the suite; here `spawn` calls the same
     # child code (`one`) in-process, and main's rounds, ratios, table and JSON are the bench's own.
     import contextlib
-    import importlib.util
     import io
 
-    spec = importlib.util.spec_from_file_location("overhead_bench", ROOT / "bench" / "overhead.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _bench("overhead")
     spawned: list[str] = []
 
     def in_process(side: str, cfg: dict, runs: int = 1) -> dict[str, float]:
