@@ -6,7 +6,9 @@
 Prints, per lesson: wall time on this machine (click to last event, as the page's runner runs
 it, no calibration), each run's loss-fall ratio (mean loss over its last 5 steps / its first
 5; the default comparison's bar is 0.85), skipped steps and the loss-scale range, and for the
-underflow lesson the gap between unscaled and scaled fp16's last-5 losses. Also the load
+underflow lesson the gap between unscaled and scaled fp16's last-5 losses, and the process's
+peak resident memory while the lesson's runs were alive together (sampled every 50 ms from
+/proc: the app's own footprint included, as a Space's memory cap counts it). Also the load
 average before and after: a busy machine's wall times are not a quiet machine's. Figures, not
 asserts (tests/test_lessons.py checks what the lessons are; speed belongs here).
 """
@@ -38,7 +40,20 @@ def measure(name: str) -> dict:
         if ev.kind == "step":
             steps.setdefault(ev.label, []).append(ev)
 
-    run_grid(configs, on_event, threading.Event())
+    done = threading.Event()
+    peak = [rss_bytes()]
+
+    def sample() -> None:  # the runs are alive together: their peak, not the end's figure
+        while not done.wait(0.05):
+            peak[0] = max(peak[0], rss_bytes())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        run_grid(configs, on_event, threading.Event())
+    finally:
+        done.set()
+        sampler.join()
     wall = time.perf_counter() - t0
     runs = {}
     for label, evs in steps.items():
@@ -51,7 +66,16 @@ def measure(name: str) -> dict:
             "scales": scales,
             "step_ms": 1000 * statistics.median(e.step_time_s for e in evs),
         }
-    return {"wall": wall, "runs": runs, "load": (load0, os.getloadavg()[0])}
+    return {"wall": wall, "runs": runs, "load": (load0, os.getloadavg()[0]), "peak_rss": peak[0]}
+
+
+def rss_bytes() -> int:
+    """This process's resident memory now (Linux /proc; 0 where there is none)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def main() -> int:
@@ -61,7 +85,8 @@ def main() -> int:
     for name in names:
         r = measure(name)
         load = f"load average {r['load'][0]:.1f} before, {r['load'][1]:.1f} after"
-        print(f"\n{name}: {r['wall']:.1f} s wall ({load})")
+        rss = f"peak RSS {r['peak_rss'] / 2**20:.0f} MiB"
+        print(f"\n{name}: {r['wall']:.1f} s wall, {len(r['runs'])} runs, {rss} ({load})")
         for label, x in r["runs"].items():
             scales = ", ".join(f"2^{s.bit_length() - 1}" for s in map(int, x["scales"]))
             print(

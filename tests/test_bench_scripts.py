@@ -72,3 +72,12 @@ def test_overhead_bench_prints_ratios(tmp_path, monkeypatch, capsys):
     assert "ratio" in printed and "speed-up vs fp32" in printed
     assert sorted(spawned) == ["bare"] * 4 + ["engine"] * 4  # long and short, both precisions
     assert set(json.loads((tmp_path / "o.json").read_text())) == {"torch/fp32", "torch/bf16"}
+
+
+def test_lessons_bench_prints_wall_ratios_and_peak_memory(monkeypatch, capsys):
+    monkeypatch.setenv("MPDEMO_LESSON_STEPS", "6")  # the tests' knob: every lesson in seconds
+    monkeypatch.setattr(sys, "argv", ["lessons.py", "underflow"])
+    assert _bench("lessons").main() == 0
+    printed = capsys.readouterr().out
+    assert "underflow: " in printed and "3 runs, peak RSS" in printed, printed
+    assert "unscaled - scaled fp16, last 5 steps:" in printed and "ratio" in printed
