@@ -2,8 +2,8 @@
 
     python bench/first_step.py [--times 3]
 
-In one fresh process: a Runner for the Train tab's default comparison (the page's defaults,
-fitted to about a minute) is started and stopped at its first step event, --times times; the
+In one fresh process: a Runner for the Train tab's default comparison (the page's defaults:
+the first lesson, its steps standing) is started and stopped at its first step event, --times times; the
 first is cold (it imports torch, transformers and opens the data), the others warm, as a
 second click on a running server. Prints seconds from start() to the first step event, and to
 each run's first step. Target (DESIGN.md): ≤ 3 s. Asserts nothing.
@@ -26,12 +26,13 @@ def main() -> None:
     ap.add_argument("--times", type=int, default=3)
     a = ap.parse_args()
     from mpdemo.runs.runner import Runner
-    from mpdemo.ui.train.tab import DEFAULTS, FIT_DEFAULT_S, check_inputs
+    from mpdemo.ui.train.tab import DEFAULTS, check_inputs
 
     configs = check_inputs(dict(DEFAULTS))
     for i in range(a.times):
         t0 = time.perf_counter()
-        runner = Runner(configs, fit_s=FIT_DEFAULT_S).start()
+        # As the Train tab starts it: the lesson's steps stand (no fitting to a time budget).
+        runner = Runner(configs).start()
         firsts: dict[str, float] = {}
         for ev in runner.events():
             if ev.kind == "step" and ev.label not in firsts:

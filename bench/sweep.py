@@ -23,16 +23,15 @@ from mpdemo.cli.sweep import memory_lines, point_line  # noqa: E402
 from mpdemo.engine.machine import machine_note  # noqa: E402
 from mpdemo.runs.timing import LoadMeter  # noqa: E402
 from mpdemo.sweep.notes import sweep_document
-from mpdemo.sweep.plan import (
+from mpdemo.sweep.plan import SweepSpec, plan_sweep
+from mpdemo.sweep.run import run_sweep
+from mpdemo.sweep.sizes import (
     DEFAULT_BATCH_SIZES,
     DEFAULT_BUDGET_S,
     DEFAULT_SIZES,
-    SweepSpec,
     parse_batch_sizes,
     parse_sizes,
-    plan_sweep,
 )
-from mpdemo.sweep.run import run_sweep
 
 
 def main() -> int:

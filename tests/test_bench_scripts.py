@@ -81,3 +81,34 @@ def test_lessons_bench_prints_wall_ratios_and_peak_memory(monkeypatch, capsys):
     printed = capsys.readouterr().out
     assert "underflow: " in printed and "3 runs, peak RSS" in printed, printed
     assert "unscaled - scaled fp16, last 5 steps:" in printed and "ratio" in printed
+
+
+def test_first_step_bench_prints_cold_and_warm(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["first_step.py", "--times", "2"])
+    _bench("first_step").main()
+    printed = capsys.readouterr().out
+    assert "cold: first step" in printed and "warm: first step" in printed, printed
+
+
+def test_every_bench_script_imports_names_that_exist():
+    # bench/first_step.py imported a constant the Train tab no longer had, inside main(): it
+    # failed only when someone ran it. Every `from mpdemo... import name` of every script,
+    # wherever it sits in the file, must find its name.
+    import ast
+    import importlib
+
+    missing = []
+    for script in sorted((ROOT / "bench").glob("*.py")):
+        for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mpdemo"):
+                module = importlib.import_module(node.module)
+                missing += [
+                    f"{script.name}: {node.module}.{a.name}"
+                    for a in node.names
+                    if not hasattr(module, a.name)
+                    and not (  # a submodule of a package: `from mpdemo.engine import fp8`
+                        hasattr(module, "__path__")
+                        and importlib.util.find_spec(f"{node.module}.{a.name}")
+                    )
+                ]
+    assert not missing, missing
