@@ -38,6 +38,8 @@ def stored(self: Session) -> dict[str, Any] | None:
             for k in ("config", "summary", "steps", "evals", "status", "grid", "shared_from")
             if k != "shared_from" or r.get(k)
         }
+        # The page draws a watched run's last histogram: that one comes back after a reload.
+        | ({"grad_histograms": r["grad_histograms"][-1:]} if r.get("grad_histograms") else {})
         for r in self.history
     ]
     recs = [
@@ -113,6 +115,13 @@ def restore(self: Session, value: Any) -> int:
             for r in self.runs
         }
         self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
+        from .gradwatch import from_record  # the watch as the last training left it
+
+        self.grads = {
+            ev.label: ev
+            for ev in (from_record(r["summary"]["label"], r) for r in self.runs)
+            if ev is not None
+        }
     for rec in recs:
         self.add_recording(rec)
     return len(history) + sum(len(r.runs) for r in recs)
