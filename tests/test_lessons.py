@@ -142,6 +142,20 @@ def test_glitches_of_the_machine_line_and_the_trainer_sentence() -> None:
     )
     assert "the Trainer" not in es
     assert "1 interleaved round is too few" in message("unsure_too_few", {"rounds": 1}, "en")
+    # The adjective agrees with the count in Spanish and Portuguese too ("1 ronda ... es muy
+    # pocas" read wrong).
+    assert message("unsure_too_few", {"rounds": 1}, "es").startswith(
+        "1 ronda intercalada es insuficiente para"
+    )
+    assert message("unsure_too_few", {"rounds": 2}, "es").startswith(
+        "2 rondas intercaladas son insuficientes para"
+    )
+    assert message("unsure_too_few", {"rounds": 1}, "pt").startswith(
+        "1 rodada intercalada é insuficiente para"
+    )
+    assert message("unsure_too_few", {"rounds": 3}, "pt").startswith(
+        "3 rodadas intercaladas são insuficientes para"
+    )
 
 
 def test_stop_then_train_runs_the_new_comparison() -> None:
