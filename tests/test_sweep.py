@@ -581,3 +581,17 @@ def test_a_point_whose_warm_up_outran_its_cap_is_still_on_the_plot(monkeypatch):
     drawn = df[(df["series"] == "bf16 · batch 8") & df["speedup"].notna()]
     assert drawn["speedup"].tolist() == [round(check.speedup, 4)]
     assert (check.verdict, check.reason) == ("unsure", "too_few")
+
+
+@pytest.mark.parametrize("verdict_", ["slower", "faster"])
+def test_two_points_of_one_size_name_one_size_not_a_range(verdict_):
+    # Issue 27: "(0.19 to 0.19 M parameters)" after two points (two batch sizes) of one size.
+    from mpdemo.ui.i18n import message
+
+    points = [fake_point(SIZES[0], b, {"bf16": verdict_}) for b in (8, 32)]
+    (note,) = S.crossover_notes(points, "cpu")
+    assert note.key.endswith("_anywhere_one")
+    said = {lang: message(note.key, note.args, lang) for lang in ("en", "es", "pt")}
+    assert "one size, 0.19 M parameters" in said["en"]
+    assert "un solo tamaño, 0,19 M" in said["es"] and "um só tamanho, 0,19 M" in said["pt"]
+    assert not any("0.19 to" in s or "0,19 a" in s for s in said.values())
