@@ -174,3 +174,17 @@ def test_a_file_whose_histogram_does_not_add_up_is_refused_whole(run_events, tmp
     with pytest.raises(RecordingError) as err:
         read_runs(bad)
     assert "runs[0].grad_histograms[1].layers[0] has counts that do not add up" in str(err.value)
+
+
+def test_a_full_store_lets_the_watch_go_before_any_run(run_events, monkeypatch) -> None:
+    from mpdemo.ui.train import session_store
+
+    session = _watched_session(run_events)
+    whole = len(json.dumps(session.stored()))
+    monkeypatch.setattr(session_store, "MAX_STORED_CHARS", whole - 1)
+    value = json.loads(json.dumps(session.stored()))
+    # The run itself is kept (its steps all there); only its histogram is left out.
+    (run,) = value["runs"]
+    assert "grad_histograms" not in run and len(run["steps"]) == 2
+    fresh = Session()
+    assert fresh.restore(value) == 1 and not gw.watch_update(fresh, "en")["visible"]

@@ -61,7 +61,19 @@ def stored(self: Session) -> dict[str, Any] | None:
         if size <= MAX_STORED_CHARS:
             return doc
         grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
-        if len(grids) > 1:  # the oldest training goes first
+        if any(r.get("grad_histograms") for r in [*history, *(x for c in recs for x in c["runs"])]):
+            # The watched gradients' picture goes before any run: the runs are what was asked.
+            history = [{k: v for k, v in r.items() if k != "grad_histograms"} for r in history]
+            recs = [
+                {
+                    **rec,
+                    "runs": [
+                        {k: v for k, v in x.items() if k != "grad_histograms"} for x in rec["runs"]
+                    ],
+                }  # fmt: skip
+                for rec in recs
+            ]
+        elif len(grids) > 1:  # the oldest training goes first
             history = [r for r in history if r.get("grid") != grids[0]]
         elif recs:
             recs = recs[1:]
