@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +117,74 @@ def test_a_session_keeps_each_runs_latest_watched_step_and_shows_it(run_events) 
     assert 'data-step="1"' not in update["value"]  # the latest step replaces the one before
     session.begin([cfg])  # a new comparison: hidden until its own runs send one
     assert not gw.watch_update(session, "en")["visible"]
+
+
+def _watched_session(run_events) -> Session:
+    """A session that trained the watched fp16 run (events fed as a runner feeds them)."""
+    session = Session()
+    session.begin([RunConfig(precision="fp16", watch_grads=1)])
+    for ev in run_events:
+        session.apply(ev)
+    return session
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_a_reload_brings_the_watch_back_as_the_training_left_it(run_events, lang) -> None:
+    from mpdemo.ui.train.recorded import restore_runs
+
+    session = _watched_session(run_events)
+    live = gw.watch_update(session, lang)
+    assert live["visible"] and 'data-step="2"' in live["value"]
+    # What the browser keeps, through JSON as gr.BrowserState hands it back after a reload.
+    value = json.loads(json.dumps(session.stored()))
+    assert [h["step"] for h in value["runs"][0]["grad_histograms"]] == [2]  # the last one only
+    fresh = Session()
+    out = restore_runs(lang, value, fresh)
+    assert out["grad_watch"]["visible"]
+    assert out["grad_watch"]["value"] == live["value"]  # the same figure, digit for digit
+
+
+def test_an_opened_runs_file_shows_each_runs_last_histogram(run_events) -> None:
+    from mpdemo.ui.train.recorded import load_runs
+
+    session = _watched_session(run_events)
+    path = session.write_files()["json"]
+    # The page's download keeps every watched step, as the CLI's --json does.
+    (run,) = json.loads(Path(path).read_text())["runs"]
+    assert [h["step"] for h in run["grad_histograms"]] == [1, 2]
+    viewer = Session()
+    first = next(load_runs(path, "en", viewer))
+    html = first["grad_watch"]["value"]
+    assert first["grad_watch"]["visible"] and 'data-step="2"' in html
+    (label,) = viewer.recorded_labels()
+    assert f'data-run="{label}"' in html
+    (svg,) = re.findall(r"<svg.*?</svg>", html)
+    (live_svg,) = re.findall(r"<svg.*?</svg>", gw.watch_update(session, "en")["value"])
+    assert _bars(svg) == _bars(live_svg) and _bands(svg) == _bands(live_svg)
+
+
+def test_a_file_whose_histogram_does_not_add_up_is_refused_whole(run_events, tmp_path) -> None:
+    from mpdemo.files.recorded import RecordingError, read_runs
+
+    session = _watched_session(run_events)
+    doc = json.loads(Path(session.write_files()["json"]).read_text())
+    doc["runs"][0]["grad_histograms"][-1]["layers"][0]["counts"][3] += 1  # one value too many
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(RecordingError) as err:
+        read_runs(bad)
+    assert "runs[0].grad_histograms[1].layers[0] has counts that do not add up" in str(err.value)
+
+
+def test_a_full_store_lets_the_watch_go_before_any_run(run_events, monkeypatch) -> None:
+    from mpdemo.ui.train import session_store
+
+    session = _watched_session(run_events)
+    whole = len(json.dumps(session.stored()))
+    monkeypatch.setattr(session_store, "MAX_STORED_CHARS", whole - 1)
+    value = json.loads(json.dumps(session.stored()))
+    # The run itself is kept (its steps all there); only its histogram is left out.
+    (run,) = value["runs"]
+    assert "grad_histograms" not in run and len(run["steps"]) == 2
+    fresh = Session()
+    assert fresh.restore(value) == 1 and not gw.watch_update(fresh, "en")["visible"]

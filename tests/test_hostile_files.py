@@ -37,6 +37,7 @@ from mpdemo.files.summary import Summary, scale_text, speedup_text, with_speedup
 from mpdemo.messages import EN, ConfigError
 from mpdemo.runs.plan import memory_notes, run_speed_notes
 from mpdemo.ui import i18n
+from mpdemo.ui.train.gradwatch import watch_update
 from mpdemo.ui.train.session import Session, warnings_text
 
 HTML = '<img src="http://127.0.0.1:9/t.png"> **Session expired** [log in](http://127.0.0.1:9/p)'
@@ -109,6 +110,14 @@ def _with_everything(doc: dict[str, Any]) -> dict[str, Any]:
                 },
             ],  # fmt: skip
         )
+        # A watched run's last histogram (--watch-grads), as the engine writes it.
+        counts = [5, *[0] * 29, 3, 4, 2, *[0] * 29]  # 62: below 2^-40, 61 binades, 2^20 up
+        layer = {"bin_edges_log2": list(range(-40, 21)), "counts": counts, "elements": 14,
+                 "nonzero": 9, "flushed": 0.0, "subnormal": 0.0, "overflow": 0.0}  # fmt: skip
+        run["grad_histograms"] = [
+            {"step": 4, "scale": 65536.0, "format": "fp16",
+             "layers": [copy.deepcopy({"name": n, **layer}) for n in ("encoder.0", "classifier")]},
+        ]  # fmt: skip
     return doc
 
 
@@ -151,7 +160,8 @@ def _candidate_paths(doc: dict[str, Any]) -> list[list[tuple[Any, ...]]]:
     }
     machine = {("machine", k) for k in MACHINE_RULES} | {p for p in every if p[0] == "machine"}
     config = {p for p in every if p[2:3] == ("config",)}
-    regions = [summary, check, notes, steps, machine, config, set(every)]
+    grads = {p for p in every if p[2:3] == ("grad_histograms",)}
+    regions = [summary, check, notes, steps, machine, config, grads, set(every)]
     return [sorted(r, key=repr) for r in regions if r]
 
 
@@ -231,6 +241,7 @@ def render_everything(rec: Any) -> None:
             warnings_text(s, lang)
         for n in notes:
             i18n.message(n.key, n.args, lang)
+        watch_update(session, lang)  # the watched gradients the file carries
     for cfg in session.plot_configs():
         assert cfg.steps >= 1
     for series in session.plot_series().values():
@@ -299,6 +310,15 @@ FIELD_PATHS = sorted(
         ("machine", "gpu", "name"),
         *[("runs", 0, "config", k) for k in ("steps", "loss_scaling", "model", "lr")],
         ("runs", 0, "steps", 0),
+        *[("runs", 0, "grad_histograms", 0, k) for k in ("step", "scale", "format", "layers")],
+        *[
+            ("runs", 0, "grad_histograms", 0, "layers", 1, k)
+            for k in ("name", "bin_edges_log2", "counts", "elements", "nonzero", "flushed")
+        ],
+        ("runs", 0, "grad_histograms", 0, "layers", 0, "counts", 0),
+        ("runs", 0, "grad_histograms", 0, "layers", 0, "bin_edges_log2", 0),
+        ("runs", 0, "grad_histograms", 0),
+        ("runs", 0, "grad_histograms"),
         ("runs", 0, "summary"),
         ("runs", 0),
         ("runs",),

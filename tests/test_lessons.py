@@ -142,6 +142,20 @@ def test_glitches_of_the_machine_line_and_the_trainer_sentence() -> None:
     )
     assert "the Trainer" not in es
     assert "1 interleaved round is too few" in message("unsure_too_few", {"rounds": 1}, "en")
+    # The adjective agrees with the count in Spanish and Portuguese too ("1 ronda ... es muy
+    # pocas" read wrong).
+    assert message("unsure_too_few", {"rounds": 1}, "es").startswith(
+        "1 ronda intercalada es insuficiente para"
+    )
+    assert message("unsure_too_few", {"rounds": 2}, "es").startswith(
+        "2 rondas intercaladas son insuficientes para"
+    )
+    assert message("unsure_too_few", {"rounds": 1}, "pt").startswith(
+        "1 rodada intercalada é insuficiente para"
+    )
+    assert message("unsure_too_few", {"rounds": 3}, "pt").startswith(
+        "3 rodadas intercaladas são insuficientes para"
+    )
 
 
 def test_stop_then_train_runs_the_new_comparison() -> None:
@@ -253,3 +267,21 @@ def test_the_status_says_how_many_updates_rounded_away() -> None:
 
 def test_the_underflow_lesson_watches_the_gradients() -> None:
     assert all(c.watch_grads > 0 for c in L.get("underflow").configs())
+
+
+def test_fp16_through_the_trainer_on_a_cpu_says_so_in_each_language() -> None:
+    # Issue 27: "the Trainer no aplica autocast…" (English prose in the Spanish sentence). The
+    # run's own note, from a real Trainer run, rendered in each language.
+    from mpdemo import RunConfig
+    from mpdemo.ui.i18n import message
+    from tests.conftest import events_of, summary_of
+
+    cfg = RunConfig(backend="trainer", precision="fp16", device="cpu", steps=2, batch_size=8,
+                    train_slice="train[:32]", eval_slice="validation[:16]")  # fmt: skip
+    keys = summary_of(events_of(cfg))["warning_keys"]
+    (note,) = [k for k in keys if k["key"] == "fp16_not_applied"]
+    said = {lang: message(note["key"], note["args"], lang) for lang in ("en", "es", "pt")}
+    assert "Trainer does not autocast fp16 on CPU" in said["en"]
+    assert "Trainer no aplica autocast fp16 en CPU" in said["es"]
+    assert "Trainer não aplica autocast fp16 em CPU" in said["pt"]
+    assert not any("the Trainer" in said[lang] for lang in ("es", "pt"))

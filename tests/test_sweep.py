@@ -558,3 +558,40 @@ def test_the_tab_draws_the_memory_anatomy_and_published_figures():
     table = pays.published_html("pt")
     assert "Publicado, não executado aqui" in table and table.count("<a href=") == 6
     assert "Done: 1 of 1 points" in last["status"]
+
+
+def test_a_point_whose_warm_up_outran_its_cap_is_still_on_the_plot(monkeypatch):
+    # The largest size's 16-bit steps on a CPU without 16-bit instructions: the warm-up steps
+    # alone outran the point's cap. The point still gets one interleaved round, so the plot
+    # draws it (issue 27: "the 512x8 bf16 points missing") and the table says why it is unsure.
+    from mpdemo.runs import timing
+    from mpdemo.sweep import run as sweep_run
+    from mpdemo.ui.tabs import pays
+
+    def capped(steppers, **kw):  # every point's cap already spent by its warm-up steps
+        return timing.interleave(steppers, **{**kw, "budget_s": 0.0, "cap_s": 0.0})
+
+    monkeypatch.setattr(sweep_run, "interleave", capped)
+    state = pays.SweepState()
+    last = list(pays.run_sweep_ui("en", "32x1", "8", ["bf16"], 1, state))[-1]
+    (point,) = state.points
+    check = point.check("bf16")
+    assert check.rounds == 1 and check.speedup is not None and check.interval is None
+    df = last["plot"]
+    drawn = df[(df["series"] == "bf16 · batch 8") & df["speedup"].notna()]
+    assert drawn["speedup"].tolist() == [round(check.speedup, 4)]
+    assert (check.verdict, check.reason) == ("unsure", "too_few")
+
+
+@pytest.mark.parametrize("verdict_", ["slower", "faster"])
+def test_two_points_of_one_size_name_one_size_not_a_range(verdict_):
+    # Issue 27: "(0.19 to 0.19 M parameters)" after two points (two batch sizes) of one size.
+    from mpdemo.ui.i18n import message
+
+    points = [fake_point(SIZES[0], b, {"bf16": verdict_}) for b in (8, 32)]
+    (note,) = S.crossover_notes(points, "cpu")
+    assert note.key.endswith("_anywhere_one")
+    said = {lang: message(note.key, note.args, lang) for lang in ("en", "es", "pt")}
+    assert "one size, 0.19 M parameters" in said["en"]
+    assert "un solo tamaño, 0,19 M" in said["es"] and "um só tamanho, 0,19 M" in said["pt"]
+    assert not any("0.19 to" in s or "0,19 a" in s for s in said.values())

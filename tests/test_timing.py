@@ -107,6 +107,15 @@ def test_one_step_is_too_few_for_a_verdict():
     assert (check.verdict, check.reason) == ("unsure", "too_few")
 
 
+def test_a_warm_up_longer_than_the_cap_still_gets_one_round():
+    # 512x8 in bf16 on an AVX2-only CPU: its warm-up step alone outran the point's cap, no
+    # round was timed and the sweep had no ratio (no point on its plot) for that size.
+    sim = SimMachine({"fp32": 5.0, "bf16": 55.0}, quiet)
+    check = sim.measure(budget_s=1.0, cap_s=30.0)["bf16"]
+    assert check.rounds == 1 and check.speedup == pytest.approx(5 / 55, rel=0.1)
+    assert check.interval is None and (check.verdict, check.reason) == ("unsure", "too_few")
+
+
 def test_stop_ends_the_measurement_between_rounds():
     import threading
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from ..teach.rounding import layout
+from ..teach.rounding import layout, log2_windows
 
 LO, HI = -40, 20  # log2 bin edges shown: 2^-40 .. 2^20, one bin per binade
 WATCH_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
@@ -32,16 +32,7 @@ def format_for(precision: str) -> str:
 
 def windows() -> dict[str, dict[str, float]]:
     """log2 of each watched format's edges: zero below, subnormal below, overflow above."""
-    out = {}
-    for fmt in WATCH_FORMATS:
-        lay = layout(fmt)
-        out[fmt] = {
-            "zero_below_log2": float(torch.tensor(lay.min_subnormal).log2()) - 1,
-            "subnormal_below_log2": float(lay.min_exp),
-            "overflow_above_log2": float(torch.tensor(lay.overflow_threshold).log2()),
-            "max": lay.max,
-        }
-    return out
+    return log2_windows(WATCH_FORMATS)
 
 
 def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:

@@ -208,6 +208,11 @@ def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
         out["shared_from"] = origin
     if config is not None:
         config = {k: v for k, v in config.items() if k in _config_rules()}
+    hist = run.get("grad_histograms")
+    if hist is not None:
+        last = _last_histogram(c.seq(f"{where}.grad_histograms", hist, MAX_STEPS_PER_RUN), where, c)
+        if last is not None:
+            out["grad_histograms"] = [last]
     return {
         **out,
         "config": config,
@@ -218,6 +223,81 @@ def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
 
 
 SHARED_FROM_KEYS = ("kind", "started_s_ago", "started_at", "live", "board")
+# The formats a run's gradients are watched against (mpdemo.engine.gradwatch.WATCH_FORMATS).
+WATCH_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
+MAX_LAYERS = 4096  # layers of one watched step (a 12-layer BERT has ~100)
+MAX_BINS = 256  # log2 bins of one layer's histogram (the engine writes 61)
+
+
+def _last_histogram(hist: list[Any], where: str, c: _Checker) -> dict[str, Any] | None:
+    """A run's last watched step, checked as the Train tab draws it; the earlier ones are not kept.
+
+    The page draws each run's latest histogram only, so a file holding one for every step costs
+    the server one; the counts must add up as the engine writes them (zeros in the lowest bin).
+    """
+    if not hist:
+        return None
+    p = f"{where}.grad_histograms[{len(hist) - 1}]"
+    h = c.obj(p, hist[-1])
+    for key in ("step", "format", "layers"):
+        if key not in h:
+            c.fail(f"{p}.{key}", "field_missing")
+    c.whole(f"{p}.step", h["step"], 0, 10**9)
+    if h.get("scale") is not None:
+        c.number(f"{p}.scale", h["scale"], 0, FLOAT32_MAX)
+    c.choice(f"{p}.format", h["format"], WATCH_FORMATS)
+    layers = []
+    edges0: list[int] | None = None
+    for k, layer in enumerate(c.seq(f"{p}.layers", h["layers"], MAX_LAYERS)):
+        lp = f"{p}.layers[{k}]"
+        c.obj(lp, layer)
+        for key in ("name", "bin_edges_log2", "counts", "elements", "nonzero"):
+            if key not in layer:
+                c.fail(f"{lp}.{key}", "field_missing")
+        c.text(f"{lp}.name", layer["name"], MAX_NAME, one_line=True)
+        edges = c.seq(f"{lp}.bin_edges_log2", layer["bin_edges_log2"], MAX_BINS)
+        if not edges:
+            c.fail(f"{lp}.bin_edges_log2", "field_missing")
+        c.whole(f"{lp}.bin_edges_log2[0]", edges[0], -2000, 2000)
+        # One bin a binade, and the same bins in every layer (the page adds the layers up).
+        want = edges0 or list(range(int(edges[0]), int(edges[0]) + len(edges)))
+        if edges != want:
+            c.fail(f"{lp}.bin_edges_log2", "field_not_binades")
+        edges0 = want
+        counts = c.seq(f"{lp}.counts", layer["counts"], MAX_BINS + 1)
+        for i, n in enumerate(counts):
+            c.whole(f"{lp}.counts[{i}]", n, 0, MAX_NUMBER)
+        if len(counts) != len(edges) + 1:
+            c.fail(lp, "field_histogram_bins", counts=len(counts), edges=len(edges))
+        c.whole(f"{lp}.elements", layer["elements"], 0, MAX_NUMBER)
+        c.whole(f"{lp}.nonzero", layer["nonzero"], 0, MAX_NUMBER)
+        # Every element is in a bin, and the exact zeros in the lowest (below 2^-40).
+        zeros = layer["elements"] - layer["nonzero"]
+        total = sum(int(n) for n in counts)
+        if zeros < 0 or total != layer["elements"] or int(counts[0]) < zeros:
+            c.fail(lp, "field_counts_mismatch", elements=layer["elements"])
+        shares = {}
+        for key in ("flushed", "subnormal", "overflow"):
+            v = layer.get(key, 0.0)
+            c.number(f"{lp}.{key}", v, 0.0, 1.0)
+            shares[key] = float(v)
+        layers.append(
+            {
+                "name": layer["name"],
+                "bin_edges_log2": [int(e) for e in edges],
+                "counts": [int(n) for n in counts],
+                "elements": int(layer["elements"]),
+                "nonzero": int(layer["nonzero"]),
+                **shares,
+            }
+        )
+    scale = h.get("scale")
+    return {
+        "step": int(h["step"]),
+        "scale": None if scale is None else float(scale),
+        "format": h["format"],
+        "layers": layers,
+    }
 
 
 def _small(data: Any, known: Any) -> dict[str, Any]:

@@ -250,7 +250,8 @@ def interleave(
     Each stepper runs one training step and returns its seconds. One warm-up step each first
     (kernel selection, optimizer state) sets the block: as many steps as fit in `block_s` for the
     slowest, 1 to max_block. Rounds go on while under `budget_s`, and past it (up to `cap_s`,
-    3x the budget by default) until MIN_ROUNDS rounds are in. Returns (times, load), with
+    3x the budget by default) until MIN_ROUNDS rounds are in; one round always runs (unless
+    stopped), however long the warm-up took. Returns (times, load), with
     times[name][round] the steps of that name's block in that round.
     """
     names = [baseline, *[n for n in steppers if n != baseline]]
@@ -264,7 +265,10 @@ def interleave(
         if stop is not None and stop.is_set():
             break
         spent = clock() - t0
-        if spent > cap or (spent > budget_s and r >= MIN_ROUNDS):
+        # One round at the least: a point whose warm-up steps alone outran the cap (512x8 in
+        # bf16 on a CPU without bf16 instructions) had no ratio at all, and the sweep's plot no
+        # point for it. Its one round says "too few for an interval", in words.
+        if r > 0 and (spent > cap or (spent > budget_s and r >= MIN_ROUNDS)):
             break
         # ABBA: the order turns round every round, so neither side always follows the other.
         for name in names if r % 2 == 0 else reversed(names):

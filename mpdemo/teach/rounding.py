@@ -69,6 +69,24 @@ def layout(fmt: str) -> Layout:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(LAYOUTS)}") from None
 
 
+def log2_windows(fmts: tuple[str, ...]) -> dict[str, dict[str, float]]:
+    """log2 of each format's edges: zero below, subnormal below, overflow above (no torch).
+
+    The gradient watch's events carry these, and a runs file's histograms are drawn with the same
+    (a file keeps the format's name only).
+    """
+    out = {}
+    for fmt in fmts:
+        lay = layout(fmt)
+        out[fmt] = {
+            "zero_below_log2": math.log2(lay.min_subnormal) - 1,
+            "subnormal_below_log2": float(lay.min_exp),
+            "overflow_above_log2": math.log2(lay.overflow_threshold),
+            "max": lay.max,
+        }
+    return out
+
+
 def round_nearest(x: Any, fmt: str, saturate: bool = False) -> Any:
     """x rounded to fmt (nearest, ties to even), returned as float64 holding the exact values.
 

@@ -69,6 +69,11 @@ def test_a_sweep_streams_its_points_and_draws_memory_and_published(browser, url:
         wait_text(pg, "#memory-notes", "Memory of one step", 60)
         bars = pg.locator("#memory-plot g.mark-rect path")
         assert bars.count() >= 8  # 4 parts x 2 precisions, and the rule's bars
+        # Its axes are titled in words, never with the frame's column name (issue 27: "bar").
+        titles = pg.eval_on_selector_all(
+            "#memory-plot g.role-axis-title text", "els => els.map(e => e.textContent)"
+        )
+        assert "MiB" in titles and not {"bar", "mib", "part"} & {x.strip() for x in titles}
         assert pg.locator("#sweep-stop-btn").is_disabled()
     finally:
         pg.context.close()

@@ -60,6 +60,8 @@ def test_runs_come_back_after_a_reload_only_here_until_cleared(url: str, browser
         set_value(page, "eval-slice", "validation[:32]")
         set_value(page, "steps", "3")
         page.locator("#precisions").get_by_label("bf16", exact=True).uncheck()
+        page.locator("#advanced").get_by_text("Advanced").click()  # open the accordion
+        set_value(page, "watch-grads", "1")  # every step's gradients: the last one comes back
         page.click("#start-btn")
         wait_for(page, IN_STATUS, "Done", 120, "the tiny run never finished")
         assert "torch · fp32" in table_text(page)
@@ -77,6 +79,15 @@ def test_runs_come_back_after_a_reload_only_here_until_cleared(url: str, browser
             "torch · fp32",
             30,
             "the restored run draws no loss line",
+        )
+        # The watched gradients come back too: the run's last step (3), as the training left it.
+        wait_for(
+            page,
+            "t => Array.from(document.querySelectorAll('#grad-watch figure.mp-gw-run'))"
+            ".some(f => f.dataset.run === t && f.dataset.step === '3')",
+            "torch · fp32",
+            30,
+            "the watched gradients did not come back",
         )
 
         # A shipped recording opens beside the restored run, labelled with its machine.

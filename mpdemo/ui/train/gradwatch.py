@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...events import GradHistograms
+from ...files.recorded import WATCH_FORMATS
 from ...files.summary import scale_text
+from ...teach.rounding import log2_windows
 from ..histogram import FORMAT_NAMES, histogram_svg, pct
 from ..i18n import number, t
 from ..text import esc
@@ -130,7 +132,38 @@ def watch_html(events: Mapping[str, GradHistograms], order: Iterable[str], lang:
     )
 
 
+def from_record(label: str, run: Mapping[str, Any]) -> GradHistograms | None:
+    """A run record's last watched step (a runs file's or the browser's `grad_histograms`) as
+    the event the page draws; None for a run that was not watched."""
+    hist = run.get("grad_histograms") or []
+    if not hist or not hist[-1].get("layers"):
+        return None
+    h = hist[-1]
+    return GradHistograms(
+        run_id=label,
+        label=label,
+        step=h["step"],
+        scale=h.get("scale"),
+        format=h["format"],
+        layers=h["layers"],
+        # A file keeps the format's name only: its windows are the ones the engine sends.
+        windows=log2_windows(WATCH_FORMATS),
+    )
+
+
+def watched(session: Any) -> tuple[dict[str, GradHistograms], list[str]]:
+    """Every histogram the page draws, by label, and their order: this training's runs (live or
+    restored after a reload), then each opened file's runs."""
+    events = dict(session.grads)
+    for rec in session.recordings:
+        for label, run in zip(rec.labels, rec.recording.runs, strict=True):
+            ev = from_record(label, run)
+            if ev is not None:
+                events[label] = ev
+    return events, session.plot_labels()
+
+
 def watch_update(session: Any, lang: str) -> dict[str, Any]:
     """The gr.HTML's props for a session: shown with its figures once a run sent one."""
-    html = watch_html(session.grads, session.live_labels(), lang)
+    html = watch_html(*watched(session), lang)
     return {"value": html, "visible": bool(html)}

@@ -32,6 +32,7 @@ from ...log import logger
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
 from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
+from .gradwatch import watch_update
 from .plots import PLOTS, color_map
 from .session import Session, attach
 
@@ -169,7 +170,9 @@ def _open(session: Session, lang: str, path: str | Path | None, name: str | None
         err = RecordingError("runs_not_drawn", name=rec.name)
         yield _refused(session, lang, error_text(err, lang))
         return
-    yield {"status": status, **updates, "summary": table}
+    # The file's watched gradients (each run's last histogram) join the page's.
+    watch = gr.update(**watch_update(session, lang))
+    yield {"status": status, **updates, "summary": table, "grad_watch": watch}
     # New axis props and data in one update: gradio 6.31 drops the data (see frames.py).
     time.sleep(AXIS_SETTLE_S)
     yield {"status": status, **plot_frames(session), "summary": table}
@@ -225,6 +228,8 @@ def restore_runs(lang: str, stored: Any, session: Session) -> dict[str, Any]:
     out = plot_updates(session, lang, rebuild=False)
     out["status"] = t("status_restored", lang, n=n)
     out["summary"] = session.table(lang)
+    # The gradients watched in those runs: each run's last histogram, as the page last drew it.
+    out["grad_watch"] = gr.update(**watch_update(session, lang))
     files = session.write_files()
     if files:
         out["csv"] = gr.update(value=files["csv"], interactive=True)
@@ -299,7 +304,14 @@ def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
         "show_progress": "hidden",
     }
     # The plots, status and summary /train streams: load_runs answers with the same.
-    load_names = ["status", *(p.name for p in PLOTS), "summary", "scale_empty", "legend"]
+    load_names = [
+        "status",
+        *(p.name for p in PLOTS),
+        "summary",
+        "scale_empty",
+        "legend",
+        "grad_watch",
+    ]
     load_names = [n for n in load_names if n in comps]
     shown = [n for n in dict.fromkeys([*OUTPUTS, "legend"]) if n in comps]
 

@@ -318,6 +318,7 @@ class Session:
                     "steps": r["steps"],
                     "evals": r["evals"],
                     **({"shared_from": r["shared_from"]} if r.get("shared_from") else {}),
+                    **{k: r[k] for k in ("grad_histograms",) if r.get(k)},  # --watch-grads
                 }
             )
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}

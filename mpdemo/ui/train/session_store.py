@@ -38,6 +38,8 @@ def stored(self: Session) -> dict[str, Any] | None:
             for k in ("config", "summary", "steps", "evals", "status", "grid", "shared_from")
             if k != "shared_from" or r.get(k)
         }
+        # The page draws a watched run's last histogram: that one comes back after a reload.
+        | ({"grad_histograms": r["grad_histograms"][-1:]} if r.get("grad_histograms") else {})
         for r in self.history
     ]
     recs = [
@@ -59,7 +61,19 @@ def stored(self: Session) -> dict[str, Any] | None:
         if size <= MAX_STORED_CHARS:
             return doc
         grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
-        if len(grids) > 1:  # the oldest training goes first
+        if any(r.get("grad_histograms") for r in [*history, *(x for c in recs for x in c["runs"])]):
+            # The watched gradients' picture goes before any run: the runs are what was asked.
+            history = [{k: v for k, v in r.items() if k != "grad_histograms"} for r in history]
+            recs = [
+                {
+                    **rec,
+                    "runs": [
+                        {k: v for k, v in x.items() if k != "grad_histograms"} for x in rec["runs"]
+                    ],
+                }  # fmt: skip
+                for rec in recs
+            ]
+        elif len(grids) > 1:  # the oldest training goes first
             history = [r for r in history if r.get("grid") != grids[0]]
         elif recs:
             recs = recs[1:]
@@ -113,6 +127,13 @@ def restore(self: Session, value: Any) -> int:
             for r in self.runs
         }
         self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
+        from .gradwatch import from_record  # the watch as the last training left it
+
+        self.grads = {
+            ev.label: ev
+            for ev in (from_record(r["summary"]["label"], r) for r in self.runs)
+            if ev is not None
+        }
     for rec in recs:
         self.add_recording(rec)
     return len(history) + sum(len(r.runs) for r in recs)

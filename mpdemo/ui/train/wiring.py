@@ -20,7 +20,7 @@ from .frames import (
     scale_empty_text,
     x_props,
 )
-from .gradwatch import watch_html
+from .gradwatch import watch_update
 from .handlers import (
     arm,
     legend_click,
@@ -208,7 +208,7 @@ def _wire(
             gr.update(value=empty) if empty else gr.skip(),
             run_legend(sess, lang),
             # The watched gradients' words and digits (a running training redraws them itself).
-            watch_html(sess.grads, sess.live_labels(), lang) if sess and sess.grads else gr.skip(),
+            (watch_update(sess, lang)["value"] or gr.skip()) if sess else gr.skip(),
         ]
         return out
 
