@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from ..config import RunConfig
+from ..files.summary import oriented
 from ..messages import EN, ConfigError, Note
 from ..sweep.sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
 from .argtypes import EXIT_FAILED, EXIT_OK, choice_list
@@ -151,9 +152,12 @@ def point_line(ev: Any) -> str:
         text = f"{precision} {_ms(step)} ms"
         c = ev.check(precision)
         if c is not None and c.speedup is not None:
-            iv = f" ({c.low:.2f}-{c.high:.2f})" if c.interval else ""
+            # "1.85x (1.70-2.01) slower": N >= 1 in words, as every ratio mpdemo prints.
+            ratio, iv, slower = oriented(c.speedup, (c.low, c.high) if c.interval else None)
+            span = f" ({iv[0]:.2f}-{iv[1]:.2f})" if iv else ""
+            verdict = f" ({c.verdict})" if c.verdict in ("same", "unsure") else ""
             why = f", {c.reason}" if c.reason else ""
-            text += f" {c.speedup:.2f}x{iv} {c.verdict}{why}"
+            text += f" {ratio:.2f}x{span} {'slower' if slower else 'faster'}{verdict}{why}"
         text += f", {ev.samples_per_s[precision]:.0f} samples/s, {ev.tflops[precision]:.3g} TFLOP/s"
         if ev.mfu.get(precision) is not None:
             kind, peak = ev.peak[precision]
@@ -191,12 +195,17 @@ def memory_lines(ev: Any) -> list[str]:
     return [title, *table, *[f"  {n['text']}" for n in ev.notes], f"  {EN['anatomy_rule']}"]
 
 
+def _ratio_words(speedup: float) -> str:
+    ratio, _iv, slower = oriented(speedup)
+    return f"{ratio:.2f}x {'slower' if slower else 'faster'}"
+
+
 def published_lines() -> list[str]:
     """The published figures as a table under the heading that says they were not run here."""
     from ..teach.published import PUBLISHED
 
     rows = [
-        [p.hardware, p.workload, f"{p.precision} vs {p.baseline}", f"{p.speedup:.2f}x",
+        [p.hardware, p.workload, f"{p.precision} vs {p.baseline}", _ratio_words(p.speedup),
          f"{p.figure:g} vs {p.baseline_figure:g} {p.unit}" if p.unit else "-", p.url]
         for p in PUBLISHED
     ]  # fmt: skip

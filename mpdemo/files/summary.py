@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from pathlib import Path
@@ -246,23 +246,41 @@ def with_speedups(
     return [s.replace(**_speed_fields(s, base.get(peers(s)), checks)) for s in runs]
 
 
+def oriented(
+    speedup: float, interval: Sequence[float] | None = None
+) -> tuple[float, tuple[float, float] | None, bool]:
+    """(N >= 1, its interval, slower?): one notation for ratios everywhere, "N× faster" or
+    "N× slower" (a speed-up of 0.54 reads "1.85× slower", its interval turned round too)."""
+    slower = speedup < 1
+    ratio = 1 / speedup if slower and speedup > 0 else speedup
+    iv = None
+    if interval and all(interval):
+        lo, hi = sorted(1 / x if slower else x for x in interval)
+        iv = (lo, hi)
+    return ratio, iv, slower
+
+
 def speedup_text(
     s: Mapping[str, Any] | Summary, ran_fp32: str = "ran in fp32", times: str = "x"
 ) -> str:
-    """'1.52x [1.41-1.60] faster', 'ran in fp32', or '-': the CLI's cell (the UI localizes it)."""
+    """'1.52x [1.41-1.60] faster', '1.85x slower (unsure)', 'ran in fp32', '1.00x' (fp32 itself)
+    or '-': the CLI's cell (the UI localizes the same)."""
     get = s.get if isinstance(s, Mapping) else lambda k: getattr(s, k, None)
     if get("speed_reason") == "ran_fp32":
         return ran_fp32
     v = get("speedup_vs_fp32")
     if v is None:
         return "-"
-    text = f"{v:.2f}{times}"
-    iv = get("speedup_interval")
+    if get("precision") == "fp32" or not v:
+        return f"{v:.2f}{times}"  # the baseline against itself
+    ratio, iv, slower = oriented(v, get("speedup_interval"))
+    text = f"{ratio:.2f}{times}"
     if iv:
         text += f" [{iv[0]:.2f}-{iv[1]:.2f}]"
+    text += " slower" if slower else " faster"
     verdict = get("speed_verdict")
-    if verdict and get("precision") != "fp32":
-        text += f" {verdict}"
+    if verdict in ("same", "unsure"):  # the interval did not decide: said beside the figure
+        text += f" ({verdict})"
     return text
 
 

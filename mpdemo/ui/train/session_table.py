@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ...files.summary import scale_text, typical_step_s
+from ...files.summary import oriented, scale_text, typical_step_s
 from ..i18n import message, t
 
 if TYPE_CHECKING:
@@ -100,13 +100,10 @@ def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
     if s.get("precision") == "fp32" or not v:
         return ""  # the baseline: 1× of itself says nothing
     # One notation everywhere: "N× faster" or "N× slower" with N >= 1 (0.54× read as "slower").
-    slower = v < 1
-    ratio = 1 / v if slower else v
+    ratio, iv, slower = oriented(v, s.get("speedup_interval"))
     text = f"{number(ratio, lang, '.2f')}×"
-    iv = s.get("speedup_interval")
-    if iv and all(iv):
-        lo, hi = sorted(1 / x if slower else x for x in iv)
-        text += f" [{number(lo, lang, '.2f')}–{number(hi, lang, '.2f')}]"
+    if iv:
+        text += f" [{number(iv[0], lang, '.2f')}–{number(iv[1], lang, '.2f')}]"
     text += f" {t('verdict_slower' if slower else 'verdict_faster', lang)}"
     verdict = s.get("speed_verdict")
     if verdict in ("same", "unsure"):  # the interval did not decide: say so beside the figure
