@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 
+from ...files.summary import oriented
 from ..i18n import number, t
 
 
@@ -25,8 +26,10 @@ def published_html(lang: str) -> str:
             if p.unit
             else "–"
         )
-        cells = [p.hardware, p.workload, f"{p.precision} / {p.baseline}",
-                 number(p.speedup, lang, ".2f") + "×", figures]  # fmt: skip
+        # "1.25× slower", never "0.80×": N >= 1 in words, as every ratio on the page.
+        ratio, _iv, slower = oriented(p.speedup)
+        speed = f"{number(ratio, lang, '.2f')}× {t('verdict_slower' if slower else 'verdict_faster', lang)}"
+        cells = [p.hardware, p.workload, f"{p.precision} / {p.baseline}", speed, figures]
         link = (
             f'<a href="{html.escape(p.url, quote=True)}" target="_blank" rel="noopener noreferrer">'
             f"{html.escape(p.source)}</a>"
