@@ -130,3 +130,23 @@ def test_only_the_ui_imports_gradio():
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "gradio":
                 offenders.append(name)
     assert offenders == []
+
+
+def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
+    # Each module that keeps state beyond a request registers how to empty it; mpdemo.reset()
+    # calls them all (tests, a server's restart). Restored afterwards by monkeypatch.
+    import mpdemo
+    from mpdemo.classroom import broadcast
+    from mpdemo.engine import hfhub
+    from mpdemo.ui import zerogpu
+
+    monkeypatch.setattr(broadcast, "_HUB", broadcast.hub())
+    monkeypatch.setattr(zerogpu, "_gpu_fn", zerogpu.gpu_function())
+    monkeypatch.setattr(hfhub, "_reachable", True)
+    names = mpdemo.reset()
+    assert {
+        "mpdemo.classroom.broadcast.forget_hub",
+        "mpdemo.ui.zerogpu.forget_gpu_function",
+        "mpdemo.engine.hfhub.reset_cache",
+    } <= set(names), names
+    assert broadcast._HUB is None and zerogpu._gpu_fn is None and hfhub._reachable is None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import threading
 
+from ..state import on_reset
 from .boards import (
     BOARD_ALPHABET,
     BOARD_CODE_LEN,
@@ -105,3 +106,11 @@ def hub() -> Hub:
         if _HUB is None:
             _HUB = Hub()
         return _HUB
+
+
+@on_reset
+def forget_hub() -> None:
+    """A new, empty line on next use (mpdemo.reset(); comparisons under way keep their threads)."""
+    global _HUB
+    with _HUB_LOCK:
+        _HUB = None

@@ -29,6 +29,7 @@ from typing import Any
 from ..config import Limits, RunConfig
 from ..runs.fold import RunFold
 from ..runs.runner import Runner, RunnerInterface, repeated
+from ..state import on_reset
 
 # The variable the `spaces` package itself reads (spaces/config.py: Settings.zero_gpu); a
 # ZeroGPU Space has it set to "true", with SPACES_ZERO_DEVICE_API_URL next to it.
@@ -167,6 +168,14 @@ def gpu_function() -> Any:
             else:
                 _gpu_fn = train_in_gpu
         return _gpu_fn
+
+
+@on_reset
+def forget_gpu_function() -> None:
+    """Wrap again on next use (mpdemo.reset(): a test that switches the ZeroGPU flag)."""
+    global _gpu_fn
+    with _gpu_lock:
+        _gpu_fn = None
 
 
 def setup() -> bool:
