@@ -236,12 +236,12 @@ def test_a_failed_write_is_a_message_and_no_half_pair_is_offered(
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(sessions, "write_runs", read_only)
-    monkeypatch.setattr(session, "machine", lambda: rec.machine)
+    monkeypatch.setattr(Session, "machine", lambda _self: rec.machine)
     assert session.write_files() == {}
     assert session.files_error == "Permission denied"
     assert not list(session.folder().glob("*.csv"))  # the CSV written first was taken back
     monkeypatch.undo()
-    monkeypatch.setattr(session, "machine", lambda: rec.machine)
+    monkeypatch.setattr(Session, "machine", lambda _self: rec.machine)
     files = session.write_files()
     assert set(files) == {"csv", "json"} and session.files_error is None
     assert read_runs(files["json"]).runs

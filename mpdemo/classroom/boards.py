@@ -30,7 +30,7 @@ class BoardError(MpdemoError):
     """A board code that is unknown, malformed, or looked up too often in vain."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Board:
     """A short code that follows one visitor's comparisons: the latest one they watch or run."""
 
@@ -42,7 +42,7 @@ class Board:
     client: str = ""  # who published it (the proxy's address for them), for the per-client cap
 
 
-@dataclass
+@dataclass(slots=True)
 class _Fails:
     by_client: dict[str, collections.deque[float]] = field(default_factory=dict)
     all: collections.deque[float] = field(default_factory=collections.deque)

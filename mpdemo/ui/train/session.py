@@ -71,7 +71,7 @@ def recording_source(rec: Recording) -> str:
     return " ".join(p for p in (rec.name, rec.date) if p) or "runs.json"
 
 
-@dataclass
+@dataclass(slots=True)
 class Recorded:
     """A loaded runs file: its runs under labels that name the machine, and their series."""
 
@@ -90,7 +90,9 @@ class Recorded:
         return sum(len(r.get("steps") or []) for r in self.recording.runs)
 
 
-@dataclass
+# slots: a stale attribute (session.current, after it moved to session.fold.current) fails
+# loudly instead of reading as nothing; weakref_slot: the process's registry holds sessions weakly.
+@dataclass(slots=True, weakref_slot=True)
 class Session:
     """Per-session state: the current grid, its live series, finished runs, files."""
 
@@ -455,7 +457,6 @@ class Session:
         brought it back), else this process's."""
         return getattr(self.runner, "machine", None) or _machine()
 
-    # --- what the browser keeps across a reload ---------------------------------------------
     # --- what the browser keeps across a reload (session_store.py) --------------------------
     def stored(self) -> dict[str, Any] | None:
         """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
