@@ -103,7 +103,7 @@ class Comparison:
         self.viewers: set[Viewer] = set()
         # Its runs' records: the runner's fold once it runs (mpdemo.runs.runner.RunnerInterface).
         self.fold = RunFold(repeated(self.configs, repeat))
-        self.estimate: Any = None  # mpdemo.runs.plan.GridEstimate once its plan event came
+        self.estimate: Any = None  # mpdemo.runs.estimate.GridEstimate once its plan event came
         self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
         self.runner: RunnerInterface | None = None
         self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
@@ -209,7 +209,7 @@ class Comparison:
                 self.cond.notify_all()
 
     def _plan(self, ev: Any) -> None:
-        from ..runs.plan import estimate_for  # a grid is running: torch is loaded
+        from ..runs.estimate import estimate_for  # a grid is running: torch is loaded
 
         configs = repeated(self.configs, self.repeat)
         if ev.steps is not None:

@@ -37,7 +37,7 @@ from .argtypes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, Parser, choice_list
 from .signals import EXIT_SIGNAL, stop_on_signals
 
 if TYPE_CHECKING:
-    from ..runs.plan import GridEstimate
+    from ..runs.estimate import GridEstimate
 
 UNDERFLOW_FORMATS = (
     "fp16",
@@ -211,8 +211,9 @@ def _is_main_process() -> bool:
 
 def _run(args: argparse.Namespace, configs: list[RunConfig] | None = None) -> int:
     from ..engine.core import preflight
+    from ..runs.estimate import estimate_for, eta_note
     from ..runs.fold import RunFold
-    from ..runs.plan import duration_text, estimate_for, eta_note, memory_notes, run_speed_notes
+    from ..runs.notes import duration_text, memory_notes, run_speed_notes
     from ..runs.runner import check_memory, repeated, run_grid, side_by_side
 
     check_outputs(args)

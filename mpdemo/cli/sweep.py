@@ -228,7 +228,7 @@ def sweep_main(args: argparse.Namespace) -> int:
     """Run the sweep the flags describe; 0 done, 2 bad input (raised), 1 failed or interrupted."""
     from ..engine.machine import machine_info, machine_note
     from ..files.atomic import check_output_paths
-    from ..runs.plan import duration_text
+    from ..runs.notes import duration_text
     from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, sweep_document
     from ..sweep.plan import plan_sweep
     from ..sweep.run import run_sweep

@@ -78,7 +78,8 @@ def _guess_s(cfg: RunConfig) -> float:
 def estimate_s(configs: list[RunConfig]) -> float:
     """Seconds the grid should take: the profile's estimate when one is measured, else a guess."""
     try:
-        from ..runs.plan import GridEstimate, cached_calibration
+        from ..runs.calibration import cached_calibration
+        from ..runs.estimate import GridEstimate
 
         cal = cached_calibration(configs[0]) if configs else None
         if cal is not None and cal.device == "cuda":

@@ -199,7 +199,7 @@ def status_text(state: SweepState, lang: str) -> str:
         return waiting
     if state.end is None and pays_line.left_line(state.view):
         return t("sweep_status_left", lang)
-    from ...runs.plan import duration_text  # a sweep was planned: torch is loaded already
+    from ...runs.notes import duration_text  # a sweep was planned: torch is loaded already
 
     total = len(plan.points)
     if state.end is not None:

@@ -79,7 +79,7 @@ def precision_note(
     if "mpdemo.runs.plan" not in sys.modules:  # nothing measured yet: no claim, and no torch
         return ""
     from ...engine.machine import machine_info
-    from ...runs.plan import speed_note
+    from ...runs.notes import speed_note
     from .session import Session
 
     if not isinstance(session, Session):
@@ -106,7 +106,7 @@ def _runs_note(lang: str, precisions: list[str], device: str, session: Any) -> s
     """The same sentences from the runs' own steps, when the last comparison's runs took turns
     (no separate measurement came before them): its runs on `device` of a ticked precision."""
     from ...files.summary import with_speedups
-    from ...runs.plan import run_speed_notes
+    from ...runs.notes import run_speed_notes
 
     mine = with_speedups(r["summary"] for r in session.runs)
     ticked = [

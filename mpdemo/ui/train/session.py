@@ -113,7 +113,7 @@ class Session:
     # widths it set (column_widths) stay those of the columns shown.
     all_columns: bool = False
     plan: Any = None  # the grid's GridPlanned event: this machine, the calibrated step, sentences
-    estimate: Any = None  # mpdemo.runs.plan.GridEstimate: seconds left for the whole grid
+    estimate: Any = None  # mpdemo.runs.estimate.GridEstimate: seconds left for the whole grid
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     files_error: str | None = None  # why the last write of the downloads failed, if it did
@@ -165,15 +165,14 @@ class Session:
         cal = getattr(self.plan, "calibration", None)
         if not isinstance(cal, dict):
             return None
-        from ...runs import plan  # a plan came: torch is loaded
+        from ...runs.calibration import stored_calibration  # a plan came: torch is loaded
 
         try:
             key = (cal["model"], cal["dataset"], cal["batch_size"], cal["max_length"])
             key = (*key, cal["device"])
         except KeyError:
             return None
-        with plan._lock:
-            return plan._calibrations.get(key)
+        return stored_calibration(key)
 
     def close(self) -> None:
         """Session ended (tab closed, or its state expired): stop the worker, let go of every
@@ -212,7 +211,7 @@ class Session:
         if self.estimate is not None:
             self.estimate.update(ev)
         if kind == "plan":
-            from ...runs.plan import estimate_for  # torch: a grid is running
+            from ...runs.estimate import estimate_for  # torch: a grid is running
 
             self.plan = ev
             if ev.steps is not None:  # fitted to about a minute: the runs do fewer steps
