@@ -24,7 +24,7 @@ from ...messages import MpdemoError
 from ...sweep.sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..train import classroom
-from ..train.plots import faint
+from ..train.colours import faint
 from . import pays_line
 from .published import published_html
 
