@@ -522,7 +522,7 @@ def test_the_code_tab_shows_torchaos_call_for_fp8_only(fp8_machine, small_cfg) -
 
 
 def test_dead_branches_are_left_out_and_live_ones_unwrapped() -> None:
-    from mpdemo.teach.listing import drop_dead_branches
+    from mpdemo.teach.loop_source import drop_dead_branches
 
     src = (
         "a = 1\n"

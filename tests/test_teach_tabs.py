@@ -182,9 +182,9 @@ def test_code_view_explains_in_the_page_language(lang: str) -> None:
 
 
 def test_every_explanation_is_translated() -> None:
-    from mpdemo.teach import listing as L
+    from mpdemo.teach.course import explanations
 
-    wanted = {C.why_key(e): e for b in BACKENDS for e in L.explanations(b)}
+    wanted = {C.why_key(e): e for b in BACKENDS for e in explanations(b)}
     for code in LANGS:
         have = {k for k in i18n.LOCALES[code].sections["teach"] if k.startswith("code_why_")}
         missing = [wanted[k] for k in wanted.keys() - have]

@@ -174,7 +174,7 @@ def listing_html(lst: Any, lang: str) -> str:
 
 def changes_md(lst: Any, lang: str) -> str:
     """Why the loop differs from the course's, then what mpdemo's own lines do: both read from
-    the comments in the backend's source (mpdemo.teach.listing), in the order of the lines."""
+    the comments in the backend's source (mpdemo.teach.course), in the order of the lines."""
     numbers = _numbers(lst)
     out = [f"#### {tt('code_changes_title', lang)}"]
     out += [f"{numbers[w]}. {why_text(w, lang)}" for w in lst.shown_changes()]
