@@ -300,7 +300,8 @@ def test_scale_slider_per_format(lang: str) -> None:
 def test_underflow_view_in_each_format() -> None:
     import re
 
-    from mpdemo.teach.underflow import format_band, magnitudes_of, shares_at
+    from mpdemo.teach.magnitudes import format_band, shares_at
+    from mpdemo.teach.underflow import magnitudes_of
     from mpdemo.ui.tabs import underflow as U
     from mpdemo.ui.tabs.common import tt
 

@@ -254,7 +254,7 @@ def test_underflow_view(lang: str, tiny_lab) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_lab_recommends_only_scales_its_slider_reaches(lang: str, tiny_lab) -> None:
     # The lab once said "S = 2^26 for the activation gradients" beside a slider ending at 2^24.
-    from mpdemo.teach.underflow import best_scale
+    from mpdemo.teach.magnitudes import best_scale
 
     mags = tiny_lab.magnitudes
     for fmt in ("fp16", "e4m3"):

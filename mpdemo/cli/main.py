@@ -44,7 +44,7 @@ UNDERFLOW_FORMATS = (
     "bf16",
     "e4m3",
     "e5m2",
-)  # mpdemo.teach.underflow.FORMATS, without torch
+)  # mpdemo.teach.magnitudes.FORMATS, without torch
 
 TABLE_COLUMNS = [
     ("backend", "backend"),

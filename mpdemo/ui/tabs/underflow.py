@@ -91,7 +91,7 @@ def underflow_view(
     lang: str, lab: Any, k: Any, fmt: str = "fp16"
 ) -> tuple[str, str, str, pd.DataFrame, str]:
     """Status, the two histograms, the shares table and a reading at S = 2^k, in format fmt."""
-    from ...teach.underflow import amax_scale, best_scale, binned_k_range, format_band
+    from ...teach.magnitudes import amax_scale, best_scale, binned_k_range, format_band
 
     fmt = fmt if fmt in SCALE_FORMATS else "fp16"
     k = int(k or 0)
@@ -163,7 +163,7 @@ def underflow_view(
                 ow=_pct(rw["overflow_share"], lang),
             )
     if ma.nonzero and mw.nonzero:  # TF32: fp32's range, computed from the same bins
-        from ...teach.underflow import tf32_below_normal
+        from ...teach.magnitudes import tf32_below_normal
 
         reading += "\n\n" + tt(
             "uf_tf32",
