@@ -224,7 +224,7 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
 
 
 def _rule(key: str, **args: Any) -> dict[str, Any]:
-    # A rule is a message of its own (mpdemo/messages.py), nested in bad_number: the English
+    # A rule is a message of its own (mpdemo/messages/), nested in bad_number: the English
     # reads "steps must be a whole number from 1 to 20,000", a Spanish page says the rule in
     # Spanish with "20.000".
     return {"key": key, "args": args}
