@@ -21,7 +21,7 @@ from ..config import Limits, RunConfig
 from ..files.recorded import thin_steps
 from ..messages import MpdemoError
 from ..runs.fold import RunFold
-from ..runs.runner import RunnerInterface, repeated
+from ..runs.runner import Runner, RunnerInterface, repeated
 from . import caps
 from .viewer import Viewer
 
@@ -48,8 +48,6 @@ def default_runner(
     configs: list[RunConfig], calibrate: bool, fit_s: float | None, repeat: int
 ) -> RunnerInterface:
     """The engine's Runner (the UI passes its own factory: on ZeroGPU a GPU call)."""
-    from ..runs.runner import Runner
-
     return Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s, repeat=repeat)
 
 

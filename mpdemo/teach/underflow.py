@@ -26,6 +26,7 @@ from typing import Any
 
 from ..config import Limits, RunConfig
 from ..messages import ConfigError
+from ..runs.runner import RUN_LOCK
 from . import formats
 from .magnitudes import (
     CHUNK,
@@ -255,7 +256,6 @@ def collect(
     import torch
 
     from ..engine.core import prepare
-    from ..runs.runner import RUN_LOCK
 
     scales = tuple(dict.fromkeys(float(s) for s in scales))
     fmts = tuple(dict.fromkeys(fmts))

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..catalog import MODELS
 from ..config import Limits, RunConfig
 from ..runs.fold import RunFold
 from ..runs.runner import Runner, RunnerInterface, repeated
@@ -67,8 +68,6 @@ def max_duration_s() -> int:
 
 
 def _guess_s(cfg: RunConfig) -> float:
-    from ..catalog import MODELS
-
     entry = MODELS.get(cfg.model)
     params = entry.approx_params if entry is not None else 100_000_000  # a Hub model: assume big
     size = max(1.0, params / 4e6) * max(1.0, cfg.batch_size * cfg.max_length / (64 * 128))

@@ -15,6 +15,7 @@ import gradio as gr
 
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
+from ...teach import listing as L
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
 from ..text import code_text
 from ..train.controls import RUN_NAMES
@@ -223,8 +224,6 @@ def code_view(
     control name) add its grid (check_inputs: what Train would refuse is refused here too)
     wherever it differs from the runs, titled as not run yet.
     """
-    from ...teach import listing as L
-
     runs = list(runs or [])
     try:
         form, form_error = check_inputs(values, limits), None

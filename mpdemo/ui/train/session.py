@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...classroom.broadcast import script_note
 from ...config import RunConfig
 from ...events import GradHistograms
 from ...files.recorded import (
@@ -28,6 +29,7 @@ from ...files.recorded import (
 from ...files.summary import Summary, with_speedups, write_csv
 from ...messages import MpdemoError
 from ...runs.fold import RunFold
+from ...teach.listing import script_filename, script_for
 from .plots import Series
 from .session_life import (  # noqa: F401 - named here for the app and the tests
     SESSIONS_ROOT,
@@ -42,7 +44,9 @@ from .session_store import (  # noqa: F401
     MAX_RECORDINGS,
     MAX_STORED_CHARS,
     STORED_POINTS,
+    restore,
     series_from_steps,
+    stored,
 )
 from .session_table import (  # noqa: F401 - named here for the tab and the tests
     TEXT_COLUMNS,
@@ -457,14 +461,10 @@ class Session:
     # --- what the browser keeps across a reload (session_store.py) --------------------------
     def stored(self) -> dict[str, Any] | None:
         """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
-        from .session_store import stored
-
         return stored(self)
 
     def restore(self, value: Any) -> int:
         """Take back what stored() gave the browser; returns how many runs came back (0: none)."""
-        from .session_store import restore
-
         return restore(self, value)
 
     def script_file(self, label: str) -> str | None:
@@ -472,8 +472,6 @@ class Session:
         cfg = next((c for c in self.configs if c.label == label), None)
         if cfg is None:
             return None
-        from ...classroom.broadcast import script_note
-        from ...teach.listing import script_filename, script_for
 
         try:
             # A run this visitor watched but did not train says so in its first lines.
