@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from . import registry
 from .catalog import BACKENDS, DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, MODELS, PRECISIONS
 from .messages import ConfigError
 
@@ -154,17 +155,13 @@ class RunConfig:
     @property
     def scales_loss(self) -> bool:
         """Whether a GradScaler guards this run (fp16 with loss scaling on)."""
-        from .registry import PRECISIONS
-
-        p = PRECISIONS.get(self.precision)
+        p = registry.PRECISIONS.get(self.precision)  # catalog's PRECISIONS are the names only
         return bool(p is not None and p.needs_scaler and self.loss_scaling)
 
     @property
     def unscaled(self) -> bool:
         """fp16 with loss scaling off: a scale of one, the underflow lesson's run."""
-        from .registry import PRECISIONS
-
-        p = PRECISIONS.get(self.precision)
+        p = registry.PRECISIONS.get(self.precision)
         return bool(p is not None and p.needs_scaler and not self.loss_scaling)
 
     @property
