@@ -56,7 +56,8 @@ def main() -> None:
     a = ap.parse_args()
 
     from mpdemo import RunConfig
-    from mpdemo.runs.plan import calibrate, forget_calibrations
+    from mpdemo.runs.calibration import forget_calibrations
+    from mpdemo.runs.plan import calibrate
     from mpdemo.runs.runner import grid, run_grid
 
     precisions = a.precisions.split(",")

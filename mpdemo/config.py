@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from . import registry
 from .catalog import BACKENDS, DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, MODELS, PRECISIONS
 from .messages import ConfigError
 
@@ -154,17 +155,13 @@ class RunConfig:
     @property
     def scales_loss(self) -> bool:
         """Whether a GradScaler guards this run (fp16 with loss scaling on)."""
-        from .registry import PRECISIONS
-
-        p = PRECISIONS.get(self.precision)
+        p = registry.PRECISIONS.get(self.precision)  # catalog's PRECISIONS are the names only
         return bool(p is not None and p.needs_scaler and self.loss_scaling)
 
     @property
     def unscaled(self) -> bool:
         """fp16 with loss scaling off: a scale of one, the underflow lesson's run."""
-        from .registry import PRECISIONS
-
-        p = PRECISIONS.get(self.precision)
+        p = registry.PRECISIONS.get(self.precision)
         return bool(p is not None and p.needs_scaler and not self.loss_scaling)
 
     @property
@@ -224,7 +221,7 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
 
 
 def _rule(key: str, **args: Any) -> dict[str, Any]:
-    # A rule is a message of its own (mpdemo/messages.py), nested in bad_number: the English
+    # A rule is a message of its own (mpdemo/messages/), nested in bad_number: the English
     # reads "steps must be a whole number from 1 to 20,000", a Spanish page says the rule in
     # Spanish with "20.000".
     return {"key": key, "args": args}

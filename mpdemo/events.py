@@ -9,6 +9,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .files.summary import plain
+from .messages import MpdemoError
+
 if TYPE_CHECKING:
     from .files.summary import Summary
 
@@ -86,8 +89,6 @@ class RunFinished(_Event):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: the summary as its JSON form, not as a dataclass's fields."""
-        from .files.summary import plain
-
         return {
             "run_id": self.run_id,
             "label": self.label,
@@ -150,8 +151,6 @@ def stream(work: Callable[[Emit], None], stop: threading.Event, name: str) -> It
     An MpdemoError the work raises (bad input found while preparing) is raised here, in the
     caller's thread. Closing the iterator early sets `stop` and waits for the worker.
     """
-    from .messages import MpdemoError
-
     q: queue.Queue[Any] = queue.Queue()
 
     def run() -> None:

@@ -7,7 +7,7 @@ A template is filled as str.format fills it, except that:
   n itself ("1 run", "2,000 runs"). Which counts take the singular is the language's rule
   (`plural_one`: [1] in English and Spanish, [0, 1] in Portuguese, as CLDR has it).
 
-The engine renders its English messages with ENGLISH (mpdemo/messages.py); the UI builds one
+The engine renders its English messages with ENGLISH (mpdemo/messages/); the UI builds one
 NumberStyle per locale file (mpdemo/ui/i18n.py).
 """
 

@@ -44,7 +44,7 @@ class SlowRunner:
 
 
 def test_a_comparison_over_the_cap_is_refused_in_one_line_with_what_would_fit() -> None:
-    from mpdemo.runs.plan import forget_calibrations
+    from mpdemo.runs.calibration import forget_calibrations
 
     forget_calibrations()  # nothing measured yet: only its own plan can say how long it takes
     hub = Hub(max_comparison_s=60.0)
@@ -90,7 +90,7 @@ def test_a_refusal_at_the_plan_is_the_status_of_everyone_watching() -> None:
 
 
 def test_the_wait_is_never_shown_shorter_than_what_is_known() -> None:
-    from mpdemo.runs.plan import forget_calibrations
+    from mpdemo.runs.calibration import forget_calibrations
 
     forget_calibrations()
     now = [1000.0]

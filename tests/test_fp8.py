@@ -78,13 +78,13 @@ def test_fp8_is_one_registry_record_after_the_others() -> None:
 
 def test_adding_fp8_leaves_defaults_presets_and_colours_alone() -> None:
     from mpdemo.ui.tabs.why import PRESETS
-    from mpdemo.ui.train import plots
+    from mpdemo.ui.train.colours import all_labels, color_map
 
     assert RunConfig().precision == "fp32"
     for preset in PRESETS.values():
         assert "fp8" not in preset["precisions"]
-    colours = plots.color_map()
-    labels = plots.all_labels()
+    colours = color_map()
+    labels = all_labels()
     assert "torch · fp8" in labels and "trainer · fp8" in labels
     assert all(label in colours for label in labels)
 
@@ -300,7 +300,8 @@ def test_scale_slider_per_format(lang: str) -> None:
 def test_underflow_view_in_each_format() -> None:
     import re
 
-    from mpdemo.teach.underflow import format_band, magnitudes_of, shares_at
+    from mpdemo.teach.magnitudes import format_band, shares_at
+    from mpdemo.teach.underflow import magnitudes_of
     from mpdemo.ui.tabs import underflow as U
     from mpdemo.ui.tabs.common import tt
 
@@ -522,7 +523,7 @@ def test_the_code_tab_shows_torchaos_call_for_fp8_only(fp8_machine, small_cfg) -
 
 
 def test_dead_branches_are_left_out_and_live_ones_unwrapped() -> None:
-    from mpdemo.teach.listing import drop_dead_branches
+    from mpdemo.teach.loop_source import drop_dead_branches
 
     src = (
         "a = 1\n"

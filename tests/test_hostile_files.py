@@ -35,7 +35,7 @@ from mpdemo.files.recorded import (
 )
 from mpdemo.files.summary import Summary, scale_text, speedup_text, with_speedups
 from mpdemo.messages import EN, ConfigError
-from mpdemo.runs.plan import memory_notes, run_speed_notes
+from mpdemo.runs.notes import memory_notes, run_speed_notes
 from mpdemo.ui import i18n
 from mpdemo.ui.train.gradwatch import watch_update
 from mpdemo.ui.train.session import Session, warnings_text

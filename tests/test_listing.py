@@ -18,6 +18,7 @@ from conftest import ROOT
 from mpdemo.cli.main import main
 from mpdemo.config import RunConfig
 from mpdemo.teach import listing as L
+from mpdemo.teach import loop_source as S
 
 # Every backend x precision that really runs as asked on a CPU (Accelerate and the Trainer
 # run fp16 as fp32 there, so their fp16 script would prove nothing new).
@@ -112,12 +113,12 @@ def test_every_changed_line_is_explained(backend: str, precision: str) -> None:
 
 @pytest.mark.parametrize("backend", ["torch", "accelerate", "trainer"])
 def test_listing_is_the_loops_source_with_settings_filled_in(backend: str) -> None:
-    source = inspect.getsource(L.loop_function(backend))
+    source = inspect.getsource(S.loop_function(backend))
     cfg = RunConfig(backend=backend, precision="bf16", device="cpu", steps=7, init_scale=1024.0)
     lst = L.listing(cfg)
-    names = set(L.settings_names(backend))
+    names = set(S.settings_names(backend))
     for line in lst.body.splitlines():
-        filled = {k for k in names if k in lst.settings and L.literal(lst.settings[k]) in line}
+        filled = {k for k in names if k in lst.settings and S.literal(lst.settings[k]) in line}
         if line.strip() and not filled:  # untouched lines are the source's own, word for word
             assert line.strip() in source, line
     assert "1024.0" in lst.body  # init_scale reaches the scaler in all three loops

@@ -18,6 +18,9 @@ from mpdemo import RunConfig
 from mpdemo.engine import machine as M
 from mpdemo.engine import probes
 from mpdemo.messages import EN, Note, render
+from mpdemo.runs import calibration as C
+from mpdemo.runs import estimate as E
+from mpdemo.runs import notes as N
 from mpdemo.runs import plan as P
 from mpdemo.runs.runner import grid, run_grid
 from mpdemo.runs.timing import compare
@@ -59,7 +62,7 @@ def interleaved_times(step_s: dict, spread: float = 0.02, rounds: int = 12) -> d
 
 def _cal(device: str, fp32: float, bf16: float, fp16: float, spread: float = 0.02):
     step_s = {"fp32": fp32, "bf16": bf16, "fp16": fp16}
-    return P.Calibration(
+    return C.Calibration(
         key=("tiny-bert", "reviews", 32, 64, device),
         device=device,
         step_s=step_s,
@@ -99,7 +102,7 @@ def _texts(note: Note) -> list[str]:
 @pytest.mark.parametrize(("name", "machine", "cal", "expect"), PROFILES, ids=IDS)
 def test_speed_sentences_say_what_the_calibration_measured(name, machine, cal, expect):
     for precision, verdict in expect.items():
-        note = P.speed_note(cal, machine, precision, "torch")
+        note = N.speed_note(cal, machine, precision, "torch")
         assert note is not None, (name, precision)
         if cal.device == "mps" and note.key == "runs_as_fp32":
             continue  # this torch cannot autocast on MPS: the sentence says fp32 instead
@@ -163,11 +166,11 @@ def test_machine_line_names_the_hardware_and_claims_no_speed(name, machine, cal,
 def test_fp16_through_accelerate_or_trainer_on_cpu_is_said_to_run_as_fp32():
     machine, cal = PROFILES[0][1], PROFILES[0][2]
     for backend in ("accelerate", "trainer"):
-        note = P.speed_note(cal, machine, "fp16", backend)
+        note = N.speed_note(cal, machine, "fp16", backend)
         assert note.key == "runs_as_fp32"
         assert "runs as fp32 on a CPU: expect fp32's speed" in note.text
     # On CUDA they autocast fp16: the measured sentence, not the fp32 one.
-    assert P.speed_note(PROFILES[3][2], PROFILES[3][1], "fp16", "trainer").key == "speed_faster"
+    assert N.speed_note(PROFILES[3][2], PROFILES[3][1], "fp16", "trainer").key == "speed_faster"
 
 
 def test_no_message_or_ui_text_claims_speed_or_memory_in_advance():
@@ -185,17 +188,17 @@ def test_no_message_or_ui_text_claims_speed_or_memory_in_advance():
 
 
 def test_the_calibration_times_the_real_step_for_each_precision(small_cfg):
-    P.forget_calibrations()
+    C.forget_calibrations()
     # Accelerate's fp16 computes in fp32 on a CPU: nothing of its own to time.
     configs = grid(small_cfg, ["accelerate"], ["fp32", "bf16", "fp16"])
     cal = P.calibrate(configs, budget_s=1.0)
     assert cal is not None and set(cal.step_s) == {"fp32", "bf16"}
     assert all(s > 0 for s in cal.step_s.values())
     assert cal.threads == torch.get_num_threads()
-    assert P.cached_calibration(small_cfg) is cal  # one per process, reused
+    assert C.cached_calibration(small_cfg) is cal  # one per process, reused
     assert P.calibrate(configs) is cal
     fresh = P.calibrate(configs, budget_s=0.5, force=True)  # refreshed on demand
-    assert fresh is not cal and P.cached_calibration(small_cfg) is fresh
+    assert fresh is not cal and C.cached_calibration(small_cfg) is fresh
 
 
 def test_machine_info_is_cheap_json_and_names_this_machine():
@@ -213,7 +216,7 @@ def test_machine_info_is_cheap_json_and_names_this_machine():
 
 def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg):
     # Where the runs cannot take turns (several processes), the step is calibrated before them.
-    P.forget_calibrations()
+    C.forget_calibrations()
     configs = grid(small_cfg.replace(steps=3), ["torch"], ["fp32", "bf16"])
     plan = P.plan_grid(configs, threading.Event())
     assert plan.calibration["step_s"].keys() == {"fp32", "bf16"}
@@ -223,14 +226,14 @@ def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg):
 
 
 def test_runs_that_take_turns_are_not_calibrated_before(small_cfg):
-    P.forget_calibrations()
+    C.forget_calibrations()
     configs = grid(small_cfg.replace(steps=3), ["torch"], ["fp32", "bf16"])
     events = []
     run_grid(configs, events.append, threading.Event(), calibrate=True)
     plan = events[0]
     assert plan.kind == "plan" and plan.interleaved and plan.calibration is None
     assert [n["key"] for n in plan.notes] == ["side_by_side"]
-    assert P.cached_calibration(configs[0]) is None  # nothing was timed before the runs
+    assert C.cached_calibration(configs[0]) is None  # nothing was timed before the runs
     # The runs' warnings carry no calibration sentence: their own figures speak.
     bf16 = next(e for e in events if e.kind == "end" and e.summary["precision"] == "bf16")
     assert not any(w["key"].startswith("speed_") for w in bf16.summary["warning_keys"])
@@ -262,10 +265,10 @@ def test_after_the_runs_the_interleaved_measurement_speaks(
     runs = with_speedups(
         [run("fp32", fp32_ms), run("bf16", runs_bf16_ms), run("fp16", 60, effective="fp32")], checks
     )
-    notes = P.run_speed_notes(runs, machine)  # the fp32-computing fp16 run: the audit's to say
+    notes = N.run_speed_notes(runs, machine)  # the fp32-computing fp16 run: the audit's to say
     assert [n.key for n in notes] == [key] + (["load_changed"] if changed else [])
     note = notes[0]
-    assert note.text == P.check_note(checks["bf16"], machine, "cpu").text
+    assert note.text == N.check_note(checks["bf16"], machine, "cpu").text
     words = set(re.findall(r"[a-z]+", note.text.lower()))
     verdict = key.removeprefix("speed_")
     other = {"slower": {"faster"}, "faster": {"slower"}, "same": {"faster", "slower"}}[verdict]
@@ -309,7 +312,7 @@ def test_runs_timed_one_after_the_other_get_no_verdict(small_cfg):
         "not_interleaved",
         None,
     )
-    assert P.run_speed_notes([fp32, s], PROFILES[0][1]) == []
+    assert N.run_speed_notes([fp32, s], PROFILES[0][1]) == []
 
 
 def test_fit_steps_brings_a_slow_grid_near_a_minute(small_cfg):
@@ -318,7 +321,7 @@ def test_fit_steps_brings_a_slow_grid_near_a_minute(small_cfg):
     steps = P.fit_steps(configs, cal, 60.0)
     assert steps is not None and P.MIN_FIT_STEPS <= steps < 1000
     fitted = [c.replace(steps=steps) for c in configs]
-    assert P.GridEstimate(fitted, cal).remaining_s() == pytest.approx(60.0, rel=0.1)
+    assert E.GridEstimate(fitted, cal).remaining_s() == pytest.approx(60.0, rel=0.1)
     assert P.fit_steps(grid(small_cfg.replace(steps=20), ["torch"], ["fp32"]), cal, 60.0) is None
 
 
@@ -343,16 +346,16 @@ def test_the_note_under_the_precisions_names_what_it_measured(monkeypatch):
 
     def cal(model, fp16_s):
         c = _cal("cpu", 0.0173, 0.0173, fp16_s)
-        return P.Calibration(**{**c.__dict__, "key": (model, "reviews", 32, 64, "cpu")})
+        return C.Calibration(**{**c.__dict__, "key": (model, "reviews", 32, 64, "cpu")})
 
     from mpdemo.events import GridPlanned
     from mpdemo.ui.train.session import Session
 
-    monkeypatch.setattr(P, "_calibrations", {})
+    monkeypatch.setattr(C, "_calibrations", {})
     page, other = Session(), Session()
     assert precision_note("en", ["fp32", "fp16"], "cpu", page) == ""  # nothing measured yet
     for model, fp16_s in (("tiny-bert", 0.165), ("small-bert", 0.42)):
-        P._calibrations[cal(model, fp16_s).key] = cal(model, fp16_s)
+        C._calibrations[cal(model, fp16_s).key] = cal(model, fp16_s)
         page.plan = GridPlanned({}, cal(model, fp16_s).to_dict(), None)
     note = precision_note("en", ["fp32", "fp16"], "cpu", page)
     assert note.startswith("Measured on small-bert, batch 32") and "420 vs 17.3 ms" in note
@@ -370,7 +373,7 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     from mpdemo.ui.train.tab import status_text
 
     cal = _cal("cpu", 0.0173, 0.0173, 0.165)
-    note = P.speed_note(cal, M.machine_info(), "fp16")
+    note = N.speed_note(cal, M.machine_info(), "fp16")
     session = Session()
     session.plan = GridPlanned(machine={}, calibration=None, expected_s=1.0,
                                notes=[note.to_dict()])  # fmt: skip
@@ -404,7 +407,7 @@ def test_estimate_covers_the_whole_grid_and_learns_the_measured_speed(small_cfg)
     cal = _cal("cpu", 0.05, 0.35, 0.40)
     configs = grid(small_cfg.replace(steps=100, warmup_steps=0), ["torch"], ["fp32", "bf16"])
     clock = _Clock()
-    est = P.GridEstimate(configs, cal, clock=clock)
+    est = E.GridEstimate(configs, cal, clock=clock)
     first = est.remaining_s()
     # Calibrated: 100 x 0.05 + 100 x 0.35 plus two runs' overheads.
     assert first == pytest.approx(40.0 + 2 * est.overhead_s(), rel=1e-6)
@@ -419,7 +422,7 @@ def test_estimate_covers_the_whole_grid_and_learns_the_measured_speed(small_cfg)
                 # The machine runs twice as slow as calibrated: bf16's estimate doubles too;
                 # fp32's own rate, 49 steps in, outweighs the calibration's 0.05 s.
                 left = est.remaining_s()
-                w = 49 / (49 + P.PRIOR_STEPS)
+                w = 49 / (49 + E.PRIOR_STEPS)
                 fp32_s = w * 0.1 + (1 - w) * 0.05
                 assert left == pytest.approx(50 * fp32_s + 100 * 0.70 + 1.5 * est.overhead_s())
         clock.now += 1.0
@@ -441,18 +444,18 @@ def test_the_estimate_says_why_when_the_runs_leave_the_measured_pace(small_cfg, 
     cal = _cal("cpu", 0.05, 0.05, 0.40)
     configs = grid(small_cfg.replace(steps=100, warmup_steps=0), ["torch"], ["fp32", "bf16"])
     clock = _Clock()
-    est = P.GridEstimate(configs, cal, clock=clock)
+    est = E.GridEstimate(configs, cal, clock=clock)
     label = configs[0].label
     est.update(RunStarted(f"0:{label}", label, 0, 2, {}, "cpu", 1, "x", 100))
     for i in range(1, 21):
         clock.now += 0.05 * pace
         est.update(StepEvent(f"0:{label}", label, i, 0.5, None, False, 0.05 * pace, 1.0, None,
                              1e-3, clock.now))  # fmt: skip
-    note = P.eta_note(est)
+    note = E.eta_note(est)
     assert (note.key if note else None) == key
     if note is not None:
         assert f"{max(pace, 1 / pace):.1f}x" in note.text
-        assert P.duration_text(est.remaining_s()) in note.text
+        assert N.duration_text(est.remaining_s()) in note.text
 
 
 def test_one_stall_in_a_runs_first_steps_does_not_swing_the_estimate(small_cfg):
@@ -461,7 +464,7 @@ def test_one_stall_in_a_runs_first_steps_does_not_swing_the_estimate(small_cfg):
     cal = _cal("cpu", 0.05, 0.05, 0.05)
     configs = grid(small_cfg.replace(steps=100, warmup_steps=0), ["torch"], ["fp32"])
     clock = _Clock()
-    est = P.GridEstimate(configs, cal, clock=clock)
+    est = E.GridEstimate(configs, cal, clock=clock)
     label = configs[0].label
     est.update(RunStarted(f"0:{label}", label, 0, 1, {}, "cpu", 1, "x", 100))
     for i, step_s in enumerate([0.05, 0.05, 0.5, 0.05], start=1):  # another process stalls one
@@ -508,7 +511,7 @@ def test_runs_report_saved_activation_bytes(small_cfg, backend):
     assert fp32["saved_activation_bytes"] > 0
     assert bf16["saved_activation_bytes"] < 0.7 * fp32["saved_activation_bytes"]
     assert fp32["peak_mem_bytes"] is None  # a CPU has no allocator peak; RSS is not the run's
-    notes = P.memory_notes([fp32, bf16])
+    notes = N.memory_notes([fp32, bf16])
     assert [n.key for n in notes] == ["mem_less"]
     assert "less activation memory" in notes[0].text
 
@@ -622,10 +625,10 @@ def test_a_loaded_files_run_is_never_measured_against_this_pages_fp32():
     from mpdemo.files.summary import with_speedups
 
     mixed = [run("fp32", 20.0), run("bf16", 2.0, machine="H200")]
-    assert with_speedups(mixed)[1].speedup_vs_fp32 is None and P.memory_notes(mixed) == []
+    assert with_speedups(mixed)[1].speedup_vs_fp32 is None and N.memory_notes(mixed) == []
     same = [run("fp32", 4.0, machine="H200"), run("bf16", 2.0, machine="H200")]
     assert with_speedups(same)[1].speedup_vs_fp32 == pytest.approx(2.0)
-    assert [n.key for n in P.memory_notes(same)] == ["mem_less"]
+    assert [n.key for n in N.memory_notes(same)] == ["mem_less"]
 
 
 # --- the Hub entries the app offers, offline -----------------------------------------------------
@@ -672,7 +675,7 @@ def test_offline_catalog_hub_entries_need_internet_in_the_ui(offline):
 def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg):
     from mpdemo.cli.main import main
 
-    P.forget_calibrations()
+    C.forget_calibrations()
     code = main(["run", "--precision", "fp32,bf16", "--steps", "5", "--quiet", "--batch-size",
                  "16", "--train-slice", "train[:128]", "--eval-slice", "validation[:32]",
                  "--device", "cpu"])  # fmt: skip

@@ -121,8 +121,8 @@ def test_a_recording_fills_plots_and_table_with_its_own_speedups(cli_json: Path)
 
 
 def test_recorded_lines_get_their_own_colours() -> None:
+    from mpdemo.ui.train.colours import color_map
     from mpdemo.ui.train.frames import full_colour_map, recorded_colours
-    from mpdemo.ui.train.plots import color_map
 
     s = Session()
     for path in reference_files():

@@ -13,7 +13,8 @@ import torch
 
 from mpdemo.cli import main as cli
 from mpdemo.config import RunConfig
-from mpdemo.teach.listing import literal, run_command, script_for
+from mpdemo.teach.listing import run_command, script_for
+from mpdemo.teach.loop_source import literal
 
 PAYLOAD = '"""+str(__import__("os").system("touch PWNED"))+"""'
 HOSTILE = [

@@ -253,7 +253,7 @@ def test_a_failed_write_is_a_message_and_no_half_pair_is_offered(
 def test_two_files_of_one_machine_are_told_apart_and_compared_within_themselves(
     tmp_path: Path,
 ) -> None:
-    from mpdemo.runs.plan import memory_notes
+    from mpdemo.runs.notes import memory_notes
 
     a = reference_doc()
     b = reference_doc()

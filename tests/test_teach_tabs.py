@@ -182,9 +182,9 @@ def test_code_view_explains_in_the_page_language(lang: str) -> None:
 
 
 def test_every_explanation_is_translated() -> None:
-    from mpdemo.teach import listing as L
+    from mpdemo.teach.course import explanations
 
-    wanted = {C.why_key(e): e for b in BACKENDS for e in L.explanations(b)}
+    wanted = {C.why_key(e): e for b in BACKENDS for e in explanations(b)}
     for code in LANGS:
         have = {k for k in i18n.LOCALES[code].sections["teach"] if k.startswith("code_why_")}
         missing = [wanted[k] for k in wanted.keys() - have]
@@ -254,7 +254,7 @@ def test_underflow_view(lang: str, tiny_lab) -> None:
 @pytest.mark.parametrize("lang", LANGS)
 def test_the_lab_recommends_only_scales_its_slider_reaches(lang: str, tiny_lab) -> None:
     # The lab once said "S = 2^26 for the activation gradients" beside a slider ending at 2^24.
-    from mpdemo.teach.underflow import best_scale
+    from mpdemo.teach.magnitudes import best_scale
 
     mags = tiny_lab.magnitudes
     for fmt in ("fp16", "e4m3"):

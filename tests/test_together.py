@@ -178,7 +178,7 @@ def _step(label: str, step: int, dt: float = 0.5):
 
 
 def test_the_time_budget_is_met_from_the_first_rounds(tiny: RunConfig):
-    from mpdemo.runs.plan import GridEstimate
+    from mpdemo.runs.estimate import GridEstimate
     from mpdemo.runs.together import Together
 
     now = [0.0]
@@ -205,7 +205,7 @@ def test_the_time_budget_is_met_from_the_first_rounds(tiny: RunConfig):
     # The estimate counts rounds, not runs one after another: 20 rounds at 1 s, then the evals.
     left = est.remaining_s()
     assert left is not None and 20.0 <= left < 22.0
-    from mpdemo.runs.plan import eta_note
+    from mpdemo.runs.estimate import eta_note
 
     assert eta_note(est) is None  # the pace has not changed
     # The load doubles: the rounds' pace says so, with a re-estimate and its reason.

@@ -12,19 +12,17 @@ import torch
 from mpdemo import RunConfig, prepare
 from mpdemo.cli.main import main
 from mpdemo.messages import ConfigError
-from mpdemo.teach.underflow import (
+from mpdemo.teach.magnitudes import (
     FORMATS,
     HIST_HI,
     HIST_LO,
     amax_scale,
     best_scale,
     binned_k_range,
-    collect,
     fp16_band,
-    magnitudes_of,
     shares_at,
-    underflow_report,
 )
+from mpdemo.teach.underflow import collect, magnitudes_of, underflow_report
 
 SCALES = (1.0, 2.0**8, 2.0**16)
 FP8_SCALES = (2.0**-4, 1.0, 2.0**8)  # fp8 per-tensor scales go below 1 too

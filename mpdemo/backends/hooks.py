@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
+from ..engine.hfhub import hub_reachable
+
 if TYPE_CHECKING:
     from ..engine.prepared import Prepared
 
@@ -197,8 +199,6 @@ class StepPrinter(StepHooks):
 
 def accuracy(preds: list[int], labels: list[int]) -> tuple[float, str]:
     """Accuracy and its source: `evaluate` when it can load its metric, else the same formula here."""
-    from ..engine.hfhub import hub_reachable
-
     if hub_reachable():
         try:
             import evaluate

@@ -17,8 +17,8 @@ The producer never waits on a viewer: viewers read the record under a Condition 
 position in it, so a viewer that stops reading holds nothing and is dropped after a while.
 
 The pieces live in mpdemo.classroom.keys (what makes two comparisons the same),
-.comparison (one comparison, its record and viewers), .boards and .line (the Hub); this module
-names them all and holds the process's hub.
+.comparison (one comparison and its record), .viewer (one visitor following it), .boards and
+.line (the Hub); this module names them all and holds the process's hub.
 """
 
 from __future__ import annotations
@@ -52,12 +52,11 @@ from .comparison import (
     Comparison,
     Entry,
     RunnerFactory,
-    Viewer,
     default_runner,
-    script_note,
 )
 from .keys import code_version, comparison_key, machine_key
 from .line import TYPICAL_RUNS, Hub, QueueFull
+from .viewer import Viewer, script_note
 
 __all__ = [
     "BOARD_ALPHABET",

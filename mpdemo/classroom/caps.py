@@ -44,7 +44,9 @@ def known_s(configs: list[RunConfig], repeat: int, fit_s: float | None) -> float
     """
     runs = repeated(configs, repeat)
     if "mpdemo.runs.plan" in sys.modules and configs:  # something was calibrated here
-        from ..runs.plan import CALIBRATION_BUDGET_S, GridEstimate, cached_calibration
+        from ..runs.calibration import cached_calibration
+        from ..runs.estimate import GridEstimate
+        from ..runs.plan import CALIBRATION_BUDGET_S
 
         cal = cached_calibration(configs[0])
         if cal is not None:
@@ -99,7 +101,8 @@ def check(configs: list[RunConfig], repeat: int, fit_s: float | None, cap: float
         return
     estimate = None
     if "mpdemo.runs.plan" in sys.modules and configs:
-        from ..runs.plan import GridEstimate, cached_calibration
+        from ..runs.calibration import cached_calibration
+        from ..runs.estimate import GridEstimate
 
         cal = cached_calibration(configs[0])
         if cal is not None:

@@ -1,19 +1,19 @@
 """One comparison on this server and its viewers.
 
 Every comparison asked for on this server is a `Comparison`: its events are recorded as they
-come, and any number of `Viewer`s replay them from the start and then follow live. The producer
-never waits on a viewer: viewers read the record under a Condition and keep only a position in
-it, so a viewer that stops reading holds nothing and is dropped after a while.
+come, and any number of `Viewer`s (mpdemo.classroom.viewer) replay them from the start and
+then follow live. The producer never waits on a viewer: viewers read the record under a
+Condition and keep only a position in it, so a viewer that stops reading holds nothing and is
+dropped after a while.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextvars
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,8 +21,9 @@ from ..config import Limits, RunConfig
 from ..files.recorded import thin_steps
 from ..messages import MpdemoError
 from ..runs.fold import RunFold
-from ..runs.runner import RunnerInterface, repeated
+from ..runs.runner import Runner, RunnerInterface, repeated
 from . import caps
+from .viewer import Viewer
 
 if TYPE_CHECKING:
     from .line import Hub
@@ -47,8 +48,6 @@ def default_runner(
     configs: list[RunConfig], calibrate: bool, fit_s: float | None, repeat: int
 ) -> RunnerInterface:
     """The engine's Runner (the UI passes its own factory: on ZeroGPU a GPU call)."""
-    from ..runs.runner import Runner
-
     return Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s, repeat=repeat)
 
 
@@ -103,7 +102,7 @@ class Comparison:
         self.viewers: set[Viewer] = set()
         # Its runs' records: the runner's fold once it runs (mpdemo.runs.runner.RunnerInterface).
         self.fold = RunFold(repeated(self.configs, repeat))
-        self.estimate: Any = None  # mpdemo.runs.plan.GridEstimate once its plan event came
+        self.estimate: Any = None  # mpdemo.runs.estimate.GridEstimate once its plan event came
         self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
         self.runner: RunnerInterface | None = None
         self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
@@ -209,7 +208,7 @@ class Comparison:
                 self.cond.notify_all()
 
     def _plan(self, ev: Any) -> None:
-        from ..runs.plan import estimate_for  # a grid is running: torch is loaded
+        from ..runs.estimate import estimate_for  # a grid is running: torch is loaded
 
         configs = repeated(self.configs, self.repeat)
         if ev.steps is not None:
@@ -335,169 +334,3 @@ class Comparison:
             self.hub.count_viewers(-1)
         if nobody and self.state == "queued":
             self.stop()  # nobody waits for it: it leaves the line
-
-
-class Viewer(RunnerInterface):
-    """One visitor's view of a comparison: its events from the start, then live; the Runner's
-    interface (start, stop, join, alive, events, summaries, configs), so the Train tab's loop
-    reads it as it reads a Runner."""
-
-    def __init__(self, comparison: Comparison, kind: str, board: str | None = None) -> None:
-        self.comparison = comparison
-        self.kind = kind  # own | shared | board
-        self.board = board
-        self.configs = comparison.configs
-        self.joined_at = comparison.hub.clock()
-        self.joined_wall = time.time()
-        self.last_read = self.joined_at
-        self.cursor = -1  # the seq of the last event handed on
-        self.at = self.joined_at  # when the last event handed on was recorded
-        self.closed = False  # this view was stopped: no more events
-        self.dropped = False  # it stopped reading while the run went on: the hub let it go
-        self._done = threading.Event()
-
-    # --- Runner's interface -------------------------------------------------------------
-    def start(self) -> Viewer:
-        """Nothing to start: the hub runs the comparison in its turn."""
-        return self
-
-    def stop(self) -> None:
-        """Stop: a starter watching alone stops the run; anyone else only stops watching."""
-        c = self.comparison
-        with c.cond:
-            alone = self.viewers_besides() == 0
-        if self.kind == "own" and alone and not c.ended:
-            c.stop()  # keep reading: the stopped run's last events still come
-            return
-        self.close()
-
-    def close(self) -> None:
-        """This view ends now (the comparison goes on for the others)."""
-        c = self.comparison
-        with c.cond:
-            self.closed = True
-            c.cond.notify_all()
-        c.leave(self)
-        self._done.set()
-
-    def viewers_besides(self) -> int:
-        """How many others watch the same comparison."""
-        return len(self.comparison.viewers - {self})
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait until this view has handed on its last event; True when it has."""
-        return self._done.wait(timeout)
-
-    @property
-    def alive(self) -> bool:
-        """Whether events may still come to this view."""
-        return not self._done.is_set()
-
-    @property
-    def runs(self) -> RunFold:
-        """The comparison's one fold of its events (every viewer reads the same records)."""
-        return self.comparison.fold
-
-    @property
-    def summaries(self) -> list[Any]:
-        """The finished runs' summaries of the comparison."""
-        return self.runs.summaries
-
-    @property
-    def machine(self) -> dict[str, Any] | None:
-        """The machine the runs ran on, where the runner said (the GPU worker's)."""
-        return self.comparison.machine
-
-    def clock(self) -> float:
-        """When the event last handed on happened: a replayed step keeps its own time."""
-        return self.at
-
-    def events(self, timeout: float | None = None) -> Iterator[Any]:
-        """The comparison's events from the first; None when `timeout` passed with none.
-
-        What was recorded before this view joined comes at once; live events come in batches,
-        further apart the more pages follow live runs on this server (Hub.pace_s).
-        """
-        c = self.comparison
-        beat = timeout if timeout is not None else 1.0
-        last_take = last_beat = time.monotonic()
-        try:
-            while True:
-                with c.cond:
-                    while True:
-                        if self.closed or self.dropped:
-                            return
-                        nxt = self._next()
-                        if nxt is None and c.ended:
-                            return
-                        now = time.monotonic()
-                        pace = 0.0 if c.ended else c.hub.pace_s()
-                        recorded_before = nxt is not None and nxt.at <= self.joined_at
-                        ready = nxt is not None and (recorded_before or now >= last_take + pace)
-                        quiet_until = last_beat + max(beat, pace)
-                        if ready or now >= quiet_until:
-                            break
-                        until = quiet_until if nxt is None else min(quiet_until, last_take + pace)
-                        c.cond.wait(max(0.01, until - now))
-                    batch = self._take() if ready else []
-                    self.last_read = c.last_seen = c.hub.clock()
-                    last_beat = now
-                    if batch:
-                        last_take = now
-                if not batch:
-                    yield None  # a heartbeat: the page says its place in line meanwhile
-                    continue
-                for entry in batch:
-                    if self.closed:
-                        return
-                    self.cursor, self.at = entry.seq, entry.at
-                    yield entry.event
-        finally:
-            self._done.set()
-            if not self.closed:
-                self.closed = True
-                c.leave(self)
-
-    def _next(self) -> Entry | None:
-        c = self.comparison
-        i = bisect.bisect_right(c._seqs, self.cursor)
-        return c.entries[i] if i < len(c.entries) else None
-
-    def _take(self) -> list[Entry]:
-        c = self.comparison
-        i = bisect.bisect_right(c._seqs, self.cursor)
-        return c.entries[i:]
-
-    # --- what the page says about it ------------------------------------------------------
-    def place(self) -> tuple[int, float | None] | None:
-        """(place in line, seconds until it starts) while it waits; None once it runs."""
-        return self.comparison.hub.place(self.comparison)
-
-    def shared_from(self) -> dict[str, Any] | None:
-        """Where the runs came from, for the files: None for one's own comparison."""
-        if self.kind == "own":
-            return None
-        c = self.comparison
-        began = c.started_at if c.started_at is not None else c.created_at
-        began_wall = c.started_wall if c.started_wall is not None else c.created_wall
-        out: dict[str, Any] = {
-            "kind": self.kind,
-            "started_s_ago": round(max(0.0, self.joined_at - began), 1),
-            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began_wall)),
-            "live": not c.ended,
-        }
-        if self.board:
-            out["board"] = self.board
-        return out
-
-
-def script_note(shared_from: dict[str, Any] | None) -> str:
-    """The comment a reproduce script starts with when its run was not the visitor's own."""
-    if not shared_from:
-        return ""
-    who = "the teacher's board" if shared_from.get("kind") == "board" else "another visitor"
-    return (
-        f"# The run this script reproduces was not trained by you: {who} started it on this\n"
-        f"# server at {shared_from.get('started_at')} ({shared_from.get('started_s_ago')} s before "
-        "you watched it).\n# Running this script trains it yourself, on your machine.\n"
-    )

@@ -26,10 +26,10 @@ from .comparison import (
     VIEW_COST_S,
     Comparison,
     RunnerFactory,
-    Viewer,
     default_runner,
 )
 from .keys import comparison_key
+from .viewer import Viewer
 
 TYPICAL_RUNS = 20  # finished comparisons whose wall time gives the typical duration
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..messages import render
 from ..teach.lessons import LESSONS, cpu_note_here, get
+from .sweep import sweep_main
 
 
 def add_lesson_parser(sub: Any) -> argparse.ArgumentParser:
@@ -69,8 +70,6 @@ def lesson_main(
         *(["--quiet"] if args.quiet else []),
     ]
     if lesson.sweep:
-        from .sweep import sweep_main
-
         return sweep_main(parse(["sweep", *files]))
     print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
     return run(parse(["run", *files]), lesson.configs())

@@ -32,19 +32,25 @@ from ..files.summary import (
     with_speedups,
     write_csv,
 )
-from ..messages import ConfigError, MpdemoError
+from ..messages import EN, ConfigError, MpdemoError
+from ..runs.fold import RunFold
+from ..runs.runner import check_memory, grid, repeated, run_grid, side_by_side
+from ..teach.listing import script_for
+from ..teach.underflow import collect
 from .argtypes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, Parser, choice_list
+from .lesson import add_lesson_parser, lesson_main
 from .signals import EXIT_SIGNAL, stop_on_signals
+from .sweep import add_sweep_parser, sweep_main
 
 if TYPE_CHECKING:
-    from ..runs.plan import GridEstimate
+    from ..runs.estimate import GridEstimate
 
 UNDERFLOW_FORMATS = (
     "fp16",
     "bf16",
     "e4m3",
     "e5m2",
-)  # mpdemo.teach.underflow.FORMATS, without torch
+)  # mpdemo.teach.magnitudes.FORMATS, without torch
 
 TABLE_COLUMNS = [
     ("backend", "backend"),
@@ -132,8 +138,6 @@ def build_parser() -> argparse.ArgumentParser:
     und.add_argument("--seed", default=d.seed)
     und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
-    from .lesson import add_lesson_parser
-    from .sweep import add_sweep_parser  # the size sweep: its flags and code in sweep_cli
 
     add_sweep_parser(sub)
     add_lesson_parser(sub)
@@ -142,8 +146,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     """The grid of RunConfigs the flags describe, each validated."""
-    from ..runs.runner import grid
-
     names = {f.name for f in fields(RunConfig)}
     values = {
         k: coerce_field(k, v, model=args.model)
@@ -169,12 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "code":
             return _code(args)
         if args.command == "lesson":
-            from .lesson import lesson_main
-
             return lesson_main(args, _run, parser.parse_args)
         if args.command == "sweep":
-            from .sweep import sweep_main
-
             return sweep_main(args)
         return _run(args)
     except MpdemoError as err:
@@ -211,9 +209,8 @@ def _is_main_process() -> bool:
 
 def _run(args: argparse.Namespace, configs: list[RunConfig] | None = None) -> int:
     from ..engine.core import preflight
-    from ..runs.fold import RunFold
-    from ..runs.plan import duration_text, estimate_for, eta_note, memory_notes, run_speed_notes
-    from ..runs.runner import check_memory, repeated, run_grid, side_by_side
+    from ..runs.estimate import estimate_for, eta_note
+    from ..runs.notes import duration_text, memory_notes, run_speed_notes
 
     check_outputs(args)
     configs = configs if configs is not None else configs_from_args(args)
@@ -336,7 +333,6 @@ def _cell(s: dict[str, Any], key: str) -> str:
 def header(calibrating: bool) -> str:
     """The CLI's first lines: this machine (names, flags), and whether the step is calibrated."""
     from ..engine.machine import machine_note
-    from ..messages import EN
 
     line = f"# {machine_note().text}"
     if calibrating:
@@ -389,8 +385,6 @@ def format_table(summaries: list[dict[str, Any]]) -> str:
 
 def _code(args: argparse.Namespace) -> int:
     """Print the reproduce script of one run (mpdemo.teach.listing), as the app's download has it."""
-    from ..teach.listing import script_for
-
     configs = configs_from_args(args)
     if len(configs) != 1:
         print("mpdemo: error: code takes one --backend and one --precision", file=sys.stderr)
@@ -407,8 +401,6 @@ def _share(x: float) -> str:
 
 
 def _underflow(args: argparse.Namespace) -> int:
-    from ..teach.underflow import collect
-
     check_outputs(args)
     if not (math.isfinite(args.scale) and 0 < args.scale <= 2.0**64):
         rule = {"key": "rule_above", "args": {"lo": 0, "hi": "2^64"}}

@@ -14,10 +14,20 @@ import sys
 import threading
 from typing import Any
 
-from ..config import RunConfig
+from ..config import Limits, RunConfig, check_number
+from ..files.atomic import check_output_paths, write_atomic, write_text_atomic
 from ..files.summary import oriented
 from ..messages import EN, ConfigError, Note
-from ..sweep.sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
+from ..sweep.sizes import (
+    DEFAULT_BATCH_SIZES,
+    DEFAULT_BUDGET_S,
+    DEFAULT_SIZES,
+    SWEEP_PRECISIONS,
+    builtin_size,
+    parse_batch_sizes,
+    parse_sizes,
+)
+from ..teach.published import PUBLISHED
 from .argtypes import EXIT_FAILED, EXIT_OK, choice_list
 from .signals import EXIT_SIGNAL, stop_on_signals
 
@@ -93,9 +103,7 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
 
 def spec_from_args(args: argparse.Namespace) -> Any:
     """The SweepSpec the flags describe (ConfigError, one line, where they cannot run)."""
-    from ..config import Limits, check_number
     from ..sweep.plan import SweepSpec
-    from ..sweep.sizes import builtin_size, parse_batch_sizes, parse_sizes
 
     lim = Limits.from_env()
     base = RunConfig(
@@ -202,8 +210,6 @@ def _ratio_words(speedup: float) -> str:
 
 def published_lines() -> list[str]:
     """The published figures as a table under the heading that says they were not run here."""
-    from ..teach.published import PUBLISHED
-
     rows = [
         [p.hardware, p.workload, f"{p.precision} vs {p.baseline}", _ratio_words(p.speedup),
          f"{p.figure:g} vs {p.baseline_figure:g} {p.unit}" if p.unit else "-", p.url]
@@ -217,14 +223,10 @@ def published_lines() -> list[str]:
 
 
 def _write_json(path: str, doc: dict[str, Any]) -> None:
-    from ..files.atomic import write_text_atomic  # whole or not at all, as `run` writes its files
-
     write_text_atomic(path, json.dumps(doc, indent=1))
 
 
 def _write_csv(path: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> None:
-    from ..files.atomic import write_atomic
-
     def write(f: Any) -> None:
         w = csv.DictWriter(f, fieldnames=list(columns))
         w.writeheader()
@@ -236,8 +238,7 @@ def _write_csv(path: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) 
 def sweep_main(args: argparse.Namespace) -> int:
     """Run the sweep the flags describe; 0 done, 2 bad input (raised), 1 failed or interrupted."""
     from ..engine.machine import machine_info, machine_note
-    from ..files.atomic import check_output_paths
-    from ..runs.plan import duration_text
+    from ..runs.notes import duration_text
     from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, sweep_document
     from ..sweep.plan import plan_sweep
     from ..sweep.run import run_sweep

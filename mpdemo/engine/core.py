@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..backends.accelerate import reset_accelerate_state
 from ..catalog import BUNDLED_TOKENIZER_DIR, DATASETS, MODELS
 from ..config import WHOLE_FIELDS, Limits, RunConfig
 from ..events import Emit, Event, RunFinished, stream
@@ -204,8 +205,6 @@ def run_backend(prep: Prepared, rec: Recorder) -> None:
             module.train_loop(**inputs, rec=rec, **settings)
         return
     from accelerate.state import PartialState
-
-    from ..backends.accelerate import reset_accelerate_state
 
     reset_accelerate_state()
     try:

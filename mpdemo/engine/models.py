@@ -10,9 +10,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..catalog import MODELS
+from ..catalog import DATASETS, MODELS
 from ..config import Limits
 from ..messages import ConfigError, MpdemoError
+from .hfhub import check_hub_id, hub_reachable
 
 MLP_WIDTH = 4096  # the PyTorch AMP recipe: in_size = out_size = 4096, 3 layers
 
@@ -120,9 +121,6 @@ def resolve_source(value: str, limits: Limits, kind: str) -> str:
 def _hub_source(value: str, kind: str) -> str:
     """A Hub id: right syntax, and the Hub must be reachable; else say what is known instead."""
     import difflib
-
-    from ..catalog import DATASETS
-    from .hfhub import check_hub_id, hub_reachable
 
     table = MODELS if kind == "model" else DATASETS
     known = list(table)

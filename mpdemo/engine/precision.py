@@ -11,6 +11,7 @@ from torch import nn
 
 from ..messages import ConfigError
 from ..registry import PRECISIONS
+from . import fp8
 
 # Read from the precision registry: one record per precision (mpdemo/registry.py).
 DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISIONS.items()}
@@ -49,8 +50,6 @@ def check_precision_on(device: torch.device, precision: str) -> None:
     if precision == "tf32":
         check_tf32(device)
     elif PRECISIONS[precision].needs_compute_capability is not None:
-        from . import fp8  # fp8: a GPU of compute capability >= 8.9 and torchao, or one line
-
         fp8.check(device)
 
 

@@ -18,6 +18,7 @@ from ..files.summary import Summary
 from ..log import run_logger
 from ..messages import MpdemoError, Note
 from ..registry import BACKENDS, PRECISIONS
+from . import fp8
 from .numerics import RunNumerics
 from .precision import DtypeProbe, autocast_supported, dtype_name, synchronize
 from .probes import SavedBytes
@@ -266,8 +267,6 @@ class Recorder(StepHooks):
 
     def _audit_fp8(self) -> None:
         """fp8's dtype audit: count the Float8Linear layers in the model that trained."""
-        from . import fp8
-
         self.fp8_audit = fp8.audit(self.prep.model)
         # No Float8Linear at all: the probe's dtype (bf16) stands, and the summary says so.
         self.effective_dtype = fp8.effective_dtype(self.prep.model) or self.effective_dtype

@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from ..config import RunConfig
 from ..messages import EN, MpdemoError, render
 from ..wording import ENGLISH, is_plural_spec
 
@@ -326,8 +327,6 @@ def _config_rule(default: Any) -> _Rule:
 @functools.cache
 def _config_rules() -> dict[str, _Rule]:
     from dataclasses import fields
-
-    from ..config import RunConfig  # no torch: config and catalog are plain data
 
     rules = {f.name: _config_rule(f.default) for f in fields(RunConfig)}
     rules["steps"] = _whole(0, MAX_STEPS_PER_RUN)

@@ -49,6 +49,7 @@ from .machines import (  # noqa: F401 - named here for their users
     gpu_short_name,
     machine_tag,
 )
+from .summary import plain
 
 FORMAT_VERSION = 2
 # A visitor's upload on a public server: bound the work one file may cause.
@@ -95,7 +96,6 @@ def runs_document(runs: list[dict[str, Any]], machine: dict[str, Any] | None = N
         )
 
         machine = machine_info()
-    from .summary import plain  # a run's Summary goes into the file as its JSON form
 
     runs = [{**r, "summary": plain(r["summary"])} for r in runs]
     return {"version": FORMAT_VERSION, "machine": machine, "runs": runs}

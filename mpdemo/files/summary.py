@@ -18,6 +18,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .atomic import write_atomic
+
 if TYPE_CHECKING:
     from ..runs.timing import SpeedCheck
 
@@ -336,7 +338,6 @@ STEP_FIELDS = [
 
 def write_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
     """One row per step of every run, written whole or not at all (mpdemo.files.atomic)."""
-    from .atomic import write_atomic
 
     def rows(f: Any) -> None:
         w = csv.DictWriter(f, fieldnames=STEP_FIELDS, extrasaction="ignore")

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from ..catalog import MODELS
 from ..config import Limits, RunConfig
 from ..events import Event
 from ..files.summary import with_speedups
@@ -18,6 +19,7 @@ from ..messages import ConfigError
 from ..registry import PRECISION_NAMES, PRECISIONS
 from .fold import RunFold
 from .timing import SpeedCheck
+from .together import Together
 
 # One comparison at a time in this process, whoever asks: timings must not share the cores.
 RUN_LOCK = threading.Lock()
@@ -90,8 +92,6 @@ def check_memory(configs: list[RunConfig]) -> None:
     estimated from the catalog's parameter counts (a model it does not list is checked against
     Limits.max_params when it loads). Raises ConfigError("comparison_too_big").
     """
-    from ..catalog import MODELS
-
     if not side_by_side(configs):  # one run at a time: Limits.max_params is its cap
         return
     n = len(configs)
@@ -144,8 +144,6 @@ def run_grid(
     runs = repeated(configs, repeat)
     per = max(1, len(configs))
     if side_by_side(configs):
-        from .together import Together
-
         for i in range(0, len(runs), per):
             if stop.is_set():
                 break

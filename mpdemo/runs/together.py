@@ -245,7 +245,7 @@ class Together:
         self.pace.fitted = steps
         fitted = elapsed + (steps - done) * per_round
         key = "fit_steps" if fitted <= self.fit_s * 1.25 else "fit_steps_min"
-        from .plan import duration_text
+        from .notes import duration_text
 
         note = Note(key, {"asked": asked, "full": duration_text(full), "steps": steps})
         from ..engine.machine import machine_info

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import RunConfig
+from ..messages import ConfigError
+from ..runs.runner import grid
+from . import master_weights as mw
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,6 @@ class Lesson:
 
     def configs(self) -> list[RunConfig]:
         """Every run of the lesson, in the Train tab's order (its grid)."""
-        from ..runs.runner import grid  # runner imports no torch at the top
-
         base = RunConfig(**self.settings())
         return grid(base, self.backends, self.precisions, self.compare_scaling, self.weights)
 
@@ -147,16 +148,12 @@ def register(lesson: Lesson, after: str | None = None) -> None:
 
 def get(name: str) -> Lesson:
     """The lesson called `name`, or ConfigError naming the lessons there are."""
-    from ..messages import ConfigError
-
     if name not in LESSONS:
         raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(LESSONS), value=name)
     return LESSONS[name]
 
 
 def _master_weights() -> Lesson:
-    from . import master_weights as mw
-
     return Lesson(
         mw.NAME,
         "master_weights",

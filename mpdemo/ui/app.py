@@ -21,8 +21,13 @@ from ..config import Limits
 from ..files.recorded import MAX_FILE_BYTES
 from . import system, uploads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
+from .serve import keep_busy_sessions
+from .tabs import TEACH_TABS
+from .tabs.why import preset_load
 from .train import session as sessions
 from .train.classroom import max_threads
+from .train.controls import BY_NAME, defaults
+from .train.tab import build_train_tab
 
 # The page's own CSS; gradio 6 takes it at launch(css=CSS) (app.py), not in gr.Blocks.
 # #status: a refused input fails the training event, so gradio marks the status line (its
@@ -131,19 +136,7 @@ class TabContext:
         self.load_hooks.append((fn, inputs, outputs))
 
 
-def _build_train_tab(ctx: TabContext) -> None:
-    from .train.tab import build_train_tab  # noqa: PLC0415 - keeps the list below readable
-
-    build_train_tab(ctx)
-
-
-def _teach_tabs() -> list[Callable[[TabContext], None]]:
-    from .tabs import TEACH_TABS  # noqa: PLC0415
-
-    return TEACH_TABS
-
-
-TABS: list[Callable[[TabContext], None]] = [_build_train_tab, *_teach_tabs()]
+TABS: list[Callable[[TabContext], None]] = [build_train_tab, *TEACH_TABS]
 
 
 def _wire_presets(ctx: TabContext) -> None:
@@ -157,8 +150,6 @@ def _wire_presets(ctx: TabContext) -> None:
     origin = ctx.shared.get("train_steps_origin")  # a preset's steps are its lesson: no fitting
     if preset is None or controls is None:
         return
-    from .tabs.why import preset_load  # noqa: PLC0415
-    from .train.controls import BY_NAME, defaults  # noqa: PLC0415
 
     names = [n for n in controls if BY_NAME[n].run]  # not the plots' view settings
     outputs = [controls[n] for n in names]
@@ -254,7 +245,6 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     limits = limits or Limits.from_env()
     system.start_hub_check()  # answers in the background while the page loads
     sessions.sweep_session_dirs()  # what a server that stopped left behind
-    from .serve import keep_busy_sessions
 
     keep_busy_sessions()  # whoever launches it: a session with a run or a board stays
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:

@@ -50,7 +50,7 @@ def histogram_svg(
 ) -> str:
     """An SVG histogram: counts[i] values in log2 bin [lo+i, lo+i+1), as shares of `total`,
     over fmt's zero/subnormal/normal/overflow bands (log2 edges in `band`, as
-    mpdemo.teach.underflow.format_band gives them). The first and last bins hold what lies
+    mpdemo.teach.magnitudes.format_band gives them). The first and last bins hold what lies
     beyond the axis; each bar carries its bin (data-log2) and count (data-count). draw_title
     False: the title only names the figure (aria-label), the page writes it in text that does
     not shrink with the figure on a phone."""

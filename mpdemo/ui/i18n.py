@@ -1,7 +1,7 @@
 """The UI's languages, read from mpdemo/ui/locales/<code>.toml (one file per language).
 
 `t(key, lang, **args)` renders a UI string; `message(key, args, lang)` renders an engine message
-key (mpdemo/messages.py) in the page's language. Adding a language is adding its file: its
+key (mpdemo/messages/) in the page's language. Adding a language is adding its file: its
 `[meta]` names it and says how it writes numbers, `[ui]` and `[teach]` hold the page's strings,
 `[messages]` the engine's. The default language's engine messages are mpdemo.messages.EN itself
 (the engine's own words, which the CLI prints), so its file has no `[messages]` table.

@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from ..catalog import BUNDLED_DATASET_DIR, DATASETS
+from ..engine.hfhub import hub_reachable
 from ..engine.slices import resolve
 
 _hub_done = threading.Event()
@@ -36,8 +37,6 @@ def start_hub_check() -> None:
             return
 
         def work() -> None:
-            from ..engine.hfhub import hub_reachable
-
             try:
                 _hub_result.append(hub_reachable())
             finally:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..files.recorded import MAX_FILE_BYTES
+from .train.classroom import client_of
 
 UPLOADS_PER_CLIENT = 32
 UPLOAD_BYTES_PER_CLIENT = 4 * MAX_FILE_BYTES  # 128 MB: four of the largest runs files
@@ -158,8 +159,6 @@ class BoundUploads:
 def client_of_scope(scope: dict[str, Any]) -> str:
     """The client of a request's ASGI scope, as the line counts it (the proxy's address)."""
     from starlette.requests import Request
-
-    from .train.classroom import client_of
 
     return client_of(Request(scope))
 

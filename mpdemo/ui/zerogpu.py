@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..catalog import MODELS
 from ..config import Limits, RunConfig
 from ..runs.fold import RunFold
 from ..runs.runner import Runner, RunnerInterface, repeated
@@ -68,8 +69,6 @@ def max_duration_s() -> int:
 
 
 def _guess_s(cfg: RunConfig) -> float:
-    from ..catalog import MODELS
-
     entry = MODELS.get(cfg.model)
     params = entry.approx_params if entry is not None else 100_000_000  # a Hub model: assume big
     size = max(1.0, params / 4e6) * max(1.0, cfg.batch_size * cfg.max_length / (64 * 128))
@@ -79,7 +78,8 @@ def _guess_s(cfg: RunConfig) -> float:
 def estimate_s(configs: list[RunConfig]) -> float:
     """Seconds the grid should take: the profile's estimate when one is measured, else a guess."""
     try:
-        from ..runs.plan import GridEstimate, cached_calibration
+        from ..runs.calibration import cached_calibration
+        from ..runs.estimate import GridEstimate
 
         cal = cached_calibration(configs[0]) if configs else None
         if cal is not None and cal.device == "cuda":

@@ -15,6 +15,7 @@ import gradio as gr
 
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
+from ...teach import listing as L
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
 from ..text import code_text
 from ..train.controls import RUN_NAMES
@@ -174,7 +175,7 @@ def listing_html(lst: Any, lang: str) -> str:
 
 def changes_md(lst: Any, lang: str) -> str:
     """Why the loop differs from the course's, then what mpdemo's own lines do: both read from
-    the comments in the backend's source (mpdemo.teach.listing), in the order of the lines."""
+    the comments in the backend's source (mpdemo.teach.course), in the order of the lines."""
     numbers = _numbers(lst)
     out = [f"#### {tt('code_changes_title', lang)}"]
     out += [f"{numbers[w]}. {why_text(w, lang)}" for w in lst.shown_changes()]
@@ -223,8 +224,6 @@ def code_view(
     control name) add its grid (check_inputs: what Train would refuse is refused here too)
     wherever it differs from the runs, titled as not run yet.
     """
-    from ...teach import listing as L
-
     runs = list(runs or [])
     try:
         form, form_error = check_inputs(values, limits), None

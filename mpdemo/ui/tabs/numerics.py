@@ -13,6 +13,9 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ...config import RunConfig
+from ...teach import accumulate, formats, fp8_scaling, rounding
+from ...teach.accumulate import MAX_N
 from ..i18n import DEFAULT_LANG, number
 from .common import esc, tt
 
@@ -55,8 +58,6 @@ def tf32_html(lang: str, value: Any) -> str:
     """The typed number in fp32 and in TF32 (emulated: fp32 rounded to 10 mantissa bits)."""
     import torch
 
-    from ...teach import formats, rounding
-
     try:
         x, _ = formats._parse(value)
     except ValueError as err:
@@ -77,8 +78,6 @@ def tf32_html(lang: str, value: Any) -> str:
 
 
 def _n(raw: Any) -> int:
-    from ...teach.accumulate import MAX_N
-
     try:
         n = int(float(raw))
     except (TypeError, ValueError):
@@ -90,8 +89,6 @@ def _n(raw: Any) -> int:
 
 def accumulate_view(lang: str, value: Any, n: Any) -> tuple[str, pd.DataFrame | None]:
     """The table of running sums in each accumulator, and the sums as a long frame for a plot."""
-    from ...teach import accumulate
-
     try:
         results = accumulate.compare_sums(str(value).strip(), _n(n))
     except ValueError as err:
@@ -129,9 +126,6 @@ def accumulate_view(lang: str, value: Any, n: Any) -> tuple[str, pd.DataFrame | 
 
 def micro_batch_html(lang: str) -> str:
     """The model's gradients of 8 micro-batches summed in fp16, bf16 and fp32 buffers."""
-    from ...config import RunConfig
-    from ...teach import accumulate
-
     cfg = RunConfig(train_slice="train[:256]", batch_size=16, device="cpu")
     grads = accumulate.model_micro_batch_grads(cfg, MICRO_BATCHES)
     rows = [
@@ -153,9 +147,6 @@ def micro_batch_html(lang: str) -> str:
 
 def fp8_recipes_html(lang: str) -> str:
     """Every recipe on a real activation and gradient of the default model, in E4M3 and E5M2."""
-    from ...config import RunConfig
-    from ...teach import fp8_scaling
-
     cfg = RunConfig(train_slice="train[:256]", batch_size=16, device="cpu")
     rep = fp8_scaling.model_report(cfg, steps=8)
     heads = [

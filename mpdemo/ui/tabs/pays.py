@@ -19,12 +19,19 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from ...config import Limits
-from ...messages import MpdemoError
-from ...sweep.sizes import DEFAULT_BATCH_SIZES, DEFAULT_BUDGET_S, DEFAULT_SIZES, SWEEP_PRECISIONS
+from ...config import Limits, RunConfig
+from ...messages import ConfigError, MpdemoError
+from ...sweep.sizes import (
+    DEFAULT_BATCH_SIZES,
+    DEFAULT_BUDGET_S,
+    DEFAULT_SIZES,
+    SWEEP_PRECISIONS,
+    parse_batch_sizes,
+    parse_sizes,
+)
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..train import classroom
-from ..train.plots import faint
+from ..train.colours import faint
 from . import pays_line
 from .published import published_html
 
@@ -199,7 +206,7 @@ def status_text(state: SweepState, lang: str) -> str:
         return waiting
     if state.end is None and pays_line.left_line(state.view):
         return t("sweep_status_left", lang)
-    from ...runs.plan import duration_text  # a sweep was planned: torch is loaded already
+    from ...runs.notes import duration_text  # a sweep was planned: torch is loaded already
 
     total = len(plan.points)
     if state.end is not None:
@@ -251,10 +258,7 @@ def check_sweep(
     sizes: Any, batches: Any, precisions: Any, budget: Any, limits: Limits | None = None
 ) -> Any:
     """The SweepPlan the inputs describe (keyed MpdemoError, one line, where they cannot run)."""
-    from ...config import RunConfig
-    from ...messages import ConfigError
     from ...sweep.plan import SweepSpec, plan_sweep
-    from ...sweep.sizes import parse_batch_sizes, parse_sizes
 
     lim = limits or Limits.from_env()
     try:

@@ -6,13 +6,12 @@ from __future__ import annotations
 import html
 
 from ...files.summary import oriented
+from ...teach.published import PUBLISHED
 from ..i18n import number, t
 
 
 def published_html(lang: str) -> str:
     """The published figures as a table headed 'published, not run here', each with its link."""
-    from ...teach.published import PUBLISHED
-
     head = "".join(
         f"<th>{html.escape(t(k, lang))}</th>"
         for k in ("pub_hardware", "pub_workload", "col_precision", "col_speedup", "pub_figures",

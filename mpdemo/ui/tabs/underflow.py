@@ -16,6 +16,14 @@ import pandas as pd
 from ...catalog import DEFAULT_MODEL, MODELS
 from ...config import Limits, RunConfig, coerce_field
 from ...messages import MpdemoError
+from ...teach.magnitudes import (
+    amax_scale,
+    best_scale,
+    binned_k_range,
+    format_band,
+    tf32_below_normal,
+)
+from ...teach.underflow import collect
 from .. import system
 from ..histogram import histogram_svg as bins_svg
 from ..histogram import pct as _pct
@@ -70,8 +78,6 @@ def underflow_compute(
     Bad input (an empty box, 0, 100000, 2.5) is refused as the Train tab refuses it: the
     engine's keyed message, in the page's language, naming the box and its range.
     """
-    from ...teach.underflow import collect
-
     try:
         name = model or DEFAULT_MODEL
         cfg = RunConfig(
@@ -91,8 +97,6 @@ def underflow_view(
     lang: str, lab: Any, k: Any, fmt: str = "fp16"
 ) -> tuple[str, str, str, pd.DataFrame, str]:
     """Status, the two histograms, the shares table and a reading at S = 2^k, in format fmt."""
-    from ...teach.underflow import amax_scale, best_scale, binned_k_range, format_band
-
     fmt = fmt if fmt in SCALE_FORMATS else "fp16"
     k = int(k or 0)
     k = max(k, binned_k_range(fmt).start)  # bf16 shares fp32's range: S below 1 is not binned
@@ -163,8 +167,6 @@ def underflow_view(
                 ow=_pct(rw["overflow_share"], lang),
             )
     if ma.nonzero and mw.nonzero:  # TF32: fp32's range, computed from the same bins
-        from ...teach.underflow import tf32_below_normal
-
         reading += "\n\n" + tt(
             "uf_tf32",
             lang,

@@ -8,6 +8,7 @@ from typing import Any
 import gradio as gr
 
 from ...config import RunConfig
+from ...runs.runner import grid
 from ..i18n import DEFAULT_LANG
 from .common import tt
 
@@ -62,8 +63,6 @@ def preset_fields(preset_id: str) -> dict[str, Any]:
 
 def preset_configs(preset_id: str) -> list[RunConfig]:
     """Every run a preset asks for, in order: the Train tab's own grid of its settings."""
-    from ...runs.runner import grid
-
     p = PRESETS[preset_id]
     base = RunConfig(**preset_fields(preset_id))
     return grid(base, p["backends"], p["precisions"], p.get("compare_scaling", False))

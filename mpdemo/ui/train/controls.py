@@ -22,6 +22,7 @@ from ...catalog import DATASETS, MODELS
 from ...cli.main import MAX_REPEAT
 from ...config import WEIGHTS, Limits, RunConfig
 from ...registry import BACKENDS, PRECISIONS
+from ...teach.lessons import DEFAULT_LESSON, LESSONS
 from .. import system
 from ..i18n import t
 from ..labels import LABELS
@@ -111,8 +112,6 @@ def default_precisions() -> list[str]:
     The first lesson's (teach/lessons.py): fp32 against fp16 with its loss scaler, so the
     first click draws a loss-scale line, the course's central point.
     """
-    from ...teach.lessons import DEFAULT_LESSON, LESSONS
-
     return list(LESSONS[DEFAULT_LESSON].precisions)
 
 

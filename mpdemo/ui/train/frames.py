@@ -17,19 +17,15 @@ import pandas as pd
 from ...config import RunConfig
 from ...files.summary import repeat_groups, typical_step_s, with_speedups
 from ..i18n import number, t
-from .plots import (
-    PLOTS,
+from .colours import (
     RECORDED_PALETTE,
     LegendFile,
-    View,
     legend_html,
     live_colours,
     palette_colour,
-    plot_frame,
-    scaled_labels,
-    step_axis,
     with_series,
 )
+from .plots import PLOTS, View, plot_frame, scaled_labels, step_axis
 from .session import Session, summary_table
 
 # train()'s outputs, in the API's order. The plots come right after the status and the table

@@ -35,7 +35,7 @@ class Watched:
     subnormal: float
     overflow: float
     worst: tuple[str, float] | None  # the layer with the largest share flushed, and that share
-    band: dict[str, float]  # log2 edges as mpdemo.teach.underflow.format_band names them
+    band: dict[str, float]  # log2 edges as mpdemo.teach.magnitudes.format_band names them
 
 
 def band_of(ev: GradHistograms) -> dict[str, float]:

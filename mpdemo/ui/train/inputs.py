@@ -9,6 +9,8 @@ from typing import Any
 
 from ...catalog import MODELS
 from ...config import WEIGHTS, Limits, RunConfig, coerce_field
+from ...engine import fp8
+from ...files.summary import with_speedups
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
 from ...runs.runner import check_memory, grid
@@ -17,6 +19,7 @@ from ..i18n import error_text, message, t
 from ..text import shown
 from . import controls
 from .plots import scaled_labels
+from .session import Session
 
 
 def _cores() -> int:
@@ -79,8 +82,7 @@ def precision_note(
     if "mpdemo.runs.plan" not in sys.modules:  # nothing measured yet: no claim, and no torch
         return ""
     from ...engine.machine import machine_info
-    from ...runs.plan import speed_note
-    from .session import Session
+    from ...runs.notes import speed_note
 
     if not isinstance(session, Session):
         return ""
@@ -105,8 +107,7 @@ def precision_note(
 def _runs_note(lang: str, precisions: list[str], device: str, session: Any) -> str:
     """The same sentences from the runs' own steps, when the last comparison's runs took turns
     (no separate measurement came before them): its runs on `device` of a ticked precision."""
-    from ...files.summary import with_speedups
-    from ...runs.plan import run_speed_notes
+    from ...runs.notes import run_speed_notes
 
     mine = with_speedups(r["summary"] for r in session.runs)
     ticked = [
@@ -134,7 +135,6 @@ def fp8_box(lang: str) -> dict[str, Any]:
     The reason is the engine's refusal line (mpdemo/fp8.py, read from torch) in the page's
     language. Imports torch: called from a load event, not at build.
     """
-    from ...engine import fp8
     from ...engine.precision import resolve_device
 
     device = resolve_device("auto")

@@ -16,6 +16,7 @@ from .. import zerogpu
 from ..i18n import DEFAULT_LANG, t
 from . import classroom, controls, lessons
 from . import recorded as recorded_ui
+from .colours import LEGEND_CSS, LEGEND_JS, color_map
 from .controls import CONTROLS
 from .frames import (
     REPEAT_COLUMNS,
@@ -23,7 +24,7 @@ from .frames import (
 )
 from .handlers import arm, train
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
-from .plots import LEGEND_CSS, LEGEND_JS, PLOTS, color_map, step_axis
+from .plots import PLOTS, step_axis
 from .session import Session, column_widths
 from .wiring import _wire
 

@@ -31,9 +31,10 @@ from ...files.recorded import (
 from ...log import logger
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
+from .colours import color_map
 from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
 from .gradwatch import watch_update
-from .plots import PLOTS, color_map
+from .plots import PLOTS
 from .session import Session, attach
 
 STORAGE_KEY = "mpdemo-runs"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...classroom.broadcast import script_note
 from ...config import RunConfig
 from ...events import GradHistograms
 from ...files.recorded import (
@@ -28,6 +29,7 @@ from ...files.recorded import (
 from ...files.summary import Summary, with_speedups, write_csv
 from ...messages import MpdemoError
 from ...runs.fold import RunFold
+from ...teach.listing import script_filename, script_for
 from .plots import Series
 from .session_life import (  # noqa: F401 - named here for the app and the tests
     SESSIONS_ROOT,
@@ -42,7 +44,9 @@ from .session_store import (  # noqa: F401
     MAX_RECORDINGS,
     MAX_STORED_CHARS,
     STORED_POINTS,
+    restore,
     series_from_steps,
+    stored,
 )
 from .session_table import (  # noqa: F401 - named here for the tab and the tests
     TEXT_COLUMNS,
@@ -115,7 +119,7 @@ class Session:
     # widths it set (column_widths) stay those of the columns shown.
     all_columns: bool = False
     plan: Any = None  # the grid's GridPlanned event: this machine, the calibrated step, sentences
-    estimate: Any = None  # mpdemo.runs.plan.GridEstimate: seconds left for the whole grid
+    estimate: Any = None  # mpdemo.runs.estimate.GridEstimate: seconds left for the whole grid
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     files_error: str | None = None  # why the last write of the downloads failed, if it did
@@ -167,15 +171,14 @@ class Session:
         cal = getattr(self.plan, "calibration", None)
         if not isinstance(cal, dict):
             return None
-        from ...runs import plan  # a plan came: torch is loaded
+        from ...runs.calibration import stored_calibration  # a plan came: torch is loaded
 
         try:
             key = (cal["model"], cal["dataset"], cal["batch_size"], cal["max_length"])
             key = (*key, cal["device"])
         except KeyError:
             return None
-        with plan._lock:
-            return plan._calibrations.get(key)
+        return stored_calibration(key)
 
     def close(self) -> None:
         """Session ended (tab closed, or its state expired): stop the worker, let go of every
@@ -214,7 +217,7 @@ class Session:
         if self.estimate is not None:
             self.estimate.update(ev)
         if kind == "plan":
-            from ...runs.plan import estimate_for  # torch: a grid is running
+            from ...runs.estimate import estimate_for  # torch: a grid is running
 
             self.plan = ev
             if ev.steps is not None:  # fitted to about a minute: the runs do fewer steps
@@ -460,14 +463,10 @@ class Session:
     # --- what the browser keeps across a reload (session_store.py) --------------------------
     def stored(self) -> dict[str, Any] | None:
         """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
-        from .session_store import stored
-
         return stored(self)
 
     def restore(self, value: Any) -> int:
         """Take back what stored() gave the browser; returns how many runs came back (0: none)."""
-        from .session_store import restore
-
         return restore(self, value)
 
     def script_file(self, label: str) -> str | None:
@@ -475,8 +474,6 @@ class Session:
         cfg = next((c for c in self.configs if c.label == label), None)
         if cfg is None:
             return None
-        from ...classroom.broadcast import script_note
-        from ...teach.listing import script_filename, script_for
 
         try:
             # A run this visitor watched but did not train says so in its first lines.

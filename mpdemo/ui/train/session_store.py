@@ -11,7 +11,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ...config import RunConfig
-from ...files.recorded import MAX_RUNS, compact, parse_document
+from ...files.recorded import MAX_RUNS, compact, parse_document, runs_document
 from ...messages import MpdemoError
 from .plots import Series
 
@@ -30,7 +30,6 @@ def stored(self: Session) -> dict[str, Any] | None:
     """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
     if not self.history and not self.recordings:
         return None
-    from ...files.recorded import runs_document
 
     history = [
         {

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ...files.summary import oriented, scale_text, typical_step_s
-from ..i18n import message, t
+from ..i18n import message, number, t
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -90,8 +90,6 @@ def warnings_text(summary: dict[str, Any], lang: str) -> str:
 
 def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
     """'1,52× [1,41–1,60] más rápido' in the locale, 'ran in fp32', or '': the CLI's cell, localized."""
-    from ..i18n import number
-
     if s.get("speed_reason") == "ran_fp32":
         return message("same_maths", {}, lang)
     v = s.get("speedup_vs_fp32")
@@ -113,8 +111,6 @@ def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
 
 def number_cell(value: Any, lang: str) -> str:
     """A table number as `lang` writes it: "1.523" and "0,6931" in Spanish, whole floats whole."""
-    from ..i18n import number
-
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         value = int(value)
     return number(value, lang, ",")

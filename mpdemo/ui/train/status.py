@@ -80,7 +80,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     if finished and session.runs:
         # What the runs themselves measured (speed vs fp32, memory): the load on a shared
         # machine may have changed since the calibration, so its sentences give way to these.
-        from ...runs.plan import memory_notes, run_speed_notes
+        from ...runs.notes import memory_notes, run_speed_notes
 
         summaries = session.summaries()
         speed = run_speed_notes(summaries)
@@ -110,7 +110,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         # What the calibration measured, said before the runs and while they go; once the runs
         # step at another pace than measured (the load changed), the expectation gives way to
         # the re-estimate and its reason: never "12 min left" beside "about 60 s in all".
-        from ...runs.plan import eta_note
+        from ...runs.estimate import eta_note
 
         revised = eta_note(session.estimate) if session.estimate is not None else None
         notes = [n for n in session.plan.notes if revised is None or n["key"] != "plan_expect"]

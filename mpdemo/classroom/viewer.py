@@ -1,0 +1,186 @@
+"""One visitor's view of a shared comparison: its events from the start, then live.
+
+A viewer keeps only a position in the comparison's record and reads it under the comparison's
+Condition, so a viewer that stops reading holds nothing; it has the Runner's interface, so the
+Train tab's loop reads it as it reads a Runner.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..runs.fold import RunFold
+from ..runs.runner import RunnerInterface
+
+if TYPE_CHECKING:
+    from .comparison import Comparison, Entry
+
+
+class Viewer(RunnerInterface):
+    """One visitor's view of a comparison: its events from the start, then live; the Runner's
+    interface (start, stop, join, alive, events, summaries, configs), so the Train tab's loop
+    reads it as it reads a Runner."""
+
+    def __init__(self, comparison: Comparison, kind: str, board: str | None = None) -> None:
+        self.comparison = comparison
+        self.kind = kind  # own | shared | board
+        self.board = board
+        self.configs = comparison.configs
+        self.joined_at = comparison.hub.clock()
+        self.joined_wall = time.time()
+        self.last_read = self.joined_at
+        self.cursor = -1  # the seq of the last event handed on
+        self.at = self.joined_at  # when the last event handed on was recorded
+        self.closed = False  # this view was stopped: no more events
+        self.dropped = False  # it stopped reading while the run went on: the hub let it go
+        self._done = threading.Event()
+
+    # --- Runner's interface -------------------------------------------------------------
+    def start(self) -> Viewer:
+        """Nothing to start: the hub runs the comparison in its turn."""
+        return self
+
+    def stop(self) -> None:
+        """Stop: a starter watching alone stops the run; anyone else only stops watching."""
+        c = self.comparison
+        with c.cond:
+            alone = self.viewers_besides() == 0
+        if self.kind == "own" and alone and not c.ended:
+            c.stop()  # keep reading: the stopped run's last events still come
+            return
+        self.close()
+
+    def close(self) -> None:
+        """This view ends now (the comparison goes on for the others)."""
+        c = self.comparison
+        with c.cond:
+            self.closed = True
+            c.cond.notify_all()
+        c.leave(self)
+        self._done.set()
+
+    def viewers_besides(self) -> int:
+        """How many others watch the same comparison."""
+        return len(self.comparison.viewers - {self})
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until this view has handed on its last event; True when it has."""
+        return self._done.wait(timeout)
+
+    @property
+    def alive(self) -> bool:
+        """Whether events may still come to this view."""
+        return not self._done.is_set()
+
+    @property
+    def runs(self) -> RunFold:
+        """The comparison's one fold of its events (every viewer reads the same records)."""
+        return self.comparison.fold
+
+    @property
+    def summaries(self) -> list[Any]:
+        """The finished runs' summaries of the comparison."""
+        return self.runs.summaries
+
+    @property
+    def machine(self) -> dict[str, Any] | None:
+        """The machine the runs ran on, where the runner said (the GPU worker's)."""
+        return self.comparison.machine
+
+    def clock(self) -> float:
+        """When the event last handed on happened: a replayed step keeps its own time."""
+        return self.at
+
+    def events(self, timeout: float | None = None) -> Iterator[Any]:
+        """The comparison's events from the first; None when `timeout` passed with none.
+
+        What was recorded before this view joined comes at once; live events come in batches,
+        further apart the more pages follow live runs on this server (Hub.pace_s).
+        """
+        c = self.comparison
+        beat = timeout if timeout is not None else 1.0
+        last_take = last_beat = time.monotonic()
+        try:
+            while True:
+                with c.cond:
+                    while True:
+                        if self.closed or self.dropped:
+                            return
+                        nxt = self._next()
+                        if nxt is None and c.ended:
+                            return
+                        now = time.monotonic()
+                        pace = 0.0 if c.ended else c.hub.pace_s()
+                        recorded_before = nxt is not None and nxt.at <= self.joined_at
+                        ready = nxt is not None and (recorded_before or now >= last_take + pace)
+                        quiet_until = last_beat + max(beat, pace)
+                        if ready or now >= quiet_until:
+                            break
+                        until = quiet_until if nxt is None else min(quiet_until, last_take + pace)
+                        c.cond.wait(max(0.01, until - now))
+                    batch = self._take() if ready else []
+                    self.last_read = c.last_seen = c.hub.clock()
+                    last_beat = now
+                    if batch:
+                        last_take = now
+                if not batch:
+                    yield None  # a heartbeat: the page says its place in line meanwhile
+                    continue
+                for entry in batch:
+                    if self.closed:
+                        return
+                    self.cursor, self.at = entry.seq, entry.at
+                    yield entry.event
+        finally:
+            self._done.set()
+            if not self.closed:
+                self.closed = True
+                c.leave(self)
+
+    def _next(self) -> Entry | None:
+        c = self.comparison
+        i = bisect.bisect_right(c._seqs, self.cursor)
+        return c.entries[i] if i < len(c.entries) else None
+
+    def _take(self) -> list[Entry]:
+        c = self.comparison
+        i = bisect.bisect_right(c._seqs, self.cursor)
+        return c.entries[i:]
+
+    # --- what the page says about it ------------------------------------------------------
+    def place(self) -> tuple[int, float | None] | None:
+        """(place in line, seconds until it starts) while it waits; None once it runs."""
+        return self.comparison.hub.place(self.comparison)
+
+    def shared_from(self) -> dict[str, Any] | None:
+        """Where the runs came from, for the files: None for one's own comparison."""
+        if self.kind == "own":
+            return None
+        c = self.comparison
+        began = c.started_at if c.started_at is not None else c.created_at
+        began_wall = c.started_wall if c.started_wall is not None else c.created_wall
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "started_s_ago": round(max(0.0, self.joined_at - began), 1),
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began_wall)),
+            "live": not c.ended,
+        }
+        if self.board:
+            out["board"] = self.board
+        return out
+
+
+def script_note(shared_from: dict[str, Any] | None) -> str:
+    """The comment a reproduce script starts with when its run was not the visitor's own."""
+    if not shared_from:
+        return ""
+    who = "the teacher's board" if shared_from.get("kind") == "board" else "another visitor"
+    return (
+        f"# The run this script reproduces was not trained by you: {who} started it on this\n"
+        f"# server at {shared_from.get('started_at')} ({shared_from.get('started_s_ago')} s before "
+        "you watched it).\n# Running this script trains it yourself, on your machine.\n"
+    )

@@ -1,0 +1,85 @@
+"""Every message the engine shows a person: a key, English text, and arguments.
+
+The engine raises `MpdemoError(key, **args)` and records warnings as `Note(key, args)`; the UI
+renders the same key in the page's language (mpdemo/ui/i18n.py), the CLI prints the English.
+The English templates live by subject beside this file; EN is all of them, in one table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..wording import ENGLISH, NumberStyle
+from .inputs import INPUTS
+from .runs import RUNS
+from .sweep import SWEEP
+from .teaching import TEACHING
+
+# English templates. `{name}` fields are filled from the arguments.
+EN: dict[str, str] = {**INPUTS, **RUNS, **SWEEP, **TEACHING}
+
+
+@dataclass(frozen=True)
+class Note:
+    """A warning or message: a key into the message tables plus its arguments."""
+
+    key: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The English text."""
+        return render(self.key, self.args)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"key": self.key, "args": dict(self.args), "text": self.text}
+
+
+def render(
+    key: str,
+    args: dict[str, Any],
+    table: dict[str, str] | None = None,
+    style: NumberStyle = ENGLISH,
+) -> str:
+    """Fill a message template; fall back to English, then to the key itself.
+
+    `table` and `style` are another language's templates and number style (mpdemo/ui/i18n.py).
+    """
+    template = (table or {}).get(key) or EN.get(key) or key
+    # A nested message ({"key", "args"}) is rendered first, in the same language.
+    args = {
+        k: render(v["key"], v.get("args") or {}, table, style)
+        if isinstance(v, dict) and "key" in v
+        else v
+        for k, v in args.items()
+    }
+    try:
+        return style.format(template, args)
+    except (KeyError, IndexError, ValueError, TypeError, OverflowError):
+        # A wrong argument (None under a number format, an infinite plural) must not take the
+        # page down with it: the template and its arguments, as they are.
+        return f"{template} {args}"
+
+
+class MpdemoError(Exception):
+    """An error a person can act on: bad input, an unreachable hub, a missing GPU."""
+
+    def __init__(self, key: str, **args: Any) -> None:
+        self.note = Note(key, args)
+        super().__init__(self.note.text)
+
+    @property
+    def key(self) -> str:
+        """The message key."""
+        return self.note.key
+
+    @property
+    def args_dict(self) -> dict[str, Any]:
+        """The message arguments."""
+        return self.note.args
+
+
+class ConfigError(MpdemoError, ValueError):
+    """A value in RunConfig (or typed in the UI/CLI) that cannot run."""

@@ -1,0 +1,115 @@
+"""The calibrated step as a record (seconds a step per computing precision, each one's verdict
+against fp32) and this process's one store of them; mpdemo.runs.plan measures them.
+
+Kept apart from the measuring so the estimate and the sentences read a calibration without
+importing what times one.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from ..engine.precision import autocast_supported, resolve_device
+from ..registry import BACKENDS
+from .timing import SpeedCheck
+
+
+def effective_precision(backend: str, precision: str, device_type: str) -> str:
+    """What a run's matmuls will compute in (fp16 through Accelerate/Trainer on a CPU: fp32)."""
+    if precision == "fp32":
+        return "fp32"
+    b = BACKENDS.get(backend)
+    if device_type == "cpu" and precision == "fp16" and b is not None and not b.cpu_fp16:
+        return "fp32"
+    if device_type == "mps" and not autocast_supported(torch.device("mps"), precision):
+        return "fp32"
+    return precision
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Seconds per training step for one model/data/batch/device, per computing precision, and
+    each precision's interleaved SpeedCheck against fp32: the one source of its verdict."""
+
+    key: tuple[Any, ...]
+    device: str
+    step_s: dict[str, float]  # the median of the interleaved steps
+    setup_s: float  # prepare(): data, tokenizer, model
+    eval_batches: int
+    calibration_s: float  # how long the whole calibration took
+    threads: int
+    checks: dict[str, SpeedCheck] = field(default_factory=dict)  # precision -> vs fp32
+    load: dict[str, float] | None = None  # other processes' and steal's share of the CPU
+
+    def ratio(self, precision: str) -> float | None:
+        """Step time of `precision` over fp32's (None when either was not measured)."""
+        if precision not in self.step_s or "fp32" not in self.step_s:
+            return None
+        return self.step_s[precision] / max(self.step_s["fp32"], 1e-12)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "device": self.device,
+            "model": self.key[0],
+            "dataset": self.key[1],
+            "batch_size": self.key[2],
+            "max_length": self.key[3],
+            "step_s": dict(self.step_s),
+            "checks": {p: c.to_dict() for p, c in self.checks.items()},
+            "load": self.load,
+            "setup_s": self.setup_s,
+            "eval_batches": self.eval_batches,
+            "calibration_s": self.calibration_s,
+            "threads": self.threads,
+        }
+
+
+_lock = threading.Lock()
+_calibrations: dict[tuple[Any, ...], Calibration] = {}
+
+
+def calibration_key(cfg: Any) -> tuple[Any, ...]:
+    """What the step time depends on: model, data, batch, sequence length, device."""
+    device = resolve_device(cfg.device).type
+    return (cfg.model, cfg.dataset, cfg.batch_size, cfg.max_length, device)
+
+
+def cached_calibration(cfg: Any) -> Calibration | None:
+    """This process's calibration for cfg's model/batch/device, if one was measured."""
+    try:
+        key = calibration_key(cfg)
+    except Exception:  # noqa: BLE001 - a device that cannot resolve has no calibration
+        return None
+    with _lock:
+        return _calibrations.get(key)
+
+
+def latest_calibration(device_type: str) -> Calibration | None:
+    """The most recent calibration this process made on a device type ("cpu", "cuda"), if any."""
+    with _lock:
+        recent = [c for c in _calibrations.values() if c.device == device_type]
+    return recent[-1] if recent else None
+
+
+def forget_calibrations() -> None:
+    """Drop every cached calibration (the next grid measures again)."""
+    with _lock:
+        _calibrations.clear()
+
+
+def stored_calibration(key: tuple[Any, ...]) -> Calibration | None:
+    """The calibration stored under `key` (see calibration_key), if any."""
+    with _lock:
+        return _calibrations.get(key)
+
+
+def store_calibration(cal: Calibration) -> None:
+    """Keep `cal` as this process's calibration for its key, the most recent one."""
+    with _lock:
+        _calibrations.pop(cal.key, None)  # re-inserted last: the dict's order is recency
+        _calibrations[cal.key] = cal

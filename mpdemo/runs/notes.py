@@ -1,0 +1,198 @@
+"""The sentences rendered from the measurements around the runs: each speed verdict, a busy
+machine, the plan's expected time, and after the runs, speed and activation memory.
+
+Each returns Notes (a message key + arguments): the CLI prints the English, the UI renders the
+same keys in the page's language. A nested {"key", "args"} argument is rendered the same way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..engine.machine import hardware_reason, machine_info
+from ..files.summary import peers, typical_step_s
+from ..messages import Note
+from ..registry import BACKENDS
+from .calibration import Calibration, effective_precision
+from .timing import BUSY_SHARE, SpeedCheck, runs_interval
+
+if TYPE_CHECKING:
+    from .estimate import GridEstimate
+
+
+def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
+    """The sentence of one SpeedCheck: its verdict, the speed-up with its 95 % interval, the
+    interleaved rounds and the step times it came from, and the hardware facts that explain it.
+
+    Every speed sentence (under the precisions, in the status, in the CLI) is this one.
+    """
+    args: dict[str, Any] = {
+        "precision": check.precision,
+        "ms": (check.step_s or 0.0) * 1000,
+        "fp32_ms": (check.baseline_step_s or 0.0) * 1000,
+        "rounds": check.rounds,
+        "why": hardware_reason(machine, check.precision, device),
+    }
+    if check.speedup is not None and check.low is not None and check.high is not None:
+        args.update(speedup=check.speedup, low=check.low, high=check.high)
+    if check.verdict == "faster":
+        return Note("speed_faster", args)
+    if check.verdict == "slower":
+        # "1.9x slower (1.7-2.2x)": the slowdown and its interval, the speed-up's turned round.
+        return Note(
+            "speed_slower",
+            {
+                **args,
+                "ratio": 1 / check.speedup,
+                "ratio_low": 1 / check.high,
+                "ratio_high": 1 / check.low,
+            },
+        )
+    if check.verdict == "same":
+        return Note("speed_same", args)
+    why = check.reason or "wide"
+    reason: dict[str, Any] = {"key": f"unsure_{why}", "args": {"rounds": check.rounds}}
+    if why == "busy":
+        reason["args"]["pct"] = (check.others_cpu or 0.0) * 100
+    key = "speed_unsure" if "speedup" in args else "speed_unsure_no_interval"
+    return Note(key, {**args, "reason": reason})
+
+
+def speed_note(
+    cal: Calibration, machine: dict[str, Any], precision: str, backend: str | None = None
+) -> Note | None:
+    """One sentence on how fast `precision` stepped vs fp32 here; None without a measurement.
+
+    With a backend whose `precision` computes in fp32 on this device, the sentence says so.
+    """
+    if precision == "fp32":
+        return None
+    if backend is not None and effective_precision(backend, precision, cal.device) == "fp32":
+        prose = BACKENDS[backend].prose if backend in BACKENDS else backend
+        return Note(
+            "runs_as_fp32",
+            {"precision": precision, "backend": prose, "device": cal.device.upper()},
+        )
+    check = cal.checks.get(precision)
+    return check_note(check, machine, cal.device) if check is not None else None
+
+
+def busy_note(load: dict[str, float] | None) -> Note | None:
+    """'Other processes took 38 % of the CPU while ...' when they took more than BUSY_SHARE."""
+    if not load or (load.get("others") or 0.0) <= BUSY_SHARE:
+        return None
+    return Note(
+        "busy_machine", {"pct": load["others"] * 100, "steal": (load.get("steal") or 0.0) * 100}
+    )
+
+
+def speed_notes(cal: Calibration, machine: dict[str, Any], configs: list[Any]) -> list[Note]:
+    """The speed sentences for a grid: one per precision (and per backend where it differs)."""
+    out: list[Note] = []
+    seen: set[tuple[str, str]] = set()
+    for cfg in configs:
+        eff = effective_precision(cfg.backend, cfg.precision, cal.device)
+        key = (cfg.precision, cfg.backend if eff != cfg.precision else "")
+        if key in seen:
+            continue
+        seen.add(key)
+        note = speed_note(cal, machine, cfg.precision, cfg.backend)
+        if note is not None:
+            out.append(note)
+    return out
+
+
+def duration_text(seconds: float) -> str:
+    """'45 s', '3 min 20 s': short, unit symbols only (the same in every language)."""
+    s = max(0, round(seconds))
+    if s < 90:
+        return f"{s} s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m} min {s:02d} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m:02d} min"
+
+
+def plan_note(estimate: GridEstimate, cal: Calibration) -> Note:
+    """'about 70 s in all for 2 runs' from the calibration, said before the first run."""
+    return Note(
+        "plan_expect",
+        {
+            "total": duration_text(estimate.remaining_s() or 0.0),
+            "runs": len(estimate.runs),
+            "cal_s": cal.calibration_s,
+        },
+    )
+
+
+def run_speed_notes(
+    summaries: list[dict[str, Any]], machine: dict[str, Any] | None = None
+) -> list[Note]:
+    """The speed sentences after a grid, rendered from the runs' summaries' SpeedChecks.
+
+    One per precision and measurement (three backends share one check), the same sentence the
+    page showed under the precisions before the runs. Where a run's own median steps, compared
+    with its backend's fp32 run, land outside the check's interval, a note says the machine's
+    load changed while they ran, and that the interleaved figure stands.
+    """
+    m = machine or machine_info()
+    base = {
+        peers(s): s
+        for s in summaries
+        if s.get("precision") == "fp32" and typical_step_s(s) and s.get("status") != "failed"
+    }
+    out: list[Note] = []
+    seen: set[tuple[Any, ...]] = set()
+    for s in summaries:
+        raw = s.get("speed_check")
+        if s.get("precision") == "fp32" or not raw or s.get("status") == "failed":
+            continue
+        check = SpeedCheck.from_dict(raw)
+        device = str(s.get("device") or "cpu").split(":")[0]
+        key = (s.get("machine"), s.get("model"), check.precision, check.speedup, check.low)
+        if key not in seen:
+            seen.add(key)
+            out.append(check_note(check, m, device))
+        ref = base.get(peers(s))
+        if ref is None or not typical_step_s(s) or not check.interval:
+            continue
+        if check.step_s == typical_step_s(s) and check.baseline_step_s == typical_step_s(ref):
+            continue  # measured on the runs' own steps (they took turns): one figure, no other
+        # The runs' own figure, with its own interval: only when the two intervals do not meet
+        # did the load change between the measurement and the runs.
+        timed = max(1, (s.get("steps") or 1) - s.get("warmup_steps", 3))
+        ref_timed = max(1, (ref.get("steps") or 1) - ref.get("warmup_steps", 3))
+        iv = runs_interval(
+            typical_step_s(ref), ref.get("step_time_mad"), ref_timed,
+            typical_step_s(s), s.get("step_time_mad"), timed,
+        )  # fmt: skip
+        if iv is not None and (iv[1] < check.low or iv[0] > check.high):
+            ratio = typical_step_s(ref) / typical_step_s(s)
+            args = {"label": s.get("label"), "base": ref.get("label"), "ratio": ratio,
+                    "low": check.low, "high": check.high}  # fmt: skip
+            out.append(Note("load_changed", args))
+    return out
+
+
+def memory_notes(summaries: list[dict[str, Any]]) -> list[Note]:
+    """Activation memory of each non-fp32 run vs its backend's fp32 run, from the measured bytes."""
+    base = {
+        peers(s): s.get("saved_activation_bytes")
+        for s in summaries
+        if s.get("precision") == "fp32" and s.get("saved_activation_bytes")
+    }
+    out: list[Note] = []
+    for s in summaries:
+        b, v = base.get(peers(s)), s.get("saved_activation_bytes")
+        if s.get("precision") == "fp32" or not b or not v:
+            continue
+        ratio = v / b
+        args = {"label": s.get("label"), "mb": v / 2**20, "fp32_mb": b / 2**20}
+        if ratio < 0.95:
+            out.append(Note("mem_less", {**args, "pct": (1 - ratio) * 100}))
+        elif ratio > 1.05:
+            out.append(Note("mem_more", {**args, "pct": (ratio - 1) * 100}))
+        else:
+            out.append(Note("mem_same", args))
+    return out

@@ -1,0 +1,291 @@
+"""Gradient magnitudes as counts, and the shares a format would flush, keep as subnormals or
+overflow at a scale S: the arithmetic of the underflow lab (mpdemo.teach.underflow).
+
+Counts are kept per fp32 binade plus where the mantissa sits against each format's rounding
+thresholds. A power-of-two scale only shifts binades, so those counts give exactly the shares
+that casting `(g*S).to(format)` gives, for any S = 2^k, with no backward pass redone;
+GradScaler only ever uses powers of two. Other scales are counted by casting.
+torch is imported inside functions; nothing here imports gradio.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any
+
+from . import formats
+
+KINDS = ("activation", "weight")
+FORMATS = formats.LOW_PRECISION  # fp16, bf16, e4m3, e5m2
+HIST_LO, HIST_HI = -60, 20  # displayed log2 bins; values outside are counted in the end bins
+# fp32 binades: |x| in [2^b, 2^(b+1)) for b from -149 (smallest subnormal) to 127.
+BIN_LO, BIN_HI = -149, 127
+NBINS = BIN_HI - BIN_LO + 1
+FP32_MIN_NORMAL_BIN = -126
+K_MAX = 100  # binned shares are computed for scales 2^-100 .. 2^100
+CHUNK = 1 << 22  # elements folded at a time: bounds temporaries to ~50 MB for any layer
+MANT_STEPS = 2048  # the folded mantissa resolution: 11 bits, 1 + j/2048
+
+
+@dataclass(frozen=True)
+class Band:
+    """A format's rounding thresholds in folded terms: (fp32 binade, mantissa index j).
+
+    Round to nearest even, as torch's casts do: the tie between 0 and the smallest subnormal
+    (2^zero_bin) goes to 0; the tie between the largest subnormal and the smallest normal
+    (binade normal_bin, mantissa 1 + normal_j/2048) goes up to the normal; the tie above max
+    (binade inf_bin, mantissa 1 + inf_j/2048) goes past max in IEEE formats (their max is odd)
+    and back to max in E4M3 (448 = 1.110 is even). fp16: 2^-25, 2^-15 x (2 - 2^-10), 65520.
+    """
+
+    fmt: str
+    max: float
+    min_normal: float
+    min_subnormal: float
+    zero_bin: int
+    normal_bin: int
+    normal_j: int
+    inf_bin: int
+    inf_j: int
+    tie_overflows: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The range of the format, JSON-ready, with log2 of each edge."""
+        return {
+            "format": self.fmt,
+            "max": self.max,
+            "min_normal": self.min_normal,
+            "min_subnormal": self.min_subnormal,
+            "overflow_threshold": formats.overflow_threshold(self.fmt),
+            "max_log2": math.log2(self.max),
+            "min_normal_log2": math.log2(self.min_normal),
+            "min_subnormal_log2": math.log2(self.min_subnormal),
+        }
+
+
+@functools.cache
+def band(fmt: str) -> Band:
+    """The thresholds of fmt, derived from torch.finfo (via formats.format_range)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    r = formats.format_range(fmt)
+    eps = r["eps"]
+    e_normal = math.frexp(r["min_normal"])[1] - 1
+    e_sub = math.frexp(r["min_subnormal"])[1] - 1
+    e_max = math.frexp(r["max"])[1] - 1
+    # Below min_normal by half a subnormal step: 2^(e_normal-1) x (2 - eps).
+    normal_j = round(MANT_STEPS * (1 - eps))
+    # Above max by half an ulp: mantissa max/2^e_max + eps/2.
+    inf_j = round(MANT_STEPS * (r["max"] / 2.0**e_max + eps / 2 - 1))
+    return Band(
+        fmt,
+        r["max"],
+        r["min_normal"],
+        r["min_subnormal"],
+        e_sub - 1,
+        e_normal - 1,
+        normal_j,
+        e_max,
+        inf_j,
+        not formats.tie_rounds_down(fmt),
+    )
+
+
+def thresholds() -> tuple[int, ...]:
+    """Every mantissa index j a format's band needs, plus 0 (exact powers of two)."""
+    import torch  # noqa: F401 - band() needs torch.finfo
+
+    js = {0}
+    for fmt in FORMATS:
+        b = band(fmt)
+        js |= {b.normal_j, b.inf_j}
+    return tuple(sorted(js))
+
+
+@dataclass(frozen=True)
+class Magnitudes:
+    """Binned |g| of one kind of gradient: plain ints, so the UI keeps it without torch."""
+
+    kind: str
+    values: int  # every element seen, zeros included
+    nonzero: int  # finite non-zero elements (the denominator of every share)
+    nonfinite: int  # inf/NaN elements (none in a healthy fp32 pass), left out of the shares
+    tensors: int
+    total: tuple[int, ...]  # per fp32 binade, index b - BIN_LO
+    ge: dict[int, tuple[int, ...]]  # per binade: mantissa >= 1 + j/2048
+    eq: dict[int, tuple[int, ...]]  # per binade: mantissa == 1 + j/2048 exactly (23 bits)
+    amax: float = 0.0  # the largest finite |g|: what per-tensor fp8 scaling divides by
+
+    @functools.cached_property
+    def _prefix(self) -> tuple[int, ...]:
+        return (0, *accumulate(self.total))
+
+    def hist(self, shift: int = 0, lo: int = HIST_LO, hi: int = HIST_HI) -> dict[str, list[int]]:
+        """Counts per integer log2 bin of |g|*2^shift from lo to hi; values outside go to the end bins."""
+        edges = list(range(lo, hi + 1))
+        counts = [0] * (len(edges) - 1)
+        for i, n in enumerate(self.total):
+            if n:
+                b = min(max(i + BIN_LO + shift, lo), hi - 1)
+                counts[b - lo] += n
+        return {"edges_log2": edges, "counts": counts}
+
+    def median_log2(self) -> int | None:
+        """The binade holding the median magnitude (floor of log2 |g|), None when empty."""
+        half, acc = self.nonzero / 2, 0
+        for i, n in enumerate(self.total):
+            acc += n
+            if n and acc >= half:
+                return i + BIN_LO
+        return None
+
+
+def _below(m: Magnitudes, b: int) -> int:
+    """Count of values in binades strictly below b."""
+    return m._prefix[max(0, min(NBINS, b - BIN_LO))]
+
+
+def _at(counts: tuple[int, ...], b: int) -> int:
+    """counts[b] for a binade b, 0 outside fp32's range."""
+    i = b - BIN_LO
+    return counts[i] if 0 <= i < NBINS else 0
+
+
+def log2_of_power(scale: float) -> int | None:
+    """k when scale == 2**k exactly, else None."""
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        return None
+    mant, exp = math.frexp(scale)
+    return exp - 1 if mant == 0.5 else None
+
+
+def shares_of_counts(
+    zero: int, below_normal: int, over: int, nonzero: int, scale: float
+) -> dict[str, Any]:
+    """Shares of the non-zero values; below_normal counts zeros and subnormals together."""
+    n = max(nonzero, 1)  # an empty set gives 0 shares, not a division error
+    return {
+        "scale": scale,
+        "underflow_share": zero / n,
+        "subnormal_share": (below_normal - zero) / n,
+        "overflow_share": over / n,
+        "normal_share": (nonzero - below_normal - over) / n if nonzero else 0.0,
+    }
+
+
+def binned_k_range(fmt: str) -> range:
+    """The k for which binned shares of fmt at 2^k are exact.
+
+    g*2^k is exact in fp32 unless it lands among fp32's subnormals, which only a scale below 1
+    can do; that rounding matters only for a format whose thresholds lie there (bf16's do,
+    since bf16 shares fp32's exponent range), so bf16 is binned for k >= 0 only.
+    """
+    b = band(fmt)
+    low = 0 if min(b.zero_bin, b.normal_bin) < FP32_MIN_NORMAL_BIN else -K_MAX
+    return range(low, K_MAX + 1)
+
+
+def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, Any]:
+    """Exact shares of fmt(g*scale) from the bins; scale must be a power of two."""
+    k = log2_of_power(scale)
+    ks = binned_k_range(fmt)
+    if k is None or k not in ks:
+        raise ValueError(
+            f"binned {fmt} shares need a scale 2^k with k from {ks.start} to {ks.stop - 1} "
+            "(GradScaler only uses powers of two); other scales are counted by casting"
+        )
+    b = band(fmt)
+    # g*2^k is exact in fp32 (same mantissa, binade + k): compare against thresholds moved by -k.
+    zb = b.zero_bin - k
+    zero = _below(m, zb) + _at(m.eq[0], zb)
+    nb = b.normal_bin - k
+    below_normal = _below(m, nb) + _at(m.total, nb) - _at(m.ge[b.normal_j], nb)
+    ib = b.inf_bin - k
+    over = m.nonzero - _below(m, ib + 1) + _at(m.ge[b.inf_j], ib)
+    if not b.tie_overflows:  # E4M3: the tie itself still rounds to max
+        over -= _at(m.eq[b.inf_j], ib)
+    return shares_of_counts(zero, below_normal, over, m.nonzero, scale)
+
+
+def cast_counts(values: Any, scale: float, fmt: str = "fp16") -> tuple[int, int, int]:
+    """(zero, below normal, overflow) counts of fmt(values*scale), multiplied in float32.
+
+    Overflow is what cannot round to a finite value: inf in fp16/bf16/E5M2; for E4M3, which
+    has no inf, |v| beyond the tie above 448, which torch's cast either saturates to +-448
+    (torch 2.13) or turns into NaN (older torch, ml_dtypes): the value is lost either way.
+    """
+    import torch
+
+    b = band(fmt)
+    v = values.float() * scale
+    h = v.to(formats._dtype(fmt)).float()  # exact: every fp8/fp16/bf16 value is an fp32 value
+    zero = int((h == 0).sum())
+    below_normal = int((h.abs() < b.min_normal).sum())
+    if b.tie_overflows:
+        over = int(torch.isinf(h).sum())
+    else:
+        over = int((v.abs() > formats.overflow_threshold(fmt)).sum())
+    return zero, below_normal, over
+
+
+def shares_at(values: Magnitudes | Any, scale: float, fmt: str = "fp16") -> dict[str, Any]:
+    """Shares of fmt at scale S: from a Magnitudes' bins (power-of-two S) or by casting a tensor."""
+    if isinstance(values, Magnitudes):
+        return _binned_shares(values, scale, fmt)
+    g = values.detach().reshape(-1).float()
+    g = g[(g != 0) & g.isfinite()]
+    return shares_of_counts(*cast_counts(g, scale, fmt), g.numel(), scale)
+
+
+def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, Any]:
+    """The power-of-two scale that keeps the most values as normal numbers of fmt.
+
+    Ties go to the scale nearest 1 (then the smaller one): the least rescaling that fits.
+    """
+    best: dict[str, Any] | None = None
+    for k in sorted(binned_k_range(fmt), key=lambda k: (abs(k), k)):
+        s = _binned_shares(m, 2.0**k, fmt)
+        if best is None or s["normal_share"] > best["normal_share"]:
+            best = {**s, "log2": k}
+    assert best is not None
+    return best
+
+
+def amax_scale(m: Magnitudes, fmt: str) -> dict[str, Any] | None:
+    """Per-tensor scaling as fp8 recipes do it: S = max / amax, and its power-of-two floor.
+
+    torchao and Transformer Engine compute S = fmt.max / amax (optionally rounded down to a
+    power of two); the binned shares are given at that power of two. None without values.
+    """
+    if not m.nonzero or not (m.amax > 0 and math.isfinite(m.amax)):
+        return None
+    exact = band(fmt).max / m.amax
+    k = math.floor(math.log2(exact))
+    ks = binned_k_range(fmt)
+    k = min(max(k, ks.start), ks.stop - 1)
+    return {"amax": m.amax, "exact_scale": exact, "log2": k, **_binned_shares(m, 2.0**k, fmt)}
+
+
+def fp16_band() -> dict[str, float]:
+    """log2 of fp16's smallest subnormal, smallest normal and largest value, from torch.finfo."""
+    return format_band("fp16")
+
+
+def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
+    """Share of the non-zero |g| * 2^k below 2^-126, TF32's (and fp32's) smallest normal.
+
+    TF32 keeps fp32's 8 exponent bits: only the mantissa is cut to 10 bits, so a gradient that
+    fp32 holds as a normal number TF32 holds as one too (mpdemo.teach.rounding's tf32 layout).
+    """
+    if not m.nonzero:
+        return 0.0
+    return _below(m, FP32_MIN_NORMAL_BIN - k) / m.nonzero
+
+
+def format_band(fmt: str) -> dict[str, float]:
+    """log2 of a format's smallest subnormal, smallest normal and largest value (torch.finfo)."""
+    b = band(fmt).to_dict()
+    return {k: b[k] for k in ("min_subnormal_log2", "min_normal_log2", "max_log2")}
