@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-import sys
-
-from conftest import ROOT
 
 from mpdemo import RunConfig
 from mpdemo.engine.core import execute, failed_summary, prepare
@@ -38,22 +34,26 @@ def test_bad_input_is_one_line_without_traceback() -> None:
     assert summary["error"].startswith("--device cuda was asked for")
 
 
-def test_cli_json_carries_error_detail_and_stderr_stays_short(tmp_path) -> None:
-    # A bug in a run (not bad input): a model the registry knows but whose data cannot tokenise.
-    script = (
-        "import sys, mpdemo.engine.models as m\n"
-        "def bad(*a, **k):\n    raise RuntimeError('model factory broke')\n"
-        "m.builtin_model = bad\nimport mpdemo.engine.core as e\ne.builtin_model = bad\n"
-        "from mpdemo.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
-    )
+def test_cli_json_carries_error_detail_and_stderr_stays_short(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    # A bug in a run (not bad input): the model factory breaks. The CLI's main() in this process
+    # (tests/test_cli_and_sources.py runs it as a process for its exit code and stderr).
+    import mpdemo.engine.core as core
+    import mpdemo.engine.models as models
+    from mpdemo.cli.main import main
+
+    def bad(*_a, **_k):
+        raise RuntimeError("model factory broke")
+
+    monkeypatch.setattr(models, "builtin_model", bad)
+    monkeypatch.setattr(core, "builtin_model", bad)
     out = tmp_path / "runs.json"
-    proc = subprocess.run(
-        [sys.executable, "-c", script, "run", "--steps", "2", "--train-slice", "train[:32]",
-         "--eval-slice", "validation[:8]", "--batch-size", "8", "--json", str(out)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
-    )  # fmt: skip
-    assert proc.returncode == 1
-    assert "Traceback" not in proc.stderr
-    assert "model factory broke" in proc.stderr
+    code = main(["run", "--steps", "2", "--train-slice", "train[:32]", "--eval-slice",
+                 "validation[:8]", "--batch-size", "8", "--json", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "Traceback" not in err
+    assert "model factory broke" in err
     (run,) = json.loads(out.read_text())["runs"]
     assert "model factory broke" in run["summary"]["error_detail"]

@@ -73,7 +73,7 @@ def test_thirty_pages_building_one_listing_at_once_all_get_it():
     from mpdemo.teach import listing
 
     cfg = RunConfig(backend="accelerate", precision="bf16", steps=17, seed=1234)
-    listing._LISTINGS.clear()
+    listing.forget_listings()
     out: list = []
     errors: list = []
     start = threading.Barrier(30)

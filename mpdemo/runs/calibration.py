@@ -15,6 +15,7 @@ import torch
 
 from ..engine.precision import autocast_supported, resolve_device
 from ..registry import BACKENDS
+from ..state import on_reset
 from .timing import SpeedCheck
 
 
@@ -96,6 +97,7 @@ def latest_calibration(device_type: str) -> Calibration | None:
     return recent[-1] if recent else None
 
 
+@on_reset
 def forget_calibrations() -> None:
     """Drop every cached calibration (the next grid measures again)."""
     with _lock:

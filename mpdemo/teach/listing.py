@@ -23,6 +23,7 @@ from typing import Any
 
 from ..config import RunConfig
 from ..registry import BACKENDS
+from ..state import on_reset
 from .course import COURSE, Line, compare, unique
 from .loop_source import (
     PARSE_LOCK,
@@ -85,6 +86,12 @@ class Listing:
 
 MAX_LISTINGS = 256
 _LISTINGS: dict[tuple[Any, ...], Listing] = {}
+
+
+@on_reset
+def forget_listings() -> None:
+    """Build every listing again on next use (mpdemo.reset())."""
+    _LISTINGS.clear()
 
 
 # --- the listing and the script -----------------------------------------------------------------
