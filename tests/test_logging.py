@@ -48,6 +48,12 @@ def test_cli_json_carries_error_detail_and_stderr_stays_short(
 
     monkeypatch.setattr(models, "builtin_model", bad)
     monkeypatch.setattr(core, "builtin_model", bad)
+    # log.setup() keeps the first handler it made, bound to the stderr of its day (another
+    # test's capture): without it, main() makes one that writes where this test reads.
+    from mpdemo import log
+
+    kept = [h for h in log.logger.handlers if not getattr(h, "_mpdemo", False)]
+    monkeypatch.setattr(log.logger, "handlers", kept)
     out = tmp_path / "runs.json"
     code = main(["run", "--steps", "2", "--train-slice", "train[:32]", "--eval-slice",
                  "validation[:8]", "--batch-size", "8", "--json", str(out)])  # fmt: skip
