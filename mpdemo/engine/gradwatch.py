@@ -4,7 +4,7 @@ on log2 against a format's windows every N steps of a run (`--watch-grads N`).
 A hook on every parameter (`register_post_accumulate_grad_hook`) fires inside backward, once
 the parameter's gradient is complete: with a GradScaler that gradient is still multiplied by
 the step's loss scale (unscale_ comes later, in scaler.step), so the values binned are the ones
-the scaler guards; without one the scale is 1. The hooks do work only on a watched step, and
+the scaler guards; without one the scale is 1. The hooks are there only for a watched step, and
 the Recorder takes the seconds they spend out of that step's time (`spent`), so the step times
 stay the training's own. Works the same for the three backends: the hooks are on the tensors.
 """
@@ -87,12 +87,15 @@ class GradWatch:
         self.spent = 0.0  # seconds the hooks took in the current step (the Recorder subtracts)
         self.armed = False
         self._layers: dict[str, list[torch.Tensor]] = {}
-        self._handles = []
-        for name, p in model.named_parameters():
-            if p.requires_grad:
-                self._handles.append(
-                    p.register_post_accumulate_grad_hook(self._hook(_layer_name(name)))
-                )
+        self._params = [(_layer_name(n), p) for n, p in model.named_parameters() if p.requires_grad]
+        self._handles: list[Any] = []
+
+    def _hook_all(self) -> None:
+        # Only for the watched step: hooks on every parameter on every step cost the unwatched
+        # steps ~100 Python calls inside backward (bench/watch_grads.py: 6-8 % on tiny-bert).
+        self._handles = [
+            p.register_post_accumulate_grad_hook(self._hook(layer)) for layer, p in self._params
+        ]
 
     def _hook(self, layer: str) -> Any:
         def hook(p: torch.Tensor) -> None:
@@ -108,12 +111,16 @@ class GradWatch:
 
     def arm(self, step: int) -> None:
         """Before step `step` (1-based) begins: watch it if it is every N-th."""
+        self.close()  # a step watched before, stopped before its collect()
         self.armed = step % self.every == 0
         self._layers.clear()
         self.spent = 0.0
+        if self.armed:
+            self._hook_all()
 
     def collect(self, step: int, scale: float | None) -> dict[str, Any] | None:
         """The armed step's histograms (outside the timed step), or None when not watched."""
+        self.close()
         if not self.armed or not self._layers:
             self.armed = False
             return None
