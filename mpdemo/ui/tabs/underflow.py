@@ -7,6 +7,8 @@ counting are mpdemo.teach.underflow's.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +18,7 @@ import pandas as pd
 from ...catalog import DEFAULT_MODEL, MODELS
 from ...config import Limits, RunConfig, coerce_field
 from ...messages import MpdemoError
+from ...state import on_reset
 from ...teach.magnitudes import (
     amax_scale,
     best_scale,
@@ -70,6 +73,37 @@ def underflow_table(lang: str, lab: Any, k: int, fmt: str = "fp16") -> pd.DataFr
     return pd.DataFrame(rows, columns=cols)
 
 
+# The pass is a pure function of its settings (same seed: same weights, same first batch), and a
+# class presses Compute together on one server: the last few passes are kept, a few kB each
+# (histograms and shares, no tensors), and a repeated press shows the same pass at once.
+LAB_CACHE = 8
+_LABS: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_LABS_LOCK = threading.Lock()
+
+
+@on_reset
+def forget_labs() -> None:
+    """Compute every pass again (mpdemo.reset())."""
+    with _LABS_LOCK:
+        _LABS.clear()
+
+
+def _lab_for(cfg: RunConfig, limits: Limits | None) -> Any:
+    """The lab's pass for cfg: a kept one with the same settings on this device, or a new one."""
+    key = (cfg.model, cfg.dataset, cfg.train_slice, cfg.batch_size, cfg.max_length, cfg.seed,
+           cfg.device)  # fmt: skip
+    with _LABS_LOCK:
+        if key in _LABS:
+            _LABS.move_to_end(key)
+            return _LABS[key]
+    lab = collect(cfg, wait=False, limits=limits)
+    with _LABS_LOCK:
+        _LABS[key] = lab
+        while len(_LABS) > LAB_CACHE:
+            _LABS.popitem(last=False)
+    return lab
+
+
 def underflow_compute(
     lang: str, model: str, batch_size: Any, seed: Any, limits: Limits | None = None
 ) -> Any:
@@ -86,7 +120,7 @@ def underflow_compute(
             seed=coerce_field("seed", seed, limits, name),
             steps=1,  # the first batch is the Train tab's first batch for the same settings
         ).validate(limits)
-        return collect(cfg, wait=False, limits=limits)
+        return _lab_for(cfg, limits)
     except MpdemoError as err:
         raise gr.Error(
             esc(error_text(err, lang), quote=False), title="mpdemo", print_exception=False
