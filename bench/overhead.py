@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -92,25 +91,11 @@ def one(side: str, cfg_json: str, runs: int = 1) -> None:
 
 def spawn(side: str, cfg: dict, runs: int = 1) -> dict[str, float]:
     """Run one side in a fresh Python process; its steps/s and the whole call's wall seconds."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(Path(__file__).resolve()),
-            "--one",
-            side,
-            json.dumps(cfg),
-            "--runs",
-            str(runs),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"{side} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    sys.path.insert(0, str(HERE))
+    from child import run_child
+
+    return run_child(Path(__file__).resolve(), "--one", side, json.dumps(cfg), "--runs", str(runs),
+                     what=side)  # fmt: skip
 
 
 def main() -> None:

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -60,17 +59,10 @@ def one(cfg_json: str) -> None:
 
 def spawn(cfg: dict) -> dict[str, float]:
     """One training in a fresh Python process."""
-    proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--one", json.dumps(cfg)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-2000:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from child import run_child
+
+    return run_child(Path(__file__).resolve(), "--one", json.dumps(cfg))
 
 
 def main() -> None:
