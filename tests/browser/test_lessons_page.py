@@ -52,22 +52,28 @@ def test_the_lessons_and_train_are_on_the_first_screen(browser, url, code, width
         context.close()
 
 
+def run_lesson(pg, key: str) -> str:
+    """Click the lesson `key` (its English title) once the page's events are wired; its status
+    once it says Done."""
+    pg.wait_for_function(  # the load hooks answered: the page's events are wired up
+        "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
+        timeout=60_000,
+    )
+    title = i18n.message(f"lesson_{key}_title", {}, "en")
+    pg.locator("#lesson-picker label", has_text=title).click()
+    pg.wait_for_function(
+        "() => (document.querySelector('#status')?.innerText || '').startsWith('Done')",
+        timeout=480_000,  # a loaded 2-core machine: the calibration alone took 60 s
+    )
+    return pg.inner_text("#status")
+
+
 def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch) -> None:  # noqa: F811
     # The click's wiring, not the lesson's minute (bench/lessons.py times that): 12 steps a run.
     monkeypatch.setenv("MPDEMO_LESSON_STEPS", "12")
     context, pg = open_page(browser, url, "en", 1400)
     try:
-        pg.wait_for_function(  # the load hooks answered: the page's events are wired up
-            "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
-            timeout=60_000,
-        )
-        title = i18n.message("lesson_underflow_title", {}, "en")
-        pg.locator("#lesson-picker label", has_text=title).click()
-        pg.wait_for_function(
-            "() => (document.querySelector('#status')?.innerText || '').startsWith('Done')",
-            timeout=480_000,  # a loaded 2-core machine: the calibration alone took 60 s
-        )
-        status = pg.inner_text("#status")
+        status = run_lesson(pg, "underflow")
         assert "3 runs" in status, status
         legend = pg.inner_text("#run-legend")
         assert "torch · fp16 · S=1" in legend and "torch · fp32" in legend
@@ -88,17 +94,7 @@ def test_the_master_weights_lesson_runs_its_three_recipes_on_the_page(
     monkeypatch.setenv("MPDEMO_LESSON_STEPS", "3")
     context, pg = open_page(browser, url, "en", 1400)
     try:
-        pg.wait_for_function(  # the load hooks answered: the page's events are wired up
-            "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
-            timeout=60_000,
-        )
-        title = i18n.message("lesson_master_weights_title", {}, "en")
-        pg.locator("#lesson-picker label", has_text=title).click()
-        pg.wait_for_function(
-            "() => (document.querySelector('#status')?.innerText || '').startsWith('Done')",
-            timeout=480_000,
-        )
-        status = pg.inner_text("#status")
+        status = run_lesson(pg, "master_weights")
         assert "3 runs (3 completed)" in status, status
         # Each run's share of updates that rounded away, unfolded in the status.
         assert "Updates that rounded away" in status
