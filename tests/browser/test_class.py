@@ -300,6 +300,9 @@ def test_the_underflow_lab_refuses_in_the_pages_language(browser, url: str) -> N
         pg.wait_for_selector("#uf-batch input", state="visible", timeout=15_000)
         box = pg.locator("#uf-batch input[type=number]").first
         toasts = pg.locator("[data-testid=toast-body]")
+        # The page's language hook redraws the lab's idle text once, in Spanish: let it land
+        # first, or it can overwrite a refusal that came before it.
+        wait_text(pg, "#uf-status", "Pulsa", 30)
         ok = "([s, n]) => { const t = document.querySelector(s)?.innerText || '';"
         ok += " return t.includes('No calculado') && t.includes('lote')"
         ok += " && document.querySelectorAll('[data-testid=toast-body]').length > n; }"
@@ -318,6 +321,8 @@ def test_the_underflow_lab_refuses_in_the_pages_language(browser, url: str) -> N
                 pg.click("#uf-run")
                 try:
                     pg.wait_for_function(ok, arg=["#uf-status", shown_before], timeout=30_000)
+                    pg.wait_for_timeout(500)  # and it stays
+                    pg.wait_for_function(ok, arg=["#uf-status", shown_before], timeout=1_000)
                     break
                 except Exception:  # noqa: BLE001 - playwright's timeout: one more press
                     if attempt:
