@@ -15,34 +15,49 @@ ARGS = ["run", "--steps", "3", "--train-slice", "train[:128]", "--eval-slice",
         "validation[:32]", "--batch-size", "16", "--quiet"]  # fmt: skip
 
 
-def _launch(tmp_path, backend: str) -> subprocess.CompletedProcess:
+BACKENDS = ["accelerate", "trainer"]
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory) -> dict[str, dict]:
+    """Both backends' runs from one `accelerate launch` of two processes, and from one process.
+
+    One launch for both: each of its processes imports torch, transformers and accelerate, which
+    costs more than the few steps trained (a launch a backend took 17 s each on 2 cores).
+    """
+    from mpdemo.cli.main import main
+
+    tmp = tmp_path_factory.mktemp("distributed")
     accelerate = shutil.which("accelerate", path=os.path.dirname(sys.executable))
     # --multi_gpu with no GPU gives torchrun + gloo on the CPU (accelerate 1.15's --cpu flag
     # launches a single process whatever --num_processes says).
-    return subprocess.run(
+    proc = subprocess.run(
         [accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
          "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "mpdemo", *ARGS,
-         "--backend", backend, "--json", str(tmp_path / "runs.json")],
+         "--backend", ",".join(BACKENDS), "--json", str(tmp / "runs.json")],
         capture_output=True, text=True, cwd=ROOT, timeout=240,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )  # fmt: skip
-
-
-@pytest.mark.parametrize("backend", ["accelerate", "trainer"])
-def test_two_processes_match_one(tmp_path, backend):
-    from mpdemo.cli.main import main
-
-    proc = _launch(tmp_path, backend)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    # Only the main process prints the table.
-    assert proc.stdout.count("backend") == 1, proc.stdout
-    (run,) = json.loads((tmp_path / "runs.json").read_text())["runs"]
+    # Only the main process prints the table (one header line).
+    assert proc.stdout.count("backend ") == 1, proc.stdout
+    assert main([*ARGS, "--backend", ",".join(BACKENDS), "--json", str(tmp / "one.json")]) == 0
+
+    def by_backend(path) -> dict[str, dict]:
+        runs = json.loads(path.read_text())["runs"]
+        return {r["summary"]["backend"]: r for r in runs}
+
+    return {"two": by_backend(tmp / "runs.json"), "one": by_backend(tmp / "one.json")}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_two_processes_match_one(launched, backend):
+    run, one = launched["two"][backend], launched["one"][backend]
     assert run["summary"]["processes"] == 2
     assert any(w["key"] == "distributed" for w in run["summary"]["warning_keys"])
-    assert main([*ARGS, "--backend", backend, "--json", str(tmp_path / "one.json")]) == 0
-    (one,) = json.loads((tmp_path / "one.json").read_text())["runs"]
     two_losses = [s["loss"] for s in run["steps"]]
     one_losses = [s["loss"] for s in one["steps"]]
+    assert len(two_losses) == 3
     # The global batch split in two halves, gradients averaged: the same training as one process.
     assert two_losses == pytest.approx(one_losses, abs=1e-5)
 
