@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import ROOT
+from forked import run_scripts
 
 from mpdemo.cli.main import main
 from mpdemo.config import RunConfig
@@ -64,11 +65,13 @@ def test_scripts_reproduce_the_engines_losses(tmp_path) -> None:
         "--precision", "fp32,fp16,bf16", *FLAGS, "--quiet", "--json", str(tmp_path / "runs.json"),
     ]  # fmt: skip
     code_cli = ["-m", "mpdemo", "code", "--backend", "trainer", "--precision", "bf16", *FLAGS]
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The real command line, in a process of its own; the scripts each in a process forked
+        # from one that imported torch once (tests/forked.py), two at a time.
         cli = pool.submit(_python, code_cli)
-        runs = {key: pool.submit(_python, [str(path)]) for key, path in scripts.items()}
-        # The engine's grid through the CLI's main() in this process (the scripts' processes
-        # are the point), on one thread as the scripts run: the same float sums.
+        runs = pool.submit(run_scripts, list(scripts.values()), ROOT)
+        # The engine's grid through the CLI's main() in this process, on one thread as the
+        # scripts run: the same float sums.
         import torch
 
         threads = torch.get_num_threads()
@@ -86,8 +89,7 @@ def test_scripts_reproduce_the_engines_losses(tmp_path) -> None:
             (r["summary"]["backend"], r["summary"]["precision"]): [s["loss"] for s in r["steps"]]
             for r in recorded
         }
-        for key, job in runs.items():
-            proc = job.result()
+        for key, proc in zip(scripts, runs.result(), strict=True):
             assert proc.returncode == 0, f"{key}: {proc.stderr[-2000:]}"
             steps = STEP_LINE.findall(proc.stdout)
             assert [int(n) for n, _ in steps] == list(range(1, 7)), f"{key}: {proc.stdout}"
