@@ -22,7 +22,11 @@ from ..files.machines import cpu_short_name, gpu_short_name
 from ..files.recorded import RecordingError, read_runs, reference_dir
 from .lessons import LESSONS
 
-GPU_DEVICES = ("cuda",)  # the devices whose recordings a lesson uses
+GPU_DEVICES = ("cuda",)
+# The devices whose recordings a lesson uses, read at each look: a GPU's only. Tests widen it to
+# ("cpu",) to take the page's and the CLI's path with a real recording made here; nothing else
+# does (a CPU recording never stands in for a GPU one).
+COUNTED_DEVICES: tuple[str, ...] = GPU_DEVICES
 PREFIX = "lesson-"
 
 
@@ -35,10 +39,11 @@ class LessonRecording:
     device: str  # "cuda" (the runs' device type)
     machine_name: str  # "NVIDIA H200": the GPU's name from the file's machine record
     date: str | None  # ISO date the runs were recorded
+    tag: str  # what the page puts after each of its runs' labels ("H200")
 
 
-# Each run's device type, the runs' labels (sorted), the machine's name, the date.
-_Facts = tuple[tuple[str, ...], tuple[str, ...], str, str | None]
+# Each run's device type, the runs' labels (sorted), the machine's name, the date, its tag.
+_Facts = tuple[tuple[str, ...], tuple[str, ...], str, str | None, str]
 
 
 def _slug(text: str) -> str:
@@ -77,14 +82,16 @@ def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
         name = str(machine["gpu"]["name"])
     else:
         name = str((machine.get("cpu") or {}).get("name") or machine.get("device_name") or "CPU")
-    return devices, labels, name, rec.date
+    return devices, labels, name, rec.date, rec.tag
 
 
 def recordings(
-    name: str, devices: tuple[str, ...] = GPU_DEVICES, folder: Path | None = None
+    name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
 ) -> list[LessonRecording]:
-    """Every recording of lesson `name` in the shipped folder whose runs all ran on `devices`,
-    newest first. A file that does not read, holds other runs or ran elsewhere is left out."""
+    """Every recording of lesson `name` in the shipped folder whose runs all ran on `devices`
+    (default COUNTED_DEVICES: a GPU), newest first. A file that does not read, holds other runs
+    or ran elsewhere is left out."""
+    devices = COUNTED_DEVICES if devices is None else devices
     lesson = LESSONS.get(name)
     if lesson is None or lesson.sweep:
         return []
@@ -101,15 +108,15 @@ def recordings(
         facts = _read(str(path), st.st_mtime_ns, st.st_size)
         if facts is None:
             continue
-        ran_on, labels, machine_name, date = facts
+        ran_on, labels, machine_name, date, tag = facts
         if labels != want or not ran_on or any(d not in devices for d in ran_on):
             continue
-        found.append(LessonRecording(name, path, ran_on[0], machine_name, date))
+        found.append(LessonRecording(name, path, ran_on[0], machine_name, date, tag))
     return sorted(found, key=lambda r: r.date or "", reverse=True)
 
 
 def recording_for(
-    name: str, devices: tuple[str, ...] = GPU_DEVICES, folder: Path | None = None
+    name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
 ) -> LessonRecording | None:
     """The newest recording of lesson `name` made on `devices` (a GPU), or None."""
     found = recordings(name, devices, folder)
