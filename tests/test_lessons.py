@@ -196,7 +196,44 @@ def test_a_line_under_an_identical_one_is_named_in_the_legend() -> None:
     session.series = series
     session.configs = [c for c in L.get("underflow").configs()]
     legend = run_legend(session, "es")
-    assert "torch · fp32 y torch · bf16 coinciden" in legend
+    assert (
+        "Líneas superpuestas (pérdida a menos del 1 % en cada paso): torch · fp32 = torch · bf16"
+        in legend
+    )
+
+
+def test_five_lines_that_coincide_make_one_short_note() -> None:
+    # A file of 3 runs opened beside 2 live ones: ten pairs made ten sentences; now each group
+    # of lines on each other is named once, in one sentence.
+    from mpdemo.ui.train.frames import coinciding_groups, run_legend
+    from mpdemo.ui.train.plots import Series
+    from mpdemo.ui.train.session import Session
+
+    steps = list(range(1, 11))
+
+    def line(label: str, slope: float, lift: float = 0.0) -> Series:
+        return Series(label, step=steps, loss=[0.7 + lift - slope * s for s in steps])
+
+    runs = [line("torch · fp32", 0.02), line("torch · fp16", 0.005),
+            line("torch · fp32 · H200", 0.02, 0.0004), line("torch · fp16 · H200", 0.005, 0.0003),
+            line("torch · bf16 · H200", 0.02, 0.0008)]  # fmt: skip
+    series = {s.label: s for s in runs}
+    groups = coinciding_groups(series)
+    assert groups == [
+        ["torch · fp32", "torch · fp32 · H200", "torch · bf16 · H200"],
+        ["torch · fp16", "torch · fp16 · H200"],
+    ]
+    session = Session()
+    session.series = series
+    session.configs = L.get("still-trains").configs()  # torch · fp32, torch · fp16
+    legend = run_legend(session, "en")
+    note = (
+        "Lines on top of each other (loss within 1 % at every step): torch · fp32 = "
+        "torch · fp32 · H200 = torch · bf16 · H200; torch · fp16 = torch · fp16 · H200"
+    )
+    assert note in legend and legend.count("within 1 %") == 1
+    for lang, word in (("es", "Líneas superpuestas"), ("pt", "Linhas sobrepostas")):
+        assert run_legend(session, lang).count(word) == 1
 
 
 def test_the_master_weights_lesson_trains_its_three_weight_recipes(tmp_path, monkeypatch) -> None:
