@@ -20,6 +20,7 @@ from typing import Any
 
 from ..files.machines import cpu_short_name, gpu_short_name
 from ..files.recorded import RecordingError, read_runs, reference_dir
+from ..state import on_reset
 from .lessons import LESSONS
 
 GPU_DEVICES = ("cuda",)
@@ -83,6 +84,12 @@ def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
     else:
         name = str((machine.get("cpu") or {}).get("name") or machine.get("device_name") or "CPU")
     return devices, labels, name, rec.date, rec.tag
+
+
+@on_reset
+def forget_recordings() -> None:
+    """Read every lesson recording again on next look (mpdemo.reset())."""
+    _read.cache_clear()
 
 
 def recordings(
