@@ -107,11 +107,15 @@ def record_lessons(device: str, folder: Path, names: list[str], steps: int | Non
         for name in names:
             path = folder / file_name(name, machine_info(), ran_on)
             t0 = time.perf_counter()
-            code = cli_main(["lesson", name, "--device", device, "--json", str(path), "--quiet"])
+            argv = ["lesson", name, "--device", device, "--json", str(path), "--quiet"]
+            try:
+                code: int | str = cli_main(argv)  # 1: a run failed (the file says which)
+            except Exception as err:  # noqa: BLE001 - one lesson's crash keeps the others
+                code = f"{type(err).__name__}: {err}"
             wall = time.perf_counter() - t0
-            written = code == 0 and path.is_file()
+            written = path.is_file()
             out[name] = {"file": path.name if written else None, "exit": code, "wall_s": wall}
-            print(f"lesson {name}: {'wrote ' + path.name if written else f'exit {code}, no file'}"
+            print(f"lesson {name}: {'wrote ' + path.name if written else 'no file'}, exit {code}"
                   f" ({wall:.1f} s)", flush=True)  # fmt: skip
     finally:
         if before is None:
@@ -214,7 +218,6 @@ def main() -> None:
                             device=device, steps=max(steps // 2, 8), batch_size=batch,
                             max_length=seq, train_slice="train")  # fmt: skip
             overhead[backend] = measure(cfg, rounds=3 if cuda else 1, warmup=3)
-    lesson_files = record_lessons(device, Path(a.out).resolve().parent, lessons, a.lesson_steps)
     result = {
         **runs_document(runs),  # version, machine (device, GPU/CPU, versions, date), runs
         "gpu": gpu,
@@ -225,9 +228,13 @@ def main() -> None:
         "wall_s": time.perf_counter() - t_start,
         "overhead_vs_bare_loop": overhead,
         "fp8_skipped": fp8_skipped,  # None when the fp8 rows ran
-        "lessons": lesson_files,  # name → its runs file beside this one, exit code, wall time
+        "lessons": {},  # name → its runs file beside this one, exit code, wall time
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(result, indent=1, default=str))
+    # Then the lessons, each a runs file of its own: the figures above are written already.
+    lesson_files = record_lessons(device, Path(a.out).resolve().parent, lessons, a.lesson_steps)
+    result.update(lessons=lesson_files, wall_s=time.perf_counter() - t_start)
     Path(a.out).write_text(json.dumps(result, indent=1, default=str))
     print(f"\n{gpu or 'CPU'}  (torch {torch.__version__}, {result['wall_s']:.0f} s)")
     hdr = (f"{'model':<11}{'backend':<11}{'prec':<5}{'ran as':<7}{'ms/step':>8}{'samples/s':>10}"
@@ -254,7 +261,7 @@ def main() -> None:
     for backend, o in overhead.items():
         print(f"overhead {backend}: engine/bare steps/s = {o['ratio']:.3f}")
     for name, rec in lesson_files.items():
-        print(f"lesson {name}: {rec['file'] or 'not recorded (exit ' + str(rec['exit']) + ')'}, "
+        print(f"lesson {name}: {rec['file'] or 'no file'}, exit {rec['exit']}, "
               f"{rec['wall_s']:.1f} s")  # fmt: skip
     print(f"wrote {a.out}")
 

@@ -6,8 +6,9 @@ below). Put in mpdemo/assets/reference/ (or the folder $MPDEMO_REFERENCE_DIR nam
 is the lesson's recording: the Train tab's picker opens it beside the live run and its line
 names the GPU; `python -m mpdemo lesson NAME` says which one exists.
 
-Only a file whose every run ran on a device in `devices` (a GPU: "cuda") counts, and only one
-holding the lesson's own runs: a CPU recording never stands in for a GPU one. Torch-free.
+Only a file whose every run ran on a device in `devices` (a GPU: "cuda") and completed counts,
+and only one holding the lesson's own runs: a CPU recording never stands in for a GPU one.
+Torch-free.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
     except RecordingError:
         return None
     machine = rec.machine or {}
+    if any(r["summary"].get("status") != "completed" for r in rec.runs):
+        return None  # a run that failed or stopped does not show the lesson
     devices = tuple(str(r["summary"].get("device") or "").split(":")[0] for r in rec.runs)
     labels = tuple(sorted(str(r["summary"]["label"]) for r in rec.runs))
     if devices and devices[0] == "cuda" and (machine.get("gpu") or {}).get("name"):
@@ -96,8 +99,8 @@ def recordings(
     name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
 ) -> list[LessonRecording]:
     """Every recording of lesson `name` in the shipped folder whose runs all ran on `devices`
-    (default COUNTED_DEVICES: a GPU), newest first. A file that does not read, holds other runs
-    or ran elsewhere is left out."""
+    (default COUNTED_DEVICES: a GPU), newest first. A file that does not read, holds other runs,
+    a run that did not complete, or ran elsewhere is left out."""
     devices = COUNTED_DEVICES if devices is None else devices
     lesson = LESSONS.get(name)
     if lesson is None or lesson.sweep:
