@@ -82,8 +82,10 @@ def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
         return None  # a run that failed or stopped does not show the lesson
     devices = tuple(str(r["summary"].get("device") or "").split(":")[0] for r in rec.runs)
     labels = tuple(sorted(str(r["summary"]["label"]) for r in rec.runs))
-    if devices and devices[0] == "cuda" and (machine.get("gpu") or {}).get("name"):
-        name = str(machine["gpu"]["name"])
+    if "cuda" in devices:  # a GPU recording names its GPU, or does not count
+        name = str((machine.get("gpu") or {}).get("name") or "")
+        if not name:
+            return None
     else:
         name = str((machine.get("cpu") or {}).get("name") or machine.get("device_name") or "CPU")
     return devices, labels, name, rec.date, rec.tag
