@@ -135,7 +135,11 @@ def lesson_names(spec: str) -> list[str]:
         return [n for n, x in LESSONS.items() if not x.sweep]  # the sweep is not a runs file
     names = [n.strip() for n in spec.split(",") if n.strip()]
     for n in names:
-        if get(n).sweep:
+        try:
+            sweep = get(n).sweep
+        except ConfigError as err:  # an unknown name: the lessons there are, in one line
+            raise SystemExit(f"gpu_check: {err}") from None
+        if sweep:
             raise SystemExit(f"gpu_check: {n} is the size sweep, not a comparison lesson")
     return names
 
