@@ -14,12 +14,20 @@ and torchao: pip install -r requirements-gpu.txt); they also print how many Line
 as torchao's Float8Linear. Elsewhere `fp8_skipped` holds the refusal line. Prints a table last; writes everything to --out as a runs JSON (the CLI's and
 the app's shape: version, this machine's profile, every run's config, summary and steps), so the
 app's "Compare with a recorded run" and its file loader open it next to live runs.
+
+Then each of the course's comparison lessons (mpdemo/teach/lessons.py), its own runs on the same
+device, through `python -m mpdemo lesson NAME --json` itself: one runs file each beside --out,
+named `lesson-<name>-<gpu>.json` (mpdemo/teach/lesson_recordings.py), the GPU's name in its
+machine record. Copied into mpdemo/assets/reference/, a GPU's file is that lesson's recording: the
+Train tab's picker opens it beside the live run and names the GPU. `--lesson-steps N` shortens
+every lesson (the CPU check in tests), `--lessons none` leaves them out.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -80,6 +88,62 @@ def run_one(cfg: RunConfig) -> dict:
     return {"config": cfg.to_dict(), "summary": summary, "steps": steps, "evals": evals}
 
 
+def record_lessons(device: str, folder: Path, names: list[str], steps: int | None) -> dict:
+    """Each lesson's own runs on `device`, through the lesson command: name → file, exit, wall s.
+
+    The file is named for the device the runs ran on (a GPU's short name, or the CPU's).
+    """
+    from mpdemo.cli.main import main as cli_main
+    from mpdemo.engine.machine import machine_info
+    from mpdemo.teach.lesson_recordings import file_name
+
+    ran_on = resolve_device(device).type
+    folder.mkdir(parents=True, exist_ok=True)
+    out: dict = {}
+    before = os.environ.get("MPDEMO_LESSON_STEPS")
+    try:
+        if steps:  # the lessons' own knob (teach/lessons.py): every run this many steps
+            os.environ["MPDEMO_LESSON_STEPS"] = str(steps)
+        for name in names:
+            path = folder / file_name(name, machine_info(), ran_on)
+            t0 = time.perf_counter()
+            argv = ["lesson", name, "--device", device, "--json", str(path), "--quiet"]
+            try:
+                code: int | str = cli_main(argv)  # 1: a run failed (the file says which)
+            except Exception as err:  # noqa: BLE001 - one lesson's crash keeps the others
+                code = f"{type(err).__name__}: {err}"
+            wall = time.perf_counter() - t0
+            written = path.is_file()
+            out[name] = {"file": path.name if written else None, "exit": code, "wall_s": wall}
+            print(f"lesson {name}: {'wrote ' + path.name if written else 'no file'}, exit {code}"
+                  f" ({wall:.1f} s)", flush=True)  # fmt: skip
+    finally:
+        if before is None:
+            os.environ.pop("MPDEMO_LESSON_STEPS", None)
+        else:
+            os.environ["MPDEMO_LESSON_STEPS"] = before
+    return out
+
+
+def lesson_names(spec: str) -> list[str]:
+    """--lessons: 'all' (every comparison lesson, in the course's order), 'none', or names."""
+    from mpdemo.teach.lessons import LESSONS, get
+
+    if spec == "none":
+        return []
+    if spec == "all":
+        return [n for n, x in LESSONS.items() if not x.sweep]  # the sweep is not a runs file
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    for n in names:
+        try:
+            sweep = get(n).sweep
+        except ConfigError as err:  # an unknown name: the lessons there are, in one line
+            raise SystemExit(f"gpu_check: {err}") from None
+        if sweep:
+            raise SystemExit(f"gpu_check: {n} is the size sweep, not a comparison lesson")
+    return names
+
+
 def main() -> None:
     """Run the grid, the overhead check, write JSON, print the table."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -87,7 +151,10 @@ def main() -> None:
     p.add_argument("--out", default="gpu_check.json")
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--skip-overhead", action="store_true")
+    p.add_argument("--lessons", default="all", help="all, none, or lesson names (a,b)")
+    p.add_argument("--lesson-steps", type=int, default=None, help="every lesson run's steps")
     a = p.parse_args()
+    lessons = lesson_names(a.lessons)  # a bad name: refused before anything trains
     cuda = torch.cuda.is_available() and a.device in ("auto", "cuda")
     device = "cuda" if cuda else "cpu"
     if cuda:
@@ -165,8 +232,13 @@ def main() -> None:
         "wall_s": time.perf_counter() - t_start,
         "overhead_vs_bare_loop": overhead,
         "fp8_skipped": fp8_skipped,  # None when the fp8 rows ran
+        "lessons": {},  # name → its runs file beside this one, exit code, wall time
     }
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(a.out).write_text(json.dumps(result, indent=1, default=str))
+    # Then the lessons, each a runs file of its own: the figures above are written already.
+    lesson_files = record_lessons(device, Path(a.out).resolve().parent, lessons, a.lesson_steps)
+    result.update(lessons=lesson_files, wall_s=time.perf_counter() - t_start)
     Path(a.out).write_text(json.dumps(result, indent=1, default=str))
     print(f"\n{gpu or 'CPU'}  (torch {torch.__version__}, {result['wall_s']:.0f} s)")
     hdr = (f"{'model':<11}{'backend':<11}{'prec':<5}{'ran as':<7}{'ms/step':>8}{'samples/s':>10}"
@@ -192,6 +264,9 @@ def main() -> None:
         print(f"fp8 rows not run: {fp8_skipped}")
     for backend, o in overhead.items():
         print(f"overhead {backend}: engine/bare steps/s = {o['ratio']:.3f}")
+    for name, rec in lesson_files.items():
+        print(f"lesson {name}: {rec['file'] or 'no file'}, exit {rec['exit']}, "
+              f"{rec['wall_s']:.1f} s")  # fmt: skip
     print(f"wrote {a.out}")
 
 

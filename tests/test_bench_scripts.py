@@ -9,6 +9,8 @@ import sys
 from conftest import ROOT
 
 from mpdemo.files.recorded import read_runs
+from mpdemo.teach.lesson_recordings import recording_for
+from mpdemo.teach.lessons import get
 
 
 def _bench(name: str):
@@ -24,8 +26,11 @@ def _bench(name: str):
 def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path, monkeypatch, capsys):
     # In this process (a GPU machine runs it as a script; what it does is the same code).
     out = tmp_path / "cpu.json"
+    # One lesson, two steps a run: the lesson recording's path, not its minute (on a GPU every
+    # comparison lesson runs its own steps).
     monkeypatch.setattr(sys, "argv", ["gpu_check.py", "--device", "cpu", "--steps", "4",
-                                      "--skip-overhead", "--out", str(out)])  # fmt: skip
+                                      "--skip-overhead", "--lessons", "underflow",
+                                      "--lesson-steps", "2", "--out", str(out)])  # fmt: skip
     _bench("gpu_check").main()
     printed = capsys.readouterr().out
     result = json.loads(out.read_text())
@@ -44,6 +49,19 @@ def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path, monkeypatch, capsys):
         expect = "fp32" if s["precision"] == "fp16" and s["backend"] != "torch" else s["precision"]
         assert s["effective_dtype"] == expect
     assert "wrote" in printed.splitlines()[-1]
+    # The lesson's own runs, as `mpdemo lesson underflow --json` writes them, beside --out.
+    lesson = result["lessons"]["underflow"]
+    assert lesson["exit"] == 0 and lesson["file"].startswith("lesson-underflow-cpu-")
+    rec = read_runs(tmp_path / lesson["file"])
+    assert rec.machine["device_kind"] == "cpu"
+    assert sorted(r["summary"]["label"] for r in rec.runs) == sorted(
+        c.label for c in get("underflow").configs()
+    )
+    assert all(r["summary"]["device"] == "cpu" and len(r["steps"]) == 2 for r in rec.runs)
+    # Found as the lesson's recording only where CPU runs are asked for: never as a GPU one.
+    assert recording_for("underflow", folder=tmp_path) is None
+    found = recording_for("underflow", ("cpu",), folder=tmp_path)
+    assert found is not None and found.path.name == lesson["file"]
 
 
 def test_overhead_bench_prints_ratios(tmp_path, monkeypatch, capsys):

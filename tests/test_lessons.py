@@ -196,7 +196,44 @@ def test_a_line_under_an_identical_one_is_named_in_the_legend() -> None:
     session.series = series
     session.configs = [c for c in L.get("underflow").configs()]
     legend = run_legend(session, "es")
-    assert "torch · fp32 y torch · bf16 coinciden" in legend
+    assert (
+        "Líneas superpuestas (pérdida a menos del 1 % en cada paso): torch · fp32 = torch · bf16"
+        in legend
+    )
+
+
+def test_five_lines_that_coincide_make_one_short_note() -> None:
+    # A file of 3 runs opened beside 2 live ones: ten pairs made ten sentences; now each group
+    # of lines on each other is named once, in one sentence.
+    from mpdemo.ui.train.frames import coinciding_groups, run_legend
+    from mpdemo.ui.train.plots import Series
+    from mpdemo.ui.train.session import Session
+
+    steps = list(range(1, 11))
+
+    def line(label: str, slope: float, lift: float = 0.0) -> Series:
+        return Series(label, step=steps, loss=[0.7 + lift - slope * s for s in steps])
+
+    runs = [line("torch · fp32", 0.02), line("torch · fp16", 0.005),
+            line("torch · fp32 · H200", 0.02, 0.0004), line("torch · fp16 · H200", 0.005, 0.0003),
+            line("torch · bf16 · H200", 0.02, 0.0008)]  # fmt: skip
+    series = {s.label: s for s in runs}
+    groups = coinciding_groups(series)
+    assert groups == [
+        ["torch · fp32", "torch · fp32 · H200", "torch · bf16 · H200"],
+        ["torch · fp16", "torch · fp16 · H200"],
+    ]
+    session = Session()
+    session.series = series
+    session.configs = L.get("still-trains").configs()  # torch · fp32, torch · fp16
+    legend = run_legend(session, "en")
+    note = (
+        "Lines on top of each other (loss within 1 % at every step): torch · fp32 = "
+        "torch · fp32 · H200 = torch · bf16 · H200; torch · fp16 = torch · fp16 · H200"
+    )
+    assert note in legend and legend.count("within 1 %") == 1
+    for lang, word in (("es", "Líneas superpuestas"), ("pt", "Linhas sobrepostas")):
+        assert run_legend(session, lang).count(word) == 1
 
 
 def test_the_master_weights_lesson_trains_its_three_weight_recipes(tmp_path, monkeypatch) -> None:
@@ -285,3 +322,53 @@ def test_fp16_through_the_trainer_on_a_cpu_says_so_in_each_language() -> None:
     assert "Trainer no aplica autocast fp16 en CPU" in said["es"]
     assert "Trainer não aplica autocast fp16 em CPU" in said["pt"]
     assert not any("the Trainer" in said[lang] for lang in ("es", "pt"))
+
+
+def test_a_lesson_opens_its_own_recording_beside_the_live_run(
+    tmp_path, monkeypatch, capsys
+) -> None:
+    # A real recording: the underflow lesson's own runs (2 steps each) through the lesson command into a
+    # temp folder named as the shipped recordings' ($MPDEMO_REFERENCE_DIR). It ran on this CPU,
+    # so it counts only once the counted devices are widened to the CPU: the path a GPU
+    # recording takes, exercised with a file that says truly where it ran.
+    from mpdemo.engine.machine import machine_info
+    from mpdemo.teach import lesson_recordings as R
+    from mpdemo.ui.train import lessons as ui
+    from mpdemo.ui.train.handlers import train
+    from mpdemo.ui.train.session import Session
+
+    monkeypatch.setenv("MPDEMO_LESSON_STEPS", "2")
+    monkeypatch.setenv("MPDEMO_REFERENCE_DIR", str(tmp_path))
+    name = R.file_name("underflow", machine_info(), "cpu")
+    assert name.startswith("lesson-underflow-cpu-")
+    argv = ["lesson", "underflow", "--device", "cpu", "--json", str(tmp_path / name), "--quiet"]
+    assert main(argv) == 0
+    assert "no GPU recording of this lesson" in capsys.readouterr().out
+    # A CPU file never stands in for a GPU recording: not found, not named, not opened.
+    assert R.recording_for("underflow") is None
+    assert len(ui.info("en", "underflow").split("\n\n")) == 2
+    session = Session()
+    assert ui.open_recording(session, "underflow") == [] and not session.recordings
+
+    monkeypatch.setattr(R, "COUNTED_DEVICES", ("cpu",))
+    rec = R.recording_for("underflow")
+    assert rec is not None and rec.path.name == name and rec.device == "cpu"
+    assert R.recording_for("still-trains") is None  # its own lesson's runs only
+    for lang, word in (("en", "recorded on"), ("es", "se grabó en"), ("pt", "foi gravada em")):
+        line = ui.info(lang, "underflow").split("\n\n")[-1]
+        assert word in line and rec.machine_name in line and f"· {rec.tag}" in line, line
+    assert main(["lesson", "--list"]) == 0
+    assert f"recorded on {rec.machine_name}" in capsys.readouterr().out
+    # The pick: the recording joins the session, then the lesson's live runs train beside it.
+    labels = ui.open_recording(session, "underflow")
+    assert sorted(labels) == sorted(f"{c.label} · {rec.tag}" for c in L.get("underflow").configs())
+    frames = list(train(ui.values(L.get("underflow")), "en", session, "preset"))
+    live = [c.label for c in L.get("underflow").configs()]
+    assert session.plot_labels() == [*live, *labels]
+    assert all(session.plot_series()[lab].step for lab in session.plot_labels())
+    assert all(lab in frames[0]["legend"] for lab in session.plot_labels())
+    assert {*labels} <= {s["label"] for s in session.summaries()}
+    # The same lesson again: the same file replaces itself; another lesson closes it.
+    ui.open_recording(session, "underflow")
+    assert len(session.recordings) == 1
+    assert ui.open_recording(session, "still-trains") == [] and not session.recordings

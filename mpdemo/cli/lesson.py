@@ -10,7 +10,9 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from ..catalog import DEVICES
 from ..messages import render
+from ..teach.lesson_recordings import recording_for
 from ..teach.lessons import LESSONS, cpu_note_here, get
 from .sweep import sweep_main
 
@@ -23,7 +25,25 @@ def add_lesson_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--json", dest="json_path", help="write every run and step as JSON")
     p.add_argument("--csv", dest="csv_path", help="write every step as CSV")
     p.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    # bench/gpu_check.py records each lesson on the device it measures (--device cuda there).
+    p.add_argument(
+        "--device",
+        choices=DEVICES,
+        default=None,
+        help="train the lesson's runs on this device (default: its own, auto)",
+    )
     return p
+
+
+def recording_text(name: str) -> str | None:
+    """Where the lesson's GPU recording is, and on which GPU; None when none ships."""
+    rec = recording_for(name)
+    if rec is None:
+        return None
+    return (
+        f"recorded on {rec.machine_name} ({rec.date or 'no date'}): {rec.path}; the Train "
+        "tab's lesson picker draws it beside the live runs"
+    )
 
 
 def list_text() -> str:
@@ -47,6 +67,9 @@ def list_text() -> str:
         ]
         if cpu_note_here(lesson, on_cpu):
             lines.append(f"   here: {say('cpu')}")
+        recorded = recording_text(lesson.name)
+        if recorded:
+            lines.append(f"   {recorded}")
         out.append("\n".join(lines))
     return "\n\n".join(out)
 
@@ -72,4 +95,9 @@ def lesson_main(
     if lesson.sweep:
         return sweep_main(parse(["sweep", *files]))
     print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
-    return run(parse(["run", *files]), lesson.configs())
+    recorded = recording_text(lesson.name)
+    print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
+    configs = lesson.configs()
+    if args.device:
+        configs = [c.replace(device=args.device) for c in configs]
+    return run(parse(["run", *files]), configs)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,9 @@ MAX_FILE_BYTES = 32 * 2**20
 # backends x five precisions x ten repetitions.
 MAX_RUNS = 160
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "assets" / "reference"
+# Another folder of shipped recordings (tests: a lesson recorded into a temp folder; a server
+# whose recordings live outside the package). Read at each look, so a test may set it late.
+REFERENCE_DIR_ENV = "MPDEMO_REFERENCE_DIR"
 
 
 @dataclass
@@ -341,8 +345,15 @@ def finite_or_none(x: Any) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
+def reference_dir() -> Path:
+    """The shipped recordings' folder: $MPDEMO_REFERENCE_DIR, else mpdemo/assets/reference/."""
+    env = os.environ.get(REFERENCE_DIR_ENV, "").strip()
+    return Path(env) if env else REFERENCE_DIR
+
+
 def reference_files() -> list[Path]:
-    """The recordings shipped in mpdemo/assets/reference/, by name."""
-    if not REFERENCE_DIR.is_dir():
+    """The recordings shipped in mpdemo/assets/reference/ (or $MPDEMO_REFERENCE_DIR), by name."""
+    folder = reference_dir()
+    if not folder.is_dir():
         return []
-    return sorted(REFERENCE_DIR.glob("*.json"))
+    return sorted(folder.glob("*.json"))

@@ -68,18 +68,36 @@ def run_lesson(pg, key: str) -> str:
     return pg.inner_text("#status")
 
 
-def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch) -> None:  # noqa: F811
+def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch, tmp_path) -> None:  # noqa: F811
+    # The lesson's own recording, where one ships, opens beside the live runs: a real one, the
+    # lesson's runs recorded here by the lesson command into the shipped-recordings folder this
+    # test points to. It ran on the CPU, so the counted devices take the CPU for this test
+    # (on a page a GPU's recording only; tests/test_lessons.py checks a CPU one never counts).
+    from mpdemo.cli.main import main
+    from mpdemo.engine.machine import machine_info
+    from mpdemo.teach import lesson_recordings as R
+
+    monkeypatch.setenv("MPDEMO_LESSON_STEPS", "2")  # the recording: its path, not its curve
+    name = R.file_name("underflow", machine_info(), "cpu")
+    argv = ["lesson", "underflow", "--device", "cpu", "--json", str(tmp_path / name), "--quiet"]
+    assert main(argv) == 0
     # The click's wiring, not the lesson's minute (bench/lessons.py times that): 12 steps a run.
     monkeypatch.setenv("MPDEMO_LESSON_STEPS", "12")
+    monkeypatch.setenv("MPDEMO_REFERENCE_DIR", str(tmp_path))
+    monkeypatch.setattr(R, "COUNTED_DEVICES", ("cpu",))
+    rec = R.recording_for("underflow")
+    assert rec is not None
     context, pg = open_page(browser, url, "en", 1400)
     try:
         status = run_lesson(pg, "underflow")
         assert "3 runs" in status, status
         legend = pg.inner_text("#run-legend")
         assert "torch · fp16 · S=1" in legend and "torch · fp32" in legend
+        assert f"torch · fp16 · S=1 · {rec.tag}" in legend and name in legend, legend
         assert pg.locator("#scale-plot").is_visible()  # the scaled fp16 run draws its scale
         look = i18n.message("lesson_underflow_look", {}, "en")
-        assert look in pg.inner_text("#lesson-info")
+        info = pg.inner_text("#lesson-info")
+        assert look in info and f"recorded on {rec.machine_name}" in info, info
         pg.screenshot(path=str(SHOTS / "lesson-underflow-en-1400.png"), full_page=True)
     finally:
         context.close()

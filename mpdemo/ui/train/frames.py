@@ -222,6 +222,24 @@ def coinciding(series: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def coinciding_groups(series: dict[str, Any]) -> list[list[str]]:
+    """The runs whose lines lie on each other, grouped (a with b, b with c: one group), each
+    group and its runs in the plots' order: five runs make one short note, not ten pairs."""
+    group: dict[str, list[str]] = {}
+    for a, b in coinciding(series):
+        ga, gb = group.setdefault(a, [a]), group.setdefault(b, [b])
+        if ga is not gb:
+            ga.extend(gb)
+            for label in gb:
+                group[label] = ga
+    order = {label: i for i, label in enumerate(series)}
+    out: list[list[str]] = []
+    for g in group.values():
+        if not any(g is seen for seen in out):
+            out.append(g)
+    return sorted((sorted(g, key=order.__getitem__) for g in out), key=lambda g: order[g[0]])
+
+
 def run_legend(session: Session | None, lang: str) -> str:
     """The legend of the lines on screen (every run once, hidden ones struck through), each
     opened file with its remove button, and the raw-curve note if smoothed."""
@@ -230,7 +248,9 @@ def run_legend(session: Session | None, lang: str) -> str:
     view = session.view or View()
     notes = [t("legend_raw", lang)] if view.smoothing > 0 else []
     # A line under an identical one is said, not lost: "where did fp32 go?"
-    notes += [t("legend_coincide", lang, a=a, b=b) for a, b in coinciding(session.plot_series())]
+    groups = coinciding_groups(session.plot_series())
+    if groups:  # one sentence: "torch · fp32 = torch · bf16; ..."
+        notes.append(t("legend_coincide", lang, groups="; ".join(" = ".join(g) for g in groups)))
     note = " · ".join(notes) or None
     files = [LegendFile(file_key(r), r.recording.name, list(r.labels)) for r in session.recordings]
     texts = {k: t(f"legend_{k}", lang) for k in ("show", "hide", "remove")}

@@ -3,7 +3,9 @@
 The lessons are mpdemo/teach/lessons.py's records, in the course's order. Picking one sets the
 Train tab's controls to the lesson's (its steps stand: they are its point), says which slide it
 serves and what to look for, and starts the comparison; where this machine cannot show the
-point, one sentence says so.
+point, one sentence says so. Where the lesson's own GPU recording ships
+(mpdemo/teach/lesson_recordings.py), the pick opens it beside the live runs, as "Compare with a
+recorded run" does, and the lesson's line names the GPU.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from typing import Any
 
 import gradio as gr
 
+from ...files.recorded import RecordingError, read_runs, reference_files
+from ...log import logger
+from ...teach.lesson_recordings import LessonRecording, is_lesson_file, recording_for
 from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here
 from .. import system
 from ..i18n import message, norm_lang, t
-from ..text import shown
+from ..text import shown, shown_args
 from . import classroom, controls
 from .controls import BY_NAME, defaults
 from .frames import OUTPUTS
@@ -44,7 +49,41 @@ def info(lang: str, name: str | None) -> str:
     lines = [f"**{shown(say('title'))}** · *{shown(say('slide'))}*", shown(say("look"))]
     if cpu_note_here(lesson, on_cpu()):
         lines.append(shown(say("cpu")))
+    rec = recording(lesson.name)
+    if rec is not None:  # every part of it came from the file: shown as text
+        args = {"machine": rec.machine_name, "date": rec.date or "?", "tag": rec.tag}
+        lines.append(t("lesson_recorded", lang, **shown_args(args)))
     return "\n\n".join(lines)
+
+
+def recording(name: str | None) -> LessonRecording | None:
+    """The lesson's own recording among the shipped ones, made on a GPU, or None."""
+    return recording_for(name or "")
+
+
+def open_recording(session: Any, name: str | None) -> list[str]:
+    """Before a lesson trains: its recording joins the session's opened files (the last lesson's
+    leaves; files the visitor opened stay); the labels it drew, [] when none ships."""
+    lesson_files = {p.name for p in reference_files() if is_lesson_file(p.name)}
+    rec = recording(name)
+    keep = [r for r in session.recordings if r.recording.name not in lesson_files]
+    if rec is None:
+        session.recordings = keep
+        return []
+    try:
+        loaded = read_runs(rec.path)
+    except RecordingError:  # it read a moment ago: changed under us; the lesson runs alone
+        logger.warning("the lesson recording %s no longer reads", rec.path.name)
+        session.recordings = keep
+        return []
+    before = session.recordings
+    session.recordings = keep
+    try:
+        return session.add_recording(loaded)
+    except Exception:  # noqa: BLE001 - a file that cannot be drawn: the lesson runs alone
+        logger.exception("the lesson recording %s could not be drawn", rec.path.name)
+        session.recordings = before
+        return []
 
 
 def values(lesson: Lesson) -> dict[str, Any]:
@@ -105,6 +144,8 @@ def wire(
         lesson = LESSONS.get(name or "")
         if lesson is None or lesson.sweep:
             return {}
+        # Its GPU recording, where one ships: the run's first frame draws it beside the live runs.
+        open_recording(sess, name)
         return arm_fn(sess, lg)
 
     def run(name: str | None, *args: Any) -> Iterator[dict[Any, Any]]:

@@ -1,0 +1,135 @@
+"""A lesson's own recordings: its runs recorded on a GPU, shipped beside the app.
+
+bench/gpu_check.py runs each comparison lesson on the GPU it measures and writes the runs file
+`python -m mpdemo lesson NAME --json` writes, named `lesson-<name>-<device>.json` (file_name
+below). Put in mpdemo/assets/reference/ (or the folder $MPDEMO_REFERENCE_DIR names), such a file
+is the lesson's recording: the Train tab's picker opens it beside the live run and its line
+names the GPU; `python -m mpdemo lesson NAME` says which one exists.
+
+Only a file whose every run ran on a device in `devices` (a GPU: "cuda") and completed counts,
+and only one holding the lesson's own runs: a CPU recording never stands in for a GPU one.
+Torch-free.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..files.machines import cpu_short_name, gpu_short_name
+from ..files.recorded import RecordingError, read_runs, reference_dir
+from ..state import on_reset
+from .lessons import LESSONS
+
+GPU_DEVICES = ("cuda",)
+# The devices whose recordings a lesson uses, read at each look: a GPU's only. Tests widen it to
+# ("cpu",) to take the page's and the CLI's path with a real recording made here; nothing else
+# does (a CPU recording never stands in for a GPU one).
+COUNTED_DEVICES: tuple[str, ...] = GPU_DEVICES
+PREFIX = "lesson-"
+
+
+@dataclass(frozen=True)
+class LessonRecording:
+    """One lesson's recording: the file, the device its runs ran on, the machine's name."""
+
+    lesson: str
+    path: Path
+    device: str  # "cuda" (the runs' device type)
+    machine_name: str  # "NVIDIA H200": the GPU's name from the file's machine record
+    date: str | None  # ISO date the runs were recorded
+    tag: str  # what the page puts after each of its runs' labels ("H200")
+
+
+# Each run's device type, the runs' labels (sorted), the machine's name, the date, its tag.
+_Facts = tuple[tuple[str, ...], tuple[str, ...], str, str | None, str]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
+
+
+def file_name(lesson: str, machine: dict[str, Any], device: str) -> str:
+    """`lesson-underflow-h200.json` for runs on an NVIDIA H200; `lesson-underflow-cpu-epyc.json`
+    for runs on a CPU (named by the device the runs ran on, not the machine's best one)."""
+    gpu = machine.get("gpu") or {}
+    if device.split(":")[0] == "cuda" and gpu.get("name"):
+        tag = gpu_short_name(str(gpu["name"]))
+    else:
+        cpu = machine.get("cpu") or {}
+        tag = "cpu " + cpu_short_name(str(cpu.get("name") or "CPU"), cpu.get("capability"))
+    return f"{PREFIX}{lesson}-{_slug(tag)}.json"
+
+
+def is_lesson_file(name: str) -> bool:
+    """Whether a runs file's name is a lesson recording's (the page closes the last lesson's)."""
+    return name.startswith(PREFIX) and name.endswith(".json")
+
+
+@functools.lru_cache(maxsize=64)
+def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
+    """What a lookup needs of a file; None when it does not read. Cached by the file's time
+    and size: the page asks on each pick and each language switch."""
+    try:
+        rec = read_runs(path)
+    except RecordingError:
+        return None
+    machine = rec.machine or {}
+    if any(r["summary"].get("status") != "completed" for r in rec.runs):
+        return None  # a run that failed or stopped does not show the lesson
+    devices = tuple(str(r["summary"].get("device") or "").split(":")[0] for r in rec.runs)
+    labels = tuple(sorted(str(r["summary"]["label"]) for r in rec.runs))
+    if "cuda" in devices:  # a GPU recording names its GPU, or does not count
+        name = str((machine.get("gpu") or {}).get("name") or "")
+        if not name:
+            return None
+    else:
+        name = str((machine.get("cpu") or {}).get("name") or machine.get("device_name") or "CPU")
+    return devices, labels, name, rec.date, rec.tag
+
+
+@on_reset
+def forget_recordings() -> None:
+    """Read every lesson recording again on next look (mpdemo.reset())."""
+    _read.cache_clear()
+
+
+def recordings(
+    name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
+) -> list[LessonRecording]:
+    """Every recording of lesson `name` in the shipped folder whose runs all ran on `devices`
+    (default COUNTED_DEVICES: a GPU), newest first. A file that does not read, holds other runs,
+    a run that did not complete, or ran elsewhere is left out."""
+    devices = COUNTED_DEVICES if devices is None else devices
+    lesson = LESSONS.get(name)
+    if lesson is None or lesson.sweep:
+        return []
+    base = folder if folder is not None else reference_dir()
+    if not base.is_dir():
+        return []
+    want = tuple(sorted(c.label for c in lesson.configs()))
+    found = []
+    for path in sorted(base.glob(f"{PREFIX}{name}-*.json")):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        facts = _read(str(path), st.st_mtime_ns, st.st_size)
+        if facts is None:
+            continue
+        ran_on, labels, machine_name, date, tag = facts
+        if labels != want or not ran_on or any(d not in devices for d in ran_on):
+            continue
+        found.append(LessonRecording(name, path, ran_on[0], machine_name, date, tag))
+    return sorted(found, key=lambda r: r.date or "", reverse=True)
+
+
+def recording_for(
+    name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
+) -> LessonRecording | None:
+    """The newest recording of lesson `name` made on `devices` (a GPU), or None."""
+    found = recordings(name, devices, folder)
+    return found[0] if found else None
