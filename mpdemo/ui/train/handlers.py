@@ -13,9 +13,8 @@ from typing import Any
 
 import gradio as gr
 
-from ...config import RunConfig
 from ...messages import MpdemoError
-from ...runs.runner import grid, repeated
+from ...runs.runner import repeated
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import esc, shown
 from . import classroom, controls
@@ -36,8 +35,8 @@ from .frames import (
     x_props,
 )
 from .gradwatch import watch_update
-from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, check_repeat
-from .plots import PLOTS, View, scaled_labels
+from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, check_repeat, ticked_scale_empty
+from .plots import PLOTS, View
 from .session import Session, column_widths
 from .status import status_text, stopped_text
 
@@ -322,8 +321,7 @@ def scale_preview(
     """Before any grid: the loss-scale plot's place says whether the ticked grid has a scaler."""
     if session is not None and session.configs:
         return {}  # a grid's plots are on screen: they stay until the next one
-    probe = grid(RunConfig(loss_scaling=bool(scaling)), ["torch"], precisions or [], bool(compare))
-    empty = "" if scaled_labels(probe) else t("scale_empty_none", lang)
+    empty = ticked_scale_empty(lang, precisions, scaling, compare)
     return {
         "scale": gr.update(visible=not empty),
         "scale_empty": gr.update(value=empty, visible=bool(empty)),

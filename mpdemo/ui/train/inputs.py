@@ -244,5 +244,12 @@ def check_repeat(value: Any) -> int:
 
 def opening_scale_empty(lang: str) -> str:
     """The loss-scale plot's place before any grid: a sentence when the default grid has no scaler."""
-    cfgs = grid(RunConfig(), DEFAULTS["backends"], DEFAULTS["precisions"], False)
-    return "" if scaled_labels(cfgs) else t("scale_empty_none", lang)
+    return ticked_scale_empty(
+        lang, DEFAULTS["precisions"], DEFAULTS["loss_scaling"], DEFAULTS["compare_scaling"]
+    )
+
+
+def ticked_scale_empty(lang: str, precisions: list[str] | None, scaling: Any, compare: Any) -> str:
+    """The loss-scale plot's sentence for the ticked grid: empty when a run of it has a scaler."""
+    probe = grid(RunConfig(loss_scaling=bool(scaling)), ["torch"], precisions or [], bool(compare))
+    return "" if scaled_labels(probe) else t("scale_empty_none", lang)

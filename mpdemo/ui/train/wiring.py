@@ -30,13 +30,13 @@ from .handlers import (
     show_columns,
     stop,
     summary_update,
+    ticked_scale_empty,
     train_endpoint,
 )
 from .inputs import (
     DEFAULTS,
     fp8_box,
     machine_text,
-    opening_scale_empty,
     precision_info,
     precision_note,
     slice_preview,
@@ -171,7 +171,8 @@ def _wire(
 
     labelled = [c for c in CONTROLS]
 
-    def on_lang(lang: str, sess: Session, dev: str, *preview_args: Any) -> list[Any]:
+    def on_lang(lang: str, sess: Session, dev: str, *args: Any) -> list[Any]:
+        ticked, preview_args = args[: len(grid_names)], args[len(grid_names) :]
         hub = system.hub_status()
         out: list[Any] = []
         for c in labelled:
@@ -199,7 +200,8 @@ def _wire(
         empty = (
             scale_empty_text(lang, sess.configs, not running, sess)
             if sess is not None and sess.configs
-            else opening_scale_empty(lang)
+            # Before any grid, the sentence follows the ticked boxes (a preset's too).
+            else ticked_scale_empty(lang, *ticked)
         )
         out += [
             slice_preview(lang, *preview_args),
@@ -222,7 +224,12 @@ def _wire(
         comps["legend"],
         comps["grad_watch"],
     ]
-    lang_inputs = [session, comps["device"], *(comps[n] for n in preview_names)]
+    lang_inputs = [
+        session,
+        comps["device"],
+        *(comps[n] for n in grid_names),
+        *(comps[n] for n in preview_names),
+    ]
     ctx.on_language(on_lang, lang_inputs, lang_outputs)
 
     # The measured speeds under the precisions, in the new language too.
