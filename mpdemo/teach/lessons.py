@@ -44,9 +44,16 @@ class Lesson:
 
     def settings(self) -> dict[str, Any]:
         """The RunConfig fields it sets; MPDEMO_LESSON_STEPS shortens every lesson (tests only:
-        the browser tests run each lesson in seconds, not a minute)."""
+        the browser tests run each lesson in seconds, not a minute), and a watched lesson then
+        watches at its middle step and its last, as the full lesson watches twice."""
         short = os.environ.get("MPDEMO_LESSON_STEPS", "").strip()
-        return {**self.fields, **({"steps": int(short)} if short.isdigit() else {})}
+        if not short.isdigit():
+            return dict(self.fields)
+        steps = int(short)
+        out = {**self.fields, "steps": steps}
+        if self.fields.get("watch_grads"):
+            out["watch_grads"] = max(1, steps // 2)
+        return out
 
     def configs(self) -> list[RunConfig]:
         """Every run of the lesson, in the Train tab's order (its grid)."""

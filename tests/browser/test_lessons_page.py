@@ -32,35 +32,44 @@ def open_page(browser, url: str, code: str, width: int):  # noqa: F811
     return context, pg
 
 
-@pytest.mark.parametrize("width", [1400, 400])
 @pytest.mark.parametrize("code", ["en", "es", "pt"])
-def test_the_lessons_and_train_are_on_the_first_screen(browser, url, code, width) -> None:  # noqa: F811
-    context, pg = open_page(browser, url, code, width)
+def test_the_lessons_and_train_are_on_the_first_screen(browser, url, code) -> None:  # noqa: F811
+    # One page a language, narrowed from 1400 to 400 px (a page load costs more than a reflow).
+    context, pg = open_page(browser, url, code, 1400)
     try:
         text = pg.inner_text("#lesson-picker")
         titles = [
             i18n.message(f"lesson_{x.key}_title", {}, code) for x in LESSONS.values() if x.on_page
         ]
         assert [text.index(x) for x in titles] == sorted(text.index(x) for x in titles)
-        for sel in ("#lesson-picker", "#start-btn"):
-            box = pg.locator(sel).bounding_box()
-            assert box is not None and box["y"] + box["height"] <= HEIGHT, (sel, box)
         slide = i18n.message("lesson_still_trains_slide", {}, code)
         assert slide in pg.inner_text("#lesson-info")
-        pg.screenshot(path=str(SHOTS / f"lessons-{code}-{width}.png"))
+        for width in (1400, 400):
+            pg.set_viewport_size({"width": width, "height": HEIGHT})
+            pg.evaluate("() => window.scrollTo(0, 0)")
+            pg.wait_for_timeout(300)  # the columns reflow
+            for sel in ("#lesson-picker", "#start-btn"):
+                box = pg.locator(sel).bounding_box()
+                assert box is not None and box["y"] + box["height"] <= HEIGHT, (width, sel, box)
+            pg.screenshot(path=str(SHOTS / f"lessons-{code}-{width}.png"))
     finally:
         context.close()
 
 
-def run_lesson(pg, key: str) -> str:
+def run_lesson(pg, key: str, watched_while_training: bool = False) -> str:
     """Click the lesson `key` (its English title) once the page's events are wired; its status
-    once it says Done."""
+    once it says Done. `watched_while_training`: a watched gradient shows before Done."""
     pg.wait_for_function(  # the load hooks answered: the page's events are wired up
         "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
         timeout=60_000,
     )
     title = i18n.message(f"lesson_{key}_title", {}, "en")
     pg.locator("#lesson-picker label", has_text=title).click()
+    if watched_while_training:
+        pg.wait_for_function(f"() => {FIGURES}.length > 0", timeout=480_000)
+        status = pg.inner_text("#status")
+        first = pg.locator("#grad-watch figure").first.get_attribute("data-step")
+        assert not status.startswith("Done") and first == "6", (status, first)
     pg.wait_for_function(
         "() => (document.querySelector('#status')?.innerText || '').startsWith('Done')",
         timeout=480_000,  # a loaded 2-core machine: the calibration alone took 60 s
@@ -81,15 +90,18 @@ def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch, tmp_path) -> N
     name = R.file_name("underflow", machine_info(), "cpu")
     argv = ["lesson", "underflow", "--device", "cpu", "--json", str(tmp_path / name), "--quiet"]
     assert main(argv) == 0
-    # The click's wiring, not the lesson's minute (bench/lessons.py times that): 12 steps a run.
+    # The click's wiring, not the lesson's minute (bench/lessons.py times that): 12 steps a
+    # run, its gradients watched at steps 6 and 12 (the full lesson: 20 and 40 of 80).
     monkeypatch.setenv("MPDEMO_LESSON_STEPS", "12")
     monkeypatch.setenv("MPDEMO_REFERENCE_DIR", str(tmp_path))
     monkeypatch.setattr(R, "COUNTED_DEVICES", ("cpu",))
     rec = R.recording_for("underflow")
     assert rec is not None
+    assert LESSONS["underflow"].settings()["watch_grads"] == 6
     context, pg = open_page(browser, url, "en", 1400)
     try:
-        status = run_lesson(pg, "underflow")
+        assert not pg.locator("#grad-watch").is_visible()  # nothing watched yet
+        status = run_lesson(pg, "underflow", watched_while_training=True)
         assert "3 runs" in status, status
         legend = pg.inner_text("#run-legend")
         assert "torch · fp16 · S=1" in legend and "torch · fp32" in legend
@@ -99,8 +111,51 @@ def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch, tmp_path) -> N
         info = pg.inner_text("#lesson-info")
         assert look in info and f"recorded on {rec.machine_name}" in info, info
         pg.screenshot(path=str(SHOTS / "lesson-underflow-en-1400.png"), full_page=True)
+        check_grad_watch(pg)
     finally:
         context.close()
+
+
+FIGURES = "document.querySelectorAll('#grad-watch figure.mp-gw-run')"
+
+
+def check_grad_watch(pg) -> None:
+    """The underflow lesson's watched gradients (#grad-watch) once it is done: each live run's
+    last watched step, at 1400 px then at 400 (one figure a row), and in Spanish after a switch."""
+    live = ["torch · fp32", "torch · fp16", "torch · fp16 · S=1"]
+    pg.wait_for_function(  # the live runs' last watched step (the opened recording has its own)
+        f"ls => ls.every(l => [...{FIGURES}].some(f => f.dataset.run === l"
+        " && f.dataset.step === '12'))",
+        arg=live,
+        timeout=30_000,
+    )
+    runs = [f.get_attribute("data-run") for f in pg.locator("#grad-watch figure.mp-gw-run").all()]
+    assert runs[:3] == live, runs
+    text = pg.inner_text("#grad-watch")
+    assert "Worst layer" in text or "No layer" in text
+    assert "step 12 · S = 1 · vs fp16" in text  # the unscaled run's title
+    svg = pg.locator("#grad-watch svg").first
+    assert svg.locator("rect.mp-bar").count() > 5
+    box = svg.bounding_box()
+    assert box is not None and box["width"] > 300
+    pg.locator("#grad-watch").scroll_into_view_if_needed()
+    pg.locator("#grad-watch").screenshot(path=str(SHOTS / "grads-1400.png"))
+    pg.set_viewport_size({"width": 400, "height": HEIGHT})
+    pg.wait_for_timeout(500)  # the grid reflows to one figure a row
+    boxes = [f.bounding_box() for f in pg.locator("#grad-watch figure.mp-gw-run").all()]
+    assert all(b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 400 for b in boxes)
+    assert boxes[0]["y"] < boxes[1]["y"]  # stacked, not squeezed side by side
+    pg.locator("#grad-watch").scroll_into_view_if_needed()
+    pg.locator("#grad-watch").screenshot(path=str(SHOTS / "grads-400.png"))
+    # A language switch redraws the panel's words in the page's new language.
+    pg.locator("#lang").get_by_label("Español").check()
+    said = [i18n.t(k, "es").split("{")[0].strip() for k in ("gw_worst", "gw_worst_none")]
+    pg.wait_for_function(
+        "ts => ts.some(t => (document.querySelector('#grad-watch')?.innerText || '').includes(t))",
+        arg=said,
+        timeout=30_000,
+    )
+    assert "Worst layer" not in pg.inner_text("#grad-watch")
 
 
 def test_the_master_weights_lesson_runs_its_three_recipes_on_the_page(
