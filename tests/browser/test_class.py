@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from browsing import BROWSER_MARKS, url  # noqa: F401 - a fixture
 
+from mpdemo.ui import i18n
+
 pytestmark = BROWSER_MARKS
 
 LOCALES = {"en": "en-US", "es": "es-ES", "pt": "pt-BR"}
@@ -122,9 +124,9 @@ def open_page(browser, url: str, width: int, lang: str | None = None, context=No
 
 @pytest.fixture(scope="module")
 def trained(browser, url: str):  # noqa: F811
-    """A 1280-px page after a typed 60-step fp32/bf16 comparison; the first point's timing."""
+    """A 1280-px page after a typed 30-step fp32/bf16 comparison; the first point's timing."""
     pg = open_page(browser, url, 1280)
-    set_number(pg, "steps", "60")  # typed: it stands, no fitting
+    set_number(pg, "steps", "30")  # typed: it stands, no fitting
     # fp32 against bf16 (the page opens on fp32 against fp16, the first lesson)
     pg.locator("#precisions").get_by_label("fp16", exact=True).uncheck()
     pg.locator("#precisions").get_by_label("bf16", exact=True).check()
@@ -252,6 +254,8 @@ def test_the_layout_fits_the_screen(browser, url: str, tmp_path) -> None:  # noq
                 shot = tmp_path / f"train-{width}-{lang}.png"
                 pg.screenshot(path=str(shot), full_page=True)
                 assert pg.evaluate(BROKEN_JS, "#intro") == [], lang  # it broke as "measure / d"
+                # The table's "All columns" box in the page's language.
+                assert i18n.t("summary_all", lang) in pg.inner_text("#summary-all"), lang
                 status = pg.locator("#status").bounding_box()
                 assert status["width"] >= min(300, 0.7 * width), status  # not a 50-px column
                 for sel in ("#model", "#dataset", "#device"):

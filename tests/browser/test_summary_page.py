@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from browsing import BROWSER_MARKS, own_contexts, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
@@ -134,19 +133,3 @@ def test_a_real_run_s_table_breaks_no_number_and_shows_more_on_demand(browser, u
         for shot in shots:
             assert shot.stat().st_size > 5_000
             print(shot)
-
-
-@pytest.mark.parametrize("lang", ["es", "pt"])
-def test_the_box_is_labelled_in_the_page_language(browser, url: str, lang: str) -> None:  # noqa: F811
-    from mpdemo.ui import i18n
-
-    with own_contexts(browser):
-        ctx = browser.new_context(viewport={"width": 400, "height": 900})
-        pg = ctx.new_page()
-        pg.goto(f"{url}?lang={lang}", wait_until="domcontentloaded")
-        pg.wait_for_function(
-            "t => (document.querySelector('#summary-all')?.innerText || '').includes(t)",
-            arg=i18n.t("summary_all", lang),
-            timeout=60_000,
-        )
-        assert len(_wait_headers(pg, 9)) == 9
