@@ -79,7 +79,10 @@ def precision_note(
     joined: another visitor's private run is never read here)."""
     import sys
 
-    if "mpdemo.runs.plan" not in sys.modules:  # nothing measured yet: no claim, and no torch
+    # Nothing trained or measured in this process yet: no claim, and no torch imported for it.
+    # (It asked for mpdemo.runs.plan, which runs that take turns never import: on a fresh
+    # server the note stayed empty after the first comparison.)
+    if "torch" not in sys.modules:
         return ""
     from ...engine.machine import machine_info
     from ...runs.notes import speed_note
