@@ -203,3 +203,24 @@ def test_a_config_comes_back_from_json_as_it_was() -> None:
     cfg = RunConfig(lr=1e-3, init_scale=65536.0, steps=30)
     back = RunConfig.from_dict(json.loads(json.dumps({**cfg.to_dict(), "init_scale": 65536})))
     assert back == cfg and isinstance(back.init_scale, float) and isinstance(back.steps, int)
+
+
+def test_the_runs_of_a_comparison_tokenize_their_rows_once(small_cfg: RunConfig) -> None:
+    # Runs that differ only in precision read the same tokenized rows (one tokenization); a
+    # different length or slice is tokenized anew, and the batches are the same as before.
+    from mpdemo.engine import data
+
+    data.forget_tokenized()
+    fp32 = prepare(small_cfg)
+    bf16 = prepare(small_cfg.replace(precision="bf16"))
+    assert bf16.eval_dataset is fp32.eval_dataset
+    shorter = prepare(small_cfg.replace(max_length=32))
+    assert shorter.eval_dataset is not fp32.eval_dataset
+    assert shorter.eval_dataset[0]["input_ids"].shape == (32,)
+    data.forget_tokenized()
+    fresh = prepare(small_cfg)
+    assert fresh.eval_dataset is not fp32.eval_dataset
+    assert torch.equal(fresh.eval_dataset[:]["input_ids"], fp32.eval_dataset[:]["input_ids"])
+    first = [b["input_ids"] for b in fp32.train_dataloader]
+    again = [b["input_ids"] for b in fresh.train_dataloader]
+    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))

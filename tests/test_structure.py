@@ -137,7 +137,7 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     # calls them all (tests, a server's restart). Restored afterwards by monkeypatch.
     import mpdemo
     from mpdemo.classroom import broadcast
-    from mpdemo.engine import hfhub
+    from mpdemo.engine import data, hfhub
     from mpdemo.runs import calibration
     from mpdemo.teach import listing
     from mpdemo.ui import zerogpu
@@ -147,6 +147,7 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     monkeypatch.setattr(hfhub, "_reachable", True)
     monkeypatch.setattr(calibration, "_calibrations", {("tiny-bert",): object()})
     monkeypatch.setattr(listing, "_LISTINGS", {("torch",): object()})
+    monkeypatch.setattr(data, "_TOKENIZED", {("fingerprint",): object()})
     names = mpdemo.reset()
     assert {
         "mpdemo.classroom.broadcast.forget_hub",
@@ -154,6 +155,8 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
         "mpdemo.engine.hfhub.reset_cache",
         "mpdemo.runs.calibration.forget_calibrations",
         "mpdemo.teach.listing.forget_listings",
+        "mpdemo.engine.data.forget_tokenized",
     } <= set(names), names
+    assert data._TOKENIZED == {}
     assert broadcast._HUB is None and zerogpu._gpu_fn is None and hfhub._reachable is None
     assert calibration._calibrations == {} and listing._LISTINGS == {}

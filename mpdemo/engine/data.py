@@ -13,6 +13,7 @@ import torch
 
 from ..catalog import BUNDLED_DATASET_DIR, DATASETS, DatasetEntry
 from ..messages import ConfigError, Note
+from ..state import on_reset
 from .slices import resolve, split_of
 
 TEXT_COLUMNS = ("text", "sentence", "content", "review", "document")
@@ -163,8 +164,51 @@ def num_labels_of(ds: Any, label: str) -> int:
     return int(max(ds[label])) + 1
 
 
+# The runs of a comparison train on the same rows with the same tokenizer: tokenized once,
+# shared (read only: nothing downstream changes a dataset in place; each reader makes its own
+# view). Keyed by the split's datasets fingerprint (datasets' own hash of the data and every
+# transform applied to it), the tokenizer and the settings; the last few kept (a few MiB each).
+_TOKENIZED: dict[tuple, Any] = {}
+_TOKENIZED_KEEP = 4
+_TOKENIZED_LOCK = threading.Lock()
+
+
+@on_reset
+def forget_tokenized() -> None:
+    """Drop the kept tokenized splits."""
+    with _TOKENIZED_LOCK:
+        _TOKENIZED.clear()
+
+
 def tokenize(ds: Any, tokenizer: Any, text: str, label: str | None, max_length: int) -> Any:
-    """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM."""
+    """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM.
+
+    The same split, tokenizer and length as a recent call: that call's dataset (see _TOKENIZED).
+    """
+    fingerprint = getattr(ds, "_fingerprint", None)
+    key = (
+        fingerprint,
+        getattr(tokenizer, "name_or_path", None),
+        len(tokenizer),
+        text,
+        label,
+        max_length,
+    )
+    if fingerprint is not None:
+        with _TOKENIZED_LOCK:
+            if key in _TOKENIZED:
+                _TOKENIZED[key] = _TOKENIZED.pop(key)  # the most recent last
+                return _TOKENIZED[key]
+    out = _tokenize(ds, tokenizer, text, label, max_length)
+    if fingerprint is not None:
+        with _TOKENIZED_LOCK:
+            _TOKENIZED[key] = out
+            while len(_TOKENIZED) > _TOKENIZED_KEEP:
+                _TOKENIZED.pop(next(iter(_TOKENIZED)))
+    return out
+
+
+def _tokenize(ds: Any, tokenizer: Any, text: str, label: str | None, max_length: int) -> Any:
 
     def fn(batch: dict[str, list]) -> dict[str, Any]:
         enc = tokenizer(
