@@ -84,6 +84,17 @@ def main() -> int:
             if t - shown >= args.every or real < 3.0:  # the last seconds: every sample
                 shown = t
                 print(f"  {t:6.1f}   {est:12.1f}   {real:9.1f}   {err:+6.0%}")
+    est = session.estimate
+    if est is not None and est.interleaved:
+        from statistics import median
+
+        from mpdemo.runs import estimate as E
+
+        ratios = ", ".join(f"{p} {median(r):.2f}" for p, r in est.eval_ratios.items())
+        print(
+            f"evaluation / step measured: {ratios or '-'} (prior {E.EVAL_PER_STEP:.2f}); "
+            f"rounds stretched x{est.stall():.2f} beyond their steps"
+        )
     ok = abs(worst[3]) <= 0.30
     print(
         f"worst error from 10% to 95% of the time: {worst[3]:+.0%} at {worst[0]:.1f} s "

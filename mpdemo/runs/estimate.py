@@ -36,18 +36,18 @@ PRIOR_STEPS = 30
 # Interleaved runs: the pace of this many rounds at the start and at the end is compared to
 # tell the load changed.
 ROUNDS_COMPARED = 5
-# An evaluation batch (forward only, no autograd) over a training step of the same run, until
-# a run of this comparison that computes in the same precision has evaluated. Measured on a
-# 2-core AVX2 EPYC, tiny-bert batch 32, whole evaluations and batch by batch: fp32 0.33-0.56,
-# fp16 0.19-0.29, bf16 0.22-0.24 (autocast's backward costs more than twice its forward on a
-# CPU, and fp32's fast step leaves the batch's fixed costs a larger share). A third of a step
-# for every precision made the last seconds' estimate 35-75 % long; an fp32 run's measured
-# ratio carried over to an fp16 run, 30-150 % long.
-EVAL_PER_STEP = {"fp32": 0.4}
-EVAL_PER_STEP_AUTOCAST = 0.25
+# An evaluation batch (forward only, no autograd) over a training step of the same run (each
+# by its own timer, the evaluation's stretched as the rounds were), until a run of this
+# comparison that computes in the same precision has evaluated. Measured on a 2-core AVX2
+# EPYC, tiny-bert batch 32: 0.19-0.56, median 0.29, over 13 measurements at load 4-8 (fp32
+# 0.24-0.56, fp16 0.19-0.36, bf16 0.22-0.24; batch by batch between the steps and whole
+# evaluations at a comparison's end). No precision reliably apart: an fp32 run's measured
+# ratio is not carried over to an fp16 run (it made the fp16 run's guess 30-150 % long).
+EVAL_PER_STEP = 0.3
 # The process's first collection after a comparison scans everything the imports made, then
-# freezes it (mpdemo.engine.core.collect_garbage): 0.2 s quiet, 0.3-0.5 s at load 5-8 on 2 cores.
-FIRST_COLLECT_S = 0.3
+# freezes it (mpdemo.engine.core.collect_garbage): 0.2 s quiet, 0.3-0.6 s at load 4-8 on 2 cores
+# (stretched as the rounds were).
+FIRST_COLLECT_S = 0.2
 
 
 class GridEstimate:
@@ -231,32 +231,45 @@ class GridEstimate:
             return None
         return max(self._last_step_at, self._last_end or self._last_step_at)
 
+    def _step_s(self, run: _RunPlan) -> float:
+        """A run's median step after its warm-up (its own timer: stalls left out)."""
+        times = run.step_times or []
+        return statistics.median(times[self.warmup :] or times) if times else 0.0
+
+    def stall(self) -> float:
+        """Interleaved: wall seconds a round over the sum of its runs' median steps (at least 1).
+
+        Other processes' load, the hand-overs and what sits between two steps stretch a round
+        beyond its steps' own times; an evaluation is stretched alike.
+        """
+        timed = [(rate, r) for r in self.runs if (rate := self._rate(r)) is not None]
+        steps = sum(self._step_s(r) for _, r in timed)
+        if not timed or steps <= 0:
+            return 1.0
+        return max(1.0, statistics.median(rate for rate, _ in timed) / steps)
+
     def _measure_eval(self, run: _RunPlan, now: float) -> None:
         run.evaluated = True
         began = self._eval_began()
-        step = statistics.median(run.step_times) if run.step_times else 0.0
+        step = self._step_s(run)
         if began is not None and step > 0:
-            ratio = (now - began) / (self._eval_batches(run) * step)
+            ratio = (now - began) / (self._eval_batches(run) * step * self.stall())
             self.eval_ratios.setdefault(run.computes, []).append(ratio)
 
     def _eval_guess(self, run: _RunPlan) -> float:
         """A run's evaluation: its batches at its own median step times the evaluation / step
-        ratio a run of this comparison in the same precision measured, or the prior's."""
+        ratio a run of this comparison in the same precision measured (or the prior's),
+        stretched as the rounds were."""
         measured = self.eval_ratios.get(run.computes)
-        if measured:
-            ratio = statistics.median(measured)
-        else:
-            ratio = EVAL_PER_STEP.get(run.computes, EVAL_PER_STEP_AUTOCAST)
-        step = statistics.median(run.step_times) if run.step_times else 0.0
-        return self._eval_batches(run) * step * ratio
+        ratio = statistics.median(measured) if measured else EVAL_PER_STEP
+        return self._eval_batches(run) * self._step_s(run) * ratio * self.stall()
 
-    @staticmethod
-    def _collect_s() -> float:
+    def _collect_s(self) -> float:
         """The collection after the comparison (mpdemo.engine.core.collect_garbage)."""
         from ..engine.core import next_collect_s
 
         measured = next_collect_s()
-        return FIRST_COLLECT_S if measured is None else measured
+        return FIRST_COLLECT_S * self.stall() if measured is None else measured
 
     def _remaining_rounds(self) -> float | None:
         """Interleaved: the rounds left at the pace of the rounds so far, then the evaluations."""
