@@ -92,7 +92,8 @@ def main() -> int:
 
         ratios = ", ".join(f"{p} {median(r):.2f}" for p, r in est.eval_ratios.items())
         print(
-            f"evaluation / step measured: {ratios or '-'} (prior {E.EVAL_PER_STEP:.2f}); "
+            f"evaluation / step measured: {ratios or '-'} (prior fp32 "
+            f"{E.EVAL_PER_STEP['fp32']:.2f}, 16-bit {E.EVAL_PER_STEP_16:.2f}); "
             f"rounds stretched x{est.stall():.2f} beyond their steps"
         )
     ok = abs(worst[3]) <= 0.30

@@ -239,8 +239,8 @@ def test_the_estimate_of_the_end_counts_each_run_s_evaluation_at_its_own_precisi
         for cfg in configs:
             now[0] += step_s[cfg.precision]
             est.update(_step(cfg.label, step, step_s[cfg.precision]))
-    fp32_eval = 4 * 0.1 * E.EVAL_PER_STEP
-    fp16_eval = 4 * 1.0 * E.EVAL_PER_STEP
+    fp32_eval = 4 * 0.1 * E.EVAL_PER_STEP["fp32"]
+    fp16_eval = 4 * 1.0 * E.EVAL_PER_STEP_16
     assert est.remaining_s() == pytest.approx(fp32_eval + fp16_eval + 0.25)
     # Half of the fp32 run's evaluation gone: the estimate counts down.
     now[0] += fp32_eval / 2
@@ -250,7 +250,7 @@ def test_the_estimate_of_the_end_counts_each_run_s_evaluation_at_its_own_precisi
     fp32 = configs[0].label
     est.update(EvalEvent(f"0:{fp32}", fp32, 6, {"loss": 0.5}))
     est.update(RunFinished(f"0:{fp32}", fp32, "completed", {}))
-    assert est.eval_ratios["fp32"] == [pytest.approx(3 * E.EVAL_PER_STEP)]
+    assert est.eval_ratios["fp32"] == [pytest.approx(3 * E.EVAL_PER_STEP["fp32"])]
     assert est.remaining_s() == pytest.approx(fp16_eval + 0.25)
     fp16 = configs[1].label
     now[0] += fp16_eval
@@ -276,7 +276,7 @@ def test_the_end_is_stretched_as_the_rounds_were(tiny: RunConfig, monkeypatch: p
             now[0] += 1.0  # each step's own timer says 0.5 s
             est.update(_step(cfg.label, step, 0.5))
     assert est.stall() == pytest.approx(2.0)
-    evals = 2 * 4 * 0.5 * E.EVAL_PER_STEP
+    evals = 4 * 0.5 * (E.EVAL_PER_STEP["fp32"] + E.EVAL_PER_STEP_16)
     assert est.remaining_s() == pytest.approx(2.0 * (evals + E.FIRST_COLLECT_S))
 
 

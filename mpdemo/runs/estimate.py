@@ -39,11 +39,14 @@ ROUNDS_COMPARED = 5
 # An evaluation batch (forward only, no autograd) over a training step of the same run (each
 # by its own timer, the evaluation's stretched as the rounds were), until a run of this
 # comparison that computes in the same precision has evaluated. Measured on a 2-core AVX2
-# EPYC, tiny-bert batch 32: 0.19-0.56, median 0.29, over 13 measurements at load 4-8 (fp32
-# 0.24-0.56, fp16 0.19-0.36, bf16 0.22-0.24; batch by batch between the steps and whole
-# evaluations at a comparison's end). No precision reliably apart: an fp32 run's measured
-# ratio is not carried over to an fp16 run (it made the fp16 run's guess 30-150 % long).
-EVAL_PER_STEP = 0.3
+# EPYC, tiny-bert batch 32, batch by batch between the steps (load cancels): fp32 0.33, fp16
+# 0.19, bf16 0.24; whole evaluations at the end of comparisons whose rounds ran undisturbed
+# (stretched x1.03): fp32 0.29, fp16 0.19, and up to 0.36 when the load changed during the
+# evaluation. Autocast's backward costs more than twice its forward on a CPU; fp32's fast step
+# leaves a batch's fixed costs a larger share. So an fp32 run's measured ratio is not carried
+# over to an fp16 run (that made the fp16 run's guess 30-150 % long).
+EVAL_PER_STEP = {"fp32": 0.3}
+EVAL_PER_STEP_16 = 0.22  # fp16, bf16 (and fp8, whose other layers run in bf16)
 # The process's first collection after a comparison scans everything the imports made, then
 # freezes it (mpdemo.engine.core.collect_garbage): 0.2 s quiet, 0.3-0.6 s at load 4-8 on 2 cores
 # (stretched as the rounds were).
@@ -261,7 +264,10 @@ class GridEstimate:
         ratio a run of this comparison in the same precision measured (or the prior's),
         stretched as the rounds were."""
         measured = self.eval_ratios.get(run.computes)
-        ratio = statistics.median(measured) if measured else EVAL_PER_STEP
+        if measured:
+            ratio = statistics.median(measured)
+        else:
+            ratio = EVAL_PER_STEP.get(run.computes, EVAL_PER_STEP_16)
         return self._eval_batches(run) * self._step_s(run) * ratio * self.stall()
 
     def _collect_s(self) -> float:
