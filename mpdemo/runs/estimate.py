@@ -45,7 +45,7 @@ ROUNDS_COMPARED = 5
 # evaluation. Autocast's backward costs more than twice its forward on a CPU; fp32's fast step
 # leaves a batch's fixed costs a larger share. So an fp32 run's measured ratio is not carried
 # over to an fp16 run (that made the fp16 run's guess 30-150 % long).
-EVAL_PER_STEP = {"fp32": 0.3}
+EVAL_PER_STEP = {"fp32": 0.3, "tf32": 0.3}  # tf32: fp32 weights and activations, not measured
 EVAL_PER_STEP_16 = 0.22  # fp16, bf16 (and fp8, whose other layers run in bf16)
 # The process's first collection after a comparison scans everything the imports made, then
 # freezes it (mpdemo.engine.core.collect_garbage): 0.2 s quiet, 0.3-0.6 s at load 4-8 on 2 cores
@@ -129,7 +129,7 @@ class GridEstimate:
                 run.started_at = now
                 self._current = run
                 backend, precision = self.kinds.get(ev.label, ("torch", "fp32"))
-                device = str(getattr(ev, "device", "cpu")).split(":")[0]
+                device = str(ev.device).split(":")[0]  # "cuda:0" -> "cuda"
                 run.computes = effective_precision(backend, precision, device)
         elif kind == "step":
             run = self._run(ev.label)
