@@ -218,6 +218,68 @@ def test_the_time_budget_is_met_from_the_first_rounds(tiny: RunConfig):
     assert note.args["factor"] == pytest.approx(2.0)
 
 
+def test_the_estimate_of_the_end_counts_each_run_s_evaluation_at_its_own_precision(
+    tiny: RunConfig, monkeypatch: pytest.MonkeyPatch
+):
+    """After the last round: each run's evaluation one after another, each at its own step
+    times its precision's ratio (an fp32 run's measured ratio is not an fp16 run's), then the
+    collection after the comparison."""
+    import mpdemo.engine.core as core
+    from mpdemo.events import EvalEvent, RunFinished, RunStarted
+    from mpdemo.runs import estimate as E
+
+    monkeypatch.setattr(core, "next_collect_s", lambda: 0.25)
+    now = [0.0]
+    configs = grid(tiny.replace(steps=6), ["torch"], ["fp32", "fp16"])  # 32 rows: 4 batches
+    est = E.GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    step_s = {"fp32": 0.1, "fp16": 1.0}
+    for k, cfg in enumerate(configs):
+        est.update(RunStarted(f"{k}:{cfg.label}", cfg.label, k, 2, {}, "cpu", 1, "fp32", 6))
+    for step in range(1, 7):
+        for cfg in configs:
+            now[0] += step_s[cfg.precision]
+            est.update(_step(cfg.label, step, step_s[cfg.precision]))
+    fp32_eval = 4 * 0.1 * E.EVAL_PER_STEP["fp32"]
+    fp16_eval = 4 * 1.0 * E.EVAL_PER_STEP_16
+    assert est.remaining_s() == pytest.approx(fp32_eval + fp16_eval + 0.25)
+    # Half of the fp32 run's evaluation gone: the estimate counts down.
+    now[0] += fp32_eval / 2
+    assert est.remaining_s() == pytest.approx(fp32_eval / 2 + fp16_eval + 0.25)
+    # It took three times the prior: its ratio is measured, and says nothing of fp16's.
+    now[0] += 3 * fp32_eval - fp32_eval / 2
+    fp32 = configs[0].label
+    est.update(EvalEvent(f"0:{fp32}", fp32, 6, {"loss": 0.5}))
+    est.update(RunFinished(f"0:{fp32}", fp32, "completed", {}))
+    assert est.eval_ratios["fp32"] == [pytest.approx(3 * E.EVAL_PER_STEP["fp32"])]
+    assert est.remaining_s() == pytest.approx(fp16_eval + 0.25)
+    fp16 = configs[1].label
+    now[0] += fp16_eval
+    est.update(EvalEvent(f"1:{fp16}", fp16, 6, {"loss": 0.5}))
+    est.update(RunFinished(f"1:{fp16}", fp16, "completed", {}))
+    assert est.remaining_s() == pytest.approx(0.25)  # the collection
+    now[0] += 1.0
+    assert est.remaining_s() == 0.0
+
+
+def test_the_end_is_stretched_as_the_rounds_were(tiny: RunConfig, monkeypatch: pytest.MonkeyPatch):
+    """Rounds that took twice their steps' own times (another process's load): the evaluations
+    and the process's first collection are guessed twice as long too."""
+    import mpdemo.engine.core as core
+    from mpdemo.runs import estimate as E
+
+    monkeypatch.setattr(core, "next_collect_s", lambda: None)  # the first collection is ahead
+    now = [0.0]
+    configs = grid(tiny.replace(steps=6), ["torch"], ["fp32", "bf16"])  # 32 rows: 4 batches
+    est = E.GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    for step in range(1, 7):
+        for cfg in configs:
+            now[0] += 1.0  # each step's own timer says 0.5 s
+            est.update(_step(cfg.label, step, 0.5))
+    assert est.stall() == pytest.approx(2.0)
+    evals = 4 * 0.5 * (E.EVAL_PER_STEP["fp32"] + E.EVAL_PER_STEP_16)
+    assert est.remaining_s() == pytest.approx(2.0 * (evals + E.FIRST_COLLECT_S))
+
+
 def test_a_fitted_comparison_ends_every_backend_at_the_fitted_step_and_evaluates(tiny):
     from mpdemo.runs.together import Together
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -237,6 +238,7 @@ def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinis
 
 
 _frozen = False
+_collect_s: float | None = None  # how long the latest collection took (after the freeze)
 
 
 def collect_garbage() -> None:
@@ -249,11 +251,23 @@ def collect_garbage() -> None:
     made (under 1 ms here). Garbage is collected before freezing, so nothing dead is kept.
     The calibration calls this once the imports are done, before it times a prepare().
     """
-    global _frozen
+    global _frozen, _collect_s
+    t0 = time.perf_counter()
     gc.collect()
     if not _frozen:
         gc.freeze()
         _frozen = True
+    else:
+        _collect_s = time.perf_counter() - t0
+
+
+def next_collect_s() -> float | None:
+    """Seconds the collection after a comparison should take, once the process's first (the
+    one that scans everything the imports made, then freezes it) is behind: the latest one's
+    (0 before any); None while the first is still ahead."""
+    if not _frozen:
+        return None
+    return _collect_s if _collect_s is not None else 0.0
 
 
 def train(cfg: RunConfig, stop: threading.Event | None = None) -> Iterator[Event]:

@@ -26,6 +26,9 @@ class _RunPlan:
     stamps: list[float] | None = None  # the clock at each step event: the run's wall rate
     finished: bool = False
     started_at: float | None = None
+    evaluated: bool = False  # its eval event came (interleaved: its evaluation is behind it)
+    # The precision its matmuls compute in (fp16 through Accelerate on a CPU: fp32).
+    computes: str = "fp32"
 
 
 # A run's own rate counts as much as the prediction after this many timed steps.
@@ -33,6 +36,21 @@ PRIOR_STEPS = 30
 # Interleaved runs: the pace of this many rounds at the start and at the end is compared to
 # tell the load changed.
 ROUNDS_COMPARED = 5
+# An evaluation batch (forward only, no autograd) over a training step of the same run (each
+# by its own timer, the evaluation's stretched as the rounds were), until a run of this
+# comparison that computes in the same precision has evaluated. Measured on a 2-core AVX2
+# EPYC, tiny-bert batch 32, batch by batch between the steps (load cancels): fp32 0.33, fp16
+# 0.19, bf16 0.24; whole evaluations at the end of comparisons whose rounds ran undisturbed
+# (stretched x1.03): fp32 0.29, fp16 0.19, and up to 0.36 when the load changed during the
+# evaluation. Autocast's backward costs more than twice its forward on a CPU; fp32's fast step
+# leaves a batch's fixed costs a larger share. So an fp32 run's measured ratio is not carried
+# over to an fp16 run (that made the fp16 run's guess 30-150 % long).
+EVAL_PER_STEP = {"fp32": 0.3, "tf32": 0.3}  # tf32: fp32 weights and activations, not measured
+EVAL_PER_STEP_16 = 0.22  # fp16, bf16 (and fp8, whose other layers run in bf16)
+# The process's first collection after a comparison scans everything the imports made, then
+# freezes it (mpdemo.engine.core.collect_garbage): 0.2 s quiet, 0.3-0.6 s at load 4-8 on 2 cores
+# (stretched as the rounds were).
+FIRST_COLLECT_S = 0.2
 
 
 class GridEstimate:
@@ -58,6 +76,7 @@ class GridEstimate:
         # left at the pace of the rounds, not one run after another.
         self.interleaved = interleaved
         self.batch = {c.label: (c.batch_size, c.eval_slice) for c in configs}
+        self.kinds = {c.label: (c.backend, c.precision) for c in configs}
         device = cal.device if cal is not None else "cpu"
         self.runs = [
             _RunPlan(
@@ -68,6 +87,7 @@ class GridEstimate:
                 else None,
                 step_times=[],
                 stamps=[],
+                computes=effective_precision(c.backend, c.precision, device),
             )
             for c in configs
         ]
@@ -84,6 +104,11 @@ class GridEstimate:
         if cal is not None:
             fwd = cal.step_s.get("fp32", 0.0) / 3
             self._guess_overhead = min(cal.setup_s, 1.0) + cal.eval_batches * fwd
+        # Interleaved: each evaluated run's evaluation seconds over its batches x its median
+        # step (measured from the start of its evaluation turn to its eval event), by the
+        # precision it computes in.
+        self.eval_ratios: dict[str, list[float]] = {}
+        self._last_step_at: float | None = None  # the clock at the latest step of any run
         self._current: _RunPlan | None = None
         self._last_end: float | None = None
         self._grid_start = clock()
@@ -103,6 +128,9 @@ class GridEstimate:
             if run is not None:
                 run.started_at = now
                 self._current = run
+                backend, precision = self.kinds.get(ev.label, ("torch", "fp32"))
+                device = str(ev.device).split(":")[0]  # "cuda:0" -> "cuda"
+                run.computes = effective_precision(backend, precision, device)
         elif kind == "step":
             run = self._run(ev.label)
             if run is not None:
@@ -110,6 +138,11 @@ class GridEstimate:
                 assert run.step_times is not None and run.stamps is not None
                 run.step_times.append(ev.step_time_s)
                 run.stamps.append(now)
+            self._last_step_at = now
+        elif kind == "eval":
+            run = self._run(ev.label)
+            if run is not None and self.interleaved:
+                self._measure_eval(run, now)
         elif kind == "end":
             run = self._run(ev.label)
             if run is not None:
@@ -188,19 +221,68 @@ class GridEstimate:
         late = (st[-1] - st[-1 - ROUNDS_COMPARED]) / ROUNDS_COMPARED
         return late / early if early > 0 else None
 
-    def _eval_guess(self, run: _RunPlan) -> float:
-        """A run's evaluation: its batches at about a third of a step each (forward only)."""
+    def _eval_batches(self, run: _RunPlan) -> int:
         batch, eval_slice = self.batch.get(run.label, (32, ""))
         m = re.search(r"\[:(\d+)\]", eval_slice or "")
         rows = int(m.group(1)) if m else 500
-        step = statistics.median(run.step_times) if run.step_times else 0.0
-        return math.ceil(rows / max(1, batch)) * step / 3
+        return math.ceil(rows / max(1, batch))
+
+    def _eval_began(self) -> float | None:
+        """Interleaved: when the evaluation now running began (the runs evaluate one after
+        another once every run has trained: at the last step, or at the previous run's end)."""
+        if self._last_step_at is None:
+            return None
+        return max(self._last_step_at, self._last_end or self._last_step_at)
+
+    def _step_s(self, run: _RunPlan) -> float:
+        """A run's median step after its warm-up (its own timer: stalls left out)."""
+        times = run.step_times or []
+        return statistics.median(times[self.warmup :] or times) if times else 0.0
+
+    def stall(self) -> float:
+        """Interleaved: wall seconds a round over the sum of its runs' median steps (at least 1).
+
+        Other processes' load, the hand-overs and what sits between two steps stretch a round
+        beyond its steps' own times; an evaluation is stretched alike.
+        """
+        timed = [(rate, r) for r in self.runs if (rate := self._rate(r)) is not None]
+        steps = sum(self._step_s(r) for _, r in timed)
+        if not timed or steps <= 0:
+            return 1.0
+        return max(1.0, statistics.median(rate for rate, _ in timed) / steps)
+
+    def _measure_eval(self, run: _RunPlan, now: float) -> None:
+        run.evaluated = True
+        began = self._eval_began()
+        step = self._step_s(run)
+        if began is not None and step > 0:
+            ratio = (now - began) / (self._eval_batches(run) * step * self.stall())
+            self.eval_ratios.setdefault(run.computes, []).append(ratio)
+
+    def _eval_guess(self, run: _RunPlan) -> float:
+        """A run's evaluation: its batches at its own median step times the evaluation / step
+        ratio a run of this comparison in the same precision measured (or the prior's),
+        stretched as the rounds were."""
+        measured = self.eval_ratios.get(run.computes)
+        if measured:
+            ratio = statistics.median(measured)
+        else:
+            ratio = EVAL_PER_STEP.get(run.computes, EVAL_PER_STEP_16)
+        return self._eval_batches(run) * self._step_s(run) * ratio * self.stall()
+
+    def _collect_s(self) -> float:
+        """The collection after the comparison (mpdemo.engine.core.collect_garbage)."""
+        from ..engine.core import next_collect_s
+
+        measured = next_collect_s()
+        return FIRST_COLLECT_S * self.stall() if measured is None else measured
 
     def _remaining_rounds(self) -> float | None:
         """Interleaved: the rounds left at the pace of the rounds so far, then the evaluations."""
         live = [r for r in self.runs if not r.finished]
-        if not live:
-            return 0.0
+        if not live:  # the collection after the last run's end is what is left
+            since = self.clock() - self._last_end if self._last_end is not None else 0.0
+            return max(0.0, self._collect_s() - since)
         rates = [x for r in live if (x := self._rate(r)) is not None]
         if not rates:
             return None
@@ -208,9 +290,14 @@ class GridEstimate:
         # move the estimate by itself (bench/eta.py).
         per_round = statistics.median(rates)
         rounds = max(r.steps - r.done_steps for r in live)
-        tails = [t for t in self.tails]
-        evals = sum(statistics.median(tails) if tails else self._eval_guess(r) for r in live)
-        return rounds * per_round + evals
+        # Then each run's evaluation, one after another, each at its own step time (an fp16
+        # run's may be ten times an fp32 run's); the one under way has begun.
+        pending = [r for r in live if not r.evaluated]
+        evals = sum(self._eval_guess(r) for r in pending)
+        began = self._eval_began()
+        if pending and rounds <= 0 and began is not None:
+            evals -= min(self._eval_guess(pending[0]), self.clock() - began)
+        return rounds * per_round + evals + self._collect_s()
 
     def remaining_s(self) -> float | None:
         """Seconds until the last run of the grid ends; None while nothing can say."""
