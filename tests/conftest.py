@@ -158,6 +158,20 @@ SLOW_TESTS = (
     "test_profile.py::test_grid_planned_event_says_before_the_runs",
     "test_space.py::test_an_api_session_that_opened_a_file_is_freed",
     "test_space.py::test_an_opened_file_is_thinned",
+    # 2.5 CPU-s or more in a whole-suite profile (a cgroup's CPU time, subprocesses included)
+    "test_classroom.py::test_start_stop_cycles_leave_no_threads_behind",
+    "test_ui.py::test_building_the_app_imports_no_torch",
+    "test_sweep_line.py::test_a_comparison_behind_a_sweep_waits_its_turn",
+    "test_together.py::test_interleaved_runs_give_the_losses_of_runs_alone",
+    "test_engine.py::test_causal_lm_and_mlp_run",
+    "test_broadcast.py::test_the_line_is_fifo_with_places_estimates_and_a_cap",
+    "test_broadcast.py::test_a_viewers_stop_never_stops_the_run_its_starters_does",
+    "test_broadcast.py::test_memory_is_released_when_nobody_watches",
+    "test_classroom_shared.py::test_the_board_follows_the_teachers_comparison",
+    "test_classroom_shared.py::test_a_shared_run_streams_to_two_visitors_through_the_api",
+    "test_classroom_shared.py::test_a_different_setting_never_joins_a_shared_run",
+    "test_cli_and_sources.py::test_cli_bad_input_as_a_process",
+    "test_lessons.py::test_a_lesson_opens_its_own_recording_beside_the_live_run",
 )
 
 
