@@ -87,6 +87,59 @@ def test_watch_grads_streams_histograms_every_n_steps(small_cfg: RunConfig, tmp_
     }
 
 
+def test_watched_gradients_are_backwards_still_scaled_copied_once_backward_ended() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
+    watch = gradwatch.GradWatch(model, "fp16", every=2)
+    watch.arm(1)
+    assert not watch.armed  # only every 2nd step is watched
+    watch.arm(2)
+    # The copy each hook used to make at once, as a reference: each gradient as backward
+    # completed it, in that order; and the watch's seconds so far, seen from inside backward.
+    ref: list[tuple[str, torch.Tensor]] = []
+    spent_inside: list[float] = []
+
+    def reference(name: str):
+        def hook(p: torch.Tensor) -> None:
+            ref.append((name.rsplit(".", 1)[0], p.grad.detach().flatten().clone()))
+            spent_inside.append(watch.spent)
+
+        return hook
+
+    handles = [
+        p.register_post_accumulate_grad_hook(reference(n)) for n, p in model.named_parameters()
+    ]
+    # Small gradients: times 2^10 they fall elsewhere against fp16's windows.
+    loss = model(torch.randn(32, 8)).pow(2).mean() * 1e-6
+    scaler.scale(loss).backward()
+    for h in handles:
+        h.remove()
+    assert spent_inside == [0.0] * 4  # nothing was copied while backward ran
+    assert watch.spent > 0  # the copy ran once backward ended, and is timed
+    scaler.step(opt)  # unscale_ divides every p.grad by 2^10 in place
+    scaler.update()
+    got = watch.collect(2, 2.0**10)
+    assert got is not None and got["step"] == 2 and got["scale"] == 2.0**10
+    order = list(dict.fromkeys(name for name, _ in ref))
+    assert order == ["2", "0"]  # the layers in the order backward completed them
+    want = [
+        {"name": n, **gradwatch.histogram(torch.cat([g for m, g in ref if m == n]), "fp16")}
+        for n in order
+    ]
+    assert got["layers"] == want  # the gradients the scaler guards, still times 2^10
+    # ... not the unscaled ones the optimizer stepped with.
+    scaled = sum(float(g.abs().sum()) for _, g in ref)
+    assert scaled == pytest.approx(
+        2.0**10 * sum(float(p.grad.abs().sum()) for p in model.parameters())
+    )
+    opt.zero_grad()
+    watch.arm(3)  # not watched: no hook, no copy
+    scaler.scale(model(torch.randn(32, 8)).pow(2).mean()).backward()
+    assert watch.spent == 0.0 and watch.collect(3, scaler.get_scale()) is None
+
+
 def test_pure_bf16_weights_are_bf16_and_report_lost_updates(small_cfg: RunConfig) -> None:
     cfg = small_cfg.replace(precision="bf16", weights="bf16", lr=1e-4)
     prep = prepare(cfg)

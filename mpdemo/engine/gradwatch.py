@@ -2,11 +2,13 @@
 on log2 against a format's windows every N steps of a run (`--watch-grads N`).
 
 A hook on every parameter (`register_post_accumulate_grad_hook`) fires inside backward, once
-the parameter's gradient is complete: with a GradScaler that gradient is still multiplied by
-the step's loss scale (unscale_ comes later, in scaler.step), so the values binned are the ones
-the scaler guards; without one the scale is 1. The hooks are there only for a watched step, and
-the Recorder takes the seconds they spend out of that step's time (`spent`), so the step times
-stay the training's own. Works the same for the three backends: the hooks are on the tensors.
+the parameter's gradient is complete; the first one queues a callback on autograd's engine
+(`queue_callback`, as DDP's reducer does) that copies every gradient at once when backward ends.
+With a GradScaler those gradients are still multiplied by the step's loss scale (unscale_ comes
+later, in scaler.step), so the values binned are the ones the scaler guards; without one the
+scale is 1. The hooks are there only for a watched step, and the Recorder takes the copy's
+seconds out of that step's time (`spent`), so the step times stay the training's own. Works the
+same for the three backends: the hooks are on the tensors, the callback on backward itself.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import torch
 
 from ..teach.rounding import layout, log2_windows
+from .precision import synchronize
 
 LO, HI = -40, 20  # log2 bin edges shown: 2^-40 .. 2^20, one bin per binade
 WATCH_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
@@ -84,11 +87,14 @@ class GradWatch:
     def __init__(self, model: torch.nn.Module, fmt: str, every: int) -> None:
         self.fmt = fmt
         self.every = every
-        self.spent = 0.0  # seconds the hooks took in the current step (the Recorder subtracts)
+        self.spent = 0.0  # seconds the copy took in the current step (the Recorder subtracts)
         self.armed = False
         self._layers: dict[str, list[torch.Tensor]] = {}
         self._params = [(_layer_name(n), p) for n, p in model.named_parameters() if p.requires_grad]
         self._handles: list[Any] = []
+        # The parameters whose gradient backward completed, in that order (the layers' order in
+        # the histograms, as when each hook copied its own gradient).
+        self._done: list[tuple[str, torch.Tensor]] = []
 
     def _hook_all(self) -> None:
         # Only for the watched step: hooks on every parameter on every step cost the unwatched
@@ -101,19 +107,35 @@ class GradWatch:
         def hook(p: torch.Tensor) -> None:
             if not self.armed or p.grad is None:
                 return
-            t0 = time.perf_counter()
-            # A copy in fp32: the optimizer may change p.grad in place (unscale_) before the
-            # step ends; the histogram is computed once the step's clock has stopped.
-            self._layers.setdefault(layer, []).append(p.grad.detach().flatten().float().clone())
-            self.spent += time.perf_counter() - t0
+            # Only note the parameter: a copy here, between two of backward's kernels, made the
+            # watched step ~8 % slower than its `spent` accounted for (bench/watch_grads.py).
+            # One callback copies them all once backward has finished.
+            self._done.append((layer, p))
+            if len(self._done) == 1:
+                torch.autograd.Variable._execution_engine.queue_callback(self._copy)
 
         return hook
+
+    def _copy(self) -> None:
+        """At the end of backward, before the optimizer step may unscale_ (or clip) in place."""
+        device = self._done[0][1].device
+        synchronize(device)  # backward's own kernels have finished: they are the training's time
+        t0 = time.perf_counter()
+        for layer, p in self._done:
+            if p.grad is not None:
+                # A copy in fp32; the histogram is computed once the step's clock has stopped.
+                g = p.grad.detach().flatten().to(torch.float32, copy=True)
+                self._layers.setdefault(layer, []).append(g)
+        self._done.clear()
+        synchronize(device)  # and the copies' have too, before their seconds are read
+        self.spent += time.perf_counter() - t0
 
     def arm(self, step: int) -> None:
         """Before step `step` (1-based) begins: watch it if it is every N-th."""
         self.close()  # a step watched before, stopped before its collect()
         self.armed = step % self.every == 0
         self._layers.clear()
+        self._done.clear()
         self.spent = 0.0
         if self.armed:
             self._hook_all()
