@@ -8,8 +8,12 @@ watch_grads=N (the order alternates from round to round, so a shared machine's l
 both). Prints, per side: the median step time the run reports (median_step_s: the hooks'
 seconds are taken out of a watched step), the whole run's wall time per step (what sits between
 steps counts: the histograms are computed there), min and median over the rounds, and the
-ratio watched / plain of each. Also what one histogram costs: the seconds the watched run spent
-outside its steps, divided by the histograms it made. Prints figures; asserts nothing.
+ratio watched / plain of each. Then the every-N-th steps (the ones watched in the watched run)
+apart from the other steps, on both sides, and each such step against the mean of its two
+neighbours in the same process (a ratio a shared machine's slow drift of load barely moves):
+the watched steps themselves should match the plain run's. Also what one histogram costs: the
+seconds the watched run spent outside its steps, divided by the histograms it made. Prints
+figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -30,20 +34,35 @@ def one(cfg_json: str) -> None:
     sys.path.insert(0, str(ROOT))
     from mpdemo import RunConfig, train
 
-    cfg = RunConfig.from_dict(json.loads(cfg_json))
+    d = json.loads(cfg_json)
+    every = d.pop("every")  # not the config's: the steps the watched side watches
+    cfg = RunConfig.from_dict(d)
     t0 = time.perf_counter()
     first = None
     hist = 0
     summary = None
+    times: list[float] = []  # each step's time as the run reports it
     for ev in train(cfg):
-        if ev.kind == "step" and first is None:
-            first = time.perf_counter()  # preparation is left out of the wall time
+        if ev.kind == "step":
+            if first is None:
+                first = time.perf_counter()  # preparation is left out of the wall time
+            times.append(ev.step_time_s)
         elif ev.kind == "grads":
             hist += 1
         elif ev.kind == "end":
             summary = ev.summary
     wall = time.perf_counter() - (first or t0)
     steps = summary["steps"]
+    # The every-N-th steps (watched in the watched run; the same steps of the plain run), past
+    # the warm-up steps the summary leaves out, and the others.
+    nth = [i for i in range(cfg.warmup_steps, len(times)) if (i + 1) % every == 0]
+    others = [times[i] for i in range(cfg.warmup_steps, len(times)) if (i + 1) % every]
+    # Each N-th step against its neighbours' mean (the one before alone after the last step).
+    near = [
+        times[i]
+        / statistics.fmean(times[j] for j in (i - 1, i + 1) if cfg.warmup_steps <= j < len(times))
+        for i in nth
+    ]
     print(
         json.dumps(
             {
@@ -51,6 +70,9 @@ def one(cfg_json: str) -> None:
                 "wall_per_step_s": wall / max(steps - 1, 1),
                 "step_sum_s": summary["mean_step_s"] * steps,
                 "histograms": hist,
+                "nth_step_s": statistics.median(times[i] for i in nth),
+                "other_step_s": statistics.median(others),
+                "nth_vs_neighbours": statistics.median(near),
             }
         ),
         flush=True,
@@ -86,6 +108,8 @@ def main() -> None:
         "batch_size": args.batch_size,
         "device": "cpu",
     }
+    # "every" tells the plain side's child which steps the watched side watches.
+    base["every"] = args.every
     sides = {"plain": {**base, "watch_grads": 0}, "watched": {**base, "watch_grads": args.every}}
     got: dict[str, list[dict[str, float]]] = {"plain": [], "watched": []}
     for r in range(args.rounds):
@@ -99,7 +123,13 @@ def main() -> None:
         )
     print(f"\n{args.model} {args.precision}, {args.steps} steps, watch every {args.every}, "
           f"{args.rounds} rounds (load average now {os.getloadavg()[0]:.1f})")  # fmt: skip
-    for key, name in (("median_step_s", "median step"), ("wall_per_step_s", "wall per step")):
+    rows = (
+        ("median_step_s", "median step"),
+        ("nth_step_s", f"steps {args.every},{2 * args.every},.."),
+        ("other_step_s", "other steps"),
+        ("wall_per_step_s", "wall per step"),
+    )
+    for key, name in rows:
         row = []
         for side in ("plain", "watched"):
             xs = [g[key] * 1e3 for g in got[side]]
@@ -110,6 +140,11 @@ def main() -> None:
             + "; ".join(row)
             + f"; watched/plain median {statistics.median(ratios):.3f}"
         )
+    near = {s: statistics.median(g["nth_vs_neighbours"] for g in got[s]) for s in got}
+    print(
+        f"steps {args.every},{2 * args.every},.. each / its neighbours' mean, median over rounds: "
+        f"plain {near['plain']:.3f}, watched {near['watched']:.3f}"
+    )
     w = got["watched"]
     hist = statistics.median(g["histograms"] for g in w)
     extra = statistics.median(g["wall_per_step_s"] for g in w) - statistics.median(
