@@ -121,7 +121,8 @@ FIGURES = "document.querySelectorAll('#grad-watch figure.mp-gw-run')"
 
 def check_grad_watch(pg) -> None:
     """The underflow lesson's watched gradients (#grad-watch) once it is done: each live run's
-    last watched step, at 1400 px then at 400 (one figure a row), and in Spanish after a switch."""
+    last watched step, at 1400 px then at 400 (one figure a row), and in Spanish then Portuguese
+    after a switch (the same figures, redrawn in the page's words)."""
     live = ["torch · fp32", "torch · fp16", "torch · fp16 · S=1"]
     pg.wait_for_function(  # the live runs' last watched step (the opened recording has its own)
         f"ls => ls.every(l => [...{FIGURES}].some(f => f.dataset.run === l"
@@ -147,15 +148,30 @@ def check_grad_watch(pg) -> None:
     assert boxes[0]["y"] < boxes[1]["y"]  # stacked, not squeezed side by side
     pg.locator("#grad-watch").scroll_into_view_if_needed()
     pg.locator("#grad-watch").screenshot(path=str(SHOTS / "grads-400.png"))
-    # A language switch redraws the panel's words in the page's new language.
-    pg.locator("#lang").get_by_label("Español").check()
-    said = [i18n.t(k, "es").split("{")[0].strip() for k in ("gw_worst", "gw_worst_none")]
-    pg.wait_for_function(
-        "ts => ts.some(t => (document.querySelector('#grad-watch')?.innerText || '').includes(t))",
-        arg=said,
-        timeout=30_000,
-    )
-    assert "Worst layer" not in pg.inner_text("#grad-watch")
+    # A language switch redraws the same figures in the page's words and digits.
+    figures = pg.locator("#grad-watch figure.mp-gw-run")
+    steps = [f.get_attribute("data-step") for f in figures.all()]
+    for code in ("es", "pt"):
+        pg.locator("#lang").get_by_label(i18n.LOCALES[code].name).check()
+        # The unscaled run's title, without its label (the run's name, in no language).
+        title = i18n.t("gw_title", code, label="", step=12, scale="1", fmt="fp16")
+        pg.wait_for_function(
+            "t => (document.querySelector('#grad-watch')?.innerText || '').includes(t)",
+            arg=title,
+            timeout=30_000,
+        )
+        text = pg.inner_text("#grad-watch")
+        assert i18n.t("gw_title", "en", label="", step=12, scale="1", fmt="fp16") not in text
+        intro = i18n.t("gw_intro", code, box=i18n.t("watch_grads_label", code))
+        assert intro.split("<i>")[0].strip() in text, (code, text[:200])
+        worst = i18n.t("gw_worst", code, layer="", share="").split(":")[0]  # "Peor capa"
+        assert worst in text or i18n.t("gw_worst_none", code) in text, (code, text)
+        assert "Worst layer" not in text and "No layer" not in text
+        assert [f.get_attribute("data-run") for f in figures.all()] == runs
+        assert [f.get_attribute("data-step") for f in figures.all()] == steps
+        svg_text = pg.locator("#grad-watch svg").first.text_content() or ""
+        assert i18n.t("uf_clamped", code) in svg_text  # the histogram's own words too
+    pg.locator("#grad-watch").screenshot(path=str(SHOTS / "grads-400-pt.png"))
 
 
 def test_the_master_weights_lesson_runs_its_three_recipes_on_the_page(
