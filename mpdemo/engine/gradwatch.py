@@ -107,12 +107,12 @@ class GradWatch:
         def hook(p: torch.Tensor) -> None:
             if not self.armed or p.grad is None:
                 return
-            # Only note the parameter: a copy here, between two of backward's kernels, made the
-            # watched step ~8 % slower than its `spent` accounted for (bench/watch_grads.py, a
-            # quiet 2-core VM, tiny-bert fp16). One callback copies them all once backward has
-            # finished. (Chosen over leaving the watched steps out of the step-time statistics:
-            # every step stays in the median and in the verdict's paired rounds, and nothing
-            # downstream of the Recorder changes.)
+            # Only note the parameter: one callback copies them all once backward has finished,
+            # so backward's kernels run back to back as in an unwatched step (a copy here, between
+            # two of them, once measured the watched step ~8 % over its `spent`; later quiet runs
+            # of bench/watch_grads.py put both ways within noise of the plain run). Chosen over
+            # leaving the watched steps out of the step-time statistics: every step stays in the
+            # median and in the verdict's paired rounds, and nothing after the Recorder changes.
             self._done.append((layer, p))
             if len(self._done) == 1:
                 torch.autograd.Variable._execution_engine.queue_callback(self._copy)
