@@ -764,3 +764,18 @@ def test_axes_span_the_run_and_the_data() -> None:
     assert time_axis["x_lim"] == [0, None] and time_axis["x_axis_format"] != "d"
     spec = next(p for p in plots.PLOTS if p.name == "time")
     assert spec.y_format == "~r"  # 1600 ms, never "1,600" (1.6 to a Spanish reader)
+
+
+def test_a_language_switch_words_the_scale_sentence_for_the_ticked_boxes() -> None:
+    # Before any grid the loss-scale plot's sentence follows the ticked boxes: a preset without
+    # a scaler (fp32 against bf16) then a switch to English must not keep the Portuguese one
+    # (it was redrawn from the default grid, which has a scaler: nothing was redrawn).
+    from mpdemo.ui import i18n
+    from mpdemo.ui.train.session import Session
+    from mpdemo.ui.train.wiring import lang_scale_empty
+
+    no_scaler = (["fp32", "bf16"], True, False)
+    assert lang_scale_empty("en", None, no_scaler) == i18n.t("scale_empty_none", "en")
+    assert lang_scale_empty("pt", Session(), no_scaler) == i18n.t("scale_empty_none", "pt")
+    assert lang_scale_empty("en", None, (["fp32", "fp16"], True, False)) == ""
+    assert lang_scale_empty("en", None, (["fp16"], False, False)) != ""  # fp16, no scaler

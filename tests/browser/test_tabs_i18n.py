@@ -161,28 +161,14 @@ def open_tab(pg, tab: str) -> None:
     pg.wait_for_timeout(300)  # late renders (tables, the code editors) settle
 
 
-def pick_language(pg, code: str) -> None:
-    """Pick `code` on the page's radio; wait until the relabelling arrived."""
-    pg.locator("#lang").get_by_label(i18n.LOCALES[code].name).check()
-    heading = i18n.t("intro", code).strip().splitlines()[0].lstrip("# ")
-    pg.wait_for_function(
-        "h => (document.querySelector('#intro')?.innerText || '').includes(h)",
-        arg=heading,
-        timeout=30_000,
-    )
-    pg.wait_for_timeout(500)  # the language hooks' redraws (their own requests) land
-
-
-def page_texts(pg, preset: int = 0) -> dict[str, str]:
-    """Each tab's prose (its tab-bar label included), the presets (loading the `preset`-th) and
-    a computed Underflow lab."""
+def page_texts(pg) -> dict[str, str]:
+    """Each tab's prose (its tab-bar label included), the presets and a computed Underflow lab."""
     out = {"header": text_of(pg, "#intro") + "\n" + text_of(pg, "#lang")}
     tabs = pg.evaluate(TABS_JS)
     assert {"train-tab", "formats-tab", "underflow-tab", "code-tab", "why-tab"} <= set(tabs)
     for tab in tabs:
         open_tab(pg, tab)
-        # The closed accordion hides the loss-scaling controls (open after the first language).
-        if tab == "train-tab" and not pg.locator("#loss-scaling").is_visible():
+        if tab == "train-tab":  # the closed accordion hides the loss-scaling controls
             pg.locator("#advanced .label-wrap").first.click()
             pg.wait_for_selector("#loss-scaling", state="visible", timeout=10_000)
         out[tab] = pg.inner_text(f"#{tab}-button") + "\n" + text_of(pg, f"#{tab}")
@@ -195,7 +181,7 @@ def page_texts(pg, preset: int = 0) -> dict[str, str]:
     assert len(names) >= 2, names
     out["why-tab (preset names)"] = "\n".join(names)
     before = text_of(pg, "#preset-desc")
-    options.nth(preset % len(names)).click()
+    options.nth(0).click()
     pg.wait_for_function(
         f"b => ({TEXT_JS})('#preset-desc').trim() !== b.trim()", arg=before, timeout=15_000
     )
@@ -242,29 +228,15 @@ def test_every_preset_is_in_one_language(code: str) -> None:
                 assert not hits, (pid, where, hits)
 
 
-@pytest.fixture(scope="module")
-def texts(browser, url: str) -> dict[str, dict[str, str]]:
-    """Every language's texts from one page: opened by a Spanish browser (the page picks
-    Spanish from its Accept-Language), then Portuguese and English picked on its radio — what a
-    class does, and a page load a language cost seconds of chromium on 2 cores."""
-    order = ["es", "pt", "en"]
-    assert sorted(order) == sorted(i18n.LANGS)
-    context, pg = open_page(browser, url, order[0])
-    out = {}
+@pytest.mark.parametrize("code", i18n.LANGS)
+def test_every_tab_is_in_one_language(browser, url: str, code: str) -> None:
+    context, pg = open_page(browser, url, code)
     try:
-        assert pg.locator("#lang").get_by_label(i18n.LOCALES[order[0]].name).is_checked()
-        for i, code in enumerate(order):
-            if i:
-                pick_language(pg, code)
-            out[code] = page_texts(pg, preset=i)
+        assert pg.locator("#lang").get_by_label(i18n.LOCALES[code].name).is_checked()
+        texts = page_texts(pg)
     finally:
         context.close()
-    return out
 
-
-@pytest.mark.parametrize("code", i18n.LANGS)
-def test_every_tab_is_in_one_language(texts, code: str) -> None:
-    texts = texts[code]
     for tab, key in [("train-tab", "tab_train"), ("formats-tab", "tab_formats"),
                      ("underflow-tab", "tab_underflow"), ("code-tab", "tab_code"),
                      ("why-tab", "tab_why")]:  # fmt: skip

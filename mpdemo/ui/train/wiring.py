@@ -30,7 +30,6 @@ from .handlers import (
     show_columns,
     stop,
     summary_update,
-    ticked_scale_empty,
     train_endpoint,
 )
 from .inputs import (
@@ -40,10 +39,19 @@ from .inputs import (
     precision_info,
     precision_note,
     slice_preview,
+    ticked_scale_empty,
 )
 from .plots import PLOTS, View
 from .session import Session
 from .status import idle_status
+
+
+def lang_scale_empty(lang: str, sess: Session | None, ticked: tuple[Any, ...]) -> str:
+    """The loss-scale plot's sentence in a newly picked language: the grid's on screen, else
+    the one the ticked boxes (precisions, loss scaling, compare) would run, a preset's too."""
+    if sess is not None and sess.configs:
+        return scale_empty_text(lang, sess.configs, not sess.running, sess)
+    return ticked_scale_empty(lang, *ticked)
 
 
 def _wire(
@@ -197,12 +205,7 @@ def _wire(
                 props["x_title"] = t("x_step", lang)
             out.append(gr.update(**props))
         running = sess is not None and sess.running
-        empty = (
-            scale_empty_text(lang, sess.configs, not running, sess)
-            if sess is not None and sess.configs
-            # Before any grid, the sentence follows the ticked boxes (a preset's too).
-            else ticked_scale_empty(lang, *ticked)
-        )
+        empty = lang_scale_empty(lang, sess, ticked)
         out += [
             slice_preview(lang, *preview_args),
             summary_update(sess, lang),  # recorded rows too, in the columns the box asked for
