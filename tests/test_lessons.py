@@ -161,6 +161,9 @@ def test_glitches_of_the_machine_line_and_the_trainer_sentence() -> None:
 def test_stop_then_train_runs_the_new_comparison() -> None:
     # The comparison just stopped stays joinable on the server a while; the next click of the
     # page that stopped it must train anew, not watch it end at once ("Done: 0 runs").
+    import threading
+
+    from mpdemo.ui.train.handlers import arm
     from mpdemo.ui.train.session import Session
     from mpdemo.ui.train.tab import stop, train
 
@@ -168,17 +171,31 @@ def test_stop_then_train_runs_the_new_comparison() -> None:
               "train_slice": "train[:64]", "eval_slice": "validation[:16]"}  # fmt: skip
     session = Session()
 
-    def first_step() -> bool:
+    def first_step() -> int | None:
+        """A click as the page makes it (arm, then train); Stop pressed, as a person does,
+        while the stream goes on, once this comparison's own first step is on screen (after a
+        frame with none: not the last comparison's steps). Its steps then, or None."""
+        arm(session, "en")
         frames = train(values, "en", session)
-        for _ in frames:  # until the first step is on screen, or the stream ends
-            if any(s.step for s in session.series.values()):
-                stop(session, "en")
-                frames.close()
-                return True
-        return False
+        fresh = False  # a frame of this comparison before its first step: no old steps shown
+        for _ in frames:
+            steps = [len(s.step) for s in session.series.values()]
+            fresh |= not any(steps)
+            if any(steps) and fresh:
+                pressed = threading.Thread(target=stop, args=(session, "en"))
+                pressed.start()
+                for _ in frames:  # the stream runs to its end, as gradio reads it
+                    pass
+                pressed.join(30)
+                return max(steps)
+        return None
 
-    assert first_step()
-    assert first_step(), "the same comparison, clicked again after Stop, trained nothing"
+    first = first_step()
+    assert first is not None and first < 400
+    # The same comparison, clicked again after Stop: it trains anew from step 1 (it ended at
+    # once with "Done: 0 runs", and a Stop's flag left over refused the click).
+    again = first_step()
+    assert again is not None and again < 400, "clicked again after Stop, it trained nothing"
 
 
 def test_a_line_under_an_identical_one_is_named_in_the_legend() -> None:
