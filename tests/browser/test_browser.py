@@ -168,7 +168,11 @@ def test_idle_page_stop_is_off_and_a_refused_input_stays_in_the_status(page) -> 
     # Nothing gradio draws on the status (its red Error badge and clear button, centred on the
     # line) covers the message: the toast says Error, the line says what to change.
     assert page.evaluate(COVERING_JS, "#status") == []
-    page.wait_for_timeout(6000)  # the error toast fades; the status still says what failed
+    # Once the error toast is gone (closed here, as a person does or as it fades by itself)
+    # the status still says what failed.
+    for close in page.locator("[data-testid=toast-close]").all():
+        close.click()
+    page.wait_for_function("() => !document.querySelector('[data-testid=toast-body]')")
     assert "Not started" in page.inner_text("#status")
     assert page.locator("#stop-btn").is_disabled()
 
