@@ -17,7 +17,7 @@ import gradio as gr
 
 from ...files.recorded import RecordingError, read_runs, reference_files
 from ...log import logger
-from ...teach.lesson_recordings import LessonRecording, is_lesson_file, recording_for
+from ...teach.lesson_recordings import is_lesson_file, recording_for
 from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here
 from .. import system
 from ..i18n import message, norm_lang, t
@@ -49,23 +49,18 @@ def info(lang: str, name: str | None) -> str:
     lines = [f"**{shown(say('title'))}** · *{shown(say('slide'))}*", shown(say("look"))]
     if cpu_note_here(lesson, on_cpu()):
         lines.append(shown(say("cpu")))
-    rec = recording(lesson.name)
+    rec = recording_for(lesson.name)
     if rec is not None:  # every part of it came from the file: shown as text
         args = {"machine": rec.machine_name, "date": rec.date or "?", "tag": rec.tag}
         lines.append(t("lesson_recorded", lang, **shown_args(args)))
     return "\n\n".join(lines)
 
 
-def recording(name: str | None) -> LessonRecording | None:
-    """The lesson's own recording among the shipped ones, made on a GPU, or None."""
-    return recording_for(name or "")
-
-
 def open_recording(session: Any, name: str | None) -> list[str]:
     """Before a lesson trains: its recording joins the session's opened files (the last lesson's
     leaves; files the visitor opened stay); the labels it drew, [] when none ships."""
     lesson_files = {p.name for p in reference_files() if is_lesson_file(p.name)}
-    rec = recording(name)
+    rec = recording_for(name or "")
     keep = [r for r in session.recordings if r.recording.name not in lesson_files]
     if rec is None:
         session.recordings = keep
