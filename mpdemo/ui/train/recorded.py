@@ -12,6 +12,7 @@ is checked on the way back like an uploaded file's (session_store.py).
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import time
@@ -44,8 +45,8 @@ STORAGE_KEY = "mpdemo-runs"
 SECRET_ENV = "MPDEMO_STORAGE_SECRET"
 SECRET_FILE = "storage-secret"
 # What the browser hands back when it stores nothing: gr.BrowserState only writes a truthy
-# value, so "cleared" must be an empty object rather than None.
-EMPTY_STORE: dict[str, Any] = {"version": 2, "runs": []}
+# value, so "cleared" must be an empty document rather than None.
+EMPTY_STORE = '{"version": 2, "runs": []}'
 
 
 # --- the stored runs' secret -----------------------------------------------------------------
@@ -215,7 +216,7 @@ def clear_runs(session: Session, lang: str) -> dict[str, Any]:
         legend="",
         grad_watch=gr.update(value="", visible=False),
         reference=gr.update(value=None),
-        stored=dict(EMPTY_STORE),
+        stored=EMPTY_STORE,
     )
     return out
 
@@ -253,9 +254,13 @@ def script_updates(session: Session) -> dict[str, Any]:
 
 
 def save_runs(session: Session) -> Any:
-    """After the table changed: what the browser keeps (nothing to keep: leave it as it is)."""
+    """After the table changed: what the browser keeps, as JSON text (nothing to keep: leave it
+    as it is)."""
     value = session.stored() if session is not None else None
-    return value if value is not None else gr.skip()
+    # One string, not the document as an object: gradio 6.31's page deep-copies every
+    # component's value, leaf by leaf, on each status message of every event; a stored
+    # document of 10^5-10^6 numbers kept a CPU core busy for a minute after a run ended.
+    return json.dumps(value, separators=(",", ":")) if value is not None else gr.skip()
 
 
 # --- layout and wiring -----------------------------------------------------------------------

@@ -86,8 +86,15 @@ def restore(self: Session, value: Any) -> int:
     """Take back what stored() gave the browser; returns how many runs came back (0: none).
 
     The value comes from the visitor's browser: each run is checked like a runs file's, and
-    a run (or a file) that fails a check is dropped alone; the others come back.
+    a run (or a file) that fails a check is dropped alone; the others come back. The page
+    keeps the document as JSON text; a browser that stored it as an object (before 2026-12)
+    hands back the object.
     """
+    if isinstance(value, str) and len(value) <= 2 * MAX_STORED_CHARS:
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return 0
     if not isinstance(value, dict) or self.running or self.history or self.recordings:
         return 0
     history: list[dict[str, Any]] = []
