@@ -1,59 +1,16 @@
-"""The lesson picker in a browser: at 1400 and 400 px in en/es/pt it and Train are on the first
-screen, in the page's language; a click on a lesson runs it (steps shortened by
-MPDEMO_LESSON_STEPS, the tests' knob). Screenshots go to $MPDEMO_SHOTS (default: a temp dir)."""
+"""Two lessons on the page in a browser: the underflow lesson's click, its recording and its
+watched gradients; the master-weights lesson's three recipes. Each then seen at 1400 and 400 px
+in en/es/pt (tests/browser/lesson_pages.py; screenshots where $MPDEMO_SHOTS is set)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
-import pytest
 from browsing import BROWSER_MARKS, url  # noqa: F401 - url is a fixture
+from lesson_pages import HEIGHT, open_page, seen_everywhere, seen_in, shoot
 
 from mpdemo.teach.lessons import LESSONS
 from mpdemo.ui import i18n
 
 pytestmark = BROWSER_MARKS
-SHOTS = Path(os.environ.get("MPDEMO_SHOTS") or tempfile.mkdtemp(prefix="mpdemo-shots-"))
-HEIGHT = 860  # a phone's or a projector's first screen
-
-
-def open_page(browser, url: str, code: str, width: int):  # noqa: F811
-    context = browser.new_context(viewport={"width": width, "height": HEIGHT})
-    pg = context.new_page()
-    pg.goto(f"{url}?lang={code}", wait_until="domcontentloaded")
-    title = i18n.message("lesson_underflow_title", {}, code)
-    pg.wait_for_function(
-        "t => (document.querySelector('#lesson-picker')?.innerText || '').includes(t)",
-        arg=title,
-        timeout=60_000,
-    )
-    return context, pg
-
-
-@pytest.mark.parametrize("code", ["en", "es", "pt"])
-def test_the_lessons_and_train_are_on_the_first_screen(browser, url, code) -> None:  # noqa: F811
-    # One page a language, narrowed from 1400 to 400 px (a page load costs more than a reflow).
-    context, pg = open_page(browser, url, code, 1400)
-    try:
-        text = pg.inner_text("#lesson-picker")
-        titles = [
-            i18n.message(f"lesson_{x.key}_title", {}, code) for x in LESSONS.values() if x.on_page
-        ]
-        assert [text.index(x) for x in titles] == sorted(text.index(x) for x in titles)
-        slide = i18n.message("lesson_still_trains_slide", {}, code)
-        assert slide in pg.inner_text("#lesson-info")
-        for width in (1400, 400):
-            pg.set_viewport_size({"width": width, "height": HEIGHT})
-            pg.evaluate("() => window.scrollTo(0, 0)")
-            pg.wait_for_timeout(300)  # the columns reflow
-            for sel in ("#lesson-picker", "#start-btn"):
-                box = pg.locator(sel).bounding_box()
-                assert box is not None and box["y"] + box["height"] <= HEIGHT, (width, sel, box)
-            pg.screenshot(path=str(SHOTS / f"lessons-{code}-{width}.png"))
-    finally:
-        context.close()
 
 
 def run_lesson(pg, key: str, watched_while_training: bool = False) -> str:
@@ -110,8 +67,9 @@ def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch, tmp_path) -> N
         look = i18n.message("lesson_underflow_look", {}, "en")
         info = pg.inner_text("#lesson-info")
         assert look in info and f"recorded on {rec.machine_name}" in info, info
-        pg.screenshot(path=str(SHOTS / "lesson-underflow-en-1400.png"), full_page=True)
-        check_grad_watch(pg)
+        shoot(pg, "lesson-underflow-en-1400.png", full_page=True)
+        seen_in(pg, LESSONS["underflow"], "en", switch=False)
+        check_grad_watch(pg)  # then in Spanish and Portuguese
     finally:
         context.close()
 
@@ -139,15 +97,13 @@ def check_grad_watch(pg) -> None:
     assert svg.locator("rect.mp-bar").count() > 5
     box = svg.bounding_box()
     assert box is not None and box["width"] > 300
-    pg.locator("#grad-watch").scroll_into_view_if_needed()
-    pg.locator("#grad-watch").screenshot(path=str(SHOTS / "grads-1400.png"))
+    shoot(pg.locator("#grad-watch"), "grads-1400.png")
     pg.set_viewport_size({"width": 400, "height": HEIGHT})
     pg.wait_for_timeout(500)  # the grid reflows to one figure a row
     boxes = [f.bounding_box() for f in pg.locator("#grad-watch figure.mp-gw-run").all()]
     assert all(b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 400 for b in boxes)
     assert boxes[0]["y"] < boxes[1]["y"]  # stacked, not squeezed side by side
-    pg.locator("#grad-watch").scroll_into_view_if_needed()
-    pg.locator("#grad-watch").screenshot(path=str(SHOTS / "grads-400.png"))
+    shoot(pg.locator("#grad-watch"), "grads-400.png")
     # A language switch redraws the same figures in the page's words and digits.
     figures = pg.locator("#grad-watch figure.mp-gw-run")
     steps = [f.get_attribute("data-step") for f in figures.all()]
@@ -171,7 +127,10 @@ def check_grad_watch(pg) -> None:
         assert [f.get_attribute("data-step") for f in figures.all()] == steps
         svg_text = pg.locator("#grad-watch svg").first.text_content() or ""
         assert i18n.t("uf_clamped", code) in svg_text  # the histogram's own words too
-    pg.locator("#grad-watch").screenshot(path=str(SHOTS / "grads-400-pt.png"))
+        # The rest of the lesson in this language too (switched above), at 400 and 1400 px.
+        seen_in(pg, LESSONS["underflow"], code, switch=False)
+        pg.set_viewport_size({"width": 400, "height": HEIGHT})
+    shoot(pg.locator("#grad-watch"), "grads-400-pt.png")
 
 
 def test_the_master_weights_lesson_runs_its_three_recipes_on_the_page(
@@ -191,6 +150,7 @@ def test_the_master_weights_lesson_runs_its_three_recipes_on_the_page(
             assert label in status, status
         rows = pg.inner_text("#summary")
         assert "bf16 weights+SR" in rows
-        pg.locator("#status").screenshot(path=str(SHOTS / "lesson-master-weights-status.png"))
+        shoot(pg.locator("#status"), "lesson-master-weights-status.png")
+        seen_everywhere(pg, LESSONS["master-weights"], "en")
     finally:
         context.close()

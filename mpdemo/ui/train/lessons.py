@@ -41,8 +41,9 @@ def on_cpu() -> bool:
 
 
 def info(lang: str, name: str | None) -> str:
-    """The lesson's slide and what to look for (and, on a CPU, what it cannot show here)."""
-    lesson = LESSONS.get(name or "")
+    """The lesson's slide and what to look for (and, on a CPU, what it cannot show here); none
+    picked yet: the first lesson's, which the page's opening comparison is."""
+    lesson = LESSONS.get(name or DEFAULT_LESSON)
     if lesson is None:
         return ""
     say = lambda part: message(f"lesson_{lesson.key}_{part}", {}, lang)  # noqa: E731
@@ -93,13 +94,16 @@ def build(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
         comps["lesson"] = ctx.i18n(
             gr.Radio(
                 choices(lang0),
-                value=DEFAULT_LESSON,
+                # None picked: a radio fires no event when its picked option is clicked again,
+                # so the first lesson, picked from the start, would not run on a click (Train
+                # runs it: the opening comparison is that lesson, and its line says so below).
+                value=None,
                 label=t("lesson_label", lang0),
                 elem_id="lesson-picker",
             ),
             label="lesson_label",
         )
-        comps["lesson_info"] = gr.Markdown(info(lang0, DEFAULT_LESSON), elem_id="lesson-info")
+        comps["lesson_info"] = gr.Markdown(info(lang0, None), elem_id="lesson-info")
 
 
 def wire(

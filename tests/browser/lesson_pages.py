@@ -1,0 +1,102 @@
+"""What the lesson pages' browser tests share: a page opened in a language, the first-screen
+check, and a finished lesson seen at both widths in every language.
+
+Screenshots are taken only where $MPDEMO_SHOTS names a folder (a person looking at them):
+a full page at 400 px is ~5,000 px of PNG, seconds of chromium each, and nothing asserts on
+the pictures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from mpdemo.teach.lessons import LESSONS
+from mpdemo.ui import i18n
+
+SHOTS = Path(os.environ["MPDEMO_SHOTS"]) if os.environ.get("MPDEMO_SHOTS") else None
+HEIGHT = 860  # a phone's or a projector's first screen
+
+
+def shoot(target: Any, name: str, **kw: Any) -> None:
+    """A screenshot of a page or a locator into $MPDEMO_SHOTS, when it is set."""
+    if SHOTS is not None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=str(SHOTS / name), **kw)
+
+
+def open_page(browser: Any, url: str, code: str, width: int) -> tuple[Any, Any]:
+    """A new context and page at `width`, opened in `code`, once the lesson picker shows."""
+    context = browser.new_context(viewport={"width": width, "height": HEIGHT})
+    pg = context.new_page()
+    pg.goto(f"{url}?lang={code}", wait_until="domcontentloaded")
+    title = i18n.message("lesson_underflow_title", {}, code)
+    pg.wait_for_function(
+        "t => (document.querySelector('#lesson-picker')?.innerText || '').includes(t)",
+        arg=title,
+        timeout=60_000,
+    )
+    return context, pg
+
+
+def check_first_screen(pg, code: str) -> None:
+    """The page as it opened in `code`: the lessons in the course's order, the first one's
+    slide, and the picker and Train on the first screen at 1400 then 400 px (one page
+    narrowed: a page load costs more than a reflow); back at 1400 px after."""
+    text = pg.inner_text("#lesson-picker")
+    titles = [
+        i18n.message(f"lesson_{x.key}_title", {}, code) for x in LESSONS.values() if x.on_page
+    ]
+    assert [text.index(x) for x in titles] == sorted(text.index(x) for x in titles)
+    slide = i18n.message("lesson_still_trains_slide", {}, code)
+    assert slide in pg.inner_text("#lesson-info")
+    for width in (1400, 400):
+        pg.set_viewport_size({"width": width, "height": HEIGHT})
+        pg.evaluate("() => window.scrollTo(0, 0)")
+        pg.wait_for_timeout(300)  # the columns reflow
+        for sel in ("#lesson-picker", "#start-btn"):
+            box = pg.locator(sel).bounding_box()
+            assert box is not None and box["y"] + box["height"] <= HEIGHT, (width, sel, box)
+        shoot(pg, f"lessons-{code}-{width}.png")
+    pg.set_viewport_size({"width": 1400, "height": HEIGHT})
+
+
+def done_prefix(code: str) -> str:
+    """The status's first word once a comparison ended, in `code` ("Done", "Terminado", ...)."""
+    return i18n.t("status_done", code, count=1, detail="x").split(":")[0]
+
+
+def look_for(key: str, code: str) -> str:
+    """The lesson's "what to look for" line in `code`, as the page shows it (no markdown)."""
+    return i18n.message(f"lesson_{key}_look", {}, code).replace("*", "").replace("`", "")[:40]
+
+
+def seen_in(pg: Any, lesson: Any, code: str, switch: bool = True) -> None:
+    """The finished lesson in `code` (after a switch to it, unless `switch` is False): its
+    "look for" line and, for a comparison, the status in the page's words; then at 400 and
+    1400 px (full-page screenshots of each, for a person to look at)."""
+    if switch:
+        pg.locator("#lang").get_by_label(i18n.LOCALES[code].name).check()
+        pg.get_by_role("tab", name=i18n.t("tab_train", code)).click()
+    pg.wait_for_function(
+        "t => (document.querySelector('#lesson-info')?.innerText || '').includes(t)",
+        arg=look_for(lesson.key, code),
+        timeout=30_000,
+    )
+    if not lesson.sweep:  # the finished comparison's status, in the page's language
+        pg.wait_for_function(
+            "p => (document.querySelector('#status')?.innerText || '').startsWith(p)",
+            arg=done_prefix(code),
+            timeout=30_000,
+        )
+    for width in (400, 1400):
+        pg.set_viewport_size({"width": width, "height": HEIGHT})
+        pg.wait_for_timeout(300)  # the columns reflow
+        shoot(pg, f"lesson-{lesson.name}-{code}-{width}.png", full_page=True)
+
+
+def seen_everywhere(pg: Any, lesson: Any, code: str) -> None:
+    """The finished lesson seen in `code`, then in the other two languages after a switch."""
+    seen_in(pg, lesson, code, switch=False)
+    for other in (c for c in ("en", "es", "pt") if c != code):
+        seen_in(pg, lesson, other)
