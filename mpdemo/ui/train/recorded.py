@@ -260,7 +260,11 @@ def save_runs(session: Session) -> Any:
     # One string, not the document as an object: gradio 6.31's page deep-copies every
     # component's value, leaf by leaf, on each status message of every event; a stored
     # document of 10^5-10^6 numbers kept a CPU core busy for a minute after a run ended.
-    return json.dumps(value, separators=(",", ":")) if value is not None else gr.skip()
+    if value is None:
+        return gr.skip()
+    return json.dumps(
+        value, separators=(",", ":"), default=str
+    )  # default=str: as stored() sized it
 
 
 # --- layout and wiring -----------------------------------------------------------------------
