@@ -39,6 +39,14 @@ def open_page(browser: Any, url: str, code: str, width: int) -> tuple[Any, Any]:
     return context, pg
 
 
+def wait_wired(pg: Any) -> None:
+    """Until the page's load hooks answered (its events are wired up: a click now counts)."""
+    pg.wait_for_function(
+        "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
+        timeout=60_000,
+    )
+
+
 def check_first_screen(pg, code: str) -> None:
     """The page as it opened in `code`: the lessons in the course's order, the first one's
     slide, and the picker and Train on the first screen at 1400 then 400 px (one page

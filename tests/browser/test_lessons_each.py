@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from browsing import BROWSER_MARKS, url  # noqa: F401 - url is a fixture
-from lesson_pages import check_first_screen, done_prefix, open_page, seen_everywhere
+from lesson_pages import check_first_screen, done_prefix, open_page, seen_everywhere, wait_wired
 
 from mpdemo.teach.lessons import LESSONS
 from mpdemo.ui import i18n
@@ -41,10 +41,7 @@ def test_each_lesson_runs_at_both_widths_in_every_language(
     lesson = LESSONS[name]
     context, pg = open_page(browser, url, code, 1400)
     try:
-        pg.wait_for_function(  # the load hooks answered: the page's events are wired up
-            "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
-            timeout=60_000,
-        )
+        wait_wired(pg)
         check_first_screen(pg, code)  # each language opened once in this test's parameters
         title = i18n.message(f"lesson_{lesson.key}_title", {}, code)
         pg.locator("#lesson-picker label", has_text=title).click()

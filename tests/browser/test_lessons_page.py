@@ -5,7 +5,7 @@ in en/es/pt (tests/browser/lesson_pages.py; screenshots where $MPDEMO_SHOTS is s
 from __future__ import annotations
 
 from browsing import BROWSER_MARKS, url  # noqa: F401 - url is a fixture
-from lesson_pages import HEIGHT, open_page, seen_everywhere, seen_in, shoot
+from lesson_pages import HEIGHT, open_page, seen_everywhere, seen_in, shoot, wait_wired
 
 from mpdemo.teach.lessons import LESSONS
 from mpdemo.ui import i18n
@@ -16,10 +16,7 @@ pytestmark = BROWSER_MARKS
 def run_lesson(pg, key: str, watched_while_training: bool = False) -> str:
     """Click the lesson `key` (its English title) once the page's events are wired; its status
     once it says Done. `watched_while_training`: a watched gradient shows before Done."""
-    pg.wait_for_function(  # the load hooks answered: the page's events are wired up
-        "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0",
-        timeout=60_000,
-    )
+    wait_wired(pg)
     title = i18n.message(f"lesson_{key}_title", {}, "en")
     pg.locator("#lesson-picker label", has_text=title).click()
     if watched_while_training:
