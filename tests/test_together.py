@@ -33,7 +33,26 @@ def _losses(events: list, label: str) -> list[float]:
 # --- the baton alone (no torch) ---------------------------------------------------------------
 
 
-def test_baton_gives_turns_in_abba_order_and_skips_a_run_that_left():
+def _take_turns_in_greenlets(baton: Baton, run, steps: list[int]) -> None:
+    """The runs as greenlets of this thread, as mpdemo.runs.together schedules them."""
+    from greenlet import getcurrent, greenlet
+
+    main = getcurrent()
+    baton.pause = main.switch
+    lets = [greenlet(run) for _ in steps]
+    begun = [False] * len(steps)
+    while any(not g.dead for g in lets):
+        k = baton.due()
+        assert k is not None and not lets[k].dead, "a run waits for a turn that cannot come"
+        if begun[k]:
+            lets[k].switch()
+        else:
+            begun[k] = True
+            lets[k].switch(k, steps[k])
+
+
+@pytest.mark.parametrize("how", ["threads", "greenlets"])
+def test_baton_gives_turns_in_abba_order_and_skips_a_run_that_left(how: str):
     baton, order, lock = Baton(3), [], threading.Lock()
 
     def run(i: int, steps: int) -> None:
@@ -44,12 +63,16 @@ def test_baton_gives_turns_in_abba_order_and_skips_a_run_that_left():
             baton.give(i)
         baton.finish(i)
 
-    threads = [threading.Thread(target=run, args=(i, 4 if i != 1 else 2)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(10)
-    assert not any(t.is_alive() for t in threads)
+    steps = [4, 2, 4]
+    if how == "greenlets":
+        _take_turns_in_greenlets(baton, run, steps)
+    else:
+        threads = [threading.Thread(target=run, args=(i, steps[i])) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert not any(t.is_alive() for t in threads)
     # Rounds 0 and 1 in ABBA order; run 1 left after two steps, the others go on without it.
     assert order == [(0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0), (2, 0), (2, 2), (3, 2), (3, 0)]
 

@@ -1,10 +1,17 @@
-"""The runs of a comparison side by side: each in a thread of its own, taking turns step by step.
+"""The runs of a comparison side by side: each in a greenlet of one thread, taking turns step by step.
 
 Round k is step k of every run (ABBA order, mpdemo.runs.turns.Baton), so the runs' own step
 times are the interleaved measurement: run X's speed-up against its backend's fp32 run is the
 median of the per-round ratios fp32 step / X step, with the distribution-free 95 % interval of
 mpdemo.runs.timing, and the verdict is timing.verdict() of that interval. Nothing is timed
 before the runs. The evaluations come once every run has trained, one after another.
+
+Why greenlets and not a thread a run: torch's OpenMP pool belongs to the thread that computes.
+Runs in threads of their own meant one pool a run, more OpenMP threads than the 2 CPUs of a
+small machine, and libgomp then wakes its workers through the kernel at every parallel region:
+measured on a quiet 2-core EPYC, tiny-bert batch 32, two runs in two threads stepped at 31-42 ms
+against 21-25 ms for the same loop alone (`python bench/turns.py`). In one thread the runs
+share one pool and step as fast as a run alone.
 
 The time budget (fit_s, "about a minute") is met on the fly: the first rounds after the warm-up
 are timed, and the steps each run makes are fitted to what is left of the budget; a GridPlanned
@@ -146,7 +153,8 @@ class Together:
         uses_acc = any(
             BACKENDS[c.backend].uses_accelerate for c in configs if c.backend in BACKENDS
         )
-        self.baton = Baton(len(configs), StateSwap(uses_acc))
+        self.baton = Baton(len(configs), StateSwap(uses_acc), pause=self._pause)
+        self._scheduler: Any = None  # the greenlet that runs _schedule (set in run())
         self.pace = Pace(clock())
         self.meter: LoadMeter | None = None
 
@@ -167,16 +175,39 @@ class Together:
                 interleaved=True,
             )
         )
-        threads = [
-            threading.Thread(target=self._one, args=(k,), name=f"mpdemo-run-{k}", daemon=True)
-            for k in range(1, len(self.configs))
-        ]
-        for t in threads:
-            t.start()
-        if self.configs:
-            self._one(0)
-        for t in threads:
-            t.join()
+        from greenlet import getcurrent, greenlet
+
+        self._scheduler = getcurrent()
+        lets = [greenlet(self._one) for _ in self.configs]
+        self._schedule(lets)
+
+    def _pause(self) -> None:
+        """A run that must wait for its turn hands the thread back to the scheduler."""
+        self._scheduler.switch()
+
+    def _schedule(self, lets: list[Any]) -> None:
+        """Switch to whichever run is due until every run has ended."""
+        from greenlet import GreenletExit
+
+        started = [False] * len(lets)
+        while any(not g.dead for g in lets):
+            k = self.baton.due()
+            if k is None or lets[k].dead:
+                # Nobody can take the baton: a run waits for a turn that cannot come. End the
+                # waiting runs (their finally blocks leave the rotation) rather than hang.
+                _log.error("no run is due among %s; ending the waiting runs", self.baton.training)
+                for g in lets:
+                    if not g.dead:
+                        g.throw(GreenletExit)
+                break
+            try:
+                if started[k]:
+                    lets[k].switch()
+                else:
+                    started[k] = True
+                    lets[k].switch(k)
+            except Exception:  # noqa: BLE001 - one run's crash must not take the others down
+                _log.exception("run %d of the comparison failed", k)
 
     def _one(self, k: int) -> None:
         from ..engine.core import execute, failed_event, prepare

@@ -1,7 +1,10 @@
 """The baton the runs of a comparison pass round: one step of each run, then the next round.
 
-Each run trains in a thread of its own (the Trainer owns its loop, so a run cannot be a
-generator), and only the thread holding the baton computes. A round is one step of every run
+Each run trains in a greenlet of its own, all in one thread (the Trainer owns its loop, so a
+run cannot be a generator; a greenlet keeps a loop's stack between its turns), and only the
+run holding the baton computes: where it would wait, it calls `pause`, which switches to the
+comparison's scheduler (mpdemo.runs.together). Without `pause` (threads), take() waits on a
+condition instead. A round is one step of every run
 still training, in ABBA order (the order turns round every round, as mpdemo.runs.timing orders
 its blocks), so a burst of another process's load lands on both sides of a comparison and each
 run's own step times are the interleaved measurement. Once every run has left the rotation
@@ -25,9 +28,12 @@ Swap = Callable[[int | None, int], None]
 class Baton:
     """Turns for n runs: take() waits for this run's turn; done() leaves the rotation."""
 
-    def __init__(self, n: int, swap: Swap | None = None) -> None:
+    def __init__(
+        self, n: int, swap: Swap | None = None, pause: Callable[[], None] | None = None
+    ) -> None:
         self.n = n
         self.swap = swap
+        self.pause = pause
         self.cond = threading.Condition()
         self.training = list(range(n))  # runs still in the rotation, in the grid's order
         self.round = 0
@@ -57,17 +63,28 @@ class Baton:
         self.order = list(self.training if self.round % 2 == 0 else reversed(self.training))
         self.pos = 0
 
+    def due(self) -> int | None:
+        """The run that holds the baton, or else the one whose turn it is (None: nobody's)."""
+        with self.cond:
+            return self.holder if self.holder is not None else self._due()
+
     def take(self, i: int) -> None:
         """Block until it is run i's turn, then hold the baton (no-op while i holds it)."""
-        with self.cond:
-            if self.holder == i:
-                return
-            while not (self.holder is None and self._due() == i):
-                self.cond.wait()
-            self.holder = i
-            if self.swap is not None and self.last != i:
-                self.swap(self.last, i)
-            self.last = i
+        while True:
+            with self.cond:
+                if self.holder == i:
+                    return
+                if self.holder is None and self._due() == i:
+                    self.holder = i
+                    if self.swap is not None and self.last != i:
+                        self.swap(self.last, i)
+                    self.last = i
+                    return
+                if self.pause is None:
+                    self.cond.wait()
+                    continue
+            # Outside the lock: the scheduler and the other runs share this thread.
+            self.pause()
 
     def give(self, i: int) -> None:
         """Run i's step is done: the baton goes to the next run of the rotation."""
