@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-# OpenMP's idle worker threads sleep at once instead of spinning (libgomp reads this when torch
-# loads, so it is set before any import of torch; OMP_WAIT_POLICY=ACTIVE in the environment
-# wins). The runs of a comparison each have a pool and take turns, and a shared 2-core machine
-# has other processes: on 2 cores at load average ~20, tiny-bert batch 32, the course's loop
-# took 1.5-2.5 s a step with libgomp's default wait, 0.13 s passive, 0.17 s on one thread.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# OpenMP's idle threads spin briefly (libgomp: 10,000 turns) before they sleep, read by libgomp
+# as torch loads, so it is set before any import of torch; OMP_WAIT_POLICY or GOMP_SPINCOUNT in
+# the environment win. A step is hundreds of short parallel regions: on a quiet 2-core EPYC,
+# tiny-bert batch 32 stepped at 19.8 ms with this spin, 33.6 ms with OMP_WAIT_POLICY=PASSIVE.
+# libgomp's own spin (300,000 turns) collapsed under 20 busy processes (4.1 s a step), and even
+# this one fights other programs for the cores, so while they take cores the runs compute on
+# fewer threads (mpdemo.engine.cores). `python bench/turns.py [--load N]` measures all of it.
+if "OMP_WAIT_POLICY" not in os.environ:
+    os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from .config import Limits, RunConfig  # noqa: E402 - after the OpenMP setting
 from .messages import ConfigError, MpdemoError

@@ -19,6 +19,7 @@ from ..log import run_logger
 from ..messages import MpdemoError, Note
 from ..registry import BACKENDS, PRECISIONS
 from . import fp8
+from .cores import Cores
 from .numerics import RunNumerics
 from .precision import DtypeProbe, autocast_supported, dtype_name, synchronize
 from .probes import SavedBytes
@@ -76,6 +77,10 @@ class Recorder(StepHooks):
         self._saved: SavedBytes | None = None  # armed for the first step only
         self.saved_activation_bytes: int | None = None
         self.numerics: RunNumerics | None = None  # issue 29: watched grads, lost updates, TF32
+        # The threads torch computes with (mpdemo.engine.cores): a comparison's, fitted round
+        # by round by mpdemo.runs.together, or this run's own, fitted step by step.
+        self.cores: Cores | None = lane.pace.cores if lane is not None else None
+        self._own_cores = False
 
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -89,6 +94,8 @@ class Recorder(StepHooks):
         self.numerics = RunNumerics(self.prep)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
+        if self.cores is None:
+            self.cores, self._own_cores = Cores(self.device.type), True
         self._start = time.perf_counter()
         self._origin = self.lane.started_at if self.lane is not None else self._start
         self.emit(
@@ -169,6 +176,8 @@ class Recorder(StepHooks):
         )
         if grads is not None:
             self.emit(GradHistograms(run_id=self.run_id, label=self.cfg.label, **grads))
+        if self._own_cores and self.cores is not None:
+            self.cores.tick(self.step)
         if self._diverged(loss_val, scale):
             self.status = "diverged"
             return False
@@ -251,6 +260,10 @@ class Recorder(StepHooks):
             self.notes += self.numerics.notes()
         if self.cfg.precision == "fp8":  # fp8: what ran is which layers torchao converted
             self._audit_fp8()
+        if self.cores is not None:
+            self.notes += self.cores.notes()
+            if self._own_cores:
+                self.cores.close()
         if self.processes > 1:
             self.notes.append(
                 Note("distributed", {"n": self.processes, "batch": self.cfg.batch_size})

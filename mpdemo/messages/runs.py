@@ -147,6 +147,11 @@ RUNS: dict[str, str] = {
         "(learning rate too high?); the curve up to that point is kept"
     ),
     "stopped_by_user": "stopped after {step} of {steps} steps",
+    "cores_shared": (
+        "other programs took about {others} cores from step {step}: torch computed on "
+        "{threads} of its {full} threads while they ran (threads waiting for cores they share "
+        "make every step slower)"
+    ),
     "slice_clamped": "{slice} asked for more rows than the split has; used {rows:plural(# row|# rows)}",
     "distributed": "trained on {n} processes; the global batch of {batch} was split across them",
     "failed": "the run failed: {detail}",

@@ -15,13 +15,14 @@ torch: the CLI, the UI and the tests use it on simulated streams as well as on r
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from ..engine.cores import LoadMeter
 
 CONFIDENCE = 0.95
 # Fewer paired rounds cannot give a 95 % interval from order statistics: with 5, even the
@@ -98,44 +99,6 @@ def runs_interval(
     z = statistics.NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
     ratio = base_step / step
     return ratio * math.exp(-z * se), ratio * math.exp(z * se)
-
-
-# --- what else ran on the machine while we measured ----------------------------------------------
-
-
-class LoadMeter:
-    """Share of the machine's CPU time taken by other processes (and a VM's steal) over a span."""
-
-    def __init__(self) -> None:
-        self._start = self._read()
-
-    @staticmethod
-    def _read() -> tuple[float, float, float, float] | None:
-        try:
-            import psutil
-
-            sys_t = psutil.cpu_times()
-            me = psutil.Process().cpu_times()
-        except Exception:  # noqa: BLE001 - no psutil, or a platform without these counters
-            return None
-        busy = sum(sys_t) - sys_t.idle - getattr(sys_t, "iowait", 0.0)
-        # guest time is also counted in user on Linux: leave it out, it is not another process's
-        busy -= getattr(sys_t, "guest", 0.0) + getattr(sys_t, "guest_nice", 0.0)
-        steal = getattr(sys_t, "steal", 0.0)
-        mine = me.user + me.system
-        return time.monotonic(), busy - steal, steal, mine
-
-    def read(self) -> dict[str, float] | None:
-        """{"others": share, "steal": share} of all cores' time since the meter started."""
-        end = self._read()
-        if end is None or self._start is None:
-            return None
-        wall = (end[0] - self._start[0]) * (os.cpu_count() or 1)
-        if wall <= 0:
-            return None
-        others = (end[1] - self._start[1]) - (end[3] - self._start[3])
-        steal = end[2] - self._start[2]
-        return {"others": max(0.0, others / wall), "steal": max(0.0, steal / wall)}
 
 
 # --- one precision against the baseline ----------------------------------------------------------

@@ -177,9 +177,20 @@ class Together:
         )
         from greenlet import getcurrent, greenlet
 
+        from ..engine.cores import Cores
+        from ..engine.precision import resolve_device
+
+        try:
+            devices = {resolve_device(c.device).type for c in self.configs}
+        except Exception:  # noqa: BLE001 - an unusable device fails its run in prepare()
+            devices = set()
+        self.pace.cores = Cores("cpu" if devices == {"cpu"} else "other")
         self._scheduler = getcurrent()
         lets = [greenlet(self._one) for _ in self.configs]
-        self._schedule(lets)
+        try:
+            self._schedule(lets)
+        finally:
+            self.pace.cores.close()
 
     def _pause(self) -> None:
         """A run that must wait for its turn hands the thread back to the scheduler."""
@@ -254,6 +265,8 @@ class Together:
         done = min(steps) if steps else 0
         while len(self.round_ends) < done:
             self.round_ends.append(self.clock())
+            if self.pace.cores is not None:  # between rounds: both sides of a round alike
+                self.pace.cores.tick(len(self.round_ends))
         if self.fit_s and not self.fitted and len(self.round_ends) >= self.warmup + FIT_ROUNDS:
             self._fit()
 

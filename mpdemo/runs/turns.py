@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 Swap = Callable[[int | None, int], None]
 
@@ -147,12 +148,14 @@ class Baton:
 
 
 class Pace:
-    """What the runs of a comparison share besides the baton: when it started, and the steps
-    each run makes once the comparison is fitted to its time budget (None: as asked)."""
+    """What the runs of a comparison share besides the baton: when it started, the steps each
+    run makes once the comparison is fitted to its time budget (None: as asked), and the
+    threads they compute with (mpdemo.engine.cores.Cores, fitted round by round)."""
 
     def __init__(self, started_at: float) -> None:
         self.started_at = started_at  # perf_counter at the comparison's start (steps' wall_s)
         self.fitted: int | None = None
+        self.cores: Any = None  # a Cores once the comparison runs (typed Any: no torch here)
 
 
 class Lane:

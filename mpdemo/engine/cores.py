@@ -1,0 +1,143 @@
+"""The threads torch computes with while runs train: all of torch's while nothing else runs,
+fewer while other programs take cores. Nothing here imports torch at import time.
+
+Why: OpenMP's idle threads spin a little before they sleep (mpdemo/__init__.py sets libgomp's
+GOMP_SPINCOUNT=10000), so a step's many short parallel regions find their threads awake. On a
+quiet 2-core EPYC, tiny-bert batch 32, two runs taking turns stepped at 19.8 ms with that spin,
+33.6 ms with OMP_WAIT_POLICY=PASSIVE (every region wakes its threads through the kernel) and
+31 ms on one thread. But threads that spin fight other programs for the cores: with 2 busy
+processes 50 ms (passive 34, one thread 38-41), with 20 busy processes 1,316 ms a step (passive
+456, one thread 392-402; libgomp's own longer spin 4,090) (`python bench/turns.py --load N`).
+So every second Cores reads how much CPU other processes took, and while they leave fewer cores
+than torch would use, torch computes on the cores they leave (one at least); back to all of
+them once they are gone. The steps show it; each run's notes say it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+
+from ..messages import Note
+
+CHECK_S = 1.0  # how often the other programs' share is read
+BUSY_CORES = 0.5  # other processes using this much (in cores) take cores from the runs
+QUIET_CORES = 0.3  # below this the runs get every thread back (between: as they are)
+
+
+class LoadMeter:
+    """Share of the machine's CPU time taken by other processes (and a VM's steal) over a span."""
+
+    def __init__(self) -> None:
+        self._start = self._read()
+
+    @staticmethod
+    def _read() -> tuple[float, float, float, float] | None:
+        try:
+            import psutil
+
+            sys_t = psutil.cpu_times()
+            me = psutil.Process().cpu_times()
+        except Exception:  # noqa: BLE001 - no psutil, or a platform without these counters
+            return None
+        busy = sum(sys_t) - sys_t.idle - getattr(sys_t, "iowait", 0.0)
+        # guest time is also counted in user on Linux: leave it out, it is not another process's
+        busy -= getattr(sys_t, "guest", 0.0) + getattr(sys_t, "guest_nice", 0.0)
+        steal = getattr(sys_t, "steal", 0.0)
+        mine = me.user + me.system
+        return time.monotonic(), busy - steal, steal, mine
+
+    def read(self) -> dict[str, float] | None:
+        """{"others": share, "steal": share} of all cores' time since the meter started."""
+        end = self._read()
+        if end is None or self._start is None:
+            return None
+        wall = (end[0] - self._start[0]) * (os.cpu_count() or 1)
+        if wall <= 0:
+            return None
+        others = (end[1] - self._start[1]) - (end[3] - self._start[3])
+        steal = end[2] - self._start[2]
+        return {"others": max(0.0, others / wall), "steal": max(0.0, steal / wall)}
+
+
+def _cores() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # macOS and Windows have no sched_getaffinity
+        return os.cpu_count() or 1
+
+
+class Cores:
+    """torch's thread count for a run or a comparison, fitted every second to the cores that
+    other processes leave free; close() gives torch its own count back."""
+
+    def __init__(
+        self,
+        device_type: str = "cpu",
+        others: Callable[[], float | None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        import torch
+
+        self.full = torch.get_num_threads()
+        self.now = self.full
+        self.on = device_type == "cpu" and self.full > 1
+        self.clock = clock
+        self._others = others or self._measured
+        self._meter = LoadMeter() if others is None and self.on else None
+        self._since = clock()
+        self.first: dict[str, float] | None = None  # the first time cores were given up
+        self.changes = 0
+
+    def _measured(self) -> float | None:
+        """Cores other processes used since the last reading."""
+        share = self._meter.read() if self._meter is not None else None
+        self._meter = LoadMeter()
+        return None if share is None else share["others"] * (os.cpu_count() or 1)
+
+    def want(self, others: float) -> int:
+        """The threads for the next steps while other processes use `others` cores."""
+        if others < QUIET_CORES:
+            return self.full
+        if others < BUSY_CORES:
+            return self.now
+        return max(1, min(self.full, _cores() - math.ceil(others - 0.25)))
+
+    def tick(self, step: int) -> None:
+        """Between steps: at most once a second, fit the threads to the free cores."""
+        if not self.on or self.clock() - self._since < CHECK_S:
+            return
+        self._since = self.clock()
+        others = self._others()
+        if others is None:  # nothing to read here: leave torch's threads alone
+            self.on = False
+            return
+        want = self.want(others)
+        if want == self.now:
+            return
+        import torch
+
+        torch.set_num_threads(want)
+        self.now = want
+        self.changes += 1
+        if want < self.full and self.first is None:
+            self.first = {"step": step, "threads": want, "others": others}
+
+    def notes(self) -> list[Note]:
+        """What the runs' notes say: from which step other programs took cores, and how many."""
+        if self.first is None:
+            return []
+        f = self.first
+        args = {"step": int(f["step"]), "threads": int(f["threads"]), "full": self.full}
+        return [Note("cores_shared", {**args, "others": round(f["others"], 1)})]
+
+    def close(self) -> None:
+        """torch's own thread count back, for whatever runs next."""
+        if self.now != self.full:
+            import torch
+
+            torch.set_num_threads(self.full)
+            self.now = self.full
