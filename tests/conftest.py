@@ -16,6 +16,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# One torch thread a process: the suite runs two workers (and chromium) on two cores, so a
+# second OpenMP thread in each only waits for a core (the whole suite: 6 min 32 s with one,
+# 6 min 46 s with torch's two, quiet 2-core EPYC). Set before torch loads; tests that need more
+# threads set them.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 # Each pytest-xdist worker its own gradio cache (uploads, served files): tests count the files
 # there, and gradio's default (/tmp/gradio) is shared by every process on the machine.
 if "PYTEST_XDIST_WORKER" in os.environ and "GRADIO_TEMP_DIR" not in os.environ:

@@ -214,8 +214,10 @@ def test_machine_info_is_cheap_json_and_names_this_machine():
         assert info["gpu"]["name"] == torch.cuda.get_device_name()
 
 
-def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg):
-    # Where the runs cannot take turns (several processes), the step is calibrated before them.
+def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg, monkeypatch):
+    # Where the runs cannot take turns (several processes), the step is calibrated before them
+    # (for 2 s here, not the app's 10: this test reads the event, not the figures).
+    monkeypatch.setattr(P, "CALIBRATION_BUDGET_S", 2.0)
     C.forget_calibrations()
     configs = grid(small_cfg.replace(steps=3), ["torch"], ["fp32", "bf16"])
     plan = P.plan_grid(configs, threading.Event())

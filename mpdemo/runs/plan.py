@@ -85,18 +85,20 @@ def calibrate(
     configs: list[Any],
     stop: threading.Event | None = None,
     *,
-    budget_s: float = CALIBRATION_BUDGET_S,
+    budget_s: float | None = None,
     force: bool = False,
 ) -> Calibration | None:
     """Time the real training step of configs[0]'s model/batch for every precision the grid uses.
 
     Call it in the thread the runs will use (torch's OpenMP pool is per thread). The precisions
     are timed interleaved (mpdemo.runs.timing.interleave: blocks in alternation, on the same batches)
-    for about budget_s, and each gets its SpeedCheck against fp32. Cached per
-    model/data/batch/device; None when there is nothing to measure or preparing fails.
+    for about budget_s (CALIBRATION_BUDGET_S when None), and each gets its SpeedCheck against
+    fp32. Cached per model/data/batch/device; None when there is nothing to measure or preparing
+    fails.
     """
     if not configs:
         return None
+    budget_s = CALIBRATION_BUDGET_S if budget_s is None else budget_s
     key = calibration_key(configs[0])
     precisions = _computing(configs, key[4])
     have = None if force else stored_calibration(key)

@@ -79,6 +79,9 @@ def look_for(key: str, code: str) -> str:
     return i18n.message(f"lesson_{key}_look", {}, code).replace("*", "").replace("`", "")[:40]
 
 
+SIDEWAYS_JS = "() => document.documentElement.scrollWidth"
+
+
 def seen_in(pg: Any, lesson: Any, code: str, switch: bool = True) -> None:
     """The finished lesson in `code` (after a switch to it, unless `switch` is False): its
     "look for" line and, for a comparison, the status in the page's words; then at 400 and
@@ -100,6 +103,8 @@ def seen_in(pg: Any, lesson: Any, code: str, switch: bool = True) -> None:
     for width in (400, 1400):
         pg.set_viewport_size({"width": width, "height": HEIGHT})
         pg.wait_for_timeout(300)  # the columns reflow
+        # The page never scrolls sideways (the table scrolls inside its own box).
+        assert pg.evaluate(SIDEWAYS_JS) <= width, (lesson.name, code, width)
         shoot(pg, f"lesson-{lesson.name}-{code}-{width}.png", full_page=True)
 
 
