@@ -9,9 +9,9 @@ before the runs. The evaluations come once every run has trained, one after anot
 Why greenlets and not a thread a run: torch's OpenMP pool belongs to the thread that computes.
 Runs in threads of their own meant one pool a run, more OpenMP threads than the 2 CPUs of a
 small machine, and libgomp then wakes its workers through the kernel at every parallel region:
-measured on a quiet 2-core EPYC, tiny-bert batch 32, two runs in two threads stepped at 31-42 ms
-against 21-25 ms for the same loop alone (`python bench/turns.py`). In one thread the runs
-share one pool and step as fast as a run alone.
+on a quiet 2-core EPYC, tiny-bert batch 32, two runs in two threads stepped at 28.7-30.0 ms
+whatever OpenMP's wait, as greenlets of one thread at 19.8 ms (with mpdemo's brief spin), a run
+alone at 22.6 ms (`python bench/turns.py`). In one thread the runs share one pool.
 
 The time budget (fit_s, "about a minute") is met on the fly: the first rounds after the warm-up
 are timed, and the steps each run makes are fitted to what is left of the budget; a GridPlanned
