@@ -46,7 +46,7 @@ def child(mode: str, model: str, steps: int, batch: int) -> None:
     import torch  # before mpdemo: libgomp reads the environment as it loads, as it is here
 
     from mpdemo import RunConfig, prepare
-    from mpdemo.runs.turns import Baton
+    from mpdemo.runs.turns import Baton, take_turns
 
     cfg = RunConfig(model=model, steps=steps, batch_size=batch)
     if mode == "together1":
@@ -66,12 +66,7 @@ def child(mode: str, model: str, steps: int, batch: int) -> None:
     else:
         n = 1 if mode == "alone" else 2
         times: list[list[float]] = [[] for _ in range(n)]
-        main_let = None
-        if mode == "greens":
-            from greenlet import getcurrent, greenlet
-
-            main_let = getcurrent()
-        baton = Baton(n, pause=main_let.switch if main_let is not None else None)
+        baton = Baton(n)
 
         def loop(i: int) -> None:
             baton.take(i)
@@ -91,15 +86,7 @@ def child(mode: str, model: str, steps: int, batch: int) -> None:
                 baton.finish(i)
 
         if mode == "greens":
-            lets = [greenlet(loop) for _ in range(n)]
-            begun = [False] * n
-            while any(not g.dead for g in lets):
-                k = baton.due()
-                if begun[k]:
-                    lets[k].switch()
-                else:
-                    begun[k] = True
-                    lets[k].switch(k)
+            take_turns(baton, [loop] * n)  # as the app's runner schedules them
         else:
             threads = [threading.Thread(target=loop, args=(i,)) for i in range(n)]
             for t in threads:

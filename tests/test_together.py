@@ -10,7 +10,7 @@ from conftest import events_of
 
 from mpdemo import RunConfig
 from mpdemo.runs.runner import Runner, grid, run_grid
-from mpdemo.runs.turns import Baton
+from mpdemo.runs.turns import Baton, take_turns
 
 
 @pytest.fixture
@@ -33,24 +33,6 @@ def _losses(events: list, label: str) -> list[float]:
 # --- the baton alone (no torch) ---------------------------------------------------------------
 
 
-def _take_turns_in_greenlets(baton: Baton, run, steps: list[int]) -> None:
-    """The runs as greenlets of this thread, as mpdemo.runs.together schedules them."""
-    from greenlet import getcurrent, greenlet
-
-    main = getcurrent()
-    baton.pause = main.switch
-    lets = [greenlet(run) for _ in steps]
-    begun = [False] * len(steps)
-    while any(not g.dead for g in lets):
-        k = baton.due()
-        assert k is not None and not lets[k].dead, "a run waits for a turn that cannot come"
-        if begun[k]:
-            lets[k].switch()
-        else:
-            begun[k] = True
-            lets[k].switch(k, steps[k])
-
-
 @pytest.mark.parametrize("how", ["threads", "greenlets"])
 def test_baton_gives_turns_in_abba_order_and_skips_a_run_that_left(how: str):
     baton, order, lock = Baton(3), [], threading.Lock()
@@ -64,8 +46,8 @@ def test_baton_gives_turns_in_abba_order_and_skips_a_run_that_left(how: str):
         baton.finish(i)
 
     steps = [4, 2, 4]
-    if how == "greenlets":
-        _take_turns_in_greenlets(baton, run, steps)
+    if how == "greenlets":  # as mpdemo.runs.together schedules a comparison's runs
+        take_turns(baton, [lambda i: run(i, steps[i])] * 3)
     else:
         threads = [threading.Thread(target=run, args=(i, steps[i])) for i in range(3)]
         for t in threads:

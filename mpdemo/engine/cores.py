@@ -90,7 +90,6 @@ class Cores:
         self._meter = LoadMeter() if others is None and self.on else None
         self._since = clock()
         self.first: dict[str, float] | None = None  # the first time cores were given up
-        self.changes = 0
 
     def _measured(self) -> float | None:
         """Cores other processes used since the last reading."""
@@ -122,7 +121,6 @@ class Cores:
 
         torch.set_num_threads(want)
         self.now = want
-        self.changes += 1
         if want < self.full and self.first is None:
             self.first = {"step": step, "threads": want, "others": others}
 

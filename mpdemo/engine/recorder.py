@@ -78,9 +78,8 @@ class Recorder(StepHooks):
         self.saved_activation_bytes: int | None = None
         self.numerics: RunNumerics | None = None  # issue 29: watched grads, lost updates, TF32
         # The threads torch computes with (mpdemo.engine.cores): a comparison's, fitted round
-        # by round by mpdemo.runs.together, or this run's own, fitted step by step.
+        # by round by mpdemo.runs.together, or (a run alone: start()) its own, step by step.
         self.cores: Cores | None = lane.pace.cores if lane is not None else None
-        self._own_cores = False
 
     # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
@@ -94,8 +93,8 @@ class Recorder(StepHooks):
         self.numerics = RunNumerics(self.prep)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
-        if self.cores is None:
-            self.cores, self._own_cores = Cores(self.device.type), True
+        if self.lane is None:
+            self.cores = Cores(self.device.type)
         self._start = time.perf_counter()
         self._origin = self.lane.started_at if self.lane is not None else self._start
         self.emit(
@@ -176,7 +175,7 @@ class Recorder(StepHooks):
         )
         if grads is not None:
             self.emit(GradHistograms(run_id=self.run_id, label=self.cfg.label, **grads))
-        if self._own_cores and self.cores is not None:
+        if self.lane is None and self.cores is not None:
             self.cores.tick(self.step)
         if self._diverged(loss_val, scale):
             self.status = "diverged"
@@ -262,7 +261,7 @@ class Recorder(StepHooks):
             self._audit_fp8()
         if self.cores is not None:
             self.notes += self.cores.notes()
-            if self._own_cores:
+            if self.lane is None:
                 self.cores.close()
         if self.processes > 1:
             self.notes.append(

@@ -38,7 +38,7 @@ from ..files.summary import with_speedups
 from ..messages import Note
 from ..registry import BACKENDS
 from .timing import LoadMeter, SpeedCheck, median_interval, verdict
-from .turns import Baton, Lane, Pace
+from .turns import Baton, Lane, Pace, take_turns
 
 _log = logging.getLogger(__name__)
 
@@ -153,8 +153,7 @@ class Together:
         uses_acc = any(
             BACKENDS[c.backend].uses_accelerate for c in configs if c.backend in BACKENDS
         )
-        self.baton = Baton(len(configs), StateSwap(uses_acc), pause=self._pause)
-        self._scheduler: Any = None  # the greenlet that runs _schedule (set in run())
+        self.baton = Baton(len(configs), StateSwap(uses_acc))
         self.pace = Pace(clock())
         self.meter: LoadMeter | None = None
 
@@ -175,8 +174,6 @@ class Together:
                 interleaved=True,
             )
         )
-        from greenlet import getcurrent, greenlet
-
         from ..engine.cores import Cores
         from ..engine.precision import resolve_device
 
@@ -185,40 +182,10 @@ class Together:
         except Exception:  # noqa: BLE001 - an unusable device fails its run in prepare()
             devices = set()
         self.pace.cores = Cores("cpu" if devices == {"cpu"} else "other")
-        self._scheduler = getcurrent()
-        lets = [greenlet(self._one) for _ in self.configs]
         try:
-            self._schedule(lets)
+            take_turns(self.baton, [self._one] * len(self.configs))
         finally:
             self.pace.cores.close()
-
-    def _pause(self) -> None:
-        """A run that must wait for its turn hands the thread back to the scheduler."""
-        self._scheduler.switch()
-
-    def _schedule(self, lets: list[Any]) -> None:
-        """Switch to whichever run is due until every run has ended."""
-        from greenlet import GreenletExit
-
-        started = [False] * len(lets)
-        while any(not g.dead for g in lets):
-            k = self.baton.due()
-            if k is None or lets[k].dead:
-                # Nobody can take the baton: a run waits for a turn that cannot come. End the
-                # waiting runs (their finally blocks leave the rotation) rather than hang.
-                _log.error("no run is due among %s; ending the waiting runs", self.baton.training)
-                for g in lets:
-                    if not g.dead:
-                        g.throw(GreenletExit)
-                break
-            try:
-                if started[k]:
-                    lets[k].switch()
-                else:
-                    started[k] = True
-                    lets[k].switch(k)
-            except Exception:  # noqa: BLE001 - one run's crash must not take the others down
-                _log.exception("run %d of the comparison failed", k)
 
     def _one(self, k: int) -> None:
         from ..engine.core import execute, failed_event, prepare
