@@ -95,7 +95,7 @@ def bare_trainer(prep) -> list[float]:  # noqa: ANN001
             max_grad_norm=0.0,
             disable_tqdm=True,
             log_level="error",
-            logging_steps=10**6,
+            logging_steps=1,  # a loss each step, as the engine reads it (the torch loop: loss.item())
         )
         Trainer(
             model=prep.model,

@@ -1,23 +1,25 @@
-"""Engine overhead vs the course's bare loop, each measurement in its own process.
+"""Engine overhead vs the course's bare loop, each side in its own process.
 
     python bench/overhead.py [--model tiny-bert] [--steps 100] [--rounds 8] [--device cpu]
                              [--backends torch,accelerate,trainer] [--precisions fp32]
+                             [--runs N] [--slice 0.5] [--sequential]
 
-For every backend × precision, each round starts two fresh processes, one running the course's
-listing by hand on prepare()'s output (bench/bare.py), one running the engine's train(); the
-order alternates from round to round. Separate processes share no OpenMP pool, allocator or
-autocast cache; interleaving spreads a shared machine's load over both sides. Prints, per
-backend: steps/s of each side (median and best), and engine ÷ bare as the median of the
-per-round ratios, as the ratio of the best rounds (the least disturbed by other processes), and
-as the median over the quiet rounds (both sides within 70% of their best).
-Then the whole-run figure: per-step wall time from the difference of a long and a short run
-in separate processes (what sits between two steps counts). Targets (DESIGN.md): ≥ 0.97 for
-every backend. Prints figures; asserts nothing.
+Each round starts two fresh processes at once, one running the course's listing by hand on
+prepare()'s output (bench/bare.py), one the engine as the app and the CLI run it (a Runner in its
+thread, its events read in another); they take turns every --slice seconds (SIGSTOP / SIGCONT,
+bench/child.run_paired), so both see the same machine within a second, and who starts
+alternates. Each side's figure is its whole run's wall time a step, from the end of the warm-up
+to its last step, less the spans it was stopped: whatever sits between steps counts. Separate
+processes share no OpenMP pool, allocator or autocast cache. Prints each round and, per
+backend, the medians and bare ÷ engine as the median of the per-round ratios. Target
+(DESIGN.md): ≥ 0.97 for every backend. Prints figures; asserts nothing.
 
---runs N (N ≥ 2): the engine side is a comparison of N such runs taking turns step by step
-(mpdemo.runs.runner.run_grid, as the app and the CLI run them), the bare side the course's loop
-N times one after another in one thread; only the whole-run figure is printed then (a run's
-own step stamps include the other runs' turns).
+Why paired: on a shared 2-core VM a process's speed drifts by 10-30 % over minutes, and one
+after the other the sides met different machines (the older design, --sequential, kept for
+comparison: the sides in turn, whole runs from the difference of a long and a short run).
+
+--runs N (N ≥ 2): the engine side is a comparison of N such runs taking turns step by step,
+the bare side the course's loop N times one after another in one thread.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import os
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -36,57 +39,57 @@ WARMUP = 3
 QUIET = 0.7  # a round counts as quiet when both sides reached 70% of their best steps/s
 
 
-def one(side: str, cfg_json: str, runs: int = 1) -> None:
-    """In the child process: measure one side, print {"steps_per_s": x} as the last line."""
+def one(side: str, cfg_json: str, runs: int = 1, paired: bool = False) -> None:
+    """In the child process: measure one side, print {"steps_per_s": x, "windows": [...]} as
+    the last line; a window is [perf_counter after the warm-up, at the last step, steps between]."""
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(HERE))
     import threading
     import time
 
-    from bare import BARE, steps_per_s
+    from bare import BARE
 
-    from mpdemo import RunConfig, prepare, train
+    from mpdemo import RunConfig, prepare
 
+    if paired:
+        # The partner process runs while this one is stopped: mpdemo.engine.cores would read
+        # its CPU as another program's and halve torch's threads. A quiet machine has none.
+        from mpdemo.engine import cores
+
+        cores.CHECK_S = float("inf")
     cfg = RunConfig.from_dict(json.loads(cfg_json))
     t0 = time.perf_counter()
-    if runs > 1:
-        # Steps/s over the steps after the warm-up, every run's: the engine's from its step
-        # events' wall_s (the runs interleave), the bare loops' from their stamps, run by run.
-        if side == "engine":  # the runs of a comparison, taking turns step by step
-            from mpdemo.runs.runner import run_grid
-
-            walls: list[float] = []
-            run_grid(
-                [cfg] * runs,
-                lambda ev: walls.append(ev.wall_s) if ev.kind == "step" else None,
-                threading.Event(),
-            )
-            timed = walls[WARMUP * runs :]
-            rate = (len(timed) - 1) / (timed[-1] - timed[0])
-        else:  # the course's loop for each run, one after another, in one thread
-            out: list[list[float]] = []
-            worker = threading.Thread(
-                target=lambda: [out.append(BARE[cfg.backend](prepare(cfg))) for _ in range(runs)]
-            )
-            worker.start()
-            worker.join()
-            spans = [(st[-1] - st[WARMUP], len(st) - 1 - WARMUP) for st in out]
-            rate = sum(n for _, n in spans) / sum(s for s, _ in spans)
-        wall = time.perf_counter() - t0
-        print(json.dumps({"steps_per_s": rate, "wall_s": wall}), flush=True)
-        return
     if side == "engine":
-        # train() prepares and trains in its own worker thread, as the app and the CLI do.
-        stamps = [e.elapsed_s for e in train(cfg) if e.kind == "step"]
-    else:
-        # The bare loop in a fresh thread too, so both sides have the same thread setup.
+        # The app's and the CLI's way: a Runner trains the comparison's runs in its thread
+        # (taking turns step by step when there are several) and this thread reads its events,
+        # as the page's handler does. Each step is stamped in the training thread, as the bare
+        # loop stamps its own (the reader gets steps a few times a second, not one by one).
+        from mpdemo.runs.runner import Runner
+
+        stamps: list[float] = []
+
+        class Stamped(Runner):
+            def _emit(self, event: Any) -> None:
+                if event.kind == "step":
+                    stamps.append(time.perf_counter())
+                super()._emit(event)
+
+        runner = Stamped([cfg] * runs).start()
+        for _ in runner.events():
+            pass
+        timed = stamps[WARMUP * runs :]
+        windows = [(timed[0], timed[-1], len(timed) - 1)]
+    else:  # the course's loop for each run, one after another, in one fresh thread
         out: list[list[float]] = []
-        worker = threading.Thread(target=lambda: out.append(BARE[cfg.backend](prepare(cfg))))
+        worker = threading.Thread(
+            target=lambda: [out.append(BARE[cfg.backend](prepare(cfg))) for _ in range(runs)]
+        )
         worker.start()
         worker.join()
-        stamps = out[0]
+        windows = [(st[WARMUP], st[-1], len(st) - 1 - WARMUP) for st in out]
+    rate = sum(n for _, _, n in windows) / sum(b - a for a, b, _ in windows)
     wall = time.perf_counter() - t0  # the whole call: preparing, every step, what sits between
-    print(json.dumps({"steps_per_s": steps_per_s(stamps, WARMUP), "wall_s": wall}), flush=True)
+    print(json.dumps({"steps_per_s": rate, "wall_s": wall, "windows": windows}), flush=True)
 
 
 def spawn(side: str, cfg: dict, runs: int = 1) -> dict[str, float]:
@@ -117,9 +120,17 @@ def main() -> None:
     p.add_argument("--precisions", default="fp32")
     p.add_argument("--json", dest="json_path")
     p.add_argument("--runs", type=int, default=1, help="runs per comparison, taking turns")
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="the older design: the two sides one after the other, and whole runs from the "
+        "difference of a long and a short run",
+    )
+    p.add_argument("--slice", type=float, default=0.5, help="seconds a side runs at a time")
+    p.add_argument("--paired-child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.one:
-        one(*a.one, runs=a.runs)
+        one(*a.one, runs=a.runs, paired=a.paired_child)
         return
     sys.path.insert(0, str(ROOT))
     from mpdemo import RunConfig
@@ -127,6 +138,9 @@ def main() -> None:
     base = RunConfig(model=a.model, steps=a.steps, batch_size=a.batch_size, device=a.device)
     backends, precisions = a.backends.split(","), a.precisions.split(",")
     cells = [(b, pr) for b in backends for pr in precisions]
+    if not a.sequential:
+        paired(a, base, cells)
+        return
     runs: dict[tuple[str, str], dict[str, list[float]]] = {
         c: {"bare": [], "engine": []} for c in cells
     }
@@ -213,6 +227,61 @@ def main() -> None:
                 bare = statistics.median(other["bare"]) / statistics.median(f32["bare"])
                 eng = statistics.median(other["engine"]) / statistics.median(f32["engine"])
                 print(f"{b:<11}{pr:<6} bare {bare:.2f}x  engine {eng:.2f}x  ratio {eng / bare:.3f}")
+    if a.json_path:
+        Path(a.json_path).write_text(json.dumps(results, indent=1))
+
+
+def paired(a: argparse.Namespace, base: Any, cells: list[tuple[str, str]]) -> None:
+    """Each round: a bare and an engine process at once, taking turns every --slice seconds
+    (bench/child.run_paired); each side's whole-run wall time a step from its own stamps, from
+    the end of the warm-up to its last step, less the spans it was stopped."""
+    sys.path.insert(0, str(HERE))
+    from child import active_s, run_paired
+
+    print(
+        f"{a.model}, batch {a.batch_size}, {a.steps} steps ({WARMUP} warm-up), {a.rounds} rounds; "
+        f"each round a bare and an engine process taking turns every {a.slice} s; "
+        f"{a.runs} run(s) a side; device {a.device}",
+        flush=True,
+    )
+    per: dict[tuple[str, str], dict[str, list[float]]] = {
+        c: {"bare": [], "engine": [], "ratio": []} for c in cells
+    }
+    script = Path(__file__).resolve()
+    for r in range(a.rounds):
+        order = ("bare", "engine") if r % 2 == 0 else ("engine", "bare")  # who starts
+        for b, pr in cells:
+            cfg = json.dumps(base.replace(backend=b, precision=pr).to_dict())
+            args = [["--one", side, cfg, "--runs", str(a.runs), "--paired-child"] for side in order]
+            outs, spans = run_paired(script, args[0], args[1], a.slice)
+            ms = {}
+            for side, out, sp in zip(order, outs, spans, strict=True):
+                steps = sum(n for _, _, n in out["windows"])
+                ms[side] = sum(active_s(sp, t0, t1) for t0, t1, _ in out["windows"]) / steps * 1e3
+                per[(b, pr)][side].append(ms[side])
+            per[(b, pr)]["ratio"].append(ms["bare"] / ms["engine"])
+            print(
+                f"  round {r + 1}/{a.rounds} {b}/{pr}: bare {ms['bare']:.2f} ms a step, engine "
+                f"{ms['engine']:.2f} ms; bare / engine {ms['bare'] / ms['engine']:.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(f"load average at the end: {os.getloadavg()}")
+    print(
+        f"{'backend':<11}{'prec':<6}{'bare ms':>9}{'engine ms':>11}{'ratio med':>11}"
+        f"{'min':>8}{'max':>8}{'rounds >= target':>18}{'target':>8}"
+    )
+    results = {}
+    for b, pr in cells:
+        d = per[(b, pr)]
+        ratios = d["ratio"]
+        held = sum(x >= TARGET[b] for x in ratios)
+        results[f"{b}/{pr}"] = {**d, "ratio_median": statistics.median(ratios)}
+        print(
+            f"{b:<11}{pr:<6}{statistics.median(d['bare']):>9.2f}{statistics.median(d['engine']):>11.2f}"
+            f"{statistics.median(ratios):>11.3f}{min(ratios):>8.3f}{max(ratios):>8.3f}"
+            f"{f'{held} of {len(ratios)}':>18}{TARGET[b]:>8.2f}"
+        )
     if a.json_path:
         Path(a.json_path).write_text(json.dumps(results, indent=1))
 

@@ -82,14 +82,66 @@ def test_overhead_bench_prints_ratios(tmp_path, monkeypatch, capsys):
         return json.loads(out.getvalue().strip().splitlines()[-1])
 
     monkeypatch.setattr(bench, "spawn", in_process)
-    monkeypatch.setattr(sys, "argv", ["overhead.py", "--steps", "8", "--rounds", "1",
-                                      "--backends", "torch", "--precisions", "fp32,bf16",
+    monkeypatch.setattr(sys, "argv", ["overhead.py", "--sequential", "--steps", "8",
+                                      "--rounds", "1", "--backends", "torch",
+                                      "--precisions", "fp32,bf16",
                                       "--json", str(tmp_path / "o.json")])  # fmt: skip
     bench.main()
     printed = capsys.readouterr().out
     assert "ratio" in printed and "speed-up vs fp32" in printed
     assert sorted(spawned) == ["bare"] * 4 + ["engine"] * 4  # long and short, both precisions
     assert set(json.loads((tmp_path / "o.json").read_text())) == {"torch/fp32", "torch/bf16"}
+
+    # The paired design (the default): both sides' child code in this process, one after the
+    # other, as if each had run alone (its spans: the whole time).
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import child
+
+    def paired_in_process(script, args_a, args_b, slice_s):  # noqa: ANN001, ANN202
+        outs = []
+        for args in (args_a, args_b):
+            side, cfg = args[1], args[2]
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                bench.one(side, cfg, runs=int(args[4]), paired=True)
+            outs.append(json.loads(out.getvalue().strip().splitlines()[-1]))
+        return outs, [[(0.0, float("inf"))]] * 2
+
+    monkeypatch.setattr(child, "run_paired", paired_in_process)
+    monkeypatch.setattr(sys, "argv", ["overhead.py", "--steps", "8", "--rounds", "1",
+                                      "--backends", "torch", "--runs", "2",
+                                      "--json", str(tmp_path / "p.json")])  # fmt: skip
+    bench.main()
+    printed = capsys.readouterr().out
+    assert "taking turns every 0.5 s; 2 run(s) a side" in printed and "1 of 1" in printed
+    ratios = json.loads((tmp_path / "p.json").read_text())["torch/fp32"]["ratio"]
+    assert len(ratios) == 1 and ratios[0] > 0
+
+
+def test_paired_processes_never_run_at_once(tmp_path, monkeypatch):
+    # bench/child.run_paired for real, on two small Python processes that spin for 1.5 s of
+    # their own running time: one runs while the other is stopped, and the time each was let
+    # run covers its work (its own clock, less the spans it was stopped).
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import child
+
+    script = tmp_path / "spin.py"
+    script.write_text(
+        "import json, time\n"
+        "t0 = time.perf_counter(); cpu0 = time.process_time()\n"
+        "while time.process_time() - cpu0 < 1.5: pass\n"
+        "print(json.dumps({'t0': t0, 't1': time.perf_counter()}))\n"
+    )
+    (a, b), spans = child.run_paired(script, [], [], slice_s=0.2)
+    import itertools
+
+    # (b's first span is the moment it was being started, before its first stop)
+    joined = sorted((s, e, i) for i in (0, 1) for s, e in spans[i][i:])
+    for (_, end, i), (start, _, j) in itertools.pairwise(joined):
+        assert i == j or start >= end - 1e-3, joined  # never both let run
+    for out, sp in ((a, spans[0]), (b, spans[1])):
+        ran = child.active_s(sp, out["t0"], out["t1"])
+        assert 1.4 < ran < out["t1"] - out["t0"], (ran, out)
 
 
 def test_lessons_bench_prints_wall_ratios_and_peak_memory(monkeypatch, capsys):
