@@ -779,3 +779,36 @@ def test_a_language_switch_words_the_scale_sentence_for_the_ticked_boxes() -> No
     assert lang_scale_empty("pt", Session(), no_scaler) == i18n.t("scale_empty_none", "pt")
     assert lang_scale_empty("en", None, (["fp32", "fp16"], True, False)) == ""
     assert lang_scale_empty("en", None, (["fp16"], False, False)) != ""  # fp16, no scaler
+
+
+def test_the_tabs_language_hooks_answer_in_one_event_each_as_its_own_would():
+    # mpdemo/ui/app._merged: many tabs' hooks as one event. Each hook still gets its own inputs
+    # (a component two hooks read is sent once), answers in any of gradio's forms (a value, a
+    # list, gr.update's dict, {component: update} leaving some out), and one that raises leaves
+    # only its own outputs as they were.
+    import gradio as gr
+
+    from mpdemo.ui.app import _merged
+
+    with gr.Blocks():
+        a, b, shared = gr.Textbox(), gr.Textbox(), gr.State()
+        o1, o2, o3, o4, o5, o6 = (gr.Textbox() for _ in range(6))
+
+    def boom(lang, x):
+        raise RuntimeError("a tab's bug")
+
+    hooks = [
+        ("language", lambda lang, x, s: f"{lang}:{x}:{s}", [a, shared], [o1]),
+        ("language", lambda lang, y, s: [f"{y}{s}", lang], [b, shared], [o2, o3]),
+        ("language", lambda lang: gr.update(label=lang), [], [o4]),
+        ("language", lambda lang: {o6: "only this"}, [], [o5, o6]),
+        ("language", boom, [a], [gr.Textbox()]),
+    ]
+    fn, inputs, outputs = _merged(hooks)
+    assert inputs == [a, shared, b] and len(outputs) == 7
+    got = fn("es", "x", "s", "y")
+    assert got[:3] == ["es:x:s", "ys", "es"]
+    assert got[3]["label"] == "es"
+    assert got[4] == gr.skip() and got[5] == "only this" and got[6] == gr.skip()
+    with pytest.raises(ValueError, match="same component"):
+        _merged([hooks[0], ("load", lambda lang: "again", [], [o1])])

@@ -19,6 +19,7 @@ import gradio as gr
 
 from ..config import Limits
 from ..files.recorded import MAX_FILE_BYTES
+from ..log import logger as log
 from . import system, uploads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 from .serve import keep_busy_sessions
@@ -107,6 +108,8 @@ GRADIO_STRINGS = gr.I18n(
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
 Registered = tuple[gr.components.Component | gr.blocks.BlockContext, dict[str, str]]
 Hook = tuple[Callable[..., Any], list[Any], list[Any]]
+# ("language" | "load", fn, inputs, outputs): a hook as a tab registers it
+TabHook = tuple[str, Callable[..., Any], list[Any], list[Any]]
 
 
 @dataclass
@@ -119,21 +122,33 @@ class TabContext:
     # Components one tab exposes to another (e.g. "train_controls": name → component, so a
     # teaching tab's preset button can fill in the Train tab's controls).
     shared: dict[str, Any] = field(default_factory=dict)
-    language_hooks: list[Hook] = field(default_factory=list)
-    load_hooks: list[Hook] = field(default_factory=list)
+    language_hooks: list[TabHook] = field(default_factory=list)
+    load_hooks: list[TabHook] = field(default_factory=list)
+    own_events: list[TabHook] = field(default_factory=list)
 
     def i18n(self, component: Any, **props: str) -> Any:
         """Re-label `component` on language change: props map e.g. label='steps_label'."""
         self.registered.append((component, props))
         return component
 
-    def on_language(self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any]) -> None:
-        """Call fn(lang, *inputs) when the language changes; it returns updates for outputs."""
-        self.language_hooks.append((fn, inputs, outputs))
+    def on_language(
+        self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
+    ) -> None:
+        """Call fn(lang, *inputs) when the language changes; it returns updates for outputs.
 
-    def on_load(self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any]) -> None:
-        """Call fn(lang, *inputs) once the page has loaded and its language is known."""
-        self.load_hooks.append((fn, inputs, outputs))
+        The hooks share one event; `alone`: an event of its own, for a hook that may wait
+        (imports torch, asks the Hub) while the others would not.
+        """
+        (self.own_events if alone else self.language_hooks).append(
+            ("language", fn, inputs, outputs)
+        )
+
+    def on_load(
+        self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
+    ) -> None:
+        """Call fn(lang, *inputs) once the page has loaded and its language is known (the
+        hooks share one event; `alone` as in on_language)."""
+        (self.own_events if alone else self.load_hooks).append(("load", fn, inputs, outputs))
 
 
 TABS: list[Callable[[TabContext], None]] = [build_train_tab, *TEACH_TABS]
@@ -194,11 +209,63 @@ def _relabel(registered: list[Registered]) -> Callable[[str], list[Any]]:
     return relabel
 
 
-def _with_lang(fn: Callable[..., Any]) -> Callable[..., Any]:
-    def call(lang: str, *args: Any) -> Any:
-        return fn(norm_lang(lang), *args)
+def _wire_hooks(trigger: Callable[..., Any], groups: list[list[TabHook]], lang: Any) -> None:
+    """One event on `trigger` for each group of hooks (see TabContext.on_language)."""
+    for group in groups:
+        if not group:
+            continue
+        fn, inputs, outputs = _merged(group)
+        trigger(
+            fn,
+            [lang, *inputs],
+            outputs,
+            concurrency_limit=None,
+            api_visibility="undocumented",
+            show_progress="hidden",
+        )
 
-    return call
+
+def _merged(hooks: list[TabHook]) -> Hook:
+    """Many hooks as one: (fn(lang, *inputs), inputs, outputs), each component listed once.
+
+    A hook that raises leaves its outputs as they were (logged), not the other hooks' too.
+    """
+    inputs: list[Any] = []
+    outputs: list[Any] = []
+    plan: list[tuple[Callable[..., Any], list[int], list[Any]]] = []
+
+    def place(component: Any, into: list[Any]) -> int:
+        for i, c in enumerate(into):
+            if c is component:
+                return i
+        into.append(component)
+        return len(into) - 1
+
+    for _, fn, ins, outs in hooks:
+        for c in outs:
+            if any(c is o for o in outputs):
+                raise ValueError(f"two hooks update the same component: {c}")
+            outputs.append(c)
+        plan.append((fn, [place(c, inputs) for c in ins], outs))
+
+    def call(lang: str, *values: Any) -> Any:
+        lang = norm_lang(lang)
+        result: list[Any] = []
+        for fn, at, outs in plan:
+            try:
+                got = fn(lang, *(values[i] for i in at))
+            except Exception:  # noqa: BLE001 - one tab's bug must not blank the others
+                log.exception("a language or load hook failed: %s", getattr(fn, "__name__", fn))
+                result.extend([gr.skip()] * len(outs))
+                continue
+            if isinstance(got, dict) and any(isinstance(k, gr.blocks.Block) for k in got):
+                # gradio's other form: {component: update}, some left out (not gr.update's dict)
+                result.extend(got.get(c, gr.skip()) for c in outs)
+            else:
+                result.extend([got] if len(outs) == 1 else list(got))
+        return result[0] if len(outputs) == 1 else result  # gradio: one output, one value
+
+    return call, inputs, outputs
 
 
 LANG_STORAGE_KEY = "mpdemo-lang"
@@ -272,14 +339,10 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         lang.change(
             _relabel(ctx.registered), [lang], components, queue=False, api_visibility="undocumented"
         )
-        for fn, inputs, outputs in ctx.language_hooks:
-            lang.change(
-                _with_lang(fn),
-                [lang, *inputs],
-                outputs,
-                concurrency_limit=None,
-                api_visibility="undocumented",
-            )
+        # Every tab's language hook in one event, and every load hook in one: a page load or
+        # a switch cost chromium a round trip, a pending state and spinners on each hook's
+        # outputs for each of ~10 events; one event, no spinners (nothing to wait for).
+        _wire_hooks(lang.change, [ctx.language_hooks], lang)
         # The language picked survives a reload: this browser keeps it (its local storage).
         # A fixed secret: gradio's default is random per process, so a restart (a Space's push
         # or sleep) made every stored choice unreadable and the page opened in English again.
@@ -289,12 +352,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         loaded = demo.load(
             detect_language, [lang_store], [lang], queue=False, api_visibility="undocumented"
         )
-        for fn, inputs, outputs in ctx.load_hooks:
-            loaded.then(
-                _with_lang(fn),
-                [lang, *inputs],
-                outputs,
-                concurrency_limit=None,
-                api_visibility="undocumented",
-            )
+        load_groups = [ctx.load_hooks] + [[h] for h in ctx.own_events if h[0] == "load"]
+        _wire_hooks(loaded.then, load_groups, lang)
+        _wire_hooks(lang.change, [[h] for h in ctx.own_events if h[0] == "language"], lang)
     return demo

@@ -341,4 +341,4 @@ def build_code_tab(ctx: Any) -> None:
         comp.change(on_runs, [ctx.lang, *inputs], out_list, **quiet)
     run.input(on_pick, [ctx.lang, run, *inputs[1:]], out_list, **quiet)
     ctx.on_language(on_pick, inputs, out_list)
-    ctx.on_load(on_pick, inputs, out_list)
+    ctx.on_load(on_pick, inputs, out_list, alone=True)  # its first listing takes ~0.4 s

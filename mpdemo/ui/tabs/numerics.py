@@ -230,4 +230,5 @@ def build_numerics(ctx: Any, value: Any) -> None:
         return [tf32_html(lang, v), table, frame]
 
     ctx.on_language(on_lang, [value, acc_value, acc_n], [tf32, acc_table, acc_plot])
-    ctx.on_load(on_lang, [value, acc_value, acc_n], [tf32, acc_table, acc_plot])
+    # alone: it imports torch (~1 s on a fresh server), which the other load hooks need not
+    ctx.on_load(on_lang, [value, acc_value, acc_n], [tf32, acc_table, acc_plot], alone=True)

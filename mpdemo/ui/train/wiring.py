@@ -233,7 +233,7 @@ def _wire(
         *(comps[n] for n in grid_names),
         *(comps[n] for n in preview_names),
     ]
-    ctx.on_language(on_lang, lang_inputs, lang_outputs)
+    ctx.on_language(on_lang, lang_inputs, lang_outputs, alone=True)  # may import torch
 
     # The measured speeds under the precisions, in the new language too.
     ctx.on_language(
@@ -253,11 +253,12 @@ def _wire(
         return machine_text(norm_lang(lang))
 
     # Separate from on_load: reading the flags imports torch, which must not hold up the menus.
-    ctx.on_load(machine_fn, [], [comps["machine"]])
-    ctx.on_load(lambda lang: gr.update(**fp8_box(norm_lang(lang))), [], [comps["fp8"]])
-    ctx.on_language(machine_fn, [], [comps["machine"]])
-    ctx.on_load(
+    ctx.on_load(machine_fn, [], [comps["machine"]], alone=True)
+    ctx.on_load(lambda lang: gr.update(**fp8_box(norm_lang(lang))), [], [comps["fp8"]], alone=True)
+    ctx.on_language(machine_fn, [], [comps["machine"]], alone=True)
+    ctx.on_load(  # alone too: it waits up to 2 s for the Hub's answer
         on_load,
         [comps[n] for n in preview_names],
         [comps["model"], comps["dataset"], comps["device"], comps["preview"]],
+        alone=True,
     )
