@@ -113,7 +113,7 @@ def test_overhead_bench_prints_ratios(tmp_path, monkeypatch, capsys):
                                       "--json", str(tmp_path / "p.json")])  # fmt: skip
     bench.main()
     printed = capsys.readouterr().out
-    assert "taking turns every 0.5 s; 2 run(s) a side" in printed and "1 of 1" in printed
+    assert "taking turns every 0.5 s; 2 run(s) a side" in printed and " of 1 " in printed
     ratios = json.loads((tmp_path / "p.json").read_text())["torch/fp32"]["ratio"]
     assert len(ratios) == 1 and ratios[0] > 0
 
