@@ -129,38 +129,9 @@ def browser():
 
     pw = sync_playwright().start()
     br = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    _slow_frames(br)
     yield br
     br.close()
     pw.stop()
-
-
-# gradio 6.31's status tracker keeps a requestAnimationFrame loop going after its event ended,
-# so a page that ran events repaints at 60 fps while it sits idle: chromium took 0.08-0.17 of a
-# core for each idle page of the app, 0.01-0.02 with frames at 10 a second (this script, before
-# any of the page's own). Pages in tests wait on runs most of their time, on two shared cores.
-# Nothing the tests assert depends on frame rate: transitions are timed, not counted in frames.
-SLOW_FRAMES = """
-window.requestAnimationFrame = cb => setTimeout(() => cb(performance.now()), 100);
-window.cancelAnimationFrame = id => clearTimeout(id);
-"""
-
-
-def _slow_frames(br) -> None:  # noqa: ANN001 - a Playwright Browser
-    """Every context and page the tests open on `br` runs SLOW_FRAMES first."""
-    new_context, new_page = br.new_context, br.new_page
-
-    def context(**kw):  # noqa: ANN003, ANN202
-        ctx = new_context(**kw)
-        ctx.add_init_script(SLOW_FRAMES)
-        return ctx
-
-    def page(**kw):  # noqa: ANN003, ANN202
-        pg = new_page(**kw)  # its own context, still on about:blank: in time for the app
-        pg.context.add_init_script(SLOW_FRAMES)
-        return pg
-
-    br.new_context, br.new_page = context, page
 
 
 @contextlib.contextmanager
