@@ -3,10 +3,14 @@ scripts' `--one` mode). Fresh processes share no OpenMP pool, allocator or autoc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -43,56 +47,42 @@ def run_paired(
     system-wide CLOCK_MONOTONIC on Linux, as the children stamp their steps) each was let run.
     A child measures its own steps in wall time; `active_s` takes out the spans it was stopped.
     """
-    import contextlib
-    import signal
-    import tempfile
-    import time
-
-    with contextlib.ExitStack() as stack:
-        files = [
-            (stack.enter_context(tempfile.TemporaryFile("w+")),
-             stack.enter_context(tempfile.TemporaryFile("w+")))
-            for _ in range(2)
-        ]  # fmt: skip
-        return _take_turns(script, args_a, args_b, slice_s, files, signal, time)
-
-
-def _take_turns(script, args_a, args_b, slice_s, files, signal, time):  # noqa: ANN001, ANN202
-    """run_paired's loop, with its output files open."""
     env = {**os.environ, "TOKENIZERS_PARALLELISM": "false"}
-    procs = []
     spans: list[list[tuple[float, float]]] = [[], []]
-    launched = time.perf_counter()
-    for (out, err), args in zip(files, (args_a, args_b), strict=True):
-        procs.append(subprocess.Popen([sys.executable, str(script), *args], stdout=out,
-                                      stderr=err, cwd=ROOT, env=env))  # fmt: skip
-    os.kill(procs[1].pid, signal.SIGSTOP)  # b ran only while it was being started
-    spans[1].append((launched, time.perf_counter()))
-    run, since = 0, launched
-    try:
-        while procs[run].poll() is None or procs[1 - run].poll() is None:
-            time.sleep(slice_s)
-            other = 1 - run
-            if procs[other].poll() is not None:  # the other one is done: this one runs on
-                continue
-            if procs[run].poll() is None:
-                os.kill(procs[run].pid, signal.SIGSTOP)
-            now = time.perf_counter()
-            spans[run].append((since, now))
-            os.kill(procs[other].pid, signal.SIGCONT)
-            run, since = other, now
-        spans[run].append((since, time.perf_counter()))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                os.kill(p.pid, signal.SIGCONT)
-                p.wait()
-    results = []
-    for p, (out, err) in zip(procs, files, strict=True):
-        out.seek(0)
-        err.seek(0)
-        if p.returncode != 0:
-            raise RuntimeError(f"child failed:\n{err.read()[-2000:]}")
-        results.append(json.loads(out.read().strip().splitlines()[-1]))
+    with contextlib.ExitStack() as stack:
+        files = [tuple(stack.enter_context(tempfile.TemporaryFile("w+")) for _ in "oe")
+                 for _ in range(2)]  # fmt: skip
+        launched = time.perf_counter()
+        procs = [subprocess.Popen([sys.executable, str(script), *args], stdout=out, stderr=err,
+                                  cwd=ROOT, env=env)
+                 for (out, err), args in zip(files, (args_a, args_b), strict=True)]  # fmt: skip
+        os.kill(procs[1].pid, signal.SIGSTOP)  # b ran only while it was being started
+        spans[1].append((launched, time.perf_counter()))
+        run, since = 0, launched
+        try:
+            while procs[run].poll() is None or procs[1 - run].poll() is None:
+                time.sleep(slice_s)
+                other = 1 - run
+                if procs[other].poll() is not None:  # the other one is done: this one runs on
+                    continue
+                if procs[run].poll() is None:
+                    os.kill(procs[run].pid, signal.SIGSTOP)
+                now = time.perf_counter()
+                spans[run].append((since, now))
+                os.kill(procs[other].pid, signal.SIGCONT)
+                run, since = other, now
+            spans[run].append((since, time.perf_counter()))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    os.kill(p.pid, signal.SIGCONT)
+                    p.wait()
+        results = []
+        for p, (out, err) in zip(procs, files, strict=True):
+            out.seek(0)
+            err.seek(0)
+            if p.returncode != 0:
+                raise RuntimeError(f"child failed:\n{err.read()[-2000:]}")
+            results.append(json.loads(out.read().strip().splitlines()[-1]))
     return results, spans

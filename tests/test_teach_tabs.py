@@ -55,9 +55,8 @@ def test_language_hooks_return_one_update_per_output() -> None:
     assert "preset" in ctx.shared  # the Why tab's menu, which the app wires to the Train tab
     for key in (k for _, props in ctx.registered for k in props.values()):
         assert key in i18n.LOCALES[i18n.DEFAULT_LANG].strings, key
-    hooks = [h for h in (*ctx.language_hooks, *ctx.own_events) if h[0] == "language"]
-    assert hooks
-    for _, fn, inputs, outputs in hooks:
+    assert ctx.language_hooks
+    for fn, inputs, outputs, _ in ctx.language_hooks:
         for code in LANGS:
             out = fn(code, *[c.value for c in inputs])
             assert len(out) == len(outputs)

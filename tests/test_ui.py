@@ -798,11 +798,11 @@ def test_the_tabs_language_hooks_answer_in_one_event_each_as_its_own_would():
         raise RuntimeError("a tab's bug")
 
     hooks = [
-        ("language", lambda lang, x, s: f"{lang}:{x}:{s}", [a, shared], [o1]),
-        ("language", lambda lang, y, s: [f"{y}{s}", lang], [b, shared], [o2, o3]),
-        ("language", lambda lang: gr.update(label=lang), [], [o4]),
-        ("language", lambda lang: {o6: "only this"}, [], [o5, o6]),
-        ("language", boom, [a], [gr.Textbox()]),
+        (lambda lang, x, s: f"{lang}:{x}:{s}", [a, shared], [o1], False),
+        (lambda lang, y, s: [f"{y}{s}", lang], [b, shared], [o2, o3], False),
+        (lambda lang: gr.update(label=lang), [], [o4], False),
+        (lambda lang: {o6: "only this"}, [], [o5, o6], False),
+        (boom, [a], [gr.Textbox()], False),
     ]
     fn, inputs, outputs = _merged(hooks)
     assert inputs == [a, shared, b] and len(outputs) == 7
@@ -811,4 +811,4 @@ def test_the_tabs_language_hooks_answer_in_one_event_each_as_its_own_would():
     assert got[3]["label"] == "es"
     assert got[4] == gr.skip() and got[5] == "only this" and got[6] == gr.skip()
     with pytest.raises(ValueError, match="same component"):
-        _merged([hooks[0], ("load", lambda lang: "again", [], [o1])])
+        _merged([hooks[0], (lambda lang: "again", [], [o1], False)])

@@ -108,8 +108,8 @@ GRADIO_STRINGS = gr.I18n(
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
 Registered = tuple[gr.components.Component | gr.blocks.BlockContext, dict[str, str]]
 Hook = tuple[Callable[..., Any], list[Any], list[Any]]
-# ("language" | "load", fn, inputs, outputs): a hook as a tab registers it
-TabHook = tuple[str, Callable[..., Any], list[Any], list[Any]]
+# (fn, inputs, outputs, alone): a hook as a tab registers it (see TabContext.on_language)
+TabHook = tuple[Callable[..., Any], list[Any], list[Any], bool]
 
 
 @dataclass
@@ -124,7 +124,6 @@ class TabContext:
     shared: dict[str, Any] = field(default_factory=dict)
     language_hooks: list[TabHook] = field(default_factory=list)
     load_hooks: list[TabHook] = field(default_factory=list)
-    own_events: list[TabHook] = field(default_factory=list)
 
     def i18n(self, component: Any, **props: str) -> Any:
         """Re-label `component` on language change: props map e.g. label='steps_label'."""
@@ -139,16 +138,14 @@ class TabContext:
         The hooks share one event; `alone`: an event of its own, for a hook that may wait
         (imports torch, asks the Hub) while the others would not.
         """
-        (self.own_events if alone else self.language_hooks).append(
-            ("language", fn, inputs, outputs)
-        )
+        self.language_hooks.append((fn, inputs, outputs, alone))
 
     def on_load(
         self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
     ) -> None:
         """Call fn(lang, *inputs) once the page has loaded and its language is known (the
         hooks share one event; `alone` as in on_language)."""
-        (self.own_events if alone else self.load_hooks).append(("load", fn, inputs, outputs))
+        self.load_hooks.append((fn, inputs, outputs, alone))
 
 
 TABS: list[Callable[[TabContext], None]] = [build_train_tab, *TEACH_TABS]
@@ -209,9 +206,10 @@ def _relabel(registered: list[Registered]) -> Callable[[str], list[Any]]:
     return relabel
 
 
-def _wire_hooks(trigger: Callable[..., Any], groups: list[list[TabHook]], lang: Any) -> None:
-    """One event on `trigger` for each group of hooks (see TabContext.on_language)."""
-    for group in groups:
+def _wire_hooks(trigger: Callable[..., Any], hooks: list[TabHook], lang: Any) -> None:
+    """On `trigger`: one event for the hooks that share one, one for each hook `alone`."""
+    shared = [h for h in hooks if not h[3]]
+    for group in [shared, *([h] for h in hooks if h[3])]:
         if not group:
             continue
         fn, inputs, outputs = _merged(group)
@@ -241,7 +239,7 @@ def _merged(hooks: list[TabHook]) -> Hook:
         into.append(component)
         return len(into) - 1
 
-    for _, fn, ins, outs in hooks:
+    for fn, ins, outs, _ in hooks:
         for c in outs:
             if any(c is o for o in outputs):
                 raise ValueError(f"two hooks update the same component: {c}")
@@ -342,7 +340,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         # Every tab's language hook in one event, and every load hook in one: a page load or
         # a switch cost chromium a round trip, a pending state and spinners on each hook's
         # outputs for each of ~10 events; one event, no spinners (nothing to wait for).
-        _wire_hooks(lang.change, [ctx.language_hooks], lang)
+        _wire_hooks(lang.change, ctx.language_hooks, lang)
         # The language picked survives a reload: this browser keeps it (its local storage).
         # A fixed secret: gradio's default is random per process, so a restart (a Space's push
         # or sleep) made every stored choice unreadable and the page opened in English again.
@@ -352,7 +350,5 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         loaded = demo.load(
             detect_language, [lang_store], [lang], queue=False, api_visibility="undocumented"
         )
-        load_groups = [ctx.load_hooks] + [[h] for h in ctx.own_events if h[0] == "load"]
-        _wire_hooks(loaded.then, load_groups, lang)
-        _wire_hooks(lang.change, [[h] for h in ctx.own_events if h[0] == "language"], lang)
+        _wire_hooks(loaded.then, ctx.load_hooks, lang)
     return demo
