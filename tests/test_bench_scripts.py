@@ -108,6 +108,11 @@ def test_overhead_bench_prints_ratios(tmp_path, monkeypatch, capsys):
         return outs, [[(0.0, float("inf"))]] * 2
 
     monkeypatch.setattr(child, "run_paired", paired_in_process)
+    # The paired child switches off mpdemo's reading of the cores (module state): monkeypatch
+    # puts it back after this test, or test_cores' tests on this worker would see it off.
+    from mpdemo.engine import cores
+
+    monkeypatch.setattr(cores, "CHECK_S", cores.CHECK_S)
     monkeypatch.setattr(sys, "argv", ["overhead.py", "--steps", "8", "--rounds", "1",
                                       "--backends", "torch", "--runs", "2",
                                       "--json", str(tmp_path / "p.json")])  # fmt: skip
