@@ -16,6 +16,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# gradio notices that a page or an API client went at its next heartbeat, every 15 s by default;
+# gradio 6.31 reads this variable (its own end-to-end tests beat every 0.25 s). The suite waited
+# those 15 s for a session to be freed, and gradio_client's close() up to a second a client for
+# its heartbeat stream's next beat (24 tests). Subprocess servers inherit it.
+os.environ.setdefault("GRADIO_HEARTBEAT_INTERVAL", "0.25")
 # One torch thread a process: the suite runs two workers (and chromium) on two cores, so a
 # second OpenMP thread in each only waits for a core (the whole suite: 6 min 32 s with one,
 # 6 min 46 s with torch's two, quiet 2-core EPYC). Set before torch loads; tests that need more

@@ -450,7 +450,8 @@ def test_an_api_session_that_opened_a_file_is_freed_when_it_goes(
         assert sessions.open_sessions() == before + 1
     finally:
         client.close()
-    # gradio notices the closed heartbeat at its next beat (every 15 s), then runs unload.
+    # gradio notices the closed heartbeat at its next beat (every 15 s; in the tests 0.25 s,
+    # tests/conftest.py), then runs unload.
     deadline = time.monotonic() + 40
     while sessions.open_sessions() > before and time.monotonic() < deadline:
         time.sleep(0.5)
