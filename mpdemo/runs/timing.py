@@ -64,6 +64,38 @@ def median_interval(
     return xs[k - 1], xs[n - k]
 
 
+# Resamples of the paired bootstrap below: its 2.5 % and 97.5 % points move by well under 1 %
+# of the figure between seeds from 2000 on (97-round comparisons, quiet and loaded).
+RESAMPLES = 2000
+
+
+def ratio_of_medians_interval(
+    pairs: Sequence[tuple[float, float]], confidence: float = CONFIDENCE
+) -> tuple[float, float] | None:
+    """95 % interval for median(a) / median(b) over paired rounds (None below MIN_ROUNDS pairs).
+
+    The figure a table shows is the ratio of the two shown median steps, which is not the median
+    of the per-round ratios: the order-statistics interval of the latter missed the former in 2
+    of 8 comparisons (0.842x beside [0.851, 0.880]). A paired percentile bootstrap (Efron &
+    Tibshirani, *An Introduction to the Bootstrap*, ch. 13): rounds resampled whole, so each
+    keeps its two sides' shared load; seeded by the data, so a figure always gets the same
+    interval. Widened to hold the figure itself where a lumpy few-round resampling would not.
+    """
+    import numpy as np  # lazily: the page's first load imports no numerics it does not draw
+
+    ab = np.asarray([(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b) and b > 0])
+    n = len(ab)
+    if n < MIN_ROUNDS:
+        return None
+    figure = float(np.median(ab[:, 0]) / np.median(ab[:, 1]))
+    rng = np.random.default_rng(int(ab.sum() * 1e6) % 2**32)
+    idx = rng.integers(0, n, size=(RESAMPLES, n))
+    boot = np.median(ab[idx, 0], axis=1) / np.median(ab[idx, 1], axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = (float(x) for x in np.quantile(boot, [tail, 1.0 - tail]))
+    return min(low, figure), max(high, figure)
+
+
 def verdict(
     low: float | None, high: float | None, rounds: int, busy: float | None = None
 ) -> tuple[str, str | None]:

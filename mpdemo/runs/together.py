@@ -2,8 +2,9 @@
 
 Round k is step k of every run (ABBA order, mpdemo.runs.turns.Baton), so the runs' own step
 times are the interleaved measurement: run X's speed-up against its backend's fp32 run is the
-median of the per-round ratios fp32 step / X step, with the distribution-free 95 % interval of
-mpdemo.runs.timing, and the verdict is timing.verdict() of that interval. Nothing is timed
+ratio of the two runs' median steps over the same rounds, with that figure's own 95 % interval
+(a paired bootstrap of the rounds, mpdemo.runs.timing.ratio_of_medians_interval), and the
+verdict is timing.verdict() of that interval. Nothing is timed
 before the runs. The evaluations come once every run has trained, one after another.
 
 Why greenlets and not a thread a run: torch's OpenMP pool belongs to the thread that computes.
@@ -37,7 +38,7 @@ from ..events import Event, GridPlanned
 from ..files.summary import with_speedups
 from ..messages import Note
 from ..registry import BACKENDS
-from .timing import LoadMeter, SpeedCheck, median_interval, verdict
+from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, verdict
 from .turns import Baton, Lane, Pace, take_turns
 
 _log = logging.getLogger(__name__)
@@ -53,17 +54,17 @@ def paired_check(
     """A run's SpeedCheck against its baseline run, from their own steps, round by round.
 
     The speed-up shown is the ratio of the two runs' median steps over the same rounds (what the
-    table shows); its interval and verdict come from the per-round ratios (timing's one rule).
+    table shows, so a student's own division agrees); its interval is that figure's own (a paired
+    bootstrap of the rounds), and the verdict comes from it by timing's one rule.
     """
     n = min(len(base), len(times))
     pairs = [(b, t) for b, t in zip(base[warmup:n], times[warmup:n], strict=True) if t > 0]
     if not pairs:
         return None
-    ratios = [b / t for b, t in pairs]
-    interval = median_interval(ratios)
+    interval = ratio_of_medians_interval(pairs)
     low, high = interval if interval else (None, None)
     others = load.get("others") if load else None
-    v, why = verdict(low, high, len(ratios), others)
+    v, why = verdict(low, high, len(pairs), others)
     b_med = statistics.median(b for b, _ in pairs)
     t_med = statistics.median(t for _, t in pairs)
     spread = (
@@ -77,7 +78,7 @@ def paired_check(
         speedup=b_med / t_med if t_med > 0 else None,
         low=low,
         high=high,
-        rounds=len(ratios),
+        rounds=len(pairs),
         block=1,
         step_s=t_med,
         baseline_step_s=b_med,
