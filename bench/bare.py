@@ -111,10 +111,3 @@ def bare_trainer(prep) -> list[float]:  # noqa: ANN001
 
 
 BARE = {"torch": bare_torch, "accelerate": bare_accelerate, "trainer": bare_trainer}
-
-
-def steps_per_s(stamps: list[float], warmup: int) -> float:
-    """Steps per second between the end of the warm-up and the last step."""
-    if len(stamps) <= warmup + 1:
-        raise ValueError("not enough steps after warm-up")
-    return (len(stamps) - 1 - warmup) / (stamps[-1] - stamps[warmup])
