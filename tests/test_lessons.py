@@ -389,3 +389,16 @@ def test_a_lesson_opens_its_own_recording_beside_the_live_run(
     ui.open_recording(session, "underflow")
     assert len(session.recordings) == 1
     assert ui.open_recording(session, "still-trains") == [] and not session.recordings
+
+
+def test_a_shortened_lesson_trains_and_evaluates_a_few_rows(monkeypatch) -> None:
+    # The tests' knob shortens the evaluation too: a 5-step run spent as long again on 500 rows.
+    full = {name: [c.eval_slice for c in lesson.configs()] for name, lesson in L.LESSONS.items()}
+    monkeypatch.setenv("MPDEMO_LESSON_STEPS", "3")
+    for name, lesson in L.LESSONS.items():
+        for cfg, before in zip(lesson.configs(), full[name], strict=True):
+            assert cfg.steps == 3, name
+            split, rows = before.rstrip("]").split("[:")
+            assert cfg.eval_slice == f"{split}[:{min(int(rows), L.SHORT_EVAL_ROWS)}]", name
+    monkeypatch.delenv("MPDEMO_LESSON_STEPS")
+    assert all(c.eval_slice == "validation[:500]" for c in L.LESSONS["underflow"].configs())

@@ -13,6 +13,7 @@ branch's `master-weights` lesson comes from mpdemo/teach/master_weights.py). Tor
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,14 @@ from ..config import RunConfig
 from ..messages import ConfigError
 from ..runs.runner import grid
 from . import master_weights as mw
+
+SHORT_EVAL_ROWS = 64  # a shortened lesson's evaluation (MPDEMO_LESSON_STEPS)
+
+
+def _at_most(spec: str, rows: int) -> str:
+    """'validation[:500]' as 'validation[:64]'; any other slice as it is."""
+    m = re.fullmatch(r"(\w+)\[:(\d+)\]", spec.strip())
+    return f"{m[1]}[:{min(int(m[2]), rows)}]" if m else spec
 
 
 @dataclass(frozen=True)
@@ -44,13 +53,17 @@ class Lesson:
 
     def settings(self) -> dict[str, Any]:
         """The RunConfig fields it sets; MPDEMO_LESSON_STEPS shortens every lesson (tests only:
-        the browser tests run each lesson in seconds, not a minute), and a watched lesson then
-        watches at its middle step and its last, as the full lesson watches twice."""
+        the browser tests run each lesson in seconds, not a minute): its steps, its evaluation
+        (at most SHORT_EVAL_ROWS rows), and a watched lesson then watches at its middle step
+        and its last, as the full lesson watches twice."""
         short = os.environ.get("MPDEMO_LESSON_STEPS", "").strip()
         if not short.isdigit():
             return dict(self.fields)
         steps = int(short)
-        out = {**self.fields, "steps": steps}
+        # A few steps' run spent as long again evaluating 500 rows (fp16 on an AVX2-only CPU:
+        # 2.0 s for 5 steps, 2.1 s for the evaluation): a shortened lesson tests the wiring.
+        eval_slice = self.fields.get("eval_slice", RunConfig.eval_slice)
+        out = {**self.fields, "steps": steps, "eval_slice": _at_most(eval_slice, SHORT_EVAL_ROWS)}
         if self.fields.get("watch_grads"):
             out["watch_grads"] = max(1, steps // 2)
         return out
