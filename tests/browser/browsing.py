@@ -6,6 +6,8 @@ conftest module here would shadow it (seen in CI)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import CHROMIUM, free_port, own_contexts  # noqa: F401 - re-exported
@@ -21,3 +23,15 @@ BROWSER_MARKS = [
 def url(app_url: str) -> str:
     """The shared app (tests/conftest.py: one server for the session)."""
     return app_url
+
+
+# Screenshots only where $MPDEMO_SHOTS names a folder (a person looking at them): a full page
+# is a second or two of chromium's time each, and no test asserts on the pictures.
+SHOTS = Path(os.environ["MPDEMO_SHOTS"]) if os.environ.get("MPDEMO_SHOTS") else None
+
+
+def shoot(target: Any, name: str, **kw: Any) -> None:
+    """A screenshot of a page or a locator into $MPDEMO_SHOTS, when it is set."""
+    if SHOTS is not None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=str(SHOTS / name), **kw)

@@ -7,22 +7,14 @@ the pictures."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
+
+from browsing import shoot
 
 from mpdemo.teach.lessons import LESSONS
 from mpdemo.ui import i18n
 
-SHOTS = Path(os.environ["MPDEMO_SHOTS"]) if os.environ.get("MPDEMO_SHOTS") else None
 HEIGHT = 860  # a phone's or a projector's first screen
-
-
-def shoot(target: Any, name: str, **kw: Any) -> None:
-    """A screenshot of a page or a locator into $MPDEMO_SHOTS, when it is set."""
-    if SHOTS is not None:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        target.screenshot(path=str(SHOTS / name), **kw)
 
 
 def open_page(browser: Any, url: str, code: str, width: int) -> tuple[Any, Any]:

@@ -59,6 +59,9 @@ def test_a_student_follows_the_teachers_comparison_live(url: str, browser) -> No
         slice_box = teacher.locator("#train-slice textarea, #train-slice input").first
         slice_box.fill("train[:256]")
         slice_box.press("Enter")
+        eval_box = teacher.locator("#eval-slice textarea, #eval-slice input").first
+        eval_box.fill("validation[:64]")  # the stream, not the evaluation
+        eval_box.press("Enter")
         steps = teacher.locator("#steps input[type=number]").first
         steps.fill("16")  # the stream, not the lesson: a few seconds of fp32 and fp16
         steps.press("Enter")

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pytest
-from browsing import BROWSER_MARKS, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, shoot, url  # noqa: F401 - a fixture
 
 from mpdemo.ui import i18n
 
@@ -127,6 +126,9 @@ def trained(browser, url: str):  # noqa: F811
     """A 1280-px page after a typed 30-step fp32/bf16 comparison; the first point's timing."""
     pg = open_page(browser, url, 1280)
     set_number(pg, "steps", "30")  # typed: it stands, no fitting
+    eval_box = pg.locator("#eval-slice input, #eval-slice textarea").first
+    eval_box.fill("validation[:64]")  # the stream, not the evaluation: bf16's 500 rows took seconds
+    eval_box.press("Tab")
     # fp32 against bf16 (the page opens on fp32 against fp16, the first lesson)
     pg.locator("#precisions").get_by_label("fp16", exact=True).uncheck()
     pg.locator("#precisions").get_by_label("bf16", exact=True).check()
@@ -237,7 +239,7 @@ def test_the_legend_hides_a_run_and_closes_one_opened_file(trained) -> None:
     pg.click("#clear-runs")
 
 
-def test_the_layout_fits_the_screen(browser, url: str, tmp_path) -> None:  # noqa: F811
+def test_the_layout_fits_the_screen(browser, url: str) -> None:  # noqa: F811
     # One page, each language picked on it in turn, each at 1400 px then narrowed to a phone's
     # 400 (the page's CSS follows the viewport; a page load a language and width cost seconds).
     pg = open_page(browser, url, 1400)
@@ -251,8 +253,7 @@ def test_the_layout_fits_the_screen(browser, url: str, tmp_path) -> None:  # noq
             for width in (1400, 400):
                 pg.set_viewport_size({"width": width, "height": 900})
                 pg.wait_for_timeout(800)
-                shot = tmp_path / f"train-{width}-{lang}.png"
-                pg.screenshot(path=str(shot), full_page=True)
+                shoot(pg, f"train-{width}-{lang}.png", full_page=True)
                 assert pg.evaluate(BROKEN_JS, "#intro") == [], lang  # it broke as "measure / d"
                 # The table's "All columns" box in the page's language.
                 assert i18n.t("summary_all", lang) in pg.inner_text("#summary-all"), lang
@@ -268,7 +269,6 @@ def test_the_layout_fits_the_screen(browser, url: str, tmp_path) -> None:  # noq
                     assert len(heads) == 9, heads
                     assert heads[-1][0] in {"scale", "escala"}, heads
                     assert all(h[1] >= left - 1 and h[1] + h[2] <= right + 1 for h in heads), heads
-                print(f"\n{width} px, {lang}: {Path(shot)}")
     finally:
         pg.context.close()
 
