@@ -21,6 +21,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # those 15 s for a session to be freed, and gradio_client's close() up to a second a client for
 # its heartbeat stream's next beat (24 tests). Subprocess servers inherit it.
 os.environ.setdefault("GRADIO_HEARTBEAT_INTERVAL", "0.25")
+# No analytics: each launch's version check and telemetry threads dialled out of this closed
+# network (gradio 6.31 reads the variable at launch; subprocess servers inherit it).
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 # One torch thread a process: the suite runs two workers (and chromium) on two cores, so a
 # second OpenMP thread in each only waits for a core (the whole suite: 6 min 32 s with one,
 # 6 min 46 s with torch's two, quiet 2-core EPYC). Set before torch loads; tests that need more
