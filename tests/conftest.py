@@ -189,20 +189,14 @@ SLOW_TESTS = (
 
 
 def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001 - pytest's hook
-    """Mark the browser tests and the slow ones above `slow`, and put the longest files first
-    (each file's own order kept).
+    """Mark the browser tests and the slow ones above `slow`.
 
-    pytest-xdist hands each of its two workers a file at a time in this order: the long files
-    start first and the short ones fill the gaps, so the suite does not end with one worker on a
-    long browser file while the other has nothing left (in alphabetical order its last minutes
-    ran on one core).
+    The files' order is pytest-xdist's: 3.8 hands out the files with the most tests first (its
+    --loadscope-reorder default), which overrode the longest-first sort this hook used to do
+    (so that sort, and last round's sort by measured seconds, never changed a run). In a
+    profiled whole-suite run the two workers ended within a second of each other.
     """
-    weight: dict[str, float] = {}  # a file's rough seconds: ~10 a slow test, ~0.5 any other
     for item in items:
         node = item.nodeid.replace("\\", "/")
-        path = node.split("::")[0]
-        slow = node.startswith("tests/browser/") or any(s in node for s in SLOW_TESTS)
-        if slow:
+        if node.startswith("tests/browser/") or any(s in node for s in SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
-        weight[path] = weight.get(path, 0.0) + (10.0 if slow else 0.5)
-    items.sort(key=lambda item: -weight[item.nodeid.replace("\\", "/").split("::")[0]])
