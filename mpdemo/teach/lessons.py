@@ -13,11 +13,11 @@ branch's `master-weights` lesson comes from mpdemo/teach/master_weights.py). Tor
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import RunConfig
+from ..engine.slices import SLICE_RE
 from ..messages import ConfigError
 from ..runs.runner import grid
 from . import master_weights as mw
@@ -26,9 +26,12 @@ SHORT_EVAL_ROWS = 64  # a shortened lesson's evaluation (MPDEMO_LESSON_STEPS)
 
 
 def _at_most(spec: str, rows: int) -> str:
-    """'validation[:500]' as 'validation[:64]'; any other slice as it is."""
-    m = re.fullmatch(r"(\w+)\[:(\d+)\]", spec.strip())
-    return f"{m[1]}[:{min(int(m[2]), rows)}]" if m else spec
+    """'validation[:500]' as 'validation[:64]'; any other slice as it is (read with the
+    engine's own grammar, mpdemo.engine.slices)."""
+    m = SLICE_RE.match(spec.strip())
+    if m is None or m["from"] or m["to_pct"] or not m["to"] or int(m["to"]) < 0:
+        return spec
+    return f"{m['split']}[:{min(int(m['to']), rows)}]"
 
 
 @dataclass(frozen=True)
