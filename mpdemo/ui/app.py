@@ -20,7 +20,7 @@ import gradio as gr
 from ..config import Limits
 from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
-from . import system, uploads
+from . import gradio_assets, system, uploads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 from .serve import keep_busy_sessions
 from .tabs import TEACH_TABS
@@ -90,8 +90,9 @@ def launch_options() -> dict[str, Any]:
         # A class's pages follow one comparison at once, each holding a worker thread while it
         # waits for events: gradio's default of 40 would leave none for Stop (classroom.py).
         "max_threads": max_threads(),
-        # Raw uploads bounded per address, the oldest deleted first (mpdemo/ui/uploads.py).
-        "app_kwargs": {"middleware": uploads.middleware()},
+        # Raw uploads bounded per address, the oldest deleted first (mpdemo/ui/uploads.py); an
+        # idle page asks for no frames (gradio 6.31's leaked timer, mpdemo/ui/gradio_assets.py).
+        "app_kwargs": {"middleware": uploads.middleware() + gradio_assets.middleware()},
     }
 
 

@@ -16,10 +16,16 @@ SCREENSHOT = ROOT / "assets" / "screenshot.png"
 pytestmark = BROWSER_MARKS
 
 
+# Counts the page's requests for an animation frame (each one makes chromium draw a frame).
+COUNT_FRAMES_JS = """(() => { window.__frames = 0; const raf = window.requestAnimationFrame.bind(window);
+window.requestAnimationFrame = cb => { window.__frames++; return raf(cb); }; })()"""
+
+
 @pytest.fixture(scope="module")
 def page(app_url: str, browser):
     """One 1280-px-wide page on the app, English, already loaded."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    context.add_init_script(COUNT_FRAMES_JS)  # before gradio's scripts keep their own copy
     pg = context.new_page()
     pg.goto(app_url, wait_until="domcontentloaded")
     pg.wait_for_selector("#start-btn", timeout=60_000)
@@ -159,6 +165,20 @@ def wait_status(page, text: str, timeout_s: float) -> str:
             f"mpdemo threads alive: {workers}"
         )
     return page.inner_text("#status")
+
+
+def test_an_idle_page_asks_for_no_frames(page) -> None:
+    """A page left open costs its laptop nothing: what its load started (events, fade-ins)
+    ends within seconds. gradio 6.31's leaked timer asked for 60 frames a second for good
+    (mpdemo/ui/gradio_assets.py)."""
+    deadline = time.monotonic() + 20
+    while True:
+        page.evaluate("() => { window.__frames = 0; }")
+        page.wait_for_timeout(1000)
+        frames = page.evaluate("() => window.__frames")
+        if frames < 5:
+            break
+        assert time.monotonic() < deadline, f"still {frames} frames a second after 20 s"
 
 
 def test_idle_page_stop_is_off_and_a_refused_input_stays_in_the_status(page) -> None:
