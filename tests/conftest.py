@@ -87,6 +87,23 @@ CHROMIUM_ARGS = [
 ]
 
 
+def _poll_every_100_ms() -> None:
+    """Playwright 1.65 polls `wait_for_function` on every animation frame unless told
+    otherwise: each wait asked chromium for 60 frames a second, ~0.1 core of a 2-core machine
+    for as long as a test waited (a run's whole stream). Every 100 ms is soon enough."""
+    from playwright.sync_api import Page
+
+    if getattr(Page.wait_for_function, "_mpdemo", False):
+        return
+    wait = Page.wait_for_function
+
+    def polled(self: Page, expression: str, *, arg=None, timeout=None, polling=100):
+        return wait(self, expression, arg=arg, timeout=timeout, polling=polling)
+
+    polled._mpdemo = True  # type: ignore[attr-defined]
+    Page.wait_for_function = polled  # type: ignore[method-assign]
+
+
 def free_port() -> int:
     """A TCP port nobody listens on right now."""
     import socket
@@ -135,6 +152,7 @@ def browser():
         pytest.skip("Debian's chromium is not installed")
     from playwright.sync_api import sync_playwright
 
+    _poll_every_100_ms()
     pw = sync_playwright().start()
     br = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     yield br
