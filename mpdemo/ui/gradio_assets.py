@@ -1,17 +1,27 @@
-"""gradio's front-end files, served mended where gradio 6.31 makes an idle page cost CPU.
+"""gradio's front-end files, served mended where gradio 6.31 makes a page cost CPU for nothing.
 
-The leak: gradio's status tracker counts its timer on every animation frame while its status is
-"pending", and stops when the status changes. The tracker that covers the page while the app
-loads is removed in the same moment its status turns "complete", so its stop never runs and its
-loop asks for a frame 60 times a second for as long as the page stays open. Measured in headless
-chromium on a 2-core EPYC (quiet, 15 s idle after load): a bare gradio 6.31 Blocks page cost
-0.42 CPU-s of renderer and 0.14 of the rest every 5 s, and 0.0 with the loop mended; this app's
-page the same. On a student's laptop that is a tenth of a core, and its battery, for nothing.
+Two mends, each a condition added to one minified chunk, measured in headless chromium on a
+2-core EPYC (quiet; /tmp scripts reading chromium's CPU from /proc around each action):
 
-The mend: the loop asks for its next frame only while its status is still "pending", which is
-all its stop did. `MendedAssets` (an ASGI middleware, in the app through `launch_options()`)
-serves the status tracker's chunk with that one condition added; where the chunk does not read
-as expected (another gradio), it serves gradio's file untouched.
+- **The leaked timer** (`statustracker-*.js`). The status tracker counts its timer on every
+  animation frame while its status is "pending" and stops when the status changes. The tracker
+  that covers the page while the app loads is removed in the moment its status turns
+  "complete", so its stop never runs and its loop asks for a frame 60 times a second for as
+  long as the page stays open: 0.42 CPU-s of renderer and 0.14 of the rest every 5 s idle (a
+  bare gradio Blocks page too), 0.0 mended. Mended: the loop asks for its next frame only while
+  its status is still "pending", which is all its stop did.
+- **Every status pushed on every change** (`Blocks-*.js`). Each event's status message (pending,
+  each progress, complete) handed every component that ever had a loading status its status
+  again, changed or not, and each such update snapshots the component's whole value (Svelte's
+  snapshot: one `structuredClone` per number of a plot). Lesson 1 with 5 steps a run: 110,000
+  clones and 3.6-3.9 CPU-s of renderer; mended 20,000 and 2.2-2.4; a language switch 1.1-1.2
+  CPU-s, mended 0.9. Mended: a status is handed on only when it differs from the last one handed
+  to that component (all again after gradio reloads its config). What changes: a component
+  first shown (its tab opened) while an event on it is pending shows its spinner at the next
+  status change, not the next status of any event.
+
+`MendedAssets` (an ASGI middleware, in the app through `launch_options()`) serves those chunks
+mended; a chunk that does not read as expected (another gradio) is served as gradio ships it.
 """
 
 from __future__ import annotations
@@ -20,10 +30,11 @@ import functools
 import hashlib
 import importlib.resources
 import re
+from collections.abc import Callable
 from typing import Any
 
-# gradio's built chunk, e.g. /assets/statustracker-DQF-KcRT.js (hashed, minified names).
-CHUNK_PATH = re.compile(r"/assets/(statustracker-[A-Za-z0-9_-]+\.js)$")
+# gradio's built chunks, e.g. /assets/statustracker-DQF-KcRT.js (hashed, minified names).
+CHUNK_PATH = re.compile(r"/assets/((?:statustracker|Blocks)-[A-Za-z0-9_-]+\.js)$")
 # function ze(){me(()=>{F(Pe,(performance.now()-w(de))/1e3),W&&ze()})}: the timer's loop.
 _LOOP = re.compile(
     r"function (?P<loop>[\w$]+)\(\)\{(?P<raf>[\w$]+)\(\(\)=>\{(?P<tick>[^{}]*performance\.now\(\)"
@@ -31,9 +42,17 @@ _LOOP = re.compile(
 )
 # o.status===`pending`?Ve():...: the props whose status starts the loop.
 _START = re.compile(r"(?P<props>[\w$]+)\.status===`pending`\?[\w$]+\(\):")
+# Every component's status handed on again, and the config's reload (new components).
+_PUSH_ALL = "async update_loading_stati_state(){await Promise.all(Object.entries(this.loading_stati.current).map("
+_PUSH_CHANGED = (
+    "async update_loading_stati_state(){let sent=this.mpdemoSent||(this.mpdemoSent=new Map);"
+    "await Promise.all(Object.entries(this.loading_stati.current).filter(([id,s])=>"
+    "{let k=JSON.stringify(s);return sent.get(id)===k?!1:(sent.set(id,k),!0)}).map("
+)
+_RELOAD = re.compile(r"\breload\((?:[\w$]+,)*[\w$]+\)\{")
 
 
-def mend(source: str) -> str | None:
+def mend_timer(source: str) -> str | None:
     """The status tracker's chunk with its timer loop bounded by "pending"; None if not found."""
     loops, starts = list(_LOOP.finditer(source)), list(_START.finditer(source))
     if len(loops) != 1 or len({m["props"] for m in starts}) != 1:
@@ -46,13 +65,32 @@ def mend(source: str) -> str | None:
     return source[: m.start()] + fixed + source[m.end() :]
 
 
+def mend_statuses(source: str) -> str | None:
+    """The Blocks chunk handing on only changed statuses (all after a reload); None if not found."""
+    reloads = list(_RELOAD.finditer(source))
+    if source.count(_PUSH_ALL) != 1 or len(reloads) != 1:
+        return None
+    at = reloads[0].end()
+    source = source[:at] + "this.mpdemoSent=null;" + source[at:]
+    return source.replace(_PUSH_ALL, _PUSH_CHANGED)
+
+
+MENDS: dict[str, Callable[[str], str | None]] = {
+    "statustracker": mend_timer,
+    "Blocks": mend_statuses,
+}
+
+
 def _assets_dir() -> Any:
     return importlib.resources.files("gradio").joinpath("templates/frontend/assets")
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=8)
 def mended_chunk(name: str) -> bytes | None:
     """gradio's chunk `name`, mended (read once); None when it is absent or reads otherwise."""
+    mend = MENDS.get(name.split("-", 1)[0])
+    if mend is None:
+        return None
     try:
         source = _assets_dir().joinpath(name).read_text(encoding="utf-8")
     except (OSError, ValueError):
@@ -62,13 +100,13 @@ def mended_chunk(name: str) -> bytes | None:
 
 
 class MendedAssets:
-    """ASGI middleware: the status tracker's chunk served mended; every other request passes."""
+    """ASGI middleware: the mended chunks served mended; every other request passes on."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        """Answer a GET of the status tracker's chunk with the mended file, or pass it on."""
+        """Answer a GET of a mended chunk with the mended file, or pass the request on."""
         found = (
             CHUNK_PATH.search(scope.get("path", ""))
             if scope.get("type") == "http" and scope.get("method") in ("GET", "HEAD")
@@ -94,7 +132,7 @@ class MendedAssets:
 
 
 def middleware() -> list[Any]:
-    """What `launch(app_kwargs={"middleware": ...})` takes: the mended status tracker."""
+    """What `launch(app_kwargs={"middleware": ...})` takes: gradio's chunks, mended."""
     from starlette.middleware import Middleware
 
     return [Middleware(MendedAssets)]
