@@ -43,7 +43,10 @@ _LOOP = re.compile(
 # o.status===`pending`?Ve():...: the props whose status starts the loop.
 _START = re.compile(r"(?P<props>[\w$]+)\.status===`pending`\?[\w$]+\(\):")
 # Every component's status handed on again, and the config's reload (new components).
-_PUSH_ALL = "async update_loading_stati_state(){await Promise.all(Object.entries(this.loading_stati.current).map("
+_PUSH_ALL = (
+    "async update_loading_stati_state(){"
+    "await Promise.all(Object.entries(this.loading_stati.current).map("
+)
 _PUSH_CHANGED = (
     "async update_loading_stati_state(){let sent=this.mpdemoSent||(this.mpdemoSent=new Map);"
     "await Promise.all(Object.entries(this.loading_stati.current).filter(([id,s])=>"
