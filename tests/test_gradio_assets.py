@@ -3,8 +3,6 @@ on only the statuses that changed."""
 
 from __future__ import annotations
 
-import importlib.resources
-
 import httpx
 import pytest
 
@@ -14,7 +12,7 @@ from mpdemo.ui.gradio_assets import mend_statuses, mend_timer, mended_chunk
 
 def _chunk_names() -> dict[str, str]:
     """The installed gradio's chunk to mend, by kind ("statustracker", "Blocks")."""
-    assets = importlib.resources.files("gradio").joinpath("templates/frontend/assets")
+    assets = gradio_assets.assets_dir()
     found: dict[str, list[str]] = {}
     for p in assets.iterdir():
         if gradio_assets.CHUNK_PATH.search("/assets/" + p.name):

@@ -84,22 +84,31 @@ MENDS: dict[str, Callable[[str], str | None]] = {
 }
 
 
-def _assets_dir() -> Any:
+def assets_dir() -> Any:
+    """Where the installed gradio keeps its built front-end chunks."""
     return importlib.resources.files("gradio").joinpath("templates/frontend/assets")
 
 
-@functools.lru_cache(maxsize=8)
 def mended_chunk(name: str) -> bytes | None:
     """gradio's chunk `name`, mended (read once); None when it is absent or reads otherwise."""
+    return _served(name)[0]
+
+
+@functools.lru_cache(maxsize=8)
+def _served(name: str) -> tuple[bytes | None, str]:
+    """The mended chunk and its ETag, made once per chunk rather than once per request."""
     mend = MENDS.get(name.split("-", 1)[0])
     if mend is None:
-        return None
+        return None, ""
     try:
-        source = _assets_dir().joinpath(name).read_text(encoding="utf-8")
+        source = assets_dir().joinpath(name).read_text(encoding="utf-8")
     except (OSError, ValueError):
-        return None
+        return None, ""
     fixed = mend(source)
-    return fixed.encode("utf-8") if fixed is not None else None
+    if fixed is None:
+        return None, ""
+    body = fixed.encode("utf-8")
+    return body, '"mended-' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
 class MendedAssets:
@@ -115,14 +124,13 @@ class MendedAssets:
             if scope.get("type") == "http" and scope.get("method") in ("GET", "HEAD")
             else None
         )
-        body = mended_chunk(found[1]) if found else None
+        body, etag = _served(found[1]) if found else (None, "")
         if body is None:
             await self.app(scope, receive, send)
             return
         from starlette.datastructures import Headers
         from starlette.responses import Response
 
-        etag = '"mended-' + hashlib.sha256(body).hexdigest()[:32] + '"'
         headers = {"ETag": etag, "Cache-Control": "no-cache"}  # revalidated, as gradio's are
         if Headers(scope=scope).get("if-none-match") == etag:
             response = Response(status_code=304, headers=headers)
