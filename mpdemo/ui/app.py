@@ -90,8 +90,8 @@ def launch_options() -> dict[str, Any]:
         # A class's pages follow one comparison at once, each holding a worker thread while it
         # waits for events: gradio's default of 40 would leave none for Stop (classroom.py).
         "max_threads": max_threads(),
-        # Raw uploads bounded per address, the oldest deleted first (mpdemo/ui/uploads.py); two
-        # of gradio 6.31's front-end files served mended (mpdemo/ui/gradio_assets.py).
+        # Raw uploads bounded per address, the oldest deleted first (mpdemo/ui/uploads.py); an
+        # idle page asks for no frames (gradio 6.31's leaked timer, mpdemo/ui/gradio_assets.py).
         "app_kwargs": {"middleware": uploads.middleware() + gradio_assets.middleware()},
     }
 

@@ -1,6 +1,6 @@
-"""gradio's front-end files, served mended where gradio 6.31 makes a page cost CPU for nothing.
+"""gradio's front-end files, served mended where gradio 6.31 makes an idle page cost CPU.
 
-Two mends, each a condition added to one minified chunk, measured in headless chromium on a
+One mend, a condition added to one minified chunk, measured in headless chromium on a
 2-core EPYC (quiet; /tmp scripts reading chromium's CPU from /proc around each action):
 
 - **The leaked timer** (`statustracker-*.js`). The status tracker counts its timer on every
@@ -10,17 +10,15 @@ Two mends, each a condition added to one minified chunk, measured in headless ch
   long as the page stays open: 0.42 CPU-s of renderer and 0.14 of the rest every 5 s idle (a
   bare gradio Blocks page too), 0.0 mended. Mended: the loop asks for its next frame only while
   its status is still "pending", which is all its stop did.
-- **Every status pushed on every change** (`Blocks-*.js`). Each event's status message (pending,
-  each progress, complete) handed every component that ever had a loading status its status
-  again, changed or not, and each such update snapshots the component's whole value (Svelte's
-  snapshot: one `structuredClone` per number of a plot). Lesson 1 with 5 steps a run: 110,000
-  clones and 3.6-3.9 CPU-s of renderer; mended 20,000 and 2.2-2.4; a language switch 1.1-1.2
-  CPU-s, mended 0.9. Mended: a status is handed on only when it differs from the last one handed
-  to that component (all again after gradio reloads its config). What changes: a component
-  first shown (its tab opened) while an event on it is pending shows its spinner at the next
-  status change, not the next status of any event.
 
-`MendedAssets` (an ASGI middleware, in the app through `launch_options()`) serves those chunks
+Tried and withdrawn: handing a component its loading status only when it changed (gradio
+re-hands every status on every status message, each one snapshotting the component's value;
+lesson 1's renderer CPU fell from 3.6-3.9 to 2.2-2.4 CPU-s). The updates are applied
+asynchronously and can land out of order; re-handing all of them is what puts the last one on
+top, and without it a plot's status stayed "pending" and a language switch did not relabel it
+(3 browser tests of a whole-suite run failed once).
+
+`MendedAssets` (an ASGI middleware, in the app through `launch_options()`) serves that chunk
 mended; a chunk that does not read as expected (another gradio) is served as gradio ships it.
 """
 
@@ -34,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 # gradio's built chunks, e.g. /assets/statustracker-DQF-KcRT.js (hashed, minified names).
-CHUNK_PATH = re.compile(r"/assets/((?:statustracker|Blocks)-[A-Za-z0-9_-]+\.js)$")
+CHUNK_PATH = re.compile(r"/assets/(statustracker-[A-Za-z0-9_-]+\.js)$")
 # function ze(){me(()=>{F(Pe,(performance.now()-w(de))/1e3),W&&ze()})}: the timer's loop.
 _LOOP = re.compile(
     r"function (?P<loop>[\w$]+)\(\)\{(?P<raf>[\w$]+)\(\(\)=>\{(?P<tick>[^{}]*performance\.now\(\)"
@@ -42,17 +40,6 @@ _LOOP = re.compile(
 )
 # o.status===`pending`?Ve():...: the props whose status starts the loop.
 _START = re.compile(r"(?P<props>[\w$]+)\.status===`pending`\?[\w$]+\(\):")
-# Every component's status handed on again, and the config's reload (new components).
-_PUSH_ALL = (
-    "async update_loading_stati_state(){"
-    "await Promise.all(Object.entries(this.loading_stati.current).map("
-)
-_PUSH_CHANGED = (
-    "async update_loading_stati_state(){let sent=this.mpdemoSent||(this.mpdemoSent=new Map);"
-    "await Promise.all(Object.entries(this.loading_stati.current).filter(([id,s])=>"
-    "{let k=JSON.stringify(s);return sent.get(id)===k?!1:(sent.set(id,k),!0)}).map("
-)
-_RELOAD = re.compile(r"\breload\((?:[\w$]+,)*[\w$]+\)\{")
 
 
 def mend_timer(source: str) -> str | None:
@@ -68,19 +55,8 @@ def mend_timer(source: str) -> str | None:
     return source[: m.start()] + fixed + source[m.end() :]
 
 
-def mend_statuses(source: str) -> str | None:
-    """The Blocks chunk handing on only changed statuses (all after a reload); None if not found."""
-    reloads = list(_RELOAD.finditer(source))
-    if source.count(_PUSH_ALL) != 1 or len(reloads) != 1:
-        return None
-    at = reloads[0].end()
-    source = source[:at] + "this.mpdemoSent=null;" + source[at:]
-    return source.replace(_PUSH_ALL, _PUSH_CHANGED)
-
-
 MENDS: dict[str, Callable[[str], str | None]] = {
     "statustracker": mend_timer,
-    "Blocks": mend_statuses,
 }
 
 
