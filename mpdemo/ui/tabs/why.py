@@ -146,8 +146,10 @@ def build_why_tab(ctx: Any) -> None:
         for key in WHY_KEYS:
             ctx.i18n(gr.Markdown(tt(key, lang0), elem_id=key.replace("_", "-")), value=key)
     ctx.shared["preset"] = preset  # app.py loads a pick into the Train tab
-    preset.change(preset_view, [ctx.lang, preset], [desc], concurrency_limit=None,
-                  api_visibility="undocumented", show_progress="hidden")  # fmt: skip
+    # A person's pick only: the language hook below re-sets the value and draws the text itself
+    # (on .change each switch cost chromium one more event's status passes over every component).
+    preset.input(preset_view, [ctx.lang, preset], [desc], concurrency_limit=None,
+                 api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
     def on_lang(lang: str, p: str | None) -> list[Any]:
         return [gr.update(choices=preset_choices(lang), value=p), preset_view(lang, p)]
