@@ -25,20 +25,23 @@ def wait_text(page, sel: str, text: str, timeout_s: float = 60) -> str:
     return page.inner_text(sel)
 
 
-def open_page(browser, url: str):  # noqa: F811 - the fixture's value
-    """A page in its own browser context (its own gradio session), loaded, board opened."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
-    page = context.new_page()
-    page.goto(url, wait_until="domcontentloaded")
+def open_page(pages, browser, url: str, own: bool = False):  # noqa: F811 - the fixture's value
+    """A page (its own gradio session), loaded, board opened: the pool's, or in a browser
+    context of its own (`own`: a second visitor, who keeps nothing of the first)."""
+    if own:
+        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        page.goto(url, wait_until="domcontentloaded")
+    else:
+        page = pages.open(url, width=1400, height=1000, locale="en-US")
     page.wait_for_selector("#start-btn", timeout=60_000)
     page.locator("#board").get_by_text("Class board").first.click()
     page.wait_for_selector("#board-publish-btn", state="visible", timeout=30_000)
     return page
 
 
-def test_a_student_follows_the_teachers_comparison_live(url: str, browser) -> None:  # noqa: F811
+def test_a_student_follows_the_teachers_comparison_live(url: str, browser, pages) -> None:  # noqa: F811
     with own_contexts(browser):
-        teacher, student = open_page(browser, url), open_page(browser, url)
+        teacher, student = open_page(pages, browser, url), open_page(pages, browser, url, own=True)
         teacher.click("#board-publish-btn")
         note = wait_text(teacher, "#board-note", "Your board:")
         code = re.search(r"Your board: ([A-Z]{4})", note).group(1)

@@ -109,22 +109,24 @@ def set_number(page, elem_id: str, value: str) -> None:
     box.press("Enter")
 
 
-def open_page(browser, url: str, width: int, lang: str | None = None, context=None):
-    """A page at this width (and ?lang=), loaded."""
-    ctx = context or browser.new_context(
-        viewport={"width": width, "height": 900}, locale=LOCALES.get(lang or "en", "en-US")
+def open_page(pages, url: str, width: int, lang: str | None = None):
+    """A page of the session's pool at this width (and ?lang=), loaded."""
+    pg = pages.open(
+        url + (f"?lang={lang}" if lang else ""),
+        width=width,
+        locale=LOCALES.get(lang or "en", "en-US"),
     )
-    pg = ctx.new_page()
-    pg.goto(url + (f"?lang={lang}" if lang else ""), wait_until="domcontentloaded")
     pg.wait_for_selector("#start-btn", timeout=60_000)
     pg.wait_for_function(LOADED_JS, timeout=30_000)
     return pg
 
 
 @pytest.fixture(scope="module")
-def trained(browser, url: str):  # noqa: F811
-    """A 1280-px page after a typed 30-step fp32/bf16 comparison; the first point's timing."""
-    pg = open_page(browser, url, 1280)
+def trained(pages, url: str):  # noqa: F811
+    """A 1280-px page after a typed 30-step fp32/bf16 comparison; the first point's timing.
+
+    The pool's English page: the module's later tests open it again once these three ran."""
+    pg = open_page(pages, url, 1280)
     set_number(pg, "steps", "30")  # typed: it stands, no fitting
     eval_box = pg.locator("#eval-slice input, #eval-slice textarea").first
     eval_box.fill("validation[:64]")  # the stream, not the evaluation: bf16's 500 rows took seconds
@@ -139,7 +141,6 @@ def trained(browser, url: str):  # noqa: F811
     wall = time.monotonic() - t0
     pg.wait_for_timeout(800)  # the last frame is drawn
     yield pg, pg.evaluate("() => window.__mp"), wall
-    pg.context.close()
 
 
 def test_the_first_point_is_on_the_plot_with_the_first_step_in_the_status(trained) -> None:
@@ -239,106 +240,97 @@ def test_the_legend_hides_a_run_and_closes_one_opened_file(trained) -> None:
     pg.click("#clear-runs")
 
 
-def test_the_layout_fits_the_screen(browser, url: str) -> None:  # noqa: F811
+def test_the_layout_fits_the_screen(pages, url: str) -> None:  # noqa: F811
     # One page, each language picked on it in turn, each at 1400 px then narrowed to a phone's
     # 400 (the page's CSS follows the viewport; a page load a language and width cost seconds).
-    pg = open_page(browser, url, 1400)
+    pg = open_page(pages, url, 1400)
     names = {"en": "English", "es": "Español", "pt": "Português"}
     train = {"en": "Train", "es": "Entrenar", "pt": "Treinar"}
-    try:
-        for lang in ("en", "es", "pt"):
-            pg.set_viewport_size({"width": 1400, "height": 900})
-            pg.locator("#lang").get_by_label(names[lang]).check()
-            wait_text(pg, "#start-btn", train[lang], 30)
-            for width in (1400, 400):
-                pg.set_viewport_size({"width": width, "height": 900})
-                pg.wait_for_timeout(800)
-                shoot(pg, f"train-{width}-{lang}.png", full_page=True)
-                assert pg.evaluate(BROKEN_JS, "#intro") == [], lang  # it broke as "measure / d"
-                # The table's "All columns" box in the page's language.
-                assert i18n.t("summary_all", lang) in pg.inner_text("#summary-all"), lang
-                status = pg.locator("#status").bounding_box()
-                assert status["width"] >= min(300, 0.7 * width), status  # not a 50-px column
-                for sel in ("#model", "#dataset", "#device"):
-                    text_end, arrow = pg.evaluate(ARROW_JS, sel)
-                    assert text_end <= arrow + 0.5, (lang, sel, width, text_end, arrow)
-                if width >= 1400:
-                    # The table opens on a class's nine columns (the rest behind "All
-                    # columns"), and all nine are on screen, up to the loss scale's.
-                    left, right, heads = pg.evaluate(HEADERS_JS)
-                    assert len(heads) == 9, heads
-                    assert heads[-1][0] in {"scale", "escala"}, heads
-                    assert all(h[1] >= left - 1 and h[1] + h[2] <= right + 1 for h in heads), heads
-    finally:
-        pg.context.close()
+    for lang in ("en", "es", "pt"):
+        pg.set_viewport_size({"width": 1400, "height": 900})
+        pg.locator("#lang").get_by_label(names[lang]).check()
+        wait_text(pg, "#start-btn", train[lang], 30)
+        for width in (1400, 400):
+            pg.set_viewport_size({"width": width, "height": 900})
+            pg.wait_for_timeout(800)
+            shoot(pg, f"train-{width}-{lang}.png", full_page=True)
+            assert pg.evaluate(BROKEN_JS, "#intro") == [], lang  # it broke as "measure / d"
+            # The table's "All columns" box in the page's language.
+            assert i18n.t("summary_all", lang) in pg.inner_text("#summary-all"), lang
+            status = pg.locator("#status").bounding_box()
+            assert status["width"] >= min(300, 0.7 * width), status  # not a 50-px column
+            for sel in ("#model", "#dataset", "#device"):
+                text_end, arrow = pg.evaluate(ARROW_JS, sel)
+                assert text_end <= arrow + 0.5, (lang, sel, width, text_end, arrow)
+            if width >= 1400:
+                # The table opens on a class's nine columns (the rest behind "All
+                # columns"), and all nine are on screen, up to the loss scale's.
+                left, right, heads = pg.evaluate(HEADERS_JS)
+                assert len(heads) == 9, heads
+                assert heads[-1][0] in {"scale", "escala"}, heads
+                assert all(h[1] >= left - 1 and h[1] + h[2] <= right + 1 for h in heads), heads
 
 
-def test_the_language_survives_a_reload_and_gradio_says_no_raw_keys(browser, url: str) -> None:  # noqa: F811
-    pg = open_page(browser, url, 1280)
-    try:
-        pg.evaluate(
-            """() => { window.__said = [];
-            new MutationObserver(() => document.querySelectorAll('.sr-only').forEach(e => {
-                if (e.textContent.trim()) window.__said.push(e.textContent.trim()); }))
-            .observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
+def test_the_language_survives_a_reload_and_gradio_says_no_raw_keys(pages, url: str) -> None:  # noqa: F811
+    pg = open_page(pages, url, 1280)
+    pg.evaluate(
+        """() => { window.__said = [];
+        new MutationObserver(() => document.querySelectorAll('.sr-only').forEach(e => {
+            if (e.textContent.trim()) window.__said.push(e.textContent.trim()); }))
+        .observe(document.body, {subtree: true, childList: true, characterData: true}); }"""
+    )
+    pg.locator("#lang").get_by_label("Português").check()
+    wait_text(pg, "#start-btn", "Treinar", 15)
+    pg.wait_for_timeout(1500)
+    said = pg.evaluate("() => window.__said")
+    assert not [s for s in said if re.search(r"\bcommon\.\w+", s)], said
+    # This browser keeps the choice (its local storage): once it is written, reload.
+    pg.wait_for_function("() => !!localStorage.getItem('mpdemo-lang')", timeout=30_000)
+    pg.reload(wait_until="domcontentloaded")
+    pg.wait_for_selector("#start-btn", timeout=60_000)
+    wait_text(pg, "#start-btn", "Treinar", 30)  # still Portuguese after the reload
+    assert pg.locator("#lang").get_by_label("Português").is_checked()
+    pg.goto(url + "?lang=es", wait_until="domcontentloaded")  # a link for a class wins
+    wait_text(pg, "#start-btn", "Entrenar", 30)
+    pg.locator("#lang").get_by_label("English").check()
+    wait_text(pg, "#start-btn", "Train", 15)
+
+
+def test_the_underflow_lab_refuses_in_the_pages_language(pages, url: str) -> None:  # noqa: F811
+    pg = open_page(pages, url, 1280, "es")
+    wait_text(pg, "#start-btn", "Entrenar", 30)
+    pg.click("#underflow-tab-button")
+    pg.wait_for_selector("#uf-batch input", state="visible", timeout=15_000)
+    box = pg.locator("#uf-batch input[type=number]").first
+    toasts = pg.locator("[data-testid=toast-body]")
+    # The page's language hook redraws the lab's idle text once, in Spanish: let it land
+    # first, or it can overwrite a refusal that came before it.
+    wait_text(pg, "#uf-status", "Pulsa", 30)
+    ok = "([s, n]) => { const t = document.querySelector(s)?.innerText || '';"
+    ok += " return t.includes('No calculado') && t.includes('lote')"
+    ok += " && document.querySelectorAll('[data-testid=toast-body]').length > n; }"
+    for batch in ("0", "", "100000"):  # too small, empty, too big: one page, three refusals
+        for close in pg.locator("[data-testid=toast-close]").all():  # the last one's
+            close.click()
+        pg.wait_for_function(
+            "() => !document.querySelector('[data-testid=toast-body]')", timeout=15_000
         )
-        pg.locator("#lang").get_by_label("Português").check()
-        wait_text(pg, "#start-btn", "Treinar", 15)
-        pg.wait_for_timeout(1500)
-        said = pg.evaluate("() => window.__said")
-        assert not [s for s in said if re.search(r"\bcommon\.\w+", s)], said
-        # This browser keeps the choice (its local storage): once it is written, reload.
-        pg.wait_for_function("() => !!localStorage.getItem('mpdemo-lang')", timeout=30_000)
-        pg.reload(wait_until="domcontentloaded")
-        pg.wait_for_selector("#start-btn", timeout=60_000)
-        wait_text(pg, "#start-btn", "Treinar", 30)  # still Portuguese after the reload
-        assert pg.locator("#lang").get_by_label("Português").is_checked()
-        pg.goto(url + "?lang=es", wait_until="domcontentloaded")  # a link for a class wins
-        wait_text(pg, "#start-btn", "Entrenar", 30)
-        pg.locator("#lang").get_by_label("English").check()
-        wait_text(pg, "#start-btn", "Train", 15)
-    finally:
-        pg.context.close()
-
-
-def test_the_underflow_lab_refuses_in_the_pages_language(browser, url: str) -> None:  # noqa: F811
-    pg = open_page(browser, url, 1280, "es")
-    try:
-        wait_text(pg, "#start-btn", "Entrenar", 30)
-        pg.click("#underflow-tab-button")
-        pg.wait_for_selector("#uf-batch input", state="visible", timeout=15_000)
-        box = pg.locator("#uf-batch input[type=number]").first
-        toasts = pg.locator("[data-testid=toast-body]")
-        # The page's language hook redraws the lab's idle text once, in Spanish: let it land
-        # first, or it can overwrite a refusal that came before it.
-        wait_text(pg, "#uf-status", "Pulsa", 30)
-        ok = "([s, n]) => { const t = document.querySelector(s)?.innerText || '';"
-        ok += " return t.includes('No calculado') && t.includes('lote')"
-        ok += " && document.querySelectorAll('[data-testid=toast-body]').length > n; }"
-        for batch in ("0", "", "100000"):  # too small, empty, too big: one page, three refusals
-            for close in pg.locator("[data-testid=toast-close]").all():  # the last one's
-                close.click()
-            pg.wait_for_function(
-                "() => !document.querySelector('[data-testid=toast-body]')", timeout=15_000
-            )
-            shown_before = 0
-            box.fill(batch)
-            box.press("Tab")
-            # The page's language hook may still redraw the lab's idle text over a first
-            # refusal (seen once on a loaded machine): press again if the refusal did not stay.
-            for attempt in range(2):
-                pg.click("#uf-run")
-                try:
-                    pg.wait_for_function(ok, arg=["#uf-status", shown_before], timeout=30_000)
-                    pg.wait_for_timeout(500)  # and it stays
-                    pg.wait_for_function(ok, arg=["#uf-status", shown_before], timeout=1_000)
-                    break
-                except Exception:  # noqa: BLE001 - playwright's timeout: one more press
-                    if attempt:
-                        raise
-            status = pg.inner_text("#uf-status")
-            assert "lote" in status and "1.024" in status, (batch, status)  # its range, in Spanish
-            text = toasts.last.inner_text()
-            assert "minimum" not in text and "Value" not in text, (batch, text)  # not gradio's
-    finally:
-        pg.context.close()
+        shown_before = 0
+        box.fill(batch)
+        box.press("Tab")
+        # The page's language hook may still redraw the lab's idle text over a first
+        # refusal (seen once on a loaded machine): press again if the refusal did not stay.
+        for attempt in range(2):
+            pg.click("#uf-run")
+            try:
+                pg.wait_for_function(ok, arg=["#uf-status", shown_before], timeout=30_000)
+                pg.wait_for_timeout(500)  # and it stays
+                pg.wait_for_function(ok, arg=["#uf-status", shown_before], timeout=1_000)
+                break
+            except Exception:  # noqa: BLE001 - playwright's timeout: one more press
+                if attempt:
+                    raise
+        status = pg.inner_text("#uf-status")
+        assert "lote" in status and "1.024" in status, (batch, status)  # its range, in Spanish
+        text = toasts.last.inner_text()
+        assert "minimum" not in text and "Value" not in text, (batch, text)  # not gradio's

@@ -1,6 +1,7 @@
 """Two lessons on the page in a browser: the underflow lesson's click, its recording and its
-watched gradients; the master-weights lesson's three recipes. Each then seen at 1400 and 400 px
-in en/es/pt (tests/browser/lesson_pages.py; screenshots where $MPDEMO_SHOTS is set)."""
+watched gradients; the master-weights lesson's three recipes. Each then seen at 400 px in
+en/es/pt and at 1400 in one (tests/browser/lesson_pages.py; screenshots where $MPDEMO_SHOTS is
+set)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def run_lesson(pg, key: str, watched_while_training: bool = False) -> str:
     return pg.inner_text("#status")
 
 
-def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch, tmp_path) -> None:  # noqa: F811
+def test_one_click_on_a_lesson_runs_it(pages, url, monkeypatch, tmp_path) -> None:  # noqa: F811
     # The lesson's own recording, where one ships, opens beside the live runs: a real one, the
     # lesson's runs recorded here by the lesson command into the shipped-recordings folder this
     # test points to. It ran on the CPU, so the counted devices take the CPU for this test
@@ -62,23 +63,20 @@ def test_one_click_on_a_lesson_runs_it(browser, url, monkeypatch, tmp_path) -> N
     rec = R.recording_for("underflow")
     assert rec is not None
     assert LESSONS["underflow"].settings()["watch_grads"] == 6
-    context, pg = open_page(browser, url, "en", 1400)
-    try:
-        assert not pg.locator("#grad-watch").is_visible()  # nothing watched yet
-        status = run_lesson(pg, "underflow", watched_while_training=True)
-        assert "3 runs" in status, status
-        legend = pg.inner_text("#run-legend")
-        assert "torch · fp16 · S=1" in legend and "torch · fp32" in legend
-        assert f"torch · fp16 · S=1 · {rec.tag}" in legend and name in legend, legend
-        assert pg.locator("#scale-plot").is_visible()  # the scaled fp16 run draws its scale
-        look = i18n.message("lesson_underflow_look", {}, "en")
-        info = pg.inner_text("#lesson-info")
-        assert look in info and f"recorded on {rec.machine_name}" in info, info
-        shoot(pg, "lesson-underflow-en-1400.png", full_page=True)
-        seen_in(pg, LESSONS["underflow"], "en", switch=False)
-        check_grad_watch(pg)  # then in Spanish and Portuguese
-    finally:
-        context.close()
+    pg = open_page(pages, url, "en", 1400)
+    assert not pg.locator("#grad-watch").is_visible()  # nothing watched yet
+    status = run_lesson(pg, "underflow", watched_while_training=True)
+    assert "3 runs" in status, status
+    legend = pg.inner_text("#run-legend")
+    assert "torch · fp16 · S=1" in legend and "torch · fp32" in legend
+    assert f"torch · fp16 · S=1 · {rec.tag}" in legend and name in legend, legend
+    assert pg.locator("#scale-plot").is_visible()  # the scaled fp16 run draws its scale
+    look = i18n.message("lesson_underflow_look", {}, "en")
+    info = pg.inner_text("#lesson-info")
+    assert look in info and f"recorded on {rec.machine_name}" in info, info
+    shoot(pg, "lesson-underflow-en-1400.png", full_page=True)
+    seen_in(pg, LESSONS["underflow"], "en", switch=False)
+    check_grad_watch(pg)  # then in Spanish and Portuguese
 
 
 FIGURES = "document.querySelectorAll('#grad-watch figure.mp-gw-run')"
@@ -134,30 +132,26 @@ def check_grad_watch(pg) -> None:
         assert [f.get_attribute("data-step") for f in figures.all()] == steps
         svg_text = pg.locator("#grad-watch svg").first.text_content() or ""
         assert i18n.t("uf_clamped", code) in svg_text  # the histogram's own words too
-        # The rest of the lesson in this language too (switched above), at 400 and 1400 px.
+        # The rest of the lesson in this language too (switched above), at 400 px.
         seen_in(pg, LESSONS["underflow"], code, switch=False)
-        pg.set_viewport_size({"width": 400, "height": HEIGHT})
     shoot(pg.locator("#grad-watch"), "grads-400-pt.png")
 
 
 def test_the_master_weights_lesson_runs_its_three_recipes_on_the_page(
-    browser,
+    pages,
     url,  # noqa: F811
     monkeypatch,
 ) -> None:
     # The tab's weights boxes carry the lesson: fp32 master, pure bf16, pure bf16 + SR.
     monkeypatch.setenv("MPDEMO_LESSON_STEPS", "3")
-    context, pg = open_page(browser, url, "en", 1400)
-    try:
-        status = run_lesson(pg, "master_weights")
-        assert "3 runs (3 completed)" in status, status
-        # Each run's share of updates that rounded away, unfolded in the status.
-        assert "Updates that rounded away" in status
-        for label in ("torch · bf16: 0%", "torch · bf16 · bf16 weights: ", "bf16 weights+SR: "):
-            assert label in status, status
-        rows = pg.inner_text("#summary")
-        assert "bf16 weights+SR" in rows
-        shoot(pg.locator("#status"), "lesson-master-weights-status.png")
-        seen_everywhere(pg, LESSONS["master-weights"], "en")
-    finally:
-        context.close()
+    pg = open_page(pages, url, "en", 1400)
+    status = run_lesson(pg, "master_weights")
+    assert "3 runs (3 completed)" in status, status
+    # Each run's share of updates that rounded away, unfolded in the status.
+    assert "Updates that rounded away" in status
+    for label in ("torch · bf16: 0%", "torch · bf16 · bf16 weights: ", "bf16 weights+SR: "):
+        assert label in status, status
+    rows = pg.inner_text("#summary")
+    assert "bf16 weights+SR" in rows
+    shoot(pg.locator("#status"), "lesson-master-weights-status.png")
+    seen_everywhere(pg, LESSONS["master-weights"], "en")

@@ -16,10 +16,8 @@ MARKS_JS = """sel => Array.from(document.querySelectorAll(sel + ' g.mark-symbol 
 }))"""
 
 
-def open_tab(browser, url: str, locale: str):  # noqa: F811
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=locale)
-    pg = context.new_page()
-    pg.goto(url, wait_until="domcontentloaded")
+def open_tab(pages, url: str, locale: str):  # noqa: F811
+    pg = pages.open(url, width=1280, height=900, locale=locale)
     pg.wait_for_selector("#start-btn", timeout=60_000)
     pg.click("#pays-tab-button")
     pg.wait_for_selector("#sweep-btn", state="visible", timeout=15_000)
@@ -41,63 +39,55 @@ def wait_text(pg, sel: str, text: str, timeout_s: float) -> str:
     return pg.inner_text(sel)
 
 
-def test_a_sweep_streams_its_points_and_draws_memory_and_published(browser, url: str) -> None:  # noqa: F811
-    pg = open_tab(browser, url, "en-US")
-    try:
-        assert pg.locator("#sweep-stop-btn").is_disabled()
-        links = pg.locator("#published-table a")
-        assert links.count() == 6 and "Published, not run here" in pg.inner_text("#published-table")
-        fill(pg, "sweep-sizes", "32x1,64x1")
-        fill(pg, "sweep-batches", "8")
-        box = pg.locator("#sweep-budget input[type=number]").first
-        box.fill("2")
-        box.press("Tab")
-        pg.click("#sweep-btn")
-        status = wait_text(pg, "#sweep-status", "Done: 2 of 2 points", 180)
-        assert "Done" in status
-        # Every point drawn has its series' colour (the colour domain was set before the first
-        # point): fp32's reference, bf16's points and their intervals' ends, at both sizes.
-        marks = pg.evaluate(MARKS_JS, "#sweep-plot")
-        blank = ("", "none", "transparent")
-        colours = [
-            m["fill"] if m["fill"] not in blank else m["stroke"] for m in marks if m["label"]
-        ]
-        colours = [c for c in colours if c not in blank]
-        assert len(colours) >= 2 * 4, marks
-        assert len(set(colours)) >= 3, colours
-        assert "bf16" in pg.inner_text("#sweep-crossover")
-        wait_text(pg, "#memory-notes", "Memory of one step", 60)
-        bars = pg.locator("#memory-plot g.mark-rect path")
-        assert bars.count() >= 8  # 4 parts x 2 precisions, and the rule's bars
-        # Its axes are titled in words, never with the frame's column name (issue 27: "bar").
-        titles = pg.eval_on_selector_all(
-            "#memory-plot g.role-axis-title text", "els => els.map(e => e.textContent)"
-        )
-        assert "MiB" in titles and not {"bar", "mib", "part"} & {x.strip() for x in titles}
-        assert pg.locator("#sweep-stop-btn").is_disabled()
-    finally:
-        pg.context.close()
+def test_a_sweep_streams_its_points_and_draws_memory_and_published(pages, url: str) -> None:  # noqa: F811
+    pg = open_tab(pages, url, "en-US")
+    assert pg.locator("#sweep-stop-btn").is_disabled()
+    links = pg.locator("#published-table a")
+    assert links.count() == 6 and "Published, not run here" in pg.inner_text("#published-table")
+    fill(pg, "sweep-sizes", "32x1,64x1")
+    fill(pg, "sweep-batches", "8")
+    box = pg.locator("#sweep-budget input[type=number]").first
+    box.fill("2")
+    box.press("Tab")
+    pg.click("#sweep-btn")
+    status = wait_text(pg, "#sweep-status", "Done: 2 of 2 points", 180)
+    assert "Done" in status
+    # Every point drawn has its series' colour (the colour domain was set before the first
+    # point): fp32's reference, bf16's points and their intervals' ends, at both sizes.
+    marks = pg.evaluate(MARKS_JS, "#sweep-plot")
+    blank = ("", "none", "transparent")
+    colours = [m["fill"] if m["fill"] not in blank else m["stroke"] for m in marks if m["label"]]
+    colours = [c for c in colours if c not in blank]
+    assert len(colours) >= 2 * 4, marks
+    assert len(set(colours)) >= 3, colours
+    assert "bf16" in pg.inner_text("#sweep-crossover")
+    wait_text(pg, "#memory-notes", "Memory of one step", 60)
+    bars = pg.locator("#memory-plot g.mark-rect path")
+    assert bars.count() >= 8  # 4 parts x 2 precisions, and the rule's bars
+    # Its axes are titled in words, never with the frame's column name (issue 27: "bar").
+    titles = pg.eval_on_selector_all(
+        "#memory-plot g.role-axis-title text", "els => els.map(e => e.textContent)"
+    )
+    assert "MiB" in titles and not {"bar", "mib", "part"} & {x.strip() for x in titles}
+    assert pg.locator("#sweep-stop-btn").is_disabled()
 
 
-def test_stop_keeps_the_points_and_a_refusal_is_in_spanish(browser, url: str) -> None:  # noqa: F811
-    pg = open_tab(browser, url, "es-ES")
-    try:
-        fill(pg, "sweep-sizes", "64y2")
-        pg.click("#sweep-btn")
-        status = wait_text(pg, "#sweep-status", "No empezó", 60)
-        assert "ancho x capas" in status
-        toast = pg.locator("[data-testid=toast-body]").first
-        toast.wait_for(timeout=15_000)
-        assert "ancho x capas" in toast.inner_text()
-        fill(pg, "sweep-sizes", "32x1,64x1,64x2,128x2")
-        fill(pg, "sweep-batches", "8")
-        pg.click("#sweep-btn")
-        wait_text(pg, "#sweep-status", "Medidos 1 de 4", 180)
-        pg.click("#sweep-stop-btn")
-        status = wait_text(pg, "#sweep-status", "Detenido: se conservan", 120)
-        assert "de 4 puntos" in status
-        # The point measured before Stop stays: in the table and in the sentence under the plot.
-        wait_text(pg, "#sweep-table", "bert-32x1", 30)
-        assert "32x1" in pg.inner_text("#sweep-crossover")
-    finally:
-        pg.context.close()
+def test_stop_keeps_the_points_and_a_refusal_is_in_spanish(pages, url: str) -> None:  # noqa: F811
+    pg = open_tab(pages, url, "es-ES")
+    fill(pg, "sweep-sizes", "64y2")
+    pg.click("#sweep-btn")
+    status = wait_text(pg, "#sweep-status", "No empezó", 60)
+    assert "ancho x capas" in status
+    toast = pg.locator("[data-testid=toast-body]").first
+    toast.wait_for(timeout=15_000)
+    assert "ancho x capas" in toast.inner_text()
+    fill(pg, "sweep-sizes", "32x1,64x1,64x2,128x2")
+    fill(pg, "sweep-batches", "8")
+    pg.click("#sweep-btn")
+    wait_text(pg, "#sweep-status", "Medidos 1 de 4", 180)
+    pg.click("#sweep-stop-btn")
+    status = wait_text(pg, "#sweep-status", "Detenido: se conservan", 120)
+    assert "de 4 puntos" in status
+    # The point measured before Stop stays: in the table and in the sentence under the plot.
+    wait_text(pg, "#sweep-table", "bert-32x1", 30)
+    assert "32x1" in pg.inner_text("#sweep-crossover")

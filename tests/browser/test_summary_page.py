@@ -4,7 +4,7 @@ file too). Screenshots where $MPDEMO_SHOTS names a folder (tests/browser/browsin
 
 from __future__ import annotations
 
-from browsing import BROWSER_MARKS, own_contexts, shoot, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, shoot, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
 
@@ -68,61 +68,56 @@ def _shoot(page, name: str) -> None:
     shoot(page, f"table-{name}.png", full_page=True, clip=clip)
 
 
-def test_a_real_run_s_table_breaks_no_number_and_shows_more_on_demand(browser, url: str) -> None:  # noqa: F811
-    with own_contexts(browser):
-        ctx = browser.new_context(viewport={"width": 1400, "height": 900}, locale="en-US")
-        pg = ctx.new_page()
-        pg.goto(url, wait_until="domcontentloaded")
-        pg.wait_for_selector("#start-btn", timeout=60_000)
-        pg.wait_for_function(
-            "() => (document.querySelector('#slice-preview')?.innerText || '').includes('rows')",
-            timeout=30_000,
-        )
-        # The page's own comparison (fp32 against fp16, loss scaling on), a few steps of it.
-        _set_number(pg, "steps", "8")
-        # A few rows to evaluate: the table's columns, not the model's accuracy (fp16 and bf16
-        # evaluating the default 500 rows took seconds of an AVX2-only CPU's time).
-        eval_box = pg.locator("#eval-slice input, #eval-slice textarea").first
-        eval_box.fill("validation[:64]")
-        eval_box.press("Tab")
-        pg.locator("#precisions").get_by_label("bf16", exact=True).check()
-        pg.click("#start-btn")
-        pg.wait_for_function(
-            "() => (document.querySelector('#status')?.innerText || '').includes('Done')",
-            timeout=420_000,
-        )
-        pg.wait_for_function(
-            "() => document.querySelectorAll('#summary .virtual-row').length === 3"
-        )
+def test_a_real_run_s_table_breaks_no_number_and_shows_more_on_demand(pages, url: str) -> None:  # noqa: F811
+    pg = pages.open(url, width=1400, height=900, locale="en-US")
+    pg.wait_for_selector("#start-btn", timeout=60_000)
+    pg.wait_for_function(
+        "() => (document.querySelector('#slice-preview')?.innerText || '').includes('rows')",
+        timeout=30_000,
+    )
+    # The page's own comparison (fp32 against fp16, loss scaling on), a few steps of it.
+    _set_number(pg, "steps", "8")
+    # A few rows to evaluate: the table's columns, not the model's accuracy (fp16 and bf16
+    # evaluating the default 500 rows took seconds of an AVX2-only CPU's time).
+    eval_box = pg.locator("#eval-slice input, #eval-slice textarea").first
+    eval_box.fill("validation[:64]")
+    eval_box.press("Tab")
+    pg.locator("#precisions").get_by_label("bf16", exact=True).check()
+    pg.click("#start-btn")
+    pg.wait_for_function(
+        "() => (document.querySelector('#status')?.innerText || '').includes('Done')",
+        timeout=420_000,
+    )
+    pg.wait_for_function("() => document.querySelectorAll('#summary .virtual-row').length === 3")
+    assert _wait_headers(pg, 9) == CLASS_HEADERS
+    for width in (1400, 400):
+        pg.set_viewport_size({"width": width, "height": 900})
         assert _wait_headers(pg, 9) == CLASS_HEADERS
-        for width in (1400, 400):
-            pg.set_viewport_size({"width": width, "height": 900})
-            assert _wait_headers(pg, 9) == CLASS_HEADERS
-            pg.locator("#summary").scroll_into_view_if_needed()
-            assert pg.evaluate(BROKEN_JS) == [], width
-            _shoot(pg, f"{width}")
-            pg.locator("#summary-all input").check()
-            heads = _wait_headers(pg, 20)
-            assert heads[:9] == CLASS_HEADERS and {"samples/s", "warnings", "ran as"} <= set(heads)
-            assert pg.evaluate(BROKEN_JS) == [], width
-            _shoot(pg, f"{width}-all")
-            pg.locator("#summary-all input").uncheck()
-            _wait_headers(pg, 9)
-        # An opened runs file joins the table in the columns the box asks for.
-        pg.set_viewport_size({"width": 1400, "height": 900})
+        pg.locator("#summary").scroll_into_view_if_needed()
+        assert pg.evaluate(BROKEN_JS) == [], width
+        _shoot(pg, f"{width}")
         pg.locator("#summary-all input").check()
-        _wait_headers(pg, 20)
-        pg.click("#reference-runs input")
-        pg.locator("[data-testid=dropdown-option]").first.click()
-        pg.wait_for_function(
-            "() => document.querySelectorAll('#run-legend .mp-file').length >= 1", timeout=30_000
-        )
-        pg.wait_for_function("() => document.querySelectorAll('#summary .virtual-row').length > 3")
-        assert len(_wait_headers(pg, 20)) == 20
-        assert pg.evaluate(BROKEN_JS) == []
-        _shoot(pg, "1400-file-all")
+        heads = _wait_headers(pg, 20)
+        assert heads[:9] == CLASS_HEADERS and {"samples/s", "warnings", "ran as"} <= set(heads)
+        assert pg.evaluate(BROKEN_JS) == [], width
+        _shoot(pg, f"{width}-all")
         pg.locator("#summary-all input").uncheck()
-        assert _wait_headers(pg, 9) == CLASS_HEADERS
-        assert pg.evaluate(BROKEN_JS) == []
-        _shoot(pg, "1400-file")
-        pg.click("#clear-runs")
+        _wait_headers(pg, 9)
+    # An opened runs file joins the table in the columns the box asks for.
+    pg.set_viewport_size({"width": 1400, "height": 900})
+    pg.locator("#summary-all input").check()
+    _wait_headers(pg, 20)
+    pg.click("#reference-runs input")
+    pg.locator("[data-testid=dropdown-option]").first.click()
+    pg.wait_for_function(
+        "() => document.querySelectorAll('#run-legend .mp-file').length >= 1", timeout=30_000
+    )
+    pg.wait_for_function("() => document.querySelectorAll('#summary .virtual-row').length > 3")
+    assert len(_wait_headers(pg, 20)) == 20
+    assert pg.evaluate(BROKEN_JS) == []
+    _shoot(pg, "1400-file-all")
+    pg.locator("#summary-all input").uncheck()
+    assert _wait_headers(pg, 9) == CLASS_HEADERS
+    assert pg.evaluate(BROKEN_JS) == []
+    _shoot(pg, "1400-file")
+    pg.click("#clear-runs")

@@ -121,11 +121,13 @@ def left_over(text: str, code: str) -> list[str]:
     return hits
 
 
-def open_page(browser, url: str, code: str):
-    """A fresh page whose browser asks for `code`; waits until the load event picked it."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale=code)
-    pg = context.new_page()
-    pg.goto(url, wait_until="domcontentloaded")
+# The browser's languages as the pool's pages ask for them (Accept-Language, navigator.language).
+LOCALES = {"en": "en-US", "es": "es-ES", "pt": "pt-BR"}
+
+
+def open_page(pages, url: str, code: str):
+    """A first visit from a browser that asks for `code`; waits until the load event picked it."""
+    pg = pages.open(url, width=1280, height=900, locale=LOCALES[code])
     pg.wait_for_selector("#start-btn", timeout=60_000)
     pg.wait_for_function(  # detect_language ran and the radio shows it
         """l => Array.from(document.querySelectorAll('#lang label'))
@@ -143,7 +145,7 @@ def open_page(browser, url: str, code: str):
         arg=heading,
         timeout=30_000,
     )
-    return context, pg
+    return pg
 
 
 # The tab panels, read from the page (elem_id "x-tab" has its button "x-tab-button").
@@ -229,13 +231,10 @@ def test_every_preset_is_in_one_language(code: str) -> None:
 
 
 @pytest.mark.parametrize("code", i18n.LANGS)
-def test_every_tab_is_in_one_language(browser, url: str, code: str) -> None:
-    context, pg = open_page(browser, url, code)
-    try:
-        assert pg.locator("#lang").get_by_label(i18n.LOCALES[code].name).is_checked()
-        texts = page_texts(pg)
-    finally:
-        context.close()
+def test_every_tab_is_in_one_language(pages, url: str, code: str) -> None:
+    pg = open_page(pages, url, code)
+    assert pg.locator("#lang").get_by_label(i18n.LOCALES[code].name).is_checked()
+    texts = page_texts(pg)
 
     for tab, key in [("train-tab", "tab_train"), ("formats-tab", "tab_formats"),
                      ("underflow-tab", "tab_underflow"), ("code-tab", "tab_code"),
