@@ -784,9 +784,10 @@ def test_a_language_switch_words_the_scale_sentence_for_the_ticked_boxes() -> No
 def test_the_tabs_language_hooks_answer_in_one_event_each_as_its_own_would():
     # mpdemo/ui/app._merged: many tabs' hooks as one event. Each hook still gets its own inputs
     # (a component two hooks read is sent once), answers in any of gradio's forms (a value, a
-    # list, gr.update's dict, {component: update} leaving some out), and one that raises leaves
-    # only its own outputs as they were.
+    # list, gr.update's dict, {component: update} leaving some out), one that raises leaves
+    # only its own outputs as they were, and two on one component send one update.
     import gradio as gr
+    import pandas as pd
 
     from mpdemo.ui.app import _merged
 
@@ -810,5 +811,12 @@ def test_the_tabs_language_hooks_answer_in_one_event_each_as_its_own_would():
     assert got[:3] == ["es:x:s", "ys", "es"]
     assert got[3]["label"] == "es"
     assert got[4] == gr.skip() and got[5] == "only this" and got[6] == gr.skip()
-    with pytest.raises(ValueError, match="same component"):
-        _merged([hooks[0], (lambda lang: "again", [], [o1], False)])
+    # Two hooks on one component (the labels and a tab's text): one update with both.
+    fn, _, outputs = _merged([hooks[0], (lambda lang: gr.update(label=lang), [], [o1], False)])
+    assert outputs == [o1]
+    assert fn("pt", "x", "s") == {**gr.skip(), "value": "pt:x:s", "label": "pt"}
+    fn, _, _ = _merged([hooks[2], (lambda lang: gr.skip(), [], [o4], False)])
+    assert fn("pt") == gr.update(label="pt")
+    table = pd.DataFrame({"a": [1, 2, 3]})  # a value with its own ==
+    fn, _, _ = _merged([hooks[2], (lambda lang: table, [], [o4], False)])
+    assert fn("pt")["value"] is table and fn("pt")["label"] == "pt"

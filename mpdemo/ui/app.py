@@ -227,11 +227,13 @@ def _wire_hooks(trigger: Callable[..., Any], hooks: list[TabHook], lang: Any) ->
 def _merged(hooks: list[TabHook]) -> Hook:
     """Many hooks as one: (fn(lang, *inputs), inputs, outputs), each component listed once.
 
-    A hook that raises leaves its outputs as they were (logged), not the other hooks' too.
+    A component two hooks update gets one update with both's properties (the later hook's
+    win where both set one). A hook that raises leaves its outputs as they were (logged), not
+    the other hooks' too.
     """
     inputs: list[Any] = []
     outputs: list[Any] = []
-    plan: list[tuple[Callable[..., Any], list[int], list[Any]]] = []
+    plan: list[tuple[Callable[..., Any], list[int], list[Any], list[int]]] = []
 
     def place(component: Any, into: list[Any]) -> int:
         for i, c in enumerate(into):
@@ -241,30 +243,42 @@ def _merged(hooks: list[TabHook]) -> Hook:
         return len(into) - 1
 
     for fn, ins, outs, _ in hooks:
-        for c in outs:
-            if any(c is o for o in outputs):
-                raise ValueError(f"two hooks update the same component: {c}")
-            outputs.append(c)
-        plan.append((fn, [place(c, inputs) for c in ins], outs))
+        at = [place(c, inputs) for c in ins]
+        plan.append((fn, at, outs, [place(c, outputs) for c in outs]))
 
     def call(lang: str, *values: Any) -> Any:
         lang = norm_lang(lang)
-        result: list[Any] = []
-        for fn, at, outs in plan:
+        result: list[Any] = [gr.skip()] * len(outputs)
+        for fn, at, outs, where in plan:
             try:
                 got = fn(lang, *(values[i] for i in at))
             except Exception:  # noqa: BLE001 - one tab's bug must not blank the others
                 log.exception("a language or load hook failed: %s", getattr(fn, "__name__", fn))
-                result.extend([gr.skip()] * len(outs))
                 continue
             if isinstance(got, dict) and any(isinstance(k, gr.blocks.Block) for k in got):
                 # gradio's other form: {component: update}, some left out (not gr.update's dict)
-                result.extend(got.get(c, gr.skip()) for c in outs)
+                answers = [got.get(c, gr.skip()) for c in outs]
             else:
-                result.extend([got] if len(outs) == 1 else list(got))
+                answers = [got] if len(outs) == 1 else list(got)
+            for i, answer in zip(where, answers, strict=True):
+                result[i] = _combined(result[i], answer)
         return result[0] if len(outputs) == 1 else result  # gradio: one output, one value
 
     return call, inputs, outputs
+
+
+def _combined(first: Any, second: Any) -> Any:
+    """Two updates of one component as one: `second`'s properties win where both set one."""
+    skip = gr.skip()
+    if isinstance(first, dict) and first == skip:  # (a value may be a DataFrame: no ==)
+        return second
+    if isinstance(second, dict) and second == skip:
+        return first
+
+    def as_update(x: Any) -> dict[str, Any]:
+        return x if isinstance(x, dict) and x.get("__type__") == "update" else {**skip, "value": x}
+
+    return {**as_update(first), **as_update(second)}
 
 
 LANG_STORAGE_KEY = "mpdemo-lang"
@@ -334,20 +348,19 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         _wire_presets(ctx)
         _wire_session(demo, ctx)
 
-        components = [c for c, _ in ctx.registered]
-        lang.change(
-            _relabel(ctx.registered), [lang], components, queue=False, api_visibility="undocumented"
-        )
-        # Every tab's language hook in one event, and every load hook in one: a page load or
-        # a switch cost chromium a round trip, a pending state and spinners on each hook's
-        # outputs for each of ~10 events; one event, no spinners (nothing to wait for).
-        _wire_hooks(lang.change, ctx.language_hooks, lang)
         # The language picked survives a reload: this browser keeps it (its local storage).
         # A fixed secret: gradio's default is random per process, so a restart (a Space's push
         # or sleep) made every stored choice unreadable and the page opened in English again.
         # A language is no secret.
         lang_store = gr.BrowserState(None, storage_key=LANG_STORAGE_KEY, secret="mpdemo-lang")
-        lang.change(norm_lang, [lang], [lang_store], queue=False, api_visibility="undocumented")
+        # A switch is one event: the labels, every tab's language hook and the stored choice
+        # (hooks `alone` aside), as every load hook is one. gradio 6.31's page sends the events
+        # of one trigger one after another, each answered and drawn before the next goes, and
+        # each event's status messages make it snapshot every component again: a switch cost
+        # chromium a round trip and a pass over the page for each of ~10 events.
+        relabel = (_relabel(ctx.registered), [], [c for c, _ in ctx.registered], False)
+        keep = (lambda lg: lg, [], [lang_store], False)  # the hooks get it normalised
+        _wire_hooks(lang.change, [relabel, *ctx.language_hooks, keep], lang)
         loaded = demo.load(
             detect_language, [lang_store], [lang], queue=False, api_visibility="undocumented"
         )
