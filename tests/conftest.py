@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -174,9 +175,9 @@ class PagePool:
 
     def __init__(self, browser) -> None:  # noqa: ANN001 - Playwright's Browser
         self.browser = browser
-        self.pages: dict[str, object] = {}
+        self.pages: dict[str, Any] = {}  # locale -> its page
 
-    def open(self, url: str, *, width: int = 1280, height: int = 900, locale: str = "en-US"):
+    def open(self, url: str, *, width: int = 1280, height: int = 900, locale: str = "en-US") -> Any:
         """A page `width` x `height` in `locale` on `url` (navigated, not yet loaded)."""
         from urllib.parse import urlsplit
 

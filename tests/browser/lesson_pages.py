@@ -78,7 +78,9 @@ def look_for(key: str, code: str) -> str:
 SIDEWAYS_JS = "() => document.documentElement.scrollWidth"
 
 
-def seen_in(pg: Any, lesson: Any, code: str, switch: bool = True, widths: tuple = ()) -> None:
+def seen_in(
+    pg: Any, lesson: Any, code: str, switch: bool = True, widths: tuple[int, ...] = ()
+) -> None:
     """The finished lesson in `code` (after a switch to it, unless `switch` is False): its
     "look for" line and, for a comparison, the status in the page's words; at the page's
     width, then at each of `widths` (full-page screenshots of each, for a person to look at)."""
