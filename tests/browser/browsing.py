@@ -13,6 +13,10 @@ import pytest
 from conftest import CHROMIUM, free_port, own_contexts  # noqa: F401 - re-exported
 from conftest import CHROMIUM_ARGS as ARGS  # noqa: F401
 
+# The browser locale that asks for each page language (Accept-Language, navigator.language): the
+# session's page pool keeps one page a locale, so the tests share these.
+LOCALES = {"en": "en-US", "es": "es-ES", "pt": "pt-BR"}
+
 BROWSER_MARKS = [
     pytest.mark.browser,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),

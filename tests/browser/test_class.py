@@ -8,13 +8,12 @@ import re
 import time
 
 import pytest
-from browsing import BROWSER_MARKS, shoot, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, LOCALES, shoot, url  # noqa: F401 - a fixture
 
 from mpdemo.ui import i18n
 
 pytestmark = BROWSER_MARKS
 
-LOCALES = {"en": "en-US", "es": "es-ES", "pt": "pt-BR"}
 LOADED_JS = "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0"
 
 # Records, as the page changes: each new step number the status shows (with its time), and

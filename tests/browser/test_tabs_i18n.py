@@ -12,7 +12,7 @@ import re
 from functools import cache
 
 import pytest
-from browsing import BROWSER_MARKS, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, LOCALES, url  # noqa: F401 - a fixture
 
 from mpdemo.ui import i18n
 
@@ -119,10 +119,6 @@ def left_over(text: str, code: str) -> list[str]:
             if m.group(0).lower() in bad:
                 hits.append(f"{m.group(0)!r} in {line.strip()[:140]!r}")
     return hits
-
-
-# The browser's languages as the pool's pages ask for them (Accept-Language, navigator.language).
-LOCALES = {"en": "en-US", "es": "es-ES", "pt": "pt-BR"}
 
 
 def open_page(pages, url: str, code: str):
