@@ -72,6 +72,20 @@ def test_train_returns_the_final_status_and_table_to_an_api_caller(client) -> No
     assert [r[0] for r in summary["data"]] == ["torch · fp32"]
 
 
+def test_an_event_costs_the_server_no_analytics_summary(client, monkeypatch) -> None:
+    # gradio 6.31 rebuilt a pandas summary of its last 10,000 events after each event, for a
+    # monitoring dashboard this app never opens (18-32 ms of CPU an event, holding the GIL
+    # while a run's steps are timed): queue_options() turns it off.
+    from gradio.queueing import Queue
+
+    built = []
+    get_df = Queue._get_df
+    monkeypatch.setattr(Queue, "_get_df", staticmethod(lambda rs: built.append(1) or get_df(rs)))
+    client.predict(api_name="/stop")
+    client.predict(api_name="/stop")
+    assert built == []
+
+
 def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch) -> None:
     from mpdemo.ui.train import handlers
 

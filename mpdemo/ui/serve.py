@@ -30,7 +30,15 @@ _log = logging.getLogger("mpdemo.ui.serve")
 
 
 def queue_options() -> dict[str, Any]:
-    """demo.queue's settings: one at a time unless an event says otherwise, no global size cap."""
+    """demo.queue's settings: one at a time unless an event says otherwise, no global size cap;
+    gradio's per-event analytics summary off unless its variable is set."""
+    # gradio 6.31's queue rebuilds a pandas summary of its last 10,000 events after every event
+    # (queueing.py, compute_analytics_summary), read only by its monitoring dashboard, which this
+    # app never enables: 18-32 ms of CPU an event on a 2-core EPYC (100 to 10,000 events held),
+    # holding the GIL while a run's steps are timed in another thread, and ~3 % of the test
+    # suite's CPU. Its own variable, read when demo.queue() builds the queue, says how many
+    # events to wait between summaries.
+    os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(2**62))
     return {"default_concurrency_limit": 1, "max_size": None}
 
 
