@@ -112,6 +112,32 @@ def _poll_every_100_ms() -> None:
     Page.wait_for_function = polled  # type: ignore[method-assign]
 
 
+def _one_ssl_context() -> None:
+    """httpx 0.29 builds a new SSL context for every client (the certifi bundle parsed: 27 ms
+    of CPU on a 2-core EPYC), and gradio_client opens a client for each request and stream:
+    ~900 in a suite run, 24 CPU-s of ~880 in a py-spy profile. Every test talks plain HTTP to
+    127.0.0.1, so one default context, built once a process, serves them all."""
+    import functools
+
+    from httpx._transports import default
+
+    if getattr(default.create_ssl_context, "_mpdemo", False):
+        return
+    make = default.create_ssl_context
+    shared = functools.cache(lambda trust_env: make(verify=True, cert=None, trust_env=trust_env))
+
+    def create(verify=True, cert=None, trust_env=True):  # noqa: ANN001, ANN202 - httpx's own
+        if verify is True and cert is None:
+            return shared(trust_env)
+        return make(verify=verify, cert=cert, trust_env=trust_env)
+
+    create._mpdemo = True  # type: ignore[attr-defined]
+    default.create_ssl_context = create
+
+
+_one_ssl_context()
+
+
 def free_port() -> int:
     """A TCP port nobody listens on right now."""
     import socket
