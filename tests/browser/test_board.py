@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from browsing import BROWSER_MARKS, own_contexts, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, LOCALES, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
 
@@ -25,12 +25,12 @@ def wait_text(page, sel: str, text: str, timeout_s: float = 60) -> str:
     return page.inner_text(sel)
 
 
-def open_page(pages, browser, url: str, own: bool = False):  # noqa: F811 - the fixture's value
-    """A page (its own gradio session), loaded, board opened: the pool's, or in a browser
-    context of its own (`own`: a second visitor, who keeps nothing of the first)."""
-    if own:
-        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-        page.goto(url, wait_until="domcontentloaded")
+def open_page(pages, url: str, other: bool = False):  # noqa: F811 - the fixture's value
+    """A page (its own gradio session), loaded, board opened: the pool's English one, or
+    (`other`: a second visitor, who keeps nothing of the first) the pool's page in another
+    browser context, asked for English by its link as a class's link would."""
+    if other:
+        page = pages.open(f"{url}?lang=en", width=1400, height=1000, locale=LOCALES["es"])
     else:
         page = pages.open(url, width=1400, height=1000, locale="en-US")
     page.wait_for_selector("#start-btn", timeout=60_000)
@@ -39,46 +39,45 @@ def open_page(pages, browser, url: str, own: bool = False):  # noqa: F811 - the 
     return page
 
 
-def test_a_student_follows_the_teachers_comparison_live(url: str, browser, pages) -> None:  # noqa: F811
-    with own_contexts(browser):
-        teacher, student = open_page(pages, browser, url), open_page(pages, browser, url, own=True)
-        teacher.click("#board-publish-btn")
-        note = wait_text(teacher, "#board-note", "Your board:")
-        code = re.search(r"Your board: ([A-Z]{4})", note).group(1)
+def test_a_student_follows_the_teachers_comparison_live(url: str, pages) -> None:  # noqa: F811
+    teacher, student = open_page(pages, url), open_page(pages, url, other=True)
+    teacher.click("#board-publish-btn")
+    note = wait_text(teacher, "#board-note", "Your board:")
+    code = re.search(r"Your board: ([A-Z]{4})", note).group(1)
 
-        box = student.locator("#board-code-input textarea, #board-code-input input").first
-        # A mistyped code first: said, and nothing trains (on the same page: a page load costs
-        # seconds of chromium on 2 cores).
-        box.fill("QQQQ" if code != "QQQQ" else "ZZZZ")
-        student.click("#board-follow-btn")
-        wrong = wait_text(student, "#status", "no board has this code")
-        assert "Not started" in wrong or "no board" in wrong
-        assert not student.locator("#stop-btn").is_enabled()
-        box.fill(code.lower())  # typed as a student types it
-        student.click("#board-follow-btn")
-        wait_text(student, "#status", "waiting for the teacher")
+    box = student.locator("#board-code-input textarea, #board-code-input input").first
+    # A mistyped code first: said, and nothing trains (on the same page: a page load costs
+    # seconds of chromium on 2 cores).
+    box.fill("QQQQ" if code != "QQQQ" else "ZZZZ")
+    student.click("#board-follow-btn")
+    wrong = wait_text(student, "#status", "no board has this code")
+    assert "Not started" in wrong or "no board" in wrong
+    assert not student.locator("#stop-btn").is_enabled()
+    box.fill(code.lower())  # typed as a student types it
+    student.click("#board-follow-btn")
+    wait_text(student, "#status", "waiting for the teacher")
 
-        # The teacher trains a small comparison (typed steps: not fitted to a minute).
-        slice_box = teacher.locator("#train-slice textarea, #train-slice input").first
-        slice_box.fill("train[:256]")
-        slice_box.press("Enter")
-        eval_box = teacher.locator("#eval-slice textarea, #eval-slice input").first
-        eval_box.fill("validation[:64]")  # the stream, not the evaluation
-        eval_box.press("Enter")
-        steps = teacher.locator("#steps input[type=number]").first
-        steps.fill("16")  # the stream, not the lesson: a few seconds of fp32 and fp16
-        steps.press("Enter")
-        teacher.click("#start-btn")
+    # The teacher trains a small comparison (typed steps: not fitted to a minute).
+    slice_box = teacher.locator("#train-slice textarea, #train-slice input").first
+    slice_box.fill("train[:256]")
+    slice_box.press("Enter")
+    eval_box = teacher.locator("#eval-slice textarea, #eval-slice input").first
+    eval_box.fill("validation[:64]")  # the stream, not the evaluation
+    eval_box.press("Enter")
+    steps = teacher.locator("#steps input[type=number]").first
+    steps.fill("16")  # the stream, not the lesson: a few seconds of fp32 and fp16
+    steps.press("Enter")
+    teacher.click("#start-btn")
 
-        live = wait_text(student, "#status", f"Board {code}", timeout_s=120)
-        assert "streamed live" in live and "You train nothing" in live, live
-        done = wait_text(student, "#status", "Done:", timeout_s=240)
-        assert f"Board {code}" in done
-        teacher_done = wait_text(teacher, "#status", "Done:", timeout_s=60)
-        assert "another visitor" not in teacher_done and "Board" not in teacher_done
-        # The student's plots draw the teacher's runs, each with a line.
-        student.wait_for_function(f"() => ({RUNS_JS})('#loss-plot').length >= 2", timeout=30_000)
-        runs = set(student.evaluate(RUNS_JS, "#loss-plot"))
-        assert runs == set(teacher.evaluate(RUNS_JS, "#loss-plot")) and len(runs) >= 2
-        rows = student.inner_text("#summary")
-        assert all(r in rows for r in runs)
+    live = wait_text(student, "#status", f"Board {code}", timeout_s=120)
+    assert "streamed live" in live and "You train nothing" in live, live
+    done = wait_text(student, "#status", "Done:", timeout_s=240)
+    assert f"Board {code}" in done
+    teacher_done = wait_text(teacher, "#status", "Done:", timeout_s=60)
+    assert "another visitor" not in teacher_done and "Board" not in teacher_done
+    # The student's plots draw the teacher's runs, each with a line.
+    student.wait_for_function(f"() => ({RUNS_JS})('#loss-plot').length >= 2", timeout=30_000)
+    runs = set(student.evaluate(RUNS_JS, "#loss-plot"))
+    assert runs == set(teacher.evaluate(RUNS_JS, "#loss-plot")) and len(runs) >= 2
+    rows = student.inner_text("#summary")
+    assert all(r in rows for r in runs)
