@@ -63,8 +63,14 @@ def warm_engine() -> None:
 
         def work() -> None:
             # Any failure is the click's to report, with the real error.
+            # torch's import cost, paid before a click; and the default model's module, which
+            # transformers 5 loads on first use and which pulls in torch._dynamo and
+            # torch.distributed.tensor: the first prepare() took 4.1-4.5 s without it and
+            # 1.0-1.1 s with it (2-core EPYC, loaded), inside the first click.
             with contextlib.suppress(Exception):
-                import mpdemo.engine.core  # noqa: F401  # pays torch's import cost before a click
+                import transformers.models.bert.modeling_bert  # noqa: F401
+
+                import mpdemo.engine.core  # noqa: F401
 
         _warm_thread = threading.Thread(target=work, name="mpdemo-warmup", daemon=True)
         _warm_thread.start()
