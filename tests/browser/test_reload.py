@@ -14,13 +14,23 @@ LINES_JS = """sel => Array.from(document.querySelectorAll(sel + ' g.mark-line pa
     .map(p => (p.getAttribute('aria-label') || '').split('run: ').pop())"""
 
 
-def open_page(pages, url: str, locale: str = "en-US"):
-    """The pool's page in `locale`'s browser context, opened in English on the app, once its
-    load events (language, previews, restore) have answered."""
-    page = pages.open(f"{url}?lang=en", width=1280, height=900, locale=locale)
+def loaded(page):
+    """`page` once its load events (language, previews, restore) have answered."""
     page.wait_for_selector("#start-btn", timeout=60_000)
     page.wait_for_function(LOADED_JS, timeout=30_000)
     return page
+
+
+def open_page(context, url: str):
+    """A new page in a browser context of the test's own (its listeners, its own storage)."""
+    page = context.new_page()
+    page.goto(url, wait_until="domcontentloaded")
+    return loaded(page)
+
+
+def pool_page(pages, url: str, locale: str = "en-US"):
+    """The pool's page in `locale`'s browser context, opened in English on the app."""
+    return loaded(pages.open(f"{url}?lang=en", width=1280, height=900, locale=locale))
 
 
 def table_text(page) -> str:
@@ -53,7 +63,7 @@ def set_value(page, elem_id: str, value: str) -> None:
 
 
 def test_runs_come_back_after_a_reload_only_here_until_cleared(url: str, pages) -> None:  # noqa: F811
-    page = open_page(pages, url)
+    page = pool_page(pages, url)
     set_value(page, "train-slice", "train[:64]")
     set_value(page, "eval-slice", "validation[:32]")
     set_value(page, "steps", "3")
@@ -105,7 +115,7 @@ def test_runs_come_back_after_a_reload_only_here_until_cleared(url: str, pages) 
     )
 
     # Another browser: the pool's page in a context of its own (storage and all).
-    theirs = open_page(pages, url, locale=LOCALES["pt"])
+    theirs = pool_page(pages, url, locale=LOCALES["pt"])
     theirs.wait_for_timeout(1500)  # time for a restore to show, if one wrongly came
     assert "torch · fp32" not in table_text(theirs)
     assert not theirs.evaluate(LINES_JS, "#loss-plot")
