@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,18 +245,6 @@ def pages(browser):
     pool = PagePool(browser)
     yield pool
     pool.close()
-
-
-@contextlib.contextmanager
-def own_contexts(browser) -> Iterator[None]:
-    """Close the browser contexts (pages, sessions) opened inside this block, pass or fail."""
-    before = set(browser.contexts)
-    try:
-        yield
-    finally:
-        for ctx in browser.contexts:
-            if ctx not in before:
-                ctx.close()
 
 
 # --- the inner loop: `python -m pytest -m "not slow"` ------------------------------------------

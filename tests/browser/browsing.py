@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM, free_port, own_contexts  # noqa: F401 - re-exported
+from conftest import CHROMIUM, free_port  # noqa: F401 - re-exported
 from conftest import CHROMIUM_ARGS as ARGS  # noqa: F401
 
 # The browser locale that asks for each page language (Accept-Language, navigator.language): the
