@@ -184,6 +184,10 @@ def page_texts(pg) -> dict[str, str]:
         f"b => ({TEXT_JS})('#preset-desc').trim() !== b.trim()", arg=before, timeout=15_000
     )
     out["why-tab (preset 1)"] = text_of(pg, "#preset-desc")
+    # The pick's second event loads the preset and switches to Train (its own request, apart
+    # from the description's): on a loaded machine it came after the Underflow tab was opened
+    # below and hid its button (CI, 2-core EPYC). Its status is read once Train shows.
+    pg.locator("#start-btn").wait_for(state="visible", timeout=30_000)
     out["train-tab (after preset 1)"] = text_of(pg, "#status")
     # The Underflow lab's results: one real backward pass on the default small model.
     open_tab(pg, "underflow-tab")
