@@ -22,7 +22,7 @@ from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
 from . import gradio_assets, system, uploads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
-from .serve import keep_busy_sessions
+from .serve import keep_busy_sessions, poll_gently
 from .tabs import TEACH_TABS
 from .tabs.why import preset_load
 from .train import session as sessions
@@ -327,6 +327,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     sessions.sweep_session_dirs()  # what a server that stopped left behind
 
     keep_busy_sessions()  # whoever launches it: a session with a run or a board stays
+    poll_gently()  # and its queue does not wake a thousand times a second
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
         with gr.Row(equal_height=True, elem_id="header"):
             intro = gr.Markdown(t("intro", DEFAULT_LANG), elem_id="intro")
