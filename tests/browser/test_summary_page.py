@@ -77,6 +77,9 @@ def test_a_real_run_s_table_breaks_no_number_and_shows_more_on_demand(pages, url
     )
     # The page's own comparison (fp32 against fp16, loss scaling on), a few steps of it.
     _set_number(pg, "steps", "8")
+    # Eight rows a step: the table's columns, not the model (fp16's step at the page's 32 rows
+    # took 0.34 s on a 2-core EPYC without AVX512-FP16, 9x fp32's).
+    _set_number(pg, "batch-size", "8")
     # A few rows to evaluate: the table's columns, not the model's accuracy (fp16 and bf16
     # evaluating the default 500 rows took seconds of an AVX2-only CPU's time).
     eval_box = pg.locator("#eval-slice input, #eval-slice textarea").first
