@@ -350,9 +350,10 @@ def test_a_cap_below_one_in_the_environment_is_ignored(monkeypatch):
 
 def test_sigterm_during_a_sweep_keeps_its_measured_points(tmp_path):
     out_json = tmp_path / "sweep.json"
+    # A 6 s budget: 1 s a point of six, five still ahead when the first one's line comes.
     proc = subprocess.Popen(
         [sys.executable, "-m", "mpdemo", "sweep", "--sizes", "32x1,64x1,96x1", "--batch-sizes",
-         "8,16", "--budget", "30", "--device", "cpu", "--no-memory", "--quiet",
+         "8,16", "--budget", "6", "--device", "cpu", "--no-memory", "--quiet",
          "--json", str(out_json)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip

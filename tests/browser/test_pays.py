@@ -83,6 +83,11 @@ def test_stop_keeps_the_points_and_a_refusal_is_in_spanish(pages, url: str) -> N
     assert "ancho x capas" in toast.inner_text()
     fill(pg, "sweep-sizes", "32x1,64x1,64x2,128x2")
     fill(pg, "sweep-batches", "8")
+    # 2 s a point rather than the default 30 s budget's 7.5: Stop comes after the first point
+    # and 3 points (6 s or more) are still ahead of it.
+    box = pg.locator("#sweep-budget input[type=number]").first
+    box.fill("8")
+    box.press("Tab")
     pg.click("#sweep-btn")
     wait_text(pg, "#sweep-status", "Medidos 1 de 4", 180)
     pg.click("#sweep-stop-btn")
