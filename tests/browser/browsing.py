@@ -39,3 +39,10 @@ def shoot(target: Any, name: str, **kw: Any) -> None:
     if SHOTS is not None:
         SHOTS.mkdir(parents=True, exist_ok=True)
         target.screenshot(path=str(SHOTS / name), **kw)
+
+
+def set_number(page: Any, elem_id: str, value: str) -> None:
+    """Type into a Number's (or a Slider's) input and commit it, as a person does."""
+    box = page.locator(f"#{elem_id} input[type=number]").first
+    box.fill(value)
+    box.press("Enter")

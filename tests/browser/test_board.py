@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from browsing import BROWSER_MARKS, LOCALES, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, LOCALES, set_number, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
 
@@ -64,14 +64,10 @@ def test_a_student_follows_the_teachers_comparison_live(url: str, pages) -> None
     eval_box = teacher.locator("#eval-slice textarea, #eval-slice input").first
     eval_box.fill("validation[:64]")  # the stream, not the evaluation
     eval_box.press("Enter")
-    steps = teacher.locator("#steps input[type=number]").first
-    steps.fill("16")  # the stream, not the lesson: a few seconds of fp32 and fp16
-    steps.press("Enter")
+    set_number(teacher, "steps", "16")  # the stream, not the lesson: seconds of fp32 and fp16
     # Eight rows a step: fp16's step took 0.34 s at the page's 32 rows on a 2-core EPYC
     # without AVX512-FP16 (9x fp32's), and two pages drew every frame of it.
-    batch = teacher.locator("#batch-size input[type=number]").first
-    batch.fill("8")
-    batch.press("Enter")
+    set_number(teacher, "batch-size", "8")
     teacher.click("#start-btn")
 
     live = wait_text(student, "#status", f"Board {code}", timeout_s=120)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browsing import BROWSER_MARKS, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, set_number, url  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT = ROOT / "assets" / "screenshot.png"
@@ -105,13 +105,6 @@ BROKEN_WORDS_JS = """() => {
     }
     return out;
 }"""
-
-
-def set_number(page, elem_id: str, value: str) -> None:
-    """Type into a Slider's or Number's input and commit it."""
-    box = page.locator(f"#{elem_id} input[type=number]").first
-    box.fill(value)
-    box.press("Enter")
 
 
 def set_text(page, elem_id: str, value: str) -> None:

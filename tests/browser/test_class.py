@@ -8,7 +8,7 @@ import re
 import time
 
 import pytest
-from browsing import BROWSER_MARKS, LOCALES, shoot, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, LOCALES, set_number, shoot, url  # noqa: F401 - a fixture
 
 from mpdemo.ui import i18n
 
@@ -99,13 +99,6 @@ def wait_text(page, sel: str, text: str, timeout_s: float) -> str:
         timeout=timeout_s * 1000,
     )
     return page.inner_text(sel)
-
-
-def set_number(page, elem_id: str, value: str) -> None:
-    """Type into a Number box and commit it (a person's input)."""
-    box = page.locator(f"#{elem_id} input[type=number]").first
-    box.fill(value)
-    box.press("Enter")
 
 
 def open_page(pages, url: str, width: int, lang: str | None = None):

@@ -4,7 +4,7 @@ file too). Screenshots where $MPDEMO_SHOTS names a folder (tests/browser/browsin
 
 from __future__ import annotations
 
-from browsing import BROWSER_MARKS, shoot, url  # noqa: F401 - a fixture
+from browsing import BROWSER_MARKS, set_number, shoot, url  # noqa: F401 - a fixture
 
 pytestmark = BROWSER_MARKS
 
@@ -40,12 +40,6 @@ CLASS_HEADERS = ["run", "status", "vs fp32 (×)", "step ms", "loss", "eval acc."
                  "skipped", "scale"]  # fmt: skip
 
 
-def _set_number(page, elem_id: str, value: str) -> None:
-    box = page.locator(f"#{elem_id} input[type=number]").first
-    box.fill(value)
-    box.press("Enter")
-
-
 def _wait_headers(page, n: int) -> list[str]:
     page.wait_for_function(f"() => document.querySelectorAll('#summary th').length === {n}")
     page.wait_for_timeout(600)  # gradio measures the columns after the cells are drawn
@@ -76,10 +70,10 @@ def test_a_real_run_s_table_breaks_no_number_and_shows_more_on_demand(pages, url
         timeout=30_000,
     )
     # The page's own comparison (fp32 against fp16, loss scaling on), a few steps of it.
-    _set_number(pg, "steps", "8")
+    set_number(pg, "steps", "8")
     # Eight rows a step: the table's columns, not the model (fp16's step at the page's 32 rows
     # took 0.34 s on a 2-core EPYC without AVX512-FP16, 9x fp32's).
-    _set_number(pg, "batch-size", "8")
+    set_number(pg, "batch-size", "8")
     # A few rows to evaluate: the table's columns, not the model's accuracy (fp16 and bf16
     # evaluating the default 500 rows took seconds of an AVX2-only CPU's time).
     eval_box = pg.locator("#eval-slice input, #eval-slice textarea").first
