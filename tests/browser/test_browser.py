@@ -202,7 +202,9 @@ def test_a_short_run_draws_every_line_and_makes_the_screenshot(page, tmp_path) -
     set_text(page, "train-slice", "train[:512]")
     set_text(page, "eval-slice", "validation[:100]")
     set_number(page, "steps", "36")
-    set_number(page, "batch-size", "8")  # the lines, not the model: fp16 steps cost 9x fp32's here
+    # Eight rows: the lines, not the model (an fp16 step cost 9x fp32's at 32 rows on a 2-core
+    # EPYC without AVX512-FP16, measured 2026-12-03).
+    set_number(page, "batch-size", "8")
     tick(page, "precisions", {"fp32", "fp16", "bf16"}, ["fp32", "fp16", "bf16"])
     page.locator("#advanced").get_by_text("Advanced").click()  # open the accordion
     set_number(page, "growth-interval", "3")  # the scale grows and backs off within 36 steps
