@@ -63,13 +63,12 @@ def warm_engine() -> None:
 
         def work() -> None:
             # Any failure is the click's to report, with the real error.
-            # torch's import cost, paid before a click; and the default model's module, which
-            # transformers 5 loads on first use and which pulls in torch._dynamo and
-            # torch.distributed.tensor: the first prepare() took 4.1-4.5 s without it and
-            # 1.0-1.1 s with it (2-core EPYC, loaded), inside the first click.
+            # torch's import cost, paid before a click. Not transformers' modules: importing
+            # the default model's module here (first prepare() 4.1-4.5 s -> 1.0-1.1 s) raced a
+            # click's own transformers import in the runner thread, and lesson 1's first run
+            # failed "cannot import name 'get_constant_schedule' from 'transformers'" (a
+            # fresh `python app.py`, the lesson clicked 1.5 s after the page opened, 2-core EPYC).
             with contextlib.suppress(Exception):
-                import transformers.models.bert.modeling_bert  # noqa: F401
-
                 import mpdemo.engine.core  # noqa: F401
 
         _warm_thread = threading.Thread(target=work, name="mpdemo-warmup", daemon=True)
