@@ -159,8 +159,11 @@ def open_tab(pg, tab: str) -> None:
     pg.wait_for_timeout(300)  # late renders (tables, the code editors) settle
 
 
-def page_texts(pg) -> dict[str, str]:
-    """Each tab's prose (its tab-bar label included), the presets and a computed Underflow lab."""
+def page_texts(pg, computed: bool) -> dict[str, str]:
+    """Each tab's prose (its tab-bar label included), the presets' names and, where `computed`,
+    a loaded preset and a computed Underflow lab (the other languages' texts for those are
+    rendered by the tabs' own functions below: test_every_preset_is_in_one_language,
+    test_the_underflow_labs_results_are_in_one_language)."""
     out = {"header": text_of(pg, "#intro") + "\n" + text_of(pg, "#lang")}
     tabs = pg.evaluate(TABS_JS)
     assert {"train-tab", "formats-tab", "underflow-tab", "code-tab", "why-tab"} <= set(tabs)
@@ -171,13 +174,16 @@ def page_texts(pg) -> dict[str, str]:
             pg.wait_for_selector("#loss-scaling", state="visible", timeout=10_000)
         out[tab] = pg.inner_text(f"#{tab}-button") + "\n" + text_of(pg, f"#{tab}")
     # The Why tab's presets: their names, and one's description and status through the page
-    # (the wiring); every preset's texts in every language: test_every_preset_is_in_one_language.
+    # (the wiring, in English); every preset's texts in every language:
+    # test_every_preset_is_in_one_language.
     open_tab(pg, "why-tab")
     options = pg.locator("[data-testid=dropdown-option]")
     pg.click("#preset input")
     names = [options.nth(i).inner_text().strip() for i in range(options.count())]
     assert len(names) >= 2, names
     out["why-tab (preset names)"] = "\n".join(names)
+    if not computed:
+        return out
     before = text_of(pg, "#preset-desc")
     options.nth(0).click()
     pg.wait_for_function(
@@ -230,11 +236,40 @@ def test_every_preset_is_in_one_language(code: str) -> None:
                 assert not hits, (pid, where, hits)
 
 
+@pytest.fixture(scope="module")
+def lab():
+    """The Underflow lab's one backward pass on the default model, as its button computes it."""
+    from mpdemo.ui.tabs import underflow
+
+    return underflow.underflow_compute("en", "", 16, 0)
+
+
+SVG_TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
+
+
+@pytest.mark.parametrize("code", i18n.LANGS)
+def test_the_underflow_labs_results_are_in_one_language(lab, code: str) -> None:
+    # What the lab shows once computed (status, the histograms' words, the table, the reading)
+    # in every format, rendered by the tab's own view: the English page computes it in the
+    # browser test below.
+    from mpdemo.ui.tabs import underflow
+
+    for fmt in underflow.SCALE_FORMATS:
+        status, act, wgt, table, reading = underflow.underflow_view(code, lab, 16, fmt)
+        svg_words = "\n".join(SVG_TEXT.findall(act) + SVG_TEXT.findall(wgt))
+        assert svg_words.strip(), fmt
+        cells = "\n".join([*map(str, table.columns), *(str(v) for v in table.to_numpy().ravel())])
+        texts = {"status": status, "charts": svg_words, "table": cells, "reading": reading}
+        for where, text in texts.items():
+            hits = left_over(HIDDEN_MD.sub(" ", text), code)
+            assert not hits, (fmt, where, hits)
+
+
 @pytest.mark.parametrize("code", i18n.LANGS)
 def test_every_tab_is_in_one_language(pages, url: str, code: str) -> None:
     pg = open_page(pages, url, code)
     assert pg.locator("#lang").get_by_label(i18n.LOCALES[code].name).is_checked()
-    texts = page_texts(pg)
+    texts = page_texts(pg, computed=code == "en")
 
     for tab, key in [("train-tab", "tab_train"), ("formats-tab", "tab_formats"),
                      ("underflow-tab", "tab_underflow"), ("code-tab", "tab_code"),
