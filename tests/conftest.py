@@ -42,6 +42,11 @@ if "PYTEST_XDIST_WORKER" in os.environ and "GRADIO_TEMP_DIR" not in os.environ:
         shutil.rmtree(_GRADIO_TMP, ignore_errors=True)
 
 
+# Test modules import gradio before mpdemo.ui does: its import skips the stub writer here too.
+from mpdemo.ui.quick_import import skip_stub_writing  # noqa: E402
+
+skip_stub_writing()
+
 from mpdemo.config import RunConfig  # noqa: E402
 
 

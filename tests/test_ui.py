@@ -331,9 +331,15 @@ def test_slice_rows_match_datasets_arithmetic() -> None:
             system.slice_rows(bad, sizes)
 
 
-def test_building_the_app_imports_no_torch() -> None:
+def test_building_the_app_imports_no_torch_and_rewrites_no_gradio_stubs() -> None:
+    # Python source parsed while the app is imported and built: gradio 6.31's import parsed
+    # each of its components' source and stub (168 parses, two seconds of every start) until
+    # mpdemo.ui.quick_import turned its stub writer off.
     code = (
-        "import sys; from mpdemo.ui import build_app, system; build_app(); "
+        "import ast, sys; parsed = []; parse = ast.parse; "
+        "ast.parse = lambda *a, **k: parsed.append(1) or parse(*a, **k); "
+        "from mpdemo.ui import build_app, system; build_app(); "
+        "print(len(parsed)); "
         "print(system.split_sizes('reviews')); "
         "print(sorted(m for m in ('torch', 'transformers', 'accelerate', 'datasets') "
         "if m in sys.modules))"
@@ -346,7 +352,8 @@ def test_building_the_app_imports_no_torch() -> None:
         check=True,
         timeout=120,
     )
-    sizes_line, modules_line = out.stdout.strip().splitlines()[-2:]
+    parsed_line, sizes_line, modules_line = out.stdout.strip().splitlines()[-3:]
+    assert int(parsed_line) < 20, parsed_line
     assert modules_line == "[]"
     sizes = eval(sizes_line)  # noqa: S307 - our own print of a dict
     assert sizes["train"] > 0 and sizes["validation"] > 0  # row counts without torch
