@@ -1,58 +1,19 @@
 """Every tab in every language: no text of another language left on the page.
 
-One page load per language (the browser's locale picks it through Accept-Language). What counts
-as "another language" comes from the locale files themselves: a word that some other locale's
-strings use and this locale's strings never do is a left-over. English also has a hand-made
-list, for English that is not in any locale file (gradio's own words, catalog descriptions).
+One page load per language (the browser's locale picks it through Accept-Language); what counts
+as another language: tests/one_language.py. The presets' and the computed lab's texts in every
+language: tests/test_one_language.py.
 """
 
 from __future__ import annotations
 
-import re
-from functools import cache
-
 import pytest
 from browsing import BROWSER_MARKS, LOCALES, url  # noqa: F401 - a fixture
+from one_language import left_over
 
 from mpdemo.ui import i18n
 
 pytestmark = BROWSER_MARKS
-
-# Words that are English and never Spanish or Portuguese. Left out on purpose: words the
-# languages share or that Spanish and Portuguese technical prose borrows (a, no, me, son, has,
-# once, error, normal, final, total, backend(s), splits, overflow, underflow, subnormal, tensor,
-# auto, vs). Any word a locale file itself uses is allowed on that locale's page.
-_ENGLISH_WORDS = """
-    the and with of is are this that these those when which what where while from to for in on
-    at by or an it its be been was were will can not only each every your you than then into
-    there here also but if how why about after before between over under below above
-    run runs running ran step steps loss losses scale scaled scaling train trains training
-    trained click press pick type model models gradient gradients batch slice rows speed
-    samples accuracy warnings skipped stopped ready done start stop peak status compute
-    computing value values format formats number numbers range smallest largest
-    means shows showing see try nothing changes changed because keeps needs stays becomes
-"""
-ENGLISH = frozenset(_ENGLISH_WORDS.split())
-
-# Names that stay as they are in every language (matched case-sensitively, removed first).
-NAMES = [
-    "Hugging Face",
-    "PyTorch AMP",
-    "PyTorch",
-    "Accelerate",
-    "Trainer",
-    "GradScaler",
-    "autocast",
-    "Micikevicius et al.",
-    "FP8 Formats for Deep Learning",  # a paper's title
-    "NVIDIA",
-    "Transformer Engine",
-    "Volta",
-    "Ampere",
-    "Data Engineer",
-    "bert-large-uncased",  # model ids in the published figures' table
-    "t5-base",
-]
 
 # The visible text under a selector, with code blocks, code spans, editors, links (the titles
 # of cited papers and manuals, in their own language) and gradio's own progress line
@@ -69,56 +30,9 @@ TEXT_JS = """sel => {
     return text;
 }"""
 
-# A token that is code, a number, a unit, an id or a format name rather than a word:
-# anything with a digit, an underscore, a dot, a slash, brackets, = or a backtick.
-CODE_LIKE = re.compile(r"\S*[\d_./\\\[\](){}=`<>:@#]\S*")
-# What the page hides before reading (see TEXT_JS), taken out of the templates the same way:
-# Markdown links, code spans and fenced blocks.
-HIDDEN_MD = re.compile(r"\[[^\]]*\]\([^)]*\)|```.*?```|`[^`]*`", re.S)
-WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:'[a-z]+)?")
-
 
 def text_of(pg, sel: str) -> str:
     return pg.evaluate(TEXT_JS, sel)
-
-
-def words(text: str) -> list[re.Match]:
-    """The prose words of one line of text (names, code and numbers taken out)."""
-    for name in NAMES:
-        text = text.replace(name, " ")
-    return list(WORD.finditer(CODE_LIKE.sub(" ", text)))
-
-
-@cache
-def vocabulary(code: str) -> frozenset[str]:
-    """Every word (lower case) of a locale's UI strings and engine messages."""
-    loc = i18n.LOCALES[code]
-    out = set()
-    for template in (*loc.strings.values(), *loc.messages.values()):
-        for line in HIDDEN_MD.sub(" ", template).splitlines():
-            out.update(m.group(0).lower() for m in words(line))
-    return frozenset(out)
-
-
-@cache
-def foreign(code: str) -> frozenset[str]:
-    """Words that mark text as another language than `code`'s."""
-    others = set(ENGLISH) if code != "en" else set()
-    for other in i18n.LANGS:
-        if other != code:
-            others |= vocabulary(other)
-    return frozenset(others - vocabulary(code))
-
-
-def left_over(text: str, code: str) -> list[str]:
-    """Each word of another language in `text`, with a little of its context."""
-    bad = foreign(code)
-    hits = []
-    for line in text.splitlines():
-        for m in words(line):
-            if m.group(0).lower() in bad:
-                hits.append(f"{m.group(0)!r} in {line.strip()[:140]!r}")
-    return hits
 
 
 def open_page(pages, url: str, code: str):
@@ -161,9 +75,8 @@ def open_tab(pg, tab: str) -> None:
 
 def page_texts(pg, computed: bool) -> dict[str, str]:
     """Each tab's prose (its tab-bar label included), the presets' names and, where `computed`,
-    a loaded preset and a computed Underflow lab (the other languages' texts for those are
-    rendered by the tabs' own functions below: test_every_preset_is_in_one_language,
-    test_the_underflow_labs_results_are_in_one_language)."""
+    a loaded preset and a computed Underflow lab (every language's texts for those are rendered
+    by the tabs' own views in tests/test_one_language.py)."""
     out = {"header": text_of(pg, "#intro") + "\n" + text_of(pg, "#lang")}
     tabs = pg.evaluate(TABS_JS)
     assert {"train-tab", "formats-tab", "underflow-tab", "code-tab", "why-tab"} <= set(tabs)
@@ -208,61 +121,6 @@ def page_texts(pg, computed: bool) -> dict[str, str]:
     pg.wait_for_timeout(300)
     out["underflow-tab (computed)"] = text_of(pg, "#underflow-tab")
     return out
-
-
-def test_the_detector_finds_other_languages() -> None:
-    assert left_over("Press Train to start the comparison.", "es")
-    assert left_over("Pulsa Entrenar para lanzar la comparación.", "en")
-    assert left_over("Pulsa Entrenar para lanzar la comparación.", "pt")
-    assert left_over("Clique em Treinar para rodar a comparação.", "es")
-    assert not left_over("Pulsa Entrenar para lanzar la comparación con PyTorch AMP.", "es")
-    assert not left_over("tras growth_interval pasos; fp16=True en torch.autocast(...)", "es")
-    assert not left_over("Clique em **Treinar** para rodar a comparação.", "pt")
-
-
-@pytest.mark.parametrize("code", i18n.LANGS)
-def test_every_preset_is_in_one_language(code: str) -> None:
-    # What the page shows for each preset (its description; the status once loaded), rendered
-    # by the Why tab's own functions: the browser test above clicks one preset per language.
-    from mpdemo.ui.tabs import why
-    from mpdemo.ui.train.inputs import DEFAULTS
-
-    for pid in why.PRESETS:
-        for devices in (["cpu"], ["cpu", "cuda"]):
-            _values, status = why.preset_load(code, pid, DEFAULTS, devices)
-            texts = {"desc": why.preset_view(code, pid), "status": status}
-            for where, text in texts.items():
-                hits = left_over(HIDDEN_MD.sub(" ", text), code)
-                assert not hits, (pid, where, hits)
-
-
-@pytest.fixture(scope="module")
-def lab():
-    """The Underflow lab's one backward pass on the default model, as its button computes it."""
-    from mpdemo.ui.tabs import underflow
-
-    return underflow.underflow_compute("en", "", 16, 0)
-
-
-SVG_TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
-
-
-@pytest.mark.parametrize("code", i18n.LANGS)
-def test_the_underflow_labs_results_are_in_one_language(lab, code: str) -> None:
-    # What the lab shows once computed (status, the histograms' words, the table, the reading)
-    # in every format, rendered by the tab's own view: the English page computes it in the
-    # browser test below.
-    from mpdemo.ui.tabs import underflow
-
-    for fmt in underflow.SCALE_FORMATS:
-        status, act, wgt, table, reading = underflow.underflow_view(code, lab, 16, fmt)
-        svg_words = "\n".join(SVG_TEXT.findall(act) + SVG_TEXT.findall(wgt))
-        assert svg_words.strip(), fmt
-        cells = "\n".join([*map(str, table.columns), *(str(v) for v in table.to_numpy().ravel())])
-        texts = {"status": status, "charts": svg_words, "table": cells, "reading": reading}
-        for where, text in texts.items():
-            hits = left_over(HIDDEN_MD.sub(" ", text), code)
-            assert not hits, (fmt, where, hits)
 
 
 @pytest.mark.parametrize("code", i18n.LANGS)
