@@ -32,12 +32,13 @@ class _StubWriterOff(importlib.abc.MetaPathFinder):
     def find_spec(
         self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if name != _TARGET:
+        # Stays in sys.meta_path (one comparison an import): removing itself here, while the
+        # import system walks that list, would make it skip the finder after this one.
+        if name != _TARGET or _TARGET in sys.modules:
             return None
-        sys.meta_path.remove(self)  # once: the module is found a single time a process
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
+            return None  # not a plain file on sys.path: the other finders load it as it is
         run = spec.loader.exec_module
 
         def exec_module(module: ModuleType) -> None:
