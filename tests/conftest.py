@@ -42,11 +42,9 @@ if "PYTEST_XDIST_WORKER" in os.environ and "GRADIO_TEMP_DIR" not in os.environ:
         shutil.rmtree(_GRADIO_TMP, ignore_errors=True)
 
 
-# Test modules import gradio before mpdemo.ui does: its import skips the stub writer here too.
-from mpdemo.ui.quick_import import skip_stub_writing  # noqa: E402
-
-skip_stub_writing()
-
+# mpdemo.ui first, before a test module imports gradio itself: importing it turns gradio's stub
+# writer off before gradio loads (mpdemo/ui/quick_import.py, two seconds of every process).
+import mpdemo.ui  # noqa: E402, F401
 from mpdemo.config import RunConfig  # noqa: E402
 
 
