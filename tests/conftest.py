@@ -60,6 +60,14 @@ def small_cfg() -> RunConfig:
     )
 
 
+@pytest.fixture(scope="session")
+def tiny_lab():
+    """The Underflow lab's one backward pass on the default model (its GradientLab)."""
+    from mpdemo.teach.underflow import collect
+
+    return collect(RunConfig(train_slice="train[:64]", steps=1, batch_size=16, device="cpu"))
+
+
 def events_of(cfg: RunConfig, stop=None) -> list:
     """Run train() to the end and return every event."""
     from mpdemo import train

@@ -52,8 +52,8 @@ NAMES = [
 # A token that is code, a number, a unit, an id or a format name rather than a word:
 # anything with a digit, an underscore, a dot, a slash, brackets, = or a backtick.
 CODE_LIKE = re.compile(r"\S*[\d_./\\\[\](){}=`<>:@#]\S*")
-# What the page hides before reading (see TEXT_JS), taken out of the templates the same way:
-# Markdown links, code spans and fenced blocks.
+# What the browser test hides before reading (its TEXT_JS), taken out of the templates the same
+# way: Markdown links, code spans and fenced blocks.
 HIDDEN_MD = re.compile(r"\[[^\]]*\]\([^)]*\)|```.*?```|`[^`]*`", re.S)
 WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:'[a-z]+)?")
 

@@ -38,26 +38,18 @@ def test_every_preset_is_in_one_language(code: str) -> None:
                 assert not hits, (pid, where, hits)
 
 
-@pytest.fixture(scope="module")
-def lab():
-    """The Underflow lab's one backward pass on the default model, as its button computes it."""
-    from mpdemo.ui.tabs import underflow
-
-    return underflow.underflow_compute("en", "", 16, 0)
-
-
 SVG_TEXT = re.compile(r"<text[^>]*>([^<]*)</text>")
 
 
 @pytest.mark.parametrize("code", i18n.LANGS)
-def test_the_underflow_labs_results_are_in_one_language(lab, code: str) -> None:
+def test_the_underflow_labs_results_are_in_one_language(tiny_lab, code: str) -> None:
     # What the lab shows once computed (status, the histograms' words, the table, the reading)
     # in every format, rendered by the tab's own view: the English page's browser test
     # computes it through the page too.
     from mpdemo.ui.tabs import underflow
 
     for fmt in underflow.SCALE_FORMATS:
-        status, act, wgt, table, reading = underflow.underflow_view(code, lab, 16, fmt)
+        status, act, wgt, table, reading = underflow.underflow_view(code, tiny_lab, 16, fmt)
         svg_words = "\n".join(SVG_TEXT.findall(act) + SVG_TEXT.findall(wgt))
         assert svg_words.strip(), fmt
         cells = "\n".join([*map(str, table.columns), *(str(v) for v in table.to_numpy().ravel())])

@@ -27,13 +27,6 @@ TEACH_EN = i18n.LOCALES[i18n.DEFAULT_LANG].sections["teach"]
 LANGS = i18n.LANGS
 
 
-@pytest.fixture(scope="module")
-def tiny_lab():
-    from mpdemo.teach.underflow import collect
-
-    return collect(RunConfig(train_slice="train[:64]", steps=1, batch_size=16, device="cpu"))
-
-
 def test_app_builds_with_the_teaching_tabs() -> None:
     demo = app.build_app()
     ids = {getattr(b, "elem_id", None) for b in demo.blocks.values()}
