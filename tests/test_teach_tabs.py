@@ -27,8 +27,14 @@ TEACH_EN = i18n.LOCALES[i18n.DEFAULT_LANG].sections["teach"]
 LANGS = i18n.LANGS
 
 
-def test_app_builds_with_the_teaching_tabs() -> None:
-    demo = app.build_app()
+@pytest.fixture(scope="module")
+def built() -> gr.Blocks:
+    """The whole app, built once for the tests that only read it."""
+    return app.build_app()
+
+
+def test_app_builds_with_the_teaching_tabs(built) -> None:
+    demo = built
     ids = {getattr(b, "elem_id", None) for b in demo.blocks.values()}
     for elem in ("formats-tab", "underflow-tab", "code-tab", "why-tab", "nf-table", "uf-scale",
                  "code-ours", "preset", "start-btn"):  # fmt: skip
@@ -36,6 +42,22 @@ def test_app_builds_with_the_teaching_tabs() -> None:
     # Anything but a Tab directly under gr.Tabs (e.g. a gr.State) shows up as a phantom tab.
     for tabs in (b for b in demo.blocks.values() if isinstance(b, gr.Tabs)):
         assert all(isinstance(c, gr.Tab) for c in tabs.children)
+
+
+def test_no_event_reports_its_progress_to_a_tab_or_a_box_of_components(built) -> None:
+    # gradio 6.31's page copies every component an event ever reported its status to, with
+    # all its children, on each status message of any event (each streamed frame). The language
+    # switch outputs every tab; reported there, every later frame copied the whole page.
+    config = built.get_config_file()
+    kinds = {c["id"]: c["type"] for c in config["components"]}
+    boxes = {"tabs", "tabitem", "accordion", "column", "row", "group", "form", "blocks"}
+    sinks = set()
+    for dep in config["dependencies"]:
+        targets = dep["show_progress_on"] or dep["outputs"]
+        assert not [t for t in targets if kinds[t] in boxes], (dep["id"], targets)
+        if dep["show_progress"] == "hidden":
+            sinks.update(targets)
+    assert [kinds[t] for t in sinks] == ["state"]  # one State: never drawn, never copied
 
 
 def test_language_hooks_return_one_update_per_output() -> None:
