@@ -379,8 +379,8 @@ def _progress_nowhere(demo: gr.Blocks, sink: gr.State) -> None:
     in Blocks.svelte's dependency manager, then AppTree.update_state). The language switch
     relabels the tabs and the lesson pick selects one: from then on each frame copied the whole
     page. A State is not drawn, so its status costs nothing and shows nowhere, as "hidden" asks.
-    Quiet 2-core EPYC, `python app.py` and one chromium page (tests/conftest.py's flags): a
-    switch 1.30-1.48 -> 0.60-0.80 CPU-s of chromium, a streamed 26-step run 4.16 -> 3.24.
+    `python bench/page.py --rounds 2` twice on a 2-core EPYC, before -> after: a language
+    switch 1.56-1.59 -> 0.67-0.75 CPU-s of chromium, a streamed comparison 0.25 -> 0.18 a second.
     """
     for fn in demo.fns.values():
         if fn.show_progress == "hidden" and not fn.show_progress_on:
