@@ -16,7 +16,10 @@ re-hands every status on every status message, each one snapshotting the compone
 lesson 1's renderer CPU fell from 3.6-3.9 to 2.2-2.4 CPU-s). The updates are applied
 asynchronously and can land out of order; re-handing all of them is what puts the last one on
 top, and without it a plot's status stayed "pending" and a language switch did not relabel it
-(3 browser tests of a whole-suite run failed once).
+(3 browser tests of a whole-suite run failed once). What the app does instead leaves gradio's
+re-handing as it is and shrinks what is re-handed: events that show no progress report it to a
+State, which is never drawn (`_progress_nowhere` in app.py), so the statuses re-handed on each
+message are those of a few small components, not of every tab's components.
 
 `MendedAssets` (an ASGI middleware, in the app through `launch_options()`) serves that chunk
 mended; a chunk that does not read as expected (another gradio) is served as gradio ships it.
