@@ -78,7 +78,8 @@ class RunConfig:
 
     A field's metadata (flag()) makes its command-line flag (cli/main.py builds the parser from
     these), its range lives in WHOLE_FIELDS/FLOAT_FIELDS below (page, API and CLI check it
-    there), and its label on the page is the locale key `ctl_<name>`.
+    there), and its label on the page is the locale key `<name>_label` (mpdemo/ui/labels.py);
+    the page builds a control for a flag that its table does not lay out itself.
     """
 
     model: str = field(default=DEFAULT_MODEL, metadata=flag("a built-in, a Hub id or a folder"))
@@ -197,7 +198,7 @@ class RunConfig:
             )
         for name in (*WHOLE_FIELDS, *FLOAT_FIELDS):
             check_number(name, getattr(self, name), lim, self.model)
-        for name in ("loss_scaling", "lost_updates"):
+        for name in ON_OFF_FIELDS:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(
                     "bad_number", field=name, rule=_rule("rule_on_off"), value=getattr(self, name)
@@ -208,6 +209,12 @@ class RunConfig:
     def tracks_updates(self) -> bool:
         """Whether each step reports lost_update_share (asked for, or pure bf16 weights)."""
         return self.lost_updates or self.weights != "fp32"
+
+
+# RunConfig's on/off fields (a bool default): "on"/"off" from the CLI, a checkbox on the page.
+ON_OFF_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in fields(RunConfig) if isinstance(f.default, bool)
+)
 
 
 def cli_fields() -> list[dataclasses.Field]:
@@ -337,7 +344,7 @@ def coerce_field(
         value = _parse_number(name, raw, lim, model)
         check_number(name, value, lim, model)
         return value
-    if name in ("loss_scaling", "lost_updates"):
+    if name in ON_OFF_FIELDS:
         return _parse_on_off(raw, name)
     if isinstance(raw, str):
         return raw.strip()

@@ -505,6 +505,62 @@ def test_api_parameters_are_the_control_table_with_its_defaults(app_url: str) ->
         assert defaults[field] == getattr(RunConfig(), field), field
 
 
+def test_every_run_flag_is_a_control_of_the_page_labelled_in_every_language() -> None:
+    """A RunConfig field with a flag reaches the CLI, the page's controls (so /train's
+    parameters, above) and a label in each language, from the field: no second table."""
+    from mpdemo.cli.main import build_parser
+    from mpdemo.config import cli_fields
+    from mpdemo.ui.labels import label_key
+    from mpdemo.ui.train import controls
+
+    run = build_parser()._subparsers._group_actions[0].choices["run"]
+    flags = {o for a in run._actions for o in a.option_strings}
+    for f in cli_fields():
+        assert "--" + f.name.replace("_", "-") in flags, f.name
+        key = label_key(f.name)
+        assert key is not None and any(key == c.label for c in controls.CONTROLS), f.name
+        for lang in i18n.LANGS:
+            assert key in i18n.LOCALES[lang].strings, (lang, key)
+
+
+def test_a_field_no_table_lays_out_gets_a_control_from_its_type() -> None:
+    """from_field: on/off a checkbox, a whole number a number box with config.py's range, a
+    flag's choices a dropdown, text a text box; each builds a component holding its default."""
+    import dataclasses
+
+    import gradio as gr
+
+    from mpdemo.config import Limits, flag
+    from mpdemo.ui.train import controls
+
+    @dataclasses.dataclass(frozen=True)
+    class Grown:
+        lost_updates: bool = dataclasses.field(default=True, metadata=flag("x"))
+        steps: int = dataclasses.field(default=7, metadata=flag("x"))
+        lr: float = dataclasses.field(default=0.5, metadata=flag("x"))
+        weights: str = dataclasses.field(default="bf16", metadata=flag("x", choices=("a", "bf16")))
+        note: str = dataclasses.field(default="hi", metadata=flag("x"))
+
+    made = {f.name: controls.from_field(f) for f in dataclasses.fields(Grown)}
+    assert {n: c.kind for n, c in made.items()} == {
+        "lost_updates": "checkbox",
+        "steps": "number",
+        "lr": "number",
+        "weights": "dropdown",
+        "note": "textbox",
+    }
+    assert made["steps"].whole and not made["lr"].whole
+    lim = Limits(max_steps=300)
+    assert made["steps"].bounds(lim) == (1, 300)  # config.py's range under this server's caps
+    assert controls.info_text(made["steps"], "en", lim) == "1 to 300"
+    built = {n: controls.build(c, "es", lim, getattr(Grown(), n)) for n, c in made.items()}
+    assert isinstance(built["lost_updates"], gr.Checkbox) and built["lost_updates"].value is True
+    assert built["steps"].value == 7 and built["steps"].label == "Pasos"
+    assert [v for _, v in built["weights"].choices] == ["a", "bf16"]
+    assert isinstance(built["note"], gr.Textbox) and built["note"].elem_id == "note"
+    assert {c.section for c in made.values()} == {"advanced"}
+
+
 def test_every_run_of_any_grid_has_its_own_colour(monkeypatch) -> None:
     from mpdemo import registry
     from mpdemo.config import RunConfig

@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--repeat",
         type=int,
         default=1,
-        help="run the whole comparison N times (1 to 10), each with its own speed measurement, "
+        help=f"run the whole comparison N times (1 to {MAX_REPEAT}), each with its own speed measurement, "
         "and show how far the figures move",
     )
     run.add_argument(

@@ -4,8 +4,13 @@ A control is a `RunConfig` field (its default is `RunConfig()`'s) or a UI-only s
 (`backends`, `precisions`, `compare_scaling`) and how the plots are drawn (`smoothing`,
 `x_axis`). The Train tab lays the components out by `section`/`row`, `train()` and
 `check_inputs()` take the values by name, and the API's parameters (`api_name="train"`) are these
-names in this order, each with its default. Adding a control is one entry in `CONTROLS` (plus
-its label key in mpdemo/ui/labels.py, its label in the locale files, and a use for its value).
+names in this order, each with its default.
+
+A RunConfig field with a command-line flag that the table does not lay out gets a control built
+from the field itself (`from_field`: its kind from its type, its range from config.py, its label
+`<name>_label`), so a field added to RunConfig reaches the CLI, the page and the API without
+being listed again; the table is for where and how a control sits. Every control's label is
+the locale key `<name>_label` (mpdemo/ui/labels.py), checked at import.
 """
 
 from __future__ import annotations
@@ -19,15 +24,15 @@ from typing import Any
 import gradio as gr
 
 from ...catalog import DATASETS, MODELS
-from ...cli.main import MAX_REPEAT
-from ...config import WEIGHTS, Limits, RunConfig
+from ...config import MAX_REPEAT, WEIGHTS, WHOLE_FIELDS, Limits, RunConfig, cli_fields, number_range
 from ...registry import BACKENDS, PRECISIONS
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
 from .. import system
-from ..i18n import t
-from ..labels import LABELS
+from ..i18n import DEFAULT_LANG, LOCALES, t
+from ..labels import _SET_BY, control_label
 
 _FROM_CONFIG = object()  # marker: the default is RunConfig()'s value of the same name
+_EN = LOCALES[DEFAULT_LANG].strings  # every key a label or info line may use
 
 
 # --- choices (torch-free) --------------------------------------------------------------------
@@ -130,8 +135,9 @@ class Control:
     row: str | None = None  # consecutive controls with the same row share a gr.Row
     default: Any = _FROM_CONFIG  # or a value, or a callable returning one
     whole: bool = False  # an int (Numbers and Sliders send floats)
-    lo: float | None = None  # the accepted range, shown in `info`; RunConfig.validate enforces it
-    hi: float | str | None = None  # a number, or the name of a `Limits` field
+    # The accepted range, shown in `info`; a RunConfig number field's is config.py's (bounds).
+    lo: float | None = None
+    hi: float | None = None
     step: float | None = None  # sliders only
     choices: Callable[[str, bool | None], list[Any]] | None = None
     run: bool = True  # False: how the plots are drawn, not part of a run's settings
@@ -140,7 +146,7 @@ class Control:
     @property
     def label(self) -> str:
         """The i18n key of the control's label (labels.py: engine messages name fields by it too)."""
-        return LABELS[self.name]
+        return control_label(self.name)
 
     def default_value(self) -> Any:
         """The value the page opens with (RunConfig()'s for a RunConfig field)."""
@@ -148,12 +154,15 @@ class Control:
             return getattr(RunConfig(), self.name)
         return self.default() if callable(self.default) else self.default
 
-    def upper(self, limits: Limits) -> float | None:
-        """The highest accepted value under these server limits."""
-        return getattr(limits, self.hi) if isinstance(self.hi, str) else self.hi
+    def bounds(self, limits: Limits) -> tuple[float | None, float | None]:
+        """(lowest, highest) accepted under these server limits: config.py's for a RunConfig
+        whole-number field (what RunConfig.validate enforces), else the control's own."""
+        if self.lo is None and self.hi is None and self.name in WHOLE_FIELDS:
+            return number_range(self.name, limits)
+        return self.lo, self.hi
 
 
-CONTROLS: tuple[Control, ...] = (
+_LAID_OUT: tuple[Control, ...] = (
     Control(
         "model",
         "dropdown",
@@ -219,8 +228,6 @@ CONTROLS: tuple[Control, ...] = (
         section="run",
         row="size",
         whole=True,
-        lo=1,
-        hi="max_steps",
     ),
     Control(
         "batch_size",
@@ -230,8 +237,6 @@ CONTROLS: tuple[Control, ...] = (
         section="run",
         row="size",
         whole=True,
-        lo=1,
-        hi="max_batch_size",
     ),
     # The whole comparison N times, each repetition measured anew (mpdemo.runs.runner.repeated):
     # the table under the summary shows how far each figure moved. 1 to the CLI's --repeat cap.
@@ -329,6 +334,33 @@ CONTROLS: tuple[Control, ...] = (
         run=False,
     ),
 )
+
+
+def from_field(f: dataclasses.Field) -> Control:
+    """A control for a RunConfig field the table does not lay out, from the field alone: a
+    checkbox for on/off, a number box for a number (its range from config.py), a dropdown of its
+    flag's choices, else a text box; under Advanced, after the others."""
+    name, default = f.name, f.default
+    info = f"{name}_info" if f"{name}_info" in _EN else None
+    if info is None and name in WHOLE_FIELDS:
+        info = "range_info"
+    kind, whole_, choices = "textbox", False, None
+    if isinstance(default, bool):
+        kind = "checkbox"
+    elif isinstance(default, int | float):
+        kind, whole_ = "number", isinstance(default, int)
+    elif f.metadata.get("choices"):
+        allowed = tuple(f.metadata["choices"])
+        kind, choices = "dropdown", (lambda lang, hub=None, allowed=allowed: list(allowed))
+    return Control(
+        name, kind, name.replace("_", "-"), info, section="advanced", whole=whole_, choices=choices
+    )
+
+
+_SET_ELSEWHERE = {c.name for c in _LAID_OUT} | set(_SET_BY)
+CONTROLS: tuple[Control, ...] = _LAID_OUT + tuple(
+    from_field(f) for f in cli_fields() if f.name not in _SET_ELSEWHERE
+)
 BY_NAME: dict[str, Control] = {c.name: c for c in CONTROLS}
 NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS)
 RUN_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if c.run)
@@ -340,9 +372,9 @@ UI_ONLY = tuple(
     for n in NAMES
     if n not in {f.name for f in dataclasses.fields(RunConfig)} or BY_NAME[n].kind == "checkboxes"
 )
-# A control without a label key would fail at build; say which one at import instead.
-if _unlabelled := set(NAMES) - set(LABELS):
-    raise RuntimeError(f"controls without a label key in mpdemo/ui/labels.py: {_unlabelled}")
+# A control without its label in the English locale would show the key; say which at import.
+if _unlabelled := sorted(control_label(n) for n in NAMES if control_label(n) not in _EN):
+    raise RuntimeError(f"add these labels to mpdemo/ui/locales/en.toml: {_unlabelled}")
 
 
 def defaults() -> dict[str, Any]:
@@ -354,7 +386,8 @@ def info_text(c: Control, lang: str, limits: Limits) -> str | None:
     """The control's info line in `lang`, with its accepted range filled in."""
     if c.info is None:
         return None
-    return t(c.info, lang, lo=_whole_or(c.lo), hi=_whole_or(c.upper(limits)))
+    lo, hi = c.bounds(limits)
+    return t(c.info, lang, lo=_whole_or(lo), hi=_whole_or(hi))
 
 
 def _whole_or(x: float | None) -> Any:
@@ -400,7 +433,8 @@ def build(c: Control, lang: str, limits: Limits, value: Any = None) -> gr.compon
         # check_inputs refuses it in the page's language instead.
         return gr.Number(value, precision=0 if c.whole else None, min_width=120, **common)
     if c.kind == "slider":
-        return gr.Slider(c.lo, c.upper(limits), value=value, step=c.step, min_width=160, **common)
+        lo, hi = c.bounds(limits)
+        return gr.Slider(lo, hi, value=value, step=c.step, min_width=160, **common)
     raise ValueError(f"unknown control kind {c.kind!r}")
 
 

@@ -233,7 +233,7 @@ STEPS_ORIGINS = ("default", "typed", "preset")  # who set the Steps box last
 def check_repeat(value: Any) -> int:
     """The Repeat box's value as a whole number of repetitions, or the keyed refusal."""
     c = controls.BY_NAME["repeat"]
-    lo, hi = int(c.lo or 1), int(c.upper(Limits()) or 1)
+    lo, hi = (int(x or 1) for x in c.bounds(Limits()))
     n = controls.whole(value)
     if isinstance(n, bool) or not isinstance(n, int) or not lo <= n <= hi:
         raise ConfigError(
