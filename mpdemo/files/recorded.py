@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,13 +335,6 @@ def thin_steps(steps: list[dict[str, Any]], max_points: int) -> list[dict[str, A
 def compact(runs: list[dict[str, Any]], max_points: int = 500) -> list[dict[str, Any]]:
     """Runs with their steps thinned (the plots draw at most 500 points a line anyway)."""
     return [{**r, "steps": thin_steps(r.get("steps") or [], max_points)} for r in runs]
-
-
-def finite_or_none(x: Any) -> float | None:
-    """x as a float when it is a finite number, else None (for JSON without NaN)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    return float(x) if math.isfinite(x) else None
 
 
 def reference_dir() -> Path:
