@@ -64,7 +64,6 @@ class Recorder(StepHooks):
         self.status: str | None = None
         self.metrics: dict[str, float] = {}
         self.effective_dtype: torch.dtype | None = None
-        self.autocast_ran: bool | None = None
         self.processes = 1
         self._nonfinite = 0
         self._t0 = 0.0

@@ -90,13 +90,6 @@ def cached_calibration(cfg: Any) -> Calibration | None:
         return _calibrations.get(key)
 
 
-def latest_calibration(device_type: str) -> Calibration | None:
-    """The most recent calibration this process made on a device type ("cpu", "cuda"), if any."""
-    with _lock:
-        recent = [c for c in _calibrations.values() if c.device == device_type]
-    return recent[-1] if recent else None
-
-
 @on_reset
 def forget_calibrations() -> None:
     """Drop every cached calibration (the next grid measures again)."""
