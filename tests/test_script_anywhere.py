@@ -77,7 +77,7 @@ def test_a_visitor_of_a_space_is_told_to_install_mpdemo_from_the_spaces_reposito
     monkeypatch,
 ) -> None:
     """On a Space the visitor has no mpdemo folder: the script names the Space's repository
-    (its files are the package; pyproject lists no dependencies, requirements.txt does)."""
+    (its files are the package; its torch pin goes first, as the README's command does)."""
     import ast
 
     from mpdemo.teach.listing import script_for

@@ -15,7 +15,8 @@ from conftest import ROOT
 from test_ui import free_port
 
 
-def start_server(tmp_path) -> tuple[subprocess.Popen, str]:
+def start_server(tmp_path, command: tuple[str, ...] = ("app.py",), cwd=ROOT):
+    """The app as a person starts it (`python app.py` in the clone by default), and its URL."""
     port = free_port()
     env = {
         **os.environ,
@@ -25,7 +26,7 @@ def start_server(tmp_path) -> tuple[subprocess.Popen, str]:
         "TMPDIR": str(tmp_path),
     }
     proc = subprocess.Popen(
-        [sys.executable, "app.py"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        [sys.executable, *command], cwd=cwd, env=env, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/"
@@ -66,8 +67,11 @@ def test_stopping_the_server_mid_run_ends_the_run_and_exits_cleanly(tmp_path, si
     assert not list(tmp_path.rglob("*.part")), "a half-written file was left"
 
 
-def test_stopping_an_idle_server_exits_0(tmp_path):
-    proc, _ = start_server(tmp_path)
+def test_the_installed_command_serves_from_any_folder_and_an_idle_stop_exits_0(tmp_path):
+    """`python -m mpdemo app` (the `mpdemo app` of an installed wheel) from an empty folder."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc, _ = start_server(tmp_path, ("-m", "mpdemo", "app"), cwd=empty)
     try:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)

@@ -141,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(sub)
     add_lesson_parser(sub)
+    sub.add_parser(
+        "app",
+        help="open the page, as `python app.py` does (GRADIO_SERVER_PORT picks the port)",
+    )
     return p
 
 
@@ -165,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _read_number_flags(parser, args)
     log.setup()  # warnings and failures on stderr; MPDEMO_LOG_LEVEL=DEBUG adds tracebacks
+    if args.command == "app":
+        from ..ui import run_app  # gradio: only for the page, never for the other commands
+
+        run_app()  # serves until Ctrl-C or SIGTERM, then exits the process itself
     try:
         if args.command == "underflow":
             return _underflow(args)

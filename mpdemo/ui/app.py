@@ -20,9 +20,10 @@ import gradio as gr
 from ..config import Limits
 from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
+from ..log import setup as log_setup
 from . import gradio_assets, system, uploads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
-from .serve import keep_busy_sessions, poll_gently
+from .serve import exit_now, keep_busy_sessions, poll_gently, queue_options, serve
 from .tabs import TEACH_TABS
 from .tabs.why import preset_load
 from .train import session as sessions
@@ -385,3 +386,16 @@ def _progress_nowhere(demo: gr.Blocks, sink: gr.State) -> None:
     for fn in demo.fns.values():
         if fn.show_progress == "hidden" and not fn.show_progress_on:
             fn.show_progress_on = [sink]
+
+
+def run_app() -> None:
+    """Open the page and serve it until Ctrl-C or SIGTERM, then exit (130 / 143 mid-run, 0 idle).
+
+    What `python app.py` and `python -m mpdemo app` do; GRADIO_SERVER_NAME / GRADIO_SERVER_PORT
+    pick the address.
+    """
+    log_setup("INFO")  # a Space's logs show each run's start, end and any failure's first line
+    keep_busy_sessions()  # a session with a run or a board is never the one gradio forgets
+    demo = build_app().queue(**queue_options())
+    # The page's CSS and the upload cap; Ctrl-C / SIGTERM stop the runs.
+    exit_now(serve(demo, **launch_options()))
