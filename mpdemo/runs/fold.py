@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import RunConfig
+
+if TYPE_CHECKING:
+    from ..events import Event
 
 Run = dict[str, Any]
 
@@ -31,7 +34,7 @@ class RunFold:
         """The record of a run (in progress or finished), by its run id."""
         return self.by_id.get(run_id)
 
-    def apply(self, ev: Any) -> Run | None:
+    def apply(self, ev: Event) -> Run | None:
         """Take one engine event; the run's record when this event finished it, else None."""
         kind = getattr(ev, "kind", None)
         if kind == "start":
