@@ -127,8 +127,7 @@ class GridEstimate:
     def update(self, ev: Event) -> None:
         """Take one engine event (start/step/end; others are ignored)."""
         now = self.clock()
-        kind = getattr(ev, "kind", None)
-        if kind == "start":
+        if ev.kind == "start":
             run = self._run(ev.label)
             if run is not None:
                 run.started_at = now
@@ -136,7 +135,7 @@ class GridEstimate:
                 backend, precision = self.kinds.get(ev.label, ("torch", "fp32"))
                 device = str(ev.device).split(":")[0]  # "cuda:0" -> "cuda"
                 run.computes = effective_precision(backend, precision, device)
-        elif kind == "step":
+        elif ev.kind == "step":
             run = self._run(ev.label)
             if run is not None:
                 run.done_steps = ev.step
@@ -144,11 +143,11 @@ class GridEstimate:
                 run.step_times.append(ev.step_time_s)
                 run.stamps.append(now)
             self._last_step_at = now
-        elif kind == "eval":
+        elif ev.kind == "eval":
             run = self._run(ev.label)
             if run is not None and self.interleaved:
                 self._measure_eval(run, now)
-        elif kind == "end":
+        elif ev.kind == "end":
             run = self._run(ev.label)
             if run is not None:
                 run.finished = True

@@ -214,11 +214,10 @@ class Session:
 
     def apply(self, ev: Event) -> bool:
         """Take one engine event; returns True when a run finished (the table changes)."""
-        kind = ev.kind
         finished = self._fold(ev)
         if self.estimate is not None:
             self.estimate.update(ev)
-        if kind == "plan":
+        if ev.kind == "plan":
             from ...runs.estimate import estimate_for  # torch: a grid is running
 
             self.plan = ev
@@ -228,7 +227,7 @@ class Session:
             clock = self.runner.clock if self.runner is not None else time.monotonic
             self.estimate = estimate_for(self.configs, ev, clock, self.estimate)
             return False
-        if kind == "start":
+        if ev.kind == "start":
             origin = self.shared_from()
             if origin:  # another visitor's comparison, or a board's: the files say so
                 self.origins[ev.run_id] = origin
@@ -243,10 +242,10 @@ class Session:
                 step_s=None,
             )
             return False
-        if kind == "grads":  # the watch draws each run's latest (gradwatch.py)
+        if ev.kind == "grads":  # the watch draws each run's latest (gradwatch.py)
             self.grads[ev.label] = ev
             return False
-        if kind == "step":
+        if ev.kind == "step":
             self.series.setdefault(ev.label, Series(ev.label)).add(ev)
             s = self.series[ev.label]
             recent = s.step_ms[-20:]
@@ -256,7 +255,7 @@ class Session:
                 step_s=sum(recent) / len(recent) / 1000.0 if recent else None,
             )
             return False
-        if kind == "end" and finished is not None:
+        if ev.kind == "end" and finished is not None:
             # This session's copy: the record itself is the comparison's (shared by its viewers).
             run = dict(finished)
             if ev.run_id in self.origins:

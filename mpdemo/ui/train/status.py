@@ -193,7 +193,9 @@ def _note_error(note: dict[str, Any]) -> MpdemoError:
 
 def stopped_text(runner: RunnerInterface | None, lang: str) -> str | None:
     """'Stopped: label stopped at step k of N...' from the worker's own summaries, else None."""
-    stopped = [s for s in (runner.summaries if runner else []) if s.get("status") == "stopped"]
+    if runner is None:
+        return None
+    stopped = [s for s in runner.summaries if s.get("status") == "stopped"]
     if not stopped:
         return None
     s = stopped[-1]
