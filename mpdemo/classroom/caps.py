@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
 from ..runs.runner import repeated
+
+if TYPE_CHECKING:
+    from ..runs.estimate import GridEstimate
 
 MIN_STEPS = 20  # fewer steps a run than this fit no curve worth reading (runs.plan.MIN_FIT_STEPS)
 HOSTED_CAP_S = 15 * 60.0  # a lesson's worth: a class of 20 behind it waits its turn, not days
@@ -58,7 +61,7 @@ def known_s(configs: list[RunConfig], repeat: int, fit_s: float | None) -> float
     return None
 
 
-def fitting_steps(configs: list[Any], estimate: Any, cap: float) -> int | None:
+def fitting_steps(configs: list[RunConfig], estimate: GridEstimate, cap: float) -> int | None:
     """Steps a run that would bring this grid under cap, from its estimate; None: none would."""
     from ..runs.plan import MIN_FIT_STEPS
 
@@ -70,7 +73,9 @@ def fitting_steps(configs: list[Any], estimate: Any, cap: float) -> int | None:
     return steps if steps >= MIN_FIT_STEPS else None
 
 
-def too_long(configs: list[Any], total: float, cap: float, estimate: Any | None = None) -> TooLong:
+def too_long(
+    configs: list[RunConfig], total: float, cap: float, estimate: GridEstimate | None = None
+) -> TooLong:
     """The one-line refusal: how long it would take, the cap, and what would fit."""
     steps = fitting_steps(configs, estimate, cap) if estimate is not None else None
     args = {"need": round(total / 60.0, 1), "cap": round(cap / 60.0, 1)}

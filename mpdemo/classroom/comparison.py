@@ -26,6 +26,7 @@ from . import caps
 from .viewer import Viewer
 
 if TYPE_CHECKING:
+    from ..events import Event, GridPlanned
     from .line import Hub
 
 # A finished comparison stays shareable this long (a class presses Train over a few minutes).
@@ -63,7 +64,7 @@ class Entry:
 
     seq: int
     at: float
-    event: Any
+    event: Event
 
 
 class Comparison:
@@ -183,7 +184,7 @@ class Comparison:
         return self.fit_s * self.repeat if self.fit_s else None
 
     # --- the producer side (the hub's worker thread) -----------------------------------
-    def record(self, ev: Any) -> None:
+    def record(self, ev: Event) -> None:
         """Keep one event and wake the viewers; never waits on any of them."""
         now = self.hub.clock()
         with self.cond:
@@ -207,7 +208,7 @@ class Comparison:
                 self._notified = now
                 self.cond.notify_all()
 
-    def _plan(self, ev: Any) -> None:
+    def _plan(self, ev: GridPlanned) -> None:
         from ..runs.estimate import estimate_for  # a grid is running: torch is loaded
 
         configs = repeated(self.configs, self.repeat)

@@ -43,6 +43,8 @@ from .signals import EXIT_SIGNAL, stop_on_signals
 from .sweep import add_sweep_parser, sweep_main
 
 if TYPE_CHECKING:
+    from ..events import Event, GridPlanned
+    from ..files.summary import Summary
     from ..runs.estimate import GridEstimate
 
 UNDERFLOW_FORMATS = (
@@ -244,7 +246,7 @@ def _run(args: argparse.Namespace, configs: list[RunConfig] | None = None) -> in
     fold = RunFold(repeated(configs, args.repeat))
     runs = fold.finished  # the runs JSON's entries, in the order they ended
 
-    def on_event(ev: Any) -> None:
+    def on_event(ev: Event) -> None:
         nonlocal estimate
         fold.apply(ev)
         if estimate is not None:
@@ -348,7 +350,7 @@ def header(calibrating: bool) -> str:
     return line
 
 
-def plan_text(ev: Any) -> str:
+def plan_text(ev: GridPlanned) -> str:
     """The calibration's figures and the sentences built from them, as header lines."""
     lines = []
     cal = ev.calibration
@@ -362,7 +364,7 @@ def plan_text(ev: Any) -> str:
     return "\n".join(lines)
 
 
-def repeat_text(summaries: list[Any]) -> str:
+def repeat_text(summaries: list[Summary]) -> str:
     """Each precision's figures across the repetitions: the speed-ups' range and the verdicts."""
     lines = ["repeated:"]
     for group in repeat_groups(summaries):

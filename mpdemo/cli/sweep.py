@@ -12,7 +12,7 @@ import json
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Limits, RunConfig, check_number
 from ..files.atomic import check_output_paths, write_atomic, write_text_atomic
@@ -30,6 +30,9 @@ from ..sweep.sizes import (
 from ..teach.published import PUBLISHED
 from .argtypes import EXIT_FAILED, EXIT_OK, choice_list
 from .signals import EXIT_SIGNAL, stop_on_signals
+
+if TYPE_CHECKING:
+    from ..sweep.events import SweepEvent, SweepFinished, SweepMemory, SweepPoint
 
 
 def _on_off(text: str) -> bool:
@@ -151,7 +154,7 @@ def _ms(seconds: float) -> str:
     return f"{ms:,.0f}" if ms >= 100 else f"{ms:.3g}"
 
 
-def point_line(ev: Any) -> str:
+def point_line(ev: SweepPoint) -> str:
     """One point as the CLI prints it: every precision's step, speed-up, interval, verdict."""
     from ..sweep.notes import params_label
 
@@ -178,7 +181,7 @@ def point_line(ev: Any) -> str:
     return head + " " + "; ".join(parts)
 
 
-def memory_lines(ev: Any) -> list[str]:
+def memory_lines(ev: SweepMemory) -> list[str]:
     """The memory anatomy as a small table, the sentences and the rule under it."""
     mib = 2**20
     cols = ("weights", "grads", "optimizer", "saved act.", "total", "peak", "Accelerate")
@@ -258,11 +261,11 @@ def sweep_main(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    points: list[Any] = []
-    memory: Any = None
-    end: Any = None
+    points: list[SweepPoint] = []
+    memory: SweepMemory | None = None
+    end: SweepFinished | None = None
 
-    def on_event(ev: Any) -> None:
+    def on_event(ev: SweepEvent) -> None:
         nonlocal memory, end
         if ev.kind == "point":
             points.append(ev)

@@ -11,13 +11,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..messages import Note
 from .precision import autocast, grad_scaler, synchronize
 from .probes import SavedBytes
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
 
 # Accelerate's own names for what its rule is given (accelerate/commands/estimate.py).
 _ACCELERATE_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
@@ -70,7 +73,7 @@ def one_step(
     batch: Mapping[str, torch.Tensor],
     device: torch.device,
     precision: str,
-    cfg: Any,
+    cfg: RunConfig,
 ) -> Anatomy:
     """Run one real training step of `precision` and count what it held, part by part.
 
@@ -111,7 +114,7 @@ def measure(
     batch: Mapping[str, torch.Tensor],
     device: torch.device,
     precisions: Iterable[str],
-    cfg: Any,
+    cfg: RunConfig,
 ) -> dict[str, Anatomy]:
     """{precision: Anatomy}: each precision on a freshly built model and optimizer (same seed)."""
     out: dict[str, Anatomy] = {}

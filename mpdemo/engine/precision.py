@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -12,6 +12,9 @@ from torch import nn
 from ..messages import ConfigError
 from ..registry import PRECISIONS
 from . import fp8
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
 
 # Read from the precision registry: one record per precision (mpdemo/registry.py).
 DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISIONS.items()}
@@ -133,7 +136,7 @@ def autocast(device: torch.device, precision: str) -> Any:
     return torch.autocast(device.type, dtype=dtype, enabled=enabled)
 
 
-def grad_scaler(device: torch.device, precision: str, cfg: Any) -> torch.amp.GradScaler:
+def grad_scaler(device: torch.device, precision: str, cfg: RunConfig) -> torch.amp.GradScaler:
     """torch.amp.GradScaler, enabled only for fp16 with loss scaling on (a no-op otherwise)."""
     return torch.amp.GradScaler(
         device.type,

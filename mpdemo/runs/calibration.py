@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -17,6 +17,9 @@ from ..engine.precision import autocast_supported, resolve_device
 from ..registry import BACKENDS
 from ..state import on_reset
 from .timing import SpeedCheck
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
 
 
 def effective_precision(backend: str, precision: str, device_type: str) -> str:
@@ -74,13 +77,13 @@ _lock = threading.Lock()
 _calibrations: dict[tuple[Any, ...], Calibration] = {}
 
 
-def calibration_key(cfg: Any) -> tuple[Any, ...]:
+def calibration_key(cfg: RunConfig) -> tuple[Any, ...]:
     """What the step time depends on: model, data, batch, sequence length, device."""
     device = resolve_device(cfg.device).type
     return (cfg.model, cfg.dataset, cfg.batch_size, cfg.max_length, device)
 
 
-def cached_calibration(cfg: Any) -> Calibration | None:
+def cached_calibration(cfg: RunConfig) -> Calibration | None:
     """This process's calibration for cfg's model/batch/device, if one was measured."""
     try:
         key = calibration_key(cfg)

@@ -8,12 +8,17 @@ import math
 import re
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..messages import Note
 from .calibration import Calibration, cached_calibration, effective_precision
 from .notes import duration_text
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
+    from ..events import Event, GridPlanned
 
 
 @dataclass
@@ -65,9 +70,9 @@ class GridEstimate:
 
     def __init__(
         self,
-        configs: list[Any],
+        configs: list[RunConfig],
         cal: Calibration | None,
-        clock: Any = time.monotonic,
+        clock: Callable[[], float] = time.monotonic,
         interleaved: bool = False,
     ) -> None:
         self.clock = clock
@@ -119,11 +124,10 @@ class GridEstimate:
                 return r
         return None
 
-    def update(self, ev: Any) -> None:
+    def update(self, ev: Event) -> None:
         """Take one engine event (start/step/end; others are ignored)."""
         now = self.clock()
-        kind = getattr(ev, "kind", None)
-        if kind == "start":
+        if ev.kind == "start":
             run = self._run(ev.label)
             if run is not None:
                 run.started_at = now
@@ -131,7 +135,7 @@ class GridEstimate:
                 backend, precision = self.kinds.get(ev.label, ("torch", "fp32"))
                 device = str(ev.device).split(":")[0]  # "cuda:0" -> "cuda"
                 run.computes = effective_precision(backend, precision, device)
-        elif kind == "step":
+        elif ev.kind == "step":
             run = self._run(ev.label)
             if run is not None:
                 run.done_steps = ev.step
@@ -139,11 +143,11 @@ class GridEstimate:
                 run.step_times.append(ev.step_time_s)
                 run.stamps.append(now)
             self._last_step_at = now
-        elif kind == "eval":
+        elif ev.kind == "eval":
             run = self._run(ev.label)
             if run is not None and self.interleaved:
                 self._measure_eval(run, now)
-        elif kind == "end":
+        elif ev.kind == "end":
             run = self._run(ev.label)
             if run is not None:
                 run.finished = True
@@ -327,7 +331,10 @@ class GridEstimate:
 
 
 def estimate_for(
-    configs: list[Any], ev: Any, clock: Any = time.monotonic, previous: GridEstimate | None = None
+    configs: list[RunConfig],
+    ev: GridPlanned,
+    clock: Callable[[], float] = time.monotonic,
+    previous: GridEstimate | None = None,
 ) -> GridEstimate:
     """The estimate after a plan event: a calibrated grid's, or the interleaved runs' own.
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import RunConfig
+
+if TYPE_CHECKING:
+    from ..events import Event
 
 Run = dict[str, Any]
 
@@ -31,24 +34,23 @@ class RunFold:
         """The record of a run (in progress or finished), by its run id."""
         return self.by_id.get(run_id)
 
-    def apply(self, ev: Any) -> Run | None:
+    def apply(self, ev: Event) -> Run | None:
         """Take one engine event; the run's record when this event finished it, else None."""
-        kind = getattr(ev, "kind", None)
-        if kind == "start":
+        if ev.kind == "start":
             self.current[ev.run_id] = {"config": ev.config, "steps": [], "evals": []}
             self.by_id[ev.run_id] = self.current[ev.run_id]
-        elif kind in ("step", "eval"):
+        elif ev.kind in ("step", "eval"):
             run = self.current.get(ev.run_id)
             if run is not None:
-                run[kind + "s"].append(ev.to_dict())
-        elif kind == "grads":  # --watch-grads: the run's `grad_histograms` in the runs JSON
+                run[ev.kind + "s"].append(ev.to_dict())
+        elif ev.kind == "grads":  # --watch-grads: the run's `grad_histograms` in the runs JSON
             run = self.current.get(ev.run_id)
             if run is not None:
                 d = ev.to_dict()
                 run.setdefault("grad_histograms", []).append(
                     {k: d[k] for k in ("step", "scale", "format", "layers")}
                 )
-        elif kind == "end":
+        elif ev.kind == "end":
             run = self.current.pop(ev.run_id, None) or {"config": None, "steps": [], "evals": []}
             if run["config"] is None:  # preparation failed: no start event, the grid knows it
                 cfg = next((c for c in self.configs if c.label == ev.label), None)

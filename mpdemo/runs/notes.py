@@ -17,6 +17,7 @@ from .calibration import Calibration, effective_precision
 from .timing import BUSY_SHARE, SpeedCheck, runs_interval
 
 if TYPE_CHECKING:
+    from ..config import RunConfig
     from .estimate import GridEstimate
 
 
@@ -86,7 +87,7 @@ def busy_note(load: dict[str, float] | None) -> Note | None:
     )
 
 
-def speed_notes(cal: Calibration, machine: dict[str, Any], configs: list[Any]) -> list[Note]:
+def speed_notes(cal: Calibration, machine: dict[str, Any], configs: list[RunConfig]) -> list[Note]:
     """The speed sentences for a grid: one per precision (and per backend where it differs)."""
     out: list[Note] = []
     seen: set[tuple[str, str]] = set()

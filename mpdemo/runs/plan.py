@@ -11,7 +11,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -32,10 +32,13 @@ from .estimate import GridEstimate
 from .notes import busy_note, duration_text, plan_note, speed_notes
 from .timing import compare, interleave
 
+if TYPE_CHECKING:
+    from ..config import RunConfig
+
 CALIBRATION_BUDGET_S = 10.0  # all precisions together, warm-ups included: seconds, not minutes
 
 
-def _computing(configs: list[Any], device_type: str) -> list[str]:
+def _computing(configs: list[RunConfig], device_type: str) -> list[str]:
     out = ["fp32"]
     for cfg in configs:
         p = effective_precision(cfg.backend, cfg.precision, device_type)
@@ -58,7 +61,7 @@ def timed_step(
     optimizer: torch.optim.Optimizer,
     device: torch.device,
     precision: str,
-    cfg: Any,
+    cfg: RunConfig,
     next_batch: Callable[[], Any],
 ) -> Callable[[], float]:
     """One real training step of `precision` (autocast, GradScaler, synchronize) that returns
@@ -82,7 +85,7 @@ def timed_step(
 
 
 def calibrate(
-    configs: list[Any],
+    configs: list[RunConfig],
     stop: threading.Event | None = None,
     *,
     budget_s: float | None = None,
@@ -169,7 +172,7 @@ def calibrate(
 MIN_FIT_STEPS = 20  # fewer steps than this would show no curve worth reading
 
 
-def fit_steps(configs: list[Any], cal: Calibration, fit_s: float) -> int | None:
+def fit_steps(configs: list[RunConfig], cal: Calibration, fit_s: float) -> int | None:
     """Steps per run that bring the grid near fit_s seconds; None when it already fits."""
     asked = max(c.steps for c in configs)
     estimate = GridEstimate(configs, cal)
@@ -186,11 +189,11 @@ def fit_steps(configs: list[Any], cal: Calibration, fit_s: float) -> int | None:
 
 
 def plan_grid(
-    configs: list[Any],
+    configs: list[RunConfig],
     stop: threading.Event | None = None,
     fit_s: float | None = None,
     force: bool = False,
-) -> Any:
+) -> GridPlanned:
     """Calibrate for a grid and build its GridPlanned event (calibration None when it failed).
 
     With fit_s, the event's `steps` is what each run should do to end near fit_s seconds;

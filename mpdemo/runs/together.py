@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..config import Limits, RunConfig
-from ..events import Event, GridPlanned
+from ..events import Event, GridPlanned, RunFinished
 from ..files.summary import with_speedups
 from ..messages import Note
 from ..registry import BACKENDS
@@ -273,7 +273,7 @@ class Together:
             )
         )
 
-    def _with_check(self, k: int, ev: Any) -> Any:
+    def _with_check(self, k: int, ev: RunFinished) -> RunFinished:
         """The end event with the run's speed-up against its backend's fp32 run, from their steps."""
         import dataclasses
 

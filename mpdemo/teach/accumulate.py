@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import decimal
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
 
 # (accumulator, what each added value is stored in): the accumulator is the lesson; "fp32 of
 # fp16 values" is the trick (16-bit inputs, fp32 sum), what tensor cores and torch's fp16 matmul
@@ -158,7 +161,7 @@ def micro_batch_accumulation(
     return out
 
 
-def model_micro_batch_grads(cfg: Any, micro_batches: int = 8) -> list[dict[str, Any]]:
+def model_micro_batch_grads(cfg: RunConfig, micro_batches: int = 8) -> list[dict[str, Any]]:
     """The fp32 gradients of each of the first `micro_batches` batches of cfg's model and data."""
     from ..engine.core import prepare
 

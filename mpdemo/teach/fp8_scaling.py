@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .rounding import layout, round_nearest
+
+if TYPE_CHECKING:
+    from ..config import RunConfig
 
 RECIPES = ("tensorwise", "rowwise", "mx", "delayed")
 FP8_FORMATS = ("e4m3", "e5m2")
@@ -156,7 +159,7 @@ def compare(
 # --- real tensors: a Linear layer's input activation and output gradient over a few steps -------
 
 
-def capture(cfg: Any, steps: int = 8, layer: str | None = None) -> dict[str, Any]:
+def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, Any]:
     """Train cfg's model `steps` fp32 steps; keep one Linear layer's tensors of the last step.
 
     Returns {"layer", "tensors": {"activation", "gradient"}, "histories": amaxes of the earlier
@@ -210,7 +213,7 @@ def capture(cfg: Any, steps: int = 8, layer: str | None = None) -> dict[str, Any
     }
 
 
-def model_report(cfg: Any, steps: int = 8) -> dict[str, Any]:
+def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, Any]:
     """capture() then compare(): JSON-ready, with each tensor's shape and amax history."""
     got = capture(cfg, steps)
     rows = compare(got["tensors"], got["histories"])

@@ -19,6 +19,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ...classroom.broadcast import Viewer
 from ...config import Limits, RunConfig
 from ...messages import ConfigError, MpdemoError
 from ...sweep.sizes import (
@@ -63,7 +64,7 @@ class SweepState:
         self.memory: Any = None
         self.end: Any = None
         self.error: str | None = None
-        self.view: Any = None  # its place in the classroom's line (pays_line.join_line)
+        self.view: Viewer | None = None  # its place in the classroom's line (pays_line.join_line)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SweepState:
         # gr.State deep-copies its default per page: a fresh page never shares a sweep.

@@ -25,7 +25,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -38,6 +38,9 @@ from ..text import esc, shown
 from . import controls
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .frames import by_component, keyed
+
+if TYPE_CHECKING:
+    from .session import Session
 
 CONCURRENCY_ID = "train"  # Train and Run my own share one limit
 FOLLOW_CONCURRENCY_ID = "follow"  # Follow board: as many, in a group of its own
@@ -84,13 +87,17 @@ class Follow:
     comparison: Comparison
 
 
-def picked(mode: Any) -> Comparison | None:
+def picked(mode: str | Follow) -> Comparison | None:
     """The comparison a board's follower watches (its configs and repeat); None otherwise."""
     return mode.comparison if isinstance(mode, Follow) else None
 
 
 def runner_for(
-    session: Any, configs: list[RunConfig], repeat: int, fit_s: float | None, mode: Any
+    session: Session | None,
+    configs: list[RunConfig],
+    repeat: int,
+    fit_s: float | None,
+    mode: str | Follow,
 ) -> Viewer:
     """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams.
 
@@ -138,7 +145,7 @@ def ordinal(n: int, lang: str) -> str:
     return t(f"ordinal_{form}", lang, n=n)
 
 
-def status_lines(session: Any, lang: str) -> tuple[list[str], bool]:
+def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     """The status's first lines for a shared or waiting comparison; True: say only these."""
     view = getattr(session, "runner", None)
     if not isinstance(view, Viewer):
@@ -181,7 +188,7 @@ _OWNERS: dict[int, str] = {}
 _OWNERS_LOCK = threading.Lock()
 
 
-def _owner_token(session: Any, create: bool) -> str | None:
+def _owner_token(session: Session | None, create: bool) -> str | None:
     if session is None:
         return None
     with _OWNERS_LOCK:
@@ -200,13 +207,13 @@ def _forget_owner(key: int, token: str) -> None:
     broadcast.hub().unpublish(token)
 
 
-def board_code(session: Any) -> str | None:
+def board_code(session: Session | None) -> str | None:
     """This page's published board code, if any."""
     token = _owner_token(session, create=False)
     return broadcast.hub().board_of.get(token) if token else None
 
 
-def board_note(session: Any, lang: str) -> str:
+def board_note(session: Session | None, lang: str) -> str:
     """Under the board's controls: this page's board code once published, else how it works."""
     token = _owner_token(session, create=False)
     code = broadcast.hub().board_of.get(token) if token else None
@@ -215,7 +222,7 @@ def board_note(session: Any, lang: str) -> str:
     return t("board_published", lang, code=shown(code))
 
 
-def publish(session: Any, lang: str, client: str = "") -> str:
+def publish(session: Session | None, lang: str, client: str = "") -> str:
     """Publish as board: this page's comparisons, now and next, follow its code."""
     lang = norm_lang(lang)
     view = getattr(session, "runner", None)
@@ -256,7 +263,7 @@ TrainFn = Callable[..., Iterator[dict[str, Any]]]
 
 
 def follow(
-    train: TrainFn, code: Any, lang: str, session: Any, view_values: dict[str, Any], client: str
+    train: TrainFn, code: Any, lang: str, session: Session, view_values: dict[str, Any], client: str
 ) -> Iterator[dict[str, Any]]:
     """Follow board: the teacher's comparisons as they come, each streamed by train()."""
     lang = norm_lang(lang)
@@ -375,8 +382,8 @@ def build_board(ctx: Any, comps: dict[str, Any], lang: str) -> None:
 def wire(
     ctx: Any,
     comps: dict[str, Any],
-    session: Any,
-    steps_origin: Any,
+    session: gr.State,
+    steps_origin: gr.State,
     train: TrainFn,
     arm: Callable[..., dict[str, Any]],
 ) -> None:
@@ -425,7 +432,7 @@ def wire(
         **streaming,
     )
 
-    def on_publish(sess: Any, lg: str, request: gr.Request) -> str:
+    def on_publish(sess: Session | None, lg: str, request: gr.Request) -> str:
         return publish(sess, lg, client_of(request))
 
     comps["board_publish"].click(
@@ -438,7 +445,7 @@ def wire(
     )
 
     def on_follow(
-        code: Any, lg: str, sess: Any, smoothing: Any, x_axis: Any, request: gr.Request
+        code: Any, lg: str, sess: Session, smoothing: Any, x_axis: Any, request: gr.Request
     ) -> Iterator[dict[Any, Any]]:
         view_values = {"smoothing": smoothing, "x_axis": x_axis}
         for out in follow(train, code, lg, sess, view_values, client_of(request)):
@@ -456,6 +463,6 @@ def wire(
     ctx.on_language(board_note_for, [session], [comps["board_note"]])
 
 
-def board_note_for(lang: str, session: Any) -> str:
+def board_note_for(lang: str, session: Session | None) -> str:
     """The board note in a new language (ctx.on_language passes the language first)."""
     return board_note(session, norm_lang(lang))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...events import GradHistograms
 from ...files.recorded import WATCH_FORMATS
@@ -19,6 +19,9 @@ from ...teach.rounding import log2_windows
 from ..histogram import FORMAT_NAMES, histogram_svg, pct
 from ..i18n import number, t
 from ..text import esc
+
+if TYPE_CHECKING:
+    from .session import Session
 
 SVG_SIZE = (560, 210)  # narrower than the lab's: two runs side by side in the results column
 
@@ -151,7 +154,7 @@ def from_record(label: str, run: Mapping[str, Any]) -> GradHistograms | None:
     )
 
 
-def watched(session: Any) -> tuple[dict[str, GradHistograms], list[str]]:
+def watched(session: Session) -> tuple[dict[str, GradHistograms], list[str]]:
     """Every histogram the page draws, by label, and their order: this training's runs (live or
     restored after a reload), then each opened file's runs."""
     events = dict(session.grads)
@@ -163,7 +166,7 @@ def watched(session: Any) -> tuple[dict[str, GradHistograms], list[str]]:
     return events, session.plot_labels()
 
 
-def watch_update(session: Any, lang: str) -> dict[str, Any]:
+def watch_update(session: Session, lang: str) -> dict[str, Any]:
     """The gr.HTML's props for a session: shown with its figures once a run sent one."""
     html = watch_html(*watched(session), lang)
     return {"value": html, "visible": bool(html)}

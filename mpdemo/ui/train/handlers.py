@@ -108,7 +108,7 @@ def train(
     lang: str = DEFAULT_LANG,
     session: Session | None = None,
     steps_origin: str = "default",
-    mode: Any = "train",
+    mode: str | classroom.Follow = "train",
 ) -> Iterator[dict[str, Any]]:
     """Train the grid in a background thread; stream status, plots, table and files by name.
 

@@ -73,7 +73,7 @@ def precision_info(lang: str, device: str | None) -> str:
 
 
 def precision_note(
-    lang: str, precisions: list[str] | None, device: str | None, session: Any = None
+    lang: str, precisions: list[str] | None, device: str | None, session: Session | None = None
 ) -> str:
     """What this page's last comparison measured for the ticked precisions (one it ran or
     joined: another visitor's private run is never read here)."""
@@ -107,7 +107,7 @@ def precision_note(
     return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
 
 
-def _runs_note(lang: str, precisions: list[str], device: str, session: Any) -> str:
+def _runs_note(lang: str, precisions: list[str], device: str, session: Session) -> str:
     """The same sentences from the runs' own steps, when the last comparison's runs took turns
     (no separate measurement came before them): its runs on `device` of a ticked precision."""
     from ...runs.notes import run_speed_notes

@@ -11,7 +11,7 @@ recorded run" does, and the lesson's line names the GPU.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -25,6 +25,9 @@ from ..text import shown, shown_args
 from . import classroom, controls
 from .controls import BY_NAME, defaults
 from .frames import OUTPUTS
+
+if TYPE_CHECKING:
+    from .session import Session
 
 
 def choices(lang: str) -> list[tuple[str, str]]:
@@ -57,7 +60,7 @@ def info(lang: str, name: str | None) -> str:
     return "\n\n".join(lines)
 
 
-def open_recording(session: Any, name: str | None) -> list[str]:
+def open_recording(session: Session, name: str | None) -> list[str]:
     """Before a lesson trains: its recording joins the session's opened files (the last lesson's
     leaves; files the visitor opened stay); the labels it drew, [] when none ships."""
     lesson_files = {p.name for p in reference_files() if is_lesson_file(p.name)}
@@ -139,7 +142,7 @@ def wire(
             out.append(gr.Tabs(selected="pays" if lesson.sweep else "train"))
         return out
 
-    def arm_lesson(name: str | None, sess: Any, lg: str) -> Any:
+    def arm_lesson(name: str | None, sess: Session, lg: str) -> Any:
         lesson = LESSONS.get(name or "")
         if lesson is None or lesson.sweep:
             return {}

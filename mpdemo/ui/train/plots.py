@@ -19,15 +19,19 @@ fall on whole steps.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ...registry import PRECISIONS
 from .colours import RAW, SKIPPED, series_id, skipped_label
+
+if TYPE_CHECKING:
+    from ...config import RunConfig
+    from ...events import StepEvent
 
 MAX_POINTS_PER_LINE = 500
 MAX_ROWS_PER_FRAME = 990  # the frontend's own down-sampling starts at 1000 rows
@@ -87,6 +91,32 @@ PLOTS: tuple[PlotSpec, ...] = (
 # --- series --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class StepPoint:
+    """One step read back from a runs file: the StepEvent fields a Series draws, no more."""
+
+    # A file's step has no run id, learning rate or tokens/s to give a StepEvent; its figures
+    # may be missing (None), which Series.add draws as a gap.
+    step: int
+    elapsed_s: float | None
+    loss: float | None
+    loss_scale: float | None
+    skipped: bool
+    step_time_s: float
+    samples_per_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlotRun:
+    """What the plots read of a recorded run, in place of the RunConfig a live run has."""
+
+    label: str
+    backend: str
+    precision: str
+    loss_scaling: bool
+    steps: int
+
+
 @dataclass
 class Series:
     """One run's measurements, appended as step events arrive."""
@@ -107,8 +137,8 @@ class Series:
         default_factory=dict, repr=False
     )
 
-    def add(self, ev: Any) -> None:
-        """Append a StepEvent."""
+    def add(self, ev: StepEvent | StepPoint) -> None:
+        """Append a StepEvent (or a step read back from a file)."""
         self.step.append(int(ev.step))
         self.elapsed.append(_finite_or_nan(getattr(ev, "elapsed_s", math.nan)))
         self.loss.append(_finite_or_nan(ev.loss))
@@ -348,7 +378,7 @@ def _line_budget(lines: int, other_rows: int) -> int:
     return max(10, min(MAX_POINTS_PER_LINE, (MAX_ROWS_PER_FRAME - other_rows) // lines))
 
 
-def scaled_labels(configs: list[Any]) -> list[str]:
+def scaled_labels(configs: Iterable[RunConfig | PlotRun]) -> list[str]:
     """The grid's runs that train with a loss scaler (the registry says which precisions do)."""
     return [
         c.label
@@ -358,7 +388,7 @@ def scaled_labels(configs: list[Any]) -> list[str]:
 
 
 def plot_frame(
-    spec: PlotSpec, series: dict[str, Series], configs: list[Any], view: View
+    spec: PlotSpec, series: dict[str, Series], configs: Sequence[RunConfig | PlotRun], view: View
 ) -> pd.DataFrame | None:
     """The frame of one plot for this grid."""
     if spec.scale:

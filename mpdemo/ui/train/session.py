@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...classroom.broadcast import script_note
 from ...config import RunConfig
-from ...events import GradHistograms
+from ...events import Event, GradHistograms, GridPlanned
 from ...files.recorded import (
     Recording,
     compact,
@@ -30,7 +30,7 @@ from ...files.summary import Summary, with_speedups, write_csv
 from ...messages import MpdemoError
 from ...runs.fold import RunFold
 from ...teach.listing import script_filename, script_for
-from .plots import Series
+from .plots import PlotRun, Series, View
 from .session_life import (  # noqa: F401 - named here for the app and the tests
     SESSIONS_ROOT,
     attach,
@@ -60,6 +60,8 @@ from .session_table import (  # noqa: F401 - named here for the tab and the test
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
+    from ...runs.calibration import Calibration
+    from ...runs.estimate import GridEstimate
     from ...runs.runner import RunnerInterface
 
 # What one session holds of opened files: each run thinned to the points a plot line draws, and
@@ -113,13 +115,13 @@ class Session:
     errors: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (label, note dict)
     stop_requested: bool = False
     armed: bool = False  # a Train click is on its way (maybe queued) and has not started
-    input_error: Any = None  # the MpdemoError the last click was refused with, until the next
-    view: Any = None  # plots.View: how the plots are drawn (smoothing, x axis)
+    input_error: MpdemoError | None = None  # why the last click was refused, until the next
+    view: View | None = None  # how the plots are drawn (smoothing, x axis)
     # The "All columns" box: every frame's table has the columns the box asked for, so the
     # widths it set (column_widths) stay those of the columns shown.
     all_columns: bool = False
-    plan: Any = None  # the grid's GridPlanned event: this machine, the calibrated step, sentences
-    estimate: Any = None  # mpdemo.runs.estimate.GridEstimate: seconds left for the whole grid
+    plan: GridPlanned | None = None  # this machine, the calibrated step, sentences
+    estimate: GridEstimate | None = None  # seconds left for the whole grid
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     files_error: str | None = None  # why the last write of the downloads failed, if it did
@@ -166,7 +168,7 @@ class Session:
         """Whether this session's worker thread is alive."""
         return self.runner is not None and self.runner.alive
 
-    def calibration(self) -> Any:
+    def calibration(self) -> Calibration | None:
         """The calibration of this page's last comparison (one it ran or joined), if any."""
         cal = getattr(self.plan, "calibration", None)
         if not isinstance(cal, dict):
@@ -202,7 +204,7 @@ class Session:
         return Path(self.outdir)
 
     # --- events -------------------------------------------------------------------------
-    def _fold(self, ev: Any) -> dict[str, Any] | None:
+    def _fold(self, ev: Event) -> dict[str, Any] | None:
         """The run's record when `ev` ended it: the runner's own fold (mpdemo.runs.fold, one per
         comparison, already applied), or this session's for events fed without a runner."""
         if self.runner is not None:
@@ -210,13 +212,12 @@ class Session:
         self.fold.configs = self.configs  # a run that failed to start takes its config here
         return self.fold.apply(ev)
 
-    def apply(self, ev: Any) -> bool:
+    def apply(self, ev: Event) -> bool:
         """Take one engine event; returns True when a run finished (the table changes)."""
-        kind = ev.kind
         finished = self._fold(ev)
         if self.estimate is not None:
             self.estimate.update(ev)
-        if kind == "plan":
+        if ev.kind == "plan":
             from ...runs.estimate import estimate_for  # torch: a grid is running
 
             self.plan = ev
@@ -226,7 +227,7 @@ class Session:
             clock = self.runner.clock if self.runner is not None else time.monotonic
             self.estimate = estimate_for(self.configs, ev, clock, self.estimate)
             return False
-        if kind == "start":
+        if ev.kind == "start":
             origin = self.shared_from()
             if origin:  # another visitor's comparison, or a board's: the files say so
                 self.origins[ev.run_id] = origin
@@ -241,10 +242,10 @@ class Session:
                 step_s=None,
             )
             return False
-        if kind == "grads":  # the watch draws each run's latest (gradwatch.py)
+        if ev.kind == "grads":  # the watch draws each run's latest (gradwatch.py)
             self.grads[ev.label] = ev
             return False
-        if kind == "step":
+        if ev.kind == "step":
             self.series.setdefault(ev.label, Series(ev.label)).add(ev)
             s = self.series[ev.label]
             recent = s.step_ms[-20:]
@@ -254,7 +255,7 @@ class Session:
                 step_s=sum(recent) / len(recent) / 1000.0 if recent else None,
             )
             return False
-        if kind == "end" and finished is not None:
+        if ev.kind == "end" and finished is not None:
             # This session's copy: the record itself is the comparison's (shared by its viewers).
             run = dict(finished)
             if ev.run_id in self.origins:
@@ -401,18 +402,16 @@ class Session:
             out.update(r.series)
         return out
 
-    def plot_configs(self) -> list[Any]:
+    def plot_configs(self) -> list[RunConfig | PlotRun]:
         """What the plots read of each line's run (label, precision, loss_scaling, steps): the
-        current training's configs, then a stand-in for each recorded run."""
-        from types import SimpleNamespace
-
-        out: list[Any] = list(self.configs)
+        current training's configs, then a PlotRun for each recorded run."""
+        out: list[RunConfig | PlotRun] = list(self.configs)
         for r in self.recordings:
             for lab, run in zip(r.labels, r.recording.runs, strict=True):
                 cfg, summ = run.get("config") or {}, run["summary"]
                 steps = cfg.get("steps") if isinstance(cfg.get("steps"), int) else None
                 out.append(
-                    SimpleNamespace(
+                    PlotRun(
                         label=lab,
                         backend=summ["backend"],
                         precision=summ["precision"],

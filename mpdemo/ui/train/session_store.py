@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ...config import RunConfig
 from ...files.recorded import MAX_RUNS, compact, parse_document, runs_document
 from ...messages import MpdemoError
-from .plots import Series
+from .plots import Series, StepPoint
 
 if TYPE_CHECKING:
     from .session import Session
@@ -147,13 +147,11 @@ def restore(self: Session, value: Any) -> int:
 
 def series_from_steps(label: str, steps: list[dict[str, Any]]) -> Series:
     """A plot series rebuilt from a runs file's step dicts (the StepEvent fields)."""
-    from types import SimpleNamespace
-
     out = Series(label)
     for st in steps:
         t_s = st.get("step_time_s")
         out.add(
-            SimpleNamespace(
+            StepPoint(
                 step=st["step"],
                 elapsed_s=st.get("elapsed_s"),
                 loss=st.get("loss"),

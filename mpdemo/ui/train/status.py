@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...messages import MpdemoError
 from ...runs.runner import side_by_side
@@ -12,6 +12,9 @@ from ..i18n import error_text, message, t
 from ..text import shown
 from . import classroom
 from .session import Session, speedup_cell
+
+if TYPE_CHECKING:
+    from ...runs.runner import RunnerInterface
 
 # --- status line -----------------------------------------------------------------------------
 
@@ -188,9 +191,11 @@ def _note_error(note: dict[str, Any]) -> MpdemoError:
     return MpdemoError(note.get("key", "failed"), **(note.get("args") or {}))
 
 
-def stopped_text(runner: Any, lang: str) -> str | None:
+def stopped_text(runner: RunnerInterface | None, lang: str) -> str | None:
     """'Stopped: label stopped at step k of N...' from the worker's own summaries, else None."""
-    stopped = [s for s in (runner.summaries if runner else []) if s.get("status") == "stopped"]
+    if runner is None:
+        return None
+    stopped = [s for s in runner.summaries if s.get("status") == "stopped"]
     if not stopped:
         return None
     s = stopped[-1]
