@@ -19,8 +19,7 @@ from conftest import ROOT
 from mpdemo import RunConfig
 from mpdemo.cli import main as cli
 from mpdemo.files.atomic import check_output_path, write_atomic, write_text_atomic
-from mpdemo.files.recorded import read_runs, write_runs
-from mpdemo.files.summary import write_csv
+from mpdemo.files.recorded import read_runs, write_runs, write_steps_csv
 from mpdemo.messages import ConfigError
 
 TINY = ["--train-slice", "train[:128]", "--eval-slice", "validation[:32]", "--batch-size", "8"]
@@ -115,7 +114,7 @@ def test_runs_json_and_csv_are_written_through_a_temporary_file(tmp_path, monkey
     summary = {"label": "torch · fp32", "backend": "torch", "precision": "fp32", "steps": 1}
     runs = [{"config": None, "summary": summary, "steps": [{"step": 1, "loss": 0.7}]}]
     write_runs(tmp_path / "runs.json", runs, machine={})
-    write_csv(tmp_path / "steps.csv", runs)
+    write_steps_csv(tmp_path / "steps.csv", runs)
     assert renames == [(tmp_path, "runs.json"), (tmp_path, "steps.csv")]
     assert read_runs(tmp_path / "runs.json").runs[0]["steps"][0]["loss"] == 0.7
     assert next(csv.DictReader((tmp_path / "steps.csv").open()))["loss"] == "0.7"

@@ -421,10 +421,16 @@ def test_session_is_fresh_per_browser_session() -> None:
 
 
 def test_app_py_only_launches() -> None:
+    import inspect
+
+    from mpdemo.ui import run_app
+
     text = (ROOT / "app.py").read_text(encoding="utf-8")
-    # The page's CSS, the upload cap and gradio's missing strings go in here.
-    assert "build_app()" in text and "serve(demo, **launch_options())" in text
+    assert "run_app()" in text  # what `python -m mpdemo app` runs too
     assert not re.search(r"^import (torch|transformers|accelerate|datasets)", text, re.M)
+    # The page's CSS, the upload cap and gradio's missing strings go in here.
+    source = inspect.getsource(run_app)
+    assert "build_app()" in source and "serve(demo, **launch_options())" in source
 
 
 def test_runs_taking_turns_read_as_one_comparison_in_the_status() -> None:

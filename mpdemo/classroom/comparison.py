@@ -99,7 +99,6 @@ class Comparison:
         self.started_at: float | None = None
         self.started_wall: float | None = None
         self.finished_at: float | None = None
-        self.last_seen = now  # the last time anyone joined or read it (least recently used)
         self.viewers: set[Viewer] = set()
         # Its runs' records: the runner's fold once it runs (mpdemo.runs.runner.RunnerInterface).
         self.fold = RunFold(repeated(self.configs, repeat))
@@ -319,7 +318,6 @@ class Comparison:
         v = Viewer(self, kind, board)
         with self.cond:
             self.viewers.add(v)
-            self.last_seen = self.hub.clock()
         self.hub.count_viewers(1)
         return v
 
@@ -328,7 +326,6 @@ class Comparison:
         with self.cond:
             was = viewer in self.viewers
             self.viewers.discard(viewer)
-            self.last_seen = self.hub.clock()
             self.cond.notify_all()
             nobody = not self.viewers
         if was:

@@ -31,7 +31,6 @@ class Viewer(RunnerInterface):
         self.board = board
         self.configs = comparison.configs
         self.joined_at = comparison.hub.clock()
-        self.joined_wall = time.time()
         self.last_read = self.joined_at
         self.cursor = -1  # the seq of the last event handed on
         self.at = self.joined_at  # when the last event handed on was recorded
@@ -123,7 +122,7 @@ class Viewer(RunnerInterface):
                         until = quiet_until if nxt is None else min(quiet_until, last_take + pace)
                         c.cond.wait(max(0.01, until - now))
                     batch = self._take() if ready else []
-                    self.last_read = c.last_seen = c.hub.clock()
+                    self.last_read = c.hub.clock()
                     last_beat = now
                     if batch:
                         last_take = now

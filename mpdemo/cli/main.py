@@ -23,14 +23,13 @@ from ..config import (
     coerce_field,
 )
 from ..files.atomic import check_output_paths, write_text_atomic
-from ..files.recorded import write_runs
+from ..files.recorded import write_runs, write_steps_csv
 from ..files.summary import (
     repeat_groups,
     scale_text,
     speedup_text,
     typical_step_s,
     with_speedups,
-    write_csv,
 )
 from ..messages import EN, ConfigError, MpdemoError
 from ..runs.fold import RunFold
@@ -302,7 +301,7 @@ def _run(args: argparse.Namespace, configs: list[RunConfig] | None = None) -> in
     elif args.json_path:
         write_runs(args.json_path, runs)
     if runs and args.csv_path:
-        write_csv(args.csv_path, runs)
+        write_steps_csv(args.csv_path, runs)
     return code
 
 

@@ -7,7 +7,6 @@ the two cannot form a cycle.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import signal
 import sys
@@ -15,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..config import Limits, RunConfig, check_number
-from ..files.atomic import check_output_paths, write_atomic, write_text_atomic
+from ..files.atomic import check_output_paths, write_csv_atomic, write_text_atomic
 from ..files.summary import oriented
 from ..messages import EN, ConfigError, Note
 from ..sweep.sizes import (
@@ -229,15 +228,6 @@ def _write_json(path: str, doc: dict[str, Any]) -> None:
     write_text_atomic(path, json.dumps(doc, indent=1))
 
 
-def _write_csv(path: str, rows: list[dict[str, Any]], columns: tuple[str, ...]) -> None:
-    def write(f: Any) -> None:
-        w = csv.DictWriter(f, fieldnames=list(columns))
-        w.writeheader()
-        w.writerows(rows)
-
-    write_atomic(path, write, newline="")
-
-
 def sweep_main(args: argparse.Namespace) -> int:
     """Run the sweep the flags describe; 0 done, 2 bad input (raised), 1 failed or interrupted."""
     from ..engine.machine import machine_info, machine_note
@@ -310,7 +300,7 @@ def sweep_main(args: argparse.Namespace) -> int:
             sweep_document(points, memory, machine_info(), spec, status, notes),
         )
     if args.csv_path:
-        _write_csv(args.csv_path, csv_rows(points), CSV_COLUMNS)
+        write_csv_atomic(args.csv_path, CSV_COLUMNS, csv_rows(points))
     if caught:
         return EXIT_SIGNAL + caught["signal"]
     return EXIT_OK if status == "completed" else EXIT_FAILED

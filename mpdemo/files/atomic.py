@@ -8,12 +8,13 @@ leaves half a file, and a file that was there stays as it was until the new one 
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ..messages import ConfigError
 
@@ -57,6 +58,19 @@ def write_atomic(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_csv_atomic(
+    path: str | Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]
+) -> None:
+    """A CSV with a header row of `columns`, whole or not at all; other keys are left out."""
+
+    def write(f: IO[str]) -> None:
+        w = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+    write_atomic(path, write, newline="")
 
 
 def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> None:

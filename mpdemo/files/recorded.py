@@ -1,4 +1,5 @@
-"""The runs JSON every writer produces (CLI, app download, bench/gpu_check.py), read back.
+"""The runs file: the JSON every writer produces (CLI, app download, bench/gpu_check.py), read
+back, and its steps as CSV.
 
 Shape (version 2):
 
@@ -17,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .atomic import write_text_atomic
+from .atomic import write_csv_atomic, write_text_atomic
 from .checks import (  # noqa: F401 - the reader's rules, named here for their users
     FLOAT32_MAX,
     MACHINE_RULES,
@@ -112,6 +114,58 @@ def write_runs(path: str | Path, runs: list[dict[str, Any]], machine: dict | Non
 
 
 # --- reading -----------------------------------------------------------------------------------
+
+
+STEP_FIELDS = [
+    "run",
+    "backend",
+    "precision",
+    "step",
+    "loss",
+    "loss_scale",
+    "skipped",
+    "step_time_s",
+    "samples_per_s",
+    "tokens_per_s",
+    "lr",
+    "elapsed_s",
+    "wall_s",  # seconds since the comparison started: its runs take turns step by step
+    # The run's memory, on each of its rows (one figure per run): activations kept for backward
+    # in one step, and on CUDA the allocator's peak.
+    "saved_activation_bytes",
+    "peak_mem_bytes",
+    # The run's speed against fp32 (one measurement per run, on each of its rows): the
+    # speed-up, its 95 % interval and the verdict drawn from it.
+    "speedup_vs_fp32",
+    "speedup_low",
+    "speedup_high",
+    "speed_verdict",
+]
+
+
+def write_steps_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
+    """The runs file's CSV form: one row per step of every run, written whole or not at all."""
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for r in runs:
+            s = r["summary"]
+            for step in r.get("steps", []):
+                yield (
+                    {
+                        **step,
+                        "run": s["label"],
+                        "backend": s["backend"],
+                        "precision": s["precision"],
+                        "saved_activation_bytes": s.get("saved_activation_bytes"),
+                        "peak_mem_bytes": s.get("peak_mem_bytes"),
+                        "speedup_vs_fp32": s.get("speedup_vs_fp32"),
+                        "speedup_low": (s.get("speedup_interval") or [None, None])[0],
+                        "speedup_high": (s.get("speedup_interval") or [None, None])[1],
+                        "speed_verdict": s.get("speed_verdict"),
+                    }
+                )
+
+    write_csv_atomic(path, STEP_FIELDS, rows())
 
 
 def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:

@@ -1,4 +1,4 @@
-"""One run's result as a type, and the writers that put runs in files (CSV, runs JSON).
+"""One run's result as a type (the runs file's writers are in recorded.py).
 
 The engine builds a `Summary` in two places (a run that trained, `Recorder.summary`; a run that
 could not start, `Summary.failed`) from this one declaration, so every run has the same keys.
@@ -9,16 +9,12 @@ No torch, no gradio: the CLI's table and the app's file readers use it before an
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from .atomic import write_atomic
 
 if TYPE_CHECKING:
     from ..runs.timing import SpeedCheck
@@ -305,62 +301,6 @@ def scale_text(v: float | None) -> str:
         if v == int(v):
             return str(int(v))
     return repr(float(v))
-
-
-# --- writers -------------------------------------------------------------------------------------
-
-STEP_FIELDS = [
-    "run",
-    "backend",
-    "precision",
-    "step",
-    "loss",
-    "loss_scale",
-    "skipped",
-    "step_time_s",
-    "samples_per_s",
-    "tokens_per_s",
-    "lr",
-    "elapsed_s",
-    "wall_s",  # seconds since the comparison started: its runs take turns step by step
-    # The run's memory, on each of its rows (one figure per run): activations kept for backward
-    # in one step, and on CUDA the allocator's peak.
-    "saved_activation_bytes",
-    "peak_mem_bytes",
-    # The run's speed against fp32 (one measurement per run, on each of its rows): the
-    # speed-up, its 95 % interval and the verdict drawn from it.
-    "speedup_vs_fp32",
-    "speedup_low",
-    "speedup_high",
-    "speed_verdict",
-]
-
-
-def write_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
-    """One row per step of every run, written whole or not at all (mpdemo.files.atomic)."""
-
-    def rows(f: Any) -> None:
-        w = csv.DictWriter(f, fieldnames=STEP_FIELDS, extrasaction="ignore")
-        w.writeheader()
-        for r in runs:
-            s = r["summary"]
-            for step in r.get("steps", []):
-                w.writerow(
-                    {
-                        **step,
-                        "run": s["label"],
-                        "backend": s["backend"],
-                        "precision": s["precision"],
-                        "saved_activation_bytes": s.get("saved_activation_bytes"),
-                        "peak_mem_bytes": s.get("peak_mem_bytes"),
-                        "speedup_vs_fp32": s.get("speedup_vs_fp32"),
-                        "speedup_low": (s.get("speedup_interval") or [None, None])[0],
-                        "speedup_high": (s.get("speedup_interval") or [None, None])[1],
-                        "speed_verdict": s.get("speed_verdict"),
-                    }
-                )
-
-    write_atomic(path, rows, newline="")
 
 
 def plain(summary: Mapping[str, Any]) -> dict[str, Any]:

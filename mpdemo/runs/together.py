@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..config import Limits, RunConfig
+from ..engine.cores import Cores  # torch-free: the cores' reading, not the engine
 from ..events import Event, GridPlanned, RunFinished
 from ..files.summary import with_speedups
 from ..messages import Note
@@ -175,7 +176,6 @@ class Together:
                 interleaved=True,
             )
         )
-        from ..engine.cores import Cores
         from ..engine.precision import resolve_device
 
         try:

@@ -25,8 +25,9 @@ from ...files.recorded import (
     compact,
     thin_steps,
     write_runs,
+    write_steps_csv,
 )
-from ...files.summary import Summary, with_speedups, write_csv
+from ...files.summary import Summary, with_speedups
 from ...messages import MpdemoError
 from ...runs.fold import RunFold
 from ...teach.listing import script_filename, script_for
@@ -329,7 +330,7 @@ class Session:
             )
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}
         try:
-            write_csv(new["csv"], runs)
+            write_steps_csv(new["csv"], runs)
             write_runs(new["json"], runs, self.machine())
         except OSError:
             for path in new.values():  # never one of the pair, or half a file, offered

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ...config import RunConfig
 from ...files.recorded import MAX_RUNS, compact, parse_document, runs_document
 from ...messages import MpdemoError
+from .gradwatch import from_record
 from .plots import Series, StepPoint
 
 if TYPE_CHECKING:
@@ -133,8 +134,7 @@ def restore(self: Session, value: Any) -> int:
             for r in self.runs
         }
         self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
-        from .gradwatch import from_record  # the watch as the last training left it
-
+        # The watched gradients as the last training left them.
         self.grads = {
             ev.label: ev
             for ev in (from_record(r["summary"]["label"], r) for r in self.runs)
