@@ -341,7 +341,7 @@ def estimate_for(
     A later plan event of interleaved runs (their steps fitted to the time budget) refits the
     estimate already running, which keeps the rounds it timed.
     """
-    if getattr(ev, "interleaved", False):
+    if ev.interleaved:
         est = previous if previous is not None and previous.interleaved else None
         est = est or GridEstimate(configs, None, clock=clock, interleaved=True)
         if ev.steps is not None:

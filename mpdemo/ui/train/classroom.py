@@ -104,7 +104,7 @@ def runner_for(
     Raises broadcast.QueueFull (keyed) when the line is full.
     """
     hub = broadcast.hub()
-    old = getattr(session, "runner", None)
+    old = session.runner if session is not None else None
     if isinstance(old, Viewer) and old.alive:
         # This page's previous comparison first: pressed twice, Train must not show the
         # visitor their own run as "another visitor's".
@@ -147,7 +147,7 @@ def ordinal(n: int, lang: str) -> str:
 
 def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     """The status's first lines for a shared or waiting comparison; True: say only these."""
-    view = getattr(session, "runner", None)
+    view = session.runner if session is not None else None
     if not isinstance(view, Viewer):
         return [], False
     c = view.comparison
@@ -225,7 +225,7 @@ def board_note(session: Session | None, lang: str) -> str:
 def publish(session: Session | None, lang: str, client: str = "") -> str:
     """Publish as board: this page's comparisons, now and next, follow its code."""
     lang = norm_lang(lang)
-    view = getattr(session, "runner", None)
+    view = session.runner if session is not None else None
     comparison = view.comparison if isinstance(view, Viewer) else None
     try:
         broadcast.hub().publish(_owner_token(session, create=True) or "", comparison, client)
