@@ -283,6 +283,7 @@ SLOW_TESTS = (
     "test_distributed.py::",
     "test_serve.py::",
     "test_script_anywhere.py::",
+    "test_wheel.py::",
     "test_classroom.py::test_five_visitors_at_once",
     "test_cli_files.py::test_a_signal_during_the_grid",
     "test_cli_files.py::test_sigterm_during_a_sweep",
