@@ -29,7 +29,7 @@ from ...registry import BACKENDS, PRECISIONS
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
 from .. import system
 from ..i18n import DEFAULT_LANG, LOCALES, t
-from ..labels import _SET_BY, control_label
+from ..labels import SET_BY, control_label
 
 _FROM_CONFIG = object()  # marker: the default is RunConfig()'s value of the same name
 _EN = LOCALES[DEFAULT_LANG].strings  # every key a label or info line may use
@@ -357,7 +357,7 @@ def from_field(f: dataclasses.Field) -> Control:
     )
 
 
-_SET_ELSEWHERE = {c.name for c in _LAID_OUT} | set(_SET_BY)
+_SET_ELSEWHERE = {c.name for c in _LAID_OUT} | set(SET_BY)
 CONTROLS: tuple[Control, ...] = _LAID_OUT + tuple(
     from_field(f) for f in cli_fields() if f.name not in _SET_ELSEWHERE
 )
