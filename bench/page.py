@@ -17,20 +17,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from startup import free_port  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests"))
+from chromium_launch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402 - the browser tests' chromium
+from startup import serving  # noqa: E402
 
-# tests/conftest.py's chromium: the headless shell where it is installed, and its flags.
-SHELL = "/usr/bin/chromium-headless-shell"
-CHROMIUM = SHELL if os.path.exists(SHELL) else "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 READY = "() => (document.querySelector('#slice-preview')?.innerText || '').trim().length > 0"
 
@@ -56,7 +52,7 @@ def chromium_cpu() -> float:
 
 def one_round(pw, url: str, steps: int) -> dict[str, float]:  # noqa: ANN001 - Playwright's
     """One fresh browser: load, two switches, a streamed comparison; chromium CPU-s of each."""
-    browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     try:
         page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
         out: dict[str, float] = {}
@@ -102,34 +98,12 @@ def main() -> None:
         sys.exit(f"no chromium at {CHROMIUM}: apt-get install -y chromium chromium-headless-shell")
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
-    server = subprocess.Popen(
-        [sys.executable, "app.py"], cwd=ROOT, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        import urllib.request
-
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    sys.exit("the app did not answer")
-                time.sleep(0.2)
-        rounds = []
-        with sync_playwright() as pw:
-            for i in range(args.rounds):
-                r = one_round(pw, url, args.steps + i)
-                rounds.append(r)
-                print(f"round {i + 1}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
-    finally:
-        server.terminate()
-        server.wait(30)
+    rounds = []
+    with serving("app") as (url, _), sync_playwright() as pw:
+        for i in range(args.rounds):
+            r = one_round(pw, url, args.steps + i)
+            rounds.append(r)
+            print(f"round {i + 1}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
     print(f"chromium CPU-s on this machine ({os.cpu_count()} cores), median (min-max):")
     for key, what in (("load", "page load"), ("switch", "one language switch"),
                       ("run", f"a streamed comparison (2 runs of ~{args.steps} steps)")):  # fmt: skip

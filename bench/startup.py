@@ -8,6 +8,7 @@ Each start is a fresh process on a free port; the clock stops at the first HTTP 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import statistics
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,9 +30,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(which: str, timeout_s: float = 120.0) -> float:
-    """Seconds from spawning `which` (app | bare) to its page answering."""
+@contextlib.contextmanager
+def serving(which: str = "app", timeout_s: float = 120.0) -> Iterator[tuple[str, float]]:
+    """`which` (app | bare) on a free port: its URL and the seconds from spawning it to its page
+    answering; stopped on leaving."""
     port = free_port()
+    url = f"http://127.0.0.1:{port}/"
     env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
     cmd = [sys.executable, "app.py"] if which == "app" else [sys.executable, "-c", BARE]
     t0 = time.perf_counter()
@@ -38,17 +43,26 @@ def start(which: str, timeout_s: float = 120.0) -> float:
         cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        while time.perf_counter() - t0 < timeout_s:
+        while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1) as r:
+                with urllib.request.urlopen(url, timeout=1) as r:
                     if r.status == 200:
-                        return time.perf_counter() - t0
+                        break
             except OSError:
-                time.sleep(0.05)
-        raise TimeoutError(f"{which} did not answer in {timeout_s} s")
+                pass
+            if time.perf_counter() - t0 > timeout_s or proc.poll() is not None:
+                raise TimeoutError(f"{which} did not answer in {timeout_s} s")
+            time.sleep(0.05)
+        yield url, time.perf_counter() - t0
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def start(which: str, timeout_s: float = 120.0) -> float:
+    """Seconds from spawning `which` (app | bare) to its page answering."""
+    with serving(which, timeout_s) as (_, seconds):
+        return seconds
 
 
 def main() -> None:

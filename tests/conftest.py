@@ -85,23 +85,8 @@ def summary_of(events: list) -> dict:
 # Each module used to launch its own server (build_app takes seconds) and its own chromium; the
 # suite's time went to starting them. Modules that need a server with other settings (hosted caps,
 # a viewer limit) still launch their own.
-# Debian's headless shell (package chromium-headless-shell, the old headless mode Playwright itself
-# uses for headless runs) where it is installed, else the full browser in headless mode. Same Blink
-# 156; on a quiet 2-core Xeon (AVX512-FP16), `python app.py` and one Playwright script, two each:
-# a page in a new context ready for 4.35-4.40 CPU-s of the browser against 6.75-7.49, a language
-# switch 2.49-2.52 against 2.70-3.00, a streamed run 0.34 CPU-s a second against 0.37-0.42,
-# the launch 0.10 against 0.43.
-_SHELL = "/usr/bin/chromium-headless-shell"
-CHROMIUM = _SHELL if os.path.exists(_SHELL) else "/usr/bin/chromium"
-# Without the background-networking flags chromium keeps dialling out of this closed network.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+# Which chromium and its flags: tests/chromium_launch.py (bench/page.py launches the same).
+from chromium_launch import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 
 def _poll_every_100_ms() -> None:

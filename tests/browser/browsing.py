@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM, free_port  # noqa: F401 - re-exported
-from conftest import CHROMIUM_ARGS as ARGS  # noqa: F401
+from chromium_launch import CHROMIUM  # noqa: F401 - re-exported
+from chromium_launch import CHROMIUM_ARGS as ARGS  # noqa: F401
+from conftest import free_port  # noqa: F401 - re-exported
 
 # The browser locale that asks for each page language (Accept-Language, navigator.language): the
 # session's page pool keeps one page a locale, so the tests share these.
