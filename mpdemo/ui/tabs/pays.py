@@ -469,6 +469,8 @@ def build_pays_tab(ctx: Any) -> None:
         show_progress="minimal",
         show_progress_on=[status],
     )
+    # The Train tab's "Where it pays" lesson starts the sweep here, one click as every lesson.
+    pays_line.wire_lesson(ctx, on_run, [lang, sizes, batches, precisions, budget, state], outputs)
     # Stop never waits behind training: off the queue, as the Train tab's Stop.
     stop.click(stop_sweep, [state, lang], [status], queue=False,
                api_visibility="undocumented", show_progress="hidden")  # fmt: skip

@@ -6,11 +6,14 @@ no longer hold the machine while the class's comparisons wait, nor the reverse."
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ...classroom import broadcast, caps
 from ...classroom.broadcast import Viewer
+from ...teach.lessons import LESSONS
 from ..i18n import t
+from ..train import classroom
 from ..train.classroom import _duration, client_of, ordinal
 
 
@@ -48,3 +51,38 @@ def waiting_text(view: Viewer | None, lang: str) -> str | None:
 def left_line(view: Viewer | None) -> bool:
     """Whether the sweep was stopped while it waited (it never ran)."""
     return view is not None and view.comparison.state == "cancelled"
+
+
+def sweep_lesson(name: Any) -> bool:
+    """Whether the lesson picked on the Train tab is the size sweep (it runs on this tab)."""
+    lesson = LESSONS.get(str(name or ""))
+    return lesson is not None and lesson.sweep
+
+
+def wire_lesson(
+    ctx: Any, run: Callable[..., Iterator[Any]], inputs: list[Any], outputs: list[Any]
+) -> None:
+    """The Train tab's lesson picker (ctx.shared["train_lesson"]): its sweep lesson switches to
+    this tab (train/lessons.py) and starts the sweep with the tab's settings, as Run sweep does.
+
+    run: the tab's Run sweep handler, called with `inputs`' values; it streams `outputs`.
+    """
+    picker = ctx.shared.get("train_lesson")
+    if picker is None:
+        return
+
+    def on_lesson(name: Any, *args: Any) -> Iterator[Any]:
+        if sweep_lesson(name):
+            yield from run(*args)
+
+    picker.input(
+        on_lesson,
+        [picker, *inputs],
+        outputs,
+        concurrency_limit=classroom.concurrency(),  # in the line with Run sweep and Train
+        concurrency_id=classroom.CONCURRENCY_ID,
+        api_visibility="undocumented",
+        preprocess=False,  # as Run sweep: the values as sent
+        show_progress="minimal",
+        show_progress_on=[outputs[0]],
+    )

@@ -13,6 +13,7 @@ from typing import Any
 
 import gradio as gr
 
+from ...classroom.broadcast import Viewer, comparison_key
 from ...messages import MpdemoError
 from ...runs.runner import repeated
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
@@ -140,6 +141,11 @@ def train(
         # whose steps were chosen to show its point in about a minute on a 2-core CPU; fitting
         # it to a time budget cut it to 49 steps, before tiny-bert's loss starts to fall.
         fit = None
+        if mode == "train" and _trained_here(session, configs, repeat, fit):
+            # Train pressed again on this page: train again, live. Joining would replay the
+            # page's own last comparison in seconds as "another visitor's" (a teacher pressing
+            # Train twice saw that); other visitors still join it (runner_for shares it).
+            mode = "own"
         # The same comparison run (or lately run) on this server is watched, not trained again;
         # a new one waits its turn in the server's line (classroom.py, mpdemo/classroom/broadcast.py).
         runner = classroom.runner_for(session, configs, repeat, fit, mode)
@@ -202,6 +208,14 @@ def train(
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()
+
+
+def _trained_here(session: Session, configs: list[Any], repeat: int, fit: float | None) -> bool:
+    """Whether this page's last comparison (trained or watched) is the one asked for again."""
+    view = session.runner
+    if not isinstance(view, Viewer):
+        return False
+    return view.comparison.key == comparison_key(configs, repeat, fit)
 
 
 def _has_steps(session: Session, label: str) -> bool:

@@ -247,6 +247,7 @@ def build_train_tab(ctx: Any) -> None:
 
     ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
     ctx.shared["train_status"] = comps["status"]
+    ctx.shared["train_lesson"] = comps["lesson"]  # the sweep lesson starts the sweep (pays.py)
     ctx.shared["train_session"] = session
     ctx.shared["train_steps_origin"] = steps_origin  # a preset's steps stand (app.py)
     # Their changes say the session's runs changed (the Code tab shows those runs' own code).

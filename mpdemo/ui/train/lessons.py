@@ -145,7 +145,9 @@ def wire(
     def arm_lesson(name: str | None, sess: Session, lg: str) -> Any:
         lesson = LESSONS.get(name or "")
         if lesson is None or lesson.sweep:
-            return {}
+            # One value an output: gradio read {} as one value for two outputs and refused it,
+            # which ended the chain (the sweep itself starts on its tab: tabs/pays.py).
+            return [gr.skip(), gr.skip()]
         # Its GPU recording, where one ships: the run's first frame draws it beside the live runs.
         open_recording(sess, name)
         return arm_fn(sess, lg)
