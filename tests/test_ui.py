@@ -453,12 +453,23 @@ def test_runs_taking_turns_read_as_one_comparison_in_the_status() -> None:
     text = status_text(session, "es")
     assert text.startswith("2 ejecuciones lado a lado: paso 3 de 10, quedan unos")
     assert "Ejecución" not in text
-    # Two repetitions of the comparison: which one is going, then the same line.
-    session.progress.update(index=2, total=4)
+    # Two repetitions of the comparison (the session holds all four runs): which one is
+    # going, then the same line, counting the comparison's own two runs.
+    from mpdemo.runs.runner import repeated
+
+    session.begin(repeated(cfgs, 2))
+    assert status_text(session, "en").startswith("Repetition 1 of 2: Preparing 2 runs")
+    session.progress.update(index=2, total=4, phase="running", steps=10, step=3, step_s=0.1)
     assert status_text(session, "en").startswith("Repetition 2 of 2: 2 runs side by side")
-    # One run alone keeps its own line.
+    # One run alone: its own line, no "Run 1 of 1", and no calibration (none runs for one).
     session.begin(cfgs[:1])
-    assert status_text(session, "en").startswith("Run 1 of 1: preparing")
+    text = status_text(session, "en")
+    assert text.startswith("Preparing **torch · fp32**") and "measuring" not in text, text
+    session.begin(repeated(cfgs[:1], 3))
+    session.progress.update(index=1, label="torch · fp32 · #2")
+    assert status_text(session, "en").startswith(
+        "Repetition 2 of 3: Preparing **torch · fp32 · &#35;2**"
+    )
 
 
 def test_a_failed_run_shows_in_the_table_and_status_and_keeps_earlier_downloads() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...config import RunConfig
 from ...messages import MpdemoError
 from ...runs.runner import side_by_side
 from .. import system
@@ -75,8 +76,11 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         if p.get("phase") != "running" or not p.get("steps"):
             left = _left(session)
             if session.plan is None:
-                # Runs taking turns time themselves: nothing is measured before them.
-                if not side_by_side(session.configs):
+                # Only runs one after another are timed first (runs/runner.py), and a single
+                # run never is: runs taking turns time themselves, one run has nothing to compare.
+                if len(_one_repetition(session.configs)) > 1 and not side_by_side(
+                    _one_repetition(session.configs)
+                ):
                     lines.append(shown(message("calibrating", {}, lang)))
             elif left is not None:
                 lines.append(t("status_eta", lang, left=_duration(left, lang)))
@@ -129,31 +133,51 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     return folded(lines[:head], lines[head:], lang)
 
 
+def repetitions(configs: list[RunConfig]) -> int:
+    """How many times the comparison runs (its runs' trial numbers: 0 when once)."""
+    return max((c.trial for c in configs), default=0) or 1
+
+
+def _one_repetition(configs: list[RunConfig]) -> list[RunConfig]:
+    """The comparison's own runs: one repetition of them (the session holds every one)."""
+    return configs[: max(1, len(configs) // repetitions(configs))]
+
+
 def _progress_line(session: Session, lang: str) -> str:
     """Where the comparison is: 'n runs side by side: step k of N, about T left' when its runs
-    take turns step by step, else 'Run i of n: label, step k of N, about T left'."""
+    take turns step by step, 'Run i of n: label, step k of N...' when they go one after another,
+    'label, step k of N...' for one run; each after 'Repetition r of R: ' when repeated."""
     p = session.progress
-    i, n = p.get("index", 0), p.get("total", 1)
-    per = len(session.configs)
+    i = p.get("index", 0)  # the run's place among every repetition's runs
+    reps = repetitions(session.configs)
+    base = _one_repetition(session.configs)
+    per = len(base)
+    head = t("status_repetition", lang, r=i // per + 1, rs=reps) if reps > 1 else ""
     running = p.get("phase") == "running" and p.get("steps")
     left = _left(session) if running else None
-    if per > 1 and side_by_side(session.configs):
+    label = shown(p.get("label", ""))
+    if per > 1 and side_by_side(base):
         # Every run of the comparison advances one step before any takes the next: one line
         # for all of them (the step shown is the last run's, at most one behind the others).
-        reps = max(1, n // per)
-        head = t("status_repetition", lang, r=i // per + 1, rs=reps) if reps > 1 else ""
         if running and left is not None:
             return head + t(
                 "status_together", lang, n=per, step=p.get("step", 0), steps=p["steps"],
                 left=_duration(left, lang),
             )  # fmt: skip
         return head + t("status_together_preparing", lang, n=per)
+    if per == 1:  # one run (repeated or not): nothing to number
+        if running and left is not None:
+            return head + t(
+                "status_single_running", lang, label=label, step=p.get("step", 0),
+                steps=p["steps"], left=_duration(left, lang),
+            )  # fmt: skip
+        return head + t("status_single_preparing", lang, label=label)
     if running and left is not None:
-        return t(
-            "status_running", lang, i=i + 1, n=n, label=shown(p["label"]),
+        return head + t(
+            "status_running", lang, i=i % per + 1, n=per, label=label,
             step=p.get("step", 0), steps=p["steps"], left=_duration(left, lang),
         )  # fmt: skip
-    return t("status_preparing", lang, i=i + 1, n=n, label=shown(p.get("label", "")))
+    return head + t("status_preparing", lang, i=i % per + 1, n=per, label=label)
 
 
 def lost_updates_text(runs: list[dict[str, Any]], lang: str) -> str:
