@@ -36,8 +36,8 @@ from .. import system, zerogpu
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from . import controls
+from .frames import FOLLOWED, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
-from .frames import by_component, keyed
 
 if TYPE_CHECKING:
     from .session import Session
@@ -451,10 +451,12 @@ def wire(
         for out in follow(train, code, lg, sess, view_values, client_of(request)):
             yield keyed(comps, out)
 
+    # The follower also gets the teacher's lesson header and settings (lessons.followed).
+    followed = [comps[n] for n in (*TRAIN_OUTPUTS, *FOLLOWED) if n in comps]
     comps["board_follow"].click(
         on_follow,
         [comps["board_code"], lang, session, comps["smoothing"], comps["x_axis"]],
-        outputs,
+        followed,
         api_name="follow_board",
         # Followers have their own group: waiting for a teacher's next comparison holds no
         # slot of Train's (six followers of an empty board held every one).

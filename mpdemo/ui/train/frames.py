@@ -25,6 +25,7 @@ from .colours import (
     palette_colour,
     with_series,
 )
+from .controls import RUN_NAMES
 from .plots import PLOTS, View, plot_frame, scaled_labels, step_axis
 from .session import Session, summary_table
 
@@ -44,6 +45,9 @@ OUTPUTS: tuple[str, ...] = (
     "script_run",
     "script_btn",
 )
+# What a board's follower is sent besides them: the teacher's lesson header and settings
+# (lessons.followed), so the page never shows the follower's own settings beside those runs.
+FOLLOWED: tuple[str, ...] = ("lesson", "lesson_info", *RUN_NAMES)
 
 # gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
 # at once rebuilds the chart from the old data, and the new data never shows. So an axis change

@@ -18,7 +18,7 @@ from ...messages import MpdemoError
 from ...runs.runner import repeated
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import esc, shown
-from . import classroom, controls
+from . import classroom, controls, lessons
 from . import recorded as recorded_ui
 from .frames import (
     AXIS_SETTLE_S,
@@ -172,6 +172,8 @@ def train(
             "summary": empty_table(lang, session.all_columns),
             "repeats": repeat_table(session, lang),
             **recorded_ui.script_updates(session),
+            # A board's follower sees the teacher's lesson and settings, not their own.
+            **(lessons.followed(configs, repeat, lang) if board else {}),
         }
         last = time.monotonic()
         table_changed = grads_changed = False

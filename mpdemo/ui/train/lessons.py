@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
+from ...config import RunConfig
 from ...files.recorded import RecordingError, read_runs, reference_files
 from ...log import logger
 from ...teach.lesson_recordings import is_lesson_file, recording_for
@@ -24,7 +25,7 @@ from ..i18n import message, norm_lang, t
 from ..text import shown, shown_args
 from . import classroom, controls
 from .controls import BY_NAME, defaults
-from .frames import OUTPUTS
+from .frames import FOLLOWED, OUTPUTS
 
 if TYPE_CHECKING:
     from .session import Session
@@ -89,6 +90,43 @@ def values(lesson: Lesson) -> dict[str, Any]:
     """Every run control's value for the lesson: the page's defaults where it is silent."""
     base = {n: v for n, v in defaults().items() if BY_NAME[n].run}
     return {n: lesson.values().get(n, v) for n, v in base.items()}
+
+
+def lesson_for(configs: list[RunConfig]) -> Lesson | None:
+    """The page's lesson whose runs these are (a followed teacher's comparison), else None."""
+    runs = [c.replace(trial=0) for c in configs]
+    return next((x for x in LESSONS.values() if not x.sweep and x.configs() == runs), None)
+
+
+def values_of(configs: list[RunConfig], repeat: int) -> dict[str, Any]:
+    """The run controls' values that ask for these runs (a followed teacher's comparison)."""
+    first = configs[0]
+    out = {n: getattr(first, n) for n in controls.RUN_NAMES if n not in controls.UI_ONLY}
+    fp16 = [c for c in configs if c.precision == "fp16"]
+    scaled = {c.loss_scaling for c in fp16}
+    out.update(
+        backends=list(dict.fromkeys(c.backend for c in configs)),
+        precisions=[p for p in dict.fromkeys(c.precision for c in configs) if p != "fp8"],
+        fp8=any(c.precision == "fp8" for c in configs),  # its own box (inputs.with_fp8)
+        weights=list(dict.fromkeys(c.weights for c in configs)),
+        compare_scaling=len(scaled) > 1,  # each fp16 run with and without its scaler
+        loss_scaling=True in scaled if fp16 else first.loss_scaling,
+        repeat=repeat,
+    )
+    return {n: v for n, v in out.items() if n in controls.RUN_NAMES}
+
+
+def followed(configs: list[RunConfig], repeat: int, lang: str) -> dict[str, Any]:
+    """What a board's follower sees of the teacher's comparison besides its runs: the lesson's
+    header (or that it is none of them) and the settings, by output name (FOLLOWED)."""
+    lesson = lesson_for(configs)
+    if lesson is not None:
+        vals, head = {**values(lesson), "repeat": repeat}, info(lang, lesson.name)
+    else:
+        vals, head = values_of(configs, repeat), t("lesson_board_own", lang)
+    out: dict[str, Any] = {n: gr.update(value=v) for n, v in vals.items() if n in FOLLOWED}
+    out["lesson"] = gr.update(value=lesson.name if lesson is not None else None)
+    return {**out, "lesson_info": head}
 
 
 def build(ctx: Any, comps: dict[str, Any], lang0: str) -> None:

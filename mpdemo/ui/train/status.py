@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...config import RunConfig
+from ...files.summary import Summary
 from ...messages import MpdemoError
 from ...runs.runner import side_by_side
 from .. import system
@@ -104,7 +105,8 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         ]
         # Engine sentences about the runs (a loaded file's names among them): shown as text.
         lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in kept]
-        lines += [shown(message(n.key, n.args, lang)) for n in [*speed, *memory_notes(summaries)]]
+        lines += speed_paragraphs(summaries, lang)
+        lines += [shown(message(n.key, n.args, lang)) for n in memory_notes(summaries)]
         # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU) in the status itself,
         # not only in the table's warnings column.
         for s in summaries:
@@ -178,6 +180,29 @@ def _progress_line(session: Session, lang: str) -> str:
             step=p.get("step", 0), steps=p["steps"], left=_duration(left, lang),
         )  # fmt: skip
     return head + t("status_preparing", lang, i=i % per + 1, n=per, label=label)
+
+
+def speed_paragraphs(summaries: list[Summary], lang: str) -> list[str]:
+    """The runs' speed sentences, each after the runs it is about: '**torch · fp16**: fp16
+    stepped 1.73x slower...'. Two runs of one precision (scaled and unscaled fp16) read as two
+    identical lines without their names; runs whose sentence is the same share one."""
+    from ...engine.machine import machine_info  # runs finished: torch is loaded
+    from ...runs.notes import run_speed_notes
+
+    machine = machine_info()
+    bases = [s for s in summaries if s.get("precision") == "fp32"]
+    named: dict[str, list[str]] = {}  # sentence -> the runs it is about, in grid order
+    out: list[str] = []
+    for s in summaries:
+        if s.get("precision") == "fp32":
+            continue
+        for n in run_speed_notes([*bases, s], machine):
+            text = shown(message(n.key, n.args, lang))
+            if n.key == "load_changed":  # names its two runs already
+                out.append(text)
+            else:
+                named.setdefault(text, []).append(f"**{shown(s.get('label', ''))}**")
+    return [f"{', '.join(labels)}: {text}" for text, labels in named.items()] + out
 
 
 def lost_updates_text(runs: list[dict[str, Any]], lang: str) -> str:
