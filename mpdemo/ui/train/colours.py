@@ -164,6 +164,29 @@ def live_colours(labels: list[str]) -> dict[str, str]:
     return out
 
 
+# Lines on top of each other stay visible: each run after a grid's first is dashed, in its own
+# pattern, so the line under it shows through the gaps ("where did fp32 go?"). gradio 6.31's
+# LinePlot cannot dash a series (its Vega spec's strokeDash encoding is empty), but it draws
+# SVG, each run a <path stroke="its colour">: the legend carries a rule a colour (dash_css).
+DASHES = ("7 4", "2 3", "10 3 2 3", "4 2", "12 4", "1 4")
+
+
+def dashes_for(labels: list[str]) -> dict[str, str]:
+    """Each run's stroke-dasharray: the first solid (''), then the patterns in turn."""
+    return {lab: "" if i == 0 else DASHES[(i - 1) % len(DASHES)] for i, lab in enumerate(labels)}
+
+
+def dash_css(dashes: dict[str, str], colours: dict[str, str], plot_ids: Iterable[str]) -> str:
+    """A <style> that dashes each run's line on the plots, found by its colour."""
+    rules = []
+    for lab, dash in dashes.items():
+        colour = colours.get(lab)
+        if dash and colour:
+            sel = ", ".join(f'#{p} path[stroke="{colour}"]' for p in plot_ids)
+            rules.append(f"{sel} {{ stroke-dasharray: {dash}; }}")
+    return f"<style>{' '.join(rules)}</style>" if rules else ""
+
+
 @dataclass(frozen=True)
 class LegendFile:
     """One opened runs file in the legend: its key (for Remove), its name, its lines."""
@@ -180,6 +203,8 @@ def legend_html(
     hidden: Iterable[str] = (),
     files: Iterable[LegendFile] = (),
     texts: dict[str, str] | None = None,
+    dashes: dict[str, str] | None = None,
+    notes: Iterable[str] = (),
 ) -> str:
     """One legend for every plot: a swatch in each run's colour, wrapping over lines.
 
@@ -195,10 +220,14 @@ def legend_html(
     hide = set(hidden)
     words = {"show": "show", "hide": "hide", "remove": "remove", **(texts or {})}
 
-    def swatch(colour: str, width: int = 3) -> str:
+    dash = dashes or {}
+
+    def swatch(colour: str, width: int = 3, pattern: str = "") -> str:
+        dashed = f' stroke-dasharray="{pattern}"' if pattern else ""
+        cap = "butt" if pattern else "round"
         return (
             f'<svg width="22" height="10" aria-hidden="true"><line x1="1" y1="5" x2="21" y2="5" '
-            f'stroke="{colour}" stroke-width="{width}" stroke-linecap="round"/></svg>'
+            f'stroke="{colour}" stroke-width="{width}" stroke-linecap="{cap}"{dashed}/></svg>'
         )
 
     def run(label: str) -> str:
@@ -209,7 +238,7 @@ def legend_html(
         return (
             f'<button type="button" class="mp-run{" mp-off" if off else ""}" '
             f'data-run="{name}" data-color="{colour}" aria-pressed="{str(not off).lower()}" '
-            f'title="{tip}">{swatch(colour)}<span>{name}</span></button>'
+            f'title="{tip}">{swatch(colour, 3, dash.get(label, ""))}<span>{name}</span></button>'
         )
 
     in_files = {lab for f in files for lab in f.labels}
@@ -227,6 +256,8 @@ def legend_html(
         items.append(
             f'<span class="mp-note">{swatch(faint("#7f7f7f"), 2)}{html.escape(raw_note)}</span>'
         )
+    # Notes already in the page's words, with their own markup (the flat loss scale's).
+    items += [f'<span class="mp-note">{n}</span>' for n in notes]
     return f'<div class="mp-legend">{"".join(items)}</div>'
 
 

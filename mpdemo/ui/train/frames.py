@@ -8,6 +8,7 @@ a frame becomes gradio's {component: value}.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -16,10 +17,12 @@ import pandas as pd
 
 from ...config import RunConfig
 from ...files.summary import repeat_groups, typical_step_s, with_speedups
-from ..i18n import number, t
+from ..i18n import message, number, t
 from .colours import (
     RECORDED_PALETTE,
     LegendFile,
+    dash_css,
+    dashes_for,
     legend_html,
     live_colours,
     palette_colour,
@@ -258,9 +261,28 @@ def run_legend(session: Session | None, lang: str) -> str:
     note = " · ".join(notes) or None
     files = [LegendFile(file_key(r), r.recording.name, list(r.labels)) for r in session.recordings]
     texts = {k: t(f"legend_{k}", lang) for k in ("show", "hide", "remove")}
-    return legend_html(
-        session.plot_labels(), note, full_colour_map(session), view.hidden, files, texts
+    labels, colours = session.plot_labels(), full_colour_map(session)
+    dashes = dashes_for(labels)
+    flat = scale_flat_text(lang, session.configs)
+    html_ = legend_html(
+        labels, note, colours, view.hidden, files, texts, dashes, [flat] if flat else []
     )
+    return html_ + dash_css(dashes, colours, [p.elem_id for p in PLOTS])
+
+
+def scale_flat_text(lang: str, configs: list[RunConfig]) -> str:
+    """One line when the loss scale cannot grow in these runs (fewer steps than GradScaler's
+    growth interval: the opening comparison's 100 against 2000), and which lesson shows it
+    move; '' when a scaled run may grow its scale, or none has one."""
+    scaled = [c for c in configs if c.label in scaled_labels(configs)]
+    if not scaled or any(c.steps >= c.growth_interval for c in scaled):
+        return ""
+    c = max(scaled, key=lambda x: x.steps)
+    lesson = message("lesson_loss_scaling_title", {}, lang)
+    return t(
+        "scale_flat", lang, scale=f"2^{round(math.log2(c.init_scale))}", interval=c.growth_interval,
+        steps=c.steps, lesson=lesson,
+    )  # fmt: skip
 
 
 def plot_frames(session: Session) -> dict[str, Any]:

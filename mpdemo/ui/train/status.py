@@ -63,6 +63,10 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             ]
             if verdicts:
                 lines[-1] += " " + t("status_verdicts", lang, verdicts="; ".join(verdicts))
+            # Why a 16-bit precision was slower, in one plain sentence beside the verdict.
+            for why in why_slower(session.summaries(), lang):
+                lines.append(why)
+                head += 1
             # The master-weights lesson's point, unfolded beside the verdicts: how many of
             # each run's updates rounded away (runs that counted them: bf16 weights, or asked).
             lost = lost_updates_text(session.runs, lang)
@@ -180,6 +184,31 @@ def _progress_line(session: Session, lang: str) -> str:
             step=p.get("step", 0), steps=p["steps"], left=_duration(left, lang),
         )  # fmt: skip
     return head + t("status_preparing", lang, i=i % per + 1, n=per, label=label)
+
+
+def why_slower(summaries: list[Summary], lang: str) -> list[str]:
+    """One sentence a precision that stepped slower than fp32 on this machine's CPU: it lacks
+    the precision's instructions (torch's probes), or it has them and the size decides."""
+    slower = dict.fromkeys(
+        s.get("precision")
+        for s in summaries
+        if s.get("speed_verdict") == "slower"
+        and str(s.get("device") or "cpu").startswith("cpu")
+        and not s.get("machine")  # this page's runs, not an opened file's
+    )
+    if not slower:
+        return []
+    from ...engine.machine import hardware_reason, machine_info  # runs finished: torch is in
+
+    machine = machine_info()
+    lesson = message("lesson_where_it_pays_title", {}, lang)
+    out = []
+    for p in slower:
+        why = hardware_reason(machine, str(p), "cpu")
+        args = {k: shown(v) for k, v in why["args"].items()}
+        key = "why_slower_has" if why["key"] == "hw_cpu_has" else "why_slower_lacks"
+        out.append(t(key, lang, **{**args, "precision": shown(p), "lesson": lesson}))
+    return out
 
 
 def speed_paragraphs(summaries: list[Summary], lang: str) -> list[str]:
