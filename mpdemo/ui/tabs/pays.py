@@ -13,6 +13,7 @@ import html
 import math
 import re
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -65,6 +66,8 @@ class SweepState:
         self.end: Any = None
         self.error: str | None = None
         self.view: Viewer | None = None  # its place in the classroom's line (pays_line.join_line)
+        self.began: float | None = None  # monotonic time its first point began (its turn came)
+        self.last_at: float | None = None  # ... and its last point ended (the estimate learns)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SweepState:
         # gr.State deep-copies its default per page: a fresh page never shares a sweep.
@@ -220,11 +223,14 @@ def status_text(state: SweepState, lang: str) -> str:
         err = end.error or {"key": "failed", "args": {"detail": "?"}}
         return t("sweep_status_failed", lang, points=end.points,
                  error=shown(message(err["key"], err["args"], lang)))  # fmt: skip
+    left = pays_line.left_s(plan, state.points, state.last_at or state.began)  # learnt so far
     if not state.points:
-        return t("sweep_status_planned", lang, total=total, time=duration_text(plan.estimate_s))
+        shown_s = plan.estimate_s if left is None else max(1.0, left)
+        return t("sweep_status_planned", lang, total=total, time=duration_text(shown_s))
     last = state.points[-1]
     return t("sweep_status_point", lang, done=len(state.points), total=total,
-             model=last.model, batch=last.batch_size)  # fmt: skip
+             model=last.model, batch=last.batch_size,
+             left=duration_text(max(1.0, left or 0.0)))  # fmt: skip
 
 
 def crossover_text(state: SweepState, lang: str) -> str:
@@ -321,8 +327,12 @@ def run_sweep_ui(
                 if not stop.is_set():
                     yield frame(state, lang)
                 continue
+            if ev.kind == "sweep_plan":  # its turn came: the clock of the estimate starts
+                state.began = time.monotonic()
+                continue
             if ev.kind == "point":
                 state.points.append(ev)
+                state.last_at = time.monotonic()
             elif ev.kind == "memory":
                 state.memory = ev
             elif ev.kind == "sweep_end":
