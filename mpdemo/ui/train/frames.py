@@ -8,6 +8,7 @@ a frame becomes gradio's {component: value}.
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -278,7 +279,7 @@ def scale_flat_text(lang: str, configs: list[RunConfig]) -> str:
     if not scaled or any(c.steps >= c.growth_interval for c in scaled):
         return ""
     c = max(scaled, key=lambda x: x.steps)
-    lesson = message("lesson_loss_scaling_title", {}, lang)
+    lesson = html.escape(message("lesson_loss_scaling_title", {}, lang))  # the legend is HTML
     return t(
         "scale_flat", lang, scale=f"2^{round(math.log2(c.init_scale))}", interval=c.growth_interval,
         steps=c.steps, lesson=lesson,

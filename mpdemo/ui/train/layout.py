@@ -124,8 +124,10 @@ def build_train_tab(ctx: Any) -> None:
             classroom.build_button(ctx, comps, lang0)  # Run my own
             # After the buttons: at 400 px a long status pushed Train below the first screen.
             comps["status"] = gr.Markdown(t("status_idle", lang0), elem_id="status", min_height=44)
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=1, min_width=300):
+        # On a narrow screen the results come first, right after Train, and the controls below
+        # them (app.py's CSS): at 400 px the loss plot began 2,638 px down, under every control.
+        with gr.Row(equal_height=False, elem_id="train-main"):
+            with gr.Column(scale=1, min_width=300, elem_id="train-controls"):
                 _controls_of("data", comps, lang0, lim)
                 comps["preview"] = gr.Markdown("", elem_id="slice-preview")
                 _controls_of("grid", comps, lang0, lim)
@@ -139,7 +141,7 @@ def build_train_tab(ctx: Any) -> None:
                 ) as advanced:
                     ctx.i18n(advanced, label="advanced_label")
                     _controls_of("advanced", comps, lang0, lim)
-            with gr.Column(scale=3):
+            with gr.Column(scale=3, elem_id="train-results"):
                 with gr.Row(equal_height=True, elem_id="plot-view"):
                     _controls_of("view", comps, lang0, lim)
                 # Clickable: an entry hides or shows its run, × closes an opened file.
