@@ -171,11 +171,13 @@ def _row(s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def runtime() -> str:
-    """This runtime in one sentence (the CLI's header): the GPU a lesson trains on, or the CPU."""
+def runtime(lang: str = DEFAULT_LANG) -> str:
+    """This runtime in one sentence (the CLI's header, in `lang`): the GPU a lesson trains on,
+    or the CPU."""
     from ..engine.machine import machine_note
 
-    return machine_note().text
+    note = machine_note()
+    return engine_text(note.key, note.args, lang)
 
 
 def run(

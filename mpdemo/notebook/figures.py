@@ -64,12 +64,14 @@ def label_of(run: Run) -> str:
 def draw(runs: list[Run], spec: FigureSpec, lang: str = DEFAULT_LANG) -> Figure:
     """One plot of `runs` (finished or not) as a matplotlib Figure (no pyplot: no global state)."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=SIZE, layout="constrained")
     ax = fig.add_subplot()
     ax.set_title(t(spec.title, lang))
     ax.set_xlabel(t("x_step", lang))
     ax.set_ylabel(t(spec.y_title, lang))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # whole steps, as the page's axis
     labels = [label_of(r) for r in runs]
     colours = live_colours(labels)
     drawn = 0

@@ -51,8 +51,8 @@ if any(importlib.util.find_spec(m) is None for m in ("mpdemo", "matplotlib", "tq
 RUNTIME = """\
 from mpdemo.notebook import compare, lesson, runtime
 
-print(runtime())  # the GPU the lessons train on, or this CPU
-results = {}  # each lesson's runs, saved at the end
+print(runtime(lang={lang!r}))  # the GPU the lessons train on, or this CPU
+results = {{}}  # each lesson's runs, saved at the end
 """
 
 RUN_IMPORT = "from mpdemo import RunConfig\nfrom mpdemo.notebook import run\n\n"
@@ -105,7 +105,7 @@ def _opening(lang: str, spec: str) -> list[dict[str, Any]]:
         _markdown(f"# {t('nb_title', lang)}\n\n{t('nb_intro', lang)}"),
         _code(INSTALL.format(spec=spec)),
         _markdown(t("nb_runtime_md", lang)),
-        _code(RUNTIME),
+        _code(RUNTIME.format(lang=lang)),
     ]
 
 
