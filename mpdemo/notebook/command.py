@@ -7,7 +7,6 @@ from typing import Any
 
 from ..files.atomic import check_output_paths
 from ..languages import DEFAULT_LANG, LANGS
-from .writer import lessons_notebook, notebook_lessons, write_notebook
 
 
 def add_notebook_parser(sub: Any) -> argparse.ArgumentParser:
@@ -20,7 +19,7 @@ def add_notebook_parser(sub: Any) -> argparse.ArgumentParser:
         "lessons",
         nargs="*",
         metavar="LESSON",
-        help=f"the lessons, in this order (default: {', '.join(notebook_lessons())})",
+        help="the lessons, in this order (default: every lesson but the size sweep, in the course's order)",
     )
     p.add_argument("--out", required=True, help="the .ipynb file to write")
     p.add_argument(
@@ -31,6 +30,8 @@ def add_notebook_parser(sub: Any) -> argparse.ArgumentParser:
 
 def notebook_main(args: argparse.Namespace) -> int:
     """Write the notebook; an unknown lesson is ConfigError (exit 2, the lessons named)."""
+    from .writer import lessons_notebook, write_notebook
+
     check_output_paths([("--out", args.out)])
     doc = lessons_notebook(args.lessons, args.lang)  # checks every name before writing
     path = write_notebook(args.out, doc)
