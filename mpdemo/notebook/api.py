@@ -68,7 +68,11 @@ class Result:
         """One row per finished run: the CLI's table, figures as numbers, the verdict in words."""
         import pandas as pd
 
-        return pd.DataFrame([_row(r["summary"]) for r in self.runs])
+        table = pd.DataFrame([_row(r["summary"]) for r in self.runs])
+        # The master-weights lesson's point: a column only where a run counted them.
+        if "lost updates" in table and table["lost updates"].isna().all():
+            table = table.drop(columns="lost updates")
+        return table
 
     @property
     def notes(self) -> list[str]:
@@ -168,6 +172,7 @@ def _row(s: dict[str, Any]) -> dict[str, Any]:
         "verdict": s.get("speed_verdict"),
         "skipped": s.get("skipped_steps"),
         "final scale": s.get("final_loss_scale"),
+        "lost updates": s.get("lost_update_share"),  # share of updates that rounded away
     }
 
 
