@@ -32,6 +32,7 @@ from ..files.summary import (
     with_speedups,
 )
 from ..messages import EN, ConfigError, MpdemoError
+from ..notebook.command import add_notebook_parser, notebook_main
 from ..runs.fold import RunFold
 from ..runs.runner import check_memory, grid, repeated, run_grid, side_by_side
 from ..teach.listing import script_for
@@ -142,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(sub)
     add_lesson_parser(sub)
+    add_notebook_parser(sub)
     sub.add_parser(
         "app",
         help="open the page, as `python app.py` does (GRADIO_SERVER_PORT picks the port)",
@@ -183,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             return lesson_main(args, _run, parser.parse_args)
         if args.command == "sweep":
             return sweep_main(args)
+        if args.command == "notebook":
+            return notebook_main(args)
         return _run(args)
     except MpdemoError as err:
         print(f"mpdemo: error: {err}", file=sys.stderr)

@@ -1,167 +1,35 @@
-"""The runs' names and colours on the live plots, and the one legend every plot shares.
-
-Series ids never depend on the page's language: a run is its label ('torch · fp16 · S=1'), its
-unsmoothed curve '<label> · raw' and its skipped-step ticks '<label> · skipped'. The legend
-lists only the runs (`colors_in_legend`), so the other ids are never read by a person.
-The colour map covers every run any grid of the UI can make, with no two alike.
-"""
+"""The one legend every plot of the Train tab shares; the runs' names and colours are
+mpdemo.colours' (the notebook draws with the same rule), named here for the page's modules."""
 
 from __future__ import annotations
 
-import colorsys
 import html
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...registry import BACKENDS, PRECISIONS
-
-RAW = "raw"  # '<label> · raw': the unsmoothed curve behind the smoothed one
-SKIPPED = "skipped"  # '<label> · skipped': red ticks at skipped steps on the scale plot
-SKIP_COLOR = "#d62728"  # red: no run's colour family is red
-UNSCALED = "S=1"  # RunConfig.label's suffix for a scaler-less run of a precision that has one
-
-# Every line its own colour: a class matches eight runs to the legend only when no two lines
-# are shades of one colour. Live runs take LIVE_PALETTE by label, backend-major (a grid of one
-# backend gets the first, most distinct colours); recorded lines take RECORDED_PALETTE in
-# loading order, so they never share a colour with a live run. No red: red marks skipped steps.
-# The first nine are Tableau 10 without its red; the rest were picked to stay apart from them.
-LIVE_PALETTE = [
-    "#1f77b4",  # blue
-    "#ff7f0e",  # orange
-    "#2ca02c",  # green
-    "#9467bd",  # purple
-    "#8c564b",  # brown
-    "#17becf",  # cyan
-    "#e377c2",  # pink
-    "#bcbd22",  # olive
-    "#7f7f7f",  # grey
-    "#393b79",  # navy
-    "#637939",  # moss
-    "#b15928",  # rust
-    "#6a3d9a",  # violet
-    "#005f5f",  # dark teal
-    "#c49c94",  # rose beige
-]
-RECORDED_PALETTE = [
-    "#e7298a",  # magenta
-    "#111111",  # black
-    "#e6ab02",  # mustard
-    "#3a86ff",  # azure
-    "#66c2a5",  # mint
-    "#8856a7",  # grape
-    "#a6761d",  # ochre
-    "#fb9a99",  # salmon
-    "#4d4d9f",  # indigo
-    "#1b7837",  # forest
-    "#f781bf",  # light pink
-    "#80b1d3",  # sky
-]
-GOLDEN = 0.618033988749895  # beyond a palette: hues a golden angle apart never repeat
-
-
-def variants() -> list[tuple[str, bool]]:
-    """(precision, scaled) for every run kind: each precision, then the unscaled ones."""
-    out = [(p, True) for p in PRECISIONS]
-    return out + [(p.name, False) for p in PRECISIONS.values() if p.needs_scaler]
-
-
-def run_label(backend: str, precision: str, scaled: bool = True) -> str:
-    """The label RunConfig gives such a run ('torch · fp16 · S=1')."""
-    needs = PRECISIONS[precision].needs_scaler if precision in PRECISIONS else False
-    return f"{backend} · {precision}" + ("" if scaled or not needs else f" · {UNSCALED}")
-
-
-def all_labels() -> list[str]:
-    """Every label a run of any grid the UI can start can have, in a fixed order."""
-    return [run_label(b, p, s) for p, s in variants() for b in BACKENDS]
-
-
-def series_id(label: str, kind: str) -> str:
-    """A run's other series: '<label> · raw' or '<label> · skipped' (never translated)."""
-    return f"{label} · {kind}"
-
-
-def skipped_label(label: str) -> str:
-    """The series that marks a run's skipped steps on the loss-scale plot."""
-    return series_id(label, SKIPPED)
-
-
-def _rgb(hex_colour: str) -> tuple[float, float, float]:
-    h = hex_colour.lstrip("#")
-    r, g, b = (int(h[i : i + 2], 16) / 255 for i in (0, 2, 4))
-    return r, g, b
-
-
-def _hex(rgb: Iterable[float]) -> str:
-    return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in rgb)
-
-
-def shade(base: str, i: int, n: int, step: float = 0.15) -> str:
-    """The i-th of n shades of a colour: the colour itself, then darker, lighter, darker..."""
-    h, light, s = colorsys.rgb_to_hls(*_rgb(base))
-    k = (i + 1) // 2
-    offset = 0.0 if i == 0 else (-k * step if i % 2 else k * step)
-    return _hex(colorsys.hls_to_rgb(h, min(max(light + offset, 0.12), 0.85), s))
-
-
-def faint(colour: str, amount: float = 0.62) -> str:
-    """The colour mixed with white: the raw curve behind a smoothed one."""
-    return _hex(c + (1.0 - c) * amount for c in _rgb(colour))
-
-
-def extra_colour(i: int, offset: float = 0.0) -> str:
-    """The i-th colour past a palette's end: golden-angle hues at two lightnesses."""
-    hue = (offset + i * GOLDEN) % 1.0
-    return _hex(colorsys.hls_to_rgb(hue, 0.38 if i % 2 else 0.5, 0.65))
-
-
-def palette_colour(palette: list[str], i: int, offset: float) -> str:
-    """The palette's i-th colour, or a generated one past its end."""
-    return palette[i] if i < len(palette) else extra_colour(i - len(palette), offset)
-
-
-def with_series(out: dict[str, str], label: str, colour: str) -> None:
-    """A line's colour, its raw curve's (faint) and its skipped-step ticks' (red)."""
-    out[label] = colour
-    out[series_id(label, RAW)] = faint(colour)
-    out[skipped_label(label)] = SKIP_COLOR
-
-
-def color_map() -> dict[str, str]:
-    """A colour for every run any grid can make, its raw curve and its skipped-step ticks."""
-    out: dict[str, str] = {}
-    labels = [run_label(b, p, s) for b in BACKENDS for p, s in variants()]
-    for i, label in enumerate(labels):
-        with_series(out, label, palette_colour(LIVE_PALETTE, i, 0.11))
-    return out
-
-
-TRIAL = " · #"  # RunConfig.label's suffix for one repetition of a repeated comparison
-
-
-def trial_of(label: str) -> tuple[str, int]:
-    """('torch · bf16', 2) for 'torch · bf16 · #2'; (label, 0) for a run that was not repeated."""
-    base, sep, k = label.rpartition(TRIAL)
-    return (base, int(k)) if sep and k.isdigit() else (label, 0)
-
-
-def live_colours(labels: list[str]) -> dict[str, str]:
-    """The colours of a grid's lines; the repetitions of one run are shades of its colour
-    (one figure's spread reads as one family), each still its own."""
-    base = color_map()
-    out: dict[str, str] = {}
-    trials: dict[str, int] = {}
-    for lab in labels:
-        kind, k = trial_of(lab)
-        if k:
-            trials[kind] = max(trials.get(kind, 0), k)
-    for lab in labels:
-        kind, k = trial_of(lab)
-        colour = base.get(kind, "#7f7f7f")
-        if k:
-            colour = shade(colour, k - 1, trials[kind], step=0.28 / max(trials[kind] - 1, 1))
-        with_series(out, lab, colour)
-    return out
+from ...colours import (  # noqa: F401 - the colour rule, named here for the page's modules
+    GOLDEN,
+    LIVE_PALETTE,
+    RAW,
+    RECORDED_PALETTE,
+    SKIP_COLOR,
+    SKIPPED,
+    TRIAL,
+    UNSCALED,
+    all_labels,
+    color_map,
+    extra_colour,
+    faint,
+    live_colours,
+    palette_colour,
+    run_label,
+    series_id,
+    shade,
+    skipped_label,
+    trial_of,
+    variants,
+    with_series,
+)
 
 
 # Lines on top of each other stay visible: each run after a grid's first is dashed, in its own

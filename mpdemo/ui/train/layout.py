@@ -15,6 +15,7 @@ from ...config import Limits
 from .. import zerogpu
 from ..i18n import DEFAULT_LANG, t
 from . import classroom, controls, lessons
+from . import notebook as notebook_ui
 from . import recorded as recorded_ui
 from .colours import LEGEND_CSS, LEGEND_JS, color_map
 from .controls import CONTROLS
@@ -242,6 +243,7 @@ def build_train_tab(ctx: Any) -> None:
                         ),
                         label="script_btn",
                     )
+                    notebook_ui.build_button(ctx, comps, lang0)  # the same runs, as a notebook
                 # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
                 recorded_ui.build_row(ctx, comps, lang0)
                 # The class board: publish this page's comparisons, or follow a teacher's code.
@@ -257,4 +259,5 @@ def build_train_tab(ctx: Any) -> None:
     ctx.shared["train_script_run"] = comps["script_run"]
     _wire(ctx, comps, session, lim, steps_origin)
     recorded_ui.wire(ctx, comps, session)
+    notebook_ui.wire(ctx, comps, session)
     classroom.wire(ctx, comps, session, steps_origin, train, arm)

@@ -1,0 +1,304 @@
+"""Run a lesson or a comparison from a notebook cell: the CLI's and the page's runner, a progress
+bar, the steps and the summary as DataFrames, the page's plots inline, its verdict, its runs JSON.
+
+    from mpdemo.notebook import lesson, compare
+    r = lesson("still-trains")            # device="auto": the GPU where there is one
+    r.steps, r.summary, r.verdict         # DataFrames and the page's speed sentence
+    r.save()                              # the runs JSON the page opens
+
+The runs go through mpdemo.runs.runner.run_grid in the cell's own thread, as `python -m mpdemo
+run` runs them: the kernel's interrupt stops them at the next step (a second one at once) and
+what they trained comes back. pandas is the app's; tqdm and matplotlib are the notebook extra's.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..cli.signals import stop_on_signals
+from ..config import RunConfig
+from ..files.recorded import machine_tag, write_runs
+from ..files.summary import speedup_text, typical_step_s, with_speedups
+from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
+from ..messages import ConfigError
+from ..runs.fold import RunFold
+from ..runs.runner import check_memory, grid, repeated, run_grid, side_by_side
+from ..teach import lessons as lessons_mod
+from . import figures as figs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..events import Event
+
+Run = dict[str, Any]
+
+
+@dataclass
+class Result:
+    """What a lesson or comparison trained (finished runs, and the steps of any cut short)."""
+
+    runs: list[Run]  # the runs JSON's entries: config, steps, evals, summary, status
+    machine: dict[str, Any]
+    lang: str = DEFAULT_LANG
+    lesson: str | None = None  # the lesson's name, when it was one
+    interrupted: bool = False  # the kernel's interrupt stopped it
+    partial: list[Run] = field(default_factory=list)  # runs cut short with no end event
+
+    @property
+    def steps(self) -> pd.DataFrame:
+        """One row per step of every run: the run's label, then the step's fields."""
+        import pandas as pd
+
+        rows = [
+            {"run": figs.label_of(r), **{k: v for k, v in st.items() if k not in _NOT_SHOWN}}
+            for r in [*self.runs, *self.partial]
+            for st in r.get("steps", [])
+        ]
+        return pd.DataFrame(rows)
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """One row per finished run: the CLI's table, figures as numbers, the verdict in words."""
+        import pandas as pd
+
+        table = pd.DataFrame([_row(r["summary"]) for r in self.runs])
+        # The master-weights lesson's point: a column only where a run counted them.
+        if "lost updates" in table and table["lost updates"].isna().all():
+            table = table.drop(columns="lost updates")
+        return table
+
+    @property
+    def notes(self) -> list[str]:
+        """The page's sentences after the runs: speed vs fp32 (the one verdict rule), memory."""
+        from ..runs.notes import memory_notes, run_speed_notes
+
+        summaries = [r["summary"] for r in self.runs]
+        notes = [*run_speed_notes(summaries, self.machine), *memory_notes(summaries)]
+        return [engine_text(n.key, n.args, self.lang) for n in notes]
+
+    @property
+    def verdict(self) -> str:
+        """The speed sentences the page says when the runs end (empty with no 16-bit run)."""
+        from ..runs.notes import run_speed_notes
+
+        notes = run_speed_notes([r["summary"] for r in self.runs], self.machine)
+        return " ".join(engine_text(n.key, n.args, self.lang) for n in notes)
+
+    def figures(self) -> dict[str, Any]:
+        """The page's three plots (loss, loss scale, step time) as matplotlib Figures."""
+        return figs.figures([*self.runs, *self.partial], self.lang)
+
+    def show(self) -> None:
+        """Display the table, the sentences and the plots (in a notebook; printed elsewhere)."""
+        try:
+            from IPython import get_ipython
+            from IPython.display import Image, Markdown, display
+        except ImportError:
+            get_ipython = None  # noqa: N806 - plain Python: print
+        if get_ipython is None or get_ipython() is None:
+            print(self.summary.to_string(index=False))
+            for line in self._lines():
+                print(line)
+            return
+        display(self.summary)
+        lines = self._lines()
+        if lines:
+            display(Markdown("\n\n".join(lines)))
+        for fig in self.figures().values():
+            display(Image(data=figs.png(fig), format="png"))
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Write the finished runs as the runs JSON the page opens (the CLI's writer); returns
+        its path. Default name: a lesson's `lesson-<name>-<device>.json` (the name a lesson's
+        recording goes by in mpdemo/assets/reference/), else `runs-<machine>.json`."""
+        if not self.runs:
+            # The CLI writes no file either: a runs file with no runs is not one mpdemo opens.
+            raise ValueError("no run finished: there is no runs file to write")
+        if path is None:
+            path = Path(self.default_name())
+        write_runs(path, self.runs, self.machine)
+        return Path(path)
+
+    def default_name(self) -> str:
+        """The file name save() writes without one."""
+        device = str(self.runs[0]["summary"].get("device") or "cpu") if self.runs else "cpu"
+        if self.lesson is not None:
+            from ..teach.lesson_recordings import file_name
+
+            return file_name(self.lesson, self.machine, device)
+        slug = "".join(c if c.isalnum() else "-" for c in machine_tag(self.machine).lower())
+        return f"runs-{slug.strip('-') or 'machine'}.json"
+
+    def _lines(self) -> list[str]:
+        out = []
+        if self.interrupted:
+            out.append(t("nb_interrupted", self.lang, runs=len(self.runs)))
+        out += self.notes
+        return out
+
+    def _repr_html_(self) -> str:
+        """The summary table and the sentences, when a cell ends with the result."""
+        import html
+
+        body = self.summary.to_html(index=False)
+        return body + "".join(f"<p>{html.escape(line)}</p>" for line in self._lines())
+
+
+_NOT_SHOWN = ("kind", "run_id", "label")  # every row is a step of the run named in "run"
+
+
+def _row(s: dict[str, Any]) -> dict[str, Any]:
+    """A summary as the notebook's table row (the CLI's columns; numbers stay numbers)."""
+    step = typical_step_s(s)
+    return {
+        "run": s.get("label"),
+        "device": s.get("device"),
+        "ran as": s.get("effective_dtype"),
+        "status": s.get("status"),
+        "final loss": s.get("final_loss"),
+        "eval": s.get("eval_accuracy")
+        if s.get("eval_accuracy") is not None
+        else s.get("eval_loss"),
+        "step ms": step * 1000 if step else None,
+        "samples/s": s.get("samples_per_s"),
+        "vs fp32": speedup_text(s),
+        "verdict": s.get("speed_verdict"),
+        "skipped": s.get("skipped_steps"),
+        "final scale": s.get("final_loss_scale"),
+        "lost updates": s.get("lost_update_share"),  # share of updates that rounded away
+    }
+
+
+def runtime(lang: str = DEFAULT_LANG) -> str:
+    """This runtime in one sentence (the CLI's header, in `lang`): the GPU a lesson trains on,
+    or the CPU."""
+    from ..engine.machine import machine_note
+
+    note = machine_note()
+    return engine_text(note.key, note.args, lang)
+
+
+def run(
+    configs: list[RunConfig],
+    lang: str = DEFAULT_LANG,
+    repeat: int = 1,
+    progress: bool = True,
+    lesson_name: str | None = None,
+) -> Result:
+    """Train `configs` as one comparison (their runs take turns step by step) and collect it."""
+    from ..engine.core import preflight
+    from ..engine.machine import machine_info
+
+    lang = norm_lang(lang)
+    for cfg in configs:
+        preflight(cfg)  # bad input: ConfigError before anything trains
+    check_memory(configs)
+    calibrate = len({c.precision for c in configs}) > 1 and not side_by_side(configs)
+    fold = RunFold(repeated(configs, repeat))
+    bar = _bar(sum(c.steps for c in configs) * repeat) if progress else None
+    machine: dict[str, Any] = {}
+
+    def on_event(ev: Event) -> None:
+        fold.apply(ev)
+        if ev.kind == "plan":
+            machine.update(ev.machine)
+            if ev.steps is not None and bar is not None:  # fitted to a budget: fewer steps
+                bar.reset(total=ev.steps * len(fold.configs))
+        elif ev.kind == "step" and bar is not None:
+            bar.update(1)
+            if math.isfinite(ev.loss):
+                bar.set_postfix_str(f"{ev.label}: loss {ev.loss:.4f}", refresh=False)
+
+    stop = threading.Event()
+    interrupted = False
+    # The kernel's interrupt is SIGINT: the first ends the runs at their next step, a second at
+    # once (KeyboardInterrupt); either way what they trained is returned.
+    with stop_on_signals(stop) as caught:
+        try:
+            run_grid(configs, on_event, stop, calibrate=calibrate, repeat=repeat)
+        except KeyboardInterrupt:
+            caught.setdefault("signal", signal.SIGINT)
+        finally:
+            if bar is not None:
+                bar.close()
+    interrupted = bool(caught)
+    runs = fold.finished
+    for r, s in zip(runs, with_speedups(r["summary"] for r in runs), strict=True):
+        r["summary"] = s  # the files and the table carry the speed-ups, as the CLI's do
+    partial = [r for r in fold.current.values() if r.get("steps")]
+    return Result(
+        runs=runs,
+        machine=machine or machine_info(),
+        lang=lang,
+        lesson=lesson_name,
+        interrupted=interrupted,
+        partial=partial,
+    )
+
+
+def _bar(total: int) -> Any:
+    from tqdm.auto import tqdm  # the notebook's widget bar where it can draw one, else text
+
+    return tqdm(total=total, unit="step", desc="mpdemo")
+
+
+def lesson(
+    name: str,
+    device: str = "auto",
+    lang: str = DEFAULT_LANG,
+    show: bool = True,
+    progress: bool = True,
+) -> Result:
+    """Run one of the course's lessons (`python -m mpdemo lesson --list` names them) on `device`
+    (auto: the GPU where there is one), show its table, sentences and plots, and return them."""
+    les = lessons_mod.get(name)
+    if les.sweep:
+        allowed = ", ".join(comparison_lessons())
+        raise ConfigError("unknown_choice", field="lesson", allowed=allowed, value=name)
+    configs = [c.replace(device=device) for c in les.configs()]
+    result = run(configs, lang, progress=progress, lesson_name=les.name)
+    if show:
+        _say_cpu_note(les, result, lang)
+        result.show()
+    return result
+
+
+def compare(
+    backends: Iterable[str] = ("torch",),
+    precisions: Iterable[str] = ("fp32", "bf16"),
+    compare_scaling: bool = False,
+    weights: Iterable[str] | None = None,
+    repeat: int = 1,
+    device: str = "auto",
+    lang: str = DEFAULT_LANG,
+    show: bool = True,
+    progress: bool = True,
+    **fields: Any,
+) -> Result:
+    """Run a comparison as the Train tab does: every backend × precision (× weights) with the
+    RunConfig `fields` given (model, steps, batch_size, lr, ...), on `device`."""
+    base = RunConfig(**{**fields, "device": device})
+    configs = grid(base, backends, precisions, compare_scaling, weights)
+    result = run(configs, lang, repeat=repeat, progress=progress)
+    if show:
+        result.show()
+    return result
+
+
+def comparison_lessons() -> list[str]:
+    """The lessons a notebook runs: every lesson that trains runs (the sweep is the page's)."""
+    return [n for n, les in lessons_mod.LESSONS.items() if not les.sweep]
+
+
+def _say_cpu_note(les: lessons_mod.Lesson, result: Result, lang: str) -> None:
+    """A lesson whose point a CPU cannot show says so, on a CPU only (the page's sentence)."""
+    devices = {str(r["summary"].get("device") or "").split(":")[0] for r in result.runs}
+    if lessons_mod.cpu_note_here(les, devices == {"cpu"}):
+        print(engine_text(f"lesson_{les.key}_cpu", {}, lang))

@@ -1,0 +1,241 @@
+"""The lessons (or one comparison) as a Jupyter notebook, in the page's language.
+
+`python -m mpdemo notebook [LESSON…] --out F.ipynb` and the Train tab's download write it: a cell
+that installs mpdemo where it is missing, one that says what the runtime trains on (and how a
+Colab runtime gets a GPU), each lesson's slide and "look for" text as Markdown with a cell that
+runs it through mpdemo.notebook's API, and a last cell that saves the recordings the page opens.
+
+The document is nbformat 4.5's JSON, written as plain JSON: the page writes it too, and the app
+does not depend on the notebook extra (nbformat itself checks it in tests/test_notebook.py).
+Torch-free.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from ..config import RunConfig
+from ..files.atomic import write_text_atomic
+from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
+from ..messages import ConfigError
+from ..runs.runner import grid
+from ..teach.lessons import LESSONS, get
+
+# The install cell's package spec is a placeholder until the project has a public home: the
+# README's "In a notebook, on a GPU" says what to put there (a git URL, or a copy's folder).
+SPEC_PLACEHOLDER = "mpdemo[notebook] @ git+https://HOST/OWNER/mpdemo.git"
+NBFORMAT = (4, 5)
+# A comparison's call names only what differs from RunConfig's defaults; the grid's own fields
+# are compare()'s arguments, and the device is the notebook's (auto: its GPU).
+GRID_FIELDS = ("backend", "precision", "weights", "trial", "device")
+
+INSTALL = """\
+# Installs mpdemo with its notebook extra where it is missing (a fresh Colab or Kaggle runtime).
+# MPDEMO_SPEC is a placeholder: the README's "In a notebook, on a GPU" names what to put here
+# (the project's git URL, or the folder of a copy uploaded to the runtime, "/content/mpdemo[notebook]").
+MPDEMO_SPEC = {spec!r}
+import importlib.util
+import subprocess
+import sys
+
+if any(importlib.util.find_spec(m) is None for m in ("mpdemo", "matplotlib", "tqdm")):
+    if "HOST/OWNER" in MPDEMO_SPEC:
+        raise SystemExit("mpdemo is not installed here: set MPDEMO_SPEC above (see the README)")
+    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", MPDEMO_SPEC])
+"""
+
+RUNTIME = """\
+from mpdemo.notebook import compare, lesson, runtime
+
+print(runtime(lang={lang!r}))  # the GPU the lessons train on, or this CPU
+results = {{}}  # each lesson's runs, saved at the end
+"""
+
+RUN_IMPORT = "from mpdemo import RunConfig\nfrom mpdemo.notebook import run\n\n"
+
+SAVE = """\
+# Each lesson's runs as the runs JSON the page opens (lesson-<name>-<device>.json).
+for r in results.values():
+    if r.runs:
+        print(r.save())
+"""
+
+
+def _cell_id(i: int) -> str:
+    return f"mpdemo-{i}"
+
+
+def _markdown(text: str) -> dict[str, Any]:
+    return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+
+def _code(source: str) -> dict[str, Any]:
+    return {
+        "cell_type": "code",
+        "metadata": {},
+        "source": source.rstrip("\n"),
+        "outputs": [],
+        "execution_count": None,
+    }
+
+
+def _document(cells: list[dict[str, Any]], lang: str) -> dict[str, Any]:
+    """nbformat 4.5's document: the cells numbered, a Python 3 kernel, the page's language."""
+    for i, cell in enumerate(cells, 1):
+        cell["id"] = _cell_id(i)
+    return {
+        "nbformat": NBFORMAT[0],
+        "nbformat_minor": NBFORMAT[1],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+            "accelerator": "GPU",  # Colab opens it on a GPU runtime where one is free
+            "mpdemo": {"lang": lang},
+        },
+        "cells": cells,
+    }
+
+
+def _opening(lang: str, spec: str) -> list[dict[str, Any]]:
+    return [
+        _markdown(f"# {t('nb_title', lang)}\n\n{t('nb_intro', lang)}"),
+        _code(INSTALL.format(spec=spec)),
+        _markdown(t("nb_runtime_md", lang)),
+        _code(RUNTIME.format(lang=lang)),
+    ]
+
+
+def _closing(lang: str) -> list[dict[str, Any]]:
+    return [
+        _markdown(
+            t(
+                "nb_save_md",
+                lang,
+                recorded=t("recorded_label", lang),
+                open=t("open_runs_btn", lang),
+            )
+        ),
+        _code(SAVE),
+    ]
+
+
+def lesson_cells(name: str, i: int, lang: str) -> list[dict[str, Any]]:
+    """A lesson's Markdown (its title, slide and what to look for) and the cell that runs it."""
+    les = get(name)
+    if les.sweep:
+        raise ConfigError(
+            "unknown_choice", field="lesson", allowed=", ".join(notebook_lessons()), value=name
+        )
+
+    def say(part: str) -> str:
+        return engine_text(f"lesson_{les.key}_{part}", {}, lang)
+
+    text = (
+        f"## {i}. {say('title')}\n\n**{t('nb_slide', lang)}** {say('slide')}\n\n"
+        f"**{t('nb_look', lang)}** {say('look')}"
+    )
+    code = f"results[{name!r}] = lesson({name!r}, lang={lang!r})"
+    return [_markdown(text), _code(code)]
+
+
+def notebook_lessons() -> list[str]:
+    """The lessons a notebook runs, in the course's order (the size sweep is the page's)."""
+    return [n for n, les in LESSONS.items() if not les.sweep]
+
+
+def lessons_notebook(
+    names: Iterable[str] = (), lang: str = DEFAULT_LANG, spec: str = SPEC_PLACEHOLDER
+) -> dict[str, Any]:
+    """The notebook of `names` (every lesson that trains runs when none), in `lang`."""
+    lang = norm_lang(lang)
+    chosen = list(names) or notebook_lessons()
+    cells = _opening(lang, spec)
+    for i, name in enumerate(chosen, 1):
+        cells += lesson_cells(name, i, lang)
+    return _document(cells + _closing(lang), lang)
+
+
+def comparison_notebook(
+    configs: list[RunConfig], lang: str = DEFAULT_LANG, spec: str = SPEC_PLACEHOLDER
+) -> dict[str, Any]:
+    """The notebook of one comparison (the Train tab's current runs): a lesson's own notebook
+    when the runs are a lesson's, else a compare(...) call with their settings."""
+    lang = norm_lang(lang)
+    one = _once(configs)
+    name = lesson_of(one)
+    if name is not None:
+        return lessons_notebook([name], lang, spec)
+    labels = ", ".join(c.label for c in one)
+    cells = _opening(lang, spec)
+    cells.append(_markdown(t("nb_comparison_md", lang, runs=labels)))
+    call = comparison_call(configs, lang)
+    head = "" if call.startswith("compare(") else RUN_IMPORT
+    cells.append(_code(f'{head}results["comparison"] = {call}'))
+    return _document(cells + _closing(lang), lang)
+
+
+def _once(configs: list[RunConfig]) -> list[RunConfig]:
+    """One repetition of a grid (a repeated comparison's runs carry their trial)."""
+    return [c.replace(trial=0) for c in configs if c.trial <= 1]
+
+
+def _same_runs(a: list[RunConfig], b: list[RunConfig]) -> bool:
+    """The same runs, whatever device each was asked for."""
+    return [c.replace(device="auto") for c in a] == [c.replace(device="auto") for c in b]
+
+
+def lesson_of(configs: list[RunConfig]) -> str | None:
+    """The lesson whose runs these are, if any."""
+    for name in notebook_lessons():
+        if _same_runs(configs, get(name).configs()):
+            return name
+    return None
+
+
+def comparison_call(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> str:
+    """compare(...)'s call for a grid: its backends and precisions, and each RunConfig field
+    its runs share that differs from the default; a grid compare() cannot make (runs picked
+    one by one) is run from its own RunConfigs."""
+    one = _once(configs)
+    repeat = max([c.trial for c in configs] + [1])
+    default = RunConfig()
+    first = one[0]
+    shared = {
+        f.name: getattr(first, f.name)
+        for f in fields(RunConfig)
+        if f.name not in GRID_FIELDS and f.name != "loss_scaling"
+        and getattr(first, f.name) != getattr(default, f.name)
+    }  # fmt: skip
+    scaled = {c.loss_scaling for c in one}
+    backends = list(dict.fromkeys(c.backend for c in one))
+    precisions = list(dict.fromkeys(c.precision for c in one))
+    weights = list(dict.fromkeys(c.weights for c in one))
+    compare_scaling = len(scaled) > 1
+    if not compare_scaling and scaled != {default.loss_scaling}:
+        shared["loss_scaling"] = scaled.pop()
+    base = RunConfig(**shared)
+    extra = "" if repeat == 1 else f", repeat={repeat}"
+    if _same_runs(one, grid(base, backends, precisions, compare_scaling, weights)):
+        args = [f"backends={backends!r}", f"precisions={precisions!r}"]
+        if compare_scaling:
+            args.append("compare_scaling=True")
+        if weights != [default.weights]:
+            args.append(f"weights={weights!r}")
+        args += [f"{k}={v!r}" for k, v in shared.items()]
+        return f"compare({', '.join(args)}{extra}, lang={lang!r})"
+    # Runs picked one by one: their own RunConfigs, through the same runner.
+    rows = "".join(
+        f"    RunConfig(**{ {k: v for k, v in c.to_dict().items() if k != 'device'}!r}),\n"
+        for c in one
+    )
+    return "run([\n" + rows + f']{extra}, lang={lang!r})\nresults["comparison"].show()'
+
+
+def write_notebook(path: str | Path, doc: dict[str, Any]) -> Path:
+    """Write a notebook document whole or not at all (the runs files' atomic writer)."""
+    write_text_atomic(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    return Path(path)

@@ -1,0 +1,53 @@
+"""The Train tab's notebook download, beside the Python script: the current comparison as a
+Jupyter notebook in the page's language (mpdemo.notebook.writer), to run where a GPU is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
+from ..i18n import norm_lang, t
+from .session import Session
+
+# Undocumented in the API page, no spinner: it follows the runs, nobody clicks for it.
+QUIET: dict[str, Any] = {
+    "concurrency_limit": None,
+    "api_visibility": "undocumented",
+    "show_progress": "hidden",
+}
+
+
+def build_button(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
+    """The download button (off until a comparison has runs); call inside the downloads' row."""
+    comps["notebook_btn"] = ctx.i18n(
+        gr.DownloadButton(
+            t("nb_btn", lang0), interactive=False, elem_id="notebook-download", size="md"
+        ),
+        label="nb_btn",
+    )
+
+
+def notebook_update(session: Session | None, lang: str) -> Any:
+    """The notebook of the session's comparison, written to its folder, as the button's file."""
+    configs = list(session.configs) if session is not None else []
+    if not configs:
+        return gr.update(value=None, interactive=False)
+    name = lesson_of([c.replace(trial=0) for c in configs if c.trial <= 1])
+    path = session.folder() / f"mpdemo-{name or 'comparison'}.ipynb"
+    try:
+        write_notebook(path, comparison_notebook(configs, norm_lang(lang)))
+    except OSError:  # no room to write it: the button stays off, the page goes on
+        return gr.update(value=None, interactive=False)
+    return gr.update(value=str(path), interactive=True)
+
+
+def wire(ctx: Any, comps: dict[str, Any], session: Any) -> None:
+    """Write it again when the runs change (a grid starts or ends a run, a reload, Clear runs)
+    and when the page's language does."""
+    for comp in (comps["summary"], comps["script_run"]):
+        comp.change(notebook_update, [session, ctx.lang], [comps["notebook_btn"]], **QUIET)
+    ctx.on_language(
+        lambda lang, sess: notebook_update(sess, lang), [session], [comps["notebook_btn"]]
+    )
