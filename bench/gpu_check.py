@@ -221,7 +221,7 @@ def main() -> None:
             cfg = RunConfig(model=model, backend=backend, precision="bf16" if cuda else "fp32",
                             device=device, steps=max(steps // 2, 8), batch_size=batch,
                             max_length=seq, train_slice="train")  # fmt: skip
-            overhead[backend] = measure(cfg, rounds=3 if cuda else 1, warmup=3)
+            overhead[backend] = measure(cfg, rounds=3 if cuda else 1)
     result = {
         **runs_document(runs),  # version, machine (device, GPU/CPU, versions, date), runs
         "gpu": gpu,
