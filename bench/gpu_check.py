@@ -20,7 +20,21 @@ device, through `python -m mpdemo lesson NAME --json` itself: one runs file each
 named `lesson-<name>-<gpu>.json` (mpdemo/teach/lesson_recordings.py), the GPU's name in its
 machine record. Copied into mpdemo/assets/reference/, a GPU's file is that lesson's recording: the
 Train tab's picker opens it beside the live run and names the GPU. `--lesson-steps N` shortens
-every lesson (the CPU check in tests), `--lessons none` leaves them out.
+every lesson (the CPU check in tests), `--lessons none` leaves them out. On CUDA each comparison
+lesson trains its GPU size (teach/device_sizes.py: base-bert at 32 x 256); each run's loss-fall
+ratio (mean loss of its last 5 steps over its first 5; the lessons' bar is 0.85) is printed, so
+the first session on a GPU sees whether each lesson's point shows at that size.
+
+`--sweep` then runs `python -m mpdemo sweep` with the device's default grid (sweep/sizes.py:
+on CUDA 64x2 to 1024x24 at 8 to 128 x 256 tokens) into `sweep-<gpu>.json` beside --out;
+`--sweep-args` passes flags to it (the CPU test's tiny grid).
+
+Re-recording on a GPU, once, within 15 minutes of device time start-up included (an H200
+took ~1 min to start, the grid below ~2 min, the lessons at their GPU size ~1 min each, the
+sweep ~2-3 min):
+
+    python bench/gpu_check.py --out $OUT/gpu.json --sweep \
+        --overhead-backends torch
 """
 
 from __future__ import annotations
@@ -114,7 +128,11 @@ def record_lessons(device: str, folder: Path, names: list[str], steps: int | Non
                 code = f"{type(err).__name__}: {err}"
             wall = time.perf_counter() - t0
             written = path.is_file()
-            out[name] = {"file": path.name if written else None, "exit": code, "wall_s": wall}
+            falls = loss_falls(path) if written else {}
+            out[name] = {"file": path.name if written else None, "exit": code, "wall_s": wall,
+                         "loss_fall": falls}  # fmt: skip
+            for label, ratio in falls.items():
+                print(f"  {name} {label}: loss fell to {ratio:.2f} of its start", flush=True)
             print(f"lesson {name}: {'wrote ' + path.name if written else 'no file'}, exit {code}"
                   f" ({wall:.1f} s)", flush=True)  # fmt: skip
     finally:
@@ -123,6 +141,45 @@ def record_lessons(device: str, folder: Path, names: list[str], steps: int | Non
         else:
             os.environ["MPDEMO_LESSON_STEPS"] = before
     return out
+
+
+def loss_falls(path: Path) -> dict[str, float]:
+    """Each run's loss-fall ratio in a runs file: mean loss of its last 5 steps / its first 5."""
+    from mpdemo.files.recorded import RecordingError, read_runs
+
+    try:
+        rec = read_runs(path)
+    except RecordingError:
+        return {}
+    out = {}
+    for r in rec.runs:
+        losses = [st["loss"] for st in r["steps"] if st.get("loss") is not None]
+        if len(losses) >= 2:
+            k = min(5, len(losses) // 2)
+            out[r["summary"]["label"]] = (sum(losses[-k:]) / k) / (sum(losses[:k]) / k)
+    return out
+
+
+def record_sweep(device: str, folder: Path, extra: str) -> dict:
+    """The default sweep on `device` (or --sweep-args' grid), through the sweep command itself."""
+    import shlex
+
+    from mpdemo.cli.main import main as cli_main
+    from mpdemo.engine.machine import machine_info
+    from mpdemo.teach.lesson_recordings import file_name
+
+    name = file_name("sweep", machine_info(), resolve_device(device).type)[len("lesson-") :]
+    path = folder / name
+    t0 = time.perf_counter()
+    argv = ["sweep", "--device", device, "--json", str(path), *shlex.split(extra)]
+    try:
+        code: int | str = cli_main(argv)
+    except Exception as err:  # noqa: BLE001 - the figures above are written already
+        code = f"{type(err).__name__}: {err}"
+    wall = time.perf_counter() - t0
+    print(f"sweep: {'wrote ' + name if path.is_file() else 'no file'}, exit {code} ({wall:.1f} s)",
+          flush=True)  # fmt: skip
+    return {"file": name if path.is_file() else None, "exit": code, "wall_s": wall}
 
 
 def lesson_names(spec: str) -> list[str]:
@@ -153,6 +210,9 @@ def main() -> None:
     p.add_argument("--skip-overhead", action="store_true")
     p.add_argument("--lessons", default="all", help="all, none, or lesson names (a,b)")
     p.add_argument("--lesson-steps", type=int, default=None, help="every lesson run's steps")
+    p.add_argument("--overhead-backends", default="torch,accelerate,trainer")
+    p.add_argument("--sweep", action="store_true", help="then the default sweep, beside --out")
+    p.add_argument("--sweep-args", default="", help="flags for the sweep (e.g. a tiny grid)")
     a = p.parse_args()
     lessons = lesson_names(a.lessons)  # a bad name: refused before anything trains
     cuda = torch.cuda.is_available() and a.device in ("auto", "cuda")
@@ -217,11 +277,11 @@ def main() -> None:
         from overhead import measure
 
         model, batch, seq = models[0]
-        for backend in ("torch", "accelerate", "trainer"):
+        for backend in [b for b in a.overhead_backends.split(",") if b]:
             cfg = RunConfig(model=model, backend=backend, precision="bf16" if cuda else "fp32",
                             device=device, steps=max(steps // 2, 8), batch_size=batch,
                             max_length=seq, train_slice="train")  # fmt: skip
-            overhead[backend] = measure(cfg, rounds=3 if cuda else 1, warmup=3)
+            overhead[backend] = measure(cfg, rounds=3 if cuda else 1)
     result = {
         **runs_document(runs),  # version, machine (device, GPU/CPU, versions, date), runs
         "gpu": gpu,
@@ -240,6 +300,10 @@ def main() -> None:
     lesson_files = record_lessons(device, Path(a.out).resolve().parent, lessons, a.lesson_steps)
     result.update(lessons=lesson_files, wall_s=time.perf_counter() - t_start)
     Path(a.out).write_text(json.dumps(result, indent=1, default=str))
+    if a.sweep:
+        result["sweep"] = record_sweep(device, Path(a.out).resolve().parent, a.sweep_args)
+        result["wall_s"] = time.perf_counter() - t_start
+        Path(a.out).write_text(json.dumps(result, indent=1, default=str))
     print(f"\n{gpu or 'CPU'}  (torch {torch.__version__}, {result['wall_s']:.0f} s)")
     hdr = (f"{'model':<11}{'backend':<11}{'prec':<5}{'ran as':<7}{'ms/step':>8}{'samples/s':>10}"
            f"{'vs fp32':>8}{'peak MB':>8}{'skip':>5}{'scale':>9}{'MFU':>6}  loss")  # fmt: skip

@@ -231,13 +231,40 @@ def main() -> None:
         Path(a.json_path).write_text(json.dumps(results, indent=1))
 
 
+def paired_round(cfg: dict, r: int, runs: int = 1, slice_s: float = 0.5) -> dict[str, float]:
+    """Round `r` of one config: a bare and an engine process at once, taking turns every
+    `slice_s` s (bench/child.run_paired), who starts alternating with r; each side's whole-run
+    wall ms a step from its own stamps, less the spans it was stopped."""
+    sys.path.insert(0, str(HERE))
+    import child  # looked up on the module at each call: the tests run the children in-process
+
+    order = ("bare", "engine") if r % 2 == 0 else ("engine", "bare")  # who starts
+    args = [["--one", side, json.dumps(cfg), "--runs", str(runs), "--paired-child"]
+            for side in order]  # fmt: skip
+    outs, spans = child.run_paired(Path(__file__).resolve(), args[0], args[1], slice_s)
+    ms = {}
+    for side, out, sp in zip(order, outs, spans, strict=True):
+        steps = sum(n for _, _, n in out["windows"])
+        ms[side] = sum(child.active_s(sp, t0, t1) for t0, t1, _ in out["windows"]) / steps * 1e3
+    return ms
+
+
+def measure(cfg: Any, rounds: int = 3, slice_s: float = 0.5) -> dict[str, Any]:
+    """One config's engine overhead (bench/gpu_check.py's seam): `rounds` paired rounds; the
+    median of bare ÷ engine per round as `ratio` (≥ 0.97 is the target), and each round's ms."""
+    per: dict[str, list[float]] = {"bare": [], "engine": [], "ratios": []}
+    for r in range(rounds):
+        ms = paired_round(cfg.to_dict(), r, 1, slice_s)
+        per["bare"].append(ms["bare"])
+        per["engine"].append(ms["engine"])
+        per["ratios"].append(ms["bare"] / ms["engine"])
+    return {"ratio": statistics.median(per["ratios"]), "rounds": rounds, **per}
+
+
 def paired(a: argparse.Namespace, base: Any, cells: list[tuple[str, str]]) -> None:
     """Each round: a bare and an engine process at once, taking turns every --slice seconds
     (bench/child.run_paired); each side's whole-run wall time a step from its own stamps, from
     the end of the warm-up to its last step, less the spans it was stopped."""
-    sys.path.insert(0, str(HERE))
-    from child import active_s, run_paired
-
     print(
         f"{a.model}, batch {a.batch_size}, {a.steps} steps ({WARMUP} warm-up), {a.rounds} rounds; "
         f"each round a bare and an engine process taking turns every {a.slice} s; "
@@ -247,17 +274,10 @@ def paired(a: argparse.Namespace, base: Any, cells: list[tuple[str, str]]) -> No
     per: dict[tuple[str, str], dict[str, list[float]]] = {
         c: {"bare": [], "engine": [], "ratio": []} for c in cells
     }
-    script = Path(__file__).resolve()
     for r in range(a.rounds):
-        order = ("bare", "engine") if r % 2 == 0 else ("engine", "bare")  # who starts
         for b, pr in cells:
-            cfg = json.dumps(base.replace(backend=b, precision=pr).to_dict())
-            args = [["--one", side, cfg, "--runs", str(a.runs), "--paired-child"] for side in order]
-            outs, spans = run_paired(script, args[0], args[1], a.slice)
-            ms = {}
-            for side, out, sp in zip(order, outs, spans, strict=True):
-                steps = sum(n for _, _, n in out["windows"])
-                ms[side] = sum(active_s(sp, t0, t1) for t0, t1, _ in out["windows"]) / steps * 1e3
+            ms = paired_round(base.replace(backend=b, precision=pr).to_dict(), r, a.runs, a.slice)
+            for side in ("bare", "engine"):
                 per[(b, pr)][side].append(ms[side])
             per[(b, pr)]["ratio"].append(ms["bare"] / ms["engine"])
             print(

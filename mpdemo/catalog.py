@@ -33,6 +33,9 @@ MODELS: dict[str, ModelEntry] = {
     for m in [
         ModelEntry("tiny-bert", "cls", True, "BERT-style classifier, 2 layers x 64", 191_874),
         ModelEntry("small-bert", "cls", True, "BERT-style classifier, 4 layers x 256", 3_575_810),
+        # BERT-base's shape: where a GPU's tensor cores, not kernel launches, set the step time
+        # (teach/device_sizes.py trains it on CUDA); minutes a step on a 2-core CPU.
+        ModelEntry("base-bert", "cls", True, "BERT-style classifier, 12 layers x 768", 86_697_986),
         ModelEntry("tiny-gpt2", "lm", True, "GPT-2-style causal LM, 2 layers x 64", 187_456),
         ModelEntry(
             "amp-mlp", "regression", True, "PyTorch AMP recipe: 3 x Linear(4096)+ReLU", 50_343_936

@@ -28,12 +28,28 @@ def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path, monkeypatch, capsys):
     out = tmp_path / "cpu.json"
     # One lesson, two steps a run: the lesson recording's path, not its minute (on a GPU every
     # comparison lesson runs its own steps).
+    # The overhead step too (on an H200 it stopped at `from overhead import measure`): its
+    # paired children run in this process, the real code of each side (bench/overhead.one).
+    _children_in_process(monkeypatch)
     monkeypatch.setattr(sys, "argv", ["gpu_check.py", "--device", "cpu", "--steps", "4",
-                                      "--skip-overhead", "--lessons", "underflow",
-                                      "--lesson-steps", "2", "--out", str(out)])  # fmt: skip
+                                      "--overhead-backends", "torch", "--lessons", "underflow",
+                                      "--lesson-steps", "2", "--out", str(out), "--sweep",
+                                      "--sweep-args", "--sizes 64x2 --batch-sizes 4 --budget 1 "
+                                      "--max-length 16 --no-memory --quiet"])  # fmt: skip
     _bench("gpu_check").main()
     printed = capsys.readouterr().out
     result = json.loads(out.read_text())
+    overhead = result["overhead_vs_bare_loop"]
+    assert list(overhead) == ["torch"] and overhead["torch"]["ratio"] > 0
+    assert "overhead torch: engine/bare steps/s" in printed
+    # The sweep, through the sweep command, beside --out, named for the device it ran on.
+    sweep = result["sweep"]
+    assert sweep["exit"] == 0 and sweep["file"].startswith("sweep-cpu-")
+    points = json.loads((tmp_path / sweep["file"]).read_text())["points"]
+    assert points and {(p["hidden"], p["layers"], p["batch_size"]) for p in points} == {(64, 2, 4)}
+    assert set(result["lessons"]["underflow"]["loss_fall"]) == {
+        c.label for c in get("underflow").configs()
+    }
     runs = result["runs"]
     assert len(runs) == 9  # 3 backends x fp32/fp16/bf16
     # The runs JSON's shape, with the machine it ran on: the app loads it as a recording.
@@ -62,6 +78,32 @@ def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path, monkeypatch, capsys):
     assert recording_for("underflow", folder=tmp_path) is None
     found = recording_for("underflow", ("cpu",), folder=tmp_path)
     assert found is not None and found.path.name == lesson["file"]
+
+
+def _children_in_process(monkeypatch) -> None:
+    """bench/child.run_paired's two children run one after the other in this process (each
+    as if it had run alone: its spans the whole time): the bench's own code, no torch import."""
+    import contextlib
+    import io
+
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    import child
+
+    bench = _bench("overhead")
+
+    def paired_in_process(script, args_a, args_b, slice_s):  # noqa: ANN001, ANN202
+        outs = []
+        for args in (args_a, args_b):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                bench.one(args[1], args[2], runs=int(args[4]), paired=True)
+            outs.append(json.loads(out.getvalue().strip().splitlines()[-1]))
+        return outs, [[(0.0, float("inf"))]] * 2
+
+    monkeypatch.setattr(child, "run_paired", paired_in_process)
+    from mpdemo.engine import cores
+
+    monkeypatch.setattr(cores, "CHECK_S", cores.CHECK_S)  # the paired child switches it off
 
 
 def test_overhead_bench_prints_ratios(tmp_path, monkeypatch, capsys):

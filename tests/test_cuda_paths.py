@@ -97,3 +97,72 @@ def test_huge_text_and_hub_id_syntax_are_refused_before_any_request(small_cfg):
         prepare(small_cfg.replace(train_slice="x" * 10_000_000))
     with pytest.raises(ConfigError, match="not a built-in model"):
         prepare(small_cfg.replace(model="owner/bad name!"))
+
+
+# --- every tensor the engine makes on its own goes to the run's device ------------------------
+# Two guards: a lint over the engine's source (a tensor factory must name its device), and the
+# watched-gradients code run with the default device set to `meta` while the model is on the
+# CPU, so a tensor built without device= lands on another device than the model's, as a CPU
+# boundary did on CUDA (gradwatch's bucketize on an H200, 2026-12-04).
+
+FACTORIES = {"tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
+             "rand", "randn", "randint", "randperm", "as_tensor", "eye", "Generator"}  # fmt: skip
+# Tensors built on the CPU on purpose: the dataset's rows (the loader moves each batch to the
+# device), named in one place so a new one is a decision.
+CPU_ON_PURPOSE = {"mpdemo/engine/data.py"}
+
+
+def _factories_without_device(path) -> list[str]:
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        base = node.func.value
+        if not (isinstance(base, ast.Name) and base.id == "torch"):
+            continue
+        if node.func.attr in FACTORIES and not any(k.arg == "device" for k in node.keywords):
+            out.append(f"{path.name}:{node.lineno} torch.{node.func.attr}")
+    return out
+
+
+def test_engine_tensor_factories_name_their_device():
+    from conftest import ROOT
+
+    found = []
+    for folder in ("mpdemo/engine", "mpdemo/backends"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            if str(path.relative_to(ROOT)) not in CPU_ON_PURPOSE:
+                found += _factories_without_device(path)
+    assert not found, f"tensor factories without device= (they land on the default device): {found}"
+    # The lint sees what it is meant to: the bug it guards against, written out, is found.
+    bad = ROOT / "tests" / "_bad_factory_tmp.py"
+    try:
+        bad.write_text("import torch\nedges = torch.arange(0, 4, dtype=torch.float32)\n")
+        assert _factories_without_device(bad) == ["_bad_factory_tmp.py:2 torch.arange"]
+    finally:
+        bad.unlink()
+
+
+def test_watched_gradients_stay_on_the_models_device():
+    from mpdemo.engine.gradwatch import GradWatch, histogram
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    x = torch.randn(4, 8)
+    expected = histogram(torch.randn(64) * 1e-6, "fp16")
+    watch = GradWatch(model, "fp16", every=1)
+    torch.set_default_device("meta")  # anything built without device= now lands elsewhere
+    try:
+        g = torch.randn(64, generator=torch.Generator(device="cpu").manual_seed(0), device="cpu")
+        got = histogram(g * 1e-6, "fp16")
+        watch.arm(1)
+        model(x).sum().backward()
+        snap = watch.collect(1, None)
+    finally:
+        torch.set_default_device(None)
+    assert got["elements"] == expected["elements"] == 64
+    assert sum(got["counts"]) == 64
+    assert snap is not None and {layer["name"] for layer in snap["layers"]} == {"0", "2"}
+    assert all(sum(layer["counts"]) == layer["elements"] for layer in snap["layers"])

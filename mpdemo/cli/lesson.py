@@ -97,7 +97,14 @@ def lesson_main(
     print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
     recorded = recording_text(lesson.name)
     print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
-    configs = lesson.configs()
+    from ..engine.precision import resolve_device  # torch: the size depends on the device
+    from ..teach.device_sizes import size_line
+
+    kind = resolve_device(args.device or "auto").type
+    configs = lesson.configs(kind)  # a CUDA GPU: teach/device_sizes.py's size
+    sized = size_line(lesson.name, kind)
+    if sized is not None:
+        print(f"# {render(*sized)}")
     if args.device:
         configs = [c.replace(device=args.device) for c in configs]
     return run(parse(["run", *files]), configs)

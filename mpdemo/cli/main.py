@@ -208,7 +208,8 @@ _NUMBER_FLAGS = tuple(
 def _read_number_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Each number flag as its field's type; a bad one is a usage error (one line, exit 2)."""
     for name in _NUMBER_FLAGS:
-        if hasattr(args, name):
+        # None: a flag left unset whose default the command fills later (the sweep's grid).
+        if getattr(args, name, None) is not None:
             try:
                 value = coerce_field(name, getattr(args, name), model=getattr(args, "model", None))
             except ConfigError as err:

@@ -18,11 +18,13 @@ from ..files.atomic import check_output_paths, write_csv_atomic, write_text_atom
 from ..files.summary import oriented
 from ..messages import EN, ConfigError, Note
 from ..sweep.sizes import (
+    CUDA_GRID,
     DEFAULT_BATCH_SIZES,
     DEFAULT_BUDGET_S,
     DEFAULT_SIZES,
     SWEEP_PRECISIONS,
     builtin_size,
+    default_grid,
     parse_batch_sizes,
     parse_sizes,
 )
@@ -52,14 +54,15 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--sizes",
-        default=DEFAULT_SIZES,
-        help=f"the built-in BERT's width x layers, comma-separated (default {DEFAULT_SIZES}: "
-        "tiny-bert, small-bert and 26 M parameters)",
+        default=None,
+        help=f"the built-in BERT's width x layers, comma-separated (default on a CPU "
+        f"{DEFAULT_SIZES}: tiny-bert, small-bert and 26 M parameters; on CUDA {CUDA_GRID.sizes} "
+        f"at {CUDA_GRID.max_length} tokens, where small sizes are launch-bound)",
     )
     p.add_argument(
         "--batch-sizes",
-        default=DEFAULT_BATCH_SIZES,
-        help=f"comma-separated (default {DEFAULT_BATCH_SIZES})",
+        default=None,
+        help=f"comma-separated (default {DEFAULT_BATCH_SIZES}; on CUDA {CUDA_GRID.batch_sizes})",
     )
     p.add_argument(
         "--precision",
@@ -71,8 +74,9 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--budget",
         type=float,
-        default=DEFAULT_BUDGET_S,
-        help=f"seconds of timing for all points together (default {DEFAULT_BUDGET_S:g}); a slow "
+        default=None,
+        help=f"seconds of timing for all points together (default {DEFAULT_BUDGET_S:g}; on CUDA "
+        f"{CUDA_GRID.budget_s:g}); a slow "
         "point goes on until it has 6 interleaved rounds",
     )
     p.add_argument("--dataset", default=d.dataset)
@@ -80,7 +84,12 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--device", default=d.device)
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--lr", type=float, default=d.lr)
-    p.add_argument("--max-length", type=int, default=d.max_length)
+    p.add_argument(
+        "--max-length",
+        type=int,
+        default=None,
+        help=f"tokens a row (default {d.max_length}; on CUDA {CUDA_GRID.max_length})",
+    )
     p.add_argument("--loss-scaling", type=_on_off, default=d.loss_scaling)
     p.add_argument("--init-scale", type=float, default=d.init_scale)
     p.add_argument("--growth-interval", type=int, default=d.growth_interval)
@@ -103,11 +112,29 @@ def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+def with_device_grid(args: argparse.Namespace) -> argparse.Namespace:
+    """The flags left unset filled from the device's default grid (sweep/sizes.py: a CPU's, or
+    CUDA's, which spans launch-bound small sizes through compute-bound ones)."""
+    unset = [
+        k for k in ("sizes", "batch_sizes", "budget", "max_length") if getattr(args, k) is None
+    ]
+    if not unset:
+        return args
+    from ..engine.precision import resolve_device  # torch: which device this sweep runs on
+    from ..teach.device_sizes import kind_of
+
+    grid = default_grid(kind_of(resolve_device(args.device).type))
+    values = {"sizes": grid.sizes, "batch_sizes": grid.batch_sizes, "budget": grid.budget_s,
+              "max_length": grid.max_length}  # fmt: skip
+    return argparse.Namespace(**{**vars(args), **{k: values[k] for k in unset}})
+
+
 def spec_from_args(args: argparse.Namespace) -> Any:
     """The SweepSpec the flags describe (ConfigError, one line, where they cannot run)."""
     from ..sweep.plan import SweepSpec
 
     lim = Limits.from_env()
+    args = with_device_grid(args)
     base = RunConfig(
         dataset=args.dataset,
         train_slice=args.train_slice,

@@ -48,7 +48,9 @@ def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
     """
     lay = layout(fmt)
     a = g.detach().abs().to(torch.float32).flatten()
-    edges = torch.arange(LO, HI + 1, dtype=torch.float32)
+    # On the gradient's device: boundaries on the CPU with a model on CUDA made every watched
+    # step fail there ("Expected all tensors to be on the same device", H200, 2026-12-04).
+    edges = torch.arange(LO, HI + 1, dtype=torch.float32, device=a.device)
     finite = torch.isfinite(a)
     # bucketize on exact powers of two: |g| = 2^LO lands in the first bin above LO.
     idx = torch.bucketize(a, torch.exp2(edges), right=True)

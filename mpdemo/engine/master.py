@@ -68,7 +68,8 @@ class SRAdamW(torch.optim.Optimizer):
                     self._gen = torch.Generator(device=p.device).manual_seed(self._seed)
                 st = self.state[p]
                 if not st:
-                    st["step"] = torch.tensor(0.0)
+                    # On the CPU on purpose, as torch.optim.AdamW keeps its step (float() below).
+                    st["step"] = torch.tensor(0.0, device="cpu")
                     st["exp_avg"] = torch.zeros_like(p)  # bf16, like the weights
                     st["exp_avg_sq"] = torch.zeros_like(p)
                 st["step"] += 1

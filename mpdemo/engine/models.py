@@ -15,6 +15,9 @@ from ..config import Limits
 from ..messages import ConfigError, MpdemoError
 from .hfhub import check_hub_id, hub_reachable
 
+# The built-in BERTs: width, layers, heads (of 64 where the width allows). base-bert is
+# BERT-base's shape, the size where a GPU's tensor cores are the bottleneck (teach/device_sizes.py).
+BERT_SHAPES = {"tiny-bert": (64, 2, 2), "small-bert": (256, 4, 4), "base-bert": (768, 12, 12)}
 MLP_WIDTH = 4096  # the PyTorch AMP recipe: in_size = out_size = 4096, 3 layers
 
 
@@ -47,8 +50,8 @@ def builtin_model(
 
     if name == "amp-mlp":
         return AmpMLP()
-    if name in ("tiny-bert", "small-bert"):
-        hidden, layers, heads = (64, 2, 2) if name == "tiny-bert" else (256, 4, 4)
+    if name in BERT_SHAPES:
+        hidden, layers, heads = BERT_SHAPES[name]
         config = tf.BertConfig(
             vocab_size=vocab_size,
             hidden_size=hidden,

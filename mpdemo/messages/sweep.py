@@ -63,6 +63,11 @@ SWEEP: dict[str, str] = {
     "at_slower_then": "slower at {sizes}; {rest}",
     "at_same_then": "the same as fp32 at {sizes}; {rest}",
     "at_unsure_then": "unsure at {sizes}; {rest}",
+    # On CUDA: fp8 is not one of the sweep's precisions (sweep/notes.py says why, in one line).
+    "sweep_fp8_compile_off": (
+        "fp8 is not in the sweep: torchao's fp8 layers speed a step up only under torch.compile, "
+        "which mpdemo does not run (uncompiled, on an H200 they ran at 0.17-0.21x of fp32's speed)"
+    ),
     "pays_never_anywhere": (
         "{precision} never pays on this {device}: slower or the same at each of the "
         "{points} points measured ({lo_m:.2g} to {hi_m:.2g} M parameters, every batch size)"

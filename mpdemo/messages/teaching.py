@@ -38,6 +38,11 @@ TEACHING: dict[str, str] = {
     ),
     # --- the course's lessons (mpdemo/teach/lessons.py), in the course's order -----------------
     "lesson_still_trains_title": "Does it still train?",
+    # teach/device_sizes.py: the size a comparison lesson picked on a GPU, and why.
+    "lesson_device_size": (
+        "On this GPU the lesson trains {model} at batch {batch} x {tokens} tokens: small models "
+        "are launch-bound here, so 16-bit does not speed them up (see Where it pays)"
+    ),
     "lesson_still_trains_slide": "What is mixed precision training? (combine FP16, FP32 computations)",
     "lesson_still_trains_look": (
         "fp16 (with its loss scaler) draws the same falling loss curve as fp32; compare the memory "

@@ -95,6 +95,8 @@ def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
         else:
             for batch, s in by_batch.items():
                 out.append(_series_note(precision, batch, s, kinds[batch], points))
+    if device == "cuda":  # fp8 is not a sweep precision: one line says why, where it could run
+        out.append(Note("sweep_fp8_compile_off", {}))
     return out
 
 

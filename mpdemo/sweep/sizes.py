@@ -21,6 +21,35 @@ MAX_POINTS = 64
 DEFAULT_SIZES = "64x2,256x4,512x8"
 DEFAULT_BATCH_SIZES = "8,32"
 DEFAULT_BUDGET_S = 30.0
+DEFAULT_MAX_LENGTH = 64  # RunConfig's
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A default grid: sizes, batch sizes, tokens a row and the timing budget, as typed."""
+
+    sizes: str
+    batch_sizes: str
+    max_length: int
+    budget_s: float
+
+
+CPU_GRID = Grid(DEFAULT_SIZES, DEFAULT_BATCH_SIZES, DEFAULT_MAX_LENGTH, DEFAULT_BUDGET_S)
+# On CUDA the CPU's grid is launch-bound throughout: on one H200 (../shared/gpu/h200-2026-12-04/)
+# bf16 and fp16 ran 1.20-1.28x slower than fp32 at every point of it. This one spans the
+# crossing there: small-bert at 32 x 256 1.24x slower, 128 x 256 1.72x faster; 512x8 1.32x and
+# 4.38x; 768x12 (base-bert) 4.20x and 6.30x; 1024x24 5.42x and 7.70x faster. Batch 8 shows the
+# launch-bound side at every size. 15 points; the four largest took 66 s on the H200 at a 60 s
+# budget, so about 2-3 minutes there (a smaller GPU: the plan's memory and time checks refuse
+# before anything runs, naming the point; --sizes/--batch-sizes then choose a smaller grid).
+CUDA_GRID = Grid("64x2,256x4,512x8,768x12,1024x24", "8,32,128", 256, 90.0)
+
+
+def default_grid(kind: str) -> Grid:
+    """The default grid for a device kind ('cuda' or anything else: the CPU's)."""
+    return CUDA_GRID if kind == "cuda" else CPU_GRID
+
+
 _SIZE = re.compile(r"\s*([0-9]{1,5})\s*[xX×]\s*([0-9]{1,3})\s*")
 _WHOLE = re.compile(r"\s*[0-9]{1,9}\s*")
 
@@ -48,7 +77,7 @@ class Size:
         return _BUILTIN_SIZES.get(self, f"bert-{self.name}")
 
 
-_BUILTIN_SIZES = {Size(64, 2): "tiny-bert", Size(256, 4): "small-bert"}
+_BUILTIN_SIZES = {Size(64, 2): "tiny-bert", Size(256, 4): "small-bert", Size(768, 12): "base-bert"}
 BUILTIN_BY_NAME = {v: k for k, v in _BUILTIN_SIZES.items()}
 
 

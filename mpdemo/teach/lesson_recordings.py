@@ -7,7 +7,10 @@ is the lesson's recording: the Train tab's picker opens it beside the live run a
 names the GPU; `python -m mpdemo lesson NAME` says which one exists.
 
 Only a file whose every run ran on a device in `devices` (a GPU: "cuda") and completed counts,
-and only one holding the lesson's own runs: a CPU recording never stands in for a GPU one.
+and only one holding the lesson's own runs at the lesson's settings for that device (its model,
+batch, tokens, learning rate, scale...: teach/device_sizes.py's on a GPU; steps and what
+MPDEMO_LESSON_STEPS shortens aside): a CPU recording never stands in for a GPU one, nor a
+recording of an older size for the lesson as it now is.
 Torch-free.
 """
 
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import RunConfig
 from ..files.machines import cpu_short_name, gpu_short_name
 from ..files.recorded import RecordingError, read_runs, reference_dir
 from ..state import on_reset
@@ -44,8 +48,14 @@ class LessonRecording:
     tag: str  # what the page puts after each of its runs' labels ("H200")
 
 
-# Each run's device type, the runs' labels (sorted), the machine's name, the date, its tag.
-_Facts = tuple[tuple[str, ...], tuple[str, ...], str, str | None, str]
+# Each run's device type, the runs' labels (sorted), the machine's name, the date, its tag,
+# each run's (label, config).
+_Facts = tuple[
+    tuple[str, ...], tuple[str, ...], str, str | None, str, tuple[tuple[str, dict[str, Any]], ...]
+]
+# Fields a recording need not share with the lesson: how long it ran (MPDEMO_LESSON_STEPS and
+# --lesson-steps shorten these) and where (the device is checked on its own).
+UNCOMPARED = ("steps", "eval_slice", "watch_grads", "device")
 
 
 def _slug(text: str) -> str:
@@ -88,7 +98,24 @@ def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
             return None
     else:
         name = str((machine.get("cpu") or {}).get("name") or machine.get("device_name") or "CPU")
-    return devices, labels, name, rec.date, rec.tag
+    try:  # each run's settings, RunConfig's defaults filling what an older file lacks
+        configs = tuple(
+            (str(r["summary"]["label"]), RunConfig.from_dict(dict(r.get("config") or {})).to_dict())
+            for r in rec.runs
+        )
+    except (TypeError, ValueError):
+        return None
+    return devices, labels, name, rec.date, rec.tag, configs
+
+
+def _same_settings(want: list[RunConfig], configs: tuple[tuple[str, dict[str, Any]], ...]) -> bool:
+    """Whether each recorded run was trained as the lesson's run of its label is (UNCOMPARED aside)."""
+    by_label = {c.label: c.to_dict() for c in want}
+    for label, cfg in configs:
+        mine = by_label.get(label)
+        if mine is None or any(cfg.get(k) != v for k, v in mine.items() if k not in UNCOMPARED):
+            return False
+    return True
 
 
 @on_reset
@@ -110,7 +137,6 @@ def recordings(
     base = folder if folder is not None else reference_dir()
     if not base.is_dir():
         return []
-    want = tuple(sorted(c.label for c in lesson.configs()))
     found = []
     for path in sorted(base.glob(f"{PREFIX}{name}-*.json")):
         try:
@@ -120,8 +146,13 @@ def recordings(
         facts = _read(str(path), st.st_mtime_ns, st.st_size)
         if facts is None:
             continue
-        ran_on, labels, machine_name, date, tag = facts
-        if labels != want or not ran_on or any(d not in devices for d in ran_on):
+        ran_on, labels, machine_name, date, tag, configs = facts
+        if not ran_on or any(d not in devices for d in ran_on):
+            continue
+        here = lesson.configs(ran_on[0])  # the lesson as it trains on that device
+        if labels != tuple(sorted(c.label for c in here)):
+            continue
+        if not _same_settings(here, configs):
             continue
         found.append(LessonRecording(name, path, ran_on[0], machine_name, date, tag))
     return sorted(found, key=lambda r: r.date or "", reverse=True)

@@ -21,6 +21,7 @@ from ..engine.slices import SLICE_RE
 from ..messages import ConfigError
 from ..runs.runner import grid
 from . import master_weights as mw
+from .device_sizes import device_fields
 
 SHORT_EVAL_ROWS = 64  # a shortened lesson's evaluation (MPDEMO_LESSON_STEPS)
 
@@ -54,32 +55,34 @@ class Lesson:
     # Whether the Train tab's lesson picker offers it (False: the command line's only).
     on_page: bool = True
 
-    def settings(self) -> dict[str, Any]:
-        """The RunConfig fields it sets; MPDEMO_LESSON_STEPS shortens every lesson (tests only:
-        the browser tests run each lesson in seconds, not a minute): its steps, its evaluation
-        (at most SHORT_EVAL_ROWS rows), and a watched lesson then watches at its middle step
-        and its last, as the full lesson watches twice."""
+    def settings(self, device: str | None = None) -> dict[str, Any]:
+        """The RunConfig fields it sets on `device` (a resolved device, e.g. 'cuda'; None or a
+        CPU: its own fields; a GPU: teach/device_sizes.py's size over them). MPDEMO_LESSON_STEPS
+        shortens every lesson (tests only: the browser tests run each lesson in seconds, not a
+        minute): its steps, its evaluation (at most SHORT_EVAL_ROWS rows), and a watched lesson
+        then watches at its middle step and its last, as the full lesson watches twice."""
+        fields = {**self.fields, **device_fields(self.name, device)}
         short = os.environ.get("MPDEMO_LESSON_STEPS", "").strip()
         if not short.isdigit():
-            return dict(self.fields)
+            return fields
         steps = int(short)
         # A few steps' run spent as long again evaluating 500 rows (fp16 on an AVX2-only CPU:
         # 2.0 s for 5 steps, 2.1 s for the evaluation): a shortened lesson tests the wiring.
-        eval_slice = self.fields.get("eval_slice", RunConfig.eval_slice)
-        out = {**self.fields, "steps": steps, "eval_slice": _at_most(eval_slice, SHORT_EVAL_ROWS)}
-        if self.fields.get("watch_grads"):
+        eval_slice = fields.get("eval_slice", RunConfig.eval_slice)
+        out = {**fields, "steps": steps, "eval_slice": _at_most(eval_slice, SHORT_EVAL_ROWS)}
+        if fields.get("watch_grads"):
             out["watch_grads"] = max(1, steps // 2)
         return out
 
-    def configs(self) -> list[RunConfig]:
-        """Every run of the lesson, in the Train tab's order (its grid)."""
-        base = RunConfig(**self.settings())
+    def configs(self, device: str | None = None) -> list[RunConfig]:
+        """Every run of the lesson on `device` (see settings), in the Train tab's order (its grid)."""
+        base = RunConfig(**self.settings(device))
         return grid(base, self.backends, self.precisions, self.compare_scaling, self.weights)
 
-    def values(self) -> dict[str, Any]:
-        """The Train tab's control values this lesson sets (RunConfig fields + the grid's)."""
+    def values(self, device: str | None = None) -> dict[str, Any]:
+        """The Train tab's control values this lesson sets on `device` (RunConfig fields + the grid's)."""
         return {
-            **self.settings(),
+            **self.settings(device),
             "backends": list(self.backends),
             "precisions": list(self.precisions),
             "compare_scaling": self.compare_scaling,

@@ -23,14 +23,8 @@ import pandas as pd
 from ...classroom.broadcast import Viewer
 from ...config import Limits, RunConfig
 from ...messages import ConfigError, MpdemoError
-from ...sweep.sizes import (
-    DEFAULT_BATCH_SIZES,
-    DEFAULT_BUDGET_S,
-    DEFAULT_SIZES,
-    SWEEP_PRECISIONS,
-    parse_batch_sizes,
-    parse_sizes,
-)
+from ...sweep.sizes import SWEEP_PRECISIONS, default_grid, parse_batch_sizes, parse_sizes
+from .. import system
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..train import classroom
 from ..train.colours import faint
@@ -261,6 +255,12 @@ def frame(state: SweepState, lang: str) -> dict[str, Any]:
 # --- the handlers ---------------------------------------------------------------------------------
 
 
+def page_grid() -> Any:
+    """The default grid for the device this page's sweep runs on (sweep/sizes.py): on a CUDA
+    GPU it spans launch-bound small sizes through compute-bound ones."""
+    return default_grid("cuda" if system.cuda_present() else "cpu")
+
+
 def check_sweep(
     sizes: Any, batches: Any, precisions: Any, budget: Any, limits: Limits | None = None
 ) -> Any:
@@ -279,7 +279,7 @@ def check_sweep(
         sizes=parse_sizes(str(sizes or "")),
         batch_sizes=parse_batch_sizes(str(batches or ""), lim),
         precisions=("fp32", *chosen),
-        base=RunConfig(),
+        base=RunConfig(max_length=page_grid().max_length),  # CUDA's grid: 256 tokens a row
         budget_s=seconds,
     )
     return plan_sweep(spec, lim)
@@ -401,12 +401,12 @@ def build_pays_tab(ctx: Any) -> None:
         ctx.i18n(gr.Markdown(t("pays_intro", lang0)), value="pays_intro")
         with gr.Row(equal_height=True):
             sizes = ctx.i18n(
-                gr.Textbox(DEFAULT_SIZES, label=t("sweep_sizes_label", lang0),
+                gr.Textbox(page_grid().sizes, label=t("sweep_sizes_label", lang0),
                            info=t("sweep_sizes_info", lang0), elem_id="sweep-sizes", scale=3),
                 label="sweep_sizes_label", info="sweep_sizes_info",
             )  # fmt: skip
             batches = ctx.i18n(
-                gr.Textbox(DEFAULT_BATCH_SIZES, label=t("sweep_batches_label", lang0),
+                gr.Textbox(page_grid().batch_sizes, label=t("sweep_batches_label", lang0),
                            info=t("sweep_batches_info", lang0), elem_id="sweep-batches", scale=2),
                 label="sweep_batches_label", info="sweep_batches_info",
             )  # fmt: skip
@@ -417,7 +417,7 @@ def build_pays_tab(ctx: Any) -> None:
                 label="sweep_precisions_label", info="sweep_precisions_info",
             )  # fmt: skip
             budget = ctx.i18n(
-                gr.Number(DEFAULT_BUDGET_S, label=t("sweep_budget_label", lang0),
+                gr.Number(page_grid().budget_s, label=t("sweep_budget_label", lang0),
                           info=t("sweep_budget_info", lang0), minimum=1, maximum=3600,
                           elem_id="sweep-budget", scale=1, min_width=120),
                 label="sweep_budget_label", info="sweep_budget_info",

@@ -26,6 +26,7 @@ import gradio as gr
 from ...catalog import DATASETS, MODELS
 from ...config import MAX_REPEAT, WEIGHTS, WHOLE_FIELDS, Limits, RunConfig, cli_fields, number_range
 from ...registry import BACKENDS, PRECISIONS
+from ...teach.device_sizes import device_fields
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
 from .. import system
 from ..i18n import DEFAULT_LANG, LOCALES, t
@@ -120,6 +121,13 @@ def default_precisions() -> list[str]:
     return list(LESSONS[DEFAULT_LESSON].precisions)
 
 
+def opening_fields() -> dict[str, Any]:
+    """The fields the opening comparison (the first lesson) changes on this machine's device:
+    on a CUDA GPU its size there (teach/device_sizes.py: small models are launch-bound on a
+    GPU), on a CPU none (RunConfig's defaults)."""
+    return device_fields(DEFAULT_LESSON, "cuda" if system.cuda_present() else "cpu")
+
+
 # --- the table ---------------------------------------------------------------------------------
 
 
@@ -151,7 +159,7 @@ class Control:
     def default_value(self) -> Any:
         """The value the page opens with (RunConfig()'s for a RunConfig field)."""
         if self.default is _FROM_CONFIG:
-            return getattr(RunConfig(), self.name)
+            return opening_fields().get(self.name, getattr(RunConfig(), self.name))
         return self.default() if callable(self.default) else self.default
 
     def bounds(self, limits: Limits) -> tuple[float | None, float | None]:

@@ -18,6 +18,7 @@ import gradio as gr
 from ...config import RunConfig
 from ...files.recorded import RecordingError, read_runs, reference_files
 from ...log import logger
+from ...teach.device_sizes import size_line
 from ...teach.lesson_recordings import is_lesson_file, recording_for
 from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here
 from .. import system
@@ -44,6 +45,12 @@ def on_cpu() -> bool:
     return system.trains_on_cpu("auto")
 
 
+def device_kind() -> str:
+    """The kind of device the lessons train on here: 'cuda' where the auto device is a CUDA GPU
+    (the lessons then train their GPU size, teach/device_sizes.py), else 'cpu'."""
+    return "cuda" if system.cuda_present() else "cpu"
+
+
 def info(lang: str, name: str | None) -> str:
     """The lesson's slide and what to look for (and, on a CPU, what it cannot show here); none
     picked yet: the first lesson's, which the page's opening comparison is."""
@@ -54,6 +61,9 @@ def info(lang: str, name: str | None) -> str:
     lines = [f"**{shown(say('title'))}** · *{shown(say('slide'))}*", shown(say("look"))]
     if cpu_note_here(lesson, on_cpu()):
         lines.append(shown(say("cpu")))
+    sized = None if lesson.sweep else size_line(lesson.name, device_kind())
+    if sized is not None:  # which size this device trains, and why
+        lines.append(message(sized[0], sized[1], lang))
     rec = recording_for(lesson.name)
     if rec is not None:  # every part of it came from the file: shown as text
         args = {"machine": rec.machine_name, "date": rec.date or "?", "tag": rec.tag}
@@ -89,7 +99,7 @@ def open_recording(session: Session, name: str | None) -> list[str]:
 def values(lesson: Lesson) -> dict[str, Any]:
     """Every run control's value for the lesson: the page's defaults where it is silent."""
     base = {n: v for n, v in defaults().items() if BY_NAME[n].run}
-    return {n: lesson.values().get(n, v) for n, v in base.items()}
+    return {n: lesson.values(device_kind()).get(n, v) for n, v in base.items()}
 
 
 def lesson_for(configs: list[RunConfig]) -> Lesson | None:
