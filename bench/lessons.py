@@ -1,16 +1,17 @@
-"""Each lesson of the Train tab, run as the page runs it: wall time, loss-fall ratios, the gap.
+"""Each lesson of the Train tab, run as the page runs it, on several seeds: its point as figures.
 
-    python bench/lessons.py                  # every lesson but the sweep
-    python bench/lessons.py underflow        # one (or several) by name
+    python bench/lessons.py                        # every lesson but the sweep, seeds 0-4
+    python bench/lessons.py underflow --seeds 0,7  # one (or several) lessons, the seeds you name
 
-Prints, per lesson: wall time on this machine (click to last event, as the page's runner runs
-it, no calibration), each run's loss-fall ratio (mean loss over its last 5 steps / its first
-5; the default comparison's bar is 0.85), skipped steps and the loss-scale range, and for the
-underflow lesson the gap between unscaled and scaled fp16's last-5 losses, and the process's
-peak resident memory while the lesson's runs were alive together (sampled every 50 ms from
-/proc: the app's own footprint included, as a Space's memory cap counts it). Also the load
-average before and after: a busy machine's wall times are not a quiet machine's. Figures, not
-asserts (tests/test_lessons.py checks what the lessons are; speed belongs here).
+Prints, per lesson and seed: wall time on this machine (click to last event, as the page's
+runner runs it, no calibration), each run's loss over its first 5 and last 10 steps, skipped
+steps and the loss-scale range, then the lesson's check (mpdemo/teach/lesson_checks.py): each
+figure its point rests on, the bar, and whether it cleared it; the process's peak resident
+memory while the lesson's runs were alive together (sampled every 50 ms from /proc: the app's
+own footprint included, as a Space's memory cap counts it), and the load average before and
+after: a busy machine's wall times are not a quiet machine's. Figures, not asserts
+(tests/test_lessons.py asserts the checks on a seed nobody tuned to; speed belongs here).
+Exit status 1 where a check failed.
 """
 
 from __future__ import annotations
@@ -25,21 +26,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mpdemo.runs.runner import run_grid  # noqa: E402
+from mpdemo.teach.lesson_checks import collect  # noqa: E402
 from mpdemo.teach.lessons import LESSONS  # noqa: E402
 
 
-def measure(name: str) -> dict:
-    """Run one lesson's grid in this thread; return its figures."""
+def measure(name: str, seed: int = 0) -> dict:
+    """Run one lesson's grid with `seed` in this thread; return its figures and its check."""
     lesson = LESSONS[name]
-    configs = lesson.configs()
-    steps: dict[str, list] = {c.label: [] for c in configs}
+    configs = [c.replace(seed=seed) for c in lesson.configs()]
+    events: list = []
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-
-    def on_event(ev) -> None:
-        if ev.kind == "step":
-            steps.setdefault(ev.label, []).append(ev)
-
     done = threading.Event()
     peak = [rss_bytes()]
 
@@ -50,23 +47,28 @@ def measure(name: str) -> dict:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        run_grid(configs, on_event, threading.Event())
+        run_grid(configs, events.append, threading.Event())
     finally:
         done.set()
         sampler.join()
     wall = time.perf_counter() - t0
-    runs = {}
-    for label, evs in steps.items():
-        losses = [e.loss for e in evs]
-        scales = sorted({e.loss_scale for e in evs if e.loss_scale})
-        runs[label] = {
-            "first5": statistics.fmean(losses[:5]),
-            "last5": statistics.fmean(losses[-5:]),
-            "skipped": sum(bool(e.skipped) for e in evs),
-            "scales": scales,
-            "step_ms": 1000 * statistics.median(e.step_time_s for e in evs),
+    traces = collect(configs, events)
+    step_s = {c.label: [e.step_time_s for e in events if e.kind == "step" and e.label == c.label]
+              for c in configs}  # fmt: skip
+    runs = {
+        label: {
+            "first5": t.first(5),
+            "last10": t.last(10),
+            "skipped": t.skipped,
+            "scales": sorted({s for s in t.scales if s}),
+            "step_ms": 1000 * statistics.median(step_s[label]) if step_s[label] else 0.0,
         }
-    return {"wall": wall, "runs": runs, "load": (load0, os.getloadavg()[0]), "peak_rss": peak[0]}
+        for label, t in traces.items()
+        if t.losses
+    }
+    readings = lesson.check(traces) if lesson.check else []
+    return {"wall": wall, "runs": runs, "readings": readings,
+            "load": (load0, os.getloadavg()[0]), "peak_rss": peak[0]}  # fmt: skip
 
 
 def rss_bytes() -> int:
@@ -79,28 +81,36 @@ def rss_bytes() -> int:
 
 
 def main() -> int:
-    """Run the lessons named (all but the sweep by default) and print their figures."""
-    names = sys.argv[1:] or [n for n, x in LESSONS.items() if not x.sweep]
-    print(f"{os.cpu_count()} CPUs; torch threads as the app sets them")
+    """Run the lessons named (all but the sweep by default) on each seed; print their figures."""
+    args = sys.argv[1:]
+    seeds = [0, 1, 2, 3, 4]
+    if "--seeds" in args:
+        i = args.index("--seeds")
+        seeds = [int(x) for x in args[i + 1].split(",")]
+        del args[i : i + 2]
+    names = args or [n for n, x in LESSONS.items() if not x.sweep]
+    print(f"{os.cpu_count()} CPUs; torch threads as the app sets them; seeds {seeds}")
+    failed = 0
     for name in names:
-        r = measure(name)
-        load = f"load average {r['load'][0]:.1f} before, {r['load'][1]:.1f} after"
-        rss = f"peak RSS {r['peak_rss'] / 2**20:.0f} MiB"
-        print(f"\n{name}: {r['wall']:.1f} s wall, {len(r['runs'])} runs, {rss} ({load})")
-        for label, x in r["runs"].items():
-            scales = ", ".join(f"2^{s.bit_length() - 1}" for s in map(int, x["scales"]))
+        for seed in seeds:
+            r = measure(name, seed)
+            load = f"load average {r['load'][0]:.1f} before, {r['load'][1]:.1f} after"
+            rss = f"peak RSS {r['peak_rss'] / 2**20:.0f} MiB"
             print(
-                f"  {label:24s} loss {x['first5']:.3f} -> {x['last5']:.3f} "
-                f"(ratio {x['last5'] / x['first5']:.2f}), median step {x['step_ms']:.0f} ms, "
-                f"skipped {x['skipped']}" + (f", scale {scales}" if scales else "")
+                f"\n{name} seed {seed}: {r['wall']:.1f} s wall, {len(r['runs'])} runs, {rss} ({load})"
             )
-        scaled = r["runs"].get("torch · fp16")
-        unscaled = r["runs"].get("torch · fp16 · S=1")
-        if scaled and unscaled:
-            print(
-                f"  unscaled - scaled fp16, last 5 steps: {unscaled['last5'] - scaled['last5']:+.3f}"
-            )
-    return 0
+            for label, x in r["runs"].items():
+                scales = ", ".join(f"2^{s.bit_length() - 1}" for s in map(int, x["scales"]))
+                print(
+                    f"  {label:32s} loss {x['first5']:.3f} -> {x['last10']:.3f} "
+                    f"(first 5 -> last 10), median step {x['step_ms']:.0f} ms, "
+                    f"skipped {x['skipped']}" + (f", scale {scales}" if scales else "")
+                )
+            for reading in r["readings"]:
+                print(f"  check {reading}")
+                failed += not reading.ok
+    print(f"\n{failed} check(s) failed" if failed else "\nevery check held")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

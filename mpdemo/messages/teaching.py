@@ -51,7 +51,10 @@ TEACHING: dict[str, str] = {
     "lesson_underflow_title": "Underflow",
     "lesson_underflow_slide": "Underflow: number vanishes to 0 because it falls below precision",
     "lesson_underflow_look": (
-        "fp16 without loss scaling (S=1) lags: its loss stays higher while fp16 with scaling and fp32 learn"
+        "the watched gradients' pictures: without loss scaling (S=1) most of fp16's gradients fall "
+        "below its smallest normal number (the yellow band) and keep fewer digits, or vanish to 0; "
+        "with the scale they sit in the normal range. The loss lines may still agree: AdamW divides "
+        "each update by the gradient's own size"
     ),
     "lesson_loss_scaling_title": "Loss scaling at work",
     "lesson_loss_scaling_slide": "Scale loss to prevent underflow (torch.amp.GradScaler)",

@@ -26,7 +26,6 @@ import gradio as gr
 from ...catalog import DATASETS, MODELS
 from ...config import MAX_REPEAT, WEIGHTS, WHOLE_FIELDS, Limits, RunConfig, cli_fields, number_range
 from ...registry import BACKENDS, PRECISIONS
-from ...teach.device_sizes import device_fields
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
 from .. import system
 from ..i18n import DEFAULT_LANG, LOCALES, t
@@ -122,10 +121,10 @@ def default_precisions() -> list[str]:
 
 
 def opening_fields() -> dict[str, Any]:
-    """The fields the opening comparison (the first lesson) changes on this machine's device:
-    on a CUDA GPU its size there (teach/device_sizes.py: small models are launch-bound on a
-    GPU), on a CPU none (RunConfig's defaults)."""
-    return device_fields(DEFAULT_LESSON, "cuda" if system.cuda_present() else "cpu")
+    """The fields the opening comparison (the first lesson) sets on this machine's device: its
+    own settings (a language model, whose loss falls from the first step), and on a CUDA GPU its
+    size there (teach/device_sizes.py: small models are launch-bound on a GPU)."""
+    return LESSONS[DEFAULT_LESSON].settings("cuda" if system.cuda_present() else "cpu")
 
 
 # --- the table ---------------------------------------------------------------------------------

@@ -97,8 +97,10 @@ def open_recording(session: Session, name: str | None) -> list[str]:
 
 
 def values(lesson: Lesson) -> dict[str, Any]:
-    """Every run control's value for the lesson: the page's defaults where it is silent."""
-    base = {n: v for n, v in defaults().items() if BY_NAME[n].run}
+    """Every run control's value for the lesson: RunConfig's defaults where it is silent (not the
+    page's opening values: those are the first lesson's own settings), the page's for the rest."""
+    plain = RunConfig()
+    base = {n: getattr(plain, n, v) for n, v in defaults().items() if BY_NAME[n].run}
     return {n: lesson.values(device_kind()).get(n, v) for n, v in base.items()}
 
 

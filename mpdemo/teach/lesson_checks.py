@@ -1,0 +1,172 @@
+"""Each lesson's point as figures: what its runs must show on any seed, read from the runs themselves.
+
+A lesson record (mpdemo/teach/lessons.py) names its check; a check reads the lesson's runs (their
+step losses, loss scales, skipped steps, watched gradients) and returns Readings: the figure, the
+bar it must clear and whether it did. tests/test_lessons.py asserts them on seeds nobody tuned to;
+bench/lessons.py prints them per lesson and seed. The bars are the lessons issue's (#48): a loss
+that falls is one whose mean over the last 10 steps is at most 0.8 of its first 5's; a lag is
+0.05 in loss. Torch-free.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import RunConfig
+
+FALLS = 0.8  # last-10 mean over first-5 mean, at most
+AGREE = 0.02  # curves agree: mean |gap| per step, as a share of the reference's mean loss
+LAG = 0.05  # a lagging run's last-10 mean, at least this much above the other's
+UNDERFLOW_SHARE = 0.5  # unscaled fp16: at least this share of gradients below fp16's normal range
+SCALED_SHARE = 0.05  # scaled fp16: at most this share there
+MIN_SKIPS = 3  # the loss-scaling lesson's skipped steps, at least
+
+
+@dataclass
+class Trace:
+    """One run of a lesson as its step events drew it."""
+
+    config: RunConfig
+    losses: list[float] = field(default_factory=list)
+    scales: list[float | None] = field(default_factory=list)
+    skipped: int = 0
+    # Per watched step: the share of non-zero gradients the run's format holds below its smallest
+    # normal number (stored with fewer digits, or flushed to 0), summed over layers by count.
+    below_normal: list[float] = field(default_factory=list)
+
+    def first(self, n: int = 5) -> float:
+        """Mean loss of the first n steps."""
+        return statistics.fmean(self.losses[:n])
+
+    def last(self, n: int = 10) -> float:
+        """Mean loss of the last n steps."""
+        return statistics.fmean(self.losses[-n:])
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One figure a lesson's point rests on, the bar it must clear, and whether it did."""
+
+    what: str
+    figure: float
+    bar: str
+    ok: bool
+
+    def __str__(self) -> str:
+        return f"{'ok ' if self.ok else 'NO '} {self.what}: {self.figure:.3f} (bar {self.bar})"
+
+
+def below_normal_share(layers: Iterable[Mapping[str, Any]]) -> float:
+    """A watched step's share of non-zero gradients under the format's normal range, all layers."""
+    nonzero = sum(int(layer["nonzero"]) for layer in layers)
+    if not nonzero:
+        return 0.0
+    under = sum((layer["flushed"] + layer["subnormal"]) * int(layer["nonzero"]) for layer in layers)
+    return under / nonzero
+
+
+def collect(configs: list[RunConfig], events: Iterable[Any]) -> dict[str, Trace]:
+    """The lesson's runs by label, from the events its grid emitted."""
+    traces = {c.label: Trace(c) for c in configs}
+    for ev in events:
+        trace = traces.get(getattr(ev, "label", ""))
+        if trace is None:
+            continue
+        if ev.kind == "step":
+            trace.losses.append(ev.loss)
+            trace.scales.append(ev.loss_scale)
+            trace.skipped += bool(ev.skipped)
+        elif ev.kind == "grads":
+            trace.below_normal.append(below_normal_share(ev.layers))
+    return traces
+
+
+def _falls(t: Trace) -> Reading:
+    ratio = t.last() / t.first()
+    return Reading(
+        f"{t.config.label}: loss last 10 / first 5", ratio, f"<= {FALLS}", ratio <= FALLS
+    )
+
+
+def _agree(ref: Trace, others: Iterable[Trace]) -> list[Reading]:
+    out = []
+    for t in others:
+        n = min(len(ref.losses), len(t.losses))
+        gap = statistics.fmean(
+            abs(a - b) for a, b in zip(ref.losses[:n], t.losses[:n], strict=True)
+        )
+        share = gap / statistics.fmean(ref.losses[:n])
+        what = f"{t.config.label} vs {ref.config.label}: mean |loss gap| / loss"
+        out.append(Reading(what, share, f"<= {AGREE}", share <= AGREE))
+    return out
+
+
+def _one(traces: Mapping[str, Trace], pick: Callable[[RunConfig], bool]) -> Trace:
+    (t,) = [t for t in traces.values() if pick(t.config)]
+    return t
+
+
+def still_trains(traces: Mapping[str, Trace]) -> list[Reading]:
+    """Both runs' loss falls from the first steps, and fp16 with its scaler draws fp32's curve."""
+    ref = _one(traces, lambda c: c.precision == "fp32")
+    others = [t for t in traces.values() if t is not ref]
+    return [_falls(t) for t in traces.values()] + _agree(ref, others)
+
+
+def underflow(traces: Mapping[str, Trace]) -> list[Reading]:
+    """Without loss scaling most of fp16's gradients sit below its normal range; with it, few."""
+    bare = _one(traces, lambda c: c.precision == "fp16" and not c.scales_loss)
+    scaled = _one(traces, lambda c: c.precision == "fp16" and c.scales_loss)
+    low, high = min(bare.below_normal, default=0.0), max(scaled.below_normal, default=1.0)
+    return [
+        Reading(f"{bare.config.label}: least share of gradients below fp16's normal range",
+                low, f">= {UNDERFLOW_SHARE}", low >= UNDERFLOW_SHARE),
+        Reading(f"{scaled.config.label}: most share of gradients below fp16's normal range",
+                high, f"<= {SCALED_SHARE}", high <= SCALED_SHARE),
+    ]  # fmt: skip
+
+
+def loss_scaling(traces: Mapping[str, Trace]) -> list[Reading]:
+    """Steps that overflow are skipped, and the scale visibly rises and falls."""
+    (t,) = traces.values()
+    scales = [s for s in t.scales if s]
+    rises = sum(b > a for a, b in itertools.pairwise(scales))
+    falls = sum(b < a for a, b in itertools.pairwise(scales))
+    return [
+        Reading(f"{t.config.label}: skipped steps", t.skipped, f">= {MIN_SKIPS}", t.skipped >= MIN_SKIPS),
+        Reading(f"{t.config.label}: times the scale rose", rises, ">= 1", rises >= 1),
+        Reading(f"{t.config.label}: times the scale fell", falls, ">= 1", falls >= 1),
+    ]  # fmt: skip
+
+
+def master_weights(traces: Mapping[str, Trace]) -> list[Reading]:
+    """Pure bf16 weights lag the fp32 master copy; stochastic rounding closes half the gap or more."""
+    master = _one(traces, lambda c: c.weights == "fp32")
+    pure = _one(traces, lambda c: c.weights == "bf16")
+    sr = _one(traces, lambda c: c.weights == "bf16-sr")
+    gap = pure.last() - master.last()
+    left = sr.last() - master.last()
+    closed = 1 - left / gap if gap > 0 else 0.0
+    return [
+        Reading(f"{pure.config.label}: last-10 loss above the fp32 master's", gap, f">= {LAG}", gap >= LAG),
+        Reading(f"{sr.config.label}: share of that gap closed", closed, ">= 0.5", closed >= 0.5),
+    ]  # fmt: skip
+
+
+def backends(traces: Mapping[str, Trace]) -> list[Reading]:
+    """One flag through three backends: three curves that agree."""
+    ref = _one(traces, lambda c: c.backend == "torch")
+    return _agree(ref, [t for t in traces.values() if t is not ref])
+
+
+CHECKS: dict[str, Callable[[Mapping[str, Trace]], list[Reading]]] = {
+    "still-trains": still_trains,
+    "underflow": underflow,
+    "loss-scaling": loss_scaling,
+    "master-weights": master_weights,
+    "backends": backends,
+}
