@@ -12,6 +12,7 @@ Where the middleware is not in the app (a test calling the functions directly), 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any
@@ -19,6 +20,15 @@ from typing import Any
 HEARTBEAT_PATH = "/gradio_api/heartbeat/"
 # A page's heartbeat may reconnect (a network blip), and opens a moment after its first event.
 GRACE_S = 30.0
+
+
+def grace_s() -> float:
+    """How long a page may be without a heartbeat stream (MPDEMO_PAGE_GRACE_S, default 30)."""
+    try:
+        return max(0.0, float(os.environ.get("MPDEMO_PAGE_GRACE_S", "") or GRACE_S))
+    except ValueError:
+        return GRACE_S
+
 
 _LOCK = threading.Lock()
 _OPEN: dict[str, int] = {}  # session hash -> its open heartbeat streams
@@ -37,8 +47,8 @@ def gone(page: str | None, since: float, now: float | None = None) -> bool:
             return False
         closed = _CLOSED_AT.get(page)
     if closed is not None:
-        return now - closed > GRACE_S
-    return now - since > GRACE_S
+        return now - closed > grace_s()
+    return now - since > grace_s()
 
 
 def open_pages() -> int:

@@ -236,8 +236,9 @@ def publish(session: Session | None, lang: str, client: str = "", page: str = ""
     try:
         token = _owner_token(session, create=True) or ""
         the_hub().publish(token, comparison, client, page)
-    except BoardError as err:
-        raise gr.Error(esc(error_text(err, lang), quote=False), title="mpdemo") from None
+    except BoardError as err:  # a refusal, not a failure: no traceback in the server's log
+        text = esc(error_text(err, lang), quote=False)
+        raise gr.Error(text, title="mpdemo", print_exception=False) from None
     return board_note(session, lang)
 
 
