@@ -104,7 +104,7 @@ class Visitor:
         self.http = httpx.Client(
             base_url=f"{server.url}/gradio_api", headers=headers, transport=transport, timeout=60
         )
-        self.beats: list[Any] = []
+        self.beats: dict[str, threading.Event] = {}
 
     def page(self, heartbeat: bool = True) -> str:
         """A new page (session hash), its heartbeat stream open while `heartbeat`."""
@@ -122,10 +122,13 @@ class Visitor:
                         if stop.is_set():
                             return
 
-            th = threading.Thread(target=beat, daemon=True)
-            th.start()
-            self.beats.append((stop, th))
+            threading.Thread(target=beat, daemon=True).start()
+            self.beats[page] = stop
         return page
+
+    def leave(self, page: str) -> None:
+        """The page closes: its heartbeat stream ends."""
+        self.beats.pop(page).set()
 
     def run(self, api: str, data: list[Any], page: str) -> tuple[int, Any]:
         """A direct call (Stop, Publish: no queue): (HTTP status, its output or error)."""
@@ -152,8 +155,8 @@ class Visitor:
         return "none", None
 
     def close(self) -> None:
-        for stop, _ in self.beats:
-            stop.set()
+        for page in list(self.beats):
+            self.leave(page)
         self.http.close()
 
 
@@ -336,6 +339,22 @@ def test_a_strangers_silent_followers_leave_the_class_its_follow(visitors):
     for p in [*pages, mine]:
         stop(stranger if p in pages else student, p)
     assert event == "generating" and "Following board" in text_of(out), (event, out)
+
+
+def test_a_followers_slot_comes_back_when_its_page_is_gone(visitors):
+    stranger = visitors["stranger"]
+    _, note = publish(stranger, stranger.page())
+    own = code_in(note)
+    pages = [stranger.page() for _ in range(2)]
+    assert all("Following board" in text_of(follow(stranger, own, p)[1]) for p in pages)
+    third = stranger.page()
+    assert "already follow boards" in text_of(follow(stranger, own, third)[1])
+    stranger.leave(pages[0])  # that tab closed, no Stop pressed
+    time.sleep(GRACE_S + 1.0)
+    event, out = follow(stranger, own, third)
+    for p in [pages[1], third]:
+        stop(stranger, p)
+    assert "Following board" in text_of(out), (event, out)
 
 
 @pytest.mark.slow
