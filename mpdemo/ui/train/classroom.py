@@ -30,12 +30,19 @@ from typing import TYPE_CHECKING, Any
 import gradio as gr
 
 from ...classroom import broadcast
-from ...classroom.broadcast import Board, BoardError, Comparison, Hub, Viewer
+from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
 from ...classroom.shares import ShareFull, per_address
-from ...config import RunConfig, on_hf_space
+from ...config import RunConfig
 from .. import pages, system, zerogpu
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
+from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for uploads and tests
+    client_here,
+    client_of,
+    page_here,
+    proxy_hops,
+    the_hub,
+)
 from . import controls
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .frames import by_component, keyed
@@ -240,62 +247,6 @@ def publish(session: Session | None, lang: str, client: str = "", page: str = ""
         text = esc(error_text(err, lang), quote=False)
         raise gr.Error(text, title="mpdemo", print_exception=False) from None
     return board_note(session, lang)
-
-
-def proxy_hops() -> int:
-    """Proxies in front of this server that append to X-Forwarded-For (MPDEMO_PROXY_HOPS;
-    1 on a Space, whose proxy appends the address it saw; 0 elsewhere: the peer address)."""
-    raw = os.environ.get("MPDEMO_PROXY_HOPS", "").strip()
-    try:
-        return max(0, int(raw)) if raw else int(on_hf_space())
-    except ValueError:
-        return int(on_hf_space())
-
-
-def the_hub() -> Hub:
-    """The process's hub, its boards ending with their pages (mpdemo/ui/pages.py)."""
-    hub = broadcast.hub()
-    if hub.page_gone is None:
-        hub.page_gone = pages.gone
-    return hub
-
-
-def request_here() -> Any:
-    """The request of the event being handled (gradio sets it for every event, queued or
-    not); None only outside an event (a direct call). Raises RuntimeError inside a served event
-    that has none: every per-address limit would count all visitors as one client."""
-    from gradio.context import LocalContext
-
-    request = LocalContext.request.get(None)
-    if request is None and LocalContext.in_event_listener.get(False):
-        raise RuntimeError("a served event without its request: per-address limits need it")
-    return request
-
-
-def client_here() -> str:
-    """Who asks for the event being handled (client_of its request); '' outside an event."""
-    request = request_here()
-    return client_of(request) if request is not None else ""
-
-
-def page_here() -> str:
-    """The page (gradio's session hash) of the event being handled; '' outside an event."""
-    return str(getattr(request_here(), "session_hash", None) or "")
-
-
-def client_of(request: Any) -> str:
-    """Who asks, for the per-client limits: what the hosting proxy saw, never what the client
-    wrote. A client may send any X-Forwarded-For; each trusted proxy appends the address it
-    saw, so with N proxies the Nth entry from the right is the client's; with none, the peer."""
-    try:
-        hops = proxy_hops()
-        forwarded = [h.strip() for h in (request.headers.get("x-forwarded-for") or "").split(",")]
-        forwarded = [h for h in forwarded if h]
-        if hops and len(forwarded) >= hops:
-            return forwarded[-hops][:64]
-        return str(request.client.host)[:64]
-    except AttributeError:
-        return ""
 
 
 TrainFn = Callable[..., Iterator[dict[str, Any]]]
