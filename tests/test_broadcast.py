@@ -191,7 +191,10 @@ def test_the_line_is_fifo_with_places_estimates_and_a_cap() -> None:
     third = hub.watch([CFG.replace(steps=4)], calibrate=False)
     (p2, wait2), (p3, wait3) = second.place(), third.place()
     assert (p2, p3) == (2, 3)
-    assert wait2 is not None and wait3 is not None and wait3 > wait2 >= 0
+    assert wait2 is not None and wait2 >= 0  # the running one's pace says how long it takes
+    # Nothing here measured `second`: the typical comparison's length is no lower bound of
+    # its own, so the wait behind it is unknown rather than shown short (issue 52).
+    assert wait3 is None
     with pytest.raises(QueueFull) as err:
         hub.watch([CFG.replace(steps=5)], calibrate=False)
     assert err.value.key == "queue_full" and err.value.args_dict["limit"] == 2

@@ -110,7 +110,8 @@ def test_a_sweep_over_one_comparisons_cap_is_refused_with_a_budget_that_fits(
     assert 1 <= budget < 40 and smaller.estimate_s <= cap
 
 
-def test_an_addresss_sweeps_count_in_its_half_of_the_line(line) -> None:
+def test_an_addresss_sweeps_count_in_its_share_of_the_line(line) -> None:
+    line.max_queue = 10  # a fifth of it: 2 an address
     training = line.watch([CFG.replace(seed=7)], make_runner=SlowRunner, client="10.0.0.9")
     assert until(lambda: training.comparison.state == "running")
     mine = [

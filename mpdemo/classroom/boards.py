@@ -24,6 +24,10 @@ BOARDS_PER_CLIENT = 3
 FAIL_WINDOW_S = 60.0
 FAILS_PER_CLIENT = 20
 FAILS_IN_ALL = 60
+# A board lives while its page does: the UI says whether a page (gradio's session) is still
+# there (its heartbeat stream open); a board published by a call with no page behind it ends
+# within this grace, as a closed page's does.
+PAGE_GRACE_S = 30.0
 
 
 class BoardError(MpdemoError):
@@ -40,6 +44,7 @@ class Board:
     version: int = 0  # +1 each time it shows another comparison
     created_at: float = 0.0
     client: str = ""  # who published it (the proxy's address for them), for the per-client cap
+    page: str = ""  # the publishing page's session (gradio's hash), whose end ends the board
 
 
 @dataclass(slots=True)
@@ -56,15 +61,21 @@ class Boards:
     boards: dict[str, Board]
     board_of: dict[str, str]
     _fails: _Fails
+    # page_gone(page, since): whether that page is gone (None: nothing tells, boards stay
+    # until unpublished; the UI sets it where it tracks pages, mpdemo/ui/pages.py).
+    page_gone: Callable[[str, float], bool] | None
 
-    def publish(self, owner: str, comparison: Comparison | None, client: str = "") -> str:
+    def publish(
+        self, owner: str, comparison: Comparison | None, client: str = "", page: str = ""
+    ) -> str:
         """The owner's board code (made on first publish); it shows `comparison` from now on.
 
-        A board lives while its owner's page is open (the UI unpublishes it when the page's
-        session goes): a full server refuses a new one (BoardError) rather than evict a
-        teacher's, and one client holds at most BOARDS_PER_CLIENT.
+        A board lives while its owner's page is open (`page_gone`; the UI also unpublishes it
+        when the page's session goes): a full server refuses a new one (BoardError) rather than
+        evict a teacher's, and one client holds at most BOARDS_PER_CLIENT.
         """
         with self.lock:
+            self.end_gone_boards()
             code = self.board_of.get(owner)
             if code is None or code not in self.boards:
                 if len(self.boards) >= MAX_BOARDS:
@@ -73,7 +84,9 @@ class Boards:
                 if client and held >= BOARDS_PER_CLIENT:
                     raise BoardError("board_full_client", limit=BOARDS_PER_CLIENT)
                 code = self._new_code()
-                self.boards[code] = Board(code, owner, created_at=self.clock(), client=client)
+                self.boards[code] = Board(
+                    code, owner, created_at=self.clock(), client=client, page=page
+                )
                 self.board_of[owner] = code
             board = self.boards[code]
             if comparison is not None and board.comparison is not comparison:
@@ -87,6 +100,34 @@ class Boards:
             code = self.board_of.get(owner)
             if code is not None and code in self.boards:
                 self.publish(owner, comparison)
+
+    def end_gone_boards(self) -> None:
+        """Unpublish the boards whose page is gone (see `page_gone`)."""
+        gone = self.page_gone
+        if gone is None:
+            return
+        with self.lock:
+            for board in list(self.boards.values()):
+                if board.page and gone(board.page, board.created_at):
+                    self.unpublish(board.owner)
+
+    def live(self, board: Board) -> bool:
+        """Whether this board is still published (its page there)."""
+        with self.lock:
+            if self.boards.get(board.code) is not board:
+                return False
+            gone = self.page_gone
+            if board.page and gone is not None and gone(board.page, board.created_at):
+                self.unpublish(board.owner)
+                return False
+            return True
+
+    def code_of(self, owner: str) -> str | None:
+        """The owner's board code while the board lives; None otherwise."""
+        with self.lock:
+            code = self.board_of.get(owner)
+            board = self.boards.get(code) if code is not None else None
+            return code if board is not None and self.live(board) else None
 
     def unpublish(self, owner: str) -> None:
         """The owner's board goes (their tab closed)."""
@@ -106,6 +147,7 @@ class Boards:
         now = self.clock()
         with self.lock:
             self._forget_fails(now)
+            self.end_gone_boards()
             mine = self._fails.by_client.get(client) or ()
             if len(mine) >= FAILS_PER_CLIENT:
                 raise BoardError("board_too_many", wait=int(FAIL_WINDOW_S))

@@ -29,9 +29,14 @@ from .comparison import (
     default_runner,
 )
 from .keys import comparison_key
+from .shares import Shares
 from .viewer import Viewer
 
 TYPICAL_RUNS = 20  # finished comparisons whose wall time gives the typical duration
+# One address's new comparisons waiting in line at once: a fifth of the line (4 of a hosted
+# server's 20, each up to its 15 min cap). Half let one address put 150 min before the next
+# visitor; a class behind one address shares its comparisons (the same settings join one).
+LINE_SHARE_DIVISOR = 5
 
 _log = logging.getLogger("mpdemo.classroom")
 
@@ -72,6 +77,8 @@ class Hub(Boards):
         self.boards: dict[str, Board] = {}
         self.board_of: dict[str, str] = {}  # owner token -> code
         self._fails = _Fails()
+        self.page_gone: Callable[[str, float], bool] | None = None  # boards.Boards.page_gone
+        self.shares = Shares()  # each address's pages watching or following (shares.py)
         self._count_lock = threading.Lock()  # a leaf lock: taken under any other
         # Comparisons (by key) found over the cap as they ran: asked again, refused at once.
         self.too_long: collections.OrderedDict[str, MpdemoError] = collections.OrderedDict()
@@ -101,9 +108,9 @@ class Hub(Boards):
 
         own: always a new comparison, private (nobody else is ever shown it but by a board).
         client: who asks (the address the proxy saw): one client's new comparisons take at most
-        half the line, so a stranger cannot fill it (a class behind one address keeps half).
-        Raises QueueFull when the line (or this client's share) is at its cap, caps.TooLong when what is known of its
-        length is over the server's cap for one comparison.
+        a fifth of the line (line_share), so a stranger cannot fill it.
+        Raises QueueFull when the line (or this client's share) is at its cap, caps.TooLong
+        when what is known of its length is over the server's cap for one comparison.
         """
         key = comparison_key(configs, repeat, fit_s)
         with self.lock:
@@ -170,11 +177,15 @@ class Hub(Boards):
             self._wake()
             return viewer
 
+    def line_share(self) -> int:
+        """New comparisons one address may have waiting at once."""
+        return max(1, self.max_queue // LINE_SHARE_DIVISOR)
+
     def _admit(self, client: str) -> None:
-        """Raise QueueFull when the line, or this client's half of it, is full (lock held)."""
+        """Raise QueueFull when the line, or this client's share of it, is full (lock held)."""
         if len(self.waiting) >= self.max_queue:
             raise QueueFull("queue_full", limit=self.max_queue)
-        share = max(1, self.max_queue // 2)
+        share = self.line_share()
         if client and sum(1 for w in self.waiting if w.client == client) >= share:
             raise QueueFull("queue_full_client", limit=share)
 
@@ -242,7 +253,11 @@ class Hub(Boards):
 
     # --- the line --------------------------------------------------------------------------
     def place(self, c: Comparison) -> tuple[int, float | None] | None:
-        """(place in line counting the one running as 1st, seconds until c starts) while c waits."""
+        """(place in line counting the one running as 1st, seconds until c starts) while c waits.
+
+        The wait is never below what is known: a comparison ahead whose length nothing here
+        measured (nor a time budget bounds) makes it unknown (None), not a typical one's length.
+        """
         with self.lock:
             if c not in self.waiting:
                 return None
@@ -252,7 +267,7 @@ class Hub(Boards):
             ahead += list(_before(self.waiting, c))
         wait = 0.0
         for a in ahead:
-            left = a.remaining_s()
+            left = _known_left_s(a)
             if left is None:
                 return len(ahead) + 1, None
             wait += left
@@ -281,6 +296,14 @@ class Hub(Boards):
         """Comparisons in the shareable index (live ones included)."""
         with self.lock:
             return len(self.index)
+
+
+def _known_left_s(c: Comparison) -> float | None:
+    """Seconds until c ends as far as anything measured says (None: nothing does)."""
+    if c.state == "queued" and c.duration_s is None:  # not the median of other comparisons
+        known = caps.known_s(c.configs, c.repeat, c.fit_s)
+        return known if known is not None else (c.fit_s * c.repeat if c.fit_s else None)
+    return c.remaining_s()
 
 
 def _before(items: Any, stop_at: Any) -> Iterator[Any]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import bisect
 import threading
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..runs.fold import RunFold
@@ -37,6 +38,17 @@ class Viewer(RunnerInterface):
         self.closed = False  # this view was stopped: no more events
         self.dropped = False  # it stopped reading while the run went on: the hub let it go
         self._done = threading.Event()
+        self._holds: list[Callable[[], None]] = []
+
+    def hold(self, release: Callable[[], None]) -> None:
+        """Give `release` back (a page's share of the server) when this view ends or stops."""
+        self._holds.append(release)
+        weakref.finalize(self, release)  # a view dropped unread gives it back too
+
+    def _let_go(self) -> None:
+        holds, self._holds = self._holds, []
+        for release in holds:
+            release()
 
     # --- Runner's interface -------------------------------------------------------------
     def start(self) -> Viewer:
@@ -46,6 +58,7 @@ class Viewer(RunnerInterface):
     def stop(self) -> None:
         """Stop: a starter watching alone stops the run; anyone else only stops watching."""
         c = self.comparison
+        self._let_go()  # its page stops watching: its handler ends within the last events
         with c.cond:
             alone = self.viewers_besides() == 0
         if self.kind == "own" and alone and not c.ended:
@@ -61,6 +74,7 @@ class Viewer(RunnerInterface):
             c.cond.notify_all()
         c.leave(self)
         self._done.set()
+        self._let_go()
 
     def viewers_besides(self) -> int:
         """How many others watch the same comparison."""
@@ -136,6 +150,7 @@ class Viewer(RunnerInterface):
                     yield entry.event
         finally:
             self._done.set()
+            self._let_go()
             if not self.closed:
                 self.closed = True
                 c.leave(self)

@@ -11,7 +11,13 @@ TEACHING: dict[str, str] = {
         "or try again in a few minutes"
     ),
     "queue_full_client": (
-        "this address already has {limit} comparisons waiting in this server's line, half of it: wait for one of them to start, or watch the comparison already running"
+        "this address already has {limit} comparisons waiting in this server's line, as many as one address may: wait for one of them to start, or watch the comparison already running"
+    ),
+    "viewers_full_client": (
+        "{limit} pages from this address already watch or wait for comparisons on this server, as many as one address may: close one of them, or wait for one to end"
+    ),
+    "followers_full_client": (
+        "{limit} pages from this address already follow boards on this server, as many as one address may: close one of them first"
     ),
     "board_unknown": (
         "no board has this code on this server: a board code is {length} letters, as the "

@@ -21,9 +21,16 @@ from ..config import Limits
 from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
 from ..log import setup as log_setup
-from . import gradio_assets, system, uploads
+from . import gradio_assets, pages, system, uploads
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
-from .serve import exit_now, keep_busy_sessions, poll_gently, queue_options, serve
+from .serve import (
+    check_special_args,
+    exit_now,
+    keep_busy_sessions,
+    poll_gently,
+    queue_options,
+    serve,
+)
 from .tabs import TEACH_TABS
 from .tabs.why import preset_load
 from .train import session as sessions
@@ -103,8 +110,11 @@ def launch_options() -> dict[str, Any]:
         # waits for events: gradio's default of 40 would leave none for Stop (classroom.py).
         "max_threads": max_threads(),
         # Raw uploads bounded per address, the oldest deleted first (mpdemo/ui/uploads.py); an
-        # idle page asks for no frames (gradio 6.31's leaked timer, mpdemo/ui/gradio_assets.py).
-        "app_kwargs": {"middleware": uploads.middleware() + gradio_assets.middleware()},
+        # idle page asks for no frames (gradio 6.31's leaked timer, mpdemo/ui/gradio_assets.py);
+        # which pages are still there, for the boards and their followers (mpdemo/ui/pages.py).
+        "app_kwargs": {
+            "middleware": uploads.middleware() + gradio_assets.middleware() + pages.middleware()
+        },
     }
 
 
@@ -379,6 +389,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         )
         _wire_hooks(loaded.then, ctx.load_hooks, lang)
         _progress_nowhere(demo, gr.State(None))
+    check_special_args(demo)  # a handler that asks for the request and would get None: stop
     return demo
 
 

@@ -107,6 +107,70 @@ def keep_busy_sessions() -> None:
     StateHolder.update = update  # type: ignore[method-assign]
 
 
+def special_params(fn: Any) -> dict[str, str]:
+    """A handler's parameters that ask gradio for the request or the event data, by their
+    annotation as written (a string under `from __future__ import annotations`): name -> kind."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    for p in params:
+        ann = p.annotation if isinstance(p.annotation, str) else repr(p.annotation)
+        if "EventData" in ann:
+            out[p.name] = "event"
+        elif "Request" in ann or p.name == "request":
+            out[p.name] = "request"
+    return out
+
+
+def unserved_special_args(demo: gr.Blocks) -> list[str]:
+    """Every registered handler's parameter that asks for the request or the event data and
+    that gradio would fill with None. gradio finds them by resolving the handler's type hints
+    (gradio.helpers.special_args, run here on each handler as served); a hint it cannot resolve
+    (a name imported only for type checkers) silently gives None: every visitor looked like one
+    client to the per-address limits (issue 52)."""
+    import inspect
+    import warnings
+
+    from gradio.helpers import special_args
+
+    marker = object()
+    missing = []
+    for block_fn in demo.fns.values():
+        fn = block_fn.fn
+        wanted = special_params(fn) if fn is not None else {}
+        if not wanted:
+            continue
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        positional = [p.name for p in inspect.signature(fn).parameters.values() if p.kind in kinds]
+        inputs = [object() for name in positional if name not in wanted]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Unexpected argument": what this check reports
+            filled, _, event_index, _ = special_args(fn, inputs, request=marker)  # type: ignore[arg-type]
+        for name, kind in wanted.items():
+            i = positional.index(name) if name in positional else -1
+            if kind == "event":
+                ok = i >= 0 and event_index == i
+            else:
+                ok = 0 <= i < len(filled) and filled[i] is marker
+            if not ok:
+                missing.append(f"{block_fn.name}({name})")
+    return missing
+
+
+def check_special_args(demo: gr.Blocks) -> None:
+    """Refuse to serve a handler that asks for the request (or event data) and would get None."""
+    missing = unserved_special_args(demo)
+    if missing:
+        raise RuntimeError(
+            "gradio would pass None to these handlers' request / event-data parameters (an "
+            "annotation it cannot resolve): " + ", ".join(sorted(set(missing)))
+        )
+
+
 def stop_everything(wait_s: float = STOP_WAIT_S) -> bool:
     """Stop every comparison (running and waiting) and wait for it; True when one was running."""
     return broadcast.hub().stop_all(wait_s)

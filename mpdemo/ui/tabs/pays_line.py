@@ -15,15 +15,13 @@ from ...classroom.broadcast import Viewer
 from ...teach.lessons import LESSONS
 from ..i18n import t
 from ..train import classroom
-from ..train.classroom import _duration, client_of, ordinal
+from ..train.classroom import _duration, client_here, ordinal
 
 
 def client_now() -> str:
-    """Who asks, for the per-address share: what the proxy saw of the event's request."""
-    from gradio.context import LocalContext  # the request of the event being handled
-
-    request = LocalContext.request.get(None)
-    return client_of(request) if request is not None else ""
+    """Who asks, for the per-address share: what the proxy saw of the event's request (raises
+    inside a served event that has none, classroom.request_here)."""
+    return client_here()
 
 
 def join_line(plan: Any, stop: threading.Event, client: str) -> Viewer:

@@ -31,10 +31,18 @@ import gradio as gr
 
 from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
-from ...config import RunConfig, on_hf_space
-from .. import system, zerogpu
+from ...classroom.shares import ShareFull, per_address
+from ...config import RunConfig
+from .. import pages, system, zerogpu
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
+from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for uploads and tests
+    client_here,
+    client_of,
+    page_here,
+    proxy_hops,
+    the_hub,
+)
 from . import controls
 from .frames import FOLLOWED, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
@@ -103,21 +111,26 @@ def runner_for(
 
     Raises broadcast.QueueFull (keyed) when the line is full.
     """
-    hub = broadcast.hub()
+    hub = the_hub()
     old = session.runner if session is not None else None
     if isinstance(old, Viewer) and old.alive:
         # This page's previous comparison first: pressed twice, Train must not show the
         # visitor their own run as "another visitor's".
         old.stop()
-    if isinstance(mode, Follow):
+    if isinstance(mode, Follow):  # bounded by the followers' share (follow())
         return mode.comparison.view("board", board=mode.board.code)
-    from gradio.context import LocalContext  # the request of the event being handled
-
-    request = LocalContext.request.get(None)
-    client = client_of(request) if request is not None else ""
-    view = hub.watch(
-        configs, repeat, fit_s, own=mode == "own", make_runner=_make_runner, client=client
-    )
+    client = client_here()
+    # Each page watching holds one of gradio's slots of this event (a global limit): one
+    # address holds at most half of them, so 64 tabs of one stranger leave the class its turn.
+    release = hub.shares.take("viewer", client, per_address(concurrency()), "viewers_full_client")
+    try:
+        view = hub.watch(
+            configs, repeat, fit_s, own=mode == "own", make_runner=_make_runner, client=client
+        )
+    except BaseException:
+        release()
+        raise
+    view.hold(release)
     token = _owner_token(session, create=False)
     if token is not None:  # a teacher's board shows what they train or watch next
         hub.show(token, view.comparison)
@@ -210,70 +223,77 @@ def _forget_owner(key: int, token: str) -> None:
 def board_code(session: Session | None) -> str | None:
     """This page's published board code, if any."""
     token = _owner_token(session, create=False)
-    return broadcast.hub().board_of.get(token) if token else None
+    return the_hub().code_of(token) if token else None
 
 
 def board_note(session: Session | None, lang: str) -> str:
     """Under the board's controls: this page's board code once published, else how it works."""
-    token = _owner_token(session, create=False)
-    code = broadcast.hub().board_of.get(token) if token else None
+    code = board_code(session)
     if code is None:
         return t("board_idle", lang)
     return t("board_published", lang, code=shown(code))
 
 
-def publish(session: Session | None, lang: str, client: str = "") -> str:
-    """Publish as board: this page's comparisons, now and next, follow its code."""
+def publish(session: Session | None, lang: str, client: str = "", page: str = "") -> str:
+    """Publish as board: this page's comparisons, now and next, follow its code (the board
+    ends with `page`, gradio's session hash of the page that published it)."""
     lang = norm_lang(lang)
     view = session.runner if session is not None else None
     comparison = view.comparison if isinstance(view, Viewer) else None
     try:
-        broadcast.hub().publish(_owner_token(session, create=True) or "", comparison, client)
-    except BoardError as err:
-        raise gr.Error(esc(error_text(err, lang), quote=False), title="mpdemo") from None
+        token = _owner_token(session, create=True) or ""
+        the_hub().publish(token, comparison, client, page)
+    except BoardError as err:  # a refusal, not a failure: no traceback in the server's log
+        text = esc(error_text(err, lang), quote=False)
+        raise gr.Error(text, title="mpdemo", print_exception=False) from None
     return board_note(session, lang)
-
-
-def proxy_hops() -> int:
-    """Proxies in front of this server that append to X-Forwarded-For (MPDEMO_PROXY_HOPS;
-    1 on a Space, whose proxy appends the address it saw; 0 elsewhere: the peer address)."""
-    raw = os.environ.get("MPDEMO_PROXY_HOPS", "").strip()
-    try:
-        return max(0, int(raw)) if raw else int(on_hf_space())
-    except ValueError:
-        return int(on_hf_space())
-
-
-def client_of(request: Any) -> str:
-    """Who asks, for the per-client limits: what the hosting proxy saw, never what the client
-    wrote. A client may send any X-Forwarded-For; each trusted proxy appends the address it
-    saw, so with N proxies the Nth entry from the right is the client's; with none, the peer."""
-    try:
-        hops = proxy_hops()
-        forwarded = [h.strip() for h in (request.headers.get("x-forwarded-for") or "").split(",")]
-        forwarded = [h for h in forwarded if h]
-        if hops and len(forwarded) >= hops:
-            return forwarded[-hops][:64]
-        return str(request.client.host)[:64]
-    except AttributeError:
-        return ""
 
 
 TrainFn = Callable[..., Iterator[dict[str, Any]]]
 
 
 def follow(
-    train: TrainFn, code: Any, lang: str, session: Session, view_values: dict[str, Any], client: str
+    train: TrainFn,
+    code: Any,
+    lang: str,
+    session: Session,
+    view_values: dict[str, Any],
+    client: str,
+    page: str = "",
 ) -> Iterator[dict[str, Any]]:
-    """Follow board: the teacher's comparisons as they come, each streamed by train()."""
+    """Follow board: the teacher's comparisons as they come, each streamed by train().
+
+    client: who follows (the address the proxy saw), for the wrong-code limit and the
+    followers' share; page: their page (gradio's session hash): the wait ends when it is gone.
+    """
     lang = norm_lang(lang)
-    hub = broadcast.hub()
+    hub = the_hub()
     try:
         board = hub.board(code, client)
-    except BoardError as err:
+        # A follower holds one of gradio's slots of this event while it waits (up to 20 min):
+        # one address holds at most half of them.
+        limit = per_address(concurrency())
+        release = hub.shares.take("follower", client, limit, "followers_full_client")
+    except (BoardError, ShareFull) as err:
         text = error_text(err, lang)
         yield {"status": t("status_not_started", lang, error=shown(text))}
         raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
+    try:
+        yield from _follow(train, board, lang, session, view_values, page)
+    finally:
+        release()
+
+
+def _follow(
+    train: TrainFn,
+    board: Board,
+    lang: str,
+    session: Session,
+    view_values: dict[str, Any],
+    page: str,
+) -> Iterator[dict[str, Any]]:
+    hub = the_hub()
+    began = time.monotonic()
     seen: Comparison | None = None
     last = ""  # the status the last followed comparison ended on
     mine = session.runner  # another runner here: this page trained something itself
@@ -281,7 +301,10 @@ def follow(
     deadline = time.monotonic() + BOARD_WAIT_S
     beat = 0.0
     while time.monotonic() < deadline and session.runner is mine:
-        if hub.boards.get(board.code) is not board:
+        if pages.gone(page, began):  # the follower's page is gone: its slot goes too
+            session.armed = False
+            return
+        if not hub.live(board):
             session.armed = False
             yield {
                 "status": t("class_board_closed", lang, code=shown(board.code)),
@@ -432,8 +455,11 @@ def wire(
         **streaming,
     )
 
-    def on_publish(sess: Session | None, lg: str, request: gr.Request) -> str:
-        return publish(sess, lg, client_of(request))
+    # The request is read from gradio's context (client_here), never from a parameter whose
+    # annotation gradio must resolve: `Session` (imported for type checkers only) made gradio
+    # pass request=None here, and every visitor was one client (issue 52).
+    def on_publish(sess: Any, lg: str) -> str:
+        return publish(sess, lg, client_here(), page_here())
 
     comps["board_publish"].click(
         on_publish,
@@ -445,10 +471,11 @@ def wire(
     )
 
     def on_follow(
-        code: Any, lg: str, sess: Session, smoothing: Any, x_axis: Any, request: gr.Request
+        code: Any, lg: str, sess: Any, smoothing: Any, x_axis: Any
     ) -> Iterator[dict[Any, Any]]:
         view_values = {"smoothing": smoothing, "x_axis": x_axis}
-        for out in follow(train, code, lg, sess, view_values, client_of(request)):
+        client, page = client_here(), page_here()
+        for out in follow(train, code, lg, sess, view_values, client, page):
             yield keyed(comps, out)
 
     # The follower also gets the teacher's lesson header and settings (lessons.followed).

@@ -31,7 +31,6 @@ from ...colours import (  # noqa: F401 - the colour rule, named here for the pag
     with_series,
 )
 
-
 # Lines on top of each other stay visible: each run after a grid's first is dashed, in its own
 # pattern, so the line under it shows through the gaps ("where did fp32 go?"). gradio 6.31's
 # LinePlot cannot dash a series (its Vega spec's strokeDash encoding is empty), but it draws

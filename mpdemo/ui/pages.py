@@ -1,0 +1,104 @@
+"""Which pages are still there: each gradio page (and each gradio_client) keeps a heartbeat
+stream open (GET /gradio_api/heartbeat/<session hash>) for as long as it lives.
+
+`Heartbeats` (an ASGI middleware, in the app through `launch_options()`) counts the open streams
+by session hash; `gone(page, since)` says a page is gone once it has had no stream open for
+GRACE_S, or never opened one within GRACE_S of `since`. A board (mpdemo/classroom/boards.py)
+and a board's follower end with their page: a call with no page behind it (a bare HTTP call,
+whose session hash is its own) holds nothing past the grace.
+
+Where the middleware is not in the app (a test calling the functions directly), nothing is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+HEARTBEAT_PATH = "/gradio_api/heartbeat/"
+# A page's heartbeat may reconnect (a network blip), and opens a moment after its first event.
+GRACE_S = 30.0
+
+
+def grace_s() -> float:
+    """How long a page may be without a heartbeat stream (MPDEMO_PAGE_GRACE_S, default 30)."""
+    try:
+        return max(0.0, float(os.environ.get("MPDEMO_PAGE_GRACE_S", "") or GRACE_S))
+    except ValueError:
+        return GRACE_S
+
+
+_LOCK = threading.Lock()
+_OPEN: dict[str, int] = {}  # session hash -> its open heartbeat streams
+_CLOSED_AT: dict[str, float] = {}  # session hash -> when its last stream closed
+_MAX_CLOSED = 10_000  # closed pages remembered (the oldest forgotten first)
+_tracking = False  # the middleware is in this process's app
+
+
+def gone(page: str | None, since: float, now: float | None = None) -> bool:
+    """Whether the page (gradio's session hash) is gone, asked about since `since` (monotonic)."""
+    if not _tracking or not page:
+        return False
+    now = time.monotonic() if now is None else now
+    with _LOCK:
+        if _OPEN.get(page, 0) > 0:
+            return False
+        closed = _CLOSED_AT.get(page)
+    if closed is not None:
+        return now - closed > grace_s()
+    return now - since > grace_s()
+
+
+def open_pages() -> int:
+    """Session hashes with a heartbeat stream open now."""
+    with _LOCK:
+        return len(_OPEN)
+
+
+def _opened(page: str) -> None:
+    with _LOCK:
+        _OPEN[page] = _OPEN.get(page, 0) + 1
+        _CLOSED_AT.pop(page, None)
+
+
+def _closed(page: str) -> None:
+    with _LOCK:
+        left = _OPEN.get(page, 0) - 1
+        if left > 0:
+            _OPEN[page] = left
+            return
+        _OPEN.pop(page, None)
+        _CLOSED_AT[page] = time.monotonic()
+        while len(_CLOSED_AT) > _MAX_CLOSED:
+            del _CLOSED_AT[next(iter(_CLOSED_AT))]
+
+
+class Heartbeats:
+    """ASGI middleware: note each heartbeat stream's session hash while the stream is open."""
+
+    def __init__(self, app: Any) -> None:
+        global _tracking
+        self.app = app
+        _tracking = True
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope.get("type") == "http" else ""
+        at = path.find(HEARTBEAT_PATH)  # behind a root path too
+        if at < 0:
+            await self.app(scope, receive, send)
+            return
+        page = path[at + len(HEARTBEAT_PATH) :].strip("/")[:128]
+        _opened(page)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _closed(page)
+
+
+def middleware() -> list[Any]:
+    """What `launch(app_kwargs={"middleware": ...})` takes: the heartbeat counter."""
+    from starlette.middleware import Middleware
+
+    return [Middleware(Heartbeats)]

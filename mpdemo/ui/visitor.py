@@ -1,0 +1,74 @@
+"""Who asks: the address the hosting proxy saw of the event's request (for the per-address
+limits: wrong board codes, boards, the shares of the line, the watchers and the followers) and
+the page it came from (gradio's session hash, whose heartbeat says it is still there).
+
+The request is read from gradio's context for the event being handled, never from a handler
+parameter whose annotation gradio must resolve: one it could not (a name imported for type
+checkers only) made gradio pass None, and every visitor was one client (issue 52).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..classroom import broadcast
+from ..classroom.broadcast import Hub
+from ..config import on_hf_space
+from . import pages
+
+
+def proxy_hops() -> int:
+    """Proxies in front of this server that append to X-Forwarded-For (MPDEMO_PROXY_HOPS;
+    1 on a Space, whose proxy appends the address it saw; 0 elsewhere: the peer address)."""
+    raw = os.environ.get("MPDEMO_PROXY_HOPS", "").strip()
+    try:
+        return max(0, int(raw)) if raw else int(on_hf_space())
+    except ValueError:
+        return int(on_hf_space())
+
+
+def the_hub() -> Hub:
+    """The process's hub, its boards ending with their pages (mpdemo/ui/pages.py)."""
+    hub = broadcast.hub()
+    if hub.page_gone is None:
+        hub.page_gone = pages.gone
+    return hub
+
+
+def request_here() -> Any:
+    """The request of the event being handled (gradio sets it for every event, queued or
+    not); None only outside an event (a direct call). Raises RuntimeError inside a served event
+    that has none: every per-address limit would count all visitors as one client."""
+    from gradio.context import LocalContext
+
+    request = LocalContext.request.get(None)
+    if request is None and LocalContext.in_event_listener.get(False):
+        raise RuntimeError("a served event without its request: per-address limits need it")
+    return request
+
+
+def client_here() -> str:
+    """Who asks for the event being handled (client_of its request); '' outside an event."""
+    request = request_here()
+    return client_of(request) if request is not None else ""
+
+
+def page_here() -> str:
+    """The page (gradio's session hash) of the event being handled; '' outside an event."""
+    return str(getattr(request_here(), "session_hash", None) or "")
+
+
+def client_of(request: Any) -> str:
+    """Who asks, for the per-client limits: what the hosting proxy saw, never what the client
+    wrote. A client may send any X-Forwarded-For; each trusted proxy appends the address it
+    saw, so with N proxies the Nth entry from the right is the client's; with none, the peer."""
+    try:
+        hops = proxy_hops()
+        forwarded = [h.strip() for h in (request.headers.get("x-forwarded-for") or "").split(",")]
+        forwarded = [h for h in forwarded if h]
+        if hops and len(forwarded) >= hops:
+            return forwarded[-hops][:64]
+        return str(request.client.host)[:64]
+    except AttributeError:
+        return ""
