@@ -445,8 +445,11 @@ def test_a_check_fails_where_the_runs_do_not_show_the_point() -> None:
     assert [r.ok for r in apart] == [True, True, False]  # both fall, but not on one curve
     f32, scaled, bare = L.get("underflow").configs()
     hidden = {"a": trace(f32, flat), "b": trace(scaled, flat, below_normal=[0.001, 0.002]),
-              "c": trace(bare, flat, below_normal=[0.95, 0.3])}  # fmt: skip
-    assert [r.ok for r in C.underflow(hidden)] == [False, True]  # one watched step under half
+              "c": trace(bare, flat, below_normal=[0.95, 0.2])}  # fmt: skip
+    assert [r.ok for r in C.underflow(hidden)] == [False, True, True]  # a step under a quarter
+    close = {"a": trace(f32, flat), "b": trace(scaled, flat, below_normal=[0.04]),
+             "c": trace(bare, flat, below_normal=[0.3])}  # fmt: skip
+    assert [r.ok for r in C.underflow(close)] == [True, True, False]  # not 10x the scaled share
     master, pure, sr = L.get("master-weights").configs()
     level = {"a": trace(master, [4.17] * 60), "b": trace(pure, [4.20] * 60),
              "c": trace(sr, [4.18] * 60)}  # fmt: skip

@@ -57,7 +57,7 @@ TEACHING: dict[str, str] = {
     "lesson_underflow_title": "Underflow",
     "lesson_underflow_slide": "Underflow: number vanishes to 0 because it falls below precision",
     "lesson_underflow_look": (
-        "the watched gradients' pictures: without loss scaling (S=1) most of fp16's gradients fall "
+        "the watched gradients' pictures: without loss scaling (S=1) a large share of fp16's gradients, often most, fall "
         "below its smallest normal number (the yellow band) and keep fewer digits, or vanish to 0; "
         "with the scale they sit in the normal range. The loss lines may still agree: AdamW divides "
         "each update by the gradient's own size"
