@@ -60,7 +60,9 @@ def test_the_page_opens_at_the_gpu_size_on_cuda_and_says_why(monkeypatch):
 
     monkeypatch.setattr(system, "cuda_present", lambda: False)
     cpu_defaults = controls.defaults()
-    assert cpu_defaults["model"] == MODELS["tiny-bert"].name and cpu_defaults["max_length"] == 64
+    # On a CPU the page opens on the first lesson's own settings (a language model).
+    own = LESSONS[DEFAULT_LESSON].settings("cpu")
+    assert {k: cpu_defaults[k] for k in own} == own and cpu_defaults["model"] == "tiny-gpt2"
     for lang in ("en", "es", "pt"):
         assert "base-bert" not in picker.info(lang, None)
     assert pays.page_grid().sizes == "64x2,256x4,512x8"
@@ -126,14 +128,8 @@ def test_the_h200_recordings_ship_and_load_through_the_real_loader():
     shown = dict((v, k) for k, v in reference_choices())
     assert "H200" in shown["default-h200.json"] and "H200" in shown["smallbert128-h200.json"]
     # A lesson recording counts only at the lesson's settings: the H200's still-trains ran
-    # tiny-bert, not the lesson's GPU size now, so none ships for it; master-weights' does.
+    # tiny-bert, not the lesson's GPU size now, so none ships for it.
     assert recording_for("still-trains") is None
-    # Found exactly when its runs were trained as the lesson's are now (steps aside).
-    mw = read_runs(files["lesson-master-weights-h200.json"])
-    same = all(
-        {k: r["config"][k] for k in ("model", "lr", "batch_size", "weights", "precision")}
-        == {k: getattr(c, k) for k in ("model", "lr", "batch_size", "weights", "precision")}
-        for r, c in zip(mw.runs, LESSONS["master-weights"].configs("cuda"), strict=True)
-    )
-    rec = recording_for("master-weights")
-    assert (rec is not None) == same and (rec is None or rec.machine_name == "NVIDIA H200")
+    # The H200's master-weights recording ran lr 1e-4; the lesson now trains at 1e-3 (its gap
+    # at 1e-4 was under the plot's line width), so that recording no longer ships either.
+    assert recording_for("master-weights") is None
