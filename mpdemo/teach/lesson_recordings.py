@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files.machines import cpu_short_name, gpu_short_name
-from ..files.recorded import RecordingError, read_runs, reference_dir
+from ..files.recorded import RecordingError, read_runs, reference_dir, reference_files
 from ..state import on_reset
 from .lessons import LESSONS
 
@@ -112,7 +112,7 @@ def recordings(
         return []
     want = tuple(sorted(c.label for c in lesson.configs()))
     found = []
-    for path in sorted(base.glob(f"{PREFIX}{name}-*.json")):
+    for path in reference_files(f"{PREFIX}{name}-*.json", base):  # regular files only
         try:
             st = path.stat()
         except OSError:

@@ -1,0 +1,123 @@
+"""Issue 52's findings outside the request seam: what a runs file leaves in memory, watched
+gradients' snapshots, a bad MPDEMO_REFERENCE_DIR entry, the app's own side work in the load
+note, and wrong types at the served app's endpoints refused in one line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import stat
+import threading
+
+import pytest
+
+from mpdemo.files.recorded import parse_document, read_runs, reference_files
+
+
+def _default_doc() -> dict:
+    from mpdemo.files.recorded import REFERENCE_DIR
+
+    return json.loads((REFERENCE_DIR / "default-cpu.json").read_text(encoding="utf-8"))
+
+
+def _size(obj) -> int:
+    """Objects reachable from `obj` (dicts, lists, strings, numbers): what memory it holds."""
+    seen, todo, n = set(), [obj], 0
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        n += 1
+        if isinstance(x, dict):
+            todo += list(x.keys()) + list(x.values())
+        elif isinstance(x, (list, tuple)):
+            todo += list(x)
+    return n
+
+
+# --- a runs file keeps what the page reads ---------------------------------------------------
+
+
+def test_a_runs_files_nested_junk_is_not_kept() -> None:
+    # The stranger's file: 1.5 M keys in fp8_audit took a server from 229 to 3,801 MiB (12 tabs).
+    doc = _default_doc()
+    junk = {f"k{i}": i for i in range(20_000)}
+    doc["machine"]["vendor"] = {"blob": list(range(1000))}
+    doc["machine"]["cpu"]["flags"].update(junk)
+    doc["machine"]["gpu"] = {"kind": "cuda", "name": "X", "blob": list(range(1000))}
+    run = doc["runs"][0]
+    run["summary"]["fp8_audit"] = {"float8_layers": 2, "linear_layers": 3, **junk,
+                                   "kept": ["a"] * 10_000, "formats": {"input": "e4m3", **junk}}  # fmt: skip
+    run["summary"]["speed_check"] = {"precision": "fp32", **junk}
+    run["summary"].update(junk)
+    for st in run["steps"]:
+        st.update({f"j{i}": i for i in range(50)})
+    run["evals"] = [{"step": 1, "metrics": {"accuracy": 0.5, **junk}, **junk}]
+    rec = parse_document(doc)
+    assert _size(rec.runs) + _size(rec.machine) < _size(_default_doc()["runs"]) + 10_000
+    m = rec.machine
+    assert "vendor" not in m and "blob" not in m["gpu"] and set(m["cpu"]["flags"]) <= {
+        "avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16"}  # fmt: skip
+    s = rec.runs[0]["summary"]
+    assert s["fp8_audit"]["float8_layers"] == 2 and len(s["fp8_audit"]["kept"]) <= 64
+    assert s["fp8_audit"]["formats"] == {"input": "e4m3"}
+    assert set(rec.runs[0]["steps"][0]) <= {"step", "loss", "loss_scale", "skipped", "step_time_s",
+                                            "samples_per_s", "tokens_per_s", "lr", "elapsed_s",
+                                            "wall_s", "lost_update_share"}  # fmt: skip
+    assert rec.runs[0]["evals"] == [{"step": 1, "metrics": {"accuracy": 0.5, "k0": 0, **{
+        f"k{i}": i for i in range(1, 15)}}}]  # fmt: skip
+
+
+def test_the_engines_cpu_flags_are_the_ones_a_file_keeps() -> None:
+    from mpdemo.engine.machine import CPU_FLAGS
+    from mpdemo.files.checks import CPU_FLAGS as KEPT
+
+    assert KEPT == CPU_FLAGS
+
+
+# --- MPDEMO_REFERENCE_DIR --------------------------------------------------------------------
+
+
+def _bad_folder(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_default_doc()), encoding="utf-8")
+    (tmp_path / "x.json").mkdir()
+    os.mkfifo(tmp_path / "y.json")
+    locked = tmp_path / "z.json"
+    locked.write_text("{}", encoding="utf-8")
+    locked.chmod(0)
+    return good
+
+
+def test_a_bad_reference_entry_is_skipped_with_one_line(tmp_path, monkeypatch, caplog) -> None:
+    from mpdemo.ui.train.recorded import reference_choices
+
+    _bad_folder(tmp_path)
+    monkeypatch.setenv("MPDEMO_REFERENCE_DIR", str(tmp_path))
+    out: list = []
+    # A FIFO opened for reading blocks until a writer comes: the look must never open it.
+    th = threading.Thread(target=lambda: out.append(reference_choices()), daemon=True)
+    with caplog.at_level(logging.WARNING):
+        th.start()
+        th.join(20)
+        assert not th.is_alive(), "a FIFO in the reference folder blocked the page's start-up"
+        reference_choices()  # a second look logs nothing more
+    names = [name for _, name in out[0]]
+    assert "good.json" in names and "x.json" not in names and "y.json" not in names
+    skipped = [r.getMessage() for r in caplog.records if "reference" in r.getMessage()]
+    for bad in ("x.json", "y.json"):
+        assert sum(bad in line for line in skipped) == 1, skipped
+    assert [p.name for p in reference_files()][:1] == ["good.json"]
+
+
+def test_read_runs_refuses_a_folder_and_a_fifo_in_one_line(tmp_path) -> None:
+    from mpdemo.files.recorded import RecordingError
+
+    _bad_folder(tmp_path)
+    for name in ("x.json", "y.json"):
+        with pytest.raises(RecordingError) as err:
+            read_runs(tmp_path / name)
+        assert "\n" not in str(err.value)
+    assert stat.S_ISFIFO(os.stat(tmp_path / "y.json").st_mode)  # still there, never opened
