@@ -121,3 +121,42 @@ def test_read_runs_refuses_a_folder_and_a_fifo_in_one_line(tmp_path) -> None:
             read_runs(tmp_path / name)
         assert "\n" not in str(err.value)
     assert stat.S_ISFIFO(os.stat(tmp_path / "y.json").st_mode)  # still there, never opened
+
+
+# --- watched gradients ----------------------------------------------------------------------
+
+
+def _grads(run_id: str, step: int):
+    from mpdemo.events import GradHistograms
+
+    layer = {"name": "l", "bin_edges_log2": [0], "counts": [0, 1], "elements": 1, "nonzero": 1}
+    return GradHistograms(run_id=run_id, label=run_id, step=step, scale=1.0, format="fp16",
+                          layers=[dict(layer)])  # fmt: skip
+
+
+def test_a_watched_runs_snapshots_are_bounded_first_latest_and_even() -> None:
+    from mpdemo.events import RunStarted
+    from mpdemo.runs.fold import MAX_SNAPSHOTS, RunFold
+
+    fold = RunFold()
+    fold.apply(RunStarted("0:a", "a", 0, 1, {}, "cpu", 1, "fp32", 2000))
+    for step in range(1, 2001):
+        fold.apply(_grads("0:a", step))
+    kept = [h["step"] for h in fold.record("0:a")["grad_histograms"]]
+    assert len(kept) <= MAX_SNAPSHOTS and kept[0] == 1 and kept[-1] == 2000
+    gaps = {b - a for a, b in zip(kept[:-1], kept[1:-1], strict=False)}
+    assert len(gaps) == 1, kept  # evenly spread between the first and the latest
+
+
+def test_a_comparison_keeps_each_runs_latest_watched_gradients_only() -> None:
+    from mpdemo.classroom.comparison import Comparison
+    from mpdemo.classroom.line import Hub
+    from mpdemo.config import RunConfig
+
+    hub = Hub(max_comparison_s=0)
+    c = Comparison(hub, [RunConfig(steps=5)], 1, None, "k", False, hub.make_runner)
+    for step in range(1, 501):
+        for run in ("0:a", "1:b"):
+            c.record(_grads(run, step))
+    grads = [e.event for e in c.entries if e.event.kind == "grads"]
+    assert sorted((g.run_id, g.step) for g in grads) == [("0:a", 500), ("1:b", 500)]
