@@ -11,6 +11,7 @@ import stat
 import threading
 
 import pytest
+from test_visitors import refusal
 
 from mpdemo.files.recorded import parse_document, read_runs, reference_files
 
@@ -160,3 +161,42 @@ def test_a_comparison_keeps_each_runs_latest_watched_gradients_only() -> None:
             c.record(_grads(run, step))
     grads = [e.event for e in c.entries if e.event.kind == "grads"]
     assert sorted((g.run_id, g.step) for g in grads) == [("0:a", 500), ("1:b", 500)]
+
+
+# --- wrong types at the served app's endpoints -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client(app_url):
+    from gradio_client import Client
+
+    c = Client(app_url, verbose=False)
+    yield c
+    c.close()
+
+
+# NaN cannot be sent as JSON by gradio_client: "NaN", a name no precision has, stands for it.
+@pytest.mark.parametrize("precisions", [5, True, "NaN", [None]], ids=["5", "True", "NaN", "None"])
+def test_sweep_precisions_of_a_wrong_type_are_refused_in_one_line(client, precisions) -> None:
+    text = refusal(client, "/sweep", lang="es", precisions=precisions)
+    assert "precisions debe ser uno de" in text, text
+
+
+def test_load_runs_answers_a_value_that_is_no_file_in_one_line(client) -> None:
+    # gradio's own check of the file raised: "upstream app raised an exception" (issue 52).
+    out = client.predict({"not": "a file"}, "pt", api_name="/load_runs")
+    assert out[0] == "Nenhum arquivo foi indicado.", out
+
+
+def test_train_with_a_smoothing_no_float_holds_is_refused_by_its_other_field(client) -> None:
+    # 10**400 made float() raise OverflowError before the inputs were checked: a generic error.
+    text = refusal(client, "/train", backends=["torch"], steps="abc", smoothing=10**400)
+    assert "Steps must be" in text, text
+
+
+@pytest.mark.parametrize("lang", ["xx", 5])
+def test_stop_with_a_language_outside_the_choices_answers_in_the_default(client, lang) -> None:
+    # It was an HTTP 500 with gradio's English "Value ... is not in the list of choices".
+    assert (
+        client.predict(lang, api_name="/stop") == "Nothing is running, so there is nothing to stop."
+    )
