@@ -1,7 +1,7 @@
 """What a hostile runs file and watched gradients leave in a process's memory (issue 52).
 
     python bench/door_memory.py file [--files 12] [--mb 20]
-    python bench/door_memory.py grads [--steps 300] [--runs 4]
+    python bench/door_memory.py grads [--steps 300] [--runs 4] [--watch 1]
 
 file: the shipped default recording with ~1.5 M keys of junk in its fp8_audit (and in its
 machine's CPU flags), --mb MiB on disk, read --files times and every Recording kept, as one tab
@@ -20,7 +20,6 @@ import json
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,12 +83,12 @@ def files(count: int, mb: float) -> None:
         del kept
 
 
-def grads(steps: int, runs: int) -> None:
+def grads(steps: int, runs: int, watch: int = 1) -> None:
     from mpdemo.classroom.line import Hub
     from mpdemo.config import RunConfig
 
     precisions = ["fp32", "bf16", "fp16", "fp32"][:runs]
-    configs = [RunConfig(precision=p, steps=steps, watch_grads=1, seed=i) for i, p in
+    configs = [RunConfig(precision=p, steps=steps, watch_grads=watch, seed=i) for i, p in
                enumerate(precisions)]  # fmt: skip
     hub = Hub(max_comparison_s=0)
     import mpdemo.engine.core  # noqa: F401 - torch and the models loaded before the baseline
@@ -103,7 +102,7 @@ def grads(steps: int, runs: int) -> None:
     c = view.comparison
     kept = sum(1 for e in c.entries if e.event.kind == "grads")
     snaps = sum(len(r.get("grad_histograms") or []) for r in c.fold.finished)
-    print(f"{runs} runs x {steps} steps, --watch-grads 1: {n} events read; RSS {before:.0f} MiB "
+    print(f"{runs} runs x {steps} steps, --watch-grads {watch}: {n} events read; RSS {before:.0f} MiB "
           f"before, {peak.peak:.0f} at peak, {_rss():.0f} after (the comparison kept: "
           f"{kept} grads events, {snaps} snapshots in its runs)")  # fmt: skip
 
@@ -116,11 +115,12 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=20.0)
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--runs", type=int, default=4)
+    ap.add_argument("--watch", type=int, default=1, help="--watch-grads (0: the baseline)")
     a = ap.parse_args()
     if a.what == "file":
         files(a.files, a.mb)
     else:
-        grads(a.steps, a.runs)
+        grads(a.steps, a.runs, a.watch)
 
 
 if __name__ == "__main__":

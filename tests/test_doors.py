@@ -9,6 +9,7 @@ import logging
 import os
 import stat
 import threading
+import time
 
 import pytest
 from test_visitors import refusal
@@ -200,3 +201,66 @@ def test_stop_with_a_language_outside_the_choices_answers_in_the_default(client,
     assert (
         client.predict(lang, api_name="/stop") == "Nothing is running, so there is nothing to stop."
     )
+
+
+# --- the app's own side work ---------------------------------------------------------------------
+
+
+def _burn(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        sum(i * i for i in range(1000))
+
+
+def test_the_load_meter_counts_this_apps_other_threads_not_the_trainings() -> None:
+    import torch
+
+    from mpdemo.engine.cores import LoadMeter, mark_thread
+
+    got: dict = {}
+    side_ran, done = threading.Event(), threading.Event()
+
+    def training() -> None:
+        mark_thread()
+        meter = LoadMeter()
+        x = torch.randn(600, 600)
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:  # the training's own work, on torch's threads too
+            x = torch.tanh(x @ x)
+        got["quiet"] = meter.read()
+        got["meter"] = LoadMeter()
+        got["ready"].set()
+        done.wait(30)
+        got["side"] = got["meter"].read()
+        side_ran.set()
+
+    got["ready"] = threading.Event()
+    th = threading.Thread(target=training, name="mpdemo-runner")
+    th.start()
+    got["ready"].wait(30)
+
+    # Another page's loop: a thread of this process (one of the server's pooled workers, not
+    # the training's), alive when the meter is read.
+    def worker() -> None:
+        _burn(0.6)
+        done.set()
+        side_ran.wait(30)
+
+    side = threading.Thread(target=worker, name="gradio-worker")
+    side.start()
+    th.join(60)
+    side.join(30)
+    cores = os.cpu_count() or 1
+    assert got["quiet"]["app"] < 0.1 / cores, got  # its own threads are not "other work"
+    assert got["side"]["others"] >= got["side"]["app"], got
+    # ~0.6 CPU-s over at least 0.6 s of wall time (less where other processes slow the thread)
+    assert got["side"]["app"] * cores > 0.1, got
+
+
+def test_the_formats_tabs_loops_take_turns_in_one_line_of_side_work(app_server) -> None:
+    demo = app_server[1]
+    side = {fn.name: (fn.concurrency_id, fn.concurrency_limit) for fn in demo.fns.values()
+            if fn.name in ("accumulate_view", "tf32_html", "micro_batch_html",
+                           "fp8_recipes_html")}  # fmt: skip
+    assert set(side) == {"accumulate_view", "tf32_html", "micro_batch_html", "fp8_recipes_html"}
+    assert set(side.values()) == {("side_work", 1)}, side
