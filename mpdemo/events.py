@@ -154,6 +154,9 @@ def stream(work: Callable[[Emit], None], stop: threading.Event, name: str) -> It
     q: queue.Queue[Any] = queue.Queue()
 
     def run() -> None:
+        from .engine.cores import mark_thread
+
+        mark_thread()  # its threads are the training's: the load note counts the others
         try:
             work(q.put)
         except MpdemoError as err:

@@ -114,4 +114,5 @@ def test_a_runs_files_unknown_keys_are_not_kept_in_memory():
     assert rec.extra == {} and "payload" not in got and "status" not in got and got["grid"] == 3
     assert "extra_setting" not in got["config"] and "vendor_blob" not in got["summary"]
     assert got["summary"]["note"] == "kept"  # another writer's small figure stays
-    assert got["steps"] == [{"step": 1, "loss": 1.0, "other": 2}] and got["evals"] == [{"step": 1}]
+    # A step's and an evaluation's scalars no renderer reads go too (issue 52).
+    assert got["steps"] == [{"step": 1, "loss": 1.0}] and got["evals"] == [{"step": 1}]

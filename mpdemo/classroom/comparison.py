@@ -196,6 +196,8 @@ class Comparison:
             if not self._within_cap:
                 self._check_cap()
             # The run records: the runner folded this event already (its one fold, self.fold).
+            if ev.kind == "grads":
+                self._drop_older_grads(ev.run_id)
             self.entries.append(Entry(self.next_seq, now, ev))
             self._seqs.append(self.next_seq)
             self.next_seq += 1
@@ -246,6 +248,16 @@ class Comparison:
         pace = (self._paced[-1] - self._paced[0]) / (len(self._paced) - 1)
         total = sum(c.steps for c in repeated(self.configs, self.repeat))
         return pace * max(0, total - len(self._paced))
+
+    def _drop_older_grads(self, run_id: str) -> None:
+        """A viewer draws each run's latest watched gradients only: the one before goes (each
+        is ~100 layers of counts; kept, --watch-grads 1 held gigabytes until the record went)."""
+        for i in range(len(self.entries) - 1, -1, -1):
+            e = self.entries[i].event
+            if e.kind == "grads" and e.run_id == run_id:
+                del self.entries[i]
+                del self._seqs[i]
+                return
 
     def _thin(self) -> None:
         """Halve the step events (even spread, every skipped one kept); others stay whole."""

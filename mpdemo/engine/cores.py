@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -27,11 +29,83 @@ BUSY_CORES = 0.5  # other processes using this much (in cores) take cores from t
 QUIET_CORES = 0.3  # below this the runs get every thread back (between: as they are)
 
 
+def mark_thread() -> None:
+    """Give the calling thread its Python name in the OS (Linux), before it computes anything.
+
+    Threads it starts, torch's OpenMP workers included (libgomp keeps a pool per thread that
+    starts a parallel region), take the same name, so LoadMeter tells the training's threads
+    from the rest of this process (another page's Number formats loop). Nothing elsewhere."""
+    if threading.current_thread() is threading.main_thread() or not sys.platform.startswith(
+        "linux"
+    ):
+        return
+    try:
+        import ctypes
+
+        name = threading.current_thread().name.encode("ascii", "replace")[:15]
+        ctypes.CDLL(None).prctl(15, name, 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
+def _comm(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+_TICK_S = 1.0 / (os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100)
+
+
+def _threads_cpu() -> dict[int, tuple[str, float]]:
+    """This process's threads: {tid: (name, CPU seconds)} from /proc (empty elsewhere)."""
+    out: dict[int, tuple[str, float]] = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat", encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue  # it ended meanwhile
+        head, _, rest = text.rpartition(")")
+        fields = rest.split()
+        if len(fields) < 13:
+            continue
+        name = head.partition("(")[2]
+        out[int(tid)] = (name, (int(fields[11]) + int(fields[12])) * _TICK_S)  # utime, stime
+    return out
+
+
 class LoadMeter:
-    """Share of the machine's CPU time taken by other processes (and a VM's steal) over a span."""
+    """Share of the machine's CPU time taken by other processes, by this process's own other work
+    (its threads that are not the training's: another visitor's Number formats loop), and a VM's
+    steal, over a span. Made in the training's thread (mark_thread named it)."""
 
     def __init__(self) -> None:
+        name = _comm("/proc/thread-self/comm")
+        # The training's threads share its name; in the main thread (the CLI's own loop) or
+        # where /proc is not, this process's threads cannot be told apart: all are the runs'.
+        self._ours = name if name is not None and name != _comm("/proc/self/comm") else None
+        self._threads = _threads_cpu() if self._ours is not None else {}
         self._start = self._read()
+
+    def _app_s(self) -> float:
+        """CPU seconds this process's other threads used since the meter started."""
+        if self._ours is None:
+            return 0.0
+        total = 0.0
+        for tid, (name, cpu) in _threads_cpu().items():
+            if name == self._ours:
+                continue
+            before = self._threads.get(tid)
+            # A thread that ended meanwhile is not counted (the share is never over-said).
+            total += cpu - before[1] if before is not None and before[0] == name else cpu
+        return max(0.0, total)
 
     @staticmethod
     def _read() -> tuple[float, float, float, float] | None:
@@ -50,16 +124,22 @@ class LoadMeter:
         return time.monotonic(), busy - steal, steal, mine
 
     def read(self) -> dict[str, float] | None:
-        """{"others": share, "steal": share} of all cores' time since the meter started."""
+        """{"others": share, "app": share, "steal": share} of all cores' time since the meter
+        started; "others" counts this process's other work ("app") too: it slows the runs alike."""
         end = self._read()
         if end is None or self._start is None:
             return None
         wall = (end[0] - self._start[0]) * (os.cpu_count() or 1)
         if wall <= 0:
             return None
-        others = (end[1] - self._start[1]) - (end[3] - self._start[3])
+        app = self._app_s()
+        others = (end[1] - self._start[1]) - (end[3] - self._start[3]) + app
         steal = end[2] - self._start[2]
-        return {"others": max(0.0, others / wall), "steal": max(0.0, steal / wall)}
+        return {
+            "others": max(0.0, others / wall),
+            "app": app / wall,
+            "steal": max(0.0, steal / wall),
+        }
 
 
 def _cores() -> int:

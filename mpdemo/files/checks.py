@@ -221,7 +221,7 @@ SUMMARY_RULES: dict[str, _Rule] = {
     "eval_accuracy": _number(0, 1),
     "error": _text(MAX_TEXT),
     "error_detail": _text(MAX_DETAIL),
-    "fp8_audit": _object,
+    "fp8_audit": lambda c, p, v: _fp8_audit(c, p, v),
     "speedup_vs_fp32": _number(0, 10**6),
     "speedup_same_maths": lambda c, p, v: c.flag(p, v),
     "speedup_interval": _interval,
@@ -251,6 +251,22 @@ SPEED_CHECK_RULES: dict[str, _Rule] = {
 }
 
 
+# mpdemo.engine.fp8.audit's fields. The page reads none of them (its sentence is a warning key):
+# a file's audit is kept as the engine writes it, its layer names thinned to MAX_KEPT_LAYERS.
+FP8_AUDIT_RULES: dict[str, _Rule] = {
+    "float8_layers": _whole(0, MAX_NUMBER),
+    "linear_layers": _whole(0, MAX_NUMBER),
+    "kept": lambda c, p, v: c.seq(p, v, MAX_STEPS_PER_RUN),
+    "formats": lambda c, p, v: c.obj(p, v),
+}
+FP8_TENSORS = ("input", "weight", "grad_output")  # the casts an audit names a format for
+MAX_KEPT_LAYERS = 64
+
+
+def _fp8_audit(c: _Checker, p: str, v: Any) -> None:
+    c.fields(p, c.obj(p, v), FP8_AUDIT_RULES)
+
+
 def _speed_check(c: _Checker, p: str, v: Any) -> None:
     check = c.obj(p, v)
     c.fields(p, check, SPEED_CHECK_RULES)
@@ -272,7 +288,12 @@ STEP_RULES: dict[str, _Rule] = {
     "elapsed_s": _SECONDS,
     "wall_s": _SECONDS,  # seconds since the comparison started (its runs take turns)
     "skipped": lambda c, p, v: c.flag(p, v),
+    # Pure 16-bit weights: the share of weight elements the step's update left unchanged
+    # (mpdemo.teach.master_weights reads a run's steps for it).
+    "lost_update_share": _number(0, 1),
 }
+# The CPU flags a machine record carries (mpdemo.engine.machine.CPU_FLAGS; a test keeps them equal).
+CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
 _CPU_RULES: dict[str, _Rule] = {
     "name": _name(),
     "capability": _name(),

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import kept
 from .atomic import write_csv_atomic, write_text_atomic
 from .checks import (  # noqa: F401 - the reader's rules, named here for their users
     FLOAT32_MAX,
@@ -177,14 +180,24 @@ def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:
         path = Path(source)
         name = name or path.name
         try:
-            size = path.stat().st_size
+            st = path.stat()
         except OSError as err:
             raise RecordingError("runs_unreadable", name=name, detail=err.strerror or err) from None
-        if size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(st.st_mode):  # a folder, or a FIFO that would block the read forever
+            raise RecordingError("runs_unreadable", name=name, detail="not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
             raise RecordingError(
-                "runs_too_big", name=name, mb=size / 2**20, limit=MAX_FILE_BYTES // 2**20
+                "runs_too_big", name=name, mb=st.st_size / 2**20, limit=MAX_FILE_BYTES // 2**20
             )
-        raw = path.read_bytes()
+        try:
+            # O_NONBLOCK: a FIFO put in its place since the look above must not block the read.
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise OSError(0, "not a regular file")
+                raw = f.read(MAX_FILE_BYTES + 1)
+        except OSError as err:
+            raise RecordingError("runs_unreadable", name=name, detail=err.strerror or err) from None
     if len(raw) > MAX_FILE_BYTES:
         raise RecordingError(
             "runs_too_big", name=name, mb=len(raw) / 2**20, limit=MAX_FILE_BYTES // 2**20
@@ -212,6 +225,7 @@ def parse_document(doc: Any, name: str = "runs.json") -> Recording:
     machine = doc.get("machine")
     if machine is not None:
         c.fields("machine", c.obj("machine", machine), MACHINE_RULES)
+        machine = kept.machine(machine)  # what the page reads of it, nothing else
     runs = doc["runs"]
     if not isinstance(runs, list) or not runs:
         raise RecordingError("runs_bad_shape", name=name, detail='"runs" is not a list of runs')
@@ -260,7 +274,12 @@ def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
         out["status"] = run["status"]
     if isinstance(run.get("grid"), int) and not isinstance(run.get("grid"), bool):
         out["grid"] = run["grid"]
-    origin = {k: v for k, v in _small(run.get("shared_from"), ()).items() if k in SHARED_FROM_KEYS}
+    shared = run.get("shared_from")
+    origin = (
+        kept.small({k: v for k, v in shared.items() if k in SHARED_FROM_KEYS})
+        if isinstance(shared, dict)
+        else {}
+    )
     if origin:
         out["shared_from"] = origin
     if config is not None:
@@ -273,9 +292,9 @@ def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
     return {
         **out,
         "config": config,
-        "summary": {**_small(s, SUMMARY_RULES), "label": label},
-        "steps": [_small(st, STEP_RULES) for st in steps],
-        "evals": [_small(ev, ()) for ev in evals],
+        "summary": kept.summary(s, label),
+        "steps": [kept.step(st) for st in steps],
+        "evals": [kept.evaluation(ev) for ev in evals],
     }
 
 
@@ -357,20 +376,6 @@ def _last_histogram(hist: list[Any], where: str, c: _Checker) -> dict[str, Any] 
     }
 
 
-def _small(data: Any, known: Any) -> dict[str, Any]:
-    """A dict's known keys as they are, and its other keys only where they hold a scalar."""
-    if not isinstance(data, dict):
-        return {}
-    return {
-        k: v
-        for k, v in data.items()
-        if k in known
-        or v is None
-        or isinstance(v, (bool, int, float))
-        or (isinstance(v, str) and len(v) <= MAX_NAME)
-    }
-
-
 # --- compacting for the browser -----------------------------------------------------------------
 
 
@@ -397,9 +402,29 @@ def reference_dir() -> Path:
     return Path(env) if env else REFERENCE_DIR
 
 
-def reference_files() -> list[Path]:
-    """The recordings shipped in mpdemo/assets/reference/ (or $MPDEMO_REFERENCE_DIR), by name."""
-    folder = reference_dir()
+def reference_files(pattern: str = "*.json", folder: Path | None = None) -> list[Path]:
+    """The recordings shipped in mpdemo/assets/reference/ (or $MPDEMO_REFERENCE_DIR), by name:
+    regular files only. Anything else named *.json there (a folder, a FIFO, a file this process
+    may not read) is left out with one logged line, once: a FIFO opened would block start-up."""
+    folder = reference_dir() if folder is None else folder
     if not folder.is_dir():
         return []
-    return sorted(folder.glob("*.json"))
+    out = []
+    for path in sorted(folder.glob(pattern)):
+        try:
+            st = path.stat()  # stat never opens: a FIFO is seen for what it is
+            ok = stat.S_ISREG(st.st_mode) and os.access(path, os.R_OK)
+            why = "not a regular file" if not stat.S_ISREG(st.st_mode) else "not readable"
+        except OSError as err:
+            ok, why = False, err.strerror or str(err)
+        if ok:
+            out.append(path)
+        elif (str(path), why) not in _SKIPPED:
+            _SKIPPED.add((str(path), why))
+            logging.getLogger("mpdemo.files").warning(
+                "reference recording %s skipped: %s", path, why
+            )
+    return out
+
+
+_SKIPPED: set[tuple[str, str]] = set()  # what reference_files() said it left out, said once

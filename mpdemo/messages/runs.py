@@ -59,6 +59,11 @@ RUNS: dict[str, str] = {
         "This machine was busy while the speed was measured: other processes took {pct:.0f} % of "
         "its CPU time (steal {steal:.0f} %); the intervals say how far that moved the figures"
     ),
+    "busy_machine_app": (
+        "This machine was busy while the speed was measured: other work took {pct:.0f} % of its "
+        "CPU time, {app:.0f} % of it this app's own (other pages' computations), steal "
+        "{steal:.0f} %; the intervals say how far that moved the figures"
+    ),
     "load_changed": (
         "{label} against {base}: the runs' own steps gave {ratio:.2f}x, outside the interleaved "
         "interval {low:.2f}-{high:.2f}x: the machine's load changed while they ran, one after the "

@@ -78,13 +78,20 @@ def speed_note(
     return check_note(check, machine, cal.device) if check is not None else None
 
 
+# This process's own other work (LoadMeter's "app": another visitor's Number formats loop) is
+# named in the busy note from this share of the machine's CPU time on.
+APP_SHARE_NAMED = 0.05
+
+
 def busy_note(load: dict[str, float] | None) -> Note | None:
     """'Other processes took 38 % of the CPU while ...' when they took more than BUSY_SHARE."""
     if not load or (load.get("others") or 0.0) <= BUSY_SHARE:
         return None
-    return Note(
-        "busy_machine", {"pct": load["others"] * 100, "steal": (load.get("steal") or 0.0) * 100}
-    )
+    args = {"pct": load["others"] * 100, "steal": (load.get("steal") or 0.0) * 100}
+    app = load.get("app") or 0.0
+    if app >= APP_SHARE_NAMED:  # this app's own other work (another page's loops): named
+        return Note("busy_machine_app", {**args, "app": app * 100})
+    return Note("busy_machine", args)
 
 
 def speed_notes(cal: Calibration, machine: dict[str, Any], configs: list[RunConfig]) -> list[Note]:

@@ -338,6 +338,9 @@ class Runner(RunnerInterface):
         self.queue.put(event)
 
     def _work(self) -> None:
+        from ..engine.cores import mark_thread
+
+        mark_thread()  # its threads are the training's: the load note counts the others
         try:
             run_grid(
                 self.configs,

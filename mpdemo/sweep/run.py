@@ -259,6 +259,9 @@ class SweepRunner:
         """Measure the plan's points in a thread of its own."""
 
         def work() -> None:
+            from ..engine.cores import mark_thread
+
+            mark_thread()  # its threads are the measurement's: the load note counts the others
             try:
                 run_sweep(self.plan, self._emit, self.stop_event)
             finally:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..config import RunConfig
 from ..files.machines import cpu_short_name, gpu_short_name
-from ..files.recorded import RecordingError, read_runs, reference_dir
+from ..files.recorded import RecordingError, read_runs, reference_dir, reference_files
 from ..state import on_reset
 from .lessons import LESSONS
 
@@ -138,7 +138,7 @@ def recordings(
     if not base.is_dir():
         return []
     found = []
-    for path in sorted(base.glob(f"{PREFIX}{name}-*.json")):
+    for path in reference_files(f"{PREFIX}{name}-*.json", base):  # regular files only
         try:
             st = path.stat()
         except OSError:

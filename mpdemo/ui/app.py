@@ -342,6 +342,18 @@ def _wire_session(demo: gr.Blocks, ctx: TabContext) -> None:
     demo.unload(end_session)
 
 
+class LangRadio(gr.Radio):
+    """The language picker: a value outside its choices (an API caller's "xx", a list) is the
+    default language, not gradio's English "Value ... not in the list of choices" (an HTTP 500
+    at the events off the queue, /stop and /publish_board), so every handler answers in one line."""
+
+    is_template = True  # the page draws it as gradio's own Radio
+
+    def preprocess(self, payload: Any) -> str:
+        """A supported language code, whatever was sent."""
+        return norm_lang(payload)
+
+
 def build_app(limits: Limits | None = None) -> gr.Blocks:
     """Build the whole app (no launch, no queue settings: app.py and tests add those)."""
     limits = limits or Limits.from_env()
@@ -353,7 +365,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
         with gr.Row(equal_height=True, elem_id="header"):
             intro = gr.Markdown(t("intro", DEFAULT_LANG), elem_id="intro")
-            lang = gr.Radio(
+            lang = LangRadio(
                 choices=LANG_CHOICES,
                 value=DEFAULT_LANG,
                 label=t("lang_label", DEFAULT_LANG),

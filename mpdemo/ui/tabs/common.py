@@ -17,3 +17,12 @@ SCALE_K_DEFAULT = 16  # both tabs' scale sliders open at S = 2^16, GradScaler's 
 def tt(key: str, lang: str | None, **args: Any) -> str:
     """A teaching string in lang: the same tables as t() (every locale file has every key)."""
     return t(key, lang, **args)
+
+
+# The teaching tabs' own computations (a Number formats accumulation of 20,000 additions, its
+# micro-batch and fp8 trainings, the Underflow lab's pass): one at a time in the whole server,
+# whichever visitor asks. Six pages looping the accumulation at once (no limit) took the cores
+# from the class's comparison: the default comparison took 59-60 s instead of 6 s, its verdict
+# moved from "1.70x slower" to "unsure" (issue 52). Whatever runs, the load note counts it
+# (mpdemo.engine.cores.LoadMeter: this process's threads other than the training's).
+SIDE_WORK: dict[str, Any] = {"concurrency_limit": 1, "concurrency_id": "side_work"}

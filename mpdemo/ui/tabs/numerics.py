@@ -17,7 +17,7 @@ from ...config import RunConfig
 from ...teach import accumulate, formats, fp8_scaling, rounding
 from ...teach.accumulate import MAX_N
 from ..i18n import DEFAULT_LANG, number
-from .common import esc, tt
+from .common import SIDE_WORK, esc, tt
 
 ACC_N_DEFAULT = 1000
 ACC_VALUE_DEFAULT = "0.01"
@@ -216,12 +216,12 @@ def build_numerics(ctx: Any, value: Any) -> None:
     fp8 = gr.HTML("", elem_id="nf-fp8")
 
     lang = ctx.lang
-    opts = {"concurrency_limit": None, "api_visibility": "undocumented", "show_progress": "hidden"}
+    opts = {**SIDE_WORK, "api_visibility": "undocumented", "show_progress": "hidden"}
     value.change(tf32_html, [lang, value], [tf32], **opts)
     for comp in (acc_value, acc_n):
         comp.change(accumulate_view, [lang, acc_value, acc_n], [acc_table, acc_plot], **opts)
-    # Training a few steps of the model: one at a time on the server.
-    heavy = {"concurrency_limit": 1, "api_visibility": "undocumented"}
+    # Training a few steps of the model: in the same one-at-a-time line.
+    heavy = {**SIDE_WORK, "api_visibility": "undocumented"}
     micro_btn.click(micro_batch_html, [lang], [micro], **heavy)
     fp8_btn.click(fp8_recipes_html, [lang], [fp8], **heavy)
 

@@ -274,7 +274,21 @@ def check_sweep(
         raise ConfigError("sweep_bad_budget", value=str(budget)[:64]) from None
     if not (0 < seconds <= 3600):  # NaN fails both comparisons
         raise ConfigError("sweep_bad_budget", value=seconds)
-    chosen = [p for p in (precisions or []) if p in COMPARED]
+    if isinstance(precisions, str):  # one precision, as an API caller may send it
+        precisions = [precisions]
+    if precisions is None:
+        precisions = []
+    # Sent as they came (preprocess=False): anything but a list of names is refused in one line.
+    if not isinstance(precisions, (list, tuple)) or not all(
+        isinstance(p, str) and p in SWEEP_PRECISIONS for p in precisions
+    ):
+        raise ConfigError(
+            "unknown_choice",
+            field="precisions",
+            allowed=", ".join(COMPARED),
+            value=str(precisions)[:64],
+        )
+    chosen = [p for p in precisions if p in COMPARED]
     spec = SweepSpec(
         sizes=parse_sizes(str(sizes or "")),
         batch_sizes=parse_batch_sizes(str(batches or ""), lim),

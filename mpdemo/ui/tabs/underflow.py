@@ -32,7 +32,7 @@ from ..histogram import histogram_svg as bins_svg
 from ..histogram import pct as _pct
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, number
 from ..train.controls import model_choices
-from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, esc, tt
+from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, SIDE_WORK, esc, tt
 
 # Underflow-lab slider: S from 1 to 2^32. The issue asked for 2^24 (the paper's range), but the
 # lab's own best scale for tiny-bert's fp16 activation gradients was 2^26 (e4m3: 2^28).
@@ -295,7 +295,7 @@ def build_underflow_tab(ctx: Any) -> None:
 
     lang = ctx.lang
     # .success: after a refusal the view must not overwrite the status with the idle line.
-    run.click(compute, [lang, model, batch, seed], [lab, status], concurrency_limit=1,
+    run.click(compute, [lang, model, batch, seed], [lab, status], **SIDE_WORK,
               api_visibility="undocumented", show_progress_on=[status]).success(
         underflow_view, [lang, lab, k, fmt], outputs, api_visibility="undocumented",
         show_progress="hidden")  # fmt: skip

@@ -259,7 +259,7 @@ class View:
         """From the controls' values, tolerating None and out-of-range input."""
         try:
             w = float(smoothing)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an API caller's 10**400
             w = 0.0
         w = min(max(w if math.isfinite(w) else 0.0, 0.0), 0.99)
         return cls(round(w, 4), "time" if x_axis == "time" else "step", frozenset(hidden))

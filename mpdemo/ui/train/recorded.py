@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
+from gradio.data_classes import FileData
+from pydantic import ConfigDict
 
 from ...files.recorded import (
     Recording,
@@ -270,6 +272,33 @@ def save_runs(session: Session) -> Any:
 # --- layout and wiring -----------------------------------------------------------------------
 
 
+class _FileOrNothing(FileData):
+    """gradio's FileData, but a value that is none (5, "abc", a dict without a path) reads as no
+    file: the handler says "No file was given." in the page's language, where gradio's check
+    answered an API caller with its generic "upstream app raised an exception"."""
+
+    model_config = ConfigDict(title="FileData")  # the API's schema names it as before
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        """The upload as gradio reads it, or None."""
+        try:
+            return FileData.model_validate(obj, *args, **kwargs)
+        except ValueError:  # pydantic's ValidationError
+            return None
+
+
+class RunsUpload(gr.UploadButton):
+    """'Open runs file': gradio's UploadButton whose value, when it is no file, is None."""
+
+    is_template = True  # the page draws it as gradio's own UploadButton
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.data_model is FileData:
+            self.data_model = _FileOrNothing
+
+
 def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
     """The recorded-runs row under the downloads, and the browser's store (renders nothing)."""
     with gr.Row(equal_height=True, elem_id="recorded-row"):
@@ -286,7 +315,7 @@ def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
             info="recorded_info",
         )
         comps["open_runs"] = ctx.i18n(
-            gr.UploadButton(
+            RunsUpload(
                 t("open_runs_btn", lang0),
                 file_types=[".json"],
                 file_count="single",
