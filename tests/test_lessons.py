@@ -97,14 +97,15 @@ def test_cli_lists_the_lessons_and_refuses_an_unknown_one(capsys) -> None:
 
 
 def test_cli_runs_a_lesson_and_writes_its_files(tmp_path, monkeypatch, capsys) -> None:
-    # A two-step copy of the underflow lesson: the real path (grid, run, files), kept short.
+    # A 10-step copy of the underflow lesson: the real path (grid, run, files, its check), short.
     tiny = L.Lesson(
         "tiny",
         "underflow",
-        fields={"max_length": 16, "steps": 2, "batch_size": 4, "train_slice": "train[:16]",
-                "eval_slice": "validation[:8]"},
+        fields={"max_length": 16, "steps": 10, "batch_size": 4, "train_slice": "train[:40]",
+                "eval_slice": "validation[:8]", "watch_grads": 5},
         precisions=("fp32", "fp16"),
         compare_scaling=True,
+        check=L.checks.underflow,
     )  # fmt: skip
     monkeypatch.setitem(L.LESSONS, "tiny", tiny)
     out_json, out_csv = tmp_path / "l.json", tmp_path / "l.csv"
@@ -113,7 +114,9 @@ def test_cli_runs_a_lesson_and_writes_its_files(tmp_path, monkeypatch, capsys) -
     labels = [r["summary"]["label"] for r in doc["runs"]]
     assert labels == ["torch · fp32", "torch · fp16", "torch · fp16 · S=1"]
     assert out_csv.read_text().count("\n") > 3
-    assert "fp16 without loss scaling" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "without loss scaling (S=1)" in out  # what to look for, then whether the runs showed it
+    assert "# the lesson's check " in out and "below fp16's normal range" in out, out
 
 
 def test_a_ratio_reads_n_times_faster_or_slower_with_n_at_least_one() -> None:

@@ -183,15 +183,18 @@ def demo_lang(demo: gr.Blocks) -> Any:
 @pytest.mark.parametrize("lang", LANGS)
 def test_code_view_explains_in_the_page_language(lang: str) -> None:
     from mpdemo.teach import listing as L
+    from mpdemo.ui.train.controls import opening_fields
 
     out = C.code_view(lang, {"backends": ["torch"], "precisions": ["fp16"], "steps": 5})
-    lst = L.listing(RunConfig(backend="torch", precision="fp16", steps=5))
+    # The page's settings where the view is silent: the first lesson's (a language model).
+    cfg = RunConfig(**{**opening_fields(), "backend": "torch", "precision": "fp16", "steps": 5})
+    lst = L.listing(cfg)
     for english in lst.changes() + lst.mpdemo_lines():
         assert C.why_text(english, lang) in out["changes"]
     assert out["listing"].count('data-kind="changed"') == sum(
         ln.kind == "changed" for ln in lst.lines
     )
-    assert out["script"] == L.script_for(RunConfig(backend="torch", precision="fp16", steps=5))
+    assert out["script"] == L.script_for(cfg)
     bad = C.code_view(lang, {"steps": 0})
     assert bad["script"].startswith("# " + tt("code_bad_settings", lang, error=""))
     assert bad["run"]["choices"] == []

@@ -12,8 +12,9 @@ from typing import Any
 
 from ..catalog import DEVICES
 from ..messages import render
+from ..teach.lesson_checks import check_runs, traces_of
 from ..teach.lesson_recordings import recording_for
-from ..teach.lessons import LESSONS, cpu_note_here, get
+from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
 from .sweep import sweep_main
 
 
@@ -76,7 +77,7 @@ def list_text() -> str:
 
 def lesson_main(
     args: argparse.Namespace,
-    run: Callable[[argparse.Namespace, list[Any]], int],
+    run: Callable[..., int],
     parse: Callable[[list[str]], argparse.Namespace],
 ) -> int:
     """List the lessons, or run one through `run`'s code (or `sweep`'s) and print its table.
@@ -107,4 +108,18 @@ def lesson_main(
         print(f"# {render(*sized)}")
     if args.device:
         configs = [c.replace(device=args.device) for c in configs]
-    return run(parse(["run", *files]), configs)
+    return run(parse(["run", *files]), configs, after=lambda runs: print_check(lesson, runs))
+
+
+def print_check(lesson: Lesson, runs: list[dict[str, Any]]) -> None:
+    """Whether the runs showed the lesson's point: each figure its check reads, and its bar."""
+    if lesson.check is None:
+        return
+    readings = check_runs(lesson.check, traces_of(runs))
+    if not readings:
+        print("# the lesson's check: too few steps to read")
+        return
+    held = all(r.ok for r in readings)
+    print(f"# the lesson's check {'held' if held else 'did NOT hold'} on these runs:")
+    for r in readings:
+        print(f"#   {r}")

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -221,7 +222,11 @@ def _is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
-def _run(args: argparse.Namespace, configs: list[RunConfig] | None = None) -> int:
+def _run(
+    args: argparse.Namespace,
+    configs: list[RunConfig] | None = None,
+    after: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> int:
     from ..engine.core import preflight
     from ..runs.estimate import estimate_for, eta_note
     from ..runs.notes import duration_text, memory_notes, run_speed_notes
@@ -307,6 +312,8 @@ def _run(args: argparse.Namespace, configs: list[RunConfig] | None = None) -> in
         write_runs(args.json_path, runs)
     if runs and args.csv_path:
         write_steps_csv(args.csv_path, runs)
+    if after is not None:  # a lesson: whether its runs showed its point
+        after(runs)
     return code
 
 

@@ -90,6 +90,36 @@ def collect(configs: list[RunConfig], events: Iterable[Any]) -> dict[str, Trace]
     return traces
 
 
+def traces_of(runs: Iterable[Mapping[str, Any]]) -> dict[str, Trace]:
+    """The lesson's runs by label, from runs-JSON entries (the CLI's runs, a recording's)."""
+    traces: dict[str, Trace] = {}
+    for run in runs:
+        if not run.get("config"):
+            continue
+        cfg = RunConfig.from_dict(run["config"])
+        trace = traces[cfg.label] = Trace(cfg)
+        for step in run.get("steps") or []:
+            trace.losses.append(step["loss"])
+            trace.scales.append(step.get("loss_scale"))
+            trace.skipped += bool(step.get("skipped"))
+        trace.below_normal = [
+            below_normal_share(h["layers"]) for h in run.get("grad_histograms") or []
+        ]
+    return traces
+
+
+def check_runs(
+    check: Callable[[Mapping[str, Trace]], list[Reading]], traces: Mapping[str, Trace]
+) -> list[Reading]:
+    """The check's readings, or none where a run is missing or too short to read (stopped)."""
+    if any(len(t.losses) < 10 for t in traces.values()):
+        return []
+    try:
+        return check(traces)
+    except ValueError:  # a run the check reads is not among them (a partial grid)
+        return []
+
+
 def _falls(t: Trace) -> Reading:
     ratio = t.last() / t.first()
     return Reading(
