@@ -115,26 +115,17 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def _function_imports(mods: dict[str, Path], name: str, tree: ast.AST) -> int:
     """Import statements inside a function body that load one of mpdemo's own modules."""
-    count = 0
+    inside: set[int] = set()
     for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        for stmt in fn.body:
-            for node in ast.walk(stmt):
-                # Nested functions are walked on their own: count each statement once.
-                if isinstance(node, ast.Import | ast.ImportFrom) and targets(mods, name, node):
-                    if _owner(fn, node):
-                        count += 1
-    return count
-
-
-def _owner(fn: ast.AST, node: ast.AST) -> bool:
-    """Whether `node` sits in `fn` itself, not in a function nested inside it."""
-    for inner in ast.walk(fn):
-        if inner is not fn and isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef):
-            if any(n is node for n in ast.walk(inner)):
-                return False
-    return True
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            inside.update(id(n) for stmt in fn.body for n in ast.walk(stmt))
+    return sum(
+        1
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and id(node) in inside
+        and targets(mods, name, node)
+    )
 
 
 def _lines(paths: list[Path]) -> tuple[int, int]:
