@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import calendar
 import gc
 import threading
+import time
 import weakref
 
 import pytest
@@ -34,6 +36,7 @@ def steps_of(events: list) -> list[tuple[str, int, float]]:
 
 def test_a_shared_run_streams_to_two_viewers_and_runs_once() -> None:
     hub = Hub()
+    t0, wall0 = time.monotonic(), time.time()
     a = hub.watch([CFG, CFG.replace(precision="bf16")], calibrate=False)
     b = hub.watch([CFG, CFG.replace(precision="bf16")], calibrate=False)
     assert a.kind == "own" and b.kind == "shared" and a.comparison is b.comparison
@@ -49,7 +52,11 @@ def test_a_shared_run_streams_to_two_viewers_and_runs_once() -> None:
     # The viewer's files say where the runs came from; the starter's say nothing.
     assert a.shared_from() is None
     origin = b.shared_from()
-    assert origin["kind"] == "shared" and origin["started_s_ago"] >= 0
+    assert origin["kind"] == "shared"
+    # b joined while a's comparison ran: it began after t0, and the wall clock says the same (UTC).
+    assert origin["started_s_ago"] <= round(time.monotonic() - t0, 1) + 0.1, origin
+    began = calendar.timegm(time.strptime(origin["started_at"], "%Y-%m-%dT%H:%M:%SZ"))
+    assert int(wall0) <= began <= time.time(), origin
     # Pressed again a moment later: the finished comparison is replayed, nothing retrains.
     late = hub.watch([CFG, CFG.replace(precision="bf16")], calibrate=False)
     assert late.kind == "shared"
