@@ -77,14 +77,12 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     import mpdemo
     from mpdemo.classroom import broadcast
     from mpdemo.engine import data, hfhub
-    from mpdemo.runs import calibration
     from mpdemo.teach import listing
     from mpdemo.ui import zerogpu
 
     monkeypatch.setattr(broadcast, "_HUB", broadcast.hub())
     monkeypatch.setattr(zerogpu, "_gpu_fn", zerogpu.gpu_function())
     monkeypatch.setattr(hfhub, "_reachable", True)
-    monkeypatch.setattr(calibration, "_calibrations", {("tiny-bert",): object()})
     monkeypatch.setattr(listing, "_LISTINGS", {("torch",): object()})
     monkeypatch.setattr(data, "_TOKENIZED", {("fingerprint",): object()})
     names = mpdemo.reset()
@@ -92,10 +90,9 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
         "mpdemo.classroom.broadcast.forget_hub",
         "mpdemo.ui.zerogpu.forget_gpu_function",
         "mpdemo.engine.hfhub.reset_cache",
-        "mpdemo.runs.calibration.forget_calibrations",
         "mpdemo.teach.listing.forget_listings",
         "mpdemo.engine.data.forget_tokenized",
     } <= set(names), names
     assert data._TOKENIZED == {}
     assert broadcast._HUB is None and zerogpu._gpu_fn is None and hfhub._reachable is None
-    assert calibration._calibrations == {} and listing._LISTINGS == {}
+    assert listing._LISTINGS == {}

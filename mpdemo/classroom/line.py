@@ -91,10 +91,8 @@ class Hub(Boards):
         self,
         configs: list[RunConfig],
         repeat: int = 1,
-        fit_s: float | None = None,
         own: bool = False,
         make_runner: RunnerFactory | None = None,
-        calibrate: bool = True,
         client: str = "",
     ) -> Viewer:
         """A view of this comparison: a shared one with the same key, else a new one in line.
@@ -105,7 +103,7 @@ class Hub(Boards):
         Raises QueueFull when the line (or this client's share) is at its cap, caps.TooLong when what is known of its
         length is over the server's cap for one comparison.
         """
-        key = comparison_key(configs, repeat, fit_s)
+        key = comparison_key(configs, repeat)
         with self.lock:
             self.sweep()
             if not own:
@@ -116,16 +114,13 @@ class Hub(Boards):
             self._admit(client)
             if self.max_comparison_s is not None and key in self.too_long:
                 raise self.too_long[key]  # measured here already: the same refusal, at once
-            caps.check(configs, repeat, fit_s, self.max_comparison_s)
             c = Comparison(
                 self,
                 configs,
                 repeat,
-                fit_s,
                 key,
                 shared=not own,
                 make_runner=make_runner or self.make_runner,
-                calibrate=calibrate,
             )
             c.client = client
             viewer = c.view("own")
@@ -158,11 +153,9 @@ class Hub(Boards):
                 self,
                 [],
                 1,
-                None,
                 f"job:{secrets.token_hex(8)}",
                 shared=False,
                 make_runner=lambda *_: make_runner(),
-                calibrate=False,
             )
             c.client, c.duration_s = client, duration_s
             viewer = c.view("own")

@@ -30,6 +30,7 @@ from ...sweep.sizes import (
     parse_batch_sizes,
     parse_sizes,
 )
+from ..context import TabContext
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..train import classroom
 from ..train.colours import faint
@@ -383,7 +384,7 @@ def _plot(lang: str) -> gr.ScatterPlot:
     )
 
 
-def build_pays_tab(ctx: Any) -> None:
+def build_pays_tab(ctx: TabContext) -> None:
     """Where it pays: the size sweep, its crossover sentence, memory anatomy, published figures."""
     lang0 = DEFAULT_LANG
     limits = getattr(ctx, "limits", None)

@@ -33,6 +33,7 @@ from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
 from ...config import RunConfig, on_hf_space
 from .. import system, zerogpu
+from ..context import TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from . import controls
@@ -72,11 +73,9 @@ def max_threads() -> int:
     return 40 + 2 * max_viewers()
 
 
-def _make_runner(
-    configs: list[RunConfig], calibrate: bool, fit_s: float | None, repeat: int
-) -> Any:
+def _make_runner(configs: list[RunConfig], repeat: int) -> Any:
     # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
-    return zerogpu.make_runner(configs, calibrate=calibrate, fit_s=fit_s, repeat=repeat)
+    return zerogpu.make_runner(configs, repeat=repeat)
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,6 @@ def runner_for(
     session: Session | None,
     configs: list[RunConfig],
     repeat: int,
-    fit_s: float | None,
     mode: str | Follow,
 ) -> Viewer:
     """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams.
@@ -115,9 +113,7 @@ def runner_for(
 
     request = LocalContext.request.get(None)
     client = client_of(request) if request is not None else ""
-    view = hub.watch(
-        configs, repeat, fit_s, own=mode == "own", make_runner=_make_runner, client=client
-    )
+    view = hub.watch(configs, repeat, own=mode == "own", make_runner=_make_runner, client=client)
     token = _owner_token(session, create=False)
     if token is not None:  # a teacher's board shows what they train or watch next
         hub.show(token, view.comparison)
@@ -298,7 +294,7 @@ def follow(
         c = board.comparison
         if c is not None and c is not seen:
             seen = c
-            for frame in train(view_values, lang, session, "default", Follow(board, c)):
+            for frame in train(view_values, lang, session, Follow(board, c)):
                 if isinstance(frame, dict) and isinstance(frame.get("status"), str):
                     last = frame["status"]
                 yield frame
@@ -323,7 +319,7 @@ def follow(
 # --- layout and events -----------------------------------------------------------------------
 
 
-def build_button(ctx: Any, comps: dict[str, Any], lang: str) -> None:
+def build_button(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
     """Run my own, beside Train and Stop: a new comparison of one's own, never shared.
 
     Always shown: its visibility would be one more output of /train, whose outputs API
@@ -340,7 +336,7 @@ def build_button(ctx: Any, comps: dict[str, Any], lang: str) -> None:
     )
 
 
-def build_board(ctx: Any, comps: dict[str, Any], lang: str) -> None:
+def build_board(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
     """The class board: publish this page's comparisons under a code, or follow a code."""
     with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:
         ctx.i18n(acc, label="board_label")
@@ -380,10 +376,9 @@ def build_board(ctx: Any, comps: dict[str, Any], lang: str) -> None:
 
 
 def wire(
-    ctx: Any,
+    ctx: TabContext,
     comps: dict[str, Any],
     session: gr.State,
-    steps_origin: gr.State,
     train: TrainFn,
     arm: Callable[..., dict[str, Any]],
 ) -> None:
@@ -404,9 +399,9 @@ def wire(
     }
 
     def own(*args: Any) -> Iterator[dict[Any, Any]]:
-        *vals, lg, sess, origin = args
+        *vals, lg, sess = args
         values = dict(zip(controls.NAMES, vals, strict=True))
-        for out in train(values, lg, sess, origin or "default", "own"):
+        for out in train(values, lg, sess, "own"):
             yield keyed(comps, out)
 
     # /train_own's parameters carry /train's names (an API caller saw param_0...param_19).
@@ -416,7 +411,6 @@ def wire(
     params += [
         inspect.Parameter("lang", kind, default="en"),
         inspect.Parameter("session", kind, default=None),
-        inspect.Parameter("steps_origin", kind, default="default"),
     ]
     own.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
 
@@ -425,7 +419,7 @@ def wire(
         by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **quiet
     ).then(
         own,
-        [*(comps[n] for n in controls.NAMES), lang, session, steps_origin],
+        [*(comps[n] for n in controls.NAMES), lang, session],
         outputs,
         api_name="train_own",
         preprocess=False,  # as /train: the values as sent, checked by the CLI's rule

@@ -30,6 +30,7 @@ from ...files.recorded import (
     reference_files,
 )
 from ...log import logger
+from ..context import TabContext
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
 from .colours import color_map
@@ -270,7 +271,7 @@ def save_runs(session: Session) -> Any:
 # --- layout and wiring -----------------------------------------------------------------------
 
 
-def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
+def build_row(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
     """The recorded-runs row under the downloads, and the browser's store (renders nothing)."""
     with gr.Row(equal_height=True, elem_id="recorded-row"):
         comps["reference"] = ctx.i18n(
@@ -304,7 +305,7 @@ def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
     comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=storage_secret())
 
 
-def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
+def wire(ctx: TabContext, comps: dict[str, Any], session: gr.State) -> None:
     """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
     lang = ctx.lang
     state = session  # the gr.State; the handlers' `session` parameters are its value
