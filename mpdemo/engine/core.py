@@ -21,6 +21,7 @@ from ..files.summary import Summary
 from ..log import run_logger
 from ..messages import ConfigError, MpdemoError, Note
 from ..registry import BACKENDS
+from ..state import on_reset
 from . import data as D
 from . import master
 from .models import (
@@ -239,6 +240,13 @@ def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinis
 
 _frozen = False
 _collect_s: float | None = None  # how long the latest collection took (after the freeze)
+
+
+@on_reset
+def forget_collect_time() -> None:
+    """Forget how long the latest collection took (the estimate guesses again)."""
+    global _collect_s
+    _collect_s = None
 
 
 def collect_garbage() -> None:

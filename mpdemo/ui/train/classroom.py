@@ -32,6 +32,7 @@ import gradio as gr
 from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
 from ...config import RunConfig, on_hf_space
+from ...state import on_reset
 from .. import system, zerogpu
 from ..context import TabContext
 from ..i18n import error_text, norm_lang, t
@@ -182,6 +183,13 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
 # when the session is collected. Not on the Session itself: that belongs to session.py.
 _OWNERS: dict[int, str] = {}
 _OWNERS_LOCK = threading.Lock()
+
+
+@on_reset
+def forget_owners() -> None:
+    """Forget every session's board token (their boards are the hub's, reset on their own)."""
+    with _OWNERS_LOCK:
+        _OWNERS.clear()
 
 
 def _owner_token(session: Session | None, create: bool) -> str | None:

@@ -13,6 +13,8 @@ from collections.abc import Sized
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from ...state import on_reset
+
 
 class Closable(Protocol):
     """What the lifetime reads of a page session (ui/train/session.Session)."""
@@ -60,6 +62,13 @@ def release(key: str | None) -> None:
         session.close()
         if held:
             give_back_memory()
+
+
+@on_reset
+def forget_open_sessions() -> None:
+    """Stop tracking open tabs' sessions (their gr.State still owns and closes them)."""
+    with _OPEN_LOCK:
+        _OPEN.clear()
 
 
 def give_back_memory() -> None:
