@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..messages import EN as EN_MESSAGES
-from ..messages import render
+from ..messages import MpdemoError, render
 from ..wording import NumberStyle
 from .labels import label_key
 
@@ -117,10 +117,9 @@ def message(key: str, args: dict[str, Any], lang: str | None = DEFAULT_LANG) -> 
 
 def error_text(err: BaseException, lang: str | None = DEFAULT_LANG) -> str:
     """The translated text of an MpdemoError (or str(err) for anything else)."""
-    note = getattr(err, "note", None)
-    if note is None:
+    if not isinstance(err, MpdemoError):
         return str(err)
-    return message(note.key, dict(note.args), lang)
+    return message(err.note.key, dict(err.note.args), lang)
 
 
 def lang_from_header(accept_language: str | None) -> str:

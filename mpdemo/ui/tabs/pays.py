@@ -387,7 +387,7 @@ def _plot(lang: str) -> gr.ScatterPlot:
 def build_pays_tab(ctx: TabContext) -> None:
     """Where it pays: the size sweep, its crossover sentence, memory anatomy, published figures."""
     lang0 = DEFAULT_LANG
-    limits = getattr(ctx, "limits", None)
+    limits = ctx.limits
     with ctx.i18n(gr.Tab(t("tab_pays", lang0), id="pays", elem_id="pays-tab"), label="tab_pays"):
         ctx.i18n(gr.Markdown(t("pays_intro", lang0)), value="pays_intro")
         with gr.Row(equal_height=True):

@@ -225,7 +225,7 @@ def _model_choices(lang: str) -> list[tuple[str, str]]:
 def build_underflow_tab(ctx: TabContext) -> None:
     """Underflow lab: one real backward pass, gradient histograms against a format's range."""
     lang0 = DEFAULT_LANG
-    limits = getattr(ctx, "limits", None)
+    limits = ctx.limits
     with ctx.i18n(
         gr.Tab(tt("tab_underflow", lang0), id="underflow", elem_id="underflow-tab"),
         label="tab_underflow",

@@ -440,7 +440,8 @@ class Session(StoredRuns):
     def machine(self) -> dict[str, Any]:
         """The profile of the machine the runs ran on: the GPU worker's on ZeroGPU (its runner
         brought it back), else this process's."""
-        return getattr(self.runner, "machine", None) or _machine()
+        runner_machine = self.runner.machine if self.runner is not None else None
+        return runner_machine or _machine()
 
     def script_file(self, label: str) -> str | None:
         """Write the reproduce script of the run `label` (`python -m mpdemo code`'s text)."""
