@@ -197,8 +197,9 @@ class Comparison:
 
     def _check_cap(self) -> None:
         """Over the server's cap for one comparison, it ends here with what would fit, and the
-        line moves on. Its plan (the calibration) knows its length; without one, its first
-        timed steps do. It could not be refused before it joined: nothing had measured it."""
+        line moves on. Its estimate (the rounds of runs taking turns) knows its length; without
+        one, its first timed steps do. It could not be refused before it joined: nothing had
+        measured it."""
         cap = self.hub.max_comparison_s
         est = self.estimate
         if cap is None:

@@ -1,4 +1,4 @@
-"""What makes two comparisons the same: their configs, repeat, time budget, code and machine."""
+"""What makes two comparisons the same: their configs, repeat, code and machine."""
 
 from __future__ import annotations
 

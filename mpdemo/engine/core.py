@@ -257,7 +257,6 @@ def collect_garbage() -> None:
     (and its "Done") waits for it. Collected once and frozen (gc.freeze, Python 3.7+), what
     outlives every run is left out of later collections, which then scan only what a run
     made (under 1 ms here). Garbage is collected before freezing, so nothing dead is kept.
-    The calibration calls this once the imports are done, before it times a prepare().
     """
     global _frozen, _collect_s
     t0 = time.perf_counter()

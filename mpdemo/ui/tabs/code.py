@@ -79,8 +79,8 @@ class CodeEntry:
 
 def page_runs(session: Session | None) -> list[RunConfig]:
     """The page's runs that started (finished, restored after a reload, or running), each with
-    its own config as it ran; a run of the grid still waiting has not run (its steps may still
-    be fitted to the time budget), so the Train tab's settings stand for it."""
+    its own config as it ran; a run of the grid still waiting has not run, so the Train tab's
+    settings stand for it."""
     if session is None:
         return []
     # The running runs live in the session's fold (Session.fold.current, by run id).
