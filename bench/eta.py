@@ -3,7 +3,7 @@
     python bench/eta.py [--steps N] [--precisions fp32,bf16] [--backends torch] [--every S]
 
 Runs the page's default comparison exactly as the Train button does (same configs, runs taking
-turns step by step, fitted to about a minute from their first rounds, same Session and
+turns step by step, same Session and
 GridEstimate), samples the estimate of the time left at every event, and afterwards compares it
 with the real time left. Prints the worst error
 after the first 10 % of the time (target: within ±30 %), and the figures behind it; --every S
@@ -42,11 +42,10 @@ def main() -> int:
         "backends": args.backends.split(","),
     }
     configs = check_inputs(values)
-    fit = None  # the page runs the default comparison's steps as they are (a lesson's steps)
     session = Session()
     session.begin(configs)
     t0 = time.monotonic()
-    runner = Runner(configs, calibrate=True, fit_s=fit).start()
+    runner = Runner(configs).start()
     samples: list[tuple[float, float]] = []  # (seconds since the click, estimated seconds left)
     first_estimate = None
     for ev in runner.events(timeout=0.2):

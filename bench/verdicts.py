@@ -1,9 +1,9 @@
 """Speed verdicts under a switching background load, against the same comparison on a quiet machine.
 
-    python bench/verdicts.py [--times 4] [--precisions fp32,bf16] [--period 2.0] [--fit-s 60]
+    python bench/verdicts.py [--times 4] [--precisions fp32,bf16] [--period 2.0]
 
-Runs the default comparison (torch backend, default model, fitted to about a minute like the
-Train tab's) --times times on the quiet machine and --times times while another process switches
+Runs the default comparison (torch backend, default model, its steps as the Train tab runs
+them) --times times on the quiet machine and --times times while another process switches
 a busy loop on every core on and off every --period seconds, a quiet one and a loaded one in
 turn (the machine drifts between minutes: bf16 against fp32 measured 0.83-0.90x in four quiet
 comparisons within five minutes on a 2-core EPYC). The quiet interleaved figure is the median of
@@ -58,11 +58,9 @@ def main() -> None:
     ap.add_argument("--times", type=int, default=4)
     ap.add_argument("--precisions", default="fp32,bf16")
     ap.add_argument("--period", type=float, default=2.0)
-    ap.add_argument("--fit-s", type=float, default=60.0)
     a = ap.parse_args()
 
     from mpdemo import RunConfig
-    from mpdemo.runs.calibration import forget_calibrations
     from mpdemo.runs.runner import grid, run_grid
 
     configs = grid(RunConfig(), ["torch"], a.precisions.split(","))
@@ -78,10 +76,9 @@ def main() -> None:
         for w in workers:
             w.start()
         try:
-            forget_calibrations()  # each comparison measures again, as a new click would
             events: list = []
             t0 = time.perf_counter()
-            run_grid(configs, events.append, threading.Event(), calibrate=True, fit_s=a.fit_s)
+            run_grid(configs, events.append, threading.Event())
             wall = time.perf_counter() - t0
         finally:
             stop.set()

@@ -63,7 +63,7 @@ class Limits:
         )
 
 
-WEIGHTS = ("fp32", "bf16", "bf16-sr")  # mpdemo.engine.master.WEIGHTS, without torch
+WEIGHTS = ("fp32", "bf16", "bf16-sr")  # where the weights live: the one list (engine/master.py)
 
 
 def flag(help: str = "", cli: bool = True, choices: tuple[str, ...] = ()) -> dict[str, Any]:

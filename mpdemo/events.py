@@ -100,16 +100,13 @@ class RunFinished(_Event):
 
 @dataclass
 class GridPlanned(_Event):
-    """Before a grid's first run: this machine, the calibrated step, and what to expect.
+    """Before a grid's first run: this machine, and what to expect.
 
     Renderers that do not know it skip it (every consumer keys on `kind`).
     """
 
     machine: dict[str, Any]
-    calibration: dict[str, Any] | None
-    expected_s: float | None  # the whole grid, from the calibration
     notes: list[dict[str, Any]] = field(default_factory=list)  # sentences: {"key", "args", "text"}
-    steps: int | None = None  # steps per run when fitted to a time budget (None: as asked)
     # The runs take turns step by step (mpdemo.runs.together): their own steps are the
     # measurement, and the estimate counts rounds, not runs one after another.
     interleaved: bool = False

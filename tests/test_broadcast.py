@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import calendar
 import gc
 import threading
+import time
 import weakref
 
 import pytest
@@ -34,8 +36,9 @@ def steps_of(events: list) -> list[tuple[str, int, float]]:
 
 def test_a_shared_run_streams_to_two_viewers_and_runs_once() -> None:
     hub = Hub()
-    a = hub.watch([CFG, CFG.replace(precision="bf16")], calibrate=False)
-    b = hub.watch([CFG, CFG.replace(precision="bf16")], calibrate=False)
+    t0, wall0 = time.monotonic(), time.time()
+    a = hub.watch([CFG, CFG.replace(precision="bf16")])
+    b = hub.watch([CFG, CFG.replace(precision="bf16")])
     assert a.kind == "own" and b.kind == "shared" and a.comparison is b.comparison
     out: dict = {}
     threads = [read_in_thread(a, out, "a"), read_in_thread(b, out, "b")]
@@ -49,27 +52,30 @@ def test_a_shared_run_streams_to_two_viewers_and_runs_once() -> None:
     # The viewer's files say where the runs came from; the starter's say nothing.
     assert a.shared_from() is None
     origin = b.shared_from()
-    assert origin["kind"] == "shared" and origin["started_s_ago"] >= 0
+    assert origin["kind"] == "shared"
+    # b joined while a's comparison ran: it began after t0, and the wall clock says the same (UTC).
+    assert origin["started_s_ago"] <= round(time.monotonic() - t0, 1) + 0.1, origin
+    began = calendar.timegm(time.strptime(origin["started_at"], "%Y-%m-%dT%H:%M:%SZ"))
+    assert int(wall0) <= began <= time.time(), origin
     # Pressed again a moment later: the finished comparison is replayed, nothing retrains.
-    late = hub.watch([CFG, CFG.replace(precision="bf16")], calibrate=False)
+    late = hub.watch([CFG, CFG.replace(precision="bf16")])
     assert late.kind == "shared"
     assert steps_of(read_all(late)) == steps_of(out["a"])
 
 
 def test_a_different_setting_never_joins_and_own_runs_are_never_joined() -> None:
     hub = Hub()
-    first = hub.watch([CFG], calibrate=False)
+    first = hub.watch([CFG])
     others = [
-        hub.watch([CFG.replace(steps=7)], calibrate=False),
-        hub.watch([CFG.replace(precision="bf16")], calibrate=False),
-        hub.watch([CFG], repeat=2, calibrate=False),
-        hub.watch([CFG], fit_s=60.0, calibrate=False),
+        hub.watch([CFG.replace(steps=7)]),
+        hub.watch([CFG.replace(precision="bf16")]),
+        hub.watch([CFG], repeat=2),
     ]
     assert all(v.kind == "own" and v.comparison is not first.comparison for v in others)
-    mine = hub.watch([CFG], own=True, calibrate=False)
+    mine = hub.watch([CFG], own=True)
     assert mine.kind == "own" and mine.comparison is not first.comparison
     # Nobody is ever shown a private comparison: the next visitor joins the first one.
-    again = hub.watch([CFG], calibrate=False)
+    again = hub.watch([CFG])
     assert again.comparison is first.comparison
     for v in [first, *others, mine, again]:
         v.close()
@@ -77,8 +83,8 @@ def test_a_different_setting_never_joins_and_own_runs_are_never_joined() -> None
 
 def test_run_my_own_queues_a_real_run_behind_the_shared_one() -> None:
     hub = Hub()
-    shared = hub.watch([CFG], calibrate=False)
-    own = hub.watch([CFG], own=True, calibrate=False)
+    shared = hub.watch([CFG])
+    own = hub.watch([CFG], own=True)
     assert own.place() is not None and own.place()[0] == 2  # behind the one starting
     out: dict = {}
     threads = [read_in_thread(shared, out, "shared"), read_in_thread(own, out, "own")]
@@ -96,8 +102,8 @@ def test_run_my_own_queues_a_real_run_behind_the_shared_one() -> None:
 def test_a_viewer_that_stops_reading_never_blocks_the_producer_and_is_dropped() -> None:
     hub = Hub()
     cfg = CFG.replace(steps=40)
-    reader = hub.watch([cfg], calibrate=False)
-    idle = hub.watch([cfg], calibrate=False)  # never reads a single event
+    reader = hub.watch([cfg])
+    idle = hub.watch([cfg])  # never reads a single event
     events = []
     for ev in reader.events(timeout=0.2):
         if ev is None:
@@ -114,8 +120,8 @@ def test_a_viewer_that_stops_reading_never_blocks_the_producer_and_is_dropped() 
 def test_a_viewers_stop_never_stops_the_run_its_starters_does() -> None:
     hub = Hub()
     cfg = CFG.replace(steps=60)
-    starter = hub.watch([cfg], calibrate=False)
-    viewer = hub.watch([cfg], calibrate=False)
+    starter = hub.watch([cfg])
+    viewer = hub.watch([cfg])
     out: dict = {}
     th = read_in_thread(starter, out, "starter")
     for ev in viewer.events(timeout=0.2):
@@ -124,7 +130,7 @@ def test_a_viewers_stop_never_stops_the_run_its_starters_does() -> None:
     th.join(120)
     assert starter.comparison.state == "finished" and len(steps_of(out["starter"])) == 60
     # The starter alone stops its own run; the stopped run's last events still come.
-    alone = hub.watch([cfg.replace(steps=2000)], calibrate=False)
+    alone = hub.watch([cfg.replace(steps=2000)])
     got = []
     for ev in alone.events(timeout=0.2):
         if ev is not None:
@@ -134,7 +140,7 @@ def test_a_viewers_stop_never_stops_the_run_its_starters_does() -> None:
     assert got[-1].kind == "end" and got[-1].status == "stopped"
     assert alone.comparison.state == "stopped"
     # A stopped comparison is never joined: the next visitor gets a run of their own.
-    fresh = hub.watch([cfg.replace(steps=2000)], calibrate=False)
+    fresh = hub.watch([cfg.replace(steps=2000)])
     assert fresh.kind == "own"
     fresh.stop()
 
@@ -142,7 +148,7 @@ def test_a_viewers_stop_never_stops_the_run_its_starters_does() -> None:
 def test_memory_is_released_when_nobody_watches_and_the_index_is_bounded() -> None:
     now = [0.0]
     hub = Hub(clock=lambda: now[0], max_shared=2)
-    v = hub.watch([CFG], calibrate=False)
+    v = hub.watch([CFG])
     read_all(v)
     ref = weakref.ref(v.comparison)
     del v
@@ -156,17 +162,17 @@ def test_memory_is_released_when_nobody_watches_and_the_index_is_bounded() -> No
     assert ref() is None, "nothing holds a released comparison"
     # At most max_shared finished comparisons are kept, the least recently used goes first.
     for steps in (2, 3, 4):
-        read_all(hub.watch([CFG.replace(steps=steps)], calibrate=False))
+        read_all(hub.watch([CFG.replace(steps=steps)]))
     assert hub.shared_count() == 2
-    evicted = hub.watch([CFG.replace(steps=2)], calibrate=False)
+    evicted = hub.watch([CFG.replace(steps=2)])
     assert evicted.kind == "own"
-    assert hub.watch([CFG.replace(steps=4)], calibrate=False).kind == "shared"
+    assert hub.watch([CFG.replace(steps=4)]).kind == "shared"
     evicted.stop()
 
 
 def test_long_runs_are_thinned_but_keep_every_run_boundary() -> None:
     hub = Hub(max_entries=16)
-    v = hub.watch([CFG.replace(steps=30)], calibrate=False)
+    v = hub.watch([CFG.replace(steps=30)])
     events = read_all(v)
     kinds = [e.kind for e in events]
     assert kinds[0] == "start" and kinds[-1] == "end" and "eval" in kinds
@@ -174,7 +180,7 @@ def test_long_runs_are_thinned_but_keep_every_run_boundary() -> None:
     # A live reader on a loaded machine may keep up with every step; the record is thinned.
     assert len(v.comparison.entries) <= 17
     assert steps == sorted(steps) and steps[0] == 1  # in order, from the first
-    late = read_all(hub.watch([CFG.replace(steps=30)], calibrate=False))
+    late = read_all(hub.watch([CFG.replace(steps=30)]))
     late_steps = [e.step for e in late if e.kind == "step"]
     assert late_steps == [e.event.step for e in v.comparison.entries if e.event.kind == "step"]
     assert len(late_steps) < 30 and late_steps == sorted(late_steps)
@@ -182,13 +188,13 @@ def test_long_runs_are_thinned_but_keep_every_run_boundary() -> None:
 
 def test_the_line_is_fifo_with_places_estimates_and_a_cap() -> None:
     hub = Hub(max_queue=2)
-    read_all(hub.watch([CFG], calibrate=False))  # one finished: a typical duration exists
-    running = hub.watch([CFG.replace(steps=3000)], calibrate=False)
+    read_all(hub.watch([CFG]))  # one finished: a typical duration exists
+    running = hub.watch([CFG.replace(steps=3000)])
     for ev in running.events(timeout=0.2):
         if ev is not None and ev.kind == "step" and ev.step >= broadcast.PACE_STEPS:
             break  # it runs now, and its first steps' pace says how long it takes
-    second = hub.watch([CFG.replace(steps=3)], calibrate=False)
-    third = hub.watch([CFG.replace(steps=4)], calibrate=False)
+    second = hub.watch([CFG.replace(steps=3)])
+    third = hub.watch([CFG.replace(steps=4)])
     (p2, wait2), (p3, wait3) = second.place(), third.place()
     assert (p2, p3) == (2, 3)
     assert wait2 is not None and wait2 >= 0  # the running one's pace says how long it takes
@@ -196,10 +202,10 @@ def test_the_line_is_fifo_with_places_estimates_and_a_cap() -> None:
     # its own, so the wait behind it is unknown rather than shown short (issue 52).
     assert wait3 is None
     with pytest.raises(QueueFull) as err:
-        hub.watch([CFG.replace(steps=5)], calibrate=False)
+        hub.watch([CFG.replace(steps=5)])
     assert err.value.key == "queue_full" and err.value.args_dict["limit"] == 2
     # The joined one is no new request: it never counts against the cap.
-    assert hub.watch([CFG.replace(steps=3)], calibrate=False).kind == "shared"
+    assert hub.watch([CFG.replace(steps=3)]).kind == "shared"
     running.stop()
     out: dict = {}
     for th in [read_in_thread(second, out, "2"), read_in_thread(third, out, "3")]:
@@ -210,7 +216,7 @@ def test_the_line_is_fifo_with_places_estimates_and_a_cap() -> None:
 
 def test_a_board_code_follows_its_owner_and_wrong_codes_are_rate_limited() -> None:
     hub = Hub()
-    v = hub.watch([CFG], calibrate=False)
+    v = hub.watch([CFG])
     code = hub.publish("teacher", v.comparison)
     assert len(code) == broadcast.BOARD_CODE_LEN
     assert set(code) <= set(broadcast.BOARD_ALPHABET)
@@ -219,7 +225,7 @@ def test_a_board_code_follows_its_owner_and_wrong_codes_are_rate_limited() -> No
     follower = board.comparison.view("board", board=code)
     assert follower.shared_from()["kind"] == "board" and follower.shared_from()["board"] == code
     # The teacher's next comparison: the same code shows it.
-    nxt = hub.watch([CFG.replace(steps=3)], own=True, calibrate=False)
+    nxt = hub.watch([CFG.replace(steps=3)], own=True)
     hub.show("teacher", nxt.comparison)
     assert hub.board(code).comparison is nxt.comparison and hub.board(code).version == 2
     assert hub.publish("teacher", nxt.comparison) == code  # one board per teacher

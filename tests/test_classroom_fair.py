@@ -21,7 +21,7 @@ CFG = RunConfig(
 
 
 class SlowRunner:
-    """A runner that is still calibrating (no event) until stopped: what the line sees of a
+    """A runner that sends no event until stopped: what the line sees of a
     comparison whose plan is not made yet."""
 
     machine = None
@@ -44,9 +44,6 @@ class SlowRunner:
 
 
 def test_a_comparison_over_the_cap_is_refused_in_one_line_with_what_would_fit() -> None:
-    from mpdemo.runs.calibration import forget_calibrations
-
-    forget_calibrations()  # nothing measured yet: only its own plan can say how long it takes
     hub = Hub(max_comparison_s=60.0)
     huge = [CFG.replace(steps=2000, seed=81)]
     first = hub.watch(huge, repeat=3)
@@ -77,7 +74,7 @@ def test_a_refusal_at_the_plan_is_the_status_of_everyone_watching() -> None:
     from mpdemo.ui.train import classroom
 
     hub = Hub(max_comparison_s=0)
-    view = hub.watch([CFG], calibrate=False)
+    view = hub.watch([CFG])
     view.comparison.refusal = caps.too_long([CFG], 1200.0, 900.0)
     session = SimpleNamespace(runner=view)
     lines, only = classroom.status_lines(session, "es")
@@ -90,9 +87,6 @@ def test_a_refusal_at_the_plan_is_the_status_of_everyone_watching() -> None:
 
 
 def test_the_wait_is_never_shown_shorter_than_what_is_known() -> None:
-    from mpdemo.runs.calibration import forget_calibrations
-
-    forget_calibrations()
     now = [1000.0]
     hub = Hub(max_comparison_s=0, clock=lambda: now[0])
     hub.durations.append(5.0)  # the comparisons before took 5 s
@@ -100,7 +94,7 @@ def test_the_wait_is_never_shown_shorter_than_what_is_known() -> None:
     deadline = time.monotonic() + 10
     while big.comparison.state != "running" and time.monotonic() < deadline:
         time.sleep(0.02)
-    now[0] += 600.0  # ten minutes into its calibration, nothing measured its length
+    now[0] += 600.0  # ten minutes in, nothing measured its length
     nxt = hub.watch([CFG.replace(steps=5, seed=92)], make_runner=SlowRunner)
     # "2nd in line, about 0 s" was a typical 5 s run out; what is known is: unknown.
     assert nxt.place() == (2, None)

@@ -33,7 +33,7 @@ def fresh_hub(monkeypatch):
 
 def run(values: dict, session: Session, mode: str = "train", lang: str = "en") -> list[dict]:
     """Every frame train() streams for one click."""
-    return list(train(values, lang, session, "typed", mode))
+    return list(train(values, lang, session, mode))
 
 
 def in_thread(values: dict, session: Session, out: dict, name: str, mode: str = "train"):
@@ -108,11 +108,11 @@ def test_a_different_setting_never_joins_a_shared_run() -> None:
 def test_a_waiting_visitor_reads_their_place_and_wait_in_their_language(lang, words) -> None:
     busy, waiting = Session(), Session()
     long_run = {**SETTINGS, "steps": 2000}
-    frames = train(long_run, lang, busy, "typed")
+    frames = train(long_run, lang, busy)
     for _frame in frames:  # until it steps: it holds the line
         if busy.progress.get("step"):
             break
-    gen = train({**SETTINGS, "steps": 5}, lang, waiting, "typed")
+    gen = train({**SETTINGS, "steps": 5}, lang, waiting)
     first = next(gen)
     text = first["status"]
     assert words in text, text
@@ -128,7 +128,7 @@ def test_a_waiting_visitor_reads_their_place_and_wait_in_their_language(lang, wo
 def test_a_full_line_refuses_with_what_to_do(fresh_hub) -> None:
     fresh_hub.max_queue = 0
     session = Session()
-    gen = train(SETTINGS, "es", session, "typed")
+    gen = train(SETTINGS, "es", session)
     first = next(gen)
     assert "la fila de este servidor está llena" in first["status"]
     assert "Entrenar" in first["status"]  # what to do: watch the one running, or wait
@@ -144,7 +144,7 @@ def test_a_viewers_stop_leaves_the_producer_running() -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not producer.progress.get("step"):
         time.sleep(0.05)
-    gen = train(long_run, "en", viewer, "typed")
+    gen = train(long_run, "en", viewer)
     for _ in gen:
         if viewer.progress.get("step"):
             break

@@ -149,7 +149,7 @@ def test_a_signal_during_the_grid_writes_the_finished_runs(tmp_path, sig, code):
     out_json.write_text("an older file", encoding="utf-8")
     proc = subprocess.Popen(
         [sys.executable, "-m", "mpdemo", "run", *TINY, "--steps", "100", "--precision",
-         "fp32,bf16", "--calibrate", "off", "--json", str(out_json), "--csv", str(out_csv)],
+         "fp32,bf16", "--json", str(out_json), "--csv", str(out_csv)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     lines = []

@@ -26,7 +26,7 @@ def stored(tmp_path_factory) -> dict[str, Any]:
     """What a browser keeps of a page's runs (torch fp32 and bf16, 3 steps at lr 0.01)."""
     path = tmp_path_factory.mktemp("runs") / "runs.json"
     code = cli.main(["run", *TINY, "--steps", "3", "--lr", "0.01", "--precision", "fp32,bf16",
-                     "--quiet", "--calibrate", "off", "--json", str(path)])  # fmt: skip
+                     "--quiet", "--json", str(path)])  # fmt: skip
     assert code == cli.EXIT_OK
     s = Session()
     runs = read_runs(path).runs
@@ -187,27 +187,3 @@ def test_the_code_tab_lists_runs_that_started_not_those_still_waiting() -> None:
                           steps=7))  # fmt: skip
     assert C.page_runs(sess) == [done, started]
     assert C.page_runs(None) == []
-
-
-def test_a_fitted_grid_offers_the_script_of_the_steps_it_runs(monkeypatch) -> None:
-    # The default comparison is fitted to about a minute: the runs do fewer steps than the form
-    # asks. The script offered at the click (the steps asked for) is written again with them.
-    from mpdemo.events import GridPlanned
-    from mpdemo.runs.runner import _END, Runner
-    from mpdemo.ui import zerogpu
-    from mpdemo.ui.train import tab as train_tab
-
-    class Fitted(Runner):
-        def _work(self) -> None:  # the plan only: no run needed to see the script change
-            self._emit(GridPlanned(machine={}, calibration=None, expected_s=None, steps=2))
-            self.queue.put(_END)
-
-    monkeypatch.setattr(zerogpu, "make_runner", lambda configs, **kw: Fitted(configs))
-    scripts = [  # read as each frame goes out: the file is written again under its name
-        Path(f["script_btn"]["value"]).read_text(encoding="utf-8")
-        for f in train_tab.train({"precisions": ["fp32"]}, "en", Session())
-        if "script_btn" in f
-    ]
-    asked = train_tab.DEFAULTS["steps"]
-    assert f"steps={asked}," in scripts[0]  # the form's default, as asked at the click
-    assert "steps=2," in scripts[-1]

@@ -231,7 +231,9 @@ def render_everything(rec: Any) -> None:
         speedup_text(s)
         scale_text(s.get("final_loss_scale"))
     notes = [*run_speed_notes(summaries, MACHINE), *memory_notes(summaries)]
-    assert rec.tag and describe_machine(rec.machine) and (rec.date or "") is not None
+    assert rec.tag and describe_machine(rec.machine)
+    # The date goes into one line of the status ('recorded on M (date)'): one line, ≤ 10 chars.
+    assert rec.date is None or ("\n" not in rec.date and len(rec.date) <= 10), rec.date
     session = Session()
     labels = session.add_recording(rec)
     assert len(labels) == len(rec.runs)

@@ -382,7 +382,7 @@ def test_a_lesson_opens_its_own_recording_beside_the_live_run(
     # The pick: the recording joins the session, then the lesson's live runs train beside it.
     labels = ui.open_recording(session, "underflow")
     assert sorted(labels) == sorted(f"{c.label} · {rec.tag}" for c in L.get("underflow").configs())
-    frames = list(train(ui.values(L.get("underflow")), "en", session, "preset"))
+    frames = list(train(ui.values(L.get("underflow")), "en", session))
     live = [c.label for c in L.get("underflow").configs()]
     assert session.plot_labels() == [*live, *labels]
     assert all(session.plot_series()[lab].step for lab in session.plot_labels())

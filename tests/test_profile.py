@@ -21,7 +21,6 @@ from mpdemo.messages import EN, Note, render
 from mpdemo.runs import calibration as C
 from mpdemo.runs import estimate as E
 from mpdemo.runs import notes as N
-from mpdemo.runs import plan as P
 from mpdemo.runs.runner import grid, run_grid
 from mpdemo.runs.timing import compare
 from mpdemo.wording import ENGLISH
@@ -102,10 +101,7 @@ def _texts(note: Note) -> list[str]:
 @pytest.mark.parametrize(("name", "machine", "cal", "expect"), PROFILES, ids=IDS)
 def test_speed_sentences_say_what_the_calibration_measured(name, machine, cal, expect):
     for precision, verdict in expect.items():
-        note = N.speed_note(cal, machine, precision, "torch")
-        assert note is not None, (name, precision)
-        if cal.device == "mps" and note.key == "runs_as_fp32":
-            continue  # this torch cannot autocast on MPS: the sentence says fp32 instead
+        note = N.check_note(cal.checks[precision], machine, cal.device)
         assert note.key == f"speed_{verdict}", (name, precision, note.key)
         text = note.text
         assert text.startswith(precision)
@@ -163,14 +159,13 @@ def test_machine_line_names_the_hardware_and_claims_no_speed(name, machine, cal,
             assert (label in has) == flags[f] and (label in lacks) == (not flags[f])
 
 
-def test_fp16_through_accelerate_or_trainer_on_cpu_is_said_to_run_as_fp32():
-    machine, cal = PROFILES[0][1], PROFILES[0][2]
+def test_fp16_through_accelerate_or_trainer_on_cpu_computes_in_fp32():
     for backend in ("accelerate", "trainer"):
-        note = N.speed_note(cal, machine, "fp16", backend)
-        assert note.key == "runs_as_fp32"
-        assert "runs as fp32 on a CPU: expect fp32's speed" in note.text
-    # On CUDA they autocast fp16: the measured sentence, not the fp32 one.
-    assert N.speed_note(PROFILES[3][2], PROFILES[3][1], "fp16", "trainer").key == "speed_faster"
+        assert C.effective_precision(backend, "fp16", "cpu") == "fp32"
+        assert C.effective_precision(backend, "bf16", "cpu") == "bf16"
+        # On CUDA they autocast fp16.
+        assert C.effective_precision(backend, "fp16", "cuda") == "fp16"
+    assert C.effective_precision("torch", "fp16", "cpu") == "fp16"
 
 
 def test_no_message_or_ui_text_claims_speed_or_memory_in_advance():
@@ -187,20 +182,6 @@ def test_no_message_or_ui_text_claims_speed_or_memory_in_advance():
         assert not claim.search(template), key
 
 
-def test_the_calibration_times_the_real_step_for_each_precision(small_cfg):
-    C.forget_calibrations()
-    # Accelerate's fp16 computes in fp32 on a CPU: nothing of its own to time.
-    configs = grid(small_cfg, ["accelerate"], ["fp32", "bf16", "fp16"])
-    cal = P.calibrate(configs, budget_s=1.0)
-    assert cal is not None and set(cal.step_s) == {"fp32", "bf16"}
-    assert all(s > 0 for s in cal.step_s.values())
-    assert cal.threads == torch.get_num_threads()
-    assert C.cached_calibration(small_cfg) is cal  # one per process, reused
-    assert P.calibrate(configs) is cal
-    fresh = P.calibrate(configs, budget_s=0.5, force=True)  # refreshed on demand
-    assert fresh is not cal and C.cached_calibration(small_cfg) is fresh
-
-
 def test_machine_info_is_cheap_json_and_names_this_machine():
     import json
 
@@ -214,28 +195,13 @@ def test_machine_info_is_cheap_json_and_names_this_machine():
         assert info["gpu"]["name"] == torch.cuda.get_device_name()
 
 
-def test_grid_planned_event_says_before_the_runs_what_to_expect(small_cfg, monkeypatch):
-    # Where the runs cannot take turns (several processes), the step is calibrated before them
-    # (for 2 s here, not the app's 10: this test reads the event, not the figures).
-    monkeypatch.setattr(P, "CALIBRATION_BUDGET_S", 2.0)
-    C.forget_calibrations()
-    configs = grid(small_cfg.replace(steps=3), ["torch"], ["fp32", "bf16"])
-    plan = P.plan_grid(configs, threading.Event())
-    assert plan.calibration["step_s"].keys() == {"fp32", "bf16"}
-    keys = [n["key"] for n in plan.notes]
-    assert keys[-1] == "plan_expect" and plan.expected_s > 0
-    assert any(k.startswith("speed_") for k in keys)
-
-
-def test_runs_that_take_turns_are_not_calibrated_before(small_cfg):
-    C.forget_calibrations()
+def test_runs_that_take_turns_are_not_timed_before(small_cfg):
     configs = grid(small_cfg.replace(steps=3), ["torch"], ["fp32", "bf16"])
     events = []
-    run_grid(configs, events.append, threading.Event(), calibrate=True)
+    run_grid(configs, events.append, threading.Event())
     plan = events[0]
-    assert plan.kind == "plan" and plan.interleaved and plan.calibration is None
+    assert plan.kind == "plan" and plan.interleaved
     assert [n["key"] for n in plan.notes] == ["side_by_side"]
-    assert C.cached_calibration(configs[0]) is None  # nothing was timed before the runs
     # The runs' warnings carry no calibration sentence: their own figures speak.
     bf16 = next(e for e in events if e.kind == "end" and e.summary["precision"] == "bf16")
     assert not any(w["key"].startswith("speed_") for w in bf16.summary["warning_keys"])
@@ -317,56 +283,6 @@ def test_runs_timed_one_after_the_other_get_no_verdict(small_cfg):
     assert N.run_speed_notes([fp32, s], PROFILES[0][1]) == []
 
 
-def test_fit_steps_brings_a_slow_grid_near_a_minute(small_cfg):
-    cal = _cal("cpu", 0.05, 0.35, 0.40)
-    configs = grid(small_cfg.replace(steps=1000), ["torch"], ["fp32", "bf16"])
-    steps = P.fit_steps(configs, cal, 60.0)
-    assert steps is not None and P.MIN_FIT_STEPS <= steps < 1000
-    fitted = [c.replace(steps=steps) for c in configs]
-    assert E.GridEstimate(fitted, cal).remaining_s() == pytest.approx(60.0, rel=0.1)
-    assert P.fit_steps(grid(small_cfg.replace(steps=20), ["torch"], ["fp32"]), cal, 60.0) is None
-
-
-@pytest.mark.parametrize(("fp16_s", "key"), [(0.35, "fit_steps"), (15.6, "fit_steps_min")])
-def test_the_fitted_grid_promises_a_minute_only_when_it_fits(small_cfg, monkeypatch, fp16_s, key):
-    # fp16 on a CPU without fp16 kernels: even 20 steps took 5 min 33 s, under a note that
-    # said "so the comparison takes about a minute".
-    monkeypatch.setattr(
-        P, "calibrate", lambda configs, stop=None, force=False: _cal("cpu", 0.05, 0.05, fp16_s)
-    )
-    configs = grid(small_cfg.replace(steps=1000), ["torch"], ["fp32", "fp16"])
-    plan = P.plan_grid(configs, None, 60.0)
-    (fit,) = [n for n in plan.notes if n["key"].startswith("fit_steps")]
-    assert fit["key"] == key and plan.steps is not None
-    assert ("about a minute" in fit["text"]) == (plan.expected_s <= 75.0), fit["text"]
-
-
-def test_the_note_under_the_precisions_names_what_it_measured(monkeypatch):
-    # After a tiny-bert grid and then a small-bert one, the note said tiny-bert's "9.5x slower"
-    # beside a status saying small-bert's 24x, with no model named in either.
-    from mpdemo.ui.train.tab import precision_note
-
-    def cal(model, fp16_s):
-        c = _cal("cpu", 0.0173, 0.0173, fp16_s)
-        return C.Calibration(**{**c.__dict__, "key": (model, "reviews", 32, 64, "cpu")})
-
-    from mpdemo.events import GridPlanned
-    from mpdemo.ui.train.session import Session
-
-    monkeypatch.setattr(C, "_calibrations", {})
-    page, other = Session(), Session()
-    assert precision_note("en", ["fp32", "fp16"], "cpu", page) == ""  # nothing measured yet
-    for model, fp16_s in (("tiny-bert", 0.165), ("small-bert", 0.42)):
-        C._calibrations[cal(model, fp16_s).key] = cal(model, fp16_s)
-        page.plan = GridPlanned({}, cal(model, fp16_s).to_dict(), None)
-    note = precision_note("en", ["fp32", "fp16"], "cpu", page)
-    assert note.startswith("Measured on small-bert, batch 32") and "420 vs 17.3 ms" in note
-    # Another visitor's page, which ran nothing: another's (maybe private) figures never show.
-    assert precision_note("en", ["fp32", "fp16"], "cpu", other) == ""
-    nota = precision_note("es", ["fp32", "fp16"], "cpu", page)
-    assert nota.startswith("Medido con small-bert, lote 32") and "24,28 veces" in nota
-
-
 def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     # The "watch the scale move" preset is one fp16 run: its "fp16 ran 9.5x slower" vanished
     # when the grid ended, as no fp32 run was there to compare with.
@@ -375,10 +291,9 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     from mpdemo.ui.train.tab import status_text
 
     cal = _cal("cpu", 0.0173, 0.0173, 0.165)
-    note = N.speed_note(cal, M.machine_info(), "fp16")
+    note = N.check_note(cal.checks["fp16"], M.machine_info(), cal.device)
     session = Session()
-    session.plan = GridPlanned(machine={}, calibration=None, expected_s=1.0,
-                               notes=[note.to_dict()])  # fmt: skip
+    session.plan = GridPlanned(machine={}, notes=[note.to_dict()])
     fp16 = {"label": "torch · fp16", "backend": "torch", "precision": "fp16", "status": "completed",
             "effective_dtype": "fp16", "median_step_s": 0.17, "steps": 50}  # fmt: skip
     session.runs = [{"summary": fp16, "status": "completed"}]
@@ -526,7 +441,7 @@ def test_saved_activation_bytes_reach_the_json_and_csv(tmp_path):
 
     out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
     assert main(["run", "--steps", "2", "--batch-size", "8", "--train-slice", "train[:32]",
-                 "--eval-slice", "validation[:8]", "--device", "cpu", "--calibrate", "off",
+                 "--eval-slice", "validation[:8]", "--device", "cpu",
                  "--quiet", "--json", str(out_json), "--csv", str(out_csv)]) == 0  # fmt: skip
     (run,) = json.loads(out_json.read_text())["runs"]
     saved = run["summary"]["saved_activation_bytes"]
@@ -677,7 +592,6 @@ def test_offline_catalog_hub_entries_need_internet_in_the_ui(offline):
 def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg):
     from mpdemo.cli.main import main
 
-    C.forget_calibrations()
     code = main(["run", "--precision", "fp32,bf16", "--steps", "5", "--quiet", "--batch-size",
                  "16", "--train-slice", "train[:128]", "--eval-slice", "validation[:32]",
                  "--device", "cpu"])  # fmt: skip
@@ -685,7 +599,6 @@ def test_cli_header_prints_the_profile_and_the_same_sentences(capsys, small_cfg)
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"# {M.machine_note().text}"
     # The runs take turns: nothing is timed before them, and the header says how they measure.
-    assert not any(line.startswith("# step measured") for line in out)
     assert out[1].startswith("# the 2 runs take turns")
     # Under the table, the sentence of the runs' own measurement (2 timed rounds: too few).
     assert any(line.startswith("  bf16 against fp32 here: unsure") for line in out)

@@ -31,7 +31,7 @@ def cli_json(tmp_path_factory) -> Path:
     """A runs JSON written by `python -m mpdemo run --json` (in this process: same code path)."""
     path = tmp_path_factory.mktemp("runs") / "cli.json"
     code = cli.main(["run", *TINY, "--steps", "4", "--precision", "fp32,bf16", "--quiet",
-                     "--calibrate", "off", "--json", str(path)])  # fmt: skip
+                     "--json", str(path)])  # fmt: skip
     assert code == cli.EXIT_OK
     return path
 

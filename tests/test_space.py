@@ -298,7 +298,7 @@ def test_the_storage_secret_comes_from_the_environment_or_one_kept_file(
     kept = tmp_path / "mpdemo" / recorded_ui.SECRET_FILE
     assert stat.S_IMODE(kept.stat().st_mode) == 0o600
     assert recorded_ui.storage_secret() == first  # the next start reads the same one
-    assert first not in Path(recorded_ui.__file__).read_text(encoding="utf-8")
+    assert kept.read_text(encoding="utf-8").strip() == first  # the kept file holds that secret
 
 
 # --- 4. uploads are capped at launch --------------------------------------------------------------

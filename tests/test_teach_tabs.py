@@ -64,10 +64,9 @@ def test_language_hooks_return_one_update_per_output() -> None:
     with gr.Blocks():
         lang = gr.Radio(list(i18n.LANGS), value=i18n.DEFAULT_LANG)
         ctx = app.TabContext(lang=lang, limits=Limits())
-        ctx.shared = {}
         for build in TEACH_TABS:
             build(ctx)
-    assert "preset" in ctx.shared  # the Why tab's menu, which the app wires to the Train tab
+    assert ctx.preset is not None  # the Why tab's menu, which the app wires to the Train tab
     for key in (k for _, props in ctx.registered for k in props.values()):
         assert key in i18n.LOCALES[i18n.DEFAULT_LANG].strings, key
     assert ctx.language_hooks

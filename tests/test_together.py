@@ -182,28 +182,13 @@ def _step(label: str, step: int, dt: float = 0.5):
     return StepEvent(f"x:{label}", label, step, 0.7, None, False, dt, 16.0, None, 1e-3, 0.0)
 
 
-def test_the_time_budget_is_met_from_the_first_rounds(tiny: RunConfig):
+def test_the_estimate_counts_rounds_of_runs_taking_turns(tiny: RunConfig):
     from mpdemo.runs.estimate import GridEstimate
-    from mpdemo.runs.together import Together
 
     now = [0.0]
-    configs = grid(tiny.replace(steps=100), ["torch"], ["fp32", "bf16"])
-    out: list = []
-    t = Together(configs, out.append, threading.Event(), fit_s=30.0, clock=lambda: now[0])
+    configs = grid(tiny.replace(steps=30), ["torch"], ["fp32", "bf16"])
     est = GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
-    for step in range(1, 7):  # a round a second: 100 steps would take 100 s
-        for k, cfg in enumerate(configs):
-            now[0] += 0.5
-            ev = _step(cfg.label, step)
-            t._emit(k, ev)
-            est.update(ev)
-    plans = [e for e in out if e.kind == "plan"]
-    assert len(plans) == 1 and plans[0].interleaved
-    # 6 s gone, a second a round: 24 more rounds make about 30 s.
-    assert plans[0].steps == t.pace.fitted == 30
-    assert plans[0].notes[0]["key"] == "fit_steps"
-    est.fit(plans[0].steps)
-    for step in range(7, 11):
+    for step in range(1, 11):  # a round a second
         for cfg in configs:
             now[0] += 0.5
             est.update(_step(cfg.label, step))
@@ -285,16 +270,35 @@ def test_the_end_is_stretched_as_the_rounds_were(tiny: RunConfig, monkeypatch: p
     assert est.remaining_s() == pytest.approx(2.0 * (evals + E.FIRST_COLLECT_S))
 
 
-def test_a_fitted_comparison_ends_every_backend_at_the_fitted_step_and_evaluates(tiny):
-    from mpdemo.runs.together import Together
+@pytest.mark.parametrize("backend", ["torch", "accelerate"])
+def test_an_fp32_run_beside_a_tf32_run_keeps_fp32_matmuls_at_every_step(tiny, monkeypatch, backend):
+    # tf32 sets process-wide torch flags for its run; the runs take turns in one thread, so each
+    # turn must put its own run's flags back. On the CPU the flags do nothing, but they are read
+    # the same: the tf32 check is waived here so a tf32 run trains beside an fp32 one.
+    import torch
 
-    configs = grid(tiny, ["torch", "trainer"], ["fp32"])
-    events: list = []
-    t = Together(configs, events.append, threading.Event())
-    t.pace.fitted = 2  # as _fit() sets it from the first rounds
-    t.run()
-    for cfg in configs:
-        assert len(_losses(events, cfg.label)) == 2
-    ends = [e for e in events if e.kind == "end"]
-    assert [e.summary["steps"] for e in ends] == [2, 2]
-    assert all(e.status == "completed" and e.summary["eval_accuracy"] is not None for e in ends)
+    from mpdemo.engine import core
+    from mpdemo.engine.recorder import Recorder
+
+    monkeypatch.setattr(core, "check_precision_on", lambda device, precision: None)
+    seen: dict[str, list[tuple[str, bool, bool]]] = {}
+    end = Recorder.end
+
+    def watched(self, *args, **kwargs):  # the step hook: what this run's step computed under
+        flags = (
+            torch.get_float32_matmul_precision(),
+            torch.backends.cuda.matmul.allow_tf32,
+            torch.backends.cudnn.allow_tf32,
+        )
+        seen.setdefault(self.cfg.precision, []).append(flags)
+        return end(self, *args, **kwargs)
+
+    monkeypatch.setattr(Recorder, "end", watched)
+    before = (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32)
+    configs = grid(tiny, [backend], ["fp32", "tf32"])
+    events = _together(configs)
+    assert [e.status for e in events if e.kind == "end"] == ["completed", "completed"]
+    assert seen["fp32"] == [(before[0], before[1], torch.backends.cudnn.allow_tf32)] * tiny.steps
+    assert seen["tf32"] == [("high", True, True)] * tiny.steps
+    # And the process is left as it was found.
+    assert (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32) == before

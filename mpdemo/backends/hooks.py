@@ -53,10 +53,6 @@ class StepHooks:
 
     # The turns of a comparison whose runs take turns step by step (mpdemo.runs.turns): a run
     # holds the turn from fetching its batch to its step's end. Alone (a reproduce script), no-ops.
-    def planned_steps(self) -> int:
-        """The steps this run makes (fewer than asked once fitted to a time budget)."""
-        return self.prep.cfg.steps
-
     def take_turn(self) -> None:
         """Wait for this run's turn (before the step's batch is fetched)."""
 
@@ -148,10 +144,6 @@ def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallb
             on = scaler is not None and scaler.is_enabled()
             self.scale = scaler.get_scale() if on else None
             self.skipped = trainer.accelerator.optimizer_step_was_skipped
-            # A comparison fitted to its time budget ends before max_steps: it evaluates at the
-            # step it ends on, as the other backends do.
-            if state.global_step >= hooks.planned_steps() and hooks.should_evaluate():
-                control.should_evaluate = True
 
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
             is_train_log = bool(logs) and "loss" in logs and "eval_loss" not in logs

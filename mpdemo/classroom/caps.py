@@ -1,25 +1,23 @@
 """A fair share of the line: how long one comparison may take on a shared (hosted) server.
 
 One process trains one comparison at a time, so one visitor's days-long grid would make the
-whole class wait days. On a hosted server a comparison has a total-time cap: refused before it
-joins the line when its length is known (a calibration measured here, or its time budget), or
-stopped at its plan (the runner's own calibration) when it was not, with what would fit.
+whole class wait days. On a hosted server a comparison has a total-time cap: nothing measures it
+before it runs, so it is stopped once its own first rounds (or steps) say it would pass the cap,
+with what would fit; the same comparison asked again is refused at once (line.py).
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
-from ..runs.runner import repeated
 
 if TYPE_CHECKING:
     from ..runs.estimate import GridEstimate
 
-MIN_STEPS = 20  # fewer steps a run than this fit no curve worth reading (runs.plan.MIN_FIT_STEPS)
+MIN_STEPS = 20  # fewer steps a run than this fit no curve worth reading
 HOSTED_CAP_S = 15 * 60.0  # a lesson's worth: a class of 20 behind it waits its turn, not days
 
 
@@ -39,38 +37,14 @@ def cap_s() -> float | None:
     return HOSTED_CAP_S if Limits.from_env().hosted else None
 
 
-def known_s(configs: list[RunConfig], repeat: int, fit_s: float | None) -> float | None:
-    """Its whole duration as far as this process measured it (None when nothing says).
-
-    A calibration of the same model, data and batch here gives it; a time budget bounds it
-    (the runs are fitted to about fit_s a repetition, each repetition measuring again).
-    """
-    runs = repeated(configs, repeat)
-    if "mpdemo.runs.plan" in sys.modules and configs:  # something was calibrated here
-        from ..runs.calibration import cached_calibration
-        from ..runs.estimate import GridEstimate
-        from ..runs.plan import CALIBRATION_BUDGET_S
-
-        cal = cached_calibration(configs[0])
-        if cal is not None:
-            total = GridEstimate(runs, cal).remaining_s()
-            if total is not None:
-                if fit_s:
-                    total = min(total, fit_s * repeat)
-                return total + CALIBRATION_BUDGET_S * max(0, repeat - 1)
-    return None
-
-
 def fitting_steps(configs: list[RunConfig], estimate: GridEstimate, cap: float) -> int | None:
     """Steps a run that would bring this grid under cap, from its estimate; None: none would."""
-    from ..runs.plan import MIN_FIT_STEPS
-
     per_step = sum(r.predicted_step_s or 0.0 for r in estimate.runs)
     overhead = estimate.overhead_s() * len(configs)
     if per_step <= 0:
         return None
     steps = int((cap - overhead) / per_step)
-    return steps if steps >= MIN_FIT_STEPS else None
+    return steps if steps >= MIN_STEPS else None
 
 
 def too_long(
@@ -95,24 +69,6 @@ def too_long_paced(
     if steps >= MIN_STEPS:
         return TooLong("comparison_too_long", steps=steps, **args)
     return TooLong("comparison_too_long_runs", **args)
-
-
-def check(configs: list[RunConfig], repeat: int, fit_s: float | None, cap: float | None) -> None:
-    """Raise TooLong when what is known of this comparison's length is over the cap."""
-    if cap is None:
-        return
-    total = known_s(configs, repeat, fit_s)
-    if total is None or total <= cap:
-        return
-    estimate = None
-    if "mpdemo.runs.plan" in sys.modules and configs:
-        from ..runs.calibration import cached_calibration
-        from ..runs.estimate import GridEstimate
-
-        cal = cached_calibration(configs[0])
-        if cal is not None:
-            estimate = GridEstimate(repeated(configs, repeat), cal)
-    raise too_long(repeated(configs, repeat), total, cap, estimate)
 
 
 def check_sweep(plan: Any, cap: float | None) -> None:

@@ -45,14 +45,12 @@ PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first ste
 ENDED = ("finished", "stopped", "failed", "cancelled")
 
 
-def default_runner(
-    configs: list[RunConfig], calibrate: bool, fit_s: float | None, repeat: int
-) -> RunnerInterface:
+def default_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
     """The engine's Runner (the UI passes its own factory: on ZeroGPU a GPU call)."""
-    return Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s, repeat=repeat)
+    return Runner(configs, Limits.from_env(), repeat=repeat)
 
 
-RunnerFactory = Callable[[list[RunConfig], bool, float | None, int], RunnerInterface]
+RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
 
 
 # --- one comparison and its record ---------------------------------------------------------------
@@ -75,18 +73,16 @@ class Comparison:
         hub: Hub,
         configs: list[RunConfig],
         repeat: int,
-        fit_s: float | None,
         key: str,
         shared: bool,
         make_runner: RunnerFactory,
-        calibrate: bool = True,
     ) -> None:
         self.hub = hub
         self.id = secrets.token_hex(8)
-        self.configs, self.repeat, self.fit_s = list(configs), repeat, fit_s
+        self.configs, self.repeat = list(configs), repeat
         self.key, self.shared = key, shared
         self.client = ""  # who asked for it (the proxy's address for them), for their share
-        self.make_runner, self.calibrate = make_runner, calibrate
+        self.make_runner = make_runner
         self.cond = threading.Condition()
         self.entries: list[Entry] = []
         self._seqs: list[int] = []  # entries' seq numbers, for bisect
@@ -146,8 +142,8 @@ class Comparison:
     def remaining_s(self) -> float | None:
         """Seconds until it ends: its GridEstimate once running, its expected duration before.
 
-        Never less than what is known: while a running one still calibrates and nothing here
-        measured its configs, its end is unknown (None), not a typical duration run out.
+        Never less than what is known: before a running one's first rounds (or steps) say, its
+        end is unknown (None), not a typical duration run out.
         """
         if self.ended:
             return 0.0
@@ -161,26 +157,12 @@ class Comparison:
                 left = est.remaining_s() if est is not None else None
             if left is None:
                 left = self._paced_left_s()
-            if left is not None:
-                return left
-            full = caps.known_s(self.configs, self.repeat, self.fit_s)
-            if full is None:
-                return None
-            # Calibrating: the whole known duration, less what has passed, at least a moment.
-            began = self.started_at if self.started_at is not None else self.hub.clock()
-            return max(1.0, full - (self.hub.clock() - began))
+            return left
         return self.expected_s()
 
     def expected_s(self) -> float | None:
-        """Its whole duration: calibrated here for these configs, else the typical one here, else
-        the time budget it is fitted to; None when nothing can say."""
-        known = caps.known_s(self.configs, self.repeat, self.fit_s)
-        if known is not None:
-            return known
-        typical = self.hub.typical_s()
-        if typical is not None:
-            return typical
-        return self.fit_s * self.repeat if self.fit_s else None
+        """Its whole duration: the typical one here; None when nothing can say."""
+        return self.hub.typical_s()
 
     # --- the producer side (the hub's worker thread) -----------------------------------
     def record(self, ev: Event) -> None:
@@ -213,14 +195,13 @@ class Comparison:
         from ..runs.estimate import estimate_for  # a grid is running: torch is loaded
 
         configs = repeated(self.configs, self.repeat)
-        if ev.steps is not None:
-            configs = [c.replace(steps=ev.steps) for c in configs]
         self.estimate = estimate_for(configs, ev, self.hub.clock, self.estimate)
 
     def _check_cap(self) -> None:
         """Over the server's cap for one comparison, it ends here with what would fit, and the
-        line moves on. Its plan (the calibration) knows its length; without one, its first
-        timed steps do. It could not be refused before it joined: nothing had measured it."""
+        line moves on. Its estimate (the rounds of runs taking turns) knows its length; without
+        one, its first timed steps do. It could not be refused before it joined: nothing had
+        measured it."""
         cap = self.hub.max_comparison_s
         est = self.estimate
         if cap is None:
@@ -286,7 +267,7 @@ class Comparison:
             self.cond.notify_all()
         statuses: list[str] = []
         try:
-            runner = self.make_runner(self.configs, self.calibrate, self.fit_s, self.repeat)
+            runner = self.make_runner(self.configs, self.repeat)
             self.runner = runner
             with self.cond:
                 self.fold = runner.runs  # the one fold of its events, which its viewers read

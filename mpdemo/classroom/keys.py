@@ -1,4 +1,4 @@
-"""What makes two comparisons the same: their configs, repeat, time budget, code and machine."""
+"""What makes two comparisons the same: their configs, repeat, code and machine."""
 
 from __future__ import annotations
 
@@ -39,12 +39,11 @@ def machine_key() -> str:
     return hashlib.sha256(json.dumps(info, default=str).encode()).hexdigest()[:16]
 
 
-def comparison_key(configs: list[RunConfig], repeat: int = 1, fit_s: float | None = None) -> str:
-    """Configs (as dicts), repeat, time budget, code version and machine, hashed."""
+def comparison_key(configs: list[RunConfig], repeat: int = 1) -> str:
+    """Configs (as dicts), repeat, code version and machine, hashed."""
     doc = {
         "configs": [c.to_dict() for c in configs],
         "repeat": repeat,
-        "fit_s": fit_s,
         "code": code_version(),
         "machine": machine_key(),
     }

@@ -98,10 +98,8 @@ class Hub(Boards):
         self,
         configs: list[RunConfig],
         repeat: int = 1,
-        fit_s: float | None = None,
         own: bool = False,
         make_runner: RunnerFactory | None = None,
-        calibrate: bool = True,
         client: str = "",
     ) -> Viewer:
         """A view of this comparison: a shared one with the same key, else a new one in line.
@@ -112,7 +110,7 @@ class Hub(Boards):
         Raises QueueFull when the line (or this client's share) is at its cap, caps.TooLong
         when what is known of its length is over the server's cap for one comparison.
         """
-        key = comparison_key(configs, repeat, fit_s)
+        key = comparison_key(configs, repeat)
         with self.lock:
             self.sweep()
             if not own:
@@ -123,16 +121,13 @@ class Hub(Boards):
             self._admit(client)
             if self.max_comparison_s is not None and key in self.too_long:
                 raise self.too_long[key]  # measured here already: the same refusal, at once
-            caps.check(configs, repeat, fit_s, self.max_comparison_s)
             c = Comparison(
                 self,
                 configs,
                 repeat,
-                fit_s,
                 key,
                 shared=not own,
                 make_runner=make_runner or self.make_runner,
-                calibrate=calibrate,
             )
             c.client = client
             viewer = c.view("own")
@@ -165,11 +160,9 @@ class Hub(Boards):
                 self,
                 [],
                 1,
-                None,
                 f"job:{secrets.token_hex(8)}",
                 shared=False,
                 make_runner=lambda *_: make_runner(),
-                calibrate=False,
             )
             c.client, c.duration_s = client, duration_s
             viewer = c.view("own")
@@ -301,8 +294,7 @@ class Hub(Boards):
 def _known_left_s(c: Comparison) -> float | None:
     """Seconds until c ends as far as anything measured says (None: nothing does)."""
     if c.state == "queued" and c.duration_s is None:  # not the median of other comparisons
-        known = caps.known_s(c.configs, c.repeat, c.fit_s)
-        return known if known is not None else (c.fit_s * c.repeat if c.fit_s else None)
+        return None  # nothing has timed its steps yet: its length is unknown, said so
     return c.remaining_s()
 
 

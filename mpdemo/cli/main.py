@@ -32,10 +32,11 @@ from ..files.summary import (
     typical_step_s,
     with_speedups,
 )
-from ..messages import EN, ConfigError, MpdemoError
+from ..messages import ConfigError, MpdemoError
 from ..notebook.command import add_notebook_parser, notebook_main
 from ..runs.fold import RunFold
-from ..runs.runner import check_memory, grid, repeated, run_grid, side_by_side
+from ..runs.runner import check_memory, grid, repeated, run_grid
+from ..teach.formats import LOW_PRECISION
 from ..teach.listing import script_for
 from ..teach.underflow import collect
 from .argtypes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, Parser, choice_list
@@ -48,12 +49,7 @@ if TYPE_CHECKING:
     from ..files.summary import Summary
     from ..runs.estimate import GridEstimate
 
-UNDERFLOW_FORMATS = (
-    "fp16",
-    "bf16",
-    "e4m3",
-    "e5m2",
-)  # mpdemo.teach.magnitudes.FORMATS, without torch
+UNDERFLOW_FORMATS = LOW_PRECISION  # mpdemo.teach.formats imports no torch
 
 TABLE_COLUMNS = [
     ("backend", "backend"),
@@ -106,14 +102,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help=f"run the whole comparison N times (1 to {MAX_REPEAT}), each with its own speed measurement, "
         "and show how far the figures move",
-    )
-    run.add_argument(
-        "--calibrate",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="time the step of each precision for a few seconds first (auto: when the grid "
-        "has more than one precision), where the runs cannot take turns step by step (several "
-        "processes); taking turns, their own steps are the measurement",
     )
     # `code` takes every flag `run` takes (the parser's own definitions), for one backend and
     # precision, so a `run` command line turns into its script by changing one word.
@@ -245,12 +233,8 @@ def _run(
         )
     main_proc = _is_main_process()
     single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
-    several = len({c.precision for c in configs}) > 1
-    calibrate = single and (args.calibrate == "on" or (args.calibrate == "auto" and several))
-    # The runs of a comparison take turns step by step and time themselves: nothing before them.
-    calibrate = calibrate and not side_by_side(configs)
     if main_proc:
-        print(header(calibrate))
+        print(header())
     estimate: GridEstimate | None = None
     fold = RunFold(repeated(configs, args.repeat))
     runs = fold.finished  # the runs JSON's entries, in the order they ended
@@ -283,7 +267,7 @@ def _run(
     stop = threading.Event()
     with stop_on_signals(stop, graceful=single) as caught:
         try:
-            run_grid(configs, on_event, stop, calibrate=calibrate, repeat=args.repeat)
+            run_grid(configs, on_event, stop, repeat=args.repeat)
         except KeyboardInterrupt:
             caught.setdefault("signal", signal.SIGINT)
     if caught:
@@ -351,28 +335,16 @@ def _cell(s: dict[str, Any], key: str) -> str:
     return str(v)
 
 
-def header(calibrating: bool) -> str:
-    """The CLI's first lines: this machine (names, flags), and whether the step is calibrated."""
+def header() -> str:
+    """The CLI's first line: this machine (names, flags)."""
     from ..engine.machine import machine_note
 
-    line = f"# {machine_note().text}"
-    if calibrating:
-        line += f"\n# {EN['calibrating']}"
-    return line
+    return f"# {machine_note().text}"
 
 
 def plan_text(ev: GridPlanned) -> str:
-    """The calibration's figures and the sentences built from them, as header lines."""
-    lines = []
-    cal = ev.calibration
-    if cal:
-        steps = ", ".join(f"{p} {sec * 1000:.3g} ms" for p, sec in cal["step_s"].items())
-        lines.append(
-            f"# step measured ({cal['model']}, batch {cal['batch_size']}, {cal['device']}, "
-            f"{cal['threads']} threads): {steps}"
-        )
-    lines += [f"# {n['text']}" for n in ev.notes]
-    return "\n".join(lines)
+    """The plan's sentences, as header lines."""
+    return "\n".join(f"# {n['text']}" for n in ev.notes)
 
 
 def repeat_text(summaries: list[Summary]) -> str:

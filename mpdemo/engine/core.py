@@ -21,6 +21,7 @@ from ..files.summary import Summary
 from ..log import run_logger
 from ..messages import ConfigError, MpdemoError, Note
 from ..registry import BACKENDS
+from ..state import on_reset
 from . import data as D
 from . import master
 from .models import (
@@ -241,6 +242,13 @@ _frozen = False
 _collect_s: float | None = None  # how long the latest collection took (after the freeze)
 
 
+@on_reset
+def forget_collect_time() -> None:
+    """Forget how long the latest collection took (the estimate guesses again)."""
+    global _collect_s
+    _collect_s = None
+
+
 def collect_garbage() -> None:
     """Free what the finished run left in reference cycles; the first time, freeze the rest.
 
@@ -249,7 +257,6 @@ def collect_garbage() -> None:
     (and its "Done") waits for it. Collected once and frozen (gc.freeze, Python 3.7+), what
     outlives every run is left out of later collections, which then scan only what a run
     made (under 1 ms here). Garbage is collected before freezing, so nothing dead is kept.
-    The calibration calls this once the imports are done, before it times a prepare().
     """
     global _frozen, _collect_s
     t0 = time.perf_counter()

@@ -25,8 +25,6 @@ import torch
 
 from ..teach.rounding import stochastic_round_bf16
 
-WEIGHTS = ("fp32", "bf16", "bf16-sr")
-
 
 def torchao_adamw() -> Any:
     """torchao's _AdamW class, or None where torchao (or that class) is not installed."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -85,26 +86,41 @@ def tf32_in_effect(device: torch.device) -> str | None:
     return None
 
 
-@contextmanager
-def matmul_precision(precision: str) -> Iterator[None]:
-    """For a tf32 run: TF32 matmuls (and cuDNN convolutions) on, restored afterwards."""
-    if precision != "tf32":
-        yield
-        return
-    saved = (
+TorchFlags = tuple[str, bool, bool]  # float32 matmul precision, cuBLAS TF32, cuDNN TF32
+TF32_FLAGS: TorchFlags = ("high", True, True)
+
+
+def torch_flags() -> TorchFlags:
+    """The process-wide torch settings a run changes (tf32's): runs taking turns swap them."""
+    return (
         torch.get_float32_matmul_precision(),
         torch.backends.cuda.matmul.allow_tf32,
         torch.backends.cudnn.allow_tf32,
     )
-    torch.set_float32_matmul_precision("high")
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
+
+
+def set_torch_flags(flags: TorchFlags) -> None:
+    """Put `flags` (torch_flags()'s tuple) in place."""
+    torch.set_float32_matmul_precision(flags[0])
+    torch.backends.cuda.matmul.allow_tf32 = flags[1]
+    torch.backends.cudnn.allow_tf32 = flags[2]
+
+
+@contextmanager
+def matmul_precision(precision: str) -> Iterator[None]:
+    """For a tf32 run: TF32 matmuls (and cuDNN convolutions) on, restored afterwards.
+
+    Process-wide flags: runs that take turns in one thread (mpdemo.runs.together) have them
+    swapped at every turn, so a run beside a tf32 run keeps its own."""
+    if precision != "tf32":
+        yield
+        return
+    saved = torch_flags()
+    set_torch_flags(TF32_FLAGS)
     try:
         yield
     finally:
-        torch.set_float32_matmul_precision(saved[0])
-        torch.backends.cuda.matmul.allow_tf32 = saved[1]
-        torch.backends.cudnn.allow_tf32 = saved[2]
+        set_torch_flags(saved)
 
 
 def autocast_supported(device: torch.device, precision: str) -> bool:
@@ -180,3 +196,31 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
     elif device.type == "mps":
         torch.mps.synchronize()
+
+
+def timed_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    device: torch.device,
+    precision: str,
+    cfg: RunConfig,
+    next_batch: Callable[[], Any],
+) -> Callable[[], float]:
+    """One real training step of `precision` (autocast, GradScaler, synchronize) that returns
+    its seconds: what the size sweep times, interleaved."""
+    scaler = grad_scaler(device, precision, cfg)
+
+    def step() -> float:
+        batch = next_batch()
+        synchronize(device)  # queued GPU work of the previous step is not this step's
+        t0 = time.perf_counter()
+        with autocast(device, precision):
+            loss = model(**batch).loss
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+        synchronize(device)  # the clock reads when the GPU is done, not when it was queued
+        return time.perf_counter() - t0
+
+    return step

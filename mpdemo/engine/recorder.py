@@ -183,12 +183,7 @@ class Recorder(StepHooks):
             self.status = "stopped"
             self.notes.append(Note("stopped_by_user", {"step": self.step, "steps": self.cfg.steps}))
             return False
-        return self.step < self.planned_steps()
-
-    def planned_steps(self) -> int:
-        """The steps this run makes: its config's, or fewer once a comparison is fitted to its
-        time budget from its first rounds."""
-        return self.lane.steps(self.cfg.steps) if self.lane is not None else self.cfg.steps
+        return self.step < self.cfg.steps
 
     # --- turns (mpdemo.runs.turns): no-ops for a run alone --------------------------------
     def take_turn(self) -> None:

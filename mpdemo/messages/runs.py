@@ -55,21 +55,11 @@ RUNS: dict[str, str] = {
         "the interval reaches both 'the same' and 'different': press Repeat, or use a bigger model or "
         "batch"
     ),
-    "busy_machine": (
-        "This machine was busy while the speed was measured: other processes took {pct:.0f} % of "
-        "its CPU time (steal {steal:.0f} %); the intervals say how far that moved the figures"
-    ),
-    "busy_machine_app": (
-        "This machine was busy while the speed was measured: other work took {pct:.0f} % of its "
-        "CPU time, {app:.0f} % of it this app's own (other pages' computations), steal "
-        "{steal:.0f} %; the intervals say how far that moved the figures"
-    ),
     "load_changed": (
         "{label} against {base}: the runs' own steps gave {ratio:.2f}x, outside the interleaved "
         "interval {low:.2f}-{high:.2f}x: the machine's load changed while they ran, one after the "
         "other; the interleaved figure stands"
     ),
-    "runs_as_fp32": "{precision} through {backend} runs as fp32 on a {device}: expect fp32's speed",
     "hw_cpu_has": "{isa} CPU with {flags}",
     "hw_cpu_lacks": "{isa} CPU without {precision} instructions",
     "hw_gpu": "{name}, compute capability {cc}",
@@ -86,10 +76,6 @@ RUNS: dict[str, str] = {
         "This machine: {name} (compute capability {cc}, no bf16), CPU {cpu}, torch {torch}"
     ),
     "machine_mps": "This machine: Apple GPU through MPS, CPU {cpu}, torch {torch}",
-    "plan_expect": (
-        "expected: about {total} in all for {runs:plural(# run|# runs)} (from a {cal_s:.1f} s measurement of the "
-        "step on this machine)"
-    ),
     "calibrating": "measuring the training step on this machine (a few seconds)...",
     "side_by_side": (
         "the {runs} runs take turns on the same batches, round by round, so their own timings "
@@ -110,14 +96,6 @@ RUNS: dict[str, str] = {
     "eta_revised_faster": (
         "re-estimated: the runs step {factor:.1f}x faster than the step measured before them "
         "(the machine's load changed): about {left} left"
-    ),
-    "fit_steps": (
-        "{asked} steps per run would take about {full} here: running {steps} steps per run so "
-        "the comparison takes about a minute (set the steps to run more)"
-    ),
-    "fit_steps_min": (
-        "{asked} steps per run would take about {full} here: running {steps} steps per run, the "
-        "fewest that draw a curve worth reading; even so the comparison takes longer than a minute"
     ),
     "mem_less": (
         "{label} kept {pct:.0f}% less activation memory for backward than fp32 "

@@ -1,25 +1,20 @@
 """The calibrated step as a record (seconds a step per computing precision, each one's verdict
-against fp32) and this process's one store of them; mpdemo.runs.plan measures them.
-
-Kept apart from the measuring so the estimate and the sentences read a calibration without
-importing what times one.
+against fp32), what the estimate and the sentences read, and the precision a run computes in.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..engine.precision import autocast_supported, resolve_device
+from ..engine.precision import autocast_supported
 from ..registry import BACKENDS
-from ..state import on_reset
 from .timing import SpeedCheck
 
 if TYPE_CHECKING:
-    from ..config import RunConfig
+    pass
 
 
 def effective_precision(backend: str, precision: str, device_type: str) -> str:
@@ -71,43 +66,3 @@ class Calibration:
             "calibration_s": self.calibration_s,
             "threads": self.threads,
         }
-
-
-_lock = threading.Lock()
-_calibrations: dict[tuple[Any, ...], Calibration] = {}
-
-
-def calibration_key(cfg: RunConfig) -> tuple[Any, ...]:
-    """What the step time depends on: model, data, batch, sequence length, device."""
-    device = resolve_device(cfg.device).type
-    return (cfg.model, cfg.dataset, cfg.batch_size, cfg.max_length, device)
-
-
-def cached_calibration(cfg: RunConfig) -> Calibration | None:
-    """This process's calibration for cfg's model/batch/device, if one was measured."""
-    try:
-        key = calibration_key(cfg)
-    except Exception:  # noqa: BLE001 - a device that cannot resolve has no calibration
-        return None
-    with _lock:
-        return _calibrations.get(key)
-
-
-@on_reset
-def forget_calibrations() -> None:
-    """Drop every cached calibration (the next grid measures again)."""
-    with _lock:
-        _calibrations.clear()
-
-
-def stored_calibration(key: tuple[Any, ...]) -> Calibration | None:
-    """The calibration stored under `key` (see calibration_key), if any."""
-    with _lock:
-        return _calibrations.get(key)
-
-
-def store_calibration(cal: Calibration) -> None:
-    """Keep `cal` as this process's calibration for its key, the most recent one."""
-    with _lock:
-        _calibrations.pop(cal.key, None)  # re-inserted last: the dict's order is recency
-        _calibrations[cal.key] = cal

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..messages import Note
-from .calibration import Calibration, cached_calibration, effective_precision
+from .calibration import Calibration, effective_precision
 from .notes import duration_text
 
 if TYPE_CHECKING:
@@ -176,11 +176,6 @@ class GridEstimate:
                 ratios.append(rate / r.predicted_step_s)
         return statistics.median(ratios[-3:]) if ratios else 1.0
 
-    def fit(self, steps: int) -> None:
-        """The comparison was fitted to its time budget: each run makes `steps` steps."""
-        for r in self.runs:
-            r.steps = min(r.steps, steps)
-
     def load_factor(self) -> float | None:
         """Wall seconds a step over the calibrated step, for the latest runs (None before any).
 
@@ -336,19 +331,13 @@ def estimate_for(
     clock: Callable[[], float] = time.monotonic,
     previous: GridEstimate | None = None,
 ) -> GridEstimate:
-    """The estimate after a plan event: a calibrated grid's, or the interleaved runs' own.
-
-    A later plan event of interleaved runs (their steps fitted to the time budget) refits the
-    estimate already running, which keeps the rounds it timed.
-    """
+    """The estimate after a plan event: the interleaved runs' own (one already running keeps
+    the rounds it timed), or one run after another's from their own steps."""
     if ev.interleaved:
-        est = previous if previous is not None and previous.interleaved else None
-        est = est or GridEstimate(configs, None, clock=clock, interleaved=True)
-        if ev.steps is not None:
-            est.fit(ev.steps)
-        return est
-    cal = cached_calibration(configs[0]) if ev.calibration and configs else None
-    return GridEstimate(configs, cal, clock=clock)
+        if previous is not None and previous.interleaved:
+            return previous
+        return GridEstimate(configs, None, clock=clock, interleaved=True)
+    return GridEstimate(configs, None, clock=clock)
 
 
 # The runs step this much slower or faster than the calibration said: the estimate says so.

@@ -1,5 +1,5 @@
-"""The sentences rendered from the measurements around the runs: each speed verdict, a busy
-machine, the plan's expected time, and after the runs, speed and activation memory.
+"""The sentences rendered from the measurements of the runs: each speed verdict, and after the
+runs, speed and activation memory.
 
 Each returns Notes (a message key + arguments): the CLI prints the English, the UI renders the
 same keys in the page's language. A nested {"key", "args"} argument is rendered the same way.
@@ -7,18 +7,12 @@ same keys in the page's language. A nested {"key", "args"} argument is rendered 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..engine.machine import hardware_reason, machine_info
 from ..files.summary import peers, typical_step_s
 from ..messages import Note
-from ..registry import BACKENDS
-from .calibration import Calibration, effective_precision
-from .timing import BUSY_SHARE, SpeedCheck, runs_interval
-
-if TYPE_CHECKING:
-    from ..config import RunConfig
-    from .estimate import GridEstimate
+from .timing import SpeedCheck, runs_interval
 
 
 def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
@@ -59,57 +53,6 @@ def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
     return Note(key, {**args, "reason": reason})
 
 
-def speed_note(
-    cal: Calibration, machine: dict[str, Any], precision: str, backend: str | None = None
-) -> Note | None:
-    """One sentence on how fast `precision` stepped vs fp32 here; None without a measurement.
-
-    With a backend whose `precision` computes in fp32 on this device, the sentence says so.
-    """
-    if precision == "fp32":
-        return None
-    if backend is not None and effective_precision(backend, precision, cal.device) == "fp32":
-        prose = BACKENDS[backend].prose if backend in BACKENDS else backend
-        return Note(
-            "runs_as_fp32",
-            {"precision": precision, "backend": prose, "device": cal.device.upper()},
-        )
-    check = cal.checks.get(precision)
-    return check_note(check, machine, cal.device) if check is not None else None
-
-
-# This process's own other work (LoadMeter's "app": another visitor's Number formats loop) is
-# named in the busy note from this share of the machine's CPU time on.
-APP_SHARE_NAMED = 0.05
-
-
-def busy_note(load: dict[str, float] | None) -> Note | None:
-    """'Other processes took 38 % of the CPU while ...' when they took more than BUSY_SHARE."""
-    if not load or (load.get("others") or 0.0) <= BUSY_SHARE:
-        return None
-    args = {"pct": load["others"] * 100, "steal": (load.get("steal") or 0.0) * 100}
-    app = load.get("app") or 0.0
-    if app >= APP_SHARE_NAMED:  # this app's own other work (another page's loops): named
-        return Note("busy_machine_app", {**args, "app": app * 100})
-    return Note("busy_machine", args)
-
-
-def speed_notes(cal: Calibration, machine: dict[str, Any], configs: list[RunConfig]) -> list[Note]:
-    """The speed sentences for a grid: one per precision (and per backend where it differs)."""
-    out: list[Note] = []
-    seen: set[tuple[str, str]] = set()
-    for cfg in configs:
-        eff = effective_precision(cfg.backend, cfg.precision, cal.device)
-        key = (cfg.precision, cfg.backend if eff != cfg.precision else "")
-        if key in seen:
-            continue
-        seen.add(key)
-        note = speed_note(cal, machine, cfg.precision, cfg.backend)
-        if note is not None:
-            out.append(note)
-    return out
-
-
 def duration_text(seconds: float) -> str:
     """'45 s', '3 min 20 s': short, unit symbols only (the same in every language)."""
     s = max(0, round(seconds))
@@ -120,18 +63,6 @@ def duration_text(seconds: float) -> str:
         return f"{m} min {s:02d} s"
     h, m = divmod(m, 60)
     return f"{h} h {m:02d} min"
-
-
-def plan_note(estimate: GridEstimate, cal: Calibration) -> Note:
-    """'about 70 s in all for 2 runs' from the calibration, said before the first run."""
-    return Note(
-        "plan_expect",
-        {
-            "total": duration_text(estimate.remaining_s() or 0.0),
-            "runs": len(estimate.runs),
-            "cal_s": cal.calibration_s,
-        },
-    )
 
 
 def run_speed_notes(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import os
 import queue
@@ -14,11 +13,9 @@ from typing import Any, Protocol, runtime_checkable
 from ..catalog import MODELS
 from ..config import Limits, RunConfig
 from ..events import Event
-from ..files.summary import with_speedups
 from ..messages import ConfigError
 from ..registry import PRECISION_NAMES, PRECISIONS
 from .fold import RunFold
-from .timing import SpeedCheck
 from .together import Together
 
 # One comparison at a time in this process, whoever asks: timings must not share the cores.
@@ -127,17 +124,13 @@ def run_grid(
     emit: Callable[[Event], None],
     stop: threading.Event,
     limits: Limits | None = None,
-    calibrate: bool = False,
-    fit_s: float | None = None,
     repeat: int = 1,
 ) -> None:
     """Run a comparison (repeat times), emitting events; stop ends every run within a step.
 
     The runs of a comparison take turns step by step (mpdemo.runs.together): their own steps are
-    the interleaved measurement, and fit_s (the default comparison: about a minute on any
-    machine) fits their steps from the first rounds. Where they cannot take turns (several
-    processes), they run one after another, and calibrate first times the step of each
-    precision interleaved, for the verdicts and to fit fit_s.
+    the interleaved measurement. Where they cannot take turns (several processes), they run one
+    after another.
     repeat: the whole comparison this many times (runs labelled '· #2'), each with its own
     measurement, so a teacher can show how far the figures move.
     """
@@ -148,10 +141,10 @@ def run_grid(
             if stop.is_set():
                 break
             with RUN_LOCK:
-                Together(runs[i : i + per], emit, stop, limits, fit_s, i, len(runs)).run()
+                Together(runs[i : i + per], emit, stop, limits, i, len(runs)).run()
             _collect()
         return
-    _run_sequential(runs, per, emit, stop, limits, calibrate, fit_s)
+    _run_sequential(runs, emit, stop, limits)
 
 
 def _collect() -> None:
@@ -164,12 +157,9 @@ def _collect() -> None:
 
 def _run_sequential(
     runs: list[RunConfig],
-    per: int,
     emit: Callable[[Event], None],
     stop: threading.Event,
     limits: Limits | None,
-    calibrate: bool,
-    fit_s: float | None,
 ) -> None:
     """One run after another in this thread (several processes, or a single run)."""
     # Imported here, not at the top: the app builds its page (and imports this module) before
@@ -177,51 +167,18 @@ def _run_sequential(
     from ..engine.core import execute, failed_event, prepare
 
     total = len(runs)
-    relay = emit
-    calibrate = calibrate and per > 1
     for i, cfg in enumerate(runs):
-        if stop.is_set():
-            break
-        if calibrate and i % per == 0:
-            from .plan import plan_grid
-
-            block = runs[i : i + per]
-            with RUN_LOCK:
-                # Each repetition measures again: its interval is its own.
-                plan = plan_grid(block, stop, fit_s, force=i > 0)
-            if stop.is_set():
-                break
-            if plan.steps is not None:
-                runs[i : i + per] = [c.replace(steps=plan.steps) for c in block]
-                cfg = runs[i]
-            emit(plan)
-            raw = (plan.calibration or {}).get("checks") or {}
-            # Every run's summary carries its precision's interleaved measurement: the table,
-            # the status, the CLI and the files all render the verdict from this one source.
-            checks = {p: SpeedCheck.from_dict(c) for p, c in raw.items()}
-            relay = _with_checks(emit, checks) if checks else emit
         with RUN_LOCK:
             if stop.is_set():
                 break
             try:
                 prep = prepare(cfg, limits)
             except Exception as err:  # noqa: BLE001 - reported as a failed run
-                relay(failed_event(cfg, err, i))
+                emit(failed_event(cfg, err, i))
                 continue
-            execute(prep, relay, stop, index=i, total=total)
+            execute(prep, emit, stop, index=i, total=total)
             del prep  # free the model before the next run is built
             _collect()
-
-
-def _with_checks(
-    emit: Callable[[Event], None], checks: dict[str, SpeedCheck]
-) -> Callable[[Event], None]:
-    def relay(ev: Event) -> None:
-        if ev.kind == "end":
-            ev = dataclasses.replace(ev, summary=with_speedups([ev.summary], checks)[0])
-        emit(ev)
-
-    return relay
 
 
 @runtime_checkable
@@ -272,15 +229,11 @@ class Runner(RunnerInterface):
         self,
         configs: list[RunConfig],
         limits: Limits | None = None,
-        calibrate: bool = False,
-        fit_s: float | None = None,
         repeat: int = 1,
     ) -> None:
         self.configs = list(configs)
         check_memory(self.configs)  # refused here, in the caller's thread, before anything loads
         self.repeat = repeat
-        self.calibrate = calibrate
-        self.fit_s = fit_s
         self.limits = limits or Limits.from_env()
         self.stop_event = threading.Event()
         self.queue: queue.Queue[Any] = queue.Queue()
@@ -342,14 +295,6 @@ class Runner(RunnerInterface):
 
         mark_thread()  # its threads are the training's: the load note counts the others
         try:
-            run_grid(
-                self.configs,
-                self._emit,
-                self.stop_event,
-                self.limits,
-                self.calibrate,
-                self.fit_s,
-                self.repeat,
-            )
+            run_grid(self.configs, self._emit, self.stop_event, self.limits, self.repeat)
         finally:
             self.queue.put(_END)

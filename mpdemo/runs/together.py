@@ -14,10 +14,6 @@ on a quiet 2-core EPYC, tiny-bert batch 32, two runs in two threads stepped at 2
 whatever OpenMP's wait, as greenlets of one thread at 19.8 ms (with mpdemo's brief spin), a run
 alone at 22.6 ms (`python bench/turns.py`). In one thread the runs share one pool.
 
-The time budget (fit_s, "about a minute") is met on the fly: the first rounds after the warm-up
-are timed, and the steps each run makes are fitted to what is left of the budget; a GridPlanned
-event says so.
-
 Accelerate keeps process-wide state (AcceleratorState, PartialState, GradientState share class
 dicts, the Borg pattern); at every hand-over of the baton the leaving run's dicts are saved and
 the coming run's put back in place, with torch's CPU random state, so each run sees only its
@@ -43,10 +39,6 @@ from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, verdict
 from .turns import Baton, Lane, Pace, take_turns
 
 _log = logging.getLogger(__name__)
-
-# Rounds timed after the warm-up before the steps are fitted to the time budget.
-FIT_ROUNDS = 3
-MIN_FIT_STEPS = 20  # fewer steps than this would show no curve worth reading
 
 
 def paired_check(
@@ -92,11 +84,20 @@ def paired_check(
 
 
 class StateSwap:
-    """Each run's own Accelerate state and torch random state, put in place at its turns."""
+    """Each run's own Accelerate state, torch random state and torch's process-wide flags (tf32's
+    matmul settings: mpdemo.engine.precision.torch_flags), put in place at its turns."""
 
     def __init__(self, accelerate: bool) -> None:
         self.accelerate = accelerate
         self.saved: dict[int, dict[str, Any]] = {}
+        self.baseline: Any = None  # the flags before the first turn: each run's at its start
+
+    def restore(self) -> None:
+        """Every run has ended: the process's flags as they were before the first turn."""
+        if self.baseline is not None:
+            from ..engine.precision import set_torch_flags
+
+            set_torch_flags(self.baseline)
 
     def _classes(self) -> list[Any]:
         from accelerate.state import AcceleratorState, GradientState, PartialState
@@ -107,12 +108,19 @@ class StateSwap:
         """Save the leaving run's state, put the coming run's in place (fresh at its first turn)."""
         import torch
 
+        from ..engine.precision import set_torch_flags, torch_flags
+
+        if self.baseline is None:
+            self.baseline = torch_flags()
         if leaving is not None:
-            snap: dict[str, Any] = {"rng": torch.get_rng_state()}
+            snap: dict[str, Any] = {"rng": torch.get_rng_state(), "flags": torch_flags()}
             if self.accelerate:
                 snap["acc"] = [dict(c._shared_state) for c in self._classes()]
             self.saved[leaving] = snap
         snap = self.saved.pop(coming, None)
+        # A run's first turn starts from the flags found before the comparison, not from the
+        # ones the run before it set (a tf32 run's TF32 matmuls would be an fp32 run's too).
+        set_torch_flags(snap["flags"] if snap is not None else self.baseline)
         if snap is not None:
             torch.set_rng_state(snap["rng"])
         if self.accelerate:
@@ -133,30 +141,26 @@ class Together:
         emit: Callable[[Event], None],
         stop: threading.Event,
         limits: Limits | None = None,
-        fit_s: float | None = None,
         first_index: int = 0,
         total: int | None = None,
-        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.configs = list(configs)
         self.out = emit
         self.stop = stop
         self.limits = limits
-        self.fit_s = fit_s
         self.first = first_index
         self.total = total if total is not None else len(configs)
-        self.clock = clock
         self.lock = threading.Lock()
         self.warmup = max(c.warmup_steps for c in configs) if configs else 0
         self.times: dict[int, list[float]] = {k: [] for k in range(len(configs))}
-        self.round_ends: list[float] = []  # the clock when each round's last step came
+        self.rounds = 0  # rounds every training run has stepped through
         self.training: set[int] = set(range(len(configs)))
-        self.fitted = False
         uses_acc = any(
             BACKENDS[c.backend].uses_accelerate for c in configs if c.backend in BACKENDS
         )
-        self.baton = Baton(len(configs), StateSwap(uses_acc))
-        self.pace = Pace(clock())
+        self.swap = StateSwap(uses_acc)
+        self.baton = Baton(len(configs), self.swap)
+        self.pace = Pace(time.perf_counter())
         self.meter: LoadMeter | None = None
 
     # --- the runs --------------------------------------------------------------------------
@@ -170,8 +174,6 @@ class Together:
         self.out(
             GridPlanned(
                 machine=machine_info(),
-                calibration=None,
-                expected_s=None,
                 notes=[Note("side_by_side", {"runs": len(self.configs)}).to_dict()],
                 interleaved=True,
             )
@@ -186,6 +188,7 @@ class Together:
         try:
             take_turns(self.baton, [self._one] * len(self.configs))
         finally:
+            self.swap.restore()
             self.pace.cores.close()
 
     def _one(self, k: int) -> None:
@@ -231,47 +234,10 @@ class Together:
     def _round_done(self, k: int) -> None:
         steps = [len(self.times[j]) for j in self.training]
         done = min(steps) if steps else 0
-        while len(self.round_ends) < done:
-            self.round_ends.append(self.clock())
+        while self.rounds < done:
+            self.rounds += 1
             if self.pace.cores is not None:  # between rounds: both sides of a round alike
-                self.pace.cores.tick(len(self.round_ends))
-        if self.fit_s and not self.fitted and len(self.round_ends) >= self.warmup + FIT_ROUNDS:
-            self._fit()
-
-    def _fit(self) -> None:
-        """Fit the steps to what is left of the time budget, from the rounds timed so far."""
-        self.fitted = True
-        ends = self.round_ends
-        w = max(0, self.warmup - 1)
-        per_round = (ends[-1] - ends[w]) / max(1, len(ends) - 1 - w)
-        asked = max(c.steps for c in self.configs)
-        done = len(ends)
-        elapsed = self.clock() - self.pace.started_at
-        full = elapsed + (asked - done) * per_round
-        if self.fit_s is None or full <= self.fit_s * 1.25 or per_round <= 0:
-            return
-        steps = done + int((self.fit_s - elapsed) / per_round)
-        steps = max(MIN_FIT_STEPS, min(asked, steps))
-        if steps >= asked:
-            return
-        self.pace.fitted = steps
-        fitted = elapsed + (steps - done) * per_round
-        key = "fit_steps" if fitted <= self.fit_s * 1.25 else "fit_steps_min"
-        from .notes import duration_text
-
-        note = Note(key, {"asked": asked, "full": duration_text(full), "steps": steps})
-        from ..engine.machine import machine_info
-
-        self.out(
-            GridPlanned(
-                machine=machine_info(),
-                calibration=None,
-                expected_s=fitted,
-                notes=[note.to_dict()],
-                steps=steps,
-                interleaved=True,
-            )
-        )
+                self.pace.cores.tick(self.rounds)
 
     def _with_check(self, k: int, ev: RunFinished) -> RunFinished:
         """The end event with the run's speed-up against its backend's fp32 run, from their steps."""

@@ -179,13 +179,11 @@ def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
 
 
 class Pace:
-    """What the runs of a comparison share besides the baton: when it started, the steps each
-    run makes once the comparison is fitted to its time budget (None: as asked), and the
-    threads they compute with (mpdemo.engine.cores.Cores, fitted round by round)."""
+    """What the runs of a comparison share besides the baton: when it started, and the threads
+    they compute with (mpdemo.engine.cores.Cores, fitted round by round)."""
 
     def __init__(self, started_at: float) -> None:
         self.started_at = started_at  # perf_counter at the comparison's start (steps' wall_s)
-        self.fitted: int | None = None
         self.cores: Any = None  # a Cores once the comparison runs (typed Any: no torch here)
 
 
@@ -199,10 +197,6 @@ class Lane:
     def started_at(self) -> float:
         """perf_counter when the comparison started."""
         return self.pace.started_at
-
-    def steps(self, asked: int) -> int:
-        """The steps this run makes: as asked, or fewer once the comparison is fitted."""
-        return asked if self.pace.fitted is None else min(asked, self.pace.fitted)
 
     def take(self) -> None:
         """Wait for this run's turn."""

@@ -17,10 +17,10 @@ from ..config import RunConfig
 from ..engine.core import collect_garbage, prepare
 from ..engine.machine import machine_info
 from ..engine.memory import accelerate_estimate, anatomy_notes, measure
+from ..engine.precision import timed_step
 from ..events import stream
 from ..messages import ConfigError, MpdemoError, Note
 from ..runs.fold import RunFold
-from ..runs.plan import timed_step
 from ..runs.runner import RUN_LOCK
 from ..runs.timing import compare, interleave
 from .events import SweepEvent, SweepFinished, SweepMemory, SweepPlanned, SweepPoint

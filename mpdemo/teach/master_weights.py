@@ -24,14 +24,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..config import RunConfig
+from ..config import WEIGHTS, RunConfig
 
 NAME = "master-weights"
 MODEL = "tiny-gpt2"
 LR = 1e-3
 STEPS = 60
 BATCH = 16
-RECIPES = ("fp32", "bf16", "bf16-sr")  # RunConfig.weights: fp32 master, pure bf16, pure bf16 + SR
+RECIPES = WEIGHTS  # RunConfig.weights: fp32 master, pure bf16, pure bf16 + SR
 
 
 def configs(base: RunConfig | None = None) -> list[RunConfig]:

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .formats import TORCH_DTYPE_NAMES
+
 
 @dataclass(frozen=True)
 class Layout:
@@ -52,13 +54,7 @@ LAYOUTS: dict[str, Layout] = {
     "e4m3": Layout("e4m3", 3, -6, 448.0, False),
     "e5m2": Layout("e5m2", 2, -14, 57344.0, True),
 }
-TORCH_DTYPES = {
-    "fp32": "float32",
-    "fp16": "float16",
-    "bf16": "bfloat16",
-    "e4m3": "float8_e4m3fn",
-    "e5m2": "float8_e5m2",
-}
+TORCH_DTYPES = TORCH_DTYPE_NAMES  # the formats' one list (mpdemo.teach.formats)
 
 
 def layout(fmt: str) -> Layout:

@@ -3,16 +3,15 @@
 Extension point: a teaching tab is a function `build_x_tab(ctx: TabContext) -> None` that opens
 its own `gr.Tab`, registers its strings with `ctx.i18n(...)` (re-labelled when the language
 changes) and, for anything richer, `ctx.on_language(...)` / `ctx.on_load(...)`. Append it to
-`TABS`. Tabs reach each other's components through `ctx.shared` (the Train tab publishes
-"train_controls", "train_status", "train_session", "train_summary" and "train_script_run"; the
-Why tab "preset"; the app adds "tabs"). Publish only what another tab reads.
+`TABS`. Tabs reach each other's components through TabContext's typed fields (mpdemo/ui/context.py:
+the Train tab publishes `ctx.train`, the Why tab `ctx.preset`; the app sets `ctx.tabs`). Publish
+only what another tab reads.
 Strings live in mpdemo/ui/locales/ (one file per language).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import gradio as gr
@@ -22,6 +21,7 @@ from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
 from ..log import setup as log_setup
 from . import gradio_assets, pages, system, uploads
+from .context import Registered, TabContext, TabHook
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 from .serve import (
     check_special_args,
@@ -128,47 +128,7 @@ GRADIO_STRINGS = gr.I18n(
 )
 
 
-# (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
-Registered = tuple[gr.components.Component | gr.blocks.BlockContext, dict[str, str]]
 Hook = tuple[Callable[..., Any], list[Any], list[Any]]
-# (fn, inputs, outputs, alone): a hook as a tab registers it (see TabContext.on_language)
-TabHook = tuple[Callable[..., Any], list[Any], list[Any], bool]
-
-
-@dataclass
-class TabContext:
-    """What a tab builder gets: the language control, server limits, i18n registration."""
-
-    lang: gr.Radio
-    limits: Limits
-    registered: list[Registered] = field(default_factory=list)
-    # Components one tab exposes to another (e.g. "train_controls": name → component, so a
-    # teaching tab's preset button can fill in the Train tab's controls).
-    shared: dict[str, Any] = field(default_factory=dict)
-    language_hooks: list[TabHook] = field(default_factory=list)
-    load_hooks: list[TabHook] = field(default_factory=list)
-
-    def i18n(self, component: Any, **props: str) -> Any:
-        """Re-label `component` on language change: props map e.g. label='steps_label'."""
-        self.registered.append((component, props))
-        return component
-
-    def on_language(
-        self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
-    ) -> None:
-        """Call fn(lang, *inputs) when the language changes; it returns updates for outputs.
-
-        The hooks share one event; `alone`: an event of its own, for a hook that may wait
-        (imports torch, asks the Hub) while the others would not.
-        """
-        self.language_hooks.append((fn, inputs, outputs, alone))
-
-    def on_load(
-        self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
-    ) -> None:
-        """Call fn(lang, *inputs) once the page has loaded and its language is known (the
-        hooks share one event; `alone` as in on_language)."""
-        self.load_hooks.append((fn, inputs, outputs, alone))
 
 
 TABS: list[Callable[[TabContext], None]] = [build_train_tab, *TEACH_TABS]
@@ -180,15 +140,14 @@ def _wire_presets(ctx: TabContext) -> None:
     The Train tab's status says what was loaded, and, for a GPU preset on a machine without
     one, that the device fell back to auto (so the runs measure the CPU).
     """
-    preset, controls = ctx.shared.get("preset"), ctx.shared.get("train_controls")
-    tabs, status = ctx.shared.get("tabs"), ctx.shared.get("train_status")
-    origin = ctx.shared.get("train_steps_origin")  # a preset's steps are its lesson: no fitting
-    if preset is None or controls is None:
+    preset, tabs = ctx.preset, ctx.tabs
+    if preset is None or ctx.train is None:
         return
+    controls, status = ctx.train.controls, ctx.train.status
 
     names = [n for n in controls if BY_NAME[n].run]  # not the plots' view settings
     outputs = [controls[n] for n in names]
-    extra = [c for c in (tabs, status, origin) if c is not None]
+    extra = [c for c in (tabs, status) if c is not None]
 
     def load(lang: str, preset_id: str | None) -> list[Any]:
         values, note = preset_load(norm_lang(lang), preset_id, defaults(), system.device_choices())
@@ -199,8 +158,6 @@ def _wire_presets(ctx: TabContext) -> None:
             out.append(gr.Tabs(selected="train"))
         if status is not None:
             out.append(note)
-        if origin is not None:
-            out.append("preset")
         return out
 
     preset.input(  # a person's pick only: the language switch re-sets the value too
@@ -335,9 +292,9 @@ def end_session(request: gr.Request) -> None:
 
 
 def _wire_session(demo: gr.Blocks, ctx: TabContext) -> None:
-    state = ctx.shared.get("train_session")
-    if state is None:
+    if ctx.train is None:
         return
+    state = ctx.train.session
     demo.load(keep_session, [state], [state], queue=False, api_visibility="undocumented")
     demo.unload(end_session)
 
@@ -377,7 +334,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         ctx.i18n(intro, value="intro")
         ctx.i18n(lang, label="lang_label")
         with gr.Tabs() as tabs:
-            ctx.shared["tabs"] = tabs  # presets switch to the Train tab
+            ctx.tabs = tabs  # presets switch to the Train tab
             for build in TABS:
                 build(ctx)
         _wire_presets(ctx)

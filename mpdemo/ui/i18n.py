@@ -28,7 +28,7 @@ from ..languages import (  # noqa: F401 - the page's modules and tests name thes
     norm_lang,
     t,
 )
-from ..messages import render
+from ..messages import MpdemoError, render
 from .labels import label_key
 
 
@@ -59,10 +59,9 @@ def message(key: str, args: dict[str, Any], lang: str | None = DEFAULT_LANG) -> 
 
 def error_text(err: BaseException, lang: str | None = DEFAULT_LANG) -> str:
     """The translated text of an MpdemoError (or str(err) for anything else)."""
-    note = getattr(err, "note", None)
-    if note is None:
+    if not isinstance(err, MpdemoError):
         return str(err)
-    return message(note.key, dict(note.args), lang)
+    return message(err.note.key, dict(err.note.args), lang)
 
 
 def lang_from_header(accept_language: str | None) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..catalog import BUNDLED_DATASET_DIR, DATASETS
 from ..engine.hfhub import hub_reachable
 from ..engine.slices import resolve
+from ..state import on_reset
 
 _hub_done = threading.Event()
 _hub_result: list[bool] = []
@@ -44,6 +45,16 @@ def start_hub_check() -> None:
 
         _hub_thread = threading.Thread(target=work, name="mpdemo-hub-check", daemon=True)
         _hub_thread.start()
+
+
+@on_reset
+def forget_hub_check() -> None:
+    """Ask the Hub again at the next start_hub_check() (a check under way still answers)."""
+    global _hub_thread
+    with _hub_started:
+        _hub_thread = None
+        _hub_result.clear()
+        _hub_done.clear()
 
 
 def hub_status(wait: float = 0.0) -> bool | None:

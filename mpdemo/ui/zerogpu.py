@@ -76,18 +76,7 @@ def _guess_s(cfg: RunConfig) -> float:
 
 
 def estimate_s(configs: list[RunConfig]) -> float:
-    """Seconds the grid should take: the profile's estimate when one is measured, else a guess."""
-    try:
-        from ..runs.calibration import cached_calibration
-        from ..runs.estimate import GridEstimate
-
-        cal = cached_calibration(configs[0]) if configs else None
-        if cal is not None and cal.device == "cuda":
-            total = GridEstimate(configs, cal).total_s()
-            if total is not None and math.isfinite(total):
-                return float(total)
-    except ImportError:  # an engine without the estimate: the guess below
-        pass
+    """Seconds the grid should take, guessed from its models' sizes (nothing is timed before)."""
     return sum(_guess_s(c) for c in configs)
 
 
@@ -95,8 +84,6 @@ def duration_s(
     config_dicts: list[dict[str, Any]],
     stop_path: str = "",
     beat_s: float = 0.0,
-    calibrate: bool = False,
-    fit_s: float | None = None,
     repeat: int = 1,
 ) -> int:
     """What the GPU call asks for: the estimate with a margin, capped to the allowed maximum.
@@ -105,10 +92,6 @@ def duration_s(
     """
     configs = [RunConfig.from_dict(d) for d in config_dicts]
     seconds = estimate_s(configs)
-    if calibrate:  # the step is timed first, inside the same call
-        from ..runs.plan import CALIBRATION_BUDGET_S
-
-        seconds += CALIBRATION_BUDGET_S
     seconds *= max(1, repeat)  # each repetition runs the grid and measures again
     want = math.ceil(seconds * MARGIN)
     return int(min(max(want, MIN_S), max_duration_s()))
@@ -118,8 +101,6 @@ def train_in_gpu(
     config_dicts: list[dict[str, Any]],
     stop_path: str,
     beat_s: float,
-    calibrate: bool = False,
-    fit_s: float | None = None,
     repeat: int = 1,
 ) -> Iterator[list[Any]]:
     """The whole grid, run where the GPU is; yields the engine's events in batches every beat.
@@ -129,7 +110,7 @@ def train_in_gpu(
     from ..engine.machine import machine_info  # here CUDA exists: the GPU's name is read here
 
     configs = [RunConfig.from_dict(d) for d in config_dicts]
-    runner = Runner(configs, Limits.from_env(), calibrate=calibrate, fit_s=fit_s, repeat=repeat)
+    runner = Runner(configs, Limits.from_env(), repeat=repeat)
     runner.start()
     # The machine the runs ran on, for the runs JSON; a dict, not an event.
     batch: list[Any] = [{"machine": machine_info()}]
@@ -201,14 +182,11 @@ class GpuRunner(RunnerInterface):
         self,
         configs: list[RunConfig],
         limits: Limits | None = None,
-        calibrate: bool = False,
-        fit_s: float | None = None,
         repeat: int = 1,
     ) -> None:
-        # Calibration is timed where the runs run: inside the GPU call.
         self.configs = list(configs)
         self.limits = limits or Limits.from_env()
-        self.calibrate, self.fit_s, self.repeat = calibrate, fit_s, repeat
+        self.repeat = repeat
         self.runs = RunFold(repeated(self.configs, repeat))
         # machine_info() from the worker: the page's process has no CUDA to ask on ZeroGPU.
         self.machine: dict[str, Any] | None = None
@@ -255,7 +233,7 @@ class GpuRunner(RunnerInterface):
         """The worker's events, one by one; None when a beat brought nothing (a heartbeat)."""
         beat = timeout if timeout is not None else 0.5
         dicts = [c.to_dict() for c in self.configs]
-        gen = gpu_function()(dicts, self.stop_path, beat, self.calibrate, self.fit_s, self.repeat)
+        gen = gpu_function()(dicts, self.stop_path, beat, self.repeat)
         try:
             for batch in gen:
                 if not batch:
@@ -276,10 +254,8 @@ class GpuRunner(RunnerInterface):
 def make_runner(
     configs: list[RunConfig],
     limits: Limits | None = None,
-    calibrate: bool = False,
-    fit_s: float | None = None,
     repeat: int = 1,
 ) -> Runner | GpuRunner:
     """The runner for a training request: inside a GPU call on ZeroGPU, a thread elsewhere."""
     kind = GpuRunner if enabled() else Runner
-    return kind(configs, limits, calibrate=calibrate, fit_s=fit_s, repeat=repeat)
+    return kind(configs, limits, repeat=repeat)

@@ -16,6 +16,7 @@ import gradio as gr
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
 from ...teach import listing as L
+from ..context import TabContext
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
 from ..text import code_text
 from ..train.controls import RUN_NAMES
@@ -78,8 +79,8 @@ class CodeEntry:
 
 def page_runs(session: Session | None) -> list[RunConfig]:
     """The page's runs that started (finished, restored after a reload, or running), each with
-    its own config as it ran; a run of the grid still waiting has not run (its steps may still
-    be fitted to the time budget), so the Train tab's settings stand for it."""
+    its own config as it ran; a run of the grid still waiting has not run, so the Train tab's
+    settings stand for it."""
     if session is None:
         return []
     # The running runs live in the session's fold (Session.fold.current, by run id).
@@ -265,21 +266,21 @@ def code_view(
     }
 
 
-def build_code_tab(ctx: Any) -> None:
+def build_code_tab(ctx: TabContext) -> None:
     """Code: the loop mpdemo runs, against the course's listing, for a run or for the Train tab.
 
     The run picker lists this page's runs (the Train tab's session: each shows its own config)
     and the Train tab's grid where it differs from them; every run control's change shows its
-    settings (ctx.shared's "train_controls"), and a new table of runs shows the run again.
+    settings (ctx.train.controls), and a new table of runs shows the run again.
     """
     lang0 = DEFAULT_LANG
-    limits = getattr(ctx, "limits", None)
-    shared = getattr(ctx, "shared", None) or {}
-    train = shared.get("train_controls") or {}
-    session = shared.get("train_session")  # gr.State(Session): this page's runs
+    limits = ctx.limits
+    shared = ctx.train
+    train = shared.controls if shared is not None else {}
+    session = shared.session if shared is not None else None  # gr.State(Session): this page's runs
     # Components whose change means the runs changed: a grid started or ended a run, a reload
     # restored runs, Clear runs.
-    runs_changed = [c for c in (shared.get("train_summary"), shared.get("train_script_run")) if c]
+    runs_changed = [shared.summary, shared.script_run] if shared is not None else []
     names = [n for n in RUN_NAMES if n in train]
     with ctx.i18n(gr.Tab(tt("tab_code", lang0), id="code", elem_id="code-tab"), label="tab_code"):
         ctx.i18n(gr.Markdown(tt("code_intro", lang0)), value="code_intro")

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...teach.formats import LOW_PRECISION
 from ..histogram import FORMAT_NAMES  # noqa: F401 - the tabs name formats as the figures do
 from ..i18n import t
 from ..text import esc  # noqa: F401 - the tabs' HTML escaping: one helper for the whole UI
 
-SCALE_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")  # formats.LOW_PRECISION, without torch
+SCALE_FORMATS = LOW_PRECISION  # mpdemo.teach.formats imports no torch
 FORMAT_CHOICES = [(FORMAT_NAMES[f], f) for f in SCALE_FORMATS]
 SCALE_K_DEFAULT = 16  # both tabs' scale sliders open at S = 2^16, GradScaler's init_scale
 

@@ -14,6 +14,7 @@ import gradio as gr
 import pandas as pd
 
 from ...teach import formats
+from ..context import TabContext
 from ..i18n import DEFAULT_LANG, LOCALES, norm_lang, number
 from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, esc, tt
 from .numerics import build_numerics
@@ -249,7 +250,7 @@ def _md_inline(text: str) -> str:
     return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(code))
 
 
-def build_formats_tab(ctx: Any) -> None:
+def build_formats_tab(ctx: TabContext) -> None:
     """Number formats: bits of a typed number (fp32 to fp8), the finfo table, the scale slider."""
     lang0 = DEFAULT_LANG
     with ctx.i18n(

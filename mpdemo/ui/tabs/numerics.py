@@ -16,6 +16,7 @@ import pandas as pd
 from ...config import RunConfig
 from ...teach import accumulate, formats, fp8_scaling, rounding
 from ...teach.accumulate import MAX_N
+from ..context import TabContext
 from ..i18n import DEFAULT_LANG, number
 from .common import SIDE_WORK, esc, tt
 
@@ -180,7 +181,7 @@ def fp8_recipes_html(lang: str) -> str:
     return f"<p>{esc(intro)}</p>" + _table(heads, rows)
 
 
-def build_numerics(ctx: Any, value: Any) -> None:
+def build_numerics(ctx: TabContext, value: Any) -> None:
     """TF32 (of the typed `value`), accumulation and fp8 recipes, inside the Number formats tab."""
     lang0 = DEFAULT_LANG
     ctx.i18n(gr.Markdown(tt("nx_tf32_title", lang0)), value="nx_tf32_title")

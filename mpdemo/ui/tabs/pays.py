@@ -23,8 +23,14 @@ import pandas as pd
 from ...classroom.broadcast import Viewer
 from ...config import Limits, RunConfig
 from ...messages import ConfigError, MpdemoError
-from ...sweep.sizes import SWEEP_PRECISIONS, default_grid, parse_batch_sizes, parse_sizes
+from ...sweep.sizes import (
+    SWEEP_PRECISIONS,
+    default_grid,
+    parse_batch_sizes,
+    parse_sizes,
+)
 from .. import system
+from ..context import TabContext
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..train import classroom
 from ..train.colours import faint
@@ -407,10 +413,10 @@ def _plot(lang: str) -> gr.ScatterPlot:
     )
 
 
-def build_pays_tab(ctx: Any) -> None:
+def build_pays_tab(ctx: TabContext) -> None:
     """Where it pays: the size sweep, its crossover sentence, memory anatomy, published figures."""
     lang0 = DEFAULT_LANG
-    limits = getattr(ctx, "limits", None)
+    limits = ctx.limits
     with ctx.i18n(gr.Tab(t("tab_pays", lang0), id="pays", elem_id="pays-tab"), label="tab_pays"):
         ctx.i18n(gr.Markdown(t("pays_intro", lang0)), value="pays_intro")
         with gr.Row(equal_height=True):

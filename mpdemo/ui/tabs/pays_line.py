@@ -61,12 +61,12 @@ def sweep_lesson(name: Any) -> bool:
 def wire_lesson(
     ctx: Any, run: Callable[..., Iterator[Any]], inputs: list[Any], outputs: list[Any]
 ) -> None:
-    """The Train tab's lesson picker (ctx.shared["train_lesson"]): its sweep lesson switches to
+    """The Train tab's lesson picker (ctx.train.lesson): its sweep lesson switches to
     this tab (train/lessons.py) and starts the sweep with the tab's settings, as Run sweep does.
 
     run: the tab's Run sweep handler, called with `inputs`' values; it streams `outputs`.
     """
-    picker = ctx.shared.get("train_lesson")
+    picker = ctx.train.lesson if ctx.train is not None else None
     if picker is None:
         return
 

@@ -28,6 +28,7 @@ from ...teach.magnitudes import (
 )
 from ...teach.underflow import collect
 from .. import system
+from ..context import TabContext
 from ..histogram import histogram_svg as bins_svg
 from ..histogram import pct as _pct
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, number
@@ -221,10 +222,10 @@ def _model_choices(lang: str) -> list[tuple[str, str]]:
         return [(name, name) for name in MODELS]
 
 
-def build_underflow_tab(ctx: Any) -> None:
+def build_underflow_tab(ctx: TabContext) -> None:
     """Underflow lab: one real backward pass, gradient histograms against a format's range."""
     lang0 = DEFAULT_LANG
-    limits = getattr(ctx, "limits", None)
+    limits = ctx.limits
     with ctx.i18n(
         gr.Tab(tt("tab_underflow", lang0), id="underflow", elem_id="underflow-tab"),
         label="tab_underflow",

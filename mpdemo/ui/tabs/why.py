@@ -9,6 +9,7 @@ import gradio as gr
 
 from ...config import RunConfig
 from ...runs.runner import grid
+from ..context import TabContext
 from ..i18n import DEFAULT_LANG
 from .common import tt
 
@@ -131,7 +132,7 @@ def preset_view(lang: str, preset_id: str | None) -> str:
 WHY_KEYS = ("why_autocast", "why_scale", "why_speed", "why_bf16", "why_fp8")
 
 
-def build_why_tab(ctx: Any) -> None:
+def build_why_tab(ctx: TabContext) -> None:
     """Why: short explanations, and the teacher's Presets menu with a description."""
     lang0 = DEFAULT_LANG
     with ctx.i18n(gr.Tab(tt("tab_why", lang0), id="why", elem_id="why-tab"), label="tab_why"):
@@ -145,7 +146,7 @@ def build_why_tab(ctx: Any) -> None:
             desc = gr.Markdown(tt("preset_none", lang0), elem_id="preset-desc")
         for key in WHY_KEYS:
             ctx.i18n(gr.Markdown(tt(key, lang0), elem_id=key.replace("_", "-")), value=key)
-    ctx.shared["preset"] = preset  # app.py loads a pick into the Train tab
+    ctx.preset = preset  # app.py loads a pick into the Train tab
     # A person's pick only: the language hook below re-sets the value and draws the text itself
     # (on .change each switch cost chromium one more event's status passes over every component).
     preset.input(preset_view, [ctx.lang, preset], [desc], concurrency_limit=None,

@@ -33,7 +33,9 @@ from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
 from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
+from ...state import on_reset
 from .. import pages, system, zerogpu
+from ..context import TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for uploads and tests
@@ -80,11 +82,9 @@ def max_threads() -> int:
     return 40 + 2 * max_viewers()
 
 
-def _make_runner(
-    configs: list[RunConfig], calibrate: bool, fit_s: float | None, repeat: int
-) -> Any:
+def _make_runner(configs: list[RunConfig], repeat: int) -> Any:
     # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
-    return zerogpu.make_runner(configs, calibrate=calibrate, fit_s=fit_s, repeat=repeat)
+    return zerogpu.make_runner(configs, repeat=repeat)
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,6 @@ def runner_for(
     session: Session | None,
     configs: list[RunConfig],
     repeat: int,
-    fit_s: float | None,
     mode: str | Follow,
 ) -> Viewer:
     """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams.
@@ -125,7 +124,7 @@ def runner_for(
     release = hub.shares.take("viewer", client, per_address(concurrency()), "viewers_full_client")
     try:
         view = hub.watch(
-            configs, repeat, fit_s, own=mode == "own", make_runner=_make_runner, client=client
+            configs, repeat, own=mode == "own", make_runner=_make_runner, client=client
         )
     except BaseException:
         release()
@@ -199,6 +198,13 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
 # when the session is collected. Not on the Session itself: that belongs to session.py.
 _OWNERS: dict[int, str] = {}
 _OWNERS_LOCK = threading.Lock()
+
+
+@on_reset
+def forget_owners() -> None:
+    """Forget every session's board token (their boards are the hub's, reset on their own)."""
+    with _OWNERS_LOCK:
+        _OWNERS.clear()
 
 
 def _owner_token(session: Session | None, create: bool) -> str | None:
@@ -321,7 +327,7 @@ def _follow(
         c = board.comparison
         if c is not None and c is not seen:
             seen = c
-            for frame in train(view_values, lang, session, "default", Follow(board, c)):
+            for frame in train(view_values, lang, session, Follow(board, c)):
                 if isinstance(frame, dict) and isinstance(frame.get("status"), str):
                     last = frame["status"]
                 yield frame
@@ -346,7 +352,7 @@ def _follow(
 # --- layout and events -----------------------------------------------------------------------
 
 
-def build_button(ctx: Any, comps: dict[str, Any], lang: str) -> None:
+def build_button(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
     """Run my own, beside Train and Stop: a new comparison of one's own, never shared.
 
     Always shown: its visibility would be one more output of /train, whose outputs API
@@ -363,7 +369,7 @@ def build_button(ctx: Any, comps: dict[str, Any], lang: str) -> None:
     )
 
 
-def build_board(ctx: Any, comps: dict[str, Any], lang: str) -> None:
+def build_board(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
     """The class board: publish this page's comparisons under a code, or follow a code."""
     with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:
         ctx.i18n(acc, label="board_label")
@@ -403,10 +409,9 @@ def build_board(ctx: Any, comps: dict[str, Any], lang: str) -> None:
 
 
 def wire(
-    ctx: Any,
+    ctx: TabContext,
     comps: dict[str, Any],
     session: gr.State,
-    steps_origin: gr.State,
     train: TrainFn,
     arm: Callable[..., dict[str, Any]],
 ) -> None:
@@ -427,9 +432,9 @@ def wire(
     }
 
     def own(*args: Any) -> Iterator[dict[Any, Any]]:
-        *vals, lg, sess, origin = args
+        *vals, lg, sess = args
         values = dict(zip(controls.NAMES, vals, strict=True))
-        for out in train(values, lg, sess, origin or "default", "own"):
+        for out in train(values, lg, sess, "own"):
             yield keyed(comps, out)
 
     # /train_own's parameters carry /train's names (an API caller saw param_0...param_19).
@@ -439,7 +444,6 @@ def wire(
     params += [
         inspect.Parameter("lang", kind, default="en"),
         inspect.Parameter("session", kind, default=None),
-        inspect.Parameter("steps_origin", kind, default="default"),
     ]
     own.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
 
@@ -448,7 +452,7 @@ def wire(
         by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **quiet
     ).then(
         own,
-        [*(comps[n] for n in controls.NAMES), lang, session, steps_origin],
+        [*(comps[n] for n in controls.NAMES), lang, session],
         outputs,
         api_name="train_own",
         preprocess=False,  # as /train: the values as sent, checked by the CLI's rule

@@ -8,9 +8,9 @@ the shares the format flushes, keeps subnormal and overflows are summed over lay
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ...events import GradHistograms
 from ...files.recorded import WATCH_FORMATS
@@ -19,9 +19,6 @@ from ...teach.rounding import log2_windows
 from ..histogram import FORMAT_NAMES, histogram_svg, pct
 from ..i18n import number, t
 from ..text import esc
-
-if TYPE_CHECKING:
-    from .session import Session
 
 SVG_SIZE = (560, 210)  # narrower than the lab's: two runs side by side in the results column
 
@@ -154,7 +151,19 @@ def from_record(label: str, run: Mapping[str, Any]) -> GradHistograms | None:
     )
 
 
-def watched(session: Session) -> tuple[dict[str, GradHistograms], list[str]]:
+class WatchedSession(Protocol):
+    """What the watch reads of a page session (ui/train/session.Session)."""
+
+    @property
+    def grads(self) -> Mapping[str, GradHistograms]: ...  # the live runs' latest, by label
+
+    @property
+    def recordings(self) -> Sequence[Any]: ...  # opened files: .labels, .recording.runs
+
+    def plot_labels(self) -> list[str]: ...
+
+
+def watched(session: WatchedSession) -> tuple[dict[str, GradHistograms], list[str]]:
     """Every histogram the page draws, by label, and their order: this training's runs (live or
     restored after a reload), then each opened file's runs."""
     events = dict(session.grads)
@@ -166,7 +175,7 @@ def watched(session: Session) -> tuple[dict[str, GradHistograms], list[str]]:
     return events, session.plot_labels()
 
 
-def watch_update(session: Session, lang: str) -> dict[str, Any]:
+def watch_update(session: WatchedSession, lang: str) -> dict[str, Any]:
     """The gr.HTML's props for a session: shown with its figures once a run sent one."""
     html = watch_html(*watched(session), lang)
     return {"value": html, "visible": bool(html)}

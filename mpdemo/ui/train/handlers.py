@@ -108,13 +108,10 @@ def train(
     values: dict[str, Any] | None = None,
     lang: str = DEFAULT_LANG,
     session: Session | None = None,
-    steps_origin: str = "default",
     mode: str | classroom.Follow = "train",
 ) -> Iterator[dict[str, Any]]:
     """Train the grid in a background thread; stream status, plots, table and files by name.
 
-    steps_origin: who set the Steps box last ("default", "typed", "preset"; STEPS_ORIGINS):
-    only the page's own default is fitted to the time budget.
     mode: "train" (watch the same comparison when another visitor runs it), "own" (Run my
     own: a new one, never shared) or a classroom.Follow (a teacher's board).
     """
@@ -138,17 +135,15 @@ def train(
         configs = board.configs if board else check_inputs(v)
         repeat = board.repeat if board else check_repeat(v.get("repeat"))
         # Steps always stand: the default comparison is the first lesson (teach/lessons.py),
-        # whose steps were chosen to show its point in about a minute on a 2-core CPU; fitting
-        # it to a time budget cut it to 49 steps, before tiny-bert's loss starts to fall.
-        fit = None
-        if mode == "train" and _trained_here(session, configs, repeat, fit):
+        # whose steps were chosen to show its point in about a minute on a 2-core CPU.
+        if mode == "train" and _trained_here(session, configs, repeat):
             # Train pressed again on this page: train again, live. Joining would replay the
             # page's own last comparison in seconds as "another visitor's" (a teacher pressing
             # Train twice saw that); other visitors still join it (runner_for shares it).
             mode = "own"
         # The same comparison run (or lately run) on this server is watched, not trained again;
         # a new one waits its turn in the server's line (classroom.py, mpdemo/classroom/broadcast.py).
-        runner = classroom.runner_for(session, configs, repeat, fit, mode)
+        runner = classroom.runner_for(session, configs, repeat, mode)
     except MpdemoError as err:
         session.input_error = err
         text = error_text(err, lang)
@@ -159,8 +154,6 @@ def train(
 
     session.input_error = None
     session.begin(repeated(configs, repeat))  # every repetition's run has its line and row
-    if steps_origin in ("preset", "typed"):
-        session.progress["kept_steps"] = v["steps"]
     session.runner = runner
     runner.start()
     try:
@@ -187,17 +180,6 @@ def train(
             if ev is not None and session.apply(ev):
                 table_changed = True
             grads_changed |= ev is not None and ev.kind == "grads"
-            if ev is not None and ev.kind == "plan" and ev.steps is not None:
-                # Fewer steps per run than the plots were laid out for: lay them out again,
-                # and write the script again (the first one had the steps asked for).
-                yield {
-                    "status": status_text(session, lang),
-                    **grid_start(session, lang),
-                    **recorded_ui.script_updates(session),
-                }
-                # The axis change empties the charts: the first point must not land in that
-                # moment (gradio 6.31 draws the old data, then nothing), so let them settle.
-                time.sleep(AXIS_SETTLE_S)
             # A run's first step goes out at once, whatever the throttle: the status and its
             # point on the loss plot arrive in the same message.
             if first_step or time.monotonic() - last >= YIELD_EVERY_S:
@@ -212,12 +194,12 @@ def train(
         runner.stop()
 
 
-def _trained_here(session: Session, configs: list[Any], repeat: int, fit: float | None) -> bool:
+def _trained_here(session: Session, configs: list[Any], repeat: int) -> bool:
     """Whether this page's last comparison (trained or watched) is the one asked for again."""
     view = session.runner
     if not isinstance(view, Viewer):
         return False
-    return view.comparison.key == comparison_key(configs, repeat, fit)
+    return view.comparison.key == comparison_key(configs, repeat)
 
 
 def _has_steps(session: Session, label: str) -> bool:
@@ -352,9 +334,9 @@ def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, An
     language and the session; every frame keyed by component."""
 
     def handler(*args: Any) -> Iterator[dict[Any, Any]]:
-        *vals, lang, session, origin = args
+        *vals, lang, session = args
         values = dict(zip(controls.NAMES, vals, strict=True))
-        for frame in train(values, lang, session, origin or "default"):
+        for frame in train(values, lang, session):
             yield keyed(comps, frame)
 
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -362,7 +344,6 @@ def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, An
     params += [
         inspect.Parameter("lang", kind, default=DEFAULT_LANG),
         inspect.Parameter("session", kind, default=None),
-        inspect.Parameter("steps_origin", kind, default="default"),
     ]
     handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     handler.__name__ = "train"

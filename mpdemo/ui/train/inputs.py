@@ -80,13 +80,8 @@ def precision_note(
     import sys
 
     # Nothing trained or measured in this process yet: no claim, and no torch imported for it.
-    # (It asked for mpdemo.runs.plan, which runs that take turns never import: on a fresh
-    # server the note stayed empty after the first comparison.)
     if "torch" not in sys.modules:
         return ""
-    from ...engine.machine import machine_info
-    from ...runs.notes import speed_note
-
     if not isinstance(session, Session):
         return ""
     try:  # measured on another device than the one picked now: no claim about this one
@@ -95,16 +90,7 @@ def precision_note(
         here = resolve_device(device or "auto").type
     except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
         return ""
-    cal = session.calibration()
-    if cal is None or cal.device != here:
-        return _runs_note(lang, precisions or [], here, session)
-    notes = [n for p in precisions or [] if (n := speed_note(cal, machine_info(), p))]
-    if not notes:
-        return ""
-    # Which step was measured: the figures of a tiny-bert grid must not read as small-bert's.
-    model, _dataset, batch, _length, _device = cal.key
-    head = t("precision_note_measured", lang, model=shown(model), batch=batch)
-    return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
+    return _runs_note(lang, precisions or [], here, session)
 
 
 def _runs_note(lang: str, precisions: list[str], device: str, session: Session) -> str:
@@ -225,9 +211,6 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
         preflight(cfg, lim)
     check_memory(configs)  # the runs are alive together: refused in one line before loading
     return configs
-
-
-STEPS_ORIGINS = ("default", "typed", "preset")  # who set the Steps box last
 
 
 def check_repeat(value: Any) -> int:

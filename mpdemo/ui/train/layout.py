@@ -13,6 +13,7 @@ import pandas as pd
 
 from ...config import Limits
 from .. import zerogpu
+from ..context import TabContext, TrainShared
 from ..i18n import DEFAULT_LANG, t
 from . import classroom, controls, lessons
 from . import notebook as notebook_ui
@@ -82,7 +83,7 @@ def _plot(spec: Any, lang: str, cmap: dict[str, str]) -> gr.LinePlot:
     )
 
 
-def build_train_tab(ctx: Any) -> None:
+def build_train_tab(ctx: TabContext) -> None:
     """Controls on the left; buttons, status, view controls, plots, summary, downloads right."""
     lang0 = DEFAULT_LANG
     lim: Limits = ctx.limits
@@ -93,8 +94,6 @@ def build_train_tab(ctx: Any) -> None:
         ctx.i18n(tab, label="tab_train")
         # Inside the Tab: a component directly under gr.Tabs would get a tab of its own.
         session = gr.State(Session(), delete_callback=_close_session)
-        # Who set the Steps box last (STEPS_ORIGINS): typing it, or a preset, keeps its value.
-        steps_origin = gr.State("default")
         # The course's lessons first, then Train and the status: at 400 px both are on the first
         # screen (the controls below them; they were ~1,900 px down, under every control).
         lessons.build(ctx, comps, lang0)
@@ -249,15 +248,16 @@ def build_train_tab(ctx: Any) -> None:
                 # The class board: publish this page's comparisons, or follow a teacher's code.
                 classroom.build_board(ctx, comps, lang0)
 
-    ctx.shared["train_controls"] = {c.name: comps[c.name] for c in CONTROLS}
-    ctx.shared["train_status"] = comps["status"]
-    ctx.shared["train_lesson"] = comps["lesson"]  # the sweep lesson starts the sweep (pays.py)
-    ctx.shared["train_session"] = session
-    ctx.shared["train_steps_origin"] = steps_origin  # a preset's steps stand (app.py)
     # Their changes say the session's runs changed (the Code tab shows those runs' own code).
-    ctx.shared["train_summary"] = comps["summary"]
-    ctx.shared["train_script_run"] = comps["script_run"]
-    _wire(ctx, comps, session, lim, steps_origin)
+    ctx.train = TrainShared(
+        controls={c.name: comps[c.name] for c in CONTROLS},
+        status=comps["status"],
+        session=session,
+        summary=comps["summary"],
+        script_run=comps["script_run"],
+        lesson=comps["lesson"],
+    )
+    _wire(ctx, comps, session, lim)
     recorded_ui.wire(ctx, comps, session)
     notebook_ui.wire(ctx, comps, session)
-    classroom.wire(ctx, comps, session, steps_origin, train, arm)
+    classroom.wire(ctx, comps, session, train, arm)

@@ -22,6 +22,7 @@ from ...teach.device_sizes import size_line
 from ...teach.lesson_recordings import is_lesson_file, recording_for
 from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here
 from .. import system
+from ..context import TabContext
 from ..i18n import message, norm_lang, t
 from ..text import shown, shown_args
 from . import classroom, controls
@@ -141,7 +142,7 @@ def followed(configs: list[RunConfig], repeat: int, lang: str) -> dict[str, Any]
     return {**out, "lesson_info": head}
 
 
-def build(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
+def build(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
     """The picker and its info line (comps['lesson'], comps['lesson_info'])."""
     with gr.Group(elem_id="lesson-box"):
         comps["lesson"] = ctx.i18n(
@@ -160,10 +161,9 @@ def build(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
 
 
 def wire(
-    ctx: Any,
+    ctx: TabContext,
     comps: dict[str, Any],
     session: gr.State,
-    steps_origin: gr.State,
     endpoint: Callable[..., Iterator[dict[Any, Any]]],
     arm_fn: Callable[..., dict[Any, Any]],
 ) -> None:
@@ -172,14 +172,14 @@ def wire(
     The sweep lesson switches to the Where it pays tab instead (its sweep runs there).
     """
     lang = ctx.lang
-    tabs = ctx.shared.get("tabs")
+    tabs = ctx.tabs
     names = [n for n in controls.NAMES if BY_NAME[n].run]
     quiet: dict[str, Any] = {
         "concurrency_limit": None,
         "api_visibility": "undocumented",
         "show_progress": "hidden",
     }
-    extra = [comps["lesson_info"], steps_origin, *([tabs] if tabs is not None else [])]
+    extra = [comps["lesson_info"], *([tabs] if tabs is not None else [])]
 
     def pick(lg: str, name: str | None) -> list[Any]:
         lesson = LESSONS.get(name or "")
@@ -187,7 +187,7 @@ def wire(
             return [gr.skip()] * (len(names) + len(extra))
         vals = values(lesson)
         out: list[Any] = [gr.skip() if lesson.sweep else gr.update(value=vals[n]) for n in names]
-        out += [info(norm_lang(lg), name), "preset"]
+        out.append(info(norm_lang(lg), name))
         if tabs is not None:
             out.append(gr.Tabs(selected="pays" if lesson.sweep else "train"))
         return out
@@ -216,7 +216,7 @@ def wire(
     )
     armed.then(
         run,
-        [comps["lesson"], *(comps[n] for n in controls.NAMES), lang, session, steps_origin],
+        [comps["lesson"], *(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
         preprocess=False,  # as Train: the values as sent (see wiring.py)
         concurrency_limit=classroom.concurrency(),

@@ -32,6 +32,7 @@ from ...files.recorded import (
     reference_files,
 )
 from ...log import logger
+from ..context import TabContext
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
 from .colours import color_map
@@ -299,7 +300,7 @@ class RunsUpload(gr.UploadButton):
             self.data_model = _FileOrNothing
 
 
-def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
+def build_row(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
     """The recorded-runs row under the downloads, and the browser's store (renders nothing)."""
     with gr.Row(equal_height=True, elem_id="recorded-row"):
         comps["reference"] = ctx.i18n(
@@ -333,7 +334,7 @@ def build_row(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
     comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=storage_secret())
 
 
-def wire(ctx: Any, comps: dict[str, Any], session: gr.State) -> None:
+def wire(ctx: TabContext, comps: dict[str, Any], session: gr.State) -> None:
     """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
     lang = ctx.lang
     state = session  # the gr.State; the handlers' `session` parameters are its value

@@ -45,9 +45,8 @@ from .session_store import (  # noqa: F401
     MAX_RECORDINGS,
     MAX_STORED_CHARS,
     STORED_POINTS,
-    restore,
+    StoredRuns,
     series_from_steps,
-    stored,
 )
 from .session_table import (  # noqa: F401 - named here for the tab and the tests
     TEXT_COLUMNS,
@@ -61,7 +60,6 @@ from .session_table import (  # noqa: F401 - named here for the tab and the test
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-    from ...runs.calibration import Calibration
     from ...runs.estimate import GridEstimate
     from ...runs.runner import RunnerInterface
 
@@ -100,7 +98,7 @@ class Recorded:
 # slots: a stale attribute (session.current, after it moved to session.fold.current) fails
 # loudly instead of reading as nothing; weakref_slot: the process's registry holds sessions weakly.
 @dataclass(slots=True, weakref_slot=True)
-class Session:
+class Session(StoredRuns):
     """Per-session state: the current grid, its live series, finished runs, files."""
 
     runner: RunnerInterface | None = None  # while a comparison runs (a Runner, Viewer...)
@@ -169,20 +167,6 @@ class Session:
         """Whether this session's worker thread is alive."""
         return self.runner is not None and self.runner.alive
 
-    def calibration(self) -> Calibration | None:
-        """The calibration of this page's last comparison (one it ran or joined), if any."""
-        cal = getattr(self.plan, "calibration", None)
-        if not isinstance(cal, dict):
-            return None
-        from ...runs.calibration import stored_calibration  # a plan came: torch is loaded
-
-        try:
-            key = (cal["model"], cal["dataset"], cal["batch_size"], cal["max_length"])
-            key = (*key, cal["device"])
-        except KeyError:
-            return None
-        return stored_calibration(key)
-
     def close(self) -> None:
         """Session ended (tab closed, or its state expired): stop the worker, let go of every
         run and opened file, and delete the session's folder."""
@@ -222,8 +206,6 @@ class Session:
             from ...runs.estimate import estimate_for  # torch: a grid is running
 
             self.plan = ev
-            if ev.steps is not None:  # fitted to about a minute: the runs do fewer steps
-                self.configs = [c.replace(steps=ev.steps) for c in self.configs]
             # A replayed comparison's steps keep the times they were recorded at (broadcast).
             clock = self.runner.clock if self.runner is not None else time.monotonic
             self.estimate = estimate_for(self.configs, ev, clock, self.estimate)
@@ -458,16 +440,8 @@ class Session:
     def machine(self) -> dict[str, Any]:
         """The profile of the machine the runs ran on: the GPU worker's on ZeroGPU (its runner
         brought it back), else this process's."""
-        return getattr(self.runner, "machine", None) or _machine()
-
-    # --- what the browser keeps across a reload (session_store.py) --------------------------
-    def stored(self) -> dict[str, Any] | None:
-        """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
-        return stored(self)
-
-    def restore(self, value: Any) -> int:
-        """Take back what stored() gave the browser; returns how many runs came back (0: none)."""
-        return restore(self, value)
+        runner_machine = self.runner.machine if self.runner is not None else None
+        return runner_machine or _machine()
 
     def script_file(self, label: str) -> str | None:
         """Write the reproduce script of the run `label` (`python -m mpdemo code`'s text)."""

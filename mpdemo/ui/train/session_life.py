@@ -9,11 +9,26 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Sized
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from .session import Session
+from ...state import on_reset
+
+
+class Closable(Protocol):
+    """What the lifetime reads of a page session (ui/train/session.Session)."""
+
+    @property
+    def recordings(self) -> Sized: ...
+
+    @property
+    def history(self) -> Sized: ...
+
+    def close(self) -> None: ...
+
+
+S = TypeVar("S", bound=Closable)
 
 # Every session's files (downloads, scripts) under one folder per process, so a start-up can
 # delete what a process that died left behind without touching a live one's.
@@ -23,12 +38,12 @@ SESSIONS_ROOT = Path(tempfile.gettempdir()) / "mpdemo-sessions"
 # gradio session hash → that tab's Session, so closing the tab frees it at once (gradio keeps a
 # closed tab's gr.State an hour before its delete_callback runs). Weak: the gr.State owns it, and
 # nothing but `release` reads it, with the hash of the tab that closed.
-_OPEN: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
+_OPEN: weakref.WeakValueDictionary[str, Closable] = weakref.WeakValueDictionary()
 _OPEN_LOCK = threading.Lock()
 _PROCESS_DIR: Path | None = None
 
 
-def attach(session: Session, key: str | None) -> Session:
+def attach(session: S, key: str | None) -> S:
     """Remember that the tab `key` (gradio's session hash) holds `session`; returns it."""
     if key:
         with _OPEN_LOCK:
@@ -47,6 +62,13 @@ def release(key: str | None) -> None:
         session.close()
         if held:
             give_back_memory()
+
+
+@on_reset
+def forget_open_sessions() -> None:
+    """Stop tracking open tabs' sessions (their gr.State still owns and closes them)."""
+    with _OPEN_LOCK:
+        _OPEN.clear()
 
 
 def give_back_memory() -> None:

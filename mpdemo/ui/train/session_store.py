@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...config import RunConfig
 from ...files.recorded import MAX_RUNS, compact, parse_document, runs_document
 from ...messages import MpdemoError
 from .gradwatch import from_record
 from .plots import Series, StepPoint
-
-if TYPE_CHECKING:
-    from .session import Session
 
 # What a browser keeps of a visitor's runs (gr.BrowserState, localStorage): thinned steps, and
 # at most about this many characters of JSON (localStorage holds ~5 MB per site, encrypted and
@@ -27,122 +24,130 @@ STORED_POINTS = 500  # per run: the plots draw at most 500 points a line
 MAX_RECORDINGS = 12  # files open at once in one session; the oldest is closed for a new one
 
 
-def stored(self: Session) -> dict[str, Any] | None:
-    """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
-    if not self.history and not self.recordings:
-        return None
+class StoredRuns:
+    """What the browser keeps of a page session across a reload: Session's own stored() and
+    restore(), kept in this file (the mixin reads the Session's fields through self)."""
 
-    history = [
-        {
-            k: r.get(k)
-            for k in ("config", "summary", "steps", "evals", "status", "grid", "shared_from")
-            if k != "shared_from" or r.get(k)
-        }
-        # The page draws a watched run's last histogram: that one comes back after a reload.
-        | ({"grad_histograms": r["grad_histograms"][-1:]} if r.get("grad_histograms") else {})
-        for r in self.history
-    ]
-    recs = [
-        {
-            "name": r.recording.name,
-            "digest": r.recording.digest,
-            "version": r.recording.version,
-            "machine": r.recording.machine,
-            "runs": r.recording.runs,
-        }
-        for r in self.recordings
-    ]
-    history = history[-MAX_RUNS:]  # what is stored reads back: the newest runs
-    points = STORED_POINTS
-    while True:
-        doc = runs_document(compact(history, points), self.machine() if history else {})
-        doc["recordings"] = [{**r, "runs": compact(r["runs"], points)} for r in recs]
-        size = len(json.dumps(doc, default=str))
-        if size <= MAX_STORED_CHARS:
-            return doc
-        grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
-        if any(r.get("grad_histograms") for r in [*history, *(x for c in recs for x in c["runs"])]):
-            # The watched gradients' picture goes before any run: the runs are what was asked.
-            history = [{k: v for k, v in r.items() if k != "grad_histograms"} for r in history]
-            recs = [
-                {
-                    **rec,
-                    "runs": [
-                        {k: v for k, v in x.items() if k != "grad_histograms"} for x in rec["runs"]
-                    ],
-                }  # fmt: skip
-                for rec in recs
-            ]
-        elif len(grids) > 1:  # the oldest training goes first
-            history = [r for r in history if r.get("grid") != grids[0]]
-        elif recs:
-            recs = recs[1:]
-        elif points > 50:
-            points //= 2
-        else:
-            return None  # one enormous run: better nothing than a broken store
+    __slots__ = ()  # Session is a slotted dataclass: no per-instance __dict__ from here
 
+    def stored(self) -> dict[str, Any] | None:
+        """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
+        if not self.history and not self.recordings:
+            return None
 
-def restore(self: Session, value: Any) -> int:
-    """Take back what stored() gave the browser; returns how many runs came back (0: none).
+        history = [
+            {
+                k: r.get(k)
+                for k in ("config", "summary", "steps", "evals", "status", "grid", "shared_from")
+                if k != "shared_from" or r.get(k)
+            }
+            # The page draws a watched run's last histogram: that one comes back after a reload.
+            | ({"grad_histograms": r["grad_histograms"][-1:]} if r.get("grad_histograms") else {})
+            for r in self.history
+        ]
+        recs = [
+            {
+                "name": r.recording.name,
+                "digest": r.recording.digest,
+                "version": r.recording.version,
+                "machine": r.recording.machine,
+                "runs": r.recording.runs,
+            }
+            for r in self.recordings
+        ]
+        history = history[-MAX_RUNS:]  # what is stored reads back: the newest runs
+        points = STORED_POINTS
+        while True:
+            doc = runs_document(compact(history, points), self.machine() if history else {})
+            doc["recordings"] = [{**r, "runs": compact(r["runs"], points)} for r in recs]
+            size = len(json.dumps(doc, default=str))
+            if size <= MAX_STORED_CHARS:
+                return doc
+            grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
+            if any(
+                r.get("grad_histograms") for r in [*history, *(x for c in recs for x in c["runs"])]
+            ):
+                # The watched gradients' picture goes before any run: the runs are what was asked.
+                history = [{k: v for k, v in r.items() if k != "grad_histograms"} for r in history]
+                recs = [
+                    {
+                        **rec,
+                        "runs": [
+                            {k: v for k, v in x.items() if k != "grad_histograms"}
+                            for x in rec["runs"]
+                        ],
+                    }  # fmt: skip
+                    for rec in recs
+                ]
+            elif len(grids) > 1:  # the oldest training goes first
+                history = [r for r in history if r.get("grid") != grids[0]]
+            elif recs:
+                recs = recs[1:]
+            elif points > 50:
+                points //= 2
+            else:
+                return None  # one enormous run: better nothing than a broken store
 
-    The value comes from the visitor's browser: each run is checked like a runs file's, and
-    a run (or a file) that fails a check is dropped alone; the others come back. The page
-    keeps the document as JSON text; a browser that stored it as an object (before 2026-12)
-    hands back the object.
-    """
-    if isinstance(value, str) and len(value) <= 2 * MAX_STORED_CHARS:
-        try:
-            value = json.loads(value)
-        except ValueError:
+    def restore(self, value: Any) -> int:
+        """Take back what stored() gave the browser; returns how many runs came back (0: none).
+
+        The value comes from the visitor's browser: each run is checked like a runs file's, and
+        a run (or a file) that fails a check is dropped alone; the others come back. The page
+        keeps the document as JSON text; a browser that stored it as an object (before 2026-12)
+        hands back the object.
+        """
+        if isinstance(value, str) and len(value) <= 2 * MAX_STORED_CHARS:
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return 0
+        if not isinstance(value, dict) or self.running or self.history or self.recordings:
             return 0
-    if not isinstance(value, dict) or self.running or self.history or self.recordings:
-        return 0
-    history: list[dict[str, Any]] = []
-    configs: dict[int, RunConfig] = {}
-    runs = value.get("runs")
-    for run in runs[-MAX_RUNS:] if isinstance(runs, list) else []:
-        try:
-            (checked,) = parse_document({**value, "runs": [run]}, "stored runs").runs
-            if checked.get("config"):
-                configs[id(checked)] = RunConfig.from_dict(checked["config"])
-        except (MpdemoError, TypeError, ValueError):
-            continue  # this run alone: a control character, a field out of range
-        history.append(checked)
-    recs = []
-    items = value.get("recordings")
-    for item in items[-MAX_RECORDINGS:] if isinstance(items, list) else []:
-        if not isinstance(item, dict):
-            continue
-        try:
-            rec = parse_document(item, str(item.get("name") or "runs.json"))
-        except (MpdemoError, TypeError, ValueError):
-            continue
-        rec.digest = str(item.get("digest") or "")
-        recs.append(rec)
-    for r in history:
-        r["status"] = r.get("status") or r["summary"].get("status")
-        g = r.get("grid")
-        r["grid"] = g if isinstance(g, int) and not isinstance(g, bool) else 0
-    if history:
-        self.grid_no = max(r["grid"] for r in history)
-        self.history = history
-        self.runs = [r for r in history if r["grid"] == self.grid_no]
-        self.configs = [configs[id(r)] for r in self.runs if id(r) in configs]
-        self.series = {
-            r["summary"]["label"]: series_from_steps(r["summary"]["label"], r["steps"])
-            for r in self.runs
-        }
-        self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
-        # The watched gradients as the last training left them.
-        self.grads = {
-            ev.label: ev
-            for ev in (from_record(r["summary"]["label"], r) for r in self.runs)
-            if ev is not None
-        }
-    for rec in recs:
-        self.add_recording(rec)
-    return len(history) + sum(len(r.runs) for r in recs)
+        history: list[dict[str, Any]] = []
+        configs: dict[int, RunConfig] = {}
+        runs = value.get("runs")
+        for run in runs[-MAX_RUNS:] if isinstance(runs, list) else []:
+            try:
+                (checked,) = parse_document({**value, "runs": [run]}, "stored runs").runs
+                if checked.get("config"):
+                    configs[id(checked)] = RunConfig.from_dict(checked["config"])
+            except (MpdemoError, TypeError, ValueError):
+                continue  # this run alone: a control character, a field out of range
+            history.append(checked)
+        recs = []
+        items = value.get("recordings")
+        for item in items[-MAX_RECORDINGS:] if isinstance(items, list) else []:
+            if not isinstance(item, dict):
+                continue
+            try:
+                rec = parse_document(item, str(item.get("name") or "runs.json"))
+            except (MpdemoError, TypeError, ValueError):
+                continue
+            rec.digest = str(item.get("digest") or "")
+            recs.append(rec)
+        for r in history:
+            r["status"] = r.get("status") or r["summary"].get("status")
+            g = r.get("grid")
+            r["grid"] = g if isinstance(g, int) and not isinstance(g, bool) else 0
+        if history:
+            self.grid_no = max(r["grid"] for r in history)
+            self.history = history
+            self.runs = [r for r in history if r["grid"] == self.grid_no]
+            self.configs = [configs[id(r)] for r in self.runs if id(r) in configs]
+            self.series = {
+                r["summary"]["label"]: series_from_steps(r["summary"]["label"], r["steps"])
+                for r in self.runs
+            }
+            self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
+            # The watched gradients as the last training left them.
+            self.grads = {
+                ev.label: ev
+                for ev in (from_record(r["summary"]["label"], r) for r in self.runs)
+                if ev is not None
+            }
+        for rec in recs:
+            self.add_recording(rec)
+        return len(history) + sum(len(r.runs) for r in recs)
 
 
 def series_from_steps(label: str, steps: list[dict[str, Any]]) -> Series:

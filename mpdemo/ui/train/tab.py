@@ -21,7 +21,6 @@ from .handlers import (
 )
 from .inputs import (
     DEFAULTS,
-    STEPS_ORIGINS,
     check_inputs,
     check_repeat,
     fp8_box,
@@ -36,7 +35,6 @@ from .status import idle_status, status_text, stopped_text
 
 __all__ = [
     "DEFAULTS",
-    "STEPS_ORIGINS",
     "arm",
     "build_train_tab",
     "check_inputs",

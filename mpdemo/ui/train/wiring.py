@@ -9,6 +9,7 @@ import gradio as gr
 
 from ...config import Limits
 from .. import system
+from ..context import TabContext
 from ..i18n import norm_lang, t
 from . import classroom, controls, lessons
 from .controls import CONTROLS, dataset_choices, model_choices
@@ -54,9 +55,7 @@ def lang_scale_empty(lang: str, sess: Session | None, ticked: tuple[Any, ...]) -
     return ticked_scale_empty(lang, *ticked)
 
 
-def _wire(
-    ctx: Any, comps: dict[str, Any], session: gr.State, lim: Limits, steps_origin: gr.State
-) -> None:
+def _wire(ctx: TabContext, comps: dict[str, Any], session: gr.State, lim: Limits) -> None:
     """Every event of the Train tab."""
     lang = ctx.lang
     quiet: dict[str, Any] = {
@@ -73,7 +72,7 @@ def _wire(
     )
     trained = armed.then(
         train_endpoint(comps),
-        [*(comps[n] for n in controls.NAMES), lang, session, steps_origin],
+        [*(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
         api_name="train",
         # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in
@@ -91,12 +90,9 @@ def _wire(
         ctx,
         comps,
         session,
-        steps_origin,
         train_endpoint(comps),
         by_component(comps, arm, armed_out),
     )
-    # A number typed into Steps stands: the grid is no longer fitted to the time budget.
-    comps["steps"].input(lambda: "typed", None, [steps_origin], **quiet)
     legend_names = [*(p.name for p in PLOTS), "legend", "summary", "status"]
 
     def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[dict[Any, Any]]:

@@ -1,0 +1,67 @@
+"""What a tab builder gets (TabContext) and what the Train tab shares with the other tabs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import gradio as gr
+
+from ..config import Limits
+
+
+@dataclass(frozen=True)
+class TrainShared:
+    """The Train tab's components another tab reads (app.py, the Code tab)."""
+
+    controls: dict[str, Any]  # RunConfig field name -> its control
+    status: Any  # the status line
+    session: gr.State  # gr.State(Session): this page's runs
+    summary: Any  # the runs table: its change means the runs changed
+    script_run: Any  # the reproduce script's run picker: ditto
+    lesson: Any = None  # the lesson picker: its sweep lesson starts the sweep (tabs/pays_line.py)
+
+
+# (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
+Registered = tuple[gr.components.Component | gr.blocks.BlockContext, dict[str, str]]
+# (fn, inputs, outputs, alone): a hook as a tab registers it (see TabContext.on_language)
+TabHook = tuple[Callable[..., Any], list[Any], list[Any], bool]
+
+
+@dataclass
+class TabContext:
+    """What a tab builder gets: the language control, server limits, i18n registration."""
+
+    lang: gr.Radio
+    limits: Limits
+    registered: list[Registered] = field(default_factory=list)
+    # What one tab exposes to another: the Train tab's components (the Code tab follows its
+    # runs, a preset fills its controls), the Why tab's preset menu, the app's tabs.
+    train: TrainShared | None = None
+    preset: Any = None  # gr.Dropdown once the Why tab is built
+    tabs: Any = None  # the gr.Tabs, so a preset or a lesson can switch tab
+    language_hooks: list[TabHook] = field(default_factory=list)
+    load_hooks: list[TabHook] = field(default_factory=list)
+
+    def i18n(self, component: Any, **props: str) -> Any:
+        """Re-label `component` on language change: props map e.g. label='steps_label'."""
+        self.registered.append((component, props))
+        return component
+
+    def on_language(
+        self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
+    ) -> None:
+        """Call fn(lang, *inputs) when the language changes; it returns updates for outputs.
+
+        The hooks share one event; `alone`: an event of its own, for a hook that may wait
+        (imports torch, asks the Hub) while the others would not.
+        """
+        self.language_hooks.append((fn, inputs, outputs, alone))
+
+    def on_load(
+        self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
+    ) -> None:
+        """Call fn(lang, *inputs) once the page has loaded and its language is known (the
+        hooks share one event; `alone` as in on_language)."""
+        self.load_hooks.append((fn, inputs, outputs, alone))
