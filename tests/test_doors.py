@@ -156,7 +156,7 @@ def test_a_comparison_keeps_each_runs_latest_watched_gradients_only() -> None:
     from mpdemo.config import RunConfig
 
     hub = Hub(max_comparison_s=0)
-    c = Comparison(hub, [RunConfig(steps=5)], 1, None, "k", False, hub.make_runner)
+    c = Comparison(hub, [RunConfig(steps=5)], 1, "k", False, hub.make_runner)
     for step in range(1, 501):
         for run in ("0:a", "1:b"):
             c.record(_grads(run, step))
