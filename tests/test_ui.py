@@ -939,3 +939,14 @@ def test_the_tabs_language_hooks_answer_in_one_event_each_as_its_own_would():
     table = pd.DataFrame({"a": [1, 2, 3]})  # a value with its own ==
     fn, _, _ = _merged([hooks[2], (lambda lang: table, [], [o4], False)])
     assert fn("pt")["value"] is table and fn("pt")["label"] == "pt"
+
+
+def test_every_component_reaches_the_page_with_its_settings(app_server) -> None:
+    # A component subclass taking (*args, **kwargs) sent gradio 6.31 no props at all: the
+    # "Open runs file" button was missing from the page while its API endpoint still answered.
+    demo = app_server[1]
+    cfg = demo.get_config_file()
+    empty = [c["type"] for c in cfg["components"] if not c.get("props")]
+    assert empty == []
+    ids = {c["props"].get("elem_id") for c in cfg["components"]}
+    assert {"open-runs", "lang", "start-btn", "stop-btn", "status", "summary"} <= ids

@@ -28,7 +28,7 @@ from ..files.summary import speedup_text, typical_step_s, with_speedups
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..messages import ConfigError
 from ..runs.fold import RunFold
-from ..runs.runner import check_memory, grid, repeated, run_grid, side_by_side
+from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..teach import lessons as lessons_mod
 from . import figures as figs
 
@@ -200,7 +200,6 @@ def run(
     for cfg in configs:
         preflight(cfg)  # bad input: ConfigError before anything trains
     check_memory(configs)
-    calibrate = len({c.precision for c in configs}) > 1 and not side_by_side(configs)
     fold = RunFold(repeated(configs, repeat))
     bar = _bar(sum(c.steps for c in configs) * repeat) if progress else None
     machine: dict[str, Any] = {}
@@ -209,8 +208,6 @@ def run(
         fold.apply(ev)
         if ev.kind == "plan":
             machine.update(ev.machine)
-            if ev.steps is not None and bar is not None:  # fitted to a budget: fewer steps
-                bar.reset(total=ev.steps * len(fold.configs))
         elif ev.kind == "step" and bar is not None:
             bar.update(1)
             if math.isfinite(ev.loss):
@@ -222,7 +219,7 @@ def run(
     # once (KeyboardInterrupt); either way what they trained is returned.
     with stop_on_signals(stop) as caught:
         try:
-            run_grid(configs, on_event, stop, calibrate=calibrate, repeat=repeat)
+            run_grid(configs, on_event, stop, repeat=repeat)
         except KeyboardInterrupt:
             caught.setdefault("signal", signal.SIGINT)
         finally:

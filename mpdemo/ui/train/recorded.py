@@ -289,15 +289,15 @@ class _FileOrNothing(FileData):
             return None
 
 
-class RunsUpload(gr.UploadButton):
-    """'Open runs file': gradio's UploadButton whose value, when it is no file, is None."""
+def tolerant(button: gr.UploadButton) -> gr.UploadButton:
+    """'Open runs file': gradio's UploadButton whose value, when it is no file, is None.
 
-    is_template = True  # the page draws it as gradio's own UploadButton
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if self.data_model is FileData:
-            self.data_model = _FileOrNothing
+    Set on the instance, not in a subclass: gradio 6.31 builds a component's page config from
+    its class's __init__ signature, and a subclass taking *args, **kwargs sent no props at all
+    (the button was missing from the page)."""
+    if button.data_model is FileData:
+        button.data_model = _FileOrNothing
+    return button
 
 
 def build_row(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
@@ -316,14 +316,16 @@ def build_row(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
             info="recorded_info",
         )
         comps["open_runs"] = ctx.i18n(
-            RunsUpload(
-                t("open_runs_btn", lang0),
-                file_types=[".json"],
-                file_count="single",
-                type="filepath",
-                elem_id="open-runs",
-                size="md",
-                scale=1,
+            tolerant(
+                gr.UploadButton(
+                    t("open_runs_btn", lang0),
+                    file_types=[".json"],
+                    file_count="single",
+                    type="filepath",
+                    elem_id="open-runs",
+                    size="md",
+                    scale=1,
+                )
             ),
             label="open_runs_btn",
         )
