@@ -37,6 +37,7 @@ MODELS: dict[str, ModelEntry] = {
         # (teach/device_sizes.py trains it on CUDA); minutes a step on a 2-core CPU.
         ModelEntry("base-bert", "cls", True, "BERT-style classifier, 12 layers x 768", 86_697_986),
         ModelEntry("tiny-gpt2", "lm", True, "GPT-2-style causal LM, 2 layers x 64", 187_456),
+        ModelEntry("base-gpt2", "lm", True, "GPT-2-style causal LM, 12 layers x 768", 86_104_320),
         ModelEntry(
             "amp-mlp", "regression", True, "PyTorch AMP recipe: 3 x Linear(4096)+ReLU", 50_343_936
         ),

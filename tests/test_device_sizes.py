@@ -19,12 +19,14 @@ def test_a_cpu_keeps_the_lessons_own_settings_and_cuda_trains_base_bert():
         assert lesson.settings("cpu") == lesson.settings() == lesson.settings(None)
         cuda = lesson.configs("cuda")
         if name in GPU_FIELDS:
-            assert {(c.model, c.batch_size, c.max_length) for c in cuda} == {("base-bert", 32, 256)}
+            model = GPU_FIELDS[name]["model"]  # base-gpt2 for the first lesson, else base-bert
+            assert model == ("base-gpt2" if name == DEFAULT_LESSON else "base-bert")
+            assert {(c.model, c.batch_size, c.max_length) for c in cuda} == {(model, 32, 256)}
             # The lesson's own point-setting fields stand (its scale, its growth interval).
             for key, value in lesson.fields.items():
                 if key not in GPU_FIELDS[name]:
                     assert lesson.settings("cuda")[key] == value
-            assert lesson.values("cuda")["model"] == "base-bert"
+            assert lesson.values("cuda")["model"] == model
         else:  # master-weights: its point is numerics at its own model's size
             assert [c.to_dict() for c in cuda] == [c.to_dict() for c in lesson.configs()]
         # Same runs, same labels, on either device.
@@ -50,6 +52,10 @@ def test_base_bert_has_its_exact_parameter_count():
     assert count_params(model) == MODELS["base-bert"].approx_params == 86_697_986
     assert model.config.hidden_size == 768 and model.config.num_hidden_layers == 12
     assert Size(768, 12).model == "base-bert"  # the sweep names its point by the built-in
+    with torch.device("meta"):  # the first lesson's GPU size: GPT-2 small's shape
+        lm = builtin_model("base-gpt2", len(tok), 0, tok.pad_token_id, tok.sep_token_id)
+    assert count_params(lm) == MODELS["base-gpt2"].approx_params == 86_104_320
+    assert LESSONS["still-trains"].settings("cuda")["model"] == "base-gpt2"
 
 
 def test_the_page_opens_at_the_gpu_size_on_cuda_and_says_why(monkeypatch):
@@ -69,10 +75,10 @@ def test_the_page_opens_at_the_gpu_size_on_cuda_and_says_why(monkeypatch):
 
     monkeypatch.setattr(system, "cuda_present", lambda: True)
     d = controls.defaults()
-    assert {k: d[k] for k in GPU_SIZE} == GPU_SIZE
+    assert {k: d[k] for k in GPU_SIZE} == {**GPU_SIZE, "model": "base-gpt2"}
     assert d["precisions"] == list(LESSONS[DEFAULT_LESSON].precisions)
     assert picker.values(LESSONS["backends"])["model"] == "base-bert"
-    assert "launch-bound" in picker.info("en", None) and "base-bert" in picker.info("en", None)
+    assert "launch-bound" in picker.info("en", None) and "base-gpt2" in picker.info("en", None)
     for lang in ("es", "pt"):
         line = picker.info(lang, "underflow")
         assert "base-bert" in line and "32 × 256" in line, line

@@ -720,7 +720,7 @@ def test_builtin_models_show_their_exact_parameter_count() -> None:
     from mpdemo.catalog import MODELS
     from mpdemo.ui.train.controls import model_choices
 
-    for name in ("tiny-bert", "small-bert", "tiny-gpt2"):
+    for name in ("tiny-bert", "small-bert", "tiny-gpt2"):  # base-bert/base-gpt2: test_device_sizes
         prep = prepare(RunConfig(model=name, device="cpu", train_slice="train[:32]",
                                  eval_slice="validation[:16]"))  # fmt: skip
         count = sum(p.numel() for p in prep.model.parameters())

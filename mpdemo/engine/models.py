@@ -18,6 +18,9 @@ from .hfhub import check_hub_id, hub_reachable
 # The built-in BERTs: width, layers, heads (of 64 where the width allows). base-bert is
 # BERT-base's shape, the size where a GPU's tensor cores are the bottleneck (teach/device_sizes.py).
 BERT_SHAPES = {"tiny-bert": (64, 2, 2), "small-bert": (256, 4, 4), "base-bert": (768, 12, 12)}
+# The built-in GPT-2s: width, layers, heads. base-gpt2 is GPT-2 small's shape: a CUDA GPU's first
+# lesson trains it (a language model's loss falls from the first step, as on the CPU's tiny one).
+GPT2_SHAPES = {"tiny-gpt2": (64, 2, 2), "base-gpt2": (768, 12, 12)}
 MLP_WIDTH = 4096  # the PyTorch AMP recipe: in_size = out_size = 4096, 3 layers
 
 
@@ -66,13 +69,14 @@ def builtin_model(
             pad_token_id=pad_id,
         )
         return tf.BertForSequenceClassification(config)
-    if name == "tiny-gpt2":
+    if name in GPT2_SHAPES:
+        width, layers, heads = GPT2_SHAPES[name]
         config = tf.GPT2Config(
             vocab_size=vocab_size,
             n_positions=512,
-            n_embd=64,
-            n_layer=2,
-            n_head=2,
+            n_embd=width,
+            n_layer=layers,
+            n_head=heads,
             resid_pdrop=0.0,
             embd_pdrop=0.0,
             attn_pdrop=0.0,

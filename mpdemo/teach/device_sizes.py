@@ -32,7 +32,9 @@ GPU_STEPS = 300
 # Per lesson (by name): the fields a CUDA run changes; the lesson's other fields (its scale,
 # growth interval...) stand. A lesson not named here trains at its own settings on every device.
 GPU_FIELDS: dict[str, dict[str, Any]] = {
-    "still-trains": {**GPU_SIZE, "steps": GPU_STEPS},
+    # The first lesson is a language model on every device (its loss falls from the first step;
+    # a BERT classifier from scratch sits at ln 2 first): GPT-2 small's shape, base-gpt2.
+    "still-trains": {**GPU_SIZE, "model": "base-gpt2", "steps": GPU_STEPS},
     # Watched 4 times in the run, as the CPU lesson watches at a quarter of its steps.
     "underflow": {**GPU_SIZE, "steps": GPU_STEPS, "watch_grads": GPU_STEPS // 4},
     "loss-scaling": {**GPU_SIZE, "steps": GPU_STEPS},
