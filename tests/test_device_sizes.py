@@ -133,9 +133,15 @@ def test_the_h200_recordings_ship_and_load_through_the_real_loader():
     }
     shown = dict((v, k) for k, v in reference_choices())
     assert "H200" in shown["default-h200.json"] and "H200" in shown["smallbert128-h200.json"]
-    # A lesson recording counts only at the lesson's settings: the H200's still-trains ran
-    # tiny-bert, not the lesson's GPU size now, so none ships for it.
-    assert recording_for("still-trains") is None
-    # The H200's master-weights recording ran lr 1e-4; the lesson now trains at 1e-3 (its gap
-    # at 1e-4 was under the plot's line width), so that recording no longer ships either.
-    assert recording_for("master-weights") is None
+    # Each comparison lesson's own recording, made at its GPU size on an H200 (2026-12-04,
+    # `python -m mpdemo lesson NAME --device cuda --json ...`): found as the lesson's, and what
+    # it shows is what the lesson promises there (the first click: fp16 3.01x faster).
+    from mpdemo.teach.lesson_checks import traces_of
+
+    for name in ("still-trains", "underflow", "loss-scaling", "master-weights", "backends"):
+        rec = recording_for(name)
+        assert rec is not None and rec.machine_name == "NVIDIA H200", name
+    first = read_runs(files["lesson-still-trains-h200.json"])
+    fp16 = next(r["summary"] for r in first.runs if r["summary"]["precision"] == "fp16")
+    assert fp16["speedup_vs_fp32"] > 2 and fp16["speed_verdict"] == "faster"
+    assert all(r.ok for r in LESSONS["still-trains"].check(traces_of(first.runs)))

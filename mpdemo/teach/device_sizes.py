@@ -36,8 +36,21 @@ GPU_FIELDS: dict[str, dict[str, Any]] = {
     # a BERT classifier from scratch sits at ln 2 first): GPT-2 small's shape, base-gpt2.
     "still-trains": {**GPU_SIZE, "model": "base-gpt2", "steps": GPU_STEPS},
     # Watched 4 times in the run, as the CPU lesson watches at a quarter of its steps.
-    "underflow": {**GPU_SIZE, "steps": GPU_STEPS, "watch_grads": GPU_STEPS // 4},
+    # Measured on an H200 (2026-12-04): with GradScaler's 2^16 held for all 300 steps (its growth
+    # interval is 2000), 26 % of base-bert's scaled gradients still sat below fp16's normal range
+    # at a watched step (93 % unscaled): the scale must grow, as the scaler does in a long run,
+    # so here it doubles after 10 clean steps. Then 14 % (scale 2^19, 21 skipped steps) against
+    # 93 %: the lesson's check (at most 5 %, and 10x apart) did not hold there yet.
+    "underflow": {
+        **GPU_SIZE,
+        "steps": GPU_STEPS,
+        "watch_grads": GPU_STEPS // 4,
+        "growth_interval": 10,
+    },
     "loss-scaling": {**GPU_SIZE, "steps": GPU_STEPS},
+    # base-bert: its three curves agreed on an H200 (mean gap 0.1 %), though flat near ln 2 in 300
+    # steps. base-gpt2 falls, but there the Trainer's curve ran 7 % under the other two (1.66
+    # against 1.78 at the end): not one curve, so not this lesson's size until that is explained.
     "backends": {**GPU_SIZE, "steps": GPU_STEPS},
 }
 SIZE_KEY = "lesson_device_size"  # the page's line: which size, and why
