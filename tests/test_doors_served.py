@@ -378,3 +378,93 @@ def test_a_strangers_watchers_leave_the_class_its_train(visitors, served):
     assert len(held) == 2 and len(refused) == 2, firsts  # half the slots, for one address
     assert all("already watch or wait" in r for r in refused), refused
     assert event == "generating" and "Not started" not in text_of(out), (event, out)
+
+
+# --- wrong types on the internal events ------------------------------------------------------------
+
+# What a hostile caller sends instead of a number, a choice or a tick (issue 52's sample).
+JUNK = ["abc", 5, ["x", 1], None, "NaN", {"a": 1}, True]
+# The Code tab's events (each Train control's change, a new table of runs, the run picker), the
+# Underflow lab's (the pass and its two views), the Train tab's previews and views, the Number
+# formats tab's scale: internal events, hidden from the docs but callable by their index.
+SAMPLE = ("on_form", "on_form_8", "on_runs", "on_pick", "compute", "underflow_view",
+          "underflow_view_1", "preview_fn", "note_fn", "on_view", "scale_html")  # fmt: skip
+# gradio's own answers to a wrong type: its generic error (None), its English checks.
+GRADIO_SAID = ("list of choices", "maximum value", "minimum value", "upstream", "Traceback")
+
+
+def events_of(server: Server) -> dict[str, tuple[int, list[dict[str, Any]]]]:
+    """Each event's name: its index and its inputs (the page's config)."""
+    config = json.loads(urllib.request.urlopen(f"{server.url}/config", timeout=10).read())
+    comps = {c["id"]: c for c in config["components"]}
+    return {
+        d["api_name"]: (i, [comps[c] for c in d["inputs"]])
+        for i, d in enumerate(config["dependencies"])
+        if d.get("api_name")
+    }
+
+
+def by_index(v: Visitor, fn_index: int, data: list[Any], page: str) -> tuple[bool, Any]:
+    """An event called by its index as the page calls it: (success, its error or None)."""
+    r = v.http.post("/queue/join", json={"data": data, "fn_index": fn_index, "session_hash": page})
+    assert r.status_code == 200, r.text
+    with v.http.stream("GET", f"/queue/data?session_hash={page}", timeout=60) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data:"):
+                msg = json.loads(line[len("data:") :])
+                if msg.get("msg") == "process_completed":
+                    return bool(msg.get("success")), (msg.get("output") or {}).get("error")
+    raise AssertionError("the event never completed")
+
+
+def test_internal_events_answer_a_wrong_type_in_one_line_or_as_usual(visitors, served):
+    server, _ = served
+    stranger = visitors["stranger"]
+    events = events_of(server)
+    generic = []
+    for name in SAMPLE:
+        index, inputs = events[name]
+        for j, comp in enumerate(inputs):
+            if comp["type"] in ("state", "browserstate") or comp["props"].get("elem_id") == "lang":
+                continue
+            for junk in (JUNK[j % len(JUNK)], JUNK[(j + 3) % len(JUNK)]):
+                data = [c["props"].get("value") for c in inputs]
+                data = ["es" if c["props"].get("elem_id") == "lang" else x
+                        for c, x in zip(inputs, data, strict=True)]  # fmt: skip
+                data[j] = junk
+                ok, error = by_index(stranger, index, data, stranger.page(heartbeat=False))
+                said = f"{name} {comp['props'].get('elem_id')}={junk!r}: {error!r}"
+                if not ok and (
+                    not isinstance(error, str)
+                    or "\n" in error
+                    or any(g in error for g in GRADIO_SAID)
+                ):
+                    generic.append(said)
+    assert generic == [], generic
+    # A refusal among them is the handler's own, in the page's language.
+    index, inputs = events["compute"]
+    data = [c["props"].get("value") for c in inputs]
+    data[0] = "es"
+    data[[c["props"].get("elem_id") for c in inputs].index("uf-batch")] = None
+    ok, error = by_index(stranger, index, data, stranger.page(heartbeat=False))
+    assert not ok and error.startswith("Tamaño de lote está vacío: "), error
+
+
+def test_a_followers_smoothing_of_the_wrong_type_is_the_default(visitors):
+    teacher, student, stranger = visitors["teacher"], visitors["student"], visitors["stranger"]
+    _, note = publish(teacher, teacher.page())
+    code = code_in(note)
+    # Two follows an address at a time (the share): each visitor tries two wrong smoothings.
+    tries = [(student, "abc"), (student, ["x", 1]), (stranger, None), (stranger, "NaN"),
+             (teacher, 10)]  # fmt: skip
+    answers = []
+    for v, smoothing in tries:
+        page = v.page()
+        answers.append(
+            (smoothing, *v.call("follow_board", [code, "en", None, smoothing, "step"], page))
+        )
+    for v, _ in tries:
+        for page in list(v.beats):
+            stop(v, page)
+    for smoothing, event, out in answers:
+        assert event == "generating" and "Following board" in text_of(out), (smoothing, out)
