@@ -46,11 +46,11 @@ def addresses(setting: str) -> dict[str, str]:
 class Server:
     """The app as a subprocess on a free port; what it printed is kept in `out`."""
 
-    def __init__(self, tmp: Any, hops: str) -> None:
+    def __init__(self, tmp: Any, hops: str, limits: dict[str, str] | None = None) -> None:
         self.port = free_port()
         env = {
             **os.environ,
-            **LIMITS,
+            **(LIMITS if limits is None else limits),
             "MPDEMO_PROXY_HOPS": hops,
             "GRADIO_SERVER_NAME": "127.0.0.1",
             "GRADIO_SERVER_PORT": str(self.port),
@@ -468,3 +468,45 @@ def test_a_followers_smoothing_of_the_wrong_type_is_the_default(visitors):
             stop(v, page)
     for smoothing, event, out in answers:
         assert event == "generating" and "Following board" in text_of(out), (smoothing, out)
+
+
+# --- the line's share ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_one_address_holds_at_most_a_fifth_of_the_line(tmp_path):
+    # Its own server: a line of 5 (1 waiting an address) and Train slots enough that the pages'
+    # share (half of them) is not what refuses first.
+    limits = {**LIMITS, "MPDEMO_MAX_VIEWERS": "20", "MPDEMO_MAX_QUEUE": "5"}
+    server = Server(tmp_path, "1", limits)
+    where = addresses("space")
+    stranger = Visitor(server, "space", where["stranger"], where["student"])
+    student = Visitor(server, "space", where["student"], where["stranger"])
+    try:
+        info = json.loads(
+            urllib.request.urlopen(f"{server.url}/gradio_api/info", timeout=10).read()
+        )
+        params = info["named_endpoints"]["/train"]["parameters"]
+        values = {p["parameter_name"]: p.get("parameter_default") for p in params}
+        values.update(FAST, backends=["torch"], precisions=["fp32"], steps=20000, lang="en")
+
+        def train(v: Visitor, seed: int) -> tuple[str, Any]:
+            data = [{**values, "seed": seed}[p["parameter_name"]] for p in params]
+            return v.call("train", data, v.page(), wait_s=60)
+
+        running = train(stranger, 101)  # its turn now: it runs, it waits in no line
+        time.sleep(1.0)
+        waiting = train(stranger, 102)  # the address's one place in the line
+        refused = train(stranger, 103)
+        mine = train(student, 104)  # another address still joins the line
+        for v in (stranger, student):
+            for page in list(v.beats):
+                stop(v, page)
+        for event, out in (running, waiting):
+            assert event == "generating" and "Not started" not in text_of(out), out
+        assert "already has 1 comparisons waiting" in text_of(refused[1]), refused
+        assert mine[0] == "generating" and "Not started" not in text_of(mine[1]), mine
+    finally:
+        stranger.close()
+        student.close()
+        server.close()
