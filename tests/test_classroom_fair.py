@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mpdemo.classroom import broadcast, caps
+from mpdemo.classroom import broadcast, caps, comparison
 from mpdemo.classroom.broadcast import BoardError, Hub
 from mpdemo.config import RunConfig
 
@@ -43,31 +43,96 @@ class SlowRunner:
             yield None
 
 
-def test_a_comparison_over_the_cap_is_refused_in_one_line_with_what_would_fit() -> None:
-    hub = Hub(max_comparison_s=60.0)
-    huge = [CFG.replace(steps=2000, seed=81)]
+def test_a_single_run_far_over_the_cap_is_refused_at_its_second_step() -> None:
+    hub = Hub(max_comparison_s=30.0)
+    # 3 x 20,000 steps: past a minute (FAR_OVER x the cap) at any step over a millisecond.
+    huge = [CFG.replace(steps=20_000, seed=81)]
     first = hub.watch(huge, repeat=3)
     events = [e for e in first.events(timeout=0.2) if e is not None]
-    # Its first steps said it is too long: it ended there, said why, and the line moved on; no
-    # run trained its 2,000 steps.
+    # A single run makes no plan: its second step (the first is the warm-up) said it is far too
+    # long, it ended there, said why, and the line moved on (issue 52: it ran 20 steps first).
     c = first.comparison
-    assert c.state == "stopped" and c.refusal.args_dict["need"] > 1.0
-    # What would fit is what its own first steps measured (a single run makes no plan; the
-    # machine's speed decides which it is).
-    assert c.estimate is None and len(c._paced) == broadcast.PACE_STEPS
-    pace = (c._paced[-1] - c._paced[0]) / (len(c._paced) - 1)
-    if c.refusal.key == "comparison_too_long":  # its runs' steps at that pace fit the cap
-        assert 20 <= c.refusal.args_dict["steps"] <= 60.0 / (3 * pace) < 2000
+    assert c.state == "stopped" and c.estimate is None
+    assert len(c._paced) <= comparison.FIRST_TIMED_STEP + 1  # the step under way ends
+    assert not any(e.kind == "step" and e.step > comparison.FIRST_TIMED_STEP + 1 for e in events)
+    assert c.refusal.args_dict["need"] > comparison.FAR_OVER * 0.5
+    # What would fit is what that step measured, for each of its three runs.
+    step2 = next(e for e in events if e.kind == "step" and e.step == 2)
+    if c.refusal.key == "comparison_too_long":
+        assert 20 <= c.refusal.args_dict["steps"] <= 30.0 / (3 * step2.step_time_s)
     else:
-        assert c.refusal.key == "comparison_too_long_runs" and 60.0 / (3 * pace) < 20 + 5
-    assert not any(e.kind == "step" and e.step > 100 for e in events)
+        assert c.refusal.key == "comparison_too_long_runs" and 30.0 / (3 * step2.step_time_s) < 25
     # Asked again (anyone, now that this process measured it): refused before it joins the line.
     before = hub.queue_length()
     with pytest.raises(caps.TooLong) as err:
         hub.watch(huge, repeat=3, own=True)
     assert err.value.key == c.refusal.key and hub.queue_length() == before
     text = str(err.value)
-    assert "\n" not in text and "may take at most 1.0 min here" in text
+    assert "\n" not in text and "may take at most 0.5 min here" in text
+
+
+class PacedRunner:
+    """One run stepping at a set pace on the hub's clock: what the cap sees of a run whose
+    length only its steps can tell."""
+
+    machine = None
+
+    def __init__(self, now: list[float], pace: float, steps: int) -> None:
+        from mpdemo.runs.fold import RunFold
+
+        self.now, self.pace, self.steps = now, pace, steps
+        self.stopped = threading.Event()
+        self.runs = RunFold([])
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def events(self, timeout: float | None = None):
+        from mpdemo.events import StepEvent
+
+        for step in range(1, self.steps + 1):
+            if self.stopped.is_set():
+                return
+            self.now[0] += self.pace
+            yield StepEvent(
+                run_id="r",
+                label="torch · fp32",
+                step=step,
+                loss=1.0,
+                loss_scale=None,
+                skipped=False,
+                step_time_s=self.pace,
+                samples_per_s=1.0,
+                tokens_per_s=None,
+                lr=1e-3,
+                elapsed_s=step * self.pace,
+            )
+
+
+@pytest.mark.parametrize("over", [1.5, 10.0])
+def test_a_single_run_over_the_cap_is_refused_by_its_steps_pace(over: float) -> None:
+    # Far over the cap: its second step's time refuses it; between the cap and FAR_OVER times
+    # it, one step is not trusted (a burst may slow it) and its first 20 steps' pace decides.
+    now = [0.0]
+    cap, pace = 60.0, 0.5
+    steps = int(over * cap / pace)
+    hub = Hub(max_comparison_s=cap, clock=lambda: now[0])
+    view = hub.watch(
+        [CFG.replace(steps=steps, seed=83)],
+        make_runner=lambda *_: PacedRunner(now, pace, steps),
+    )
+    deadline = time.monotonic() + 20
+    while not view.comparison.ended and time.monotonic() < deadline:
+        time.sleep(0.02)
+    c = view.comparison
+    assert c.state == "stopped" and c.refusal.key == "comparison_too_long"
+    at = comparison.FIRST_TIMED_STEP if over > comparison.FAR_OVER else broadcast.PACE_STEPS
+    assert len(c._paced) == at
+    assert c.refusal.args_dict["steps"] == int((cap - pace) / pace)  # after its first step
+    assert c.refusal.args_dict["need"] == round(steps * pace / 60.0, 1)
 
 
 def test_a_refusal_at_the_plan_is_the_status_of_everyone_watching() -> None:

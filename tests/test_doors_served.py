@@ -46,11 +46,11 @@ def addresses(setting: str) -> dict[str, str]:
 class Server:
     """The app as a subprocess on a free port; what it printed is kept in `out`."""
 
-    def __init__(self, tmp: Any, hops: str) -> None:
+    def __init__(self, tmp: Any, hops: str, limits: dict[str, str] | None = None) -> None:
         self.port = free_port()
         env = {
             **os.environ,
-            **LIMITS,
+            **(LIMITS if limits is None else limits),
             "MPDEMO_PROXY_HOPS": hops,
             "GRADIO_SERVER_NAME": "127.0.0.1",
             "GRADIO_SERVER_PORT": str(self.port),
@@ -378,3 +378,135 @@ def test_a_strangers_watchers_leave_the_class_its_train(visitors, served):
     assert len(held) == 2 and len(refused) == 2, firsts  # half the slots, for one address
     assert all("already watch or wait" in r for r in refused), refused
     assert event == "generating" and "Not started" not in text_of(out), (event, out)
+
+
+# --- wrong types on the internal events ------------------------------------------------------------
+
+# What a hostile caller sends instead of a number, a choice or a tick (issue 52's sample).
+JUNK = ["abc", 5, ["x", 1], None, "NaN", {"a": 1}, True]
+# The Code tab's events (each Train control's change, a new table of runs, the run picker), the
+# Underflow lab's (the pass and its two views), the Train tab's previews and views, the Number
+# formats tab's scale: internal events, hidden from the docs but callable by their index.
+SAMPLE = ("on_form", "on_form_8", "on_runs", "on_pick", "compute", "underflow_view",
+          "underflow_view_1", "preview_fn", "note_fn", "on_view", "scale_html")  # fmt: skip
+# gradio's own answers to a wrong type: its generic error (None), its English checks.
+GRADIO_SAID = ("list of choices", "maximum value", "minimum value", "upstream", "Traceback")
+
+
+def events_of(server: Server) -> dict[str, tuple[int, list[dict[str, Any]]]]:
+    """Each event's name: its index and its inputs (the page's config)."""
+    config = json.loads(urllib.request.urlopen(f"{server.url}/config", timeout=10).read())
+    comps = {c["id"]: c for c in config["components"]}
+    return {
+        d["api_name"]: (i, [comps[c] for c in d["inputs"]])
+        for i, d in enumerate(config["dependencies"])
+        if d.get("api_name")
+    }
+
+
+def by_index(v: Visitor, fn_index: int, data: list[Any], page: str) -> tuple[bool, Any]:
+    """An event called by its index as the page calls it: (success, its error or None)."""
+    r = v.http.post("/queue/join", json={"data": data, "fn_index": fn_index, "session_hash": page})
+    assert r.status_code == 200, r.text
+    with v.http.stream("GET", f"/queue/data?session_hash={page}", timeout=60) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data:"):
+                msg = json.loads(line[len("data:") :])
+                if msg.get("msg") == "process_completed":
+                    return bool(msg.get("success")), (msg.get("output") or {}).get("error")
+    raise AssertionError("the event never completed")
+
+
+def test_internal_events_answer_a_wrong_type_in_one_line_or_as_usual(visitors, served):
+    server, _ = served
+    stranger = visitors["stranger"]
+    events = events_of(server)
+    generic = []
+    for name in SAMPLE:
+        index, inputs = events[name]
+        for j, comp in enumerate(inputs):
+            if comp["type"] in ("state", "browserstate") or comp["props"].get("elem_id") == "lang":
+                continue
+            for junk in (JUNK[j % len(JUNK)], JUNK[(j + 3) % len(JUNK)]):
+                data = [c["props"].get("value") for c in inputs]
+                data = ["es" if c["props"].get("elem_id") == "lang" else x
+                        for c, x in zip(inputs, data, strict=True)]  # fmt: skip
+                data[j] = junk
+                ok, error = by_index(stranger, index, data, stranger.page(heartbeat=False))
+                said = f"{name} {comp['props'].get('elem_id')}={junk!r}: {error!r}"
+                if not ok and (
+                    not isinstance(error, str)
+                    or "\n" in error
+                    or any(g in error for g in GRADIO_SAID)
+                ):
+                    generic.append(said)
+    assert generic == [], generic
+    # A refusal among them is the handler's own, in the page's language.
+    index, inputs = events["compute"]
+    data = [c["props"].get("value") for c in inputs]
+    data[0] = "es"
+    data[[c["props"].get("elem_id") for c in inputs].index("uf-batch")] = None
+    ok, error = by_index(stranger, index, data, stranger.page(heartbeat=False))
+    assert not ok and error.startswith("Tamaño de lote está vacío: "), error
+
+
+def test_a_followers_smoothing_of_the_wrong_type_is_the_default(visitors):
+    teacher, student, stranger = visitors["teacher"], visitors["student"], visitors["stranger"]
+    _, note = publish(teacher, teacher.page())
+    code = code_in(note)
+    # Two follows an address at a time (the share): each visitor tries two wrong smoothings.
+    tries = [(student, "abc"), (student, ["x", 1]), (stranger, None), (stranger, "NaN"),
+             (teacher, 10)]  # fmt: skip
+    answers = []
+    for v, smoothing in tries:
+        page = v.page()
+        answers.append(
+            (smoothing, *v.call("follow_board", [code, "en", None, smoothing, "step"], page))
+        )
+    for v, _ in tries:
+        for page in list(v.beats):
+            stop(v, page)
+    for smoothing, event, out in answers:
+        assert event == "generating" and "Following board" in text_of(out), (smoothing, out)
+
+
+# --- the line's share ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_one_address_holds_at_most_a_fifth_of_the_line(tmp_path):
+    # Its own server: a line of 5 (1 waiting an address) and Train slots enough that the pages'
+    # share (half of them) is not what refuses first.
+    limits = {**LIMITS, "MPDEMO_MAX_VIEWERS": "20", "MPDEMO_MAX_QUEUE": "5"}
+    server = Server(tmp_path, "1", limits)
+    where = addresses("space")
+    stranger = Visitor(server, "space", where["stranger"], where["student"])
+    student = Visitor(server, "space", where["student"], where["stranger"])
+    try:
+        info = json.loads(
+            urllib.request.urlopen(f"{server.url}/gradio_api/info", timeout=10).read()
+        )
+        params = info["named_endpoints"]["/train"]["parameters"]
+        values = {p["parameter_name"]: p.get("parameter_default") for p in params}
+        values.update(FAST, backends=["torch"], precisions=["fp32"], steps=20000, lang="en")
+
+        def train(v: Visitor, seed: int) -> tuple[str, Any]:
+            data = [{**values, "seed": seed}[p["parameter_name"]] for p in params]
+            return v.call("train", data, v.page(), wait_s=60)
+
+        running = train(stranger, 101)  # its turn now: it runs, it waits in no line
+        time.sleep(1.0)
+        waiting = train(stranger, 102)  # the address's one place in the line
+        refused = train(stranger, 103)
+        mine = train(student, 104)  # another address still joins the line
+        for v in (stranger, student):
+            for page in list(v.beats):
+                stop(v, page)
+        for event, out in (running, waiting):
+            assert event == "generating" and "Not started" not in text_of(out), out
+        assert "already has 1 comparisons waiting" in text_of(refused[1]), refused
+        assert mine[0] == "generating" and "Not started" not in text_of(mine[1]), mine
+    finally:
+        stranger.close()
+        student.close()
+        server.close()

@@ -58,14 +58,11 @@ def too_long(
     return TooLong("comparison_too_long_runs", **args)
 
 
-def too_long_paced(
-    runs: int, total: float, cap: float, paced: list[float], began: float
-) -> TooLong:
-    """The refusal of a comparison with no plan: the steps a run that fit, at the wall pace of
-    its first steps (`paced`: when they came; `began`: when it started)."""
+def too_long_paced(runs: int, total: float, cap: float, pace: float, lead: float) -> TooLong:
+    """The refusal of a comparison with no plan: the steps a run that fit at `pace` (seconds a
+    step, its own steps measured it) after `lead` (seconds before its first step)."""
     args = {"need": round(total / 60.0, 1), "cap": round(cap / 60.0, 1)}
-    pace = (paced[-1] - paced[0]) / max(1, len(paced) - 1)
-    steps = int((cap - (paced[0] - began)) / (pace * max(1, runs))) if pace > 0 else 0
+    steps = int((cap - lead) / (pace * max(1, runs))) if pace > 0 else 0
     if steps >= MIN_STEPS:
         return TooLong("comparison_too_long", steps=steps, **args)
     return TooLong("comparison_too_long_runs", **args)

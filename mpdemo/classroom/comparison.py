@@ -42,6 +42,18 @@ NOTIFY_S = 0.25  # step events wake the viewers at most this often
 VIEW_COST_S = 0.2
 MAX_PACE_S = 8.0
 PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
+# ...and refused at its second step already when that step's own time says it would take more
+# than FAR_OVER times the cap (issue 52: a 656-min run was capped only after 20 steps, 262 s in).
+# Why the second step, not an estimate before the first: the only estimate before it would be
+# the size sweep's FLOP rule at a probed Linear rate, which its own notes put 1.5-6x off on a CPU
+# and launch-bound on a GPU (7.5 min said, 66 s taken), and which would run in this thread, not
+# on the run's device (on ZeroGPU the run is a GPU call): it could turn away a run that fits.
+# The first step is the recorder's warm-up (kernel selection, the optimizer's state, the
+# activation count's hooks; on a GPU many times a later step), so it is no pace either. The
+# second is the run itself on its own device; one step may be slowed by a burst, hence the
+# margin: between the cap and FAR_OVER times it, the PACE_STEPS pace decides as before.
+FIRST_TIMED_STEP = 2
+FAR_OVER = 2.0
 ENDED = ("finished", "stopped", "failed", "cancelled")
 
 
@@ -176,7 +188,7 @@ class Comparison:
             elif ev.kind == "step" and len(self._paced) < PACE_STEPS:
                 self._paced.append(now)
             if not self._within_cap:
-                self._check_cap()
+                self._check_cap(ev)
             # The run records: the runner folded this event already (its one fold, self.fold).
             if ev.kind == "grads":
                 self._drop_older_grads(ev.run_id)
@@ -197,29 +209,46 @@ class Comparison:
         configs = repeated(self.configs, self.repeat)
         self.estimate = estimate_for(configs, ev, self.hub.clock, self.estimate)
 
-    def _check_cap(self) -> None:
+    def _check_cap(self, ev: Event) -> None:
         """Over the server's cap for one comparison, it ends here with what would fit, and the
         line moves on. Its estimate (the rounds of runs taking turns) knows its length; without
-        one, its first timed steps do. It could not be refused before it joined: nothing had
-        measured it."""
+        one (a single run), its second step's time when far over, else its first PACE_STEPS
+        steps' pace. It could not be refused before it joined: nothing had measured it."""
         cap = self.hub.max_comparison_s
         est = self.estimate
         if cap is None:
             self._within_cap = True
             return
+        began = self.started_at if self.started_at is not None else self.hub.clock()
+        runs = repeated(self.configs, self.repeat)
+        if est is None and ev.kind == "step" and len(self._paced) < PACE_STEPS:
+            if ev.step == FIRST_TIMED_STEP and len(self._paced) == FIRST_TIMED_STEP:
+                # Its other steps at this one's time (evaluations and data on top: a floor).
+                left = ev.step_time_s * max(0, sum(c.steps for c in runs) - len(self._paced))
+                total = left + (self.hub.clock() - began)
+                if total > FAR_OVER * cap:
+                    lead = self._paced[0] - began
+                    refusal = caps.too_long_paced(len(runs), total, cap, ev.step_time_s, lead)
+                    self._refuse(refusal)
+            return
         left = est.remaining_s() if est is not None else self._paced_left_s()
         if left is None:
             return
-        began = self.started_at if self.started_at is not None else self.hub.clock()
         total = left + (self.hub.clock() - began)
         if total > cap:
-            runs = repeated(self.configs, self.repeat)
             if est is None:  # what fits, at the pace its first steps went
-                self.refusal = caps.too_long_paced(len(runs), total, cap, self._paced, began)
+                pace = (self._paced[-1] - self._paced[0]) / max(1, len(self._paced) - 1)
+                lead = self._paced[0] - began
+                self._refuse(caps.too_long_paced(len(runs), total, cap, pace, lead))
             else:
-                self.refusal = caps.too_long(runs, total, cap, est)
-            self.hub.remember_too_long(self.key, self.refusal)
-            self._stop.set()
+                self._refuse(caps.too_long(runs, total, cap, est))
+        self._within_cap = True
+
+    def _refuse(self, refusal: MpdemoError) -> None:
+        """End it at its measurement, saying why to everyone watching and to the next asker."""
+        self.refusal = refusal
+        self.hub.remember_too_long(self.key, refusal)
+        self._stop.set()
         self._within_cap = True
 
     def _paced_left_s(self) -> float | None:

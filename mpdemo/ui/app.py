@@ -33,6 +33,7 @@ from .serve import (
 )
 from .tabs import TEACH_TABS
 from .tabs.why import preset_load
+from .tolerant import tolerate
 from .train import session as sessions
 from .train.classroom import max_threads
 from .train.controls import BY_NAME, defaults
@@ -358,6 +359,7 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         )
         _wire_hooks(loaded.then, ctx.load_hooks, lang)
         _progress_nowhere(demo, gr.State(None))
+    tolerate(demo)  # a number, slider or choice sent as junk is its own value (tolerant.py)
     check_special_args(demo)  # a handler that asks for the request and would get None: stop
     return demo
 
