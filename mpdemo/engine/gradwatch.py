@@ -25,14 +25,6 @@ LO, HI = -40, 20  # log2 bin edges shown: 2^-40 .. 2^20, one bin per binade
 WATCH_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
 
 
-def format_for(precision: str) -> str:
-    """The format a run's gradients are watched against: its own 16-bit (or fp8) format.
-
-    fp32 and tf32 runs are watched against fp16's window: what a switch to fp16 would flush.
-    """
-    return {"bf16": "bf16", "fp8": "e5m2"}.get(precision, "fp16")
-
-
 def windows() -> dict[str, dict[str, float]]:
     """log2 of each watched format's edges: zero below, subnormal below, overflow above."""
     return log2_windows(WATCH_FORMATS)

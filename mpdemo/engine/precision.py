@@ -1,4 +1,5 @@
-"""Dtype facts, autocast and GradScaler helpers, the effective-dtype audit, measured speed notes."""
+"""The torch side of the precision records (mpdemo/registry.py): the device check, the process-wide
+matmul flags, autocast and GradScaler, what a run computes in, the effective-dtype audit."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISION
 NAMES: dict[torch.dtype, str] = {}
 for _name, _dtype in DTYPES.items():
     NAMES.setdefault(_dtype, _name)  # float32 is "fp32" (tf32 stores fp32 too)
-ACCELERATE_NAMES = {name: p.accelerate for name, p in PRECISIONS.items()}
 
 
 def dtype_name(dtype: torch.dtype | None) -> str | None:
@@ -48,24 +48,29 @@ def resolve_device(requested: str) -> torch.device:
 
 
 def check_precision_on(device: torch.device, precision: str) -> None:
-    """Refuse what the hardware cannot do at all (bf16 on a pre-Ampere GPU)."""
-    if device.type == "cuda" and precision == "bf16" and not torch.cuda.is_bf16_supported():
-        raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
-    if precision == "tf32":
-        check_tf32(device)
-    elif PRECISIONS[precision].needs_compute_capability is not None:
+    """Refuse in one line what the hardware cannot do at all, read from the precision's record."""
+    p = PRECISIONS[precision]
+    if p.float8:  # its refusal names what this machine has, and torchao's version
         fp8.check(device)
+    elif p.needs_compute_capability is not None:
+        cc = torch.cuda.get_device_capability(device) if device.type == "cuda" else None
+        if cc is None or not torch.cuda.is_available():
+            raise ConfigError(p.refusal, device=device.type)
+        if cc < p.needs_compute_capability:
+            gpu = torch.cuda.get_device_name(device)
+            raise ConfigError(p.refusal, device=f"{gpu} (compute capability {cc[0]}.{cc[1]})")
+    elif (
+        device.type == "cuda"
+        and p.autocast_dtype == "bfloat16"
+        and not torch.cuda.is_bf16_supported()
+    ):
+        raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
 
 
-def check_tf32(device: torch.device) -> None:
-    """Refuse tf32 in one line unless the run's device is a CUDA GPU of compute capability >= 8.0."""
-    need = PRECISIONS["tf32"].needs_compute_capability
-    if device.type != "cuda" or not torch.cuda.is_available():
-        raise ConfigError("tf32_needs_gpu", device=device.type)
-    cc = torch.cuda.get_device_capability(device)
-    if need is not None and cc < need:
-        gpu = torch.cuda.get_device_name(device)
-        raise ConfigError("tf32_needs_gpu", device=f"{gpu} (compute capability {cc[0]}.{cc[1]})")
+def effective_precision(backend: str, precision: str, device_type: str) -> str:
+    """What a run's matmuls will compute in (fp16 through Accelerate/Trainer on a CPU: fp32)."""
+    autocasts = device_type != "mps" or autocast_supported(torch.device("mps"), precision)
+    return PRECISIONS[precision].runs_as(backend, device_type, autocasts)
 
 
 def tf32_in_effect(device: torch.device) -> str | None:
@@ -87,11 +92,11 @@ def tf32_in_effect(device: torch.device) -> str | None:
 
 
 TorchFlags = tuple[str, bool, bool]  # float32 matmul precision, cuBLAS TF32, cuDNN TF32
-TF32_FLAGS: TorchFlags = ("high", True, True)
 
 
 def torch_flags() -> TorchFlags:
-    """The process-wide torch settings a run changes (tf32's): runs taking turns swap them."""
+    """The process-wide torch settings a run changes (a record's matmul_flags): runs taking
+    turns swap them."""
     return (
         torch.get_float32_matmul_precision(),
         torch.backends.cuda.matmul.allow_tf32,
@@ -108,15 +113,16 @@ def set_torch_flags(flags: TorchFlags) -> None:
 
 @contextmanager
 def matmul_precision(precision: str) -> Iterator[None]:
-    """For a tf32 run: TF32 matmuls (and cuDNN convolutions) on, restored afterwards.
+    """The record's process-wide matmul flags (tf32's) for the run, restored afterwards.
 
-    Process-wide flags: runs that take turns in one thread (mpdemo.runs.together) have them
-    swapped at every turn, so a run beside a tf32 run keeps its own."""
-    if precision != "tf32":
+    Runs that take turns in one thread (mpdemo.runs.together) have them swapped at every
+    turn, so a run beside a tf32 run keeps its own."""
+    flags = PRECISIONS[precision].matmul_flags
+    if flags is None:
         yield
         return
     saved = torch_flags()
-    set_torch_flags(TF32_FLAGS)
+    set_torch_flags(flags)
     try:
         yield
     finally:
