@@ -121,7 +121,9 @@ PRECISIONS: dict[str, Precision] = {
             autocast_dtype=None,
             needs_scaler=False,
             accelerate="no",
-            trainer_flag="tf32",
+            # Not TrainingArguments(tf32=True): that sets the flags for the whole process;
+            # matmul_flags sets them for this run's turns only, in every backend.
+            trainer_flag=None,
             needs_compute_capability=(8, 0),
             refusal="tf32_needs_gpu",
             matmul_flags=("high", True, True),

@@ -4,6 +4,7 @@ matmul flags, autocast and GradScaler, what a run computes in, the effective-dty
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -53,8 +54,9 @@ def check_precision_on(device: torch.device, precision: str) -> None:
     if p.float8:  # its refusal names what this machine has, and torchao's version
         fp8.check(device)
     elif p.needs_compute_capability is not None:
-        cc = torch.cuda.get_device_capability(device) if device.type == "cuda" else None
-        if cc is None or not torch.cuda.is_available():
+        on_gpu = device.type == "cuda" and torch.cuda.is_available()
+        cc = torch.cuda.get_device_capability(device) if on_gpu else None
+        if cc is None:
             raise ConfigError(p.refusal, device=device.type)
         if cc < p.needs_compute_capability:
             gpu = torch.cuda.get_device_name(device)
@@ -130,24 +132,20 @@ def matmul_precision(precision: str) -> Iterator[None]:
 
 
 def autocast_supported(device: torch.device, precision: str) -> bool:
-    """Whether this torch build can autocast `precision` on this device type."""
-    if PRECISIONS[precision].autocast_dtype is None:  # fp32, tf32: no autocast
+    """Whether this torch build can autocast `precision` (its record's autocast dtype) here."""
+    dtype = PRECISIONS[precision].torch_autocast_dtype()
+    if dtype is None:  # fp32, tf32: no autocast
         return False
+    # Entering the context is what raises or warns for an unsupported (device, dtype) pair.
     try:
-        return torch.amp.is_autocast_available(device.type) and _autocast_ok(device, precision)
+        if not torch.amp.is_autocast_available(device.type):
+            return False
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with torch.autocast(device.type, dtype=dtype):
+                pass
     except (RuntimeError, AttributeError):
         return False
-
-
-def _autocast_ok(device: torch.device, precision: str) -> bool:
-    # Entering the context is what raises/warns for an unsupported (device, dtype) pair.
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        # The record's autocast dtype: fp8 autocasts to bf16 around its Float8Linear layers.
-        with torch.autocast(device.type, dtype=PRECISIONS[precision].torch_autocast_dtype()):
-            pass
     return not any("disabl" in str(w.message).lower() for w in caught)
 
 
@@ -168,20 +166,20 @@ def grad_scaler(device: torch.device, precision: str, cfg: RunConfig) -> torch.a
     )
 
 
-def audit_module(model: nn.Module) -> nn.Module | None:
-    """The first matmul layer (nn.Linear or GPT-2's Conv1D) whose output dtype tells what ran."""
-    for module in model.modules():
-        if isinstance(module, nn.Linear) or type(module).__name__ == "Conv1D":
-            return module
-    return None
-
-
 class DtypeProbe:
     """A forward hook that records the dtype a matmul layer really produced, then removes itself."""
 
     def __init__(self, model: nn.Module) -> None:
         self.dtype: torch.dtype | None = None
-        module = audit_module(model)
+        # The first matmul layer (nn.Linear or GPT-2's Conv1D): its output dtype tells what ran.
+        module = next(
+            (
+                m
+                for m in model.modules()
+                if isinstance(m, nn.Linear) or type(m).__name__ == "Conv1D"
+            ),
+            None,
+        )
         self._handle = module.register_forward_hook(self._hook) if module is not None else None
 
     def _hook(self, _module: nn.Module, _inputs: Any, output: Any) -> None:
