@@ -22,10 +22,10 @@ class Precision:
     name: str  # the CLI's and RunConfig's value
     dtype: str  # torch attribute of what its tensors hold, e.g. "float16"
     format: str  # its number format in mpdemo.teach.formats/rounding: bits, range, rounding
-    autocast_dtype: str | None  # what torch.autocast runs matmuls in; None: no autocast
-    needs_scaler: bool  # a GradScaler guards it against underflow (only fp16)
     accelerate: str  # Accelerator(mixed_precision=...)
-    trainer_flag: str | None  # the TrainingArguments flag set to True (None: none)
+    trainer_flag: str | None = None  # the TrainingArguments flag set to True
+    autocast_dtype: str | None = None  # what torch.autocast runs matmuls in; None: no autocast
+    needs_scaler: bool = False  # a GradScaler guards it against underflow (only fp16)
     watch_format: str = "fp16"  # the format its gradients are watched against (gradwatch)
     # Only trains where the hardware has it: checked before anything loads, refused in one
     # line (`refusal`, a message key) elsewhere.
@@ -83,21 +83,12 @@ class Backend:
 PRECISIONS: dict[str, Precision] = {
     p.name: p
     for p in [
-        Precision(
-            name="fp32",
-            dtype="float32",
-            format="fp32",
-            autocast_dtype=None,
-            needs_scaler=False,
-            accelerate="no",
-            trainer_flag=None,
-        ),
+        Precision(name="fp32", dtype="float32", format="fp32", accelerate="no"),
         Precision(
             name="bf16",
             dtype="bfloat16",
             format="bf16",
             autocast_dtype="bfloat16",
-            needs_scaler=False,
             accelerate="bf16",
             trainer_flag="bf16",
             watch_format="bf16",
@@ -113,17 +104,13 @@ PRECISIONS: dict[str, Precision] = {
         ),
         # tf32: fp32 weights and no autocast; torch lets the GPU's tensor cores take fp32
         # matmuls with their inputs rounded to 10 mantissa bits ("high" matmul precision and
-        # allow_tf32, for its turns only). CUDA compute capability 8.0 (Ampere) and newer.
+        # allow_tf32, for its turns only; not TrainingArguments(tf32=True), which sets them for
+        # the whole process). CUDA compute capability 8.0 (Ampere) and newer.
         Precision(
             name="tf32",
             dtype="float32",
             format="tf32",
-            autocast_dtype=None,
-            needs_scaler=False,
             accelerate="no",
-            # Not TrainingArguments(tf32=True): that sets the flags for the whole process;
-            # matmul_flags sets them for this run's turns only, in every backend.
-            trainer_flag=None,
             needs_compute_capability=(8, 0),
             refusal="tf32_needs_gpu",
             matmul_flags=("high", True, True),
@@ -138,9 +125,7 @@ PRECISIONS: dict[str, Precision] = {
             dtype="float8_e4m3fn",
             format="e4m3",
             autocast_dtype="bfloat16",
-            needs_scaler=False,
             accelerate="fp8",
-            trainer_flag=None,
             watch_format="e5m2",
             needs_compute_capability=(8, 9),
             float8=True,
