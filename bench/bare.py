@@ -12,7 +12,8 @@ import time
 
 import torch
 
-from mpdemo.engine.precision import ACCELERATE_NAMES, DTYPES, synchronize
+from mpdemo.engine.precision import DTYPES, synchronize
+from mpdemo.registry import PRECISIONS
 
 
 def bare_torch(prep) -> list[float]:  # noqa: ANN001
@@ -44,7 +45,7 @@ def bare_accelerate(prep) -> list[float]:  # noqa: ANN001
 
     reset_accelerate_state()
     accelerator = Accelerator(
-        mixed_precision=ACCELERATE_NAMES[prep.cfg.precision], cpu=prep.device.type == "cpu"
+        mixed_precision=PRECISIONS[prep.cfg.precision].accelerate, cpu=prep.device.type == "cpu"
     )
     model, optimizer, loader, lr_scheduler = accelerator.prepare(
         prep.model, prep.optimizer, prep.raw_train_loader, prep.lr_scheduler

@@ -1,7 +1,8 @@
 """One record per backend and per precision: every other module reads these tables.
 
-Adding a precision is one `Precision` record here plus the code that runs it; adding a backend is
-one `Backend` record plus its module in `mpdemo/backends/`. Nothing here imports torch: the app
+Adding a precision is one `Precision` record here (the engine, the backends and the pages read its
+fields, never its name); adding a backend is one `Backend` record plus its module in
+`mpdemo/backends/`. Nothing here imports torch: the app
 and the CLI read these tables at start-up (dtypes are named by their torch attribute).
 """
 
@@ -15,25 +16,28 @@ from typing import Any
 
 @dataclass(frozen=True, kw_only=True)
 class Precision:
-    """A precision the app trains in, and how each library is told to use it."""
+    """A precision the app trains in: where it runs, how each library is told to use it, what
+    it stores. The torch side reads these fields in one place (mpdemo/engine/precision.py)."""
 
     name: str  # the CLI's and RunConfig's value
-    dtype: str  # torch attribute of the number format, e.g. "float16"
-    autocast_dtype: str | None  # what torch.autocast runs matmuls in; None: no autocast
-    needs_scaler: bool  # a GradScaler guards it against underflow (only fp16)
+    dtype: str  # torch attribute of what its tensors hold, e.g. "float16"
+    format: str  # its number format in mpdemo.teach.formats/rounding: bits, range, rounding
     accelerate: str  # Accelerator(mixed_precision=...)
-    trainer_flag: str | None  # the TrainingArguments flag set to True (None: none)
-    bits: int
-    exponent_bits: int
-    mantissa_bits: int
-    # What hardware has fast kernels for it: an explanation shown next to a measurement,
-    # never a claim about the machine at hand (the calibrated step decides that).
-    fast_on: str
-    # Only trains where the hardware has it (fp8): checked before anything loads.
+    trainer_flag: str | None = None  # the TrainingArguments flag set to True
+    autocast_dtype: str | None = None  # what torch.autocast runs matmuls in; None: no autocast
+    needs_scaler: bool = False  # a GradScaler guards it against underflow (only fp16)
+    watch_format: str = "fp16"  # the format its gradients are watched against (gradwatch)
+    # Only trains where the hardware has it: checked before anything loads, refused in one
+    # line (`refusal`, a message key) elsewhere.
     needs_compute_capability: tuple[int, int] | None = None
+    refusal: str = ""  # its message key, given the {device} it found
+    # Process-wide torch flags its run sets for its turns and restores after: float32 matmul
+    # precision, cuBLAS TF32, cuDNN TF32 (mpdemo.engine.precision.torch_flags).
+    matmul_flags: tuple[str, bool, bool] | None = None
+    float8: bool = False  # torchao's Float8Linear layers run its matmuls (mpdemo/engine/fp8.py)
 
     def torch_dtype(self) -> Any:
-        """The torch dtype of the number format (imports torch)."""
+        """The torch dtype of what its tensors hold (imports torch)."""
         import torch
 
         return getattr(torch, self.dtype)
@@ -43,6 +47,16 @@ class Precision:
         import torch
 
         return getattr(torch, self.autocast_dtype) if self.autocast_dtype else None
+
+    def runs_as(self, backend: str, device_type: str, autocasts: bool = True) -> str:
+        """What its matmuls compute in: fp32 where its autocast does not apply (Accelerate's and
+        the Trainer's fp16 on a CPU; `autocasts` False: the device cannot autocast it)."""
+        if self.autocast_dtype is None:
+            return self.name
+        b = BACKENDS.get(backend)
+        if device_type == "cpu" and self.autocast_dtype == "float16" and b and not b.cpu_fp16:
+            return "fp32"
+        return self.name if autocasts else "fp32"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,75 +83,52 @@ class Backend:
 PRECISIONS: dict[str, Precision] = {
     p.name: p
     for p in [
-        Precision(
-            name="fp32",
-            dtype="float32",
-            autocast_dtype=None,
-            needs_scaler=False,
-            accelerate="no",
-            trainer_flag=None,
-            bits=32,
-            exponent_bits=8,
-            mantissa_bits=23,
-            fast_on="every device: the baseline",
-        ),
+        Precision(name="fp32", dtype="float32", format="fp32", accelerate="no"),
         Precision(
             name="bf16",
             dtype="bfloat16",
+            format="bf16",
             autocast_dtype="bfloat16",
-            needs_scaler=False,
             accelerate="bf16",
             trainer_flag="bf16",
-            bits=16,
-            exponent_bits=8,
-            mantissa_bits=7,
-            fast_on="NVIDIA Ampere and newer GPUs; CPUs with AVX512-BF16 or AMX-BF16",
+            watch_format="bf16",
         ),
         Precision(
             name="fp16",
             dtype="float16",
+            format="fp16",
             autocast_dtype="float16",
             needs_scaler=True,
             accelerate="fp16",
             trainer_flag="fp16",
-            bits=16,
-            exponent_bits=5,
-            mantissa_bits=10,
-            fast_on="NVIDIA GPUs with tensor cores (Volta and newer); CPUs with AVX512-FP16 or AMX-FP16",
         ),
         # tf32: fp32 weights and no autocast; torch lets the GPU's tensor cores take fp32
-        # matmuls with their inputs rounded to 10 mantissa bits (allow_tf32 / "high" matmul
-        # precision, set for the run and restored after: mpdemo/engine/precision.py). CUDA only,
-        # compute capability 8.0 (Ampere) and newer; refused elsewhere.
+        # matmuls with their inputs rounded to 10 mantissa bits ("high" matmul precision and
+        # allow_tf32, for its turns only; not TrainingArguments(tf32=True), which sets them for
+        # the whole process). CUDA compute capability 8.0 (Ampere) and newer.
         Precision(
             name="tf32",
             dtype="float32",
-            autocast_dtype=None,
-            needs_scaler=False,
+            format="tf32",
             accelerate="no",
-            trainer_flag="tf32",
-            bits=19,
-            exponent_bits=8,
-            mantissa_bits=10,
-            fast_on="NVIDIA GPUs with compute capability 8.0 and newer (Ampere, Ada, Hopper)",
             needs_compute_capability=(8, 0),
+            refusal="tf32_needs_gpu",
+            matmul_flags=("high", True, True),
         ),
-        # fp8 (mpdemo/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 where its
-        # config says so) with per-tensor scales; the rest autocasts to bf16, as Accelerate's
+        # fp8 (mpdemo/engine/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 for
+        # gradients) with per-tensor scales; the rest autocasts to bf16, as Accelerate's
         # mixed_precision="fp8" does. No GradScaler: each tensor carries its own scale. The
         # Trainer has no flag for it: its Accelerator gets it as Accelerate's config would.
+        # Ada and Hopper (compute capability 8.9+); its refusal says what the machine has.
         Precision(
             name="fp8",
             dtype="float8_e4m3fn",
+            format="e4m3",
             autocast_dtype="bfloat16",
-            needs_scaler=False,
             accelerate="fp8",
-            trainer_flag=None,
-            bits=8,
-            exponent_bits=4,
-            mantissa_bits=3,
-            fast_on="NVIDIA GPUs with fp8 tensor cores: compute capability 8.9 and newer (Ada, Hopper)",
+            watch_format="e5m2",
             needs_compute_capability=(8, 9),
+            float8=True,
         ),
     ]
 }

@@ -412,3 +412,21 @@ def test_render_bits_html_escapes():
     out = F.render_bits_html(enc)
     assert "<script>" not in out and "<b>" not in out
     assert "&lt;" in out
+
+
+def test_each_precision_record_names_its_format_facts_and_its_refusal() -> None:
+    """A record's format is one the Number formats tab (or, for TF32, the rounding) knows, its
+    watched format is one gradwatch draws, and a precision that needs a GPU says why in a key."""
+    from mpdemo.engine.gradwatch import WATCH_FORMATS
+    from mpdemo.messages import EN
+    from mpdemo.registry import PRECISIONS
+    from mpdemo.teach.rounding import LAYOUTS as ROUNDING
+
+    for p in PRECISIONS.values():
+        assert p.format in ROUNDING and p.watch_format in WATCH_FORMATS, p.name
+        if p.format in F.LAYOUTS:  # torch stores it: the record's dtype is the format's
+            assert p.dtype == F.TORCH_DTYPE_NAMES[p.format], p.name
+            assert ROUNDING[p.format].mantissa_bits == F.LAYOUTS[p.format]["mantissa"]
+        if p.needs_compute_capability is not None and not p.float8:  # fp8's: engine/fp8.py
+            assert p.refusal in EN, p.name
+    assert ROUNDING["tf32"].mantissa_bits == 10 and PRECISIONS["tf32"].matmul_flags

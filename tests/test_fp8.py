@@ -16,6 +16,7 @@ from mpdemo.engine import fp8
 from mpdemo.engine import precision as P
 from mpdemo.messages import ConfigError
 from mpdemo.registry import PRECISION_NAMES, PRECISIONS
+from mpdemo.teach.formats import LAYOUTS
 
 REFUSAL = "fp8 training needs an NVIDIA GPU with compute capability 8.9 or newer (Ada, Hopper)"
 
@@ -69,9 +70,10 @@ def test_fp8_is_one_registry_record_after_the_others() -> None:
     assert rec.needs_compute_capability == (8, 9) == fp8.required_capability()
     assert rec.torch_dtype() is torch.float8_e4m3fn and rec.accelerate == "fp8"
     assert rec.torch_autocast_dtype() is torch.bfloat16 and not rec.needs_scaler
-    assert (rec.bits, rec.exponent_bits, rec.mantissa_bits) == (8, 4, 3)
+    assert rec.float8 and rec.format == "e4m3" and rec.watch_format == "e5m2"
+    lay = LAYOUTS[rec.format]  # its format facts: the Number formats tab's, checked against torch
     fi = torch.finfo(rec.torch_dtype())
-    assert fi.bits == rec.bits and fi.eps == 2.0**-rec.mantissa_bits
+    assert fi.bits == 1 + lay["exponent"] + lay["mantissa"] and fi.eps == 2.0 ** -lay["mantissa"]
     assert PRECISION_NAMES[0] == "fp32" and PRECISION_NAMES[-1] == "fp8"
     assert P.dtype_name(torch.float8_e4m3fn) == "fp8"
 

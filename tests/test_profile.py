@@ -17,6 +17,7 @@ from conftest import events_of, summary_of
 from mpdemo import RunConfig
 from mpdemo.engine import machine as M
 from mpdemo.engine import probes
+from mpdemo.engine.precision import effective_precision
 from mpdemo.messages import EN, Note, render
 from mpdemo.runs import calibration as C
 from mpdemo.runs import estimate as E
@@ -161,11 +162,14 @@ def test_machine_line_names_the_hardware_and_claims_no_speed(name, machine, cal,
 
 def test_fp16_through_accelerate_or_trainer_on_cpu_computes_in_fp32():
     for backend in ("accelerate", "trainer"):
-        assert C.effective_precision(backend, "fp16", "cpu") == "fp32"
-        assert C.effective_precision(backend, "bf16", "cpu") == "bf16"
+        assert effective_precision(backend, "fp16", "cpu") == "fp32"
+        assert effective_precision(backend, "bf16", "cpu") == "bf16"
         # On CUDA they autocast fp16.
-        assert C.effective_precision(backend, "fp16", "cuda") == "fp16"
-    assert C.effective_precision("torch", "fp16", "cpu") == "fp16"
+        assert effective_precision(backend, "fp16", "cuda") == "fp16"
+    assert effective_precision("torch", "fp16", "cpu") == "fp16"
+    # No autocast: it computes in what it is (tf32's TF32 is the GPU's flags, not autocast).
+    assert effective_precision("trainer", "tf32", "cpu") == "tf32"
+    assert effective_precision("accelerate", "fp32", "cpu") == "fp32"
 
 
 def test_no_message_or_ui_text_claims_speed_or_memory_in_advance():

@@ -602,14 +602,11 @@ def test_every_run_of_any_grid_has_its_own_colour(monkeypatch) -> None:
         extra = registry.Precision(
             name="fp8x",
             dtype="float8_e4m3fn",
+            format="e4m3",
             autocast_dtype="float8_e4m3fn",
             needs_scaler=True,
             accelerate="fp8",
             trainer_flag=None,
-            bits=8,
-            exponent_bits=4,
-            mantissa_bits=3,
-            fast_on="test record",
         )
         monkeypatch.setitem(registry.PRECISIONS, "fp8x", extra)
 

@@ -39,11 +39,11 @@ def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
         "loss_scaling": p.needs_scaler and cfg.loss_scaling,
         "init_scale": cfg.init_scale,
         "growth_interval": cfg.growth_interval,
-        # fp8: torchao's Float8Linear layers, with mpdemo/fp8.py's layer filter and config
-        "float8": p.name == "fp8",
-        "convert_to_float8_training": fp8.converter() if p.name == "fp8" else None,
-        "float8_filter": fp8.linear_filter if p.name == "fp8" else None,
-        "float8_config": fp8.float8_config if p.name == "fp8" else None,
+        # fp8: torchao's Float8Linear layers, with mpdemo/engine/fp8.py's layer filter and config
+        "float8": p.float8,
+        "convert_to_float8_training": fp8.converter() if p.float8 else None,
+        "float8_filter": fp8.linear_filter if p.float8 else None,
+        "float8_config": fp8.float8_config if p.float8 else None,
     }
 
 

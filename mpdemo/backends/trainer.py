@@ -41,13 +41,14 @@ def compute_accuracy(eval_pred: Any) -> dict[str, float]:
 def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
     """The loop's settings for this run: TrainingArguments' values and the loss scaler's."""
     world = max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
+    p = PRECISIONS[cfg.precision]
     return {
         "output_dir": OUTPUT_DIR,
         "max_steps": cfg.steps,
         "per_device_train_batch_size": max(1, cfg.batch_size // world),
         "per_device_eval_batch_size": cfg.batch_size,
-        "fp16": PRECISIONS[cfg.precision].trainer_flag == "fp16",
-        "bf16": PRECISIONS[cfg.precision].trainer_flag == "bf16",
+        "fp16": p.trainer_flag == "fp16",
+        "bf16": p.trainer_flag == "bf16",
         "use_cpu": device.type == "cpu",
         "seed": cfg.seed,
         "compute_metrics": compute_accuracy if task == "cls" else None,
@@ -55,7 +56,7 @@ def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
         "loss_scaling": cfg.loss_scaling,
         "init_scale": cfg.init_scale,
         "growth_interval": cfg.growth_interval,
-        "float8": cfg.precision == "fp8",  # fp8: through the Trainer's Accelerator (mpdemo/fp8.py)
+        "float8": p.float8,  # fp8: through the Trainer's Accelerator (mpdemo/engine/fp8.py)
     }
 
 

@@ -18,19 +18,12 @@ from typing import Any
 
 import torch
 
+from ..teach.formats import LOW_PRECISION
 from ..teach.rounding import layout, log2_windows
 from .precision import synchronize
 
 LO, HI = -40, 20  # log2 bin edges shown: 2^-40 .. 2^20, one bin per binade
-WATCH_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
-
-
-def format_for(precision: str) -> str:
-    """The format a run's gradients are watched against: its own 16-bit (or fp8) format.
-
-    fp32 and tf32 runs are watched against fp16's window: what a switch to fp16 would flush.
-    """
-    return {"bf16": "bf16", "fp8": "e5m2"}.get(precision, "fp16")
+WATCH_FORMATS = LOW_PRECISION  # every format a run can be watched against (a record's)
 
 
 def windows() -> dict[str, dict[str, float]]:

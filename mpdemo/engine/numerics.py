@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..messages import Note
-from ..registry import BACKENDS
+from ..registry import BACKENDS, PRECISIONS
 from . import gradwatch, master
 from .precision import tf32_in_effect
 
@@ -32,8 +32,11 @@ class RunNumerics:
     def __init__(self, prep: Prepared) -> None:
         cfg = prep.cfg
         self.prep = prep
+        self.precision = PRECISIONS[cfg.precision]
+        # Its gradients are watched against its own format (fp32's and tf32's against fp16's:
+        # what a switch to fp16 would flush).
         self.watch = (
-            gradwatch.GradWatch(prep.model, gradwatch.format_for(cfg.precision), cfg.watch_grads)
+            gradwatch.GradWatch(prep.model, self.precision.watch_format, cfg.watch_grads)
             if cfg.watch_grads
             else None
         )
@@ -90,9 +93,9 @@ class RunNumerics:
     def notes(self) -> list[Note]:
         """The audit's sentences: TF32 in effect, stochastic rounding's source."""
         cfg, out = self.prep.cfg, []
-        if self.tf32 is not None and cfg.precision in ("fp32", "tf32"):
+        if self.tf32 is not None and self.precision.autocast_dtype is None:
             gpu = torch.cuda.get_device_name(self.prep.device)
-            if cfg.precision == "tf32":
+            if self.precision.matmul_flags is not None:
                 out.append(Note("tf32_ran", {"gpu": gpu}))
             else:
                 out.append(Note("fp32_ran_tf32", {"setting": self.tf32, "gpu": gpu}))
@@ -112,6 +115,5 @@ class RunNumerics:
 
     def effective(self, effective: str | None) -> str | None:
         """A tf32 run's matmuls ran in TF32 when it was in effect (the probe sees fp32 outputs)."""
-        if self.prep.cfg.precision == "tf32" and self.tf32 is not None and effective == "fp32":
-            return "tf32"
-        return effective
+        flags_on = self.precision.matmul_flags is not None and self.tf32 is not None
+        return self.precision.name if flags_on and effective == "fp32" else effective

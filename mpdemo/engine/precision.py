@@ -1,8 +1,10 @@
-"""Dtype facts, autocast and GradScaler helpers, the effective-dtype audit, measured speed notes."""
+"""The torch side of the precision records (mpdemo/registry.py): the device check, the process-wide
+matmul flags, autocast and GradScaler, what a run computes in, the effective-dtype audit."""
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -22,7 +24,6 @@ DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISION
 NAMES: dict[torch.dtype, str] = {}
 for _name, _dtype in DTYPES.items():
     NAMES.setdefault(_dtype, _name)  # float32 is "fp32" (tf32 stores fp32 too)
-ACCELERATE_NAMES = {name: p.accelerate for name, p in PRECISIONS.items()}
 
 
 def dtype_name(dtype: torch.dtype | None) -> str | None:
@@ -48,24 +49,30 @@ def resolve_device(requested: str) -> torch.device:
 
 
 def check_precision_on(device: torch.device, precision: str) -> None:
-    """Refuse what the hardware cannot do at all (bf16 on a pre-Ampere GPU)."""
-    if device.type == "cuda" and precision == "bf16" and not torch.cuda.is_bf16_supported():
-        raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
-    if precision == "tf32":
-        check_tf32(device)
-    elif PRECISIONS[precision].needs_compute_capability is not None:
+    """Refuse in one line what the hardware cannot do at all, read from the precision's record."""
+    p = PRECISIONS[precision]
+    if p.float8:  # its refusal names what this machine has, and torchao's version
         fp8.check(device)
+    elif p.needs_compute_capability is not None:
+        on_gpu = device.type == "cuda" and torch.cuda.is_available()
+        cc = torch.cuda.get_device_capability(device) if on_gpu else None
+        if cc is None:
+            raise ConfigError(p.refusal, device=device.type)
+        if cc < p.needs_compute_capability:
+            gpu = torch.cuda.get_device_name(device)
+            raise ConfigError(p.refusal, device=f"{gpu} (compute capability {cc[0]}.{cc[1]})")
+    elif (
+        device.type == "cuda"
+        and p.autocast_dtype == "bfloat16"
+        and not torch.cuda.is_bf16_supported()
+    ):
+        raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
 
 
-def check_tf32(device: torch.device) -> None:
-    """Refuse tf32 in one line unless the run's device is a CUDA GPU of compute capability >= 8.0."""
-    need = PRECISIONS["tf32"].needs_compute_capability
-    if device.type != "cuda" or not torch.cuda.is_available():
-        raise ConfigError("tf32_needs_gpu", device=device.type)
-    cc = torch.cuda.get_device_capability(device)
-    if need is not None and cc < need:
-        gpu = torch.cuda.get_device_name(device)
-        raise ConfigError("tf32_needs_gpu", device=f"{gpu} (compute capability {cc[0]}.{cc[1]})")
+def effective_precision(backend: str, precision: str, device_type: str) -> str:
+    """What a run's matmuls will compute in (fp16 through Accelerate/Trainer on a CPU: fp32)."""
+    autocasts = device_type != "mps" or autocast_supported(torch.device("mps"), precision)
+    return PRECISIONS[precision].runs_as(backend, device_type, autocasts)
 
 
 def tf32_in_effect(device: torch.device) -> str | None:
@@ -87,11 +94,11 @@ def tf32_in_effect(device: torch.device) -> str | None:
 
 
 TorchFlags = tuple[str, bool, bool]  # float32 matmul precision, cuBLAS TF32, cuDNN TF32
-TF32_FLAGS: TorchFlags = ("high", True, True)
 
 
 def torch_flags() -> TorchFlags:
-    """The process-wide torch settings a run changes (tf32's): runs taking turns swap them."""
+    """The process-wide torch settings a run changes (a record's matmul_flags): runs taking
+    turns swap them."""
     return (
         torch.get_float32_matmul_precision(),
         torch.backends.cuda.matmul.allow_tf32,
@@ -108,15 +115,16 @@ def set_torch_flags(flags: TorchFlags) -> None:
 
 @contextmanager
 def matmul_precision(precision: str) -> Iterator[None]:
-    """For a tf32 run: TF32 matmuls (and cuDNN convolutions) on, restored afterwards.
+    """The record's process-wide matmul flags (tf32's) for the run, restored afterwards.
 
-    Process-wide flags: runs that take turns in one thread (mpdemo.runs.together) have them
-    swapped at every turn, so a run beside a tf32 run keeps its own."""
-    if precision != "tf32":
+    Runs that take turns in one thread (mpdemo.runs.together) have them swapped at every
+    turn, so a run beside a tf32 run keeps its own."""
+    flags = PRECISIONS[precision].matmul_flags
+    if flags is None:
         yield
         return
     saved = torch_flags()
-    set_torch_flags(TF32_FLAGS)
+    set_torch_flags(flags)
     try:
         yield
     finally:
@@ -124,24 +132,20 @@ def matmul_precision(precision: str) -> Iterator[None]:
 
 
 def autocast_supported(device: torch.device, precision: str) -> bool:
-    """Whether this torch build can autocast `precision` on this device type."""
-    if PRECISIONS[precision].autocast_dtype is None:  # fp32, tf32: no autocast
+    """Whether this torch build can autocast `precision` (its record's autocast dtype) here."""
+    dtype = PRECISIONS[precision].torch_autocast_dtype()
+    if dtype is None:  # fp32, tf32: no autocast
         return False
+    # Entering the context is what raises or warns for an unsupported (device, dtype) pair.
     try:
-        return torch.amp.is_autocast_available(device.type) and _autocast_ok(device, precision)
+        if not torch.amp.is_autocast_available(device.type):
+            return False
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with torch.autocast(device.type, dtype=dtype):
+                pass
     except (RuntimeError, AttributeError):
         return False
-
-
-def _autocast_ok(device: torch.device, precision: str) -> bool:
-    # Entering the context is what raises/warns for an unsupported (device, dtype) pair.
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        # The record's autocast dtype: fp8 autocasts to bf16 around its Float8Linear layers.
-        with torch.autocast(device.type, dtype=PRECISIONS[precision].torch_autocast_dtype()):
-            pass
     return not any("disabl" in str(w.message).lower() for w in caught)
 
 
@@ -162,20 +166,20 @@ def grad_scaler(device: torch.device, precision: str, cfg: RunConfig) -> torch.a
     )
 
 
-def audit_module(model: nn.Module) -> nn.Module | None:
-    """The first matmul layer (nn.Linear or GPT-2's Conv1D) whose output dtype tells what ran."""
-    for module in model.modules():
-        if isinstance(module, nn.Linear) or type(module).__name__ == "Conv1D":
-            return module
-    return None
-
-
 class DtypeProbe:
     """A forward hook that records the dtype a matmul layer really produced, then removes itself."""
 
     def __init__(self, model: nn.Module) -> None:
         self.dtype: torch.dtype | None = None
-        module = audit_module(model)
+        # The first matmul layer (nn.Linear or GPT-2's Conv1D): its output dtype tells what ran.
+        module = next(
+            (
+                m
+                for m in model.modules()
+                if isinstance(m, nn.Linear) or type(m).__name__ == "Conv1D"
+            ),
+            None,
+        )
         self._handle = module.register_forward_hook(self._hook) if module is not None else None
 
     def _hook(self, _module: nn.Module, _inputs: Any, output: Any) -> None:

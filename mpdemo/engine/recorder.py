@@ -48,6 +48,7 @@ class Recorder(StepHooks):
         # The run's place among the runs of a comparison that take turns (None: it runs alone).
         self.lane = lane
         self.cfg = prep.cfg
+        self.precision = PRECISIONS[prep.cfg.precision]  # the record of what the run asked for
         self.emit = emit
         self.stop = stop
         self.index, self.total = index, total
@@ -85,7 +86,7 @@ class Recorder(StepHooks):
         """Emit RunStarted; arm the dtype probe and the memory baseline."""
         if self.cfg.unscaled:
             self.notes.append(Note("no_scaler"))
-        mps_no_amp = self.device.type == "mps" and self.cfg.precision != "fp32"
+        mps_no_amp = self.device.type == "mps" and self.precision.autocast_dtype is not None
         if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):
             self.notes.append(Note("mps_autocast_off", {"precision": self.cfg.precision}))
         self._probe = DtypeProbe(self.prep.model)
@@ -251,7 +252,7 @@ class Recorder(StepHooks):
         if self.numerics is not None:
             self.numerics.close()
             self.notes += self.numerics.notes()
-        if self.cfg.precision == "fp8":  # fp8: what ran is which layers torchao converted
+        if self.precision.float8:  # fp8: what ran is which layers torchao converted
             self._audit_fp8()
         if self.cores is not None:
             self.notes += self.cores.notes()
@@ -280,7 +281,7 @@ class Recorder(StepHooks):
         if a["float8_layers"]:
             args = {"float8": a["float8_layers"], "linear": a["linear_layers"]}
             # The kept layers run in the precision's autocast dtype (bf16, the registry's).
-            kept_in = dtype_name(PRECISIONS[self.cfg.precision].torch_autocast_dtype())
+            kept_in = dtype_name(self.precision.torch_autocast_dtype())
             self.notes.append(
                 Note("fp8_layers", {**args, "kept": len(a["kept"]), "dtype": kept_in})
             )
@@ -292,7 +293,8 @@ class Recorder(StepHooks):
             return []
         # Its name, not its English prose ("the Trainer"): the sentence is said in every language.
         backend = BACKENDS[self.cfg.backend].display
-        if requested == "fp16" and effective == "fp32":
+        # Accelerate's and the Trainer's fp16 set no autocast on a CPU: the run computed in fp32.
+        if self.precision.autocast_dtype == "float16" and effective == "fp32":
             return [
                 Note(
                     "fp16_not_applied",

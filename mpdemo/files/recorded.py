@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..teach.formats import LOW_PRECISION
 from . import kept
 from .atomic import write_csv_atomic, write_text_atomic
 from .checks import (  # noqa: F401 - the reader's rules, named here for their users
@@ -299,8 +300,7 @@ def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
 
 
 SHARED_FROM_KEYS = ("kind", "started_s_ago", "started_at", "live", "board")
-# The formats a run's gradients are watched against (mpdemo.engine.gradwatch.WATCH_FORMATS).
-WATCH_FORMATS = ("fp16", "bf16", "e4m3", "e5m2")
+WATCH_FORMATS = LOW_PRECISION  # what a run's gradients are watched against (engine.gradwatch)
 MAX_LAYERS = 4096  # layers of one watched step (a 12-layer BERT has ~100)
 MAX_BINS = 256  # log2 bins of one layer's histogram (the engine writes 61)
 

@@ -60,7 +60,7 @@ INPUTS: dict[str, str] = {
     "no_cuda": "--device cuda was asked for, but this machine has no CUDA GPU (torch sees none)",
     "no_mps": "--device mps was asked for, but this machine has no Apple GPU",
     "no_bf16_gpu": "bf16 needs an Ampere or newer GPU; {gpu} has none: use fp16 or fp32",
-    # fp8 (mpdemo/fp8.py): refused before anything loads, saying what torch sees here
+    # fp8 (mpdemo/engine/fp8.py): refused before anything loads, saying what torch sees here
     "fp8_needs_gpu": (
         "fp8 training needs an NVIDIA GPU with compute capability 8.9 or newer (Ada, Hopper); "
         "this machine has no CUDA GPU (torch sees only the CPU)"

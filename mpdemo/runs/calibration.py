@@ -1,32 +1,13 @@
 """The calibrated step as a record (seconds a step per computing precision, each one's verdict
-against fp32), what the estimate and the sentences read, and the precision a run computes in.
+against fp32), what the estimate and the sentences read. Torch-free.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import torch
-
-from ..engine.precision import autocast_supported
-from ..registry import BACKENDS
 from .timing import SpeedCheck
-
-if TYPE_CHECKING:
-    pass
-
-
-def effective_precision(backend: str, precision: str, device_type: str) -> str:
-    """What a run's matmuls will compute in (fp16 through Accelerate/Trainer on a CPU: fp32)."""
-    if precision == "fp32":
-        return "fp32"
-    b = BACKENDS.get(backend)
-    if device_type == "cpu" and precision == "fp16" and b is not None and not b.cpu_fp16:
-        return "fp32"
-    if device_type == "mps" and not autocast_supported(torch.device("mps"), precision):
-        return "fp32"
-    return precision
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..engine.precision import effective_precision
 from ..messages import Note
-from .calibration import Calibration, effective_precision
+from .calibration import Calibration
 from .notes import duration_text
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 The fp8 formats are torch's `float8_e4m3fn` (E4M3: 4 exponent bits, 3 mantissa bits, no inf,
 one NaN pattern per sign) and `float8_e5m2` (E5M2: IEEE-style, with inf). Casting to them works
-on any CPU; only fp8 matmuls need the GPU (see mpdemo/fp8.py).
+on any CPU; only fp8 matmuls need the GPU (see mpdemo/engine/fp8.py).
 
 Pure Python + torch; torch is imported inside functions so that importing this module
 (and hence the app's cold start) stays cheap. No UI code lives here.

@@ -205,7 +205,7 @@ _LAID_OUT: tuple[Control, ...] = (
         default=default_precisions,
         choices=precision_choices,
     ),
-    # fp8's own box (mpdemo/fp8.py): built disabled, then enabled at page load where this machine
+    # fp8's own box (mpdemo/engine/fp8.py): built disabled, then enabled at page load where this machine
     # trains fp8, or left disabled with the reason (what torch sees) as its info line.
     Control(
         "fp8",

@@ -121,7 +121,7 @@ def _runs_note(lang: str, precisions: list[str], device: str, session: Session) 
 def fp8_box(lang: str) -> dict[str, Any]:
     """The fp8 box's state: enabled where this machine trains fp8, else disabled with the reason.
 
-    The reason is the engine's refusal line (mpdemo/fp8.py, read from torch) in the page's
+    The reason is the engine's refusal line (mpdemo/engine/fp8.py, read from torch) in the page's
     language. Imports torch: called from a load event, not at build.
     """
     from ...engine.precision import resolve_device
