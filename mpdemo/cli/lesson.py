@@ -12,6 +12,7 @@ from typing import Any
 
 from ..catalog import DEVICES
 from ..messages import render
+from ..teach.device_sizes import size_line
 from ..teach.lesson_checks import check_runs, traces_of
 from ..teach.lesson_recordings import recording_for
 from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
@@ -99,7 +100,6 @@ def lesson_main(
     recorded = recording_text(lesson.name)
     print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
     from ..engine.precision import resolve_device  # torch: the size depends on the device
-    from ..teach.device_sizes import size_line
 
     kind = resolve_device(args.device or "auto").type
     configs = lesson.configs(kind)  # a CUDA GPU: teach/device_sizes.py's size

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.machine import machine_info
 from . import kept
 from .atomic import write_csv_atomic, write_text_atomic
 from .checks import (  # noqa: F401 - the reader's rules, named here for their users
@@ -49,6 +50,7 @@ from .checks import (  # noqa: F401 - the reader's rules, named here for their u
     _config_rules,
 )
 from .machines import (  # noqa: F401 - named here for their users
+    Machine,
     cpu_short_name,
     describe_machine,
     gpu_short_name,
@@ -99,11 +101,7 @@ class Recording:
 def runs_document(runs: list[dict[str, Any]], machine: dict[str, Any] | None = None) -> dict:
     """The JSON document for `runs`, with this machine's profile unless one is given."""
     if machine is None:
-        from ..engine.machine import (
-            machine_info,  # imports torch: only writers that trained call this
-        )
-
-        machine = machine_info()
+        machine = machine_info()  # imports torch: only writers that trained come here
 
     runs = [{**r, "summary": plain(r["summary"])} for r in runs]
     return {"version": FORMAT_VERSION, "machine": machine, "runs": runs}

@@ -10,7 +10,7 @@ from ..engine.machine import machine_info
 from ..messages import Note
 from ..registry import PRECISION_NAMES
 from .events import SweepMemory, SweepPoint
-from .plan import FLOPS_RULE, SWEEP_VERSION, SweepSpec
+from .spec import FLOPS_RULE, SWEEP_VERSION, SweepSpec
 
 # --- the crossover, in sentences rendered from the points ------------------------------------
 
