@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import RunConfig
+from ..engine.machine import cpu_flags
 from ..engine.slices import SLICE_RE
 from ..messages import ConfigError
 from ..runs.runner import grid
@@ -174,9 +175,7 @@ def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
     if not (lesson.cpu_note and on_cpu):
         return False
     if lesson.sweep:
-        from ..engine.machine import cpu_flags  # torch: asked only when the sentence may show
-
-        flags = cpu_flags()
+        flags = cpu_flags()  # torch's probes: asked only when the sentence may show
         return not any(flags.get(f) for f in FAST_16BIT_FLAGS)
     return True
 

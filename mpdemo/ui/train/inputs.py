@@ -10,9 +10,11 @@ from typing import Any
 from ...catalog import MODELS
 from ...config import WEIGHTS, Limits, RunConfig, coerce_field
 from ...engine import fp8
+from ...engine.machine import machine_note
 from ...files.summary import with_speedups
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
+from ...runs.notes import run_speed_notes
 from ...runs.runner import check_memory, grid
 from .. import system
 from ..i18n import error_text, message, t
@@ -96,8 +98,6 @@ def precision_note(
 def _runs_note(lang: str, precisions: list[str], device: str, session: Session) -> str:
     """The same sentences from the runs' own steps, when the last comparison's runs took turns
     (no separate measurement came before them): its runs on `device` of a ticked precision."""
-    from ...runs.notes import run_speed_notes
-
     mine = with_speedups(r["summary"] for r in session.runs)
     ticked = [
         s
@@ -149,11 +149,7 @@ def with_fp8(values: dict[str, Any]) -> list[str]:
 
 def machine_text(lang: str) -> str:
     """The 'This machine' line: names and instruction-set flags (torch's, read once per process)."""
-    from ...engine.machine import (
-        machine_note,  # imports torch: called from a load event, not at build
-    )
-
-    note = machine_note()
+    note = machine_note()  # torch's probes: called from a load event, not at build
     return message(note.key, note.args, lang)
 
 
