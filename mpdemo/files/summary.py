@@ -258,12 +258,10 @@ def oriented(
     return ratio, iv, slower
 
 
-def speedup_text(
-    s: Mapping[str, Any] | Summary, ran_fp32: str = "ran in fp32", times: str = "x"
-) -> str:
+def speedup_text(s: Mapping[str, Any], ran_fp32: str = "ran in fp32", times: str = "x") -> str:
     """'1.52x [1.41-1.60] faster', '1.85x slower (unsure)', 'ran in fp32', '1.00x' (fp32 itself)
     or '-': the CLI's cell (the UI localizes the same)."""
-    get = s.get if isinstance(s, Mapping) else lambda k: getattr(s, k, None)
+    get = s.get  # a Summary reads as its mapping too
     if get("speed_reason") == "ran_fp32":
         return ran_fp32
     v = get("speedup_vs_fp32")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import RunConfig
+from ..events import Event
 
 FALLS = 0.8  # last-10 mean over first-5 mean, at most
 AGREE = 0.02  # curves agree: mean |gap| per step, as a share of the reference's mean loss
@@ -74,11 +75,13 @@ def below_normal_share(layers: Iterable[Mapping[str, Any]]) -> float:
     return under / nonzero
 
 
-def collect(configs: list[RunConfig], events: Iterable[Any]) -> dict[str, Trace]:
+def collect(configs: list[RunConfig], events: Iterable[Event]) -> dict[str, Trace]:
     """The lesson's runs by label, from the events its grid emitted."""
     traces = {c.label: Trace(c) for c in configs}
     for ev in events:
-        trace = traces.get(getattr(ev, "label", ""))
+        if ev.kind not in ("step", "grads"):
+            continue
+        trace = traces.get(ev.label)
         if trace is None:
             continue
         if ev.kind == "step":

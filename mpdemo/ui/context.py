@@ -15,6 +15,8 @@ Component = gr.components.Component
 Value = object
 # A handler's answer keyed by its output components.
 Outputs = dict[Component, Value]
+# Outputs (or one component's properties) by name, before they are keyed by component.
+Frame = dict[str, Value]
 # An event's callback: gradio calls it with the inputs' values.
 Handler = Callable[..., Value]
 C = TypeVar("C", bound=Component | gr.blocks.BlockContext)

@@ -27,6 +27,12 @@ mended; a chunk that does not read as expected (another gradio) is served as gra
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+    from starlette.types import Receive, Scope, Send
+
 import functools
 import hashlib
 import importlib.resources
@@ -96,7 +102,7 @@ class MendedAssets:
     def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a GET of a mended chunk with the mended file, or pass the request on."""
         found = (
             CHUNK_PATH.search(scope.get("path", ""))
@@ -121,7 +127,7 @@ class MendedAssets:
         await response(scope, receive, send)
 
 
-def middleware() -> list[Any]:
+def middleware() -> list[Middleware]:
     """What `launch(app_kwargs={"middleware": ...})` takes: gradio's chunks, mended."""
     from starlette.middleware import Middleware
 

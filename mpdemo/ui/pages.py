@@ -12,6 +12,12 @@ Where the middleware is not in the app (a test calling the functions directly), 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+    from starlette.types import Receive, Scope, Send
+
 import os
 import threading
 import time
@@ -83,7 +89,7 @@ class Heartbeats:
         self.app = app
         _tracking = True
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope.get("type") == "http" else ""
         at = path.find(HEARTBEAT_PATH)  # behind a root path too
         if at < 0:
@@ -97,7 +103,7 @@ class Heartbeats:
             _closed(page)
 
 
-def middleware() -> list[Any]:
+def middleware() -> list[Middleware]:
     """What `launch(app_kwargs={"middleware": ...})` takes: the heartbeat counter."""
     from starlette.middleware import Middleware
 

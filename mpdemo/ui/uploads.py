@@ -11,6 +11,12 @@ enough for a class behind one address (each runs file is read the moment it land
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+    from starlette.types import Receive, Scope, Send
+
 import collections
 import contextlib
 import json
@@ -113,7 +119,7 @@ class BoundUploads:
         self.app = app
         self.ledger = ledger or LEDGER
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass every request on; an upload's answer (the stored paths) is noted on its way out."""
         path = scope.get("path", "") if scope.get("type") == "http" else ""
         if scope.get("method") != "POST" or not path.endswith(UPLOAD_PATH):
@@ -148,7 +154,7 @@ class BoundUploads:
             if os.path.exists(path):
                 _delete(path)
 
-    def _note(self, scope: dict[str, Any], body: bytes, nbytes: int) -> list[str]:
+    def _note(self, scope: Scope, body: bytes, nbytes: int) -> list[str]:
         try:
             paths = [p for p in json.loads(body) if isinstance(p, str)]
         except (ValueError, TypeError):
@@ -156,14 +162,14 @@ class BoundUploads:
         return self.ledger.add(client_of_scope(scope), paths, nbytes) if paths else []
 
 
-def client_of_scope(scope: dict[str, Any]) -> str:
+def client_of_scope(scope: Scope) -> str:
     """The client of a request's ASGI scope, as the line counts it (the proxy's address)."""
     from starlette.requests import Request
 
     return client_of(Request(scope))
 
 
-def middleware() -> list[Any]:
+def middleware() -> list[Middleware]:
     """What `launch(app_kwargs={"middleware": ...})` takes: the bound on uploads."""
     from starlette.middleware import Middleware
 

@@ -16,7 +16,7 @@ import gradio as gr
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
 from ...teach import listing as L
-from ..context import TabContext
+from ..context import Frame, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
 from ..text import code_text
 from ..train.controls import RUN_NAMES
@@ -212,12 +212,12 @@ def settings_md(cfg: RunConfig, device: str, lang: str, ran: bool = False) -> st
 
 def code_view(
     lang: str,
-    values: dict[str, Any],
+    values: Frame,
     current: str | None = None,
     limits: Limits | None = None,
     runs: list[RunConfig] | None = None,
     prefer: str | None = None,
-) -> dict[str, Any]:
+) -> Frame:
     """The Code tab: every output, by name ("picked" is the value to remember).
 
     `runs` are this page's runs (page_runs: finished, running, or back after a reload); each
@@ -316,7 +316,7 @@ def build_code_tab(ctx: TabContext) -> None:
                "changes": changes, "script": script, "picked": picked}  # fmt: skip
     sessions = [session] if session is not None else []
 
-    def render(lang: str, current: str | None, prefer: str | None, *rest: Any) -> list[Any]:
+    def render(lang: str, current: str | None, prefer: str | None, *rest: Value) -> list[Value]:
         sess, vals = (rest[0], rest[1:]) if sessions else (None, rest)
         runs = page_runs(sess)
         out = code_view(
@@ -324,13 +324,13 @@ def build_code_tab(ctx: TabContext) -> None:
         )
         return [out[k] for k in outputs]
 
-    def on_form(lang: str, current: str | None, *rest: Any) -> list[Any]:
+    def on_form(lang: str, current: str | None, *rest: Value) -> list[Value]:
         return render(lang, current, "form", *rest)
 
-    def on_runs(lang: str, current: str | None, *rest: Any) -> list[Any]:
+    def on_runs(lang: str, current: str | None, *rest: Value) -> list[Value]:
         return render(lang, current, "run", *rest)
 
-    def on_pick(lang: str, current: str | None, *rest: Any) -> list[Any]:
+    def on_pick(lang: str, current: str | None, *rest: Value) -> list[Value]:
         return render(lang, current, None, *rest)
 
     inputs = [picked, *sessions, *(train[n] for n in names)]

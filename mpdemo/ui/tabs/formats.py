@@ -14,7 +14,7 @@ import gradio as gr
 import pandas as pd
 
 from ...teach import formats
-from ..context import TabContext
+from ..context import TabContext, Value
 from ..i18n import DEFAULT_LANG, LOCALES, norm_lang, number
 from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, esc, tt
 from .numerics import build_numerics
@@ -169,7 +169,7 @@ def _class_of(enc: dict) -> str:
 
 def _window(lang: str, x: float, fmt: str = "fp16") -> str:
     """The ranges of k where x*2^k flushes, is subnormal, normal, or overflows in fmt."""
-    runs: list[list[Any]] = []  # [category, first k, last k]
+    runs: list[list[object]] = []  # [category, first k, last k]
     for k in range(NF_K_MIN, NF_K_MAX + 1):
         cat = _class_of(formats.encode(x * 2.0**k, fmt))
         if runs and runs[-1][0] == cat:
@@ -321,7 +321,7 @@ def build_formats_tab(ctx: TabContext) -> None:
     for comp in (small, k, fmt):
         comp.change(scale_html, [lang, small, k, fmt], [survival], **opts)
 
-    def on_lang(lang: str, v: str, s: str, kk: int, f: str) -> list[Any]:
+    def on_lang(lang: str, v: str, s: str, kk: int, f: str) -> list[Value]:
         return [formats_html(lang, v), format_table_frame(lang), scale_html(lang, s, kk, f)]
 
     ctx.on_language(on_lang, [value, small, k, fmt], [bits, table, survival])

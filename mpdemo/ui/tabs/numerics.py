@@ -16,7 +16,7 @@ import pandas as pd
 from ...config import RunConfig
 from ...teach import accumulate, formats, fp8_scaling, rounding
 from ...teach.accumulate import MAX_N
-from ..context import TabContext
+from ..context import TabContext, Value
 from ..i18n import DEFAULT_LANG, number
 from .common import SIDE_WORK, esc, tt
 
@@ -226,7 +226,7 @@ def build_numerics(ctx: TabContext, value: Any) -> None:
     micro_btn.click(micro_batch_html, [lang], [micro], **heavy)
     fp8_btn.click(fp8_recipes_html, [lang], [fp8], **heavy)
 
-    def on_lang(lang: str, v: str, av: str, an: Any) -> list[Any]:
+    def on_lang(lang: str, v: str, av: str, an: Any) -> list[Value]:
         table, frame = accumulate_view(lang, av, an)
         return [tf32_html(lang, v), table, frame]
 

@@ -28,7 +28,7 @@ from ...teach.magnitudes import (
 )
 from ...teach.underflow import collect
 from .. import system
-from ..context import TabContext
+from ..context import TabContext, Value
 from ..histogram import histogram_svg as bins_svg
 from ..histogram import pct as _pct
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, number
@@ -304,7 +304,7 @@ def build_underflow_tab(ctx: TabContext) -> None:
         comp.change(underflow_view, [lang, lab, k, fmt], outputs, concurrency_limit=None,
                     api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
-    def on_lang(lang: str, lb: Any, kk: int, f: str) -> list[Any]:
+    def on_lang(lang: str, lb: Any, kk: int, f: str) -> list[Value]:
         return [*underflow_view(lang, lb, kk, f), gr.update(choices=_model_choices(lang))]
 
     ctx.on_language(on_lang, [lab, k, fmt], [*outputs, model])

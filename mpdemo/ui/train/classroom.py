@@ -35,7 +35,7 @@ from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
 from ...state import on_reset
 from .. import pages, system, zerogpu
-from ..context import TabContext
+from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for uploads and tests
@@ -255,7 +255,7 @@ def publish(session: Session | None, lang: str, client: str = "", page: str = ""
     return board_note(session, lang)
 
 
-TrainFn = Callable[..., Iterator[dict[str, Any]]]
+TrainFn = Callable[..., Iterator[Frame]]
 
 
 def follow(
@@ -263,10 +263,10 @@ def follow(
     code: Any,
     lang: str,
     session: Session,
-    view_values: dict[str, Any],
+    view_values: Frame,
     client: str,
     page: str = "",
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Frame]:
     """Follow board: the teacher's comparisons as they come, each streamed by train().
 
     client: who follows (the address the proxy saw), for the wrong-code limit and the
@@ -295,9 +295,9 @@ def _follow(
     board: Board,
     lang: str,
     session: Session,
-    view_values: dict[str, Any],
+    view_values: Frame,
     page: str,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Frame]:
     hub = the_hub()
     began = time.monotonic()
     seen: Comparison | None = None
@@ -352,7 +352,7 @@ def _follow(
 # --- layout and events -----------------------------------------------------------------------
 
 
-def build_button(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
+def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
     """Run my own, beside Train and Stop: a new comparison of one's own, never shared.
 
     Always shown: its visibility would be one more output of /train, whose outputs API
@@ -369,7 +369,7 @@ def build_button(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
     )
 
 
-def build_board(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
+def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
     """The class board: publish this page's comparisons under a code, or follow a code."""
     with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:
         ctx.i18n(acc, label="board_label")
@@ -410,28 +410,28 @@ def build_board(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
 
 def wire(
     ctx: TabContext,
-    comps: dict[str, Any],
+    comps: dict[str, Component],
     session: gr.State,
     train: TrainFn,
-    arm: Callable[..., dict[str, Any]],
+    arm: Callable[..., Frame],
 ) -> None:
     """Run my own (api 'train_own'), Publish as board ('publish_board'), Follow board
     ('follow_board'): the first and the last stream the Train tab's outputs."""
     lang = ctx.lang
-    quiet: dict[str, Any] = {
+    quiet: dict[str, object] = {
         "concurrency_limit": None,
         "api_visibility": "undocumented",
         "show_progress": "hidden",
     }
     outputs = [comps[n] for n in TRAIN_OUTPUTS]
-    streaming: dict[str, Any] = {
+    streaming: dict[str, object] = {
         "concurrency_limit": concurrency(),
         "concurrency_id": CONCURRENCY_ID,
         "show_progress": "minimal",
         "show_progress_on": [comps["status"]],
     }
 
-    def own(*args: Any) -> Iterator[dict[Any, Any]]:
+    def own(*args: Value) -> Iterator[Outputs]:
         *vals, lg, sess = args
         values = dict(zip(controls.NAMES, vals, strict=True))
         for out in train(values, lg, sess, "own"):
@@ -474,9 +474,7 @@ def wire(
         show_progress="hidden",
     )
 
-    def on_follow(
-        code: Any, lg: str, sess: Any, smoothing: Any, x_axis: Any
-    ) -> Iterator[dict[Any, Any]]:
+    def on_follow(code: Any, lg: str, sess: Any, smoothing: Any, x_axis: Any) -> Iterator[Outputs]:
         view_values = {"smoothing": smoothing, "x_axis": x_axis}
         client, page = client_here(), page_here()
         for out in follow(train, code, lg, sess, view_values, client, page):

@@ -28,6 +28,7 @@ from ...config import MAX_REPEAT, WEIGHTS, WHOLE_FIELDS, Limits, RunConfig, cli_
 from ...registry import BACKENDS, PRECISIONS
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
 from .. import system
+from ..context import Frame, Value
 from ..i18n import DEFAULT_LANG, LOCALES, t
 from ..labels import SET_BY, control_label
 
@@ -120,7 +121,7 @@ def default_precisions() -> list[str]:
     return list(LESSONS[DEFAULT_LESSON].precisions)
 
 
-def opening_fields() -> dict[str, Any]:
+def opening_fields() -> Frame:
     """The fields the opening comparison (the first lesson) sets on this machine's device: its
     own settings (a language model, whose loss falls from the first step), and on a CUDA GPU its
     size there (teach/device_sizes.py: small models are launch-bound on a GPU)."""
@@ -146,7 +147,7 @@ class Control:
     lo: float | None = None
     hi: float | None = None
     step: float | None = None  # sliders only
-    choices: Callable[[str, bool | None], list[Any]] | None = None
+    choices: Callable[[str, bool | None], list[Value]] | None = None
     run: bool = True  # False: how the plots are drawn, not part of a run's settings
     props: tuple[tuple[str, Any], ...] = ()  # further constructor arguments
 
@@ -384,7 +385,7 @@ if _unlabelled := sorted(control_label(n) for n in NAMES if control_label(n) not
     raise RuntimeError(f"add these labels to mpdemo/ui/locales/en.toml: {_unlabelled}")
 
 
-def defaults() -> dict[str, Any]:
+def defaults() -> Frame:
     """Every control's opening value, by name."""
     return {c.name: c.default_value() for c in CONTROLS}
 
@@ -402,9 +403,9 @@ def _whole_or(x: float | None) -> Any:
     return int(x) if x is not None and float(x).is_integer() else x
 
 
-def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> dict[str, Any]:
+def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> Frame:
     """The gr.update arguments that put the control's text in `lang`."""
-    out: dict[str, Any] = {"label": t(c.label, lang)}
+    out: Frame = {"label": t(c.label, lang)}
     info = info_text(c, lang, limits)
     if info is not None:
         out["info"] = info
@@ -416,7 +417,7 @@ def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> d
 def build(c: Control, lang: str, limits: Limits, value: Any = None) -> gr.components.Component:
     """The control's component, labelled in `lang`, holding `value` (its default if None)."""
     value = c.default_value() if value is None else value
-    common: dict[str, Any] = {
+    common: dict[str, object] = {
         "label": t(c.label, lang),
         "elem_id": c.elem_id,
         **dict(c.props),
@@ -457,9 +458,9 @@ def number(x: Any) -> Any:
     return float(x) if isinstance(x, int) and not isinstance(x, bool) else x
 
 
-def config_fields(values: dict[str, Any]) -> dict[str, Any]:
+def config_fields(values: Frame) -> Frame:
     """The RunConfig fields among the values, cleaned the way each control's kind needs."""
-    out: dict[str, Any] = {}
+    out: Frame = {}
     for c in CONTROLS:
         if c.name in UI_ONLY or c.name not in values:
             continue
