@@ -111,7 +111,7 @@ def lesson_main(
     return run(parse(["run", *files]), configs, after=lambda runs: print_check(lesson, runs))
 
 
-def print_check(lesson: Lesson, runs: list[dict[str, Any]]) -> None:
+def print_check(lesson: Lesson, runs: list[dict[str, object]]) -> None:
     """Whether the runs showed the lesson's point: each figure its check reads, and its bar."""
     if lesson.check is None:
         return

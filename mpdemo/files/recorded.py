@@ -23,7 +23,6 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..engine.machine import machine_info
 from . import kept
@@ -74,14 +73,14 @@ REFERENCE_DIR_ENV = "MPDEMO_REFERENCE_DIR"
 class Recording:
     """The runs of one runs file and the machine they ran on."""
 
-    runs: list[dict[str, Any]]
-    machine: dict[str, Any] | None
+    runs: list[dict[str, object]]
+    machine: dict[str, object] | None
     version: int
     name: str = ""  # the file's name, for the status line
     digest: str = ""  # sha1 of the content: the same file loaded twice replaces itself
     # Other top-level keys: dropped (a file's unknown key held 10 M empty objects in the server's
     # memory while the tab stayed open); kept empty for readers that look.
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def tag(self) -> str:
@@ -98,7 +97,7 @@ class Recording:
 # --- writing -----------------------------------------------------------------------------------
 
 
-def runs_document(runs: list[dict[str, Any]], machine: dict[str, Any] | None = None) -> dict:
+def runs_document(runs: list[dict[str, object]], machine: dict[str, object] | None = None) -> dict:
     """The JSON document for `runs`, with this machine's profile unless one is given."""
     if machine is None:
         machine = machine_info()  # imports torch: only writers that trained come here
@@ -107,7 +106,9 @@ def runs_document(runs: list[dict[str, Any]], machine: dict[str, Any] | None = N
     return {"version": FORMAT_VERSION, "machine": machine, "runs": runs}
 
 
-def write_runs(path: str | Path, runs: list[dict[str, Any]], machine: dict | None = None) -> None:
+def write_runs(
+    path: str | Path, runs: list[dict[str, object]], machine: dict | None = None
+) -> None:
     """Write `runs` as a runs JSON file (UTF-8, indented one space like the first version),
     whole or not at all: a reader never sees half a file, a failed write leaves the old one."""
     doc = runs_document(runs, machine)
@@ -144,10 +145,10 @@ STEP_FIELDS = [
 ]
 
 
-def write_steps_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
+def write_steps_csv(path: str | Path, runs: list[dict[str, object]]) -> None:
     """The runs file's CSV form: one row per step of every run, written whole or not at all."""
 
-    def rows() -> Iterator[dict[str, Any]]:
+    def rows() -> Iterator[dict[str, object]]:
         for r in runs:
             s = r["summary"]
             for step in r.get("steps", []):
@@ -210,7 +211,7 @@ def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:
     return rec
 
 
-def parse_document(doc: Any, name: str = "runs.json") -> Recording:
+def parse_document(doc: object, name: str = "runs.json") -> Recording:
     """Check an already-decoded runs document; raises RecordingError."""
     if not isinstance(doc, dict) or "runs" not in doc:
         raise RecordingError("runs_bad_shape", name=name, detail='no "runs" list at the top')
@@ -235,7 +236,7 @@ def parse_document(doc: Any, name: str = "runs.json") -> Recording:
     return Recording(runs=checked, machine=machine, version=version, name=name)
 
 
-def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
+def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
     where = f"runs[{i}]"
     c.obj(where, run)
     if "summary" not in run:
@@ -267,7 +268,7 @@ def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
     # JSON may carry NaN/Infinity (Python writes them for a diverged loss): kept as floats.
     # What no renderer reads is dropped, or kept only as a small value (another writer's own
     # figure): an unknown key's object would stay in memory as long as the file is open.
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if run.get("status") in STATUSES:
         out["status"] = run["status"]
     if isinstance(run.get("grid"), int) and not isinstance(run.get("grid"), bool):
@@ -303,7 +304,7 @@ MAX_LAYERS = 4096  # layers of one watched step (a 12-layer BERT has ~100)
 MAX_BINS = 256  # log2 bins of one layer's histogram (the engine writes 61)
 
 
-def _last_histogram(hist: list[Any], where: str, c: _Checker) -> dict[str, Any] | None:
+def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, object] | None:
     """A run's last watched step, checked as the Train tab draws it; the earlier ones are not kept.
 
     The page draws each run's latest histogram only, so a file holding one for every step costs
@@ -377,7 +378,7 @@ def _last_histogram(hist: list[Any], where: str, c: _Checker) -> dict[str, Any] 
 # --- compacting for the browser -----------------------------------------------------------------
 
 
-def thin_steps(steps: list[dict[str, Any]], max_points: int) -> list[dict[str, Any]]:
+def thin_steps(steps: list[dict[str, object]], max_points: int) -> list[dict[str, object]]:
     """At most ~max_points steps: an even spread plus the first, the last and every skipped step."""
     n = len(steps)
     if n <= max_points:
@@ -389,7 +390,7 @@ def thin_steps(steps: list[dict[str, Any]], max_points: int) -> list[dict[str, A
     return [steps[i] for i in keep]
 
 
-def compact(runs: list[dict[str, Any]], max_points: int = 500) -> list[dict[str, Any]]:
+def compact(runs: list[dict[str, object]], max_points: int = 500) -> list[dict[str, object]]:
     """Runs with their steps thinned (the plots draw at most 500 points a line anyway)."""
     return [{**r, "steps": thin_steps(r.get("steps") or [], max_points)} for r in runs]
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from ..events import Event
 
-Run = dict[str, Any]
+Run = dict[str, object]
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Result:
     """What a lesson or comparison trained (finished runs, and the steps of any cut short)."""
 
     runs: list[Run]  # the runs JSON's entries: config, steps, evals, summary, status
-    machine: dict[str, Any]
+    machine: dict[str, object]
     lang: str = DEFAULT_LANG
     lesson: str | None = None  # the lesson's name, when it was one
     interrupted: bool = False  # the kernel's interrupt stopped it
@@ -90,7 +90,7 @@ class Result:
         notes = run_speed_notes([r["summary"] for r in self.runs], self.machine)
         return " ".join(engine_text(n.key, n.args, self.lang) for n in notes)
 
-    def figures(self) -> dict[str, Any]:
+    def figures(self) -> dict[str, object]:
         """The page's three plots (loss, loss scale, step time) as matplotlib Figures."""
         return figs.figures([*self.runs, *self.partial], self.lang)
 
@@ -151,7 +151,7 @@ class Result:
 _NOT_SHOWN = ("kind", "run_id", "label")  # every row is a step of the run named in "run"
 
 
-def _row(s: dict[str, Any]) -> dict[str, Any]:
+def _row(s: dict[str, object]) -> dict[str, object]:
     """A summary as the notebook's table row (the CLI's columns; numbers stay numbers)."""
     step = typical_step_s(s)
     return {
@@ -197,7 +197,7 @@ def run(
     calibrate = len({c.precision for c in configs}) > 1 and not side_by_side(configs)
     fold = RunFold(repeated(configs, repeat))
     bar = _bar(sum(c.steps for c in configs) * repeat) if progress else None
-    machine: dict[str, Any] = {}
+    machine: dict[str, object] = {}
 
     def on_event(ev: Event) -> None:
         fold.apply(ev)
@@ -274,7 +274,7 @@ def compare(
     lang: str = DEFAULT_LANG,
     show: bool = True,
     progress: bool = True,
-    **fields: Any,
+    **fields: object,
 ) -> Result:
     """Run a comparison as the Train tab does: every backend × precision (× weights) with the
     RunConfig `fields` given (model, steps, batch_size, lr, ...), on `device`."""

@@ -50,7 +50,7 @@ class RecipeResult:
     rel_error: float  # ||dequantized - x|| / ||x||
     scales: int  # how many scales the tensor needed
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         return asdict(self)
 
@@ -144,7 +144,7 @@ def apply_recipe(
 
 
 def compare(
-    tensors: dict[str, Any], histories: dict[str, list[float]] | None = None
+    tensors: dict[str, object], histories: dict[str, list[float]] | None = None
 ) -> list[RecipeResult]:
     """Every recipe in every fp8 format on every named tensor (histories: delayed scaling's)."""
     out = []
@@ -159,7 +159,7 @@ def compare(
 # --- real tensors: a Linear layer's input activation and output gradient over a few steps -------
 
 
-def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, Any]:
+def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, object]:
     """Train cfg's model `steps` fp32 steps; keep one Linear layer's tensors of the last step.
 
     Returns {"layer", "tensors": {"activation", "gradient"}, "histories": amaxes of the earlier
@@ -178,7 +178,7 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
         name, module = linears[len(linears) // 2]
     else:
         name, module = next((n, m) for n, m in linears if n == layer)
-    seen: dict[str, Any] = {}
+    seen: dict[str, object] = {}
     hooks = [
         module.register_forward_hook(lambda _m, inp, _o: seen.__setitem__("activation", inp[0])),
         module.register_full_backward_hook(
@@ -186,7 +186,7 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
         ),
     ]
     amaxes: dict[str, list[float]] = {"activation": [], "gradient": []}
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     try:
         model.train()
         for i, batch in enumerate(prep.train_dataloader):
@@ -213,7 +213,7 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
     }
 
 
-def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, Any]:
+def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
     """capture() then compare(): JSON-ready, with each tensor's shape and amax history."""
     got = capture(cfg, steps)
     rows = compare(got["tensors"], got["histories"])

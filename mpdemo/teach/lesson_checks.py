@@ -14,7 +14,6 @@ import itertools
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config import RunConfig
 from ..events import Event
@@ -66,7 +65,7 @@ class Reading:
         return f"{'ok ' if self.ok else 'NO '} {self.what}: {self.figure:.3f} (bar {self.bar})"
 
 
-def below_normal_share(layers: Iterable[Mapping[str, Any]]) -> float:
+def below_normal_share(layers: Iterable[Mapping[str, object]]) -> float:
     """A watched step's share of non-zero gradients under the format's normal range, all layers."""
     nonzero = sum(int(layer["nonzero"]) for layer in layers)
     if not nonzero:
@@ -93,7 +92,7 @@ def collect(configs: list[RunConfig], events: Iterable[Event]) -> dict[str, Trac
     return traces
 
 
-def traces_of(runs: Iterable[Mapping[str, Any]]) -> dict[str, Trace]:
+def traces_of(runs: Iterable[Mapping[str, object]]) -> dict[str, Trace]:
     """The lesson's runs by label, from runs-JSON entries (the CLI's runs, a recording's)."""
     traces: dict[str, Trace] = {}
     for run in runs:

@@ -48,7 +48,7 @@ class Listing:
 
     cfg: RunConfig
     device: str  # the device type the settings were filled in for
-    settings: dict[str, Any]
+    settings: dict[str, object]
     body: str  # the loop, as module-level code with the settings filled in
     lines: list[Line]
     removed: list[str]  # the course's lines that have no counterpart here

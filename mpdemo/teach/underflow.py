@@ -111,7 +111,7 @@ class _Folder:
         self.sub_fine += torch.bincount(top, minlength=1 << 19)
         self.sub_exact += torch.bincount(top[(bits & 0xFFF) == 0], minlength=1 << 19)
 
-    def result(self) -> tuple[Magnitudes, dict[str, dict[float, dict[str, Any]]]]:
+    def result(self) -> tuple[Magnitudes, dict[str, dict[float, dict[str, object]]]]:
         """The Magnitudes and the cast shares per format and scale."""
         import torch
 
@@ -153,7 +153,7 @@ class _Folder:
             {j: ints(v) for j, v in eq.items()},
             self.amax,
         )
-        cast: dict[str, dict[float, dict[str, Any]]] = {}
+        cast: dict[str, dict[float, dict[str, object]]] = {}
         for (fmt, s), c in self.cast.items():
             cast.setdefault(fmt, {})[s] = shares_of_counts(*c, nonzero, s)
         return mags, cast
@@ -180,19 +180,19 @@ class GradientLab:
     activation_layers: int
     magnitudes: dict[str, Magnitudes]
     # kind -> format -> scale -> shares: exact counts made by casting during the pass
-    cast_shares: dict[str, dict[str, dict[float, dict[str, Any]]]]
+    cast_shares: dict[str, dict[str, dict[float, dict[str, object]]]]
 
-    def shares(self, kind: str, scale: float, fmt: str = "fp16") -> dict[str, Any]:
+    def shares(self, kind: str, scale: float, fmt: str = "fp16") -> dict[str, object]:
         """Shares for kind at scale: counted during the pass if asked for, else from the bins."""
         cast = self.cast_shares.get(kind, {}).get(fmt, {})
         if scale in cast:
             return dict(cast[scale])
         return shares_at(self.magnitudes[kind], scale, fmt)
 
-    def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, Any]:
+    def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
         """The JSON-ready report at scale `scale` in format `fmt` (see underflow_report)."""
         rng = band(fmt).to_dict()
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "model": self.model,
             "task": self.task,
             "device": self.device,
@@ -314,7 +314,7 @@ def collect(
         RUN_LOCK.release()
 
 
-def underflow_report(cfg: RunConfig, scale: float = 1.0, fmt: str = "fp16") -> dict[str, Any]:
+def underflow_report(cfg: RunConfig, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
     """Gradient magnitudes of one real backward pass vs fmt's range, shares counted at `scale`."""
     # Counted by casting (g*S) to fmt during the pass, so any S is exact, not only 2^k.
     return collect(cfg, scales=(scale,), fmts=(fmt,)).report(float(scale), fmt)

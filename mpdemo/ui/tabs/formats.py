@@ -104,7 +104,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return f'<table style="border-collapse:collapse;width:100%"><tr>{head}</tr>{body}</table>'
 
 
-def _literal(value: Any, lang: str) -> Any:
+def _literal(value: object, lang: str) -> Any:
     """'0,1' typed on a page that writes decimals with a comma is 0.1; '0.1' works everywhere.
 
     The tables keep Python's notation (6.103516e-05): they show float literals, bit by bit.
@@ -115,7 +115,7 @@ def _literal(value: Any, lang: str) -> Any:
     return value
 
 
-def formats_html(lang: str, value: Any) -> str:
+def formats_html(lang: str, value: object) -> str:
     """value in fp32, fp16, bf16, E4M3 and E5M2: coloured bits, stored value, errors, class."""
     value = _literal(value, lang)
     try:
@@ -190,7 +190,7 @@ def _window(lang: str, x: float, fmt: str = "fp16") -> str:
     return tt("nf_window", lang, x=f"{x:g}", kmin=NF_K_MIN, kmax=NF_K_MAX, parts="; ".join(parts))
 
 
-def scale_html(lang: str, value: Any, k: Any, fmt: str = "fp16") -> str:
+def scale_html(lang: str, value: object, k: Any, fmt: str = "fp16") -> str:
     """value × 2^k stored in fmt (fp16 by default): what survives, what is lost, what overflows."""
     fmt = fmt if fmt in SCALE_FORMATS else "fp16"
     value = _literal(value, lang)

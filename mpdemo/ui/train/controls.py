@@ -141,7 +141,7 @@ class Control:
     info: str | None = None  # i18n key; "{lo}"/"{hi}" in it are filled from the limits
     section: str = "data"  # data | grid | run | advanced | view: where the tab lays it out
     row: str | None = None  # consecutive controls with the same row share a gr.Row
-    default: Any = _FROM_CONFIG  # or a value, or a callable returning one
+    default: object = _FROM_CONFIG  # or a value, or a callable returning one
     whole: bool = False  # an int (Numbers and Sliders send floats)
     # The accepted range, shown in `info`; a RunConfig number field's is config.py's (bounds).
     lo: float | None = None
@@ -414,7 +414,7 @@ def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> F
     return out
 
 
-def build(c: Control, lang: str, limits: Limits, value: Any = None) -> gr.components.Component:
+def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.components.Component:
     """The control's component, labelled in `lang`, holding `value` (its default if None)."""
     value = c.default_value() if value is None else value
     common: dict[str, object] = {

@@ -133,7 +133,7 @@ def watch_html(events: Mapping[str, GradHistograms], order: Iterable[str], lang:
     )
 
 
-def from_record(label: str, run: Mapping[str, Any]) -> GradHistograms | None:
+def from_record(label: str, run: Mapping[str, object]) -> GradHistograms | None:
     """A run record's last watched step (a runs file's or the browser's `grad_histograms`) as
     the event the page draws; None for a run that was not watched."""
     hist = run.get("grad_histograms") or []

@@ -210,7 +210,7 @@ def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]
     return configs
 
 
-def check_repeat(value: Any) -> int:
+def check_repeat(value: object) -> int:
     """The Repeat box's value as a whole number of repetitions, or the keyed refusal."""
     c = controls.BY_NAME["repeat"]
     lo, hi = (int(x or 1) for x in c.bounds(Limits()))

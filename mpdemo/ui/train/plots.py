@@ -415,7 +415,7 @@ def step_axis(reached: int, total: int | None = None) -> list[float]:
 
 
 def lines_in(
-    frame: dict[str, Any] | pd.DataFrame | None, every_series: bool = False
+    frame: dict[str, object] | pd.DataFrame | None, every_series: bool = False
 ) -> dict[str, int]:
     """Points with a finite value per run in a frame or in a LinePlot's serialized value.
 

@@ -183,7 +183,7 @@ def _open(session: Session, lang: str, path: str | Path | None, name: str | None
     yield {"status": status, **plot_frames(session), "summary": table}
 
 
-def load_runs(file: Any, lang: str, session: Session) -> Iterator[Frame]:
+def load_runs(file: object, lang: str, session: Session) -> Iterator[Frame]:
     """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
     lang = norm_lang(lang)
     path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
@@ -222,7 +222,7 @@ def clear_runs(session: Session, lang: str) -> Frame:
     return out
 
 
-def restore_runs(lang: str, stored: Any, session: Session) -> Frame:
+def restore_runs(lang: str, stored: object, session: Session) -> Frame:
     """On page load: bring back what this browser kept of its runs (nothing kept: no change)."""
     lang = norm_lang(lang)
     n = session.restore(stored)
@@ -279,7 +279,7 @@ class _FileOrNothing(FileData):
     model_config = ConfigDict(title="FileData")  # the API's schema names it as before
 
     @classmethod
-    def model_validate(cls, obj: Any, *args: object, **kwargs: object) -> Any:
+    def model_validate(cls, obj: object, *args: object, **kwargs: object) -> Any:
         """The upload as gradio reads it, or None."""
         try:
             return FileData.model_validate(obj, *args, **kwargs)
@@ -355,7 +355,7 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
 
     # Named parameters: the API's (gradio_client's) names for them.
     def open_file(
-        file: Any,
+        file: object,
         lang: str = DEFAULT_LANG,
         session: Session | None = None,
         request: gr.Request = None,
@@ -396,7 +396,7 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
     # Every change of the table (a run finished, a file opened, a reload restored) is saved.
     comps["summary"].change(save_runs, [session], [comps["stored"]], **quiet)
 
-    def restore_fn(lang: str, stored: Any, sess: Session) -> Outputs:
+    def restore_fn(lang: str, stored: object, sess: Session) -> Outputs:
         return keyed(comps, restore_runs(lang, stored, sess), shown)
 
     ctx.on_load(restore_fn, [comps["stored"], session], [comps[n] for n in shown])
