@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import decimal
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import torch
+
     from ..config import RunConfig
 
 # (accumulator, what each added value is stored in): the accumulator is the lesson; "fp32 of
@@ -52,7 +54,7 @@ class SumResult:
         return asdict(self)
 
 
-def _dtype(name: str) -> Any:
+def _dtype(name: str) -> torch.dtype:
     import torch
 
     return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[name]

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .rounding import layout, round_nearest
 
 if TYPE_CHECKING:
+    import torch
+
     from ..config import RunConfig
 
 RECIPES = ("tensorwise", "rowwise", "mx", "delayed")
@@ -60,7 +62,7 @@ def emax(fmt: str) -> int:
     return math.frexp(layout(fmt).max)[1] - 1
 
 
-def quantize(x: Any, fmt: str, scale: Any) -> tuple[Any, Any]:
+def quantize(x: torch.Tensor, fmt: str, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(x * scale cast to fmt saturating, as float64; the mask of clamped elements)."""
     import torch
 
@@ -72,7 +74,7 @@ def quantize(x: Any, fmt: str, scale: Any) -> tuple[Any, Any]:
     return round_nearest(scaled, fmt, saturate=True), clamped
 
 
-def _scales(x: Any, fmt: str, recipe: str, history: list[float] | None) -> Any:
+def _scales(x: torch.Tensor, fmt: str, recipe: str, history: list[float] | None) -> torch.Tensor:
     """The scale (broadcastable to x) a recipe gives this tensor."""
     import torch
 
@@ -88,7 +90,7 @@ def _scales(x: Any, fmt: str, recipe: str, history: list[float] | None) -> Any:
     raise ValueError(f"unknown recipe {recipe!r}")
 
 
-def mx_quantize(x: Any, fmt: str) -> tuple[Any, Any, int]:
+def mx_quantize(x: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor, int]:
     """MX block scaling: (dequantized x, clamped mask, number of blocks)."""
     import torch
 
@@ -110,7 +112,7 @@ def mx_quantize(x: Any, fmt: str) -> tuple[Any, Any, int]:
 
 
 def apply_recipe(
-    x: Any, fmt: str, recipe: str, history: list[float] | None = None, name: str = "tensor"
+    x: torch.Tensor, fmt: str, recipe: str, history: list[float] | None = None, name: str = "tensor"
 ) -> RecipeResult:
     """Scale, cast and unscale x by one recipe; count what flushed and what saturated."""
     import torch

@@ -14,9 +14,12 @@ import functools
 import math
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import formats
+
+if TYPE_CHECKING:
+    import torch
 
 KINDS = ("activation", "weight")
 FORMATS = formats.LOW_PRECISION  # fp16, bf16, e4m3, e5m2
@@ -231,7 +234,9 @@ def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, i
     return zero, below_normal, over
 
 
-def shares_at(values: Magnitudes | Any, scale: float, fmt: str = "fp16") -> dict[str, object]:
+def shares_at(
+    values: Magnitudes | torch.Tensor, scale: float, fmt: str = "fp16"
+) -> dict[str, object]:
     """Shares of fmt at scale S: from a Magnitudes' bins (power-of-two S) or by casting a tensor."""
     if isinstance(values, Magnitudes):
         return _binned_shares(values, scale, fmt)

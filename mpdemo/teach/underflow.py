@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..config import Limits, RunConfig
 from ..messages import ConfigError
@@ -45,6 +45,9 @@ from .magnitudes import (
     thresholds,
 )
 
+if TYPE_CHECKING:
+    import torch
+
 
 @dataclass
 class _Folder:
@@ -56,16 +59,22 @@ class _Folder:
     values: int = 0
     tensors: int = 0
     amax: float = 0.0
-    fine: Any = None  # int64 [2^19]: counts per (fp32 exponent field, top 11 mantissa bits)
-    exact: Any = None  # int64 [2^19]: ... of values whose mantissa is exactly those 11 bits
-    sub_fine: Any = None  # the same two tables for fp32 subnormals, folded after x 2^64
-    sub_exact: Any = None
+    fine: torch.Tensor | None = (
+        None  # int64 [2^19]: counts per (fp32 exponent field, top 11 mantissa bits)
+    )
+    exact: torch.Tensor | None = (
+        None  # int64 [2^19]: ... of values whose mantissa is exactly those 11 bits
+    )
+    sub_fine: torch.Tensor | None = (
+        None  # the same two tables for fp32 subnormals, folded after x 2^64
+    )
+    sub_exact: torch.Tensor | None = None
     cast: dict[tuple[str, float], list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.cast = {(f, s): [0, 0, 0] for f in self.fmts for s in self.scales}
 
-    def add(self, grad: Any) -> None:
+    def add(self, grad: torch.Tensor) -> None:
         """Fold one gradient tensor in."""
         import torch
 
@@ -99,7 +108,7 @@ class _Folder:
                 c[1] += below_normal - zeros
                 c[2] += over - infs
 
-    def _add_subnormals(self, sub: Any) -> None:
+    def _add_subnormals(self, sub: torch.Tensor) -> None:
         """fp32 subnormals (rare): x 2^64 is exact and normal, so their mantissas are kept too."""
         import torch
 
@@ -138,7 +147,7 @@ class _Folder:
                 ge[j][:23] = fine[:, j:].sum(1)
                 eq[j][:23] = exact[:, j]
 
-        def ints(t: Any) -> tuple[int, ...]:
+        def ints(t: torch.Tensor) -> tuple[int, ...]:
             return tuple(int(v) for v in t.tolist())
 
         nonzero = self.values - zeros - nonfinite
@@ -159,7 +168,7 @@ class _Folder:
         return mags, cast
 
 
-def magnitudes_of(*tensors: Any, kind: str = "values") -> Magnitudes:
+def magnitudes_of(*tensors: torch.Tensor, kind: str = "values") -> Magnitudes:
     """Fold any tensors into a Magnitudes (what collect does to each gradient)."""
     folder = _Folder(kind, ())
     for t in tensors:
@@ -274,7 +283,9 @@ def collect(
         act, wgt = _Folder("activation", scales, fmts), _Folder("weight", scales, fmts)
         kinds = _activation_layers()
 
-        def on_output(_module: Any, _inputs: Any, output: Any) -> None:
+        def on_output(
+            _module: torch.nn.Module, _inputs: tuple[torch.Tensor, ...], output: torch.Tensor
+        ) -> None:
             # The tensor hook receives dLoss/d(output) during backward; folded there and dropped.
             if isinstance(output, torch.Tensor) and output.requires_grad:
                 output.register_hook(act.add)

@@ -25,7 +25,6 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -33,6 +32,7 @@ from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
 from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
+from ...runs.runner import RunnerInterface
 from ...state import on_reset
 from .. import pages, system, zerogpu
 from ..context import Component, Frame, Outputs, TabContext, Value
@@ -48,9 +48,7 @@ from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for 
 from . import controls
 from .frames import FOLLOWED, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
-
-if TYPE_CHECKING:
-    from .session import Session
+from .session import Session
 
 CONCURRENCY_ID = "train"  # Train and Run my own share one limit
 FOLLOW_CONCURRENCY_ID = "follow"  # Follow board: as many, in a group of its own
@@ -82,7 +80,7 @@ def max_threads() -> int:
     return 40 + 2 * max_viewers()
 
 
-def _make_runner(configs: list[RunConfig], repeat: int) -> Any:
+def _make_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
     # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
     return zerogpu.make_runner(configs, repeat=repeat)
 
@@ -260,7 +258,7 @@ TrainFn = Callable[..., Iterator[Frame]]
 
 def follow(
     train: TrainFn,
-    code: Any,
+    code: object,
     lang: str,
     session: Session,
     view_values: Frame,
@@ -462,7 +460,7 @@ def wire(
     # The request is read from gradio's context (client_here), never from a parameter whose
     # annotation gradio must resolve: `Session` (imported for type checkers only) made gradio
     # pass request=None here, and every visitor was one client (issue 52).
-    def on_publish(sess: Any, lg: str) -> str:
+    def on_publish(sess: Session, lg: str) -> str:
         return publish(sess, lg, client_here(), page_here())
 
     comps["board_publish"].click(
@@ -474,7 +472,9 @@ def wire(
         show_progress="hidden",
     )
 
-    def on_follow(code: Any, lg: str, sess: Any, smoothing: Any, x_axis: Any) -> Iterator[Outputs]:
+    def on_follow(
+        code: object, lg: str, sess: Session, smoothing: object, x_axis: object
+    ) -> Iterator[Outputs]:
         view_values = {"smoothing": smoothing, "x_axis": x_axis}
         client, page = client_here(), page_here()
         for out in follow(train, code, lg, sess, view_values, client, page):

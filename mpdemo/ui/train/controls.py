@@ -19,7 +19,6 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import gradio as gr
 
@@ -149,14 +148,14 @@ class Control:
     step: float | None = None  # sliders only
     choices: Callable[[str, bool | None], list[Value]] | None = None
     run: bool = True  # False: how the plots are drawn, not part of a run's settings
-    props: tuple[tuple[str, Any], ...] = ()  # further constructor arguments
+    props: tuple[tuple[str, object], ...] = ()  # further constructor arguments
 
     @property
     def label(self) -> str:
         """The i18n key of the control's label (labels.py: engine messages name fields by it too)."""
         return control_label(self.name)
 
-    def default_value(self) -> Any:
+    def default_value(self) -> object:
         """The value the page opens with (RunConfig()'s for a RunConfig field)."""
         if self.default is _FROM_CONFIG:
             return opening_fields().get(self.name, getattr(RunConfig(), self.name))
@@ -398,7 +397,7 @@ def info_text(c: Control, lang: str, limits: Limits) -> str | None:
     return t(c.info, lang, lo=_whole_or(lo), hi=_whole_or(hi))
 
 
-def _whole_or(x: float | None) -> Any:
+def _whole_or(x: float | None) -> float | None:
     # The locale's formatter groups thousands its own way ("20,000", "20.000").
     return int(x) if x is not None and float(x).is_integer() else x
 
@@ -446,14 +445,14 @@ def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.com
     raise ValueError(f"unknown control kind {c.kind!r}")
 
 
-def whole(x: Any) -> Any:
+def whole(x: object) -> object:
     """A float that is a whole number as an int (what RunConfig.validate wants)."""
     if isinstance(x, float) and x.is_integer():
         return int(x)
     return x
 
 
-def number(x: Any) -> Any:
+def number(x: object) -> object:
     """An int as a float (lr, init_scale), anything else unchanged for validate to judge."""
     return float(x) if isinstance(x, int) and not isinstance(x, bool) else x
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -130,7 +130,7 @@ class Series:
     step_ms: list[float] = field(default_factory=list)
     samples_per_s: list[float] = field(default_factory=list)
     # (metric, smoothing, x, points, budget) → (xs, values): finished runs are not re-sampled
-    _cache: dict[tuple[Any, ...], tuple[list[float], list[float]]] = field(
+    _cache: dict[tuple[object, ...], tuple[list[float], list[float]]] = field(
         default_factory=dict, repr=False
     )
     _ema: dict[tuple[str, float], tuple[list[float], float, int]] = field(
@@ -195,7 +195,7 @@ class Series:
         return hit
 
 
-def _finite_or_nan(x: Any) -> float:
+def _finite_or_nan(x: object) -> float:
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -255,7 +255,7 @@ class View:
     hidden: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, smoothing: Any, x_axis: Any, hidden: Iterable[str] = ()) -> View:
+    def of(cls, smoothing: object, x_axis: object, hidden: Iterable[str] = ()) -> View:
         """From the controls' values, tolerating None and out-of-range input."""
         try:
             w = float(smoothing)

@@ -32,7 +32,7 @@ from ...files.recorded import (
     reference_files,
 )
 from ...log import logger
-from ..context import Component, Frame, Outputs, TabContext
+from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
 from .colours import color_map
@@ -254,7 +254,7 @@ def script_updates(session: Session) -> Frame:
     }
 
 
-def save_runs(session: Session) -> Any:
+def save_runs(session: Session) -> Value:
     """After the table changed: what the browser keeps, as JSON text (nothing to keep: leave it
     as it is)."""
     value = session.stored() if session is not None else None
@@ -368,7 +368,7 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
         for frame in load_runs(file, lang, sess):
             yield {**keyed(comps, frame, load_names), state: sess}
 
-    def open_reference(choice: str | None, lang: str, session: Session) -> Iterator[Any]:
+    def open_reference(choice: str | None, lang: str, session: Session) -> Iterator[Outputs]:
         for frame in pick_reference(choice, lang, session):
             yield keyed(comps, frame, load_names)
 
