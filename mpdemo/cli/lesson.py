@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
 
 from ..catalog import DEVICES
 from ..messages import render
@@ -19,7 +18,9 @@ from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
 from .sweep import sweep_main
 
 
-def add_lesson_parser(sub: Any) -> argparse.ArgumentParser:
+def add_lesson_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """The `lesson` subcommand's flags."""
     p = sub.add_parser("lesson", help="run one of the course's lessons (--list names them)")
     p.add_argument("name", nargs="?", help="the lesson to run (see --list)")

@@ -186,7 +186,7 @@ def _relabel(registered: list[Registered]) -> Callable[[str], list[Value]]:
     return relabel
 
 
-def _wire_hooks(trigger: Handler, hooks: list[TabHook], lang: Any) -> None:
+def _wire_hooks(trigger: Handler, hooks: list[TabHook], lang: gr.Radio) -> None:
     """On `trigger`: one event for the hooks that share one, one for each hook `alone`."""
     shared = [h for h in hooks if not h[3]]
     for group in [shared, *([h] for h in hooks if h[3])]:
@@ -263,7 +263,7 @@ def _combined(first: Any, second: Any) -> Any:
 LANG_STORAGE_KEY = "mpdemo-lang"
 
 
-def detect_language(stored: Any, request: gr.Request) -> str:
+def detect_language(stored: object, request: gr.Request) -> str:
     """The page's first language: the URL's ?lang=, else the one this browser last picked,
     else the browser's Accept-Language header."""
     system.warm_engine()  # a page was opened: someone may click Train soon, import torch now
@@ -306,7 +306,7 @@ class LangRadio(gr.Radio):
 
     is_template = True  # the page draws it as gradio's own Radio
 
-    def preprocess(self, payload: Any) -> str:
+    def preprocess(self, payload: object) -> str:
         """A supported language code, whatever was sent."""
         return norm_lang(payload)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
 import gradio as gr
 
@@ -128,13 +127,13 @@ def choose_entry(
     return next(e for e in side if e.cfg is cfg)
 
 
-def _numbers(lst: Any) -> dict[str, str]:
+def _numbers(lst: L.Listing) -> dict[str, str]:
     """Each explanation's footnote number: the lines shown first, then the folded ones."""
     order = [*lst.shown_changes(), *lst.folded_changes()]
     return {why: str(i) for i, why in enumerate(order, start=1)}
 
 
-def listing_html(lst: Any, lang: str) -> str:
+def listing_html(lst: L.Listing, lang: str) -> str:
     """The loop as it runs, comments taken out: lines that differ from the course highlighted,
     numbered like the explanations below (mpdemo's own lines grey, lettered). mpdemo's own
     arguments of a call (the Trainer's) are folded under the course's, one click away."""
@@ -174,7 +173,7 @@ def listing_html(lst: Any, lang: str) -> str:
     )
 
 
-def changes_md(lst: Any, lang: str) -> str:
+def changes_md(lst: L.Listing, lang: str) -> str:
     """Why the loop differs from the course's, then what mpdemo's own lines do: both read from
     the comments in the backend's source (mpdemo.teach.course), in the order of the lines."""
     numbers = _numbers(lst)

@@ -190,7 +190,7 @@ def _window(lang: str, x: float, fmt: str = "fp16") -> str:
     return tt("nf_window", lang, x=f"{x:g}", kmin=NF_K_MIN, kmax=NF_K_MAX, parts="; ".join(parts))
 
 
-def scale_html(lang: str, value: object, k: Any, fmt: str = "fp16") -> str:
+def scale_html(lang: str, value: object, k: object, fmt: str = "fp16") -> str:
     """value × 2^k stored in fmt (fp16 by default): what survives, what is lost, what overflows."""
     fmt = fmt if fmt in SCALE_FORMATS else "fp16"
     value = _literal(value, lang)

@@ -8,7 +8,6 @@ from mpdemo.teach.accumulate, .rounding and .fp8_scaling (torch is imported ther
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import gradio as gr
 import pandas as pd
@@ -88,7 +87,7 @@ def _n(raw: object) -> int:
     return n
 
 
-def accumulate_view(lang: str, value: object, n: Any) -> tuple[str, pd.DataFrame | None]:
+def accumulate_view(lang: str, value: object, n: object) -> tuple[str, pd.DataFrame | None]:
     """The table of running sums in each accumulator, and the sums as a long frame for a plot."""
     try:
         results = accumulate.compare_sums(str(value).strip(), _n(n))
@@ -226,7 +225,7 @@ def build_numerics(ctx: TabContext, value: object) -> None:
     micro_btn.click(micro_batch_html, [lang], [micro], **heavy)
     fp8_btn.click(fp8_recipes_html, [lang], [fp8], **heavy)
 
-    def on_lang(lang: str, v: str, av: str, an: Any) -> list[Value]:
+    def on_lang(lang: str, v: str, av: str, an: object) -> list[Value]:
         table, frame = accumulate_view(lang, av, an)
         return [tf32_html(lang, v), table, frame]
 
