@@ -84,8 +84,9 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     import mpdemo
     from mpdemo.classroom import broadcast
     from mpdemo.engine import core, data, hfhub
+    from mpdemo.files import recorded
     from mpdemo.teach import listing
-    from mpdemo.ui import system, zerogpu
+    from mpdemo.ui import pages, system, zerogpu
     from mpdemo.ui.train import classroom, session_life
 
     monkeypatch.setattr(broadcast, "_HUB", broadcast.hub())
@@ -99,6 +100,9 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     monkeypatch.setattr(classroom, "_OWNERS", {1: "token"})
     monkeypatch.setattr(core, "_collect_s", 0.5)
     monkeypatch.setattr(session_life, "_OPEN", session_life.weakref.WeakValueDictionary())
+    monkeypatch.setattr(pages, "_OPEN", {"page": 1})
+    monkeypatch.setattr(pages, "_CLOSED_AT", {"gone": 0.0})
+    monkeypatch.setattr(recorded, "_SKIPPED", {("fifo.json", "not a regular file")})
     names = mpdemo.reset()
     assert {
         "mpdemo.classroom.broadcast.forget_hub",
@@ -110,7 +114,10 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
         "mpdemo.ui.train.classroom.forget_owners",
         "mpdemo.engine.core.forget_collect_time",
         "mpdemo.ui.train.session_life.forget_open_sessions",
+        "mpdemo.ui.pages.forget_pages",
+        "mpdemo.files.recorded.forget_skipped",
     } <= set(names), names
+    assert pages._OPEN == {} and pages._CLOSED_AT == {} and set() == recorded._SKIPPED
     assert data._TOKENIZED == {}
     assert broadcast._HUB is None and zerogpu._gpu_fn is None and hfhub._reachable is None
     assert listing._LISTINGS == {}

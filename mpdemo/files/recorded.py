@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..engine.machine import machine_info
+from ..state import on_reset
 from . import kept
 from .atomic import write_csv_atomic, write_text_atomic
 from .checks import (  # noqa: F401 - the reader's rules, named here for their users
@@ -427,3 +428,9 @@ def reference_files(pattern: str = "*.json", folder: Path | None = None) -> list
 
 
 _SKIPPED: set[tuple[str, str]] = set()  # what reference_files() said it left out, said once
+
+
+@on_reset
+def forget_skipped() -> None:
+    """Say again what the reference folder leaves out (tests; a folder mended meanwhile)."""
+    _SKIPPED.clear()

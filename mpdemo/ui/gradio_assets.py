@@ -27,18 +27,16 @@ mended; a chunk that does not read as expected (another gradio) is served as gra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from starlette.middleware import Middleware
-    from starlette.types import Receive, Scope, Send
-
 import functools
 import hashlib
 import importlib.resources
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+    from starlette.types import Receive, Scope, Send
 
 # gradio's built chunks, e.g. /assets/statustracker-DQF-KcRT.js (hashed, minified names).
 CHUNK_PATH = re.compile(r"/assets/(statustracker-[A-Za-z0-9_-]+\.js)$")

@@ -12,16 +12,16 @@ Where the middleware is not in the app (a test calling the functions directly), 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..state import on_reset
 
 if TYPE_CHECKING:
     from starlette.middleware import Middleware
     from starlette.types import Receive, Scope, Send
-
-import os
-import threading
-import time
-from typing import Any
 
 HEARTBEAT_PATH = "/gradio_api/heartbeat/"
 # A page's heartbeat may reconnect (a network blip), and opens a moment after its first event.
@@ -41,6 +41,14 @@ _OPEN: dict[str, int] = {}  # session hash -> its open heartbeat streams
 _CLOSED_AT: dict[str, float] = {}  # session hash -> when its last stream closed
 _MAX_CLOSED = 10_000  # closed pages remembered (the oldest forgotten first)
 _tracking = False  # the middleware is in this process's app
+
+
+@on_reset
+def forget_pages() -> None:
+    """Forget every page's heartbeat streams (tests, a server's restart); the middleware stays."""
+    with _LOCK:
+        _OPEN.clear()
+        _CLOSED_AT.clear()
 
 
 def gone(page: str | None, since: float, now: float | None = None) -> bool:

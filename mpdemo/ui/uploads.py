@@ -11,12 +11,6 @@ enough for a class behind one address (each runs file is read the moment it land
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from starlette.middleware import Middleware
-    from starlette.types import Receive, Scope, Send
-
 import collections
 import contextlib
 import json
@@ -25,10 +19,14 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..files.recorded import MAX_FILE_BYTES
 from .train.classroom import client_of
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+    from starlette.types import Receive, Scope, Send
 
 UPLOADS_PER_CLIENT = 32
 UPLOAD_BYTES_PER_CLIENT = 4 * MAX_FILE_BYTES  # 128 MB: four of the largest runs files
