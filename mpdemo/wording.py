@@ -32,7 +32,7 @@ class NumberStyle:
     thousands: str = ","
     plural_one: frozenset[int] = frozenset({1})
 
-    def number(self, value: Any, spec: str = "") -> str:
+    def number(self, value: object, spec: str = "") -> str:
         """`format(value, spec)` with this language's decimal mark and digit grouping."""
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return format(value, spec)
@@ -59,7 +59,7 @@ class NumberStyle:
         whole = isinstance(count, numbers.Integral) and not isinstance(count, bool)
         return form.replace("#", self.number(count, "," if whole else ""))
 
-    def format(self, template: str, args: dict[str, Any]) -> str:
+    def format(self, template: str, args: dict[str, object]) -> str:
         """Fill `template` with `args` (raises what str.format raises on a bad template)."""
         return _Formatter(self).vformat(template, (), args)
 
@@ -70,14 +70,14 @@ class _Formatter(string.Formatter):
     def __init__(self, style: NumberStyle) -> None:
         self.style = style
 
-    def convert_field(self, value: Any, conversion: str | None) -> Any:
+    def convert_field(self, value: object, conversion: str | None) -> Any:
         # `{value!r}` quotes a text the person typed; a number stays a number, so it is written
         # the language's way ("-1,5" in Spanish) and reads as repr() did in English.
         if conversion == "r" and isinstance(value, numbers.Real) and not isinstance(value, bool):
             return value
         return super().convert_field(value, conversion)
 
-    def format_field(self, value: Any, format_spec: str) -> str:
+    def format_field(self, value: object, format_spec: str) -> str:
         plural = PLURAL.fullmatch(format_spec)
         if plural:
             return self.style.plural(value, plural.group("forms"))

@@ -375,6 +375,7 @@ def _step(label: str, step: int, scale: float | None, skipped: bool = False) -> 
         run_id=f"0:{label}",
         label=label,
         step=step,
+        elapsed_s=math.nan,  # a StepEvent's field: no clock in these frames
         loss=1.0 / step,
         loss_scale=scale,
         skipped=skipped,

@@ -9,10 +9,11 @@ with what would fit; the same comparison asked again is refused at once (line.py
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
+from ..sweep.spec import SweepPlan, fitting_budget
 
 if TYPE_CHECKING:
     from ..runs.estimate import GridEstimate
@@ -68,13 +69,11 @@ def too_long_paced(runs: int, total: float, cap: float, pace: float, lead: float
     return TooLong("comparison_too_long_runs", **args)
 
 
-def check_sweep(plan: Any, cap: float | None) -> None:
+def check_sweep(plan: SweepPlan, cap: float | None) -> None:
     """Raise TooLong when a sweep's plan (its estimate, from the rates it probed) is over the
     cap one comparison has here: it shares their line, so it shares their bound."""
     if cap is None or plan.estimate_s <= cap:
         return
-    from ..sweep.plan import fitting_budget  # a sweep was planned: torch is loaded
-
     args = {"need": round(plan.estimate_s / 60.0, 1), "cap": round(cap / 60.0, 1)}
     budget = fitting_budget(plan, cap)
     if budget is not None:

@@ -14,8 +14,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..config import Limits, RunConfig
 from ..files.recorded import thin_steps
@@ -23,11 +22,12 @@ from ..messages import MpdemoError
 from ..runs.fold import RunFold
 from ..runs.runner import Runner, RunnerInterface, repeated
 from . import caps
-from .viewer import Viewer
+from .viewer import Entry, Viewer
 
 if TYPE_CHECKING:
     from ..events import Event, GridPlanned
-    from .line import Hub
+    from ..files.machines import Machine
+    from ..runs.estimate import GridEstimate
 
 # A finished comparison stays shareable this long (a class presses Train over a few minutes).
 KEEP_S = 600.0
@@ -68,13 +68,22 @@ RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
 # --- one comparison and its record ---------------------------------------------------------------
 
 
-@dataclass
-class Entry:
-    """One recorded event: its sequence number (never reused) and when it came (monotonic)."""
+class Hub(Protocol):
+    """What a comparison asks of the server's line (mpdemo.classroom.line.Hub): its clock and
+    bounds, the viewers' count, the typical length, a refusal to remember, its own cancel."""
 
-    seq: int
-    at: float
-    event: Event
+    clock: Callable[[], float]
+    keep_s: float
+    stale_s: float
+    max_entries: int
+    max_comparison_s: float | None
+
+    def count_viewers(self, change: int) -> None: ...
+    def typical_s(self) -> float | None: ...
+    def remember_too_long(self, key: str, refusal: MpdemoError) -> None: ...
+    def cancel(self, c: Comparison) -> None: ...
+    def pace_s(self) -> float: ...
+    def place(self, c: Comparison) -> tuple[int, float | None] | None: ...
 
 
 class Comparison:
@@ -110,8 +119,8 @@ class Comparison:
         self.viewers: set[Viewer] = set()
         # Its runs' records: the runner's fold once it runs (mpdemo.runs.runner.RunnerInterface).
         self.fold = RunFold(repeated(self.configs, repeat))
-        self.estimate: Any = None  # mpdemo.runs.estimate.GridEstimate once its plan event came
-        self.machine: dict[str, Any] | None = None  # the runner's, where it says (ZeroGPU)
+        self.estimate: GridEstimate | None = None  # once its plan event came
+        self.machine: Machine | None = None  # the runner's, where it says (ZeroGPU)
         self.runner: RunnerInterface | None = None
         self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
         # A job that is no grid (a sweep, Hub.line_up): its whole length, from its own plan.

@@ -298,7 +298,7 @@ def _known_left_s(c: Comparison) -> float | None:
     return c.remaining_s()
 
 
-def _before(items: Any, stop_at: Any) -> Iterator[Any]:
+def _before(items: object, stop_at: Any) -> Iterator[Any]:
     """The items before `stop_at`."""
     for item in items:
         if item is stop_at:

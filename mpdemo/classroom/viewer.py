@@ -12,13 +12,68 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NotRequired, Protocol, TypedDict
 
+from ..config import RunConfig
+from ..files.machines import Machine
 from ..runs.fold import RunFold
 from ..runs.runner import RunnerInterface
 
 if TYPE_CHECKING:
-    from .comparison import Comparison, Entry
+    from ..events import Event
+    from ..files.summary import Summary
+
+
+@dataclass
+class Entry:
+    """One recorded event: its sequence number (never reused) and when it came (monotonic)."""
+
+    seq: int
+    at: float
+    event: Event
+
+
+class SharedFrom(TypedDict):
+    """Where a watched run came from, as its files say (runs JSON's `shared_from`)."""
+
+    kind: str  # shared | board
+    started_s_ago: float
+    started_at: str  # UTC, ISO 8601
+    live: bool  # it was still running when this page began watching
+    board: NotRequired[str]
+
+
+class Line(Protocol):
+    """What a viewer asks of the server's line: its clock, the live pace, a comparison's place."""
+
+    clock: Callable[[], float]
+
+    def pace_s(self) -> float: ...
+    def place(self, c: Watched) -> tuple[int, float | None] | None: ...
+
+
+class Watched(Protocol):
+    """What a viewer reads of its comparison (mpdemo.classroom.comparison.Comparison): the record
+    under its Condition, when it began, who else watches; it leaves or stops it."""
+
+    hub: Line
+    configs: list[RunConfig]
+    cond: threading.Condition
+    entries: list[Entry]
+    _seqs: list[int]
+    fold: RunFold
+    machine: Machine | None
+    viewers: set[Viewer]
+    created_at: float
+    created_wall: float
+    started_at: float | None
+    started_wall: float | None
+
+    @property
+    def ended(self) -> bool: ...
+    def stop(self) -> None: ...
+    def leave(self, viewer: Viewer) -> None: ...
 
 
 class Viewer(RunnerInterface):
@@ -26,7 +81,7 @@ class Viewer(RunnerInterface):
     interface (start, stop, join, alive, events, summaries, configs), so the Train tab's loop
     reads it as it reads a Runner."""
 
-    def __init__(self, comparison: Comparison, kind: str, board: str | None = None) -> None:
+    def __init__(self, comparison: Watched, kind: str, board: str | None = None) -> None:
         self.comparison = comparison
         self.kind = kind  # own | shared | board
         self.board = board
@@ -95,12 +150,12 @@ class Viewer(RunnerInterface):
         return self.comparison.fold
 
     @property
-    def summaries(self) -> list[Any]:
+    def summaries(self) -> list[Summary]:
         """The finished runs' summaries of the comparison."""
         return self.runs.summaries
 
     @property
-    def machine(self) -> dict[str, Any] | None:
+    def machine(self) -> Machine | None:
         """The machine the runs ran on, where the runner said (the GPU worker's)."""
         return self.comparison.machine
 
@@ -108,7 +163,7 @@ class Viewer(RunnerInterface):
         """When the event last handed on happened: a replayed step keeps its own time."""
         return self.at
 
-    def events(self, timeout: float | None = None) -> Iterator[Any]:
+    def events(self, timeout: float | None = None) -> Iterator[Event | None]:
         """The comparison's events from the first; None when `timeout` passed with none.
 
         What was recorded before this view joined comes at once; live events come in batches,
@@ -170,14 +225,14 @@ class Viewer(RunnerInterface):
         """(place in line, seconds until it starts) while it waits; None once it runs."""
         return self.comparison.hub.place(self.comparison)
 
-    def shared_from(self) -> dict[str, Any] | None:
+    def shared_from(self) -> SharedFrom | None:
         """Where the runs came from, for the files: None for one's own comparison."""
         if self.kind == "own":
             return None
         c = self.comparison
         began = c.started_at if c.started_at is not None else c.created_at
         began_wall = c.started_wall if c.started_wall is not None else c.created_wall
-        out: dict[str, Any] = {
+        out: SharedFrom = {
             "kind": self.kind,
             "started_s_ago": round(max(0.0, self.joined_at - began), 1),
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(began_wall)),
@@ -188,7 +243,7 @@ class Viewer(RunnerInterface):
         return out
 
 
-def script_note(shared_from: dict[str, Any] | None) -> str:
+def script_note(shared_from: SharedFrom | None) -> str:
     """The comment a reproduce script starts with when its run was not the visitor's own."""
     if not shared_from:
         return ""

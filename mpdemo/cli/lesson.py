@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
 
 from ..catalog import DEVICES
 from ..messages import render
+from ..teach.device_sizes import size_line
 from ..teach.lesson_checks import check_runs, traces_of
 from ..teach.lesson_recordings import recording_for
 from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
 from .sweep import sweep_main
 
 
-def add_lesson_parser(sub: Any) -> argparse.ArgumentParser:
+def add_lesson_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """The `lesson` subcommand's flags."""
     p = sub.add_parser("lesson", help="run one of the course's lessons (--list names them)")
     p.add_argument("name", nargs="?", help="the lesson to run (see --list)")
@@ -99,7 +101,6 @@ def lesson_main(
     recorded = recording_text(lesson.name)
     print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
     from ..engine.precision import resolve_device  # torch: the size depends on the device
-    from ..teach.device_sizes import size_line
 
     kind = resolve_device(args.device or "auto").type
     configs = lesson.configs(kind)  # a CUDA GPU: teach/device_sizes.py's size
@@ -111,7 +112,7 @@ def lesson_main(
     return run(parse(["run", *files]), configs, after=lambda runs: print_check(lesson, runs))
 
 
-def print_check(lesson: Lesson, runs: list[dict[str, Any]]) -> None:
+def print_check(lesson: Lesson, runs: list[dict[str, object]]) -> None:
     """Whether the runs showed the lesson's point: each figure its check reads, and its bar."""
     if lesson.check is None:
         return

@@ -11,12 +11,15 @@ import json
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..config import Limits, RunConfig, check_number
+from ..engine.machine import machine_info, machine_note
 from ..files.atomic import check_output_paths, write_csv_atomic, write_text_atomic
 from ..files.summary import oriented
 from ..messages import EN, ConfigError, Note
+from ..runs.notes import duration_text
+from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, params_label, sweep_document
 from ..sweep.sizes import (
     CUDA_GRID,
     DEFAULT_BATCH_SIZES,
@@ -28,6 +31,8 @@ from ..sweep.sizes import (
     parse_batch_sizes,
     parse_sizes,
 )
+from ..sweep.spec import SweepSpec
+from ..teach.device_sizes import kind_of
 from ..teach.published import PUBLISHED
 from .argtypes import EXIT_FAILED, EXIT_OK, choice_list
 from .signals import EXIT_SIGNAL, stop_on_signals
@@ -44,7 +49,9 @@ def _on_off(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
 
 
-def add_sweep_parser(sub: Any) -> argparse.ArgumentParser:
+def add_sweep_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """The `sweep` subcommand: run's flags where they apply, plus the grid's."""
     d = RunConfig()
     p = sub.add_parser(
@@ -121,7 +128,6 @@ def with_device_grid(args: argparse.Namespace) -> argparse.Namespace:
     if not unset:
         return args
     from ..engine.precision import resolve_device  # torch: which device this sweep runs on
-    from ..teach.device_sizes import kind_of
 
     grid = default_grid(kind_of(resolve_device(args.device).type))
     values = {"sizes": grid.sizes, "batch_sizes": grid.batch_sizes, "budget": grid.budget_s,
@@ -129,10 +135,8 @@ def with_device_grid(args: argparse.Namespace) -> argparse.Namespace:
     return argparse.Namespace(**{**vars(args), **{k: values[k] for k in unset}})
 
 
-def spec_from_args(args: argparse.Namespace) -> Any:
+def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     """The SweepSpec the flags describe (ConfigError, one line, where they cannot run)."""
-    from ..sweep.plan import SweepSpec
-
     lim = Limits.from_env()
     args = with_device_grid(args)
     base = RunConfig(
@@ -182,8 +186,6 @@ def _ms(seconds: float) -> str:
 
 def point_line(ev: SweepPoint) -> str:
     """One point as the CLI prints it: every precision's step, speed-up, interval, verdict."""
-    from ..sweep.notes import params_label
-
     parts = []
     for precision, step in ev.step_s.items():
         text = f"{precision} {_ms(step)} ms"
@@ -251,16 +253,13 @@ def published_lines() -> list[str]:
     return [f"# {EN['published_heading']}", *lines]
 
 
-def _write_json(path: str, doc: dict[str, Any]) -> None:
+def _write_json(path: str, doc: dict[str, object]) -> None:
     write_text_atomic(path, json.dumps(doc, indent=1))
 
 
 def sweep_main(args: argparse.Namespace) -> int:
     """Run the sweep the flags describe; 0 done, 2 bad input (raised), 1 failed or interrupted."""
-    from ..engine.machine import machine_info, machine_note
-    from ..runs.notes import duration_text
-    from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, sweep_document
-    from ..sweep.plan import plan_sweep
+    from ..sweep.plan import plan_sweep  # torch: the plan probes the device
     from ..sweep.run import run_sweep
 
     spec = spec_from_args(args)

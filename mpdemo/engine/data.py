@@ -6,7 +6,7 @@ import functools
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -15,6 +15,10 @@ from ..catalog import BUNDLED_DATASET_DIR, DATASETS, DatasetEntry
 from ..messages import ConfigError, Note
 from ..state import on_reset
 from .slices import resolve, split_of
+
+if TYPE_CHECKING:
+    from datasets import Dataset, DatasetDict
+    from transformers import PreTrainedTokenizerBase
 
 TEXT_COLUMNS = ("text", "sentence", "content", "review", "document")
 LABEL_COLUMNS = ("label", "labels", "sentiment")
@@ -26,7 +30,7 @@ RANDOM_EVAL_ROWS = 256
 class SplitData:
     """One loaded, sliced split before tokenization."""
 
-    dataset: Any  # datasets.Dataset
+    dataset: Dataset
     spec: str
     rows: int
     notes: list[Note] = field(default_factory=list)
@@ -45,14 +49,14 @@ _OPEN_LOCK = threading.Lock()
 
 
 @functools.cache
-def _bundled() -> Any:
+def _bundled() -> DatasetDict:
     import datasets
 
     # Read-only and shipped with the code: open once per process, not three times a run.
     return datasets.load_from_disk(str(BUNDLED_DATASET_DIR))
 
 
-def open_on_disk(name: str, source: str) -> Any:
+def open_on_disk(name: str, source: str) -> Dataset | DatasetDict:
     """The bundled dataset or a local save_to_disk folder (memory-mapped); ConfigError if not one."""
     import datasets
 
@@ -83,7 +87,7 @@ def check_slices(name: str, source: str, specs: list[str]) -> None:
         parse_slice(spec, sizes if sizes is not None else {split_of(spec): 10**12})
 
 
-def slice_dataset_dict(dsd: Any, spec: str) -> SplitData:
+def slice_dataset_dict(dsd: DatasetDict, spec: str) -> SplitData:
     """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax."""
     sizes = {name: len(ds) for name, ds in dsd.items()}
     split, start, stop = parse_slice(spec, sizes)
@@ -132,7 +136,7 @@ def load_split(name: str, source: str, spec: str) -> SplitData:
 
 
 def find_columns(
-    ds: Any, entry: DatasetEntry, name: str, need_label: bool
+    ds: Dataset, entry: DatasetEntry, name: str, need_label: bool
 ) -> tuple[str, str | None]:
     """The text and label column names, from the catalog or guessed; raise ConfigError if missing."""
     cols = list(ds.column_names)
@@ -155,7 +159,7 @@ def find_columns(
     return text, label
 
 
-def num_labels_of(ds: Any, label: str) -> int:
+def num_labels_of(ds: Dataset, label: str) -> int:
     """Number of classes: from a ClassLabel feature, else from the values seen."""
     feature = ds.features.get(label)
     names = getattr(feature, "names", None)
@@ -168,7 +172,7 @@ def num_labels_of(ds: Any, label: str) -> int:
 # shared (read only: nothing downstream changes a dataset in place; each reader makes its own
 # view). Keyed by the split's datasets fingerprint (datasets' own hash of the data and every
 # transform applied to it), the tokenizer and the settings; the last few kept (a few MiB each).
-_TOKENIZED: dict[tuple, Any] = {}
+_TOKENIZED: dict[tuple, Dataset] = {}
 _TOKENIZED_KEEP = 4
 _TOKENIZED_LOCK = threading.Lock()
 
@@ -180,7 +184,9 @@ def forget_tokenized() -> None:
         _TOKENIZED.clear()
 
 
-def tokenize(ds: Any, tokenizer: Any, text: str, label: str | None, max_length: int) -> Any:
+def tokenize(
+    ds: Dataset, tokenizer: PreTrainedTokenizerBase, text: str, label: str | None, max_length: int
+) -> Dataset:
     """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM.
 
     The same split, tokenizer and length as a recent call: that call's dataset (see _TOKENIZED).
@@ -208,9 +214,11 @@ def tokenize(ds: Any, tokenizer: Any, text: str, label: str | None, max_length: 
     return out
 
 
-def _tokenize(ds: Any, tokenizer: Any, text: str, label: str | None, max_length: int) -> Any:
+def _tokenize(
+    ds: Dataset, tokenizer: PreTrainedTokenizerBase, text: str, label: str | None, max_length: int
+) -> Dataset:
 
-    def fn(batch: dict[str, list]) -> dict[str, Any]:
+    def fn(batch: dict[str, list]) -> dict[str, object]:
         enc = tokenizer(
             [str(t) for t in batch[text]],
             padding="max_length",
@@ -273,7 +281,9 @@ class StepBatches(torch.utils.data.Dataset):
     in the same order, in microseconds.
     """
 
-    def __init__(self, ds: Any, order: list[int], batch_size: int) -> None:
+    def __init__(
+        self, ds: Dataset | torch.utils.data.Dataset, order: list[int], batch_size: int
+    ) -> None:
         columns = (ds.format or {}).get("columns") or ds.column_names
         table = ds.with_format("numpy", columns=columns)[:]
         self.columns = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in table.items()}
@@ -288,7 +298,9 @@ class StepBatches(torch.utils.data.Dataset):
         return {k: v[rows] for k, v in self.columns.items()}
 
 
-def batch_loader(ds: Any, order: list[int], batch_size: int) -> torch.utils.data.DataLoader:
+def batch_loader(
+    ds: Dataset | torch.utils.data.Dataset, order: list[int], batch_size: int
+) -> torch.utils.data.DataLoader:
     """A DataLoader of whole batches, rows in `order`: gathered from the columns for a
     datasets.Dataset, the DataLoader's own batching for anything else."""
     if hasattr(ds, "with_format"):
@@ -297,7 +309,9 @@ def batch_loader(ds: Any, order: list[int], batch_size: int) -> torch.utils.data
     return torch.utils.data.DataLoader(subset, batch_size=batch_size, shuffle=False)
 
 
-def in_step_order(ds: Any, order: list[int]) -> Any:
+def in_step_order(
+    ds: Dataset | torch.utils.data.Dataset, order: list[int]
+) -> Dataset | torch.utils.data.Dataset:
     """The dataset laid out in batch order, so a sequential sampler reproduces it everywhere."""
     if hasattr(ds, "select"):
         return ds.select(order, keep_in_memory=True)

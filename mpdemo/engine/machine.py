@@ -1,5 +1,8 @@
 """What this machine is: names, instruction-set flags, library versions, and the sentences
 that say so. Nothing here times anything; `machine_info()` goes into every run's JSON.
+
+Torch-free to import (the page, the CLI and the runs' sentences read it before torch loads):
+only the probes import torch, when called.
 """
 
 from __future__ import annotations
@@ -9,10 +12,8 @@ import functools
 import importlib.metadata
 import os
 import platform
-from typing import Any
 
-import torch
-
+from ..files.machines import Machine, MachineGPU
 from ..messages import Note
 
 # The CPU flags that decide whether fp16/bf16 have hardware support on a CPU.
@@ -23,6 +24,8 @@ VERSIONED = ("torch", "transformers", "accelerate", "datasets")
 
 def _private_flag(name: str) -> bool | None:
     """torch.cpu._is_<name>_supported(), or None when this torch build lacks it (private API)."""
+    import torch
+
     fn = getattr(torch.cpu, f"_is_{name}_supported", None)
     if fn is None:
         return None
@@ -78,6 +81,8 @@ def cpu_name() -> str:
 
 def cpu_capability() -> str | None:
     """The vector ISA torch's CPU kernels dispatch to ("AVX2", "AVX512", ...); None if unknown."""
+    import torch
+
     try:
         return str(torch.backends.cpu.get_cpu_capability())
     except Exception:  # noqa: BLE001 - older torch builds lack it
@@ -120,14 +125,17 @@ def cpu_flags() -> dict[str, bool]:
 
 
 def _version(dist: str) -> str | None:
+    """The installed distribution's version; None when it is not installed."""
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
 
 
-def _gpu_info() -> dict[str, Any] | None:
+def _gpu_info() -> MachineGPU | None:
     """The first accelerator: CUDA (name, compute capability, bf16) or Apple's MPS; None on CPU only."""
+    import torch
+
     if torch.cuda.is_available():
         index = torch.cuda.current_device()
         major, minor = torch.cuda.get_device_capability(index)
@@ -147,7 +155,7 @@ def _gpu_info() -> dict[str, Any] | None:
 
 
 @functools.cache
-def _static_info() -> dict[str, Any]:
+def _static_info() -> Machine:
     """What does not change while the process lives (names, flags, versions)."""
     capability = cpu_capability()
     gpu = _gpu_info()
@@ -167,14 +175,16 @@ def _static_info() -> dict[str, Any]:
     }
 
 
-def machine_info() -> dict[str, Any]:
+def machine_info() -> Machine:
     """This machine as a JSON-ready dict: device kind/name, CPU flags, GPU, versions, threads, date.
 
     Cheap (nothing is timed): the static part is cached once per process; the thread count and
     the date are read each call because a run may change the first.
     """
-    info = dict(_static_info())
-    info["cpu"] = dict(info["cpu"])
+    import torch
+
+    info = Machine(**_static_info())
+    info["cpu"] = info["cpu"].copy()
     info["torch_threads"] = torch.get_num_threads()
     info["date"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     return info
@@ -191,7 +201,7 @@ _FLAG_LABELS = {
 _PRECISION_FLAGS = {"bf16": ("avx512_bf16", "amx_bf16"), "fp16": ("avx512_fp16", "amx_fp16")}
 
 
-def _isa(machine: dict[str, Any]) -> str:
+def _isa(machine: Machine) -> str:
     cpu = machine.get("cpu") or {}
     cap = cpu.get("capability") or ""
     if cap.upper().startswith("AVX512"):
@@ -201,7 +211,7 @@ def _isa(machine: dict[str, Any]) -> str:
     return cap or platform.machine() or "CPU"
 
 
-def hardware_reason(machine: dict[str, Any], precision: str, device_type: str) -> dict[str, Any]:
+def hardware_reason(machine: Machine, precision: str, device_type: str) -> dict[str, object]:
     """Why a precision may run as it does here: the hardware facts, as a nested message."""
     gpu = machine.get("gpu") or {}
     if device_type == "cuda" and gpu:
@@ -215,10 +225,10 @@ def hardware_reason(machine: dict[str, Any], precision: str, device_type: str) -
     return {"key": "hw_cpu_lacks", "args": {"isa": _isa(machine), "precision": precision}}
 
 
-def machine_note(machine: dict[str, Any] | None = None) -> Note:
+def machine_note(machine: Machine | None = None) -> Note:
     """'This machine: ...' in one sentence: names, flags, threads, torch (no speed claim)."""
     m = machine or machine_info()
-    torch_v = (m.get("versions") or {}).get("torch") or torch.__version__
+    torch_v = (m.get("versions") or {}).get("torch") or _version("torch")
     cpu = m.get("cpu") or {}
     gpu = m.get("gpu") or {}
     if m.get("device_kind") == "cuda" and gpu:

@@ -14,7 +14,7 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from ..messages import ConfigError
 
@@ -61,7 +61,7 @@ def write_atomic(
 
 
 def write_csv_atomic(
-    path: str | Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]
+    path: str | Path, columns: Sequence[str], rows: Iterable[Mapping[str, object]]
 ) -> None:
     """A CSV with a header row of `columns`, whole or not at all; other keys are left out."""
 

@@ -50,25 +50,25 @@ class _Checker:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def fail(self, path: str, problem: str, **args: Any) -> NoReturn:
+    def fail(self, path: str, problem: str, **args: object) -> NoReturn:
         """Raise 'name: runs[0].summary.steps is NaN' (the problem a nested, translated key)."""
         raise RecordingError(
             "runs_bad_field", name=self.name, path=path, problem={"key": problem, "args": args}
         )
 
-    def obj(self, path: str, v: Any) -> dict[str, Any]:
+    def obj(self, path: str, v: object) -> dict[str, object]:
         if not isinstance(v, dict):
             self.fail(path, "field_not_object")
         return v
 
-    def seq(self, path: str, v: Any, limit: int) -> list[Any]:
+    def seq(self, path: str, v: object, limit: int) -> list[object]:
         if not isinstance(v, list):
             self.fail(path, "field_not_list")
         if len(v) > limit:
             self.fail(path, "field_too_many", count=len(v), limit=limit)
         return v
 
-    def number(self, path: str, v: Any, lo: float, hi: float, finite: bool = True) -> None:
+    def number(self, path: str, v: object, lo: float, hi: float, finite: bool = True) -> None:
         """A number (never a bool) within [lo, hi]; NaN and ±inf only where `finite` is False."""
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.fail(path, "field_not_number")
@@ -83,13 +83,13 @@ class _Checker:
         if not lo <= v <= hi:  # int vs float compares exactly, however many digits
             self.fail(path, "field_out_of_range", lo=lo, hi=hi)
 
-    def whole(self, path: str, v: Any, lo: int, hi: int) -> None:
+    def whole(self, path: str, v: object, lo: int, hi: int) -> None:
         """A whole number within [lo, hi] (100.0 counts: another writer may put it so)."""
         self.number(path, v, lo, hi)
         if isinstance(v, float) and not v.is_integer():
             self.fail(path, "field_not_whole")
 
-    def text(self, path: str, v: Any, limit: int, one_line: bool = False) -> None:
+    def text(self, path: str, v: object, limit: int, one_line: bool = False) -> None:
         """A str of at most `limit` characters; a name (`one_line`) has no control characters."""
         if not isinstance(v, str):
             self.fail(path, "field_not_text")
@@ -98,22 +98,22 @@ class _Checker:
         if one_line and any(unicodedata.category(ch) == "Cc" for ch in v):
             self.fail(path, "field_control_chars")
 
-    def flag(self, path: str, v: Any) -> None:
+    def flag(self, path: str, v: object) -> None:
         if not isinstance(v, bool):
             self.fail(path, "field_not_bool")
 
-    def choice(self, path: str, v: Any, allowed: tuple[str, ...]) -> None:
+    def choice(self, path: str, v: object, allowed: tuple[str, ...]) -> None:
         if not isinstance(v, str) or v not in allowed:
             self.fail(path, "field_not_choice", allowed=", ".join(allowed))
 
-    def fields(self, path: str, data: dict[str, Any], rules: dict[str, _Rule]) -> None:
+    def fields(self, path: str, data: dict[str, object], rules: dict[str, _Rule]) -> None:
         """Each key of `rules` that `data` has: null, or what its rule allows."""
         for key, rule in rules.items():
             v = data.get(key)
             if v is not None:
                 rule(self, f"{path}.{key}", v)
 
-    def note(self, path: str, v: Any, depth: int = 0) -> None:
+    def note(self, path: str, v: object, depth: int = 0) -> None:
         """A message as the summary keeps it ({"key", "args", "text"}) that renders in any language."""
         note = self.obj(path, v)
         key = note.get("key")
@@ -158,17 +158,17 @@ def _text(limit: int) -> _Rule:
     return lambda c, p, v: c.text(p, v, limit)
 
 
-def _texts(c: _Checker, p: str, v: Any) -> None:
+def _texts(c: _Checker, p: str, v: object) -> None:
     for i, w in enumerate(c.seq(p, v, MAX_NOTES)):
         c.text(f"{p}[{i}]", w, MAX_TEXT)
 
 
-def _notes(c: _Checker, p: str, v: Any) -> None:
+def _notes(c: _Checker, p: str, v: object) -> None:
     for i, w in enumerate(c.seq(p, v, MAX_NOTES)):
         c.note(f"{p}[{i}]", w)
 
 
-def _interval(c: _Checker, p: str, v: Any) -> None:
+def _interval(c: _Checker, p: str, v: object) -> None:
     pair = c.seq(p, v, 2)
     if len(pair) != 2:
         c.fail(p, "field_not_pair")
@@ -176,7 +176,7 @@ def _interval(c: _Checker, p: str, v: Any) -> None:
         c.number(f"{p}[{i}]", x, 0, 10**6)
 
 
-def _object(c: _Checker, p: str, v: Any) -> None:
+def _object(c: _Checker, p: str, v: object) -> None:
     c.obj(p, v)
 
 
@@ -263,11 +263,11 @@ FP8_TENSORS = ("input", "weight", "grad_output")  # the casts an audit names a f
 MAX_KEPT_LAYERS = 64
 
 
-def _fp8_audit(c: _Checker, p: str, v: Any) -> None:
+def _fp8_audit(c: _Checker, p: str, v: object) -> None:
     c.fields(p, c.obj(p, v), FP8_AUDIT_RULES)
 
 
-def _speed_check(c: _Checker, p: str, v: Any) -> None:
+def _speed_check(c: _Checker, p: str, v: object) -> None:
     check = c.obj(p, v)
     c.fields(p, check, SPEED_CHECK_RULES)
     if not isinstance(check.get("precision"), str):
@@ -310,7 +310,7 @@ _GPU_RULES: dict[str, _Rule] = {
 }
 
 
-def _versions(c: _Checker, p: str, v: Any) -> None:
+def _versions(c: _Checker, p: str, v: object) -> None:
     versions = c.obj(p, v)
     if len(versions) > MAX_NOTE_ARGS:
         c.fail(p, "field_too_many", count=len(versions), limit=MAX_NOTE_ARGS)
@@ -333,7 +333,7 @@ MACHINE_RULES: dict[str, _Rule] = {
 }
 
 
-def _config_rule(default: Any) -> _Rule:
+def _config_rule(default: object) -> _Rule:
     # A run's settings as RunConfig declares them: a renderer reads steps and loss_scaling, a
     # reload rebuilds a RunConfig from the rest.
     if isinstance(default, bool):
@@ -354,7 +354,7 @@ def _config_rules() -> dict[str, _Rule]:
     return rules
 
 
-def _renders(key: str, args: dict[str, Any]) -> bool:
+def _renders(key: str, args: dict[str, object]) -> bool:
     """Whether the message renders, in English and with any whole-number spec a language uses."""
     try:
         render(key, args)

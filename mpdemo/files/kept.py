@@ -9,8 +9,6 @@ name, and another writer's own figures are kept only as a few small scalars. No 
 
 from __future__ import annotations
 
-from typing import Any
-
 from .checks import (
     _CPU_RULES,
     _GPU_RULES,
@@ -33,7 +31,7 @@ STEP_KEYS = ("step", *STEP_RULES)
 MAX_METRICS = 16  # an evaluation's metrics (the engine writes one or two)
 
 
-def _scalar(v: Any) -> bool:
+def _scalar(v: object) -> bool:
     return (
         v is None
         or isinstance(v, (bool, int, float))
@@ -41,18 +39,18 @@ def _scalar(v: Any) -> bool:
     )
 
 
-def _known(data: Any, keys: Any) -> dict[str, Any]:
+def _known(data: object, keys: object) -> dict[str, object]:
     """`data`'s keys that are in `keys`, in the file's order."""
     if not isinstance(data, dict):
         return {}
     return {k: v for k, v in data.items() if k in keys}
 
 
-def small(data: Any, limit: int = MAX_EXTRA_KEYS) -> dict[str, Any]:
+def small(data: object, limit: int = MAX_EXTRA_KEYS) -> dict[str, object]:
     """At most `limit` of a dict's keys that hold a scalar (a name-long string at most)."""
     if not isinstance(data, dict):
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for k, v in data.items():
         if len(out) >= limit:
             break
@@ -61,7 +59,7 @@ def small(data: Any, limit: int = MAX_EXTRA_KEYS) -> dict[str, Any]:
     return out
 
 
-def _note(note: Any) -> dict[str, Any]:
+def _note(note: object) -> dict[str, object]:
     """A message as the checker passed it: its key, text and arguments, nothing else."""
     out = _known(note, ("key", "args", "text"))
     args = out.get("args")
@@ -72,7 +70,7 @@ def _note(note: Any) -> dict[str, Any]:
     return out
 
 
-def fp8_audit(audit: Any) -> dict[str, Any] | None:
+def fp8_audit(audit: object) -> dict[str, object] | None:
     """The audit's counts and formats; its kept layers' names thinned to MAX_KEPT_LAYERS."""
     if not isinstance(audit, dict):
         return None
@@ -90,7 +88,7 @@ def fp8_audit(audit: Any) -> dict[str, Any] | None:
     return out
 
 
-def summary(s: dict[str, Any], label: str) -> dict[str, Any]:
+def summary(s: dict[str, object], label: str) -> dict[str, object]:
     """The summary's fields the renderers read, and a few small figures of another writer's."""
     out = _known(s, SUMMARY_RULES)
     if "fp8_audit" in out:
@@ -104,12 +102,12 @@ def summary(s: dict[str, Any], label: str) -> dict[str, Any]:
     return {**out, **extra, "label": label}
 
 
-def step(st: dict[str, Any]) -> dict[str, Any]:
+def step(st: dict[str, object]) -> dict[str, object]:
     """A step's own fields: what the plots and the CSV read."""
     return _known(st, STEP_KEYS)
 
 
-def evaluation(ev: dict[str, Any]) -> dict[str, Any]:
+def evaluation(ev: dict[str, object]) -> dict[str, object]:
     """An evaluation's step and its metrics (numbers under short names), nothing else."""
     out = _known(ev, ("step",))
     if not isinstance(out.get("step"), (int, float)) or isinstance(out.get("step"), bool):
@@ -124,7 +122,7 @@ def evaluation(ev: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def machine(m: dict[str, Any] | None) -> dict[str, Any] | None:
+def machine(m: dict[str, object] | None) -> dict[str, object] | None:
     """The machine record's fields the page reads; the CPU's flags only as the engine names them."""
     if not isinstance(m, dict):
         return None

@@ -3,7 +3,44 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypedDict
+
+
+class MachineCPU(TypedDict, total=False):
+    """A machine record's CPU: the OS's name, torch's ISA, the fp16/bf16 flags, its cores."""
+
+    name: str | None
+    capability: str | None
+    flags: dict[str, bool]
+    cores: int | None
+
+
+class MachineGPU(TypedDict, total=False):
+    """A machine record's first accelerator (CUDA or Apple's MPS)."""
+
+    kind: str
+    name: str
+    capability: str | None
+    bf16: bool | None
+    memory_bytes: int
+    count: int
+
+
+class Machine(TypedDict, total=False):
+    """What a run's JSON says of the machine that ran it (mpdemo.engine.machine.machine_info()).
+
+    Read from files too, so every key may be missing: readers use .get."""
+
+    device_kind: str
+    device_name: str
+    cpu: MachineCPU
+    gpu: MachineGPU | None
+    versions: dict[str, str | None]
+    python: str
+    platform: str
+    torch_threads: int
+    date: str
+
 
 _VENDOR = re.compile(r"\b(NVIDIA|GeForce|Tesla|AMD|Intel|Radeon)\b", re.IGNORECASE)
 _CPU_NOISE = re.compile(
@@ -32,7 +69,7 @@ def cpu_short_name(name: str, capability: str | None = None) -> str:
     return short
 
 
-def machine_tag(machine: dict[str, Any] | None) -> str:
+def machine_tag(machine: Machine | None) -> str:
     """A short, unambiguous name for the device a recording ran on."""
     if not machine:
         return "recorded"
@@ -47,7 +84,7 @@ def machine_tag(machine: dict[str, Any] | None) -> str:
     return cpu_short_name(str(name), cpu.get("capability"))
 
 
-def describe_machine(machine: dict[str, Any] | None) -> str:
+def describe_machine(machine: Machine | None) -> str:
     """One line: 'NVIDIA H200 · torch 2.13.0 · transformers 5.24.0 · accelerate 1.15.0'."""
     if not machine:
         return "an unknown machine"

@@ -23,8 +23,9 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..engine.machine import machine_info
+from ..state import on_reset
 from ..teach.formats import LOW_PRECISION
 from . import kept
 from .atomic import write_csv_atomic, write_text_atomic
@@ -50,6 +51,7 @@ from .checks import (  # noqa: F401 - the reader's rules, named here for their u
     _config_rules,
 )
 from .machines import (  # noqa: F401 - named here for their users
+    Machine,
     cpu_short_name,
     describe_machine,
     gpu_short_name,
@@ -73,14 +75,14 @@ REFERENCE_DIR_ENV = "MPDEMO_REFERENCE_DIR"
 class Recording:
     """The runs of one runs file and the machine they ran on."""
 
-    runs: list[dict[str, Any]]
-    machine: dict[str, Any] | None
+    runs: list[dict[str, object]]
+    machine: dict[str, object] | None
     version: int
     name: str = ""  # the file's name, for the status line
     digest: str = ""  # sha1 of the content: the same file loaded twice replaces itself
     # Other top-level keys: dropped (a file's unknown key held 10 M empty objects in the server's
     # memory while the tab stayed open); kept empty for readers that look.
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def tag(self) -> str:
@@ -97,20 +99,18 @@ class Recording:
 # --- writing -----------------------------------------------------------------------------------
 
 
-def runs_document(runs: list[dict[str, Any]], machine: dict[str, Any] | None = None) -> dict:
+def runs_document(runs: list[dict[str, object]], machine: dict[str, object] | None = None) -> dict:
     """The JSON document for `runs`, with this machine's profile unless one is given."""
     if machine is None:
-        from ..engine.machine import (
-            machine_info,  # imports torch: only writers that trained call this
-        )
-
-        machine = machine_info()
+        machine = machine_info()  # imports torch: only writers that trained come here
 
     runs = [{**r, "summary": plain(r["summary"])} for r in runs]
     return {"version": FORMAT_VERSION, "machine": machine, "runs": runs}
 
 
-def write_runs(path: str | Path, runs: list[dict[str, Any]], machine: dict | None = None) -> None:
+def write_runs(
+    path: str | Path, runs: list[dict[str, object]], machine: dict | None = None
+) -> None:
     """Write `runs` as a runs JSON file (UTF-8, indented one space like the first version),
     whole or not at all: a reader never sees half a file, a failed write leaves the old one."""
     doc = runs_document(runs, machine)
@@ -147,10 +147,10 @@ STEP_FIELDS = [
 ]
 
 
-def write_steps_csv(path: str | Path, runs: list[dict[str, Any]]) -> None:
+def write_steps_csv(path: str | Path, runs: list[dict[str, object]]) -> None:
     """The runs file's CSV form: one row per step of every run, written whole or not at all."""
 
-    def rows() -> Iterator[dict[str, Any]]:
+    def rows() -> Iterator[dict[str, object]]:
         for r in runs:
             s = r["summary"]
             for step in r.get("steps", []):
@@ -213,7 +213,7 @@ def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:
     return rec
 
 
-def parse_document(doc: Any, name: str = "runs.json") -> Recording:
+def parse_document(doc: object, name: str = "runs.json") -> Recording:
     """Check an already-decoded runs document; raises RecordingError."""
     if not isinstance(doc, dict) or "runs" not in doc:
         raise RecordingError("runs_bad_shape", name=name, detail='no "runs" list at the top')
@@ -238,7 +238,7 @@ def parse_document(doc: Any, name: str = "runs.json") -> Recording:
     return Recording(runs=checked, machine=machine, version=version, name=name)
 
 
-def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
+def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
     where = f"runs[{i}]"
     c.obj(where, run)
     if "summary" not in run:
@@ -270,7 +270,7 @@ def _check_run(run: Any, i: int, c: _Checker) -> dict[str, Any]:
     # JSON may carry NaN/Infinity (Python writes them for a diverged loss): kept as floats.
     # What no renderer reads is dropped, or kept only as a small value (another writer's own
     # figure): an unknown key's object would stay in memory as long as the file is open.
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     if run.get("status") in STATUSES:
         out["status"] = run["status"]
     if isinstance(run.get("grid"), int) and not isinstance(run.get("grid"), bool):
@@ -305,7 +305,7 @@ MAX_LAYERS = 4096  # layers of one watched step (a 12-layer BERT has ~100)
 MAX_BINS = 256  # log2 bins of one layer's histogram (the engine writes 61)
 
 
-def _last_histogram(hist: list[Any], where: str, c: _Checker) -> dict[str, Any] | None:
+def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, object] | None:
     """A run's last watched step, checked as the Train tab draws it; the earlier ones are not kept.
 
     The page draws each run's latest histogram only, so a file holding one for every step costs
@@ -379,7 +379,7 @@ def _last_histogram(hist: list[Any], where: str, c: _Checker) -> dict[str, Any] 
 # --- compacting for the browser -----------------------------------------------------------------
 
 
-def thin_steps(steps: list[dict[str, Any]], max_points: int) -> list[dict[str, Any]]:
+def thin_steps(steps: list[dict[str, object]], max_points: int) -> list[dict[str, object]]:
     """At most ~max_points steps: an even spread plus the first, the last and every skipped step."""
     n = len(steps)
     if n <= max_points:
@@ -391,7 +391,7 @@ def thin_steps(steps: list[dict[str, Any]], max_points: int) -> list[dict[str, A
     return [steps[i] for i in keep]
 
 
-def compact(runs: list[dict[str, Any]], max_points: int = 500) -> list[dict[str, Any]]:
+def compact(runs: list[dict[str, object]], max_points: int = 500) -> list[dict[str, object]]:
     """Runs with their steps thinned (the plots draw at most 500 points a line anyway)."""
     return [{**r, "steps": thin_steps(r.get("steps") or [], max_points)} for r in runs]
 
@@ -428,3 +428,9 @@ def reference_files(pattern: str = "*.json", folder: Path | None = None) -> list
 
 
 _SKIPPED: set[tuple[str, str]] = set()  # what reference_files() said it left out, said once
+
+
+@on_reset
+def forget_skipped() -> None:
+    """Say again what the reference folder leaves out (tests; a folder mended meanwhile)."""
+    _SKIPPED.clear()

@@ -74,7 +74,7 @@ class Summary(Mapping[str, Any]):
     processes: int = 1
     elapsed_s: float | None = None
     warnings: list[str] = field(default_factory=list)  # English sentences
-    warning_keys: list[dict[str, Any]] = field(
+    warning_keys: list[dict[str, object]] = field(
         default_factory=list
     )  # {"key", "args"}: any language
     eval_loss: float | None = None
@@ -82,7 +82,7 @@ class Summary(Mapping[str, Any]):
     eval_accuracy: float | None = None  # classifiers that were evaluated
     error: str | None = None  # a run that could not start: why, in one line
     error_detail: str | None = None  # a traceback, for a bug (never for bad input)
-    fp8_audit: dict[str, Any] | None = None  # fp8: which Linear layers ran as Float8Linear
+    fp8_audit: dict[str, object] | None = None  # fp8: which Linear layers ran as Float8Linear
     # with_speedups, from the one interleaved measurement (mpdemo.runs.timing.SpeedCheck) of this
     # run's precision against fp32: fp32's step time over this one's, its 95 % interval and the
     # verdict (faster | slower | same | unsure) with why it is unsure.
@@ -90,15 +90,15 @@ class Summary(Mapping[str, Any]):
     speedup_interval: list[float] | None = None
     speed_verdict: str | None = None
     speed_reason: str | None = None  # too_few | busy | wide | not_interleaved | ran_fp32
-    speed_check: dict[str, Any] | None = None  # the SpeedCheck itself, for its sentence
+    speed_check: dict[str, object] | None = None  # the SpeedCheck itself, for its sentence
     speedup_same_maths: bool | None = None  # asked for fp16/bf16, computed in fp32 anyway
     machine: str | None = None  # a recorded run's machine tag ("H200")
-    extra: dict[str, Any] = field(default_factory=dict)  # a file's keys this version lacks
+    extra: dict[str, object] = field(default_factory=dict)  # a file's keys this version lacks
 
     # --- the mapping it reads as ------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON form: every key, in the order of the declaration, then a file's extra keys."""
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for f in fields(self):
             if f.name == "extra":
                 continue
@@ -111,7 +111,7 @@ class Summary(Mapping[str, Any]):
         return out
 
     @cached_property
-    def _view(self) -> dict[str, Any]:
+    def _view(self) -> dict[str, object]:
         # The mapping's keys and values, built once: a table reads ~25 keys of every summary.
         # (cached_property writes the instance's __dict__ directly, which frozen allows.)
         return self.to_dict()
@@ -125,13 +125,13 @@ class Summary(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._view)
 
-    def replace(self, **changes: Any) -> Summary:
+    def replace(self, **changes: object) -> Summary:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
     # --- builders -----------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Summary:
+    def from_dict(cls, data: Mapping[str, object]) -> Summary:
         """A summary from its JSON form (a runs file, the browser's store); unknown keys kept."""
         if isinstance(data, Summary):
             return data
@@ -152,7 +152,7 @@ class Summary(Mapping[str, Any]):
         label: str,
         backend: str,
         precision: str,
-        note: Any,
+        note: object,
         detail: str | None = None,
     ) -> Summary:
         """A run that could not even start (bad model, unreachable Hub...): why, and no figures."""
@@ -171,7 +171,7 @@ class Summary(Mapping[str, Any]):
 # --- speed-ups: a run against its backend's fp32 run ---------------------------------------------
 
 
-def peers(s: Mapping[str, Any]) -> tuple[Any, ...]:
+def peers(s: Mapping[str, object]) -> tuple[Any, ...]:
     """What a run is compared within: its backend, model, machine and source (None for this
     page's runs; a loaded file's name, date and content).
 
@@ -181,14 +181,14 @@ def peers(s: Mapping[str, Any]) -> tuple[Any, ...]:
     return (s.get("backend"), s.get("model"), s.get("machine"), s.get("source"))
 
 
-def typical_step_s(s: Mapping[str, Any]) -> float | None:
+def typical_step_s(s: Mapping[str, object]) -> float | None:
     """A run's typical step in seconds: the median of its timed steps (the mean in older files)."""
     return s.get("median_step_s") or s.get("mean_step_s")
 
 
 def _speed_fields(
     s: Summary, ref: Summary | None, checks: Mapping[str, SpeedCheck] | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """A run's speed-up fields, by the one rule (mpdemo.runs.timing.verdict) from one measurement."""
     if s.precision == "fp32":
         return {"speedup_vs_fp32": 1.0 if typical_step_s(s) else None}
@@ -227,7 +227,7 @@ def _speed_fields(
 
 
 def with_speedups(
-    summaries: Iterable[Mapping[str, Any]], checks: Mapping[str, SpeedCheck] | None = None
+    summaries: Iterable[Mapping[str, object]], checks: Mapping[str, SpeedCheck] | None = None
 ) -> list[Summary]:
     """The summaries with their speed-up against fp32, verdict and interval.
 
@@ -258,12 +258,10 @@ def oriented(
     return ratio, iv, slower
 
 
-def speedup_text(
-    s: Mapping[str, Any] | Summary, ran_fp32: str = "ran in fp32", times: str = "x"
-) -> str:
+def speedup_text(s: Mapping[str, object], ran_fp32: str = "ran in fp32", times: str = "x") -> str:
     """'1.52x [1.41-1.60] faster', '1.85x slower (unsure)', 'ran in fp32', '1.00x' (fp32 itself)
     or '-': the CLI's cell (the UI localizes the same)."""
-    get = s.get if isinstance(s, Mapping) else lambda k: getattr(s, k, None)
+    get = s.get  # a Summary reads as its mapping too
     if get("speed_reason") == "ran_fp32":
         return ran_fp32
     v = get("speedup_vs_fp32")
@@ -303,6 +301,6 @@ def scale_text(v: float | None) -> str:
     return repr(float(v))
 
 
-def plain(summary: Mapping[str, Any]) -> dict[str, Any]:
+def plain(summary: Mapping[str, object]) -> dict[str, object]:
     """A summary as a plain dict (JSON, the browser's store), whichever form it came in."""
     return summary.to_dict() if isinstance(summary, Summary) else dict(summary)

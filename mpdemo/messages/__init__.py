@@ -8,7 +8,6 @@ The English templates live by subject beside this file; EN is all of them, in on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..wording import ENGLISH, NumberStyle
 from .inputs import INPUTS
@@ -25,21 +24,21 @@ class Note:
     """A warning or message: a key into the message tables plus its arguments."""
 
     key: str
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, object] = field(default_factory=dict)
 
     @property
     def text(self) -> str:
         """The English text."""
         return render(self.key, self.args)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         return {"key": self.key, "args": dict(self.args), "text": self.text}
 
 
 def render(
     key: str,
-    args: dict[str, Any],
+    args: dict[str, object],
     table: dict[str, str] | None = None,
     style: NumberStyle = ENGLISH,
 ) -> str:
@@ -66,7 +65,7 @@ def render(
 class MpdemoError(Exception):
     """An error a person can act on: bad input, an unreachable hub, a missing GPU."""
 
-    def __init__(self, key: str, **args: Any) -> None:
+    def __init__(self, key: str, **args: object) -> None:
         self.note = Note(key, args)
         super().__init__(self.note.text)
 
@@ -76,7 +75,7 @@ class MpdemoError(Exception):
         return self.note.key
 
     @property
-    def args_dict(self) -> dict[str, Any]:
+    def args_dict(self) -> dict[str, object]:
         """The message arguments."""
         return self.note.args
 

@@ -23,13 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..cli.signals import stop_on_signals
 from ..config import RunConfig
+from ..engine.machine import machine_info, machine_note
 from ..files.recorded import machine_tag, write_runs
 from ..files.summary import speedup_text, typical_step_s, with_speedups
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..messages import ConfigError
 from ..runs.fold import RunFold
+from ..runs.notes import memory_notes, run_speed_notes
 from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..teach import lessons as lessons_mod
+from ..teach.lesson_recordings import file_name
 from . import figures as figs
 
 if TYPE_CHECKING:
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 
     from ..events import Event
 
-Run = dict[str, Any]
+Run = dict[str, object]
 
 
 @dataclass
@@ -45,7 +48,7 @@ class Result:
     """What a lesson or comparison trained (finished runs, and the steps of any cut short)."""
 
     runs: list[Run]  # the runs JSON's entries: config, steps, evals, summary, status
-    machine: dict[str, Any]
+    machine: dict[str, object]
     lang: str = DEFAULT_LANG
     lesson: str | None = None  # the lesson's name, when it was one
     interrupted: bool = False  # the kernel's interrupt stopped it
@@ -77,8 +80,6 @@ class Result:
     @property
     def notes(self) -> list[str]:
         """The page's sentences after the runs: speed vs fp32 (the one verdict rule), memory."""
-        from ..runs.notes import memory_notes, run_speed_notes
-
         summaries = [r["summary"] for r in self.runs]
         notes = [*run_speed_notes(summaries, self.machine), *memory_notes(summaries)]
         return [engine_text(n.key, n.args, self.lang) for n in notes]
@@ -86,12 +87,10 @@ class Result:
     @property
     def verdict(self) -> str:
         """The speed sentences the page says when the runs end (empty with no 16-bit run)."""
-        from ..runs.notes import run_speed_notes
-
         notes = run_speed_notes([r["summary"] for r in self.runs], self.machine)
         return " ".join(engine_text(n.key, n.args, self.lang) for n in notes)
 
-    def figures(self) -> dict[str, Any]:
+    def figures(self) -> dict[str, object]:
         """The page's three plots (loss, loss scale, step time) as matplotlib Figures."""
         return figs.figures([*self.runs, *self.partial], self.lang)
 
@@ -130,8 +129,6 @@ class Result:
         """The file name save() writes without one."""
         device = str(self.runs[0]["summary"].get("device") or "cpu") if self.runs else "cpu"
         if self.lesson is not None:
-            from ..teach.lesson_recordings import file_name
-
             return file_name(self.lesson, self.machine, device)
         slug = "".join(c if c.isalnum() else "-" for c in machine_tag(self.machine).lower())
         return f"runs-{slug.strip('-') or 'machine'}.json"
@@ -154,7 +151,7 @@ class Result:
 _NOT_SHOWN = ("kind", "run_id", "label")  # every row is a step of the run named in "run"
 
 
-def _row(s: dict[str, Any]) -> dict[str, Any]:
+def _row(s: dict[str, object]) -> dict[str, object]:
     """A summary as the notebook's table row (the CLI's columns; numbers stay numbers)."""
     step = typical_step_s(s)
     return {
@@ -179,8 +176,6 @@ def _row(s: dict[str, Any]) -> dict[str, Any]:
 def runtime(lang: str = DEFAULT_LANG) -> str:
     """This runtime in one sentence (the CLI's header, in `lang`): the GPU a lesson trains on,
     or the CPU."""
-    from ..engine.machine import machine_note
-
     note = machine_note()
     return engine_text(note.key, note.args, lang)
 
@@ -194,7 +189,6 @@ def run(
 ) -> Result:
     """Train `configs` as one comparison (their runs take turns step by step) and collect it."""
     from ..engine.core import preflight
-    from ..engine.machine import machine_info
 
     lang = norm_lang(lang)
     for cfg in configs:
@@ -202,7 +196,7 @@ def run(
     check_memory(configs)
     fold = RunFold(repeated(configs, repeat))
     bar = _bar(sum(c.steps for c in configs) * repeat) if progress else None
-    machine: dict[str, Any] = {}
+    machine: dict[str, object] = {}
 
     def on_event(ev: Event) -> None:
         fold.apply(ev)
@@ -277,7 +271,7 @@ def compare(
     lang: str = DEFAULT_LANG,
     show: bool = True,
     progress: bool = True,
-    **fields: Any,
+    **fields: object,
 ) -> Result:
     """Run a comparison as the Train tab does: every backend × precision (× weights) with the
     RunConfig `fields` given (model, steps, batch_size, lr, ...), on `device`."""

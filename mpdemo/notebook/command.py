@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from ..files.atomic import check_output_paths
 from ..languages import DEFAULT_LANG, LANGS
 
 
-def add_notebook_parser(sub: Any) -> argparse.ArgumentParser:
+def add_notebook_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """The `notebook` subcommand's flags."""
     p = sub.add_parser(
         "notebook",

@@ -11,7 +11,7 @@ import io
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..colours import SKIP_COLOR, live_colours
 from ..languages import DEFAULT_LANG, t
@@ -19,7 +19,7 @@ from ..languages import DEFAULT_LANG, t
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-Run = dict[str, Any]
+Run = dict[str, object]
 SIZE = (7.0, 3.2)  # inches: one plot a row of a notebook
 # The page's tick on the scale plot spans the halving: from just under the scale to above it.
 TICK_BELOW, TICK_ABOVE = 0.3, 1.3
@@ -32,15 +32,15 @@ class FigureSpec:
     name: str
     title: str  # locale keys, the page's own (mpdemo/ui/locales)
     y_title: str
-    value: Callable[[dict[str, Any]], float | None]
+    value: Callable[[dict[str, object]], float | None]
 
 
-def _log2_scale(step: dict[str, Any]) -> float | None:
+def _log2_scale(step: dict[str, object]) -> float | None:
     s = step.get("loss_scale")
     return math.log2(s) if isinstance(s, (int, float)) and s > 0 else None
 
 
-def _ms(step: dict[str, Any]) -> float | None:
+def _ms(step: dict[str, object]) -> float | None:
     s = step.get("step_time_s")
     return s * 1000 if isinstance(s, (int, float)) else None
 

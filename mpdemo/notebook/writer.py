@@ -16,7 +16,6 @@ import json
 from collections.abc import Iterable
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
 from ..config import RunConfig
 from ..files.atomic import write_text_atomic
@@ -69,11 +68,11 @@ def _cell_id(i: int) -> str:
     return f"mpdemo-{i}"
 
 
-def _markdown(text: str) -> dict[str, Any]:
+def _markdown(text: str) -> dict[str, object]:
     return {"cell_type": "markdown", "metadata": {}, "source": text}
 
 
-def _code(source: str) -> dict[str, Any]:
+def _code(source: str) -> dict[str, object]:
     return {
         "cell_type": "code",
         "metadata": {},
@@ -83,7 +82,7 @@ def _code(source: str) -> dict[str, Any]:
     }
 
 
-def _document(cells: list[dict[str, Any]], lang: str) -> dict[str, Any]:
+def _document(cells: list[dict[str, object]], lang: str) -> dict[str, object]:
     """nbformat 4.5's document: the cells numbered, a Python 3 kernel, the page's language."""
     for i, cell in enumerate(cells, 1):
         cell["id"] = _cell_id(i)
@@ -100,7 +99,7 @@ def _document(cells: list[dict[str, Any]], lang: str) -> dict[str, Any]:
     }
 
 
-def _opening(lang: str, spec: str) -> list[dict[str, Any]]:
+def _opening(lang: str, spec: str) -> list[dict[str, object]]:
     return [
         _markdown(f"# {t('nb_title', lang)}\n\n{t('nb_intro', lang)}"),
         _code(INSTALL.format(spec=spec)),
@@ -109,7 +108,7 @@ def _opening(lang: str, spec: str) -> list[dict[str, Any]]:
     ]
 
 
-def _closing(lang: str) -> list[dict[str, Any]]:
+def _closing(lang: str) -> list[dict[str, object]]:
     return [
         _markdown(
             t(
@@ -123,7 +122,7 @@ def _closing(lang: str) -> list[dict[str, Any]]:
     ]
 
 
-def lesson_cells(name: str, i: int, lang: str) -> list[dict[str, Any]]:
+def lesson_cells(name: str, i: int, lang: str) -> list[dict[str, object]]:
     """A lesson's Markdown (its title, slide and what to look for) and the cell that runs it."""
     les = get(name)
     if les.sweep:
@@ -149,7 +148,7 @@ def notebook_lessons() -> list[str]:
 
 def lessons_notebook(
     names: Iterable[str] = (), lang: str = DEFAULT_LANG, spec: str = SPEC_PLACEHOLDER
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The notebook of `names` (every lesson that trains runs when none), in `lang`."""
     lang = norm_lang(lang)
     chosen = list(names) or notebook_lessons()
@@ -161,7 +160,7 @@ def lessons_notebook(
 
 def comparison_notebook(
     configs: list[RunConfig], lang: str = DEFAULT_LANG, spec: str = SPEC_PLACEHOLDER
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The notebook of one comparison (the Train tab's current runs): a lesson's own notebook
     when the runs are a lesson's, else a compare(...) call with their settings."""
     lang = norm_lang(lang)
@@ -235,7 +234,7 @@ def comparison_call(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> str:
     return "run([\n" + rows + f']{extra}, lang={lang!r})\nresults["comparison"].show()'
 
 
-def write_notebook(path: str | Path, doc: dict[str, Any]) -> Path:
+def write_notebook(path: str | Path, doc: dict[str, object]) -> Path:
     """Write a notebook document whole or not at all (the runs files' atomic writer)."""
     write_text_atomic(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     return Path(path)

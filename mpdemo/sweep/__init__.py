@@ -1,9 +1,10 @@
 """The size sweep: where mixed precision pays on this machine (model size x batch size).
 
-plan (sized models, estimates, the grid fitted to a budget) -> run (each point's precisions timed
-interleaved) -> events (what streams) -> notes (the crossover sentence, files). `sizes` is torch-free;
-the rest imports torch, so this package exposes their names lazily (PEP 562): importing
-mpdemo.sweep costs nothing until a name is used.
+spec (the plan's records and estimates) -> plan (sized models, the grid checked on the device)
+-> run (each point's precisions timed interleaved) -> events (what streams) -> notes (the
+crossover sentence, files). `sizes`, `spec` and `notes` are torch-free; plan and run import torch,
+so this package exposes their names lazily (PEP 562): importing mpdemo.sweep costs nothing until
+a name is used.
 """
 
 from __future__ import annotations
@@ -16,28 +17,28 @@ _WHERE = {
     "CSV_COLUMNS": "notes",
     "DEFAULT_BUDGET_S": "sizes",
     "DEFAULT_SIZES": "sizes",
-    "FLOPS_RULE": "plan",
+    "FLOPS_RULE": "spec",
     "MAX_POINTS": "sizes",
-    "MAX_SWEEP_S_HOSTED": "plan",
-    "MAX_SWEEP_S_LOCAL": "plan",
-    "MEMORY_SHARE": "plan",
+    "MAX_SWEEP_S_HOSTED": "spec",
+    "MAX_SWEEP_S_LOCAL": "spec",
+    "MEMORY_SHARE": "spec",
     "PEAK_TFLOPS": "plan",
-    "POINT_CAP_S": "plan",
+    "POINT_CAP_S": "spec",
     "PROBE_S": "plan",
     "PROBE_TOKENS": "plan",
-    "PointPlan": "plan",
-    "SWEEP_VERSION": "plan",
+    "PointPlan": "spec",
+    "SWEEP_VERSION": "spec",
     "Size": "sizes",
     "SweepEvent": "events",
     "SweepFinished": "events",
     "SweepMemory": "events",
-    "SweepPlan": "plan",
+    "SweepPlan": "spec",
     "SweepPlanned": "events",
     "SweepPoint": "events",
     "SweepRunner": "run",
-    "SweepSpec": "plan",
+    "SweepSpec": "spec",
     "VERDICT_ORDER": "notes",
-    "activation_bytes": "plan",
+    "activation_bytes": "spec",
     "breakdown": "notes",
     "build_model": "plan",
     "classify": "notes",
@@ -46,11 +47,11 @@ _WHERE = {
     "csv_rows": "notes",
     "default_precisions": "plan",
     "exclusive": "run",
-    "fitting_budget": "plan",
+    "fitting_budget": "spec",
     "free_memory_bytes": "plan",
     "log10_params": "notes",
-    "max_sweep_s": "plan",
-    "memory_estimate": "plan",
+    "max_sweep_s": "spec",
+    "memory_estimate": "spec",
     "params_label": "notes",
     "parse_batch_sizes": "sizes",
     "parse_sizes": "sizes",
@@ -61,7 +62,7 @@ _WHERE = {
     "series": "notes",
     "size_params": "plan",
     "sized_config": "plan",
-    "step_flops": "plan",
+    "step_flops": "spec",
     "steppers": "run",
     "sweep": "run",
     "sweep_document": "notes",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from ..files.machines import Machine
 from ..runs.timing import SpeedCheck
 
 # --- events -----------------------------------------------------------------------------------
@@ -12,7 +13,7 @@ from ..runs.timing import SpeedCheck
 
 @dataclass
 class _SweepEvent:
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         return asdict(self)
 
@@ -21,10 +22,10 @@ class _SweepEvent:
 class SweepPlanned(_SweepEvent):
     """Before the first point: the machine, the points in order, the estimate."""
 
-    machine: dict[str, Any]
+    machine: Machine
     device: str
     precisions: list[str]
-    points: list[dict[str, Any]]
+    points: list[dict[str, object]]
     estimate_s: float
     seq: int
     kind: Literal["sweep_plan"] = "sweep_plan"
@@ -44,11 +45,11 @@ class SweepPoint(_SweepEvent):
     seq: int
     device: str
     step_s: dict[str, float]  # median step per precision
-    checks: dict[str, dict[str, Any]]  # precision -> SpeedCheck.to_dict(), fp32 left out
+    checks: dict[str, dict[str, object]]  # precision -> SpeedCheck.to_dict(), fp32 left out
     samples_per_s: dict[str, float]
     tflops: dict[str, float]  # achieved, by FLOPS_RULE
     mfu: dict[str, float | None]  # tflops / the device's dense peak for the precision
-    peak: dict[str, list[Any] | None]  # [peak's precision, TFLOP/s] per precision, or None
+    peak: dict[str, list[object] | None]  # [peak's precision, TFLOP/s] per precision, or None
     load: dict[str, float] | None
     wall_s: float
     kind: Literal["point"] = "point"
@@ -58,7 +59,7 @@ class SweepPoint(_SweepEvent):
         raw = self.checks.get(precision)
         return SpeedCheck.from_dict(raw) if raw else None
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[dict[str, object]]:
         """One JSON/CSV row per precision (fp32's speed-up is 1 by definition, no interval)."""
         out = []
         for precision, step in self.step_s.items():
@@ -98,9 +99,9 @@ class SweepMemory(_SweepEvent):
     batch_size: int
     seq: int
     device: str
-    parts: dict[str, dict[str, Any]]  # precision -> Anatomy.to_dict()
+    parts: dict[str, dict[str, object]]  # precision -> Anatomy.to_dict()
     estimate: dict[str, dict[str, int] | None]  # precision -> accelerate's parts and "training"
-    notes: list[dict[str, Any]]
+    notes: list[dict[str, object]]
     kind: Literal["memory"] = "memory"
 
 
@@ -112,8 +113,8 @@ class SweepFinished(_SweepEvent):
     points: int
     total: int
     wall_s: float
-    notes: list[dict[str, Any]]
-    error: dict[str, Any] | None = None  # the Note of what failed
+    notes: list[dict[str, object]]
+    error: dict[str, object] | None = None  # the Note of what failed
     kind: Literal["sweep_end"] = "sweep_end"
 
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from ..engine.machine import machine_info
 from ..messages import Note
 from ..registry import PRECISION_NAMES
 from .events import SweepMemory, SweepPoint
-from .plan import FLOPS_RULE, SWEEP_VERSION, SweepSpec
+from .spec import FLOPS_RULE, SWEEP_VERSION, SweepSpec
 
 # --- the crossover, in sentences rendered from the points ------------------------------------
 
@@ -22,7 +21,7 @@ def _m(params: int) -> float:
 VERDICT_ORDER = ("faster", "slower", "same", "unsure")
 
 
-def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, Any]:
+def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, object]:
     """'slower at 64x2, 128x2; the same as fp32 at 256x4' as a nested message: the verdicts
     present, each with the sizes that had it (width x layers: the same in every language),
     each part holding the next as its `rest`."""
@@ -31,7 +30,7 @@ def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, Any]:
         for v in VERDICT_ORDER
         if any(x == v for _, _, x in s)
     ]
-    out: dict[str, Any] | None = None
+    out: dict[str, object] | None = None
     for v, sizes in reversed(parts):
         out = (
             {"key": f"at_{v}", "args": {"sizes": sizes}}
@@ -108,7 +107,7 @@ def _series_note(
     points: Sequence[SweepPoint],
 ) -> Note:
     name, k = kind
-    args: dict[str, Any] = {
+    args: dict[str, object] = {
         "precision": precision,
         "batch": batch,
         "sizes": ", ".join(n for _, n, _ in s),
@@ -140,13 +139,13 @@ def crossover_text(points: Sequence[SweepPoint], device: str) -> str:
 def sweep_document(
     points: Sequence[SweepPoint],
     memory: SweepMemory | None,
-    machine: Mapping[str, Any] | None = None,
+    machine: Mapping[str, object] | None = None,
     spec: SweepSpec | None = None,
     status: str | None = None,
-    notes: Sequence[Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+    notes: Sequence[Mapping[str, object]] | None = None,
+) -> dict[str, object]:
     """The --json document: version, machine, one row per point and precision, memory."""
-    doc: dict[str, Any] = {
+    doc: dict[str, object] = {
         "version": SWEEP_VERSION,
         "machine": dict(machine or machine_info()),
         "flops_rule": FLOPS_RULE,
@@ -186,7 +185,7 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-def csv_rows(points: Sequence[SweepPoint]) -> list[dict[str, Any]]:
+def csv_rows(points: Sequence[SweepPoint]) -> list[dict[str, object]]:
     """The points as flat CSV rows (the interval split into low and high)."""
     out = []
     for p in points:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import decimal
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import torch
+
     from ..config import RunConfig
 
 # (accumulator, what each added value is stored in): the accumulator is the lesson; "fp32 of
@@ -47,12 +49,12 @@ class SumResult:
     steps: list[int]  # addition counts sampled for a plot
     sums: list[float]  # the running sum at each of `steps`
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         return asdict(self)
 
 
-def _dtype(name: str) -> Any:
+def _dtype(name: str) -> torch.dtype:
     import torch
 
     return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[name]
@@ -122,8 +124,8 @@ def compare_sums(value: float | str = "0.01", n: int = 1000) -> list[SumResult]:
 
 
 def micro_batch_accumulation(
-    grads: list[dict[str, Any]], buffers: tuple[str, ...] = ("fp16", "bf16", "fp32")
-) -> list[dict[str, Any]]:
+    grads: list[dict[str, object]], buffers: tuple[str, ...] = ("fp16", "bf16", "fp32")
+) -> list[dict[str, object]]:
     """Sum per-micro-batch gradients (name -> fp32 tensor) in a buffer of each dtype.
 
     Against the float64 sum of the same fp32 gradients: the relative error (L2) of the whole
@@ -161,7 +163,7 @@ def micro_batch_accumulation(
     return out
 
 
-def model_micro_batch_grads(cfg: RunConfig, micro_batches: int = 8) -> list[dict[str, Any]]:
+def model_micro_batch_grads(cfg: RunConfig, micro_batches: int = 8) -> list[dict[str, object]]:
     """The fp32 gradients of each of the first `micro_batches` batches of cfg's model and data."""
     from ..engine.core import prepare
 

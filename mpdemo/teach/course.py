@@ -9,7 +9,6 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Any
 
 from .loop_source import loop_source
 
@@ -73,7 +72,7 @@ class Line:
     fold: str = ""
 
 
-def unique(items: Any) -> list[str]:
+def unique(items: object) -> list[str]:
     """The items once each, in their first order."""
     return list(dict.fromkeys(items))
 

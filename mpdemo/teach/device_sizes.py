@@ -21,17 +21,20 @@ measured settings hold for that model only.
 
 from __future__ import annotations
 
-from typing import Any
-
 GPU_KINDS = ("cuda",)
 # BERT-base's shape at 32 x 256 tokens. lr 1e-4: BERT's own pre-training rate; the CPU lessons'
 # 1e-3 suits 2- and 4-layer models, a 12-layer post-LN BERT without warm-up is not expected to
 # hold it (chosen, not measured: see the module's note).
-GPU_SIZE: dict[str, Any] = {"model": "base-bert", "batch_size": 32, "max_length": 256, "lr": 1e-4}
+GPU_SIZE: dict[str, object] = {
+    "model": "base-bert",
+    "batch_size": 32,
+    "max_length": 256,
+    "lr": 1e-4,
+}
 GPU_STEPS = 300
 # Per lesson (by name): the fields a CUDA run changes; the lesson's other fields (its scale,
 # growth interval...) stand. A lesson not named here trains at its own settings on every device.
-GPU_FIELDS: dict[str, dict[str, Any]] = {
+GPU_FIELDS: dict[str, dict[str, object]] = {
     # The first lesson is a language model on every device (its loss falls from the first step;
     # a BERT classifier from scratch sits at ln 2 first): GPT-2 small's shape, base-gpt2.
     "still-trains": {**GPU_SIZE, "model": "base-gpt2", "steps": GPU_STEPS},
@@ -62,14 +65,14 @@ def kind_of(device: str | None) -> str:
     return "cuda" if str(device or "").split(":")[0] in GPU_KINDS else "cpu"
 
 
-def device_fields(lesson: str, device: str | None) -> dict[str, Any]:
+def device_fields(lesson: str, device: str | None) -> dict[str, object]:
     """The fields lesson `lesson` changes on `device` (a resolved device or its kind): {} on a CPU."""
     if kind_of(device) == "cpu":
         return {}
     return dict(GPU_FIELDS.get(lesson, {}))
 
 
-def size_line(lesson: str, device: str | None) -> tuple[str, dict[str, Any]] | None:
+def size_line(lesson: str, device: str | None) -> tuple[str, dict[str, object]] | None:
     """The message key and arguments of the line saying which size the lesson picked for this
     device and why; None where it keeps its own settings (a CPU, or a lesson with no GPU size)."""
     fields = device_fields(lesson, device)

@@ -13,7 +13,10 @@ from __future__ import annotations
 import decimal
 import html
 import math
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 FORMATS = ("fp32", "fp16", "bf16", "e4m3", "e5m2")
 LOW_PRECISION = ("fp16", "bf16", "e4m3", "e5m2")  # what a value is cast *to* from fp32
@@ -65,14 +68,14 @@ def _check_format(fmt: str) -> str:
     return fmt
 
 
-def _dtype(fmt: str) -> Any:
+def _dtype(fmt: str) -> torch.dtype:
     """Map a format name to its torch dtype."""
     import torch
 
     return getattr(torch, TORCH_DTYPE_NAMES[_check_format(fmt)])
 
 
-def _int_dtype(fmt: str) -> Any:
+def _int_dtype(fmt: str) -> torch.dtype:
     """Same-width integer dtype used to reinterpret the float's bits (unsigned for 8 bits)."""
     import torch
 
@@ -120,7 +123,7 @@ def _parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
     return x, exact
 
 
-def _to_format(x: float, fmt: str) -> Any:
+def _to_format(x: float, fmt: str) -> torch.Tensor:
     """Round a Python float into fmt (round-to-nearest-even), returned as a 0-d tensor."""
     import torch
 
@@ -130,7 +133,7 @@ def _to_format(x: float, fmt: str) -> Any:
     return t if fmt == "fp32" else t.to(_dtype(fmt))
 
 
-def _bits_of(t: Any, fmt: str) -> str:
+def _bits_of(t: torch.Tensor, fmt: str) -> str:
     """Bit string of a 0-d float tensor, most significant bit first."""
     width = _width(fmt)
     raw = int(t.view(_int_dtype(fmt)).item()) & ((1 << width) - 1)

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .rounding import layout, round_nearest
 
 if TYPE_CHECKING:
+    import torch
+
     from ..config import RunConfig
 
 RECIPES = ("tensorwise", "rowwise", "mx", "delayed")
@@ -50,7 +52,7 @@ class RecipeResult:
     rel_error: float  # ||dequantized - x|| / ||x||
     scales: int  # how many scales the tensor needed
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         return asdict(self)
 
@@ -60,7 +62,7 @@ def emax(fmt: str) -> int:
     return math.frexp(layout(fmt).max)[1] - 1
 
 
-def quantize(x: Any, fmt: str, scale: Any) -> tuple[Any, Any]:
+def quantize(x: torch.Tensor, fmt: str, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(x * scale cast to fmt saturating, as float64; the mask of clamped elements)."""
     import torch
 
@@ -72,7 +74,7 @@ def quantize(x: Any, fmt: str, scale: Any) -> tuple[Any, Any]:
     return round_nearest(scaled, fmt, saturate=True), clamped
 
 
-def _scales(x: Any, fmt: str, recipe: str, history: list[float] | None) -> Any:
+def _scales(x: torch.Tensor, fmt: str, recipe: str, history: list[float] | None) -> torch.Tensor:
     """The scale (broadcastable to x) a recipe gives this tensor."""
     import torch
 
@@ -88,7 +90,7 @@ def _scales(x: Any, fmt: str, recipe: str, history: list[float] | None) -> Any:
     raise ValueError(f"unknown recipe {recipe!r}")
 
 
-def mx_quantize(x: Any, fmt: str) -> tuple[Any, Any, int]:
+def mx_quantize(x: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor, int]:
     """MX block scaling: (dequantized x, clamped mask, number of blocks)."""
     import torch
 
@@ -110,7 +112,7 @@ def mx_quantize(x: Any, fmt: str) -> tuple[Any, Any, int]:
 
 
 def apply_recipe(
-    x: Any, fmt: str, recipe: str, history: list[float] | None = None, name: str = "tensor"
+    x: torch.Tensor, fmt: str, recipe: str, history: list[float] | None = None, name: str = "tensor"
 ) -> RecipeResult:
     """Scale, cast and unscale x by one recipe; count what flushed and what saturated."""
     import torch
@@ -144,7 +146,7 @@ def apply_recipe(
 
 
 def compare(
-    tensors: dict[str, Any], histories: dict[str, list[float]] | None = None
+    tensors: dict[str, object], histories: dict[str, list[float]] | None = None
 ) -> list[RecipeResult]:
     """Every recipe in every fp8 format on every named tensor (histories: delayed scaling's)."""
     out = []
@@ -159,7 +161,7 @@ def compare(
 # --- real tensors: a Linear layer's input activation and output gradient over a few steps -------
 
 
-def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, Any]:
+def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, object]:
     """Train cfg's model `steps` fp32 steps; keep one Linear layer's tensors of the last step.
 
     Returns {"layer", "tensors": {"activation", "gradient"}, "histories": amaxes of the earlier
@@ -178,7 +180,7 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
         name, module = linears[len(linears) // 2]
     else:
         name, module = next((n, m) for n, m in linears if n == layer)
-    seen: dict[str, Any] = {}
+    seen: dict[str, object] = {}
     hooks = [
         module.register_forward_hook(lambda _m, inp, _o: seen.__setitem__("activation", inp[0])),
         module.register_full_backward_hook(
@@ -186,7 +188,7 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
         ),
     ]
     amaxes: dict[str, list[float]] = {"activation": [], "gradient": []}
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     try:
         model.train()
         for i, batch in enumerate(prep.train_dataloader):
@@ -213,7 +215,7 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
     }
 
 
-def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, Any]:
+def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
     """capture() then compare(): JSON-ready, with each tensor's shape and amax history."""
     got = capture(cfg, steps)
     rows = compare(got["tensors"], got["histories"])

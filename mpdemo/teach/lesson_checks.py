@@ -14,9 +14,9 @@ import itertools
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config import RunConfig
+from ..events import Event
 
 FALLS = 0.8  # last-10 mean over first-5 mean, at most
 AGREE = 0.02  # curves agree: mean |gap| per step, as a share of the reference's mean loss
@@ -65,7 +65,7 @@ class Reading:
         return f"{'ok ' if self.ok else 'NO '} {self.what}: {self.figure:.3f} (bar {self.bar})"
 
 
-def below_normal_share(layers: Iterable[Mapping[str, Any]]) -> float:
+def below_normal_share(layers: Iterable[Mapping[str, object]]) -> float:
     """A watched step's share of non-zero gradients under the format's normal range, all layers."""
     nonzero = sum(int(layer["nonzero"]) for layer in layers)
     if not nonzero:
@@ -74,11 +74,13 @@ def below_normal_share(layers: Iterable[Mapping[str, Any]]) -> float:
     return under / nonzero
 
 
-def collect(configs: list[RunConfig], events: Iterable[Any]) -> dict[str, Trace]:
+def collect(configs: list[RunConfig], events: Iterable[Event]) -> dict[str, Trace]:
     """The lesson's runs by label, from the events its grid emitted."""
     traces = {c.label: Trace(c) for c in configs}
     for ev in events:
-        trace = traces.get(getattr(ev, "label", ""))
+        if ev.kind not in ("step", "grads"):
+            continue
+        trace = traces.get(ev.label)
         if trace is None:
             continue
         if ev.kind == "step":
@@ -90,7 +92,7 @@ def collect(configs: list[RunConfig], events: Iterable[Any]) -> dict[str, Trace]
     return traces
 
 
-def traces_of(runs: Iterable[Mapping[str, Any]]) -> dict[str, Trace]:
+def traces_of(runs: Iterable[Mapping[str, object]]) -> dict[str, Trace]:
     """The lesson's runs by label, from runs-JSON entries (the CLI's runs, a recording's)."""
     traces: dict[str, Trace] = {}
     for run in runs:

@@ -20,7 +20,6 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..config import RunConfig
 from ..files.machines import cpu_short_name, gpu_short_name
@@ -51,7 +50,12 @@ class LessonRecording:
 # Each run's device type, the runs' labels (sorted), the machine's name, the date, its tag,
 # each run's (label, config).
 _Facts = tuple[
-    tuple[str, ...], tuple[str, ...], str, str | None, str, tuple[tuple[str, dict[str, Any]], ...]
+    tuple[str, ...],
+    tuple[str, ...],
+    str,
+    str | None,
+    str,
+    tuple[tuple[str, dict[str, object]], ...],
 ]
 # Fields a recording need not share with the lesson: how long it ran (MPDEMO_LESSON_STEPS and
 # --lesson-steps shorten these) and where (the device is checked on its own).
@@ -62,7 +66,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
 
 
-def file_name(lesson: str, machine: dict[str, Any], device: str) -> str:
+def file_name(lesson: str, machine: dict[str, object], device: str) -> str:
     """`lesson-underflow-h200.json` for runs on an NVIDIA H200; `lesson-underflow-cpu-epyc.json`
     for runs on a CPU (named by the device the runs ran on, not the machine's best one)."""
     gpu = machine.get("gpu") or {}
@@ -108,7 +112,9 @@ def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
     return devices, labels, name, rec.date, rec.tag, configs
 
 
-def _same_settings(want: list[RunConfig], configs: tuple[tuple[str, dict[str, Any]], ...]) -> bool:
+def _same_settings(
+    want: list[RunConfig], configs: tuple[tuple[str, dict[str, object]], ...]
+) -> bool:
     """Whether each recorded run was trained as the lesson's run of its label is (UNCOMPARED aside)."""
     by_label = {c.label: c.to_dict() for c in want}
     for label, cfg in configs:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..config import RunConfig
+from ..engine.machine import cpu_flags
 from ..engine.slices import SLICE_RE
 from ..messages import ConfigError
 from ..runs.runner import grid
@@ -44,7 +44,7 @@ class Lesson:
 
     name: str  # the CLI's name: `python -m mpdemo lesson NAME`
     key: str  # message keys: lesson_<key>_title, _slide, _look, and _cpu where it has one
-    fields: dict[str, Any] = field(default_factory=dict)  # RunConfig fields it sets
+    fields: dict[str, object] = field(default_factory=dict)  # RunConfig fields it sets
     backends: tuple[str, ...] = ("torch",)
     precisions: tuple[str, ...] = ("fp32",)
     compare_scaling: bool = False  # each fp16 run also without loss scaling (the underflow one)
@@ -60,7 +60,7 @@ class Lesson:
     # What its runs must show, as figures (lesson_checks.py); None for the sweep.
     check: Callable[[Mapping[str, Trace]], list[Reading]] | None = None
 
-    def settings(self, device: str | None = None) -> dict[str, Any]:
+    def settings(self, device: str | None = None) -> dict[str, object]:
         """The RunConfig fields it sets on `device` (a resolved device, e.g. 'cuda'; None or a
         CPU: its own fields; a GPU: teach/device_sizes.py's size over them). MPDEMO_LESSON_STEPS
         shortens every lesson (tests only: the browser tests run each lesson in seconds, not a
@@ -84,7 +84,7 @@ class Lesson:
         base = RunConfig(**self.settings(device))
         return grid(base, self.backends, self.precisions, self.compare_scaling, self.weights)
 
-    def values(self, device: str | None = None) -> dict[str, Any]:
+    def values(self, device: str | None = None) -> dict[str, object]:
         """The Train tab's control values this lesson sets on `device` (RunConfig fields + the grid's)."""
         return {
             **self.settings(device),
@@ -174,9 +174,7 @@ def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
     if not (lesson.cpu_note and on_cpu):
         return False
     if lesson.sweep:
-        from ..engine.machine import cpu_flags  # torch: asked only when the sentence may show
-
-        flags = cpu_flags()
+        flags = cpu_flags()  # torch's probes: asked only when the sentence may show
         return not any(flags.get(f) for f in FAST_16BIT_FLAGS)
     return True
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..config import RunConfig
 from ..registry import BACKENDS
@@ -36,6 +36,9 @@ from .loop_source import (
     settings_names,
 )
 
+if TYPE_CHECKING:
+    import torch
+
 # Settings the loop reads off prepare()'s result rather than off the run's config: the listing
 # keeps their names (the loop's own words: "the model's own device type, not a hard-coded
 # 'cpu'" must not sit above a hard-coded "cpu"), and the script defines them from `prep`.
@@ -48,7 +51,7 @@ class Listing:
 
     cfg: RunConfig
     device: str  # the device type the settings were filled in for
-    settings: dict[str, Any]
+    settings: dict[str, object]
     body: str  # the loop, as module-level code with the settings filled in
     lines: list[Line]
     removed: list[str]  # the course's lines that have no counterpart here
@@ -85,7 +88,7 @@ class Listing:
 
 
 MAX_LISTINGS = 256
-_LISTINGS: dict[tuple[Any, ...], Listing] = {}
+_LISTINGS: dict[tuple[object, ...], Listing] = {}
 
 
 @on_reset
@@ -97,7 +100,7 @@ def forget_listings() -> None:
 # --- the listing and the script -----------------------------------------------------------------
 
 
-def resolve(cfg: RunConfig) -> tuple[Any, str]:
+def resolve(cfg: RunConfig) -> tuple[torch.device, str]:
     """The device and task a run of cfg gets (the engine's own checks; raises ConfigError)."""
     from ..engine.core import preflight
 
@@ -105,7 +108,7 @@ def resolve(cfg: RunConfig) -> tuple[Any, str]:
     return src.device, src.task
 
 
-def listing(cfg: RunConfig, device: Any = None, task: str | None = None) -> Listing:
+def listing(cfg: RunConfig, device: torch.device | None = None, task: str | None = None) -> Listing:
     """The backend's loop for cfg with its settings filled in, compared with the course's."""
     if device is None or task is None:
         device, task = resolve(cfg)
@@ -120,7 +123,7 @@ def listing(cfg: RunConfig, device: Any = None, task: str | None = None) -> List
     return done
 
 
-def _listing(cfg: RunConfig, device: Any, task: str) -> Listing:
+def _listing(cfg: RunConfig, device: torch.device, task: str) -> Listing:
     module = BACKENDS[cfg.backend].load()
     values = module.settings(cfg, device, task)
     missing = set(settings_names(cfg.backend)) ^ set(values)
@@ -223,7 +226,7 @@ def script_filename(cfg: RunConfig) -> str:
     return f"mpdemo_{cfg.backend}_{cfg.precision}{unscaled}.py"
 
 
-def script_for(cfg: RunConfig, device: Any = None, task: str | None = None) -> str:
+def script_for(cfg: RunConfig, device: torch.device | None = None, task: str | None = None) -> str:
     """The runnable script that reproduces cfg: prepare(), then the backend's loop as it runs."""
     return script_of(listing(cfg, device, task))
 

@@ -65,7 +65,7 @@ def input_names(backend: str) -> dict[str, str]:
 # --- filling in the settings --------------------------------------------------------------------
 
 
-def literal(value: Any, imports: list[str] | None = None) -> str:
+def literal(value: object, imports: list[str] | None = None) -> str:
     """Python source for a setting's value: 'cpu', torch.bfloat16, 65536.0, a function's name."""
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
@@ -99,7 +99,7 @@ def in_docstring(text: str) -> str:
     return repr(text)[1:-1].replace('"', '\\"')
 
 
-def fill_in(source: str, values: dict[str, Any], imports: list[str] | None = None) -> str:
+def fill_in(source: str, values: dict[str, object], imports: list[str] | None = None) -> str:
     """Replace each use of a setting's name by its value (keyword names and attributes stay)."""
     toks = list(tokenize.generate_tokens(io.StringIO(source).readline))
     significant = [t for t in toks if t.type not in (tokenize.NL, tokenize.COMMENT)]

@@ -14,9 +14,12 @@ import functools
 import math
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import formats
+
+if TYPE_CHECKING:
+    import torch
 
 KINDS = ("activation", "weight")
 FORMATS = formats.LOW_PRECISION  # fp16, bf16, e4m3, e5m2
@@ -52,7 +55,7 @@ class Band:
     inf_j: int
     tie_overflows: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The range of the format, JSON-ready, with log2 of each edge."""
         return {
             "format": self.fmt,
@@ -164,7 +167,7 @@ def log2_of_power(scale: float) -> int | None:
 
 def shares_of_counts(
     zero: int, below_normal: int, over: int, nonzero: int, scale: float
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Shares of the non-zero values; below_normal counts zeros and subnormals together."""
     n = max(nonzero, 1)  # an empty set gives 0 shares, not a division error
     return {
@@ -188,7 +191,7 @@ def binned_k_range(fmt: str) -> range:
     return range(low, K_MAX + 1)
 
 
-def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, Any]:
+def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, object]:
     """Exact shares of fmt(g*scale) from the bins; scale must be a power of two."""
     k = log2_of_power(scale)
     ks = binned_k_range(fmt)
@@ -210,7 +213,7 @@ def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, 
     return shares_of_counts(zero, below_normal, over, m.nonzero, scale)
 
 
-def cast_counts(values: Any, scale: float, fmt: str = "fp16") -> tuple[int, int, int]:
+def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, int, int]:
     """(zero, below normal, overflow) counts of fmt(values*scale), multiplied in float32.
 
     Overflow is what cannot round to a finite value: inf in fp16/bf16/E5M2; for E4M3, which
@@ -231,7 +234,9 @@ def cast_counts(values: Any, scale: float, fmt: str = "fp16") -> tuple[int, int,
     return zero, below_normal, over
 
 
-def shares_at(values: Magnitudes | Any, scale: float, fmt: str = "fp16") -> dict[str, Any]:
+def shares_at(
+    values: Magnitudes | torch.Tensor, scale: float, fmt: str = "fp16"
+) -> dict[str, object]:
     """Shares of fmt at scale S: from a Magnitudes' bins (power-of-two S) or by casting a tensor."""
     if isinstance(values, Magnitudes):
         return _binned_shares(values, scale, fmt)
@@ -240,12 +245,12 @@ def shares_at(values: Magnitudes | Any, scale: float, fmt: str = "fp16") -> dict
     return shares_of_counts(*cast_counts(g, scale, fmt), g.numel(), scale)
 
 
-def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, Any]:
+def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, object]:
     """The power-of-two scale that keeps the most values as normal numbers of fmt.
 
     Ties go to the scale nearest 1 (then the smaller one): the least rescaling that fits.
     """
-    best: dict[str, Any] | None = None
+    best: dict[str, object] | None = None
     for k in sorted(binned_k_range(fmt), key=lambda k: (abs(k), k)):
         s = _binned_shares(m, 2.0**k, fmt)
         if best is None or s["normal_share"] > best["normal_share"]:
@@ -254,7 +259,7 @@ def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, Any]:
     return best
 
 
-def amax_scale(m: Magnitudes, fmt: str) -> dict[str, Any] | None:
+def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
     """Per-tensor scaling as fp8 recipes do it: S = max / amax, and its power-of-two floor.
 
     torchao and Transformer Engine compute S = fmt.max / amax (optionally rounded down to a

@@ -22,7 +22,6 @@ step, so the curves part early; at lr 3e-4 tiny-bert lost 40-70 % of updates yet
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from ..config import WEIGHTS, RunConfig
 
@@ -58,12 +57,12 @@ PLAYBOOK = {
 }
 
 
-def bytes_table() -> list[dict[str, Any]]:
+def bytes_table() -> list[dict[str, object]]:
     """The Playbook's bytes per parameter of each recipe, with their total."""
     return [{"recipe": k, **v, "total": sum(v.values())} for k, v in PLAYBOOK.items()]
 
 
-def reading(runs: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def reading(runs: Iterable[Mapping[str, object]]) -> list[dict[str, object]]:
     """Per run: its weights, final loss, mean lost-update share and measured bytes per parameter.
 
     `runs` are run records ({"config", "summary", "steps"}); every figure comes from them.

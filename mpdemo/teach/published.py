@@ -8,7 +8,6 @@ not run here", beside (never inside) the plots of what this machine measured.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
 
 HF_GUIDE = "https://huggingface.co/docs/transformers/v4.26.1/en/perf_train_gpu_one#fp16-training"
 T15026 = "https://github.com/huggingface/transformers/issues/15026"
@@ -30,7 +29,7 @@ class Published:
     unit: str | None  # of the two figures ("samples/s"); None when only a ratio is published
     speedup: float  # precision vs baseline, as published (or the two figures divided)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         return asdict(self)
 

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .formats import TORCH_DTYPE_NAMES
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ def log2_windows(fmts: tuple[str, ...]) -> dict[str, dict[str, float]]:
     return out
 
 
-def round_nearest(x: Any, fmt: str, saturate: bool = False) -> Any:
+def round_nearest(x: torch.Tensor, fmt: str, saturate: bool = False) -> torch.Tensor:
     """x rounded to fmt (nearest, ties to even), returned as float64 holding the exact values.
 
     Beyond the range: +-inf (or +-max with saturate=True, what fp8 recipes do by clamping first).
@@ -108,14 +111,16 @@ def round_nearest(x: Any, fmt: str, saturate: bool = False) -> Any:
     return out
 
 
-def round_tf32(x: Any) -> Any:
+def round_tf32(x: torch.Tensor) -> torch.Tensor:
     """fp32 tensor rounded to TF32 (10 mantissa bits), still an fp32 tensor."""
     import torch
 
     return round_nearest(x, "tf32").to(torch.float32)
 
 
-def stochastic_round_bf16(x: Any, generator: Any = None) -> Any:
+def stochastic_round_bf16(
+    x: torch.Tensor, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """fp32 tensor rounded stochastically to bf16: up with probability equal to the distance.
 
     Adding 16 random low bits to the fp32 pattern and truncating them is rounding up exactly

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..config import Limits, RunConfig
 from ..messages import ConfigError
@@ -45,6 +45,9 @@ from .magnitudes import (
     thresholds,
 )
 
+if TYPE_CHECKING:
+    import torch
+
 
 @dataclass
 class _Folder:
@@ -56,16 +59,22 @@ class _Folder:
     values: int = 0
     tensors: int = 0
     amax: float = 0.0
-    fine: Any = None  # int64 [2^19]: counts per (fp32 exponent field, top 11 mantissa bits)
-    exact: Any = None  # int64 [2^19]: ... of values whose mantissa is exactly those 11 bits
-    sub_fine: Any = None  # the same two tables for fp32 subnormals, folded after x 2^64
-    sub_exact: Any = None
+    fine: torch.Tensor | None = (
+        None  # int64 [2^19]: counts per (fp32 exponent field, top 11 mantissa bits)
+    )
+    exact: torch.Tensor | None = (
+        None  # int64 [2^19]: ... of values whose mantissa is exactly those 11 bits
+    )
+    sub_fine: torch.Tensor | None = (
+        None  # the same two tables for fp32 subnormals, folded after x 2^64
+    )
+    sub_exact: torch.Tensor | None = None
     cast: dict[tuple[str, float], list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.cast = {(f, s): [0, 0, 0] for f in self.fmts for s in self.scales}
 
-    def add(self, grad: Any) -> None:
+    def add(self, grad: torch.Tensor) -> None:
         """Fold one gradient tensor in."""
         import torch
 
@@ -99,7 +108,7 @@ class _Folder:
                 c[1] += below_normal - zeros
                 c[2] += over - infs
 
-    def _add_subnormals(self, sub: Any) -> None:
+    def _add_subnormals(self, sub: torch.Tensor) -> None:
         """fp32 subnormals (rare): x 2^64 is exact and normal, so their mantissas are kept too."""
         import torch
 
@@ -111,7 +120,7 @@ class _Folder:
         self.sub_fine += torch.bincount(top, minlength=1 << 19)
         self.sub_exact += torch.bincount(top[(bits & 0xFFF) == 0], minlength=1 << 19)
 
-    def result(self) -> tuple[Magnitudes, dict[str, dict[float, dict[str, Any]]]]:
+    def result(self) -> tuple[Magnitudes, dict[str, dict[float, dict[str, object]]]]:
         """The Magnitudes and the cast shares per format and scale."""
         import torch
 
@@ -138,7 +147,7 @@ class _Folder:
                 ge[j][:23] = fine[:, j:].sum(1)
                 eq[j][:23] = exact[:, j]
 
-        def ints(t: Any) -> tuple[int, ...]:
+        def ints(t: torch.Tensor) -> tuple[int, ...]:
             return tuple(int(v) for v in t.tolist())
 
         nonzero = self.values - zeros - nonfinite
@@ -153,13 +162,13 @@ class _Folder:
             {j: ints(v) for j, v in eq.items()},
             self.amax,
         )
-        cast: dict[str, dict[float, dict[str, Any]]] = {}
+        cast: dict[str, dict[float, dict[str, object]]] = {}
         for (fmt, s), c in self.cast.items():
             cast.setdefault(fmt, {})[s] = shares_of_counts(*c, nonzero, s)
         return mags, cast
 
 
-def magnitudes_of(*tensors: Any, kind: str = "values") -> Magnitudes:
+def magnitudes_of(*tensors: torch.Tensor, kind: str = "values") -> Magnitudes:
     """Fold any tensors into a Magnitudes (what collect does to each gradient)."""
     folder = _Folder(kind, ())
     for t in tensors:
@@ -180,19 +189,19 @@ class GradientLab:
     activation_layers: int
     magnitudes: dict[str, Magnitudes]
     # kind -> format -> scale -> shares: exact counts made by casting during the pass
-    cast_shares: dict[str, dict[str, dict[float, dict[str, Any]]]]
+    cast_shares: dict[str, dict[str, dict[float, dict[str, object]]]]
 
-    def shares(self, kind: str, scale: float, fmt: str = "fp16") -> dict[str, Any]:
+    def shares(self, kind: str, scale: float, fmt: str = "fp16") -> dict[str, object]:
         """Shares for kind at scale: counted during the pass if asked for, else from the bins."""
         cast = self.cast_shares.get(kind, {}).get(fmt, {})
         if scale in cast:
             return dict(cast[scale])
         return shares_at(self.magnitudes[kind], scale, fmt)
 
-    def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, Any]:
+    def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
         """The JSON-ready report at scale `scale` in format `fmt` (see underflow_report)."""
         rng = band(fmt).to_dict()
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "model": self.model,
             "task": self.task,
             "device": self.device,
@@ -274,7 +283,9 @@ def collect(
         act, wgt = _Folder("activation", scales, fmts), _Folder("weight", scales, fmts)
         kinds = _activation_layers()
 
-        def on_output(_module: Any, _inputs: Any, output: Any) -> None:
+        def on_output(
+            _module: torch.nn.Module, _inputs: tuple[torch.Tensor, ...], output: torch.Tensor
+        ) -> None:
             # The tensor hook receives dLoss/d(output) during backward; folded there and dropped.
             if isinstance(output, torch.Tensor) and output.requires_grad:
                 output.register_hook(act.add)
@@ -314,7 +325,7 @@ def collect(
         RUN_LOCK.release()
 
 
-def underflow_report(cfg: RunConfig, scale: float = 1.0, fmt: str = "fp16") -> dict[str, Any]:
+def underflow_report(cfg: RunConfig, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
     """Gradient magnitudes of one real backward pass vs fmt's range, shares counted at `scale`."""
     # Counted by casting (g*S) to fmt during the pass, so any S is exact, not only 2^k.
     return collect(cfg, scales=(scale,), fmts=(fmt,)).report(float(scale), fmt)

@@ -21,7 +21,7 @@ from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
 from ..log import setup as log_setup
 from . import gradio_assets, pages, system, uploads
-from .context import Registered, TabContext, TabHook
+from .context import Component, Handler, Registered, TabContext, TabHook, Value
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 from .serve import (
     check_special_args,
@@ -100,7 +100,7 @@ MAX_UPLOAD_BYTES = MAX_FILE_BYTES
 STATE_SESSIONS = 400
 
 
-def launch_options() -> dict[str, Any]:
+def launch_options() -> dict[str, object]:
     """What `demo.launch(...)` takes besides the address: app.py and the tests launch with it."""
     return {
         "css": CSS,
@@ -129,7 +129,7 @@ GRADIO_STRINGS = gr.I18n(
 )
 
 
-Hook = tuple[Callable[..., Any], list[Any], list[Any]]
+Hook = tuple[Handler, list[Component], list[Component]]
 
 
 TABS: list[Callable[[TabContext], None]] = [build_train_tab, *TEACH_TABS]
@@ -150,7 +150,7 @@ def _wire_presets(ctx: TabContext) -> None:
     outputs = [controls[n] for n in names]
     extra = [c for c in (tabs, status) if c is not None]
 
-    def load(lang: str, preset_id: str | None) -> list[Any]:
+    def load(lang: str, preset_id: str | None) -> list[Value]:
         values, note = preset_load(norm_lang(lang), preset_id, defaults(), system.device_choices())
         if not values:
             return [gr.skip()] * (len(outputs) + len(extra))
@@ -176,8 +176,8 @@ def _wire_presets(ctx: TabContext) -> None:
 # The handlers cannot see that choice, so labels and the text they render (status, tables,
 # errors, plots) could disagree, and the page's language radio could not drive it. One language
 # per page, from the radio: every registered label is re-set from the locale files on change.
-def _relabel(registered: list[Registered]) -> Callable[[str], list[Any]]:
-    def relabel(lang: str) -> list[Any]:
+def _relabel(registered: list[Registered]) -> Callable[[str], list[Value]]:
+    def relabel(lang: str) -> list[Value]:
         lang = norm_lang(lang)
         return [
             gr.update(**{prop: t(key, lang) for prop, key in props.items()})
@@ -187,7 +187,7 @@ def _relabel(registered: list[Registered]) -> Callable[[str], list[Any]]:
     return relabel
 
 
-def _wire_hooks(trigger: Callable[..., Any], hooks: list[TabHook], lang: Any) -> None:
+def _wire_hooks(trigger: Handler, hooks: list[TabHook], lang: gr.Radio) -> None:
     """On `trigger`: one event for the hooks that share one, one for each hook `alone`."""
     shared = [h for h in hooks if not h[3]]
     for group in [shared, *([h] for h in hooks if h[3])]:
@@ -211,11 +211,11 @@ def _merged(hooks: list[TabHook]) -> Hook:
     win where both set one). A hook that raises leaves its outputs as they were (logged), not
     the other hooks' too.
     """
-    inputs: list[Any] = []
-    outputs: list[Any] = []
-    plan: list[tuple[Callable[..., Any], list[int], list[Any], list[int]]] = []
+    inputs: list[Component] = []
+    outputs: list[Component] = []
+    plan: list[tuple[Handler, list[int], list[Component], list[int]]] = []
 
-    def place(component: Any, into: list[Any]) -> int:
+    def place(component: Component, into: list[Component]) -> int:
         for i, c in enumerate(into):
             if c is component:
                 return i
@@ -226,9 +226,9 @@ def _merged(hooks: list[TabHook]) -> Hook:
         at = [place(c, inputs) for c in ins]
         plan.append((fn, at, outs, [place(c, outputs) for c in outs]))
 
-    def call(lang: str, *values: Any) -> Any:
+    def call(lang: str, *values: Value) -> list[Value]:
         lang = norm_lang(lang)
-        result: list[Any] = [gr.skip()] * len(outputs)
+        result: list[Value] = [gr.skip()] * len(outputs)
         for fn, at, outs, where in plan:
             try:
                 got = fn(lang, *(values[i] for i in at))
@@ -255,7 +255,7 @@ def _combined(first: Any, second: Any) -> Any:
     if isinstance(second, dict) and second == skip:
         return first
 
-    def as_update(x: Any) -> dict[str, Any]:
+    def as_update(x: Value) -> dict[str, Value]:
         return x if isinstance(x, dict) and x.get("__type__") == "update" else {**skip, "value": x}
 
     return {**as_update(first), **as_update(second)}
@@ -264,7 +264,7 @@ def _combined(first: Any, second: Any) -> Any:
 LANG_STORAGE_KEY = "mpdemo-lang"
 
 
-def detect_language(stored: Any, request: gr.Request) -> str:
+def detect_language(stored: object, request: gr.Request) -> str:
     """The page's first language: the URL's ?lang=, else the one this browser last picked,
     else the browser's Accept-Language header."""
     system.warm_engine()  # a page was opened: someone may click Train soon, import torch now
@@ -307,7 +307,7 @@ class LangRadio(gr.Radio):
 
     is_template = True  # the page draws it as gradio's own Radio
 
-    def preprocess(self, payload: Any) -> str:
+    def preprocess(self, payload: object) -> str:
         """A supported language code, whatever was sent."""
         return norm_lang(payload)
 

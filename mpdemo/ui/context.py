@@ -4,29 +4,42 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 import gradio as gr
 
 from ..config import Limits
+
+Component = gr.components.Component
+# What a handler gives gradio: one value, gr.update(...) or gr.skip() an output (opaque here).
+Value = object
+# A handler's answer keyed by its output components.
+Outputs = dict[Component, Value]
+# Outputs (or one component's properties) by name, before they are keyed by component.
+Frame = dict[str, Value]
+# An event's callback: gradio calls it with the inputs' values.
+Handler = Callable[..., Value]
+C = TypeVar("C", bound=Component | gr.blocks.BlockContext)
 
 
 @dataclass(frozen=True)
 class TrainShared:
     """The Train tab's components another tab reads (app.py, the Code tab)."""
 
-    controls: dict[str, Any]  # RunConfig field name -> its control
-    status: Any  # the status line
+    controls: dict[str, Component]  # RunConfig field name -> its control
+    status: gr.Markdown  # the status line
     session: gr.State  # gr.State(Session): this page's runs
-    summary: Any  # the runs table: its change means the runs changed
-    script_run: Any  # the reproduce script's run picker: ditto
-    lesson: Any = None  # the lesson picker: its sweep lesson starts the sweep (tabs/pays_line.py)
+    summary: Component  # the runs table: its change means the runs changed
+    script_run: gr.Dropdown  # the reproduce script's run picker: ditto
+    lesson: gr.Dropdown | None = (
+        None  # the lesson picker: its sweep lesson starts the sweep (tabs/pays_line.py)
+    )
 
 
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
 Registered = tuple[gr.components.Component | gr.blocks.BlockContext, dict[str, str]]
 # (fn, inputs, outputs, alone): a hook as a tab registers it (see TabContext.on_language)
-TabHook = tuple[Callable[..., Any], list[Any], list[Any], bool]
+TabHook = tuple[Handler, list[Component], list[Component], bool]
 
 
 @dataclass
@@ -39,18 +52,18 @@ class TabContext:
     # What one tab exposes to another: the Train tab's components (the Code tab follows its
     # runs, a preset fills its controls), the Why tab's preset menu, the app's tabs.
     train: TrainShared | None = None
-    preset: Any = None  # gr.Dropdown once the Why tab is built
-    tabs: Any = None  # the gr.Tabs, so a preset or a lesson can switch tab
+    preset: gr.Dropdown | None = None  # once the Why tab is built
+    tabs: gr.Tabs | None = None  # the gr.Tabs, so a preset or a lesson can switch tab
     language_hooks: list[TabHook] = field(default_factory=list)
     load_hooks: list[TabHook] = field(default_factory=list)
 
-    def i18n(self, component: Any, **props: str) -> Any:
+    def i18n(self, component: C, **props: str) -> C:
         """Re-label `component` on language change: props map e.g. label='steps_label'."""
         self.registered.append((component, props))
         return component
 
     def on_language(
-        self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
+        self, fn: Handler, inputs: list[Component], outputs: list[Component], alone: bool = False
     ) -> None:
         """Call fn(lang, *inputs) when the language changes; it returns updates for outputs.
 
@@ -60,7 +73,7 @@ class TabContext:
         self.language_hooks.append((fn, inputs, outputs, alone))
 
     def on_load(
-        self, fn: Callable[..., Any], inputs: list[Any], outputs: list[Any], alone: bool = False
+        self, fn: Handler, inputs: list[Component], outputs: list[Component], alone: bool = False
     ) -> None:
         """Call fn(lang, *inputs) once the page has loaded and its language is known (the
         hooks share one event; `alone` as in on_language)."""

@@ -32,7 +32,11 @@ import hashlib
 import importlib.resources
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+    from starlette.types import Receive, Scope, Send
 
 # gradio's built chunks, e.g. /assets/statustracker-DQF-KcRT.js (hashed, minified names).
 CHUNK_PATH = re.compile(r"/assets/(statustracker-[A-Za-z0-9_-]+\.js)$")
@@ -96,7 +100,7 @@ class MendedAssets:
     def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a GET of a mended chunk with the mended file, or pass the request on."""
         found = (
             CHUNK_PATH.search(scope.get("path", ""))
@@ -121,7 +125,7 @@ class MendedAssets:
         await response(scope, receive, send)
 
 
-def middleware() -> list[Any]:
+def middleware() -> list[Middleware]:
     """What `launch(app_kwargs={"middleware": ...})` takes: gradio's chunks, mended."""
     from starlette.middleware import Middleware
 

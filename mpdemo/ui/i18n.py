@@ -13,6 +13,7 @@ count with the form it takes in that language.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..languages import (  # noqa: F401 - the page's modules and tests name these here
@@ -46,7 +47,7 @@ def field_label(field: str, lang: str | None = DEFAULT_LANG) -> str:
     return t(key, lang) if key is not None else field
 
 
-def message(key: str, args: dict[str, Any], lang: str | None = DEFAULT_LANG) -> str:
+def message(key: str, args: Mapping[str, object], lang: str | None = DEFAULT_LANG) -> str:
     """An engine message key rendered in `lang`, numbers and plurals the language's way.
 
     A `field` argument (bad input) is named by its control's label in `lang`.

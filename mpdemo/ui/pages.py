@@ -15,7 +15,13 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..state import on_reset
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+    from starlette.types import Receive, Scope, Send
 
 HEARTBEAT_PATH = "/gradio_api/heartbeat/"
 # A page's heartbeat may reconnect (a network blip), and opens a moment after its first event.
@@ -35,6 +41,14 @@ _OPEN: dict[str, int] = {}  # session hash -> its open heartbeat streams
 _CLOSED_AT: dict[str, float] = {}  # session hash -> when its last stream closed
 _MAX_CLOSED = 10_000  # closed pages remembered (the oldest forgotten first)
 _tracking = False  # the middleware is in this process's app
+
+
+@on_reset
+def forget_pages() -> None:
+    """Forget every page's heartbeat streams (tests, a server's restart); the middleware stays."""
+    with _LOCK:
+        _OPEN.clear()
+        _CLOSED_AT.clear()
 
 
 def gone(page: str | None, since: float, now: float | None = None) -> bool:
@@ -83,7 +97,7 @@ class Heartbeats:
         self.app = app
         _tracking = True
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope.get("type") == "http" else ""
         at = path.find(HEARTBEAT_PATH)  # behind a root path too
         if at < 0:
@@ -97,7 +111,7 @@ class Heartbeats:
             _closed(page)
 
 
-def middleware() -> list[Any]:
+def middleware() -> list[Middleware]:
     """What `launch(app_kwargs={"middleware": ...})` takes: the heartbeat counter."""
     from starlette.middleware import Middleware
 

@@ -16,12 +16,11 @@ import importlib.machinery
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
 
 _TARGET = "gradio.component_meta"
 
 
-def _no_stub(*_args: Any, **_kwargs: Any) -> None:
+def _no_stub(*_args: object, **_kwargs: object) -> None:
     """Stands in for gradio's stub writer: the wheel's stubs stay as they were shipped."""
 
 

@@ -32,7 +32,7 @@ STOP_WAIT_S = 30.0  # how long a stopped run may take to end its step and write 
 _log = logging.getLogger("mpdemo.ui.serve")
 
 
-def queue_options() -> dict[str, Any]:
+def queue_options() -> dict[str, object]:
     """demo.queue's settings: one at a time unless an event says otherwise, no global size cap;
     gradio's per-event analytics summary off unless its variable is set."""
     # gradio 6.31's queue rebuilds a pandas summary of its last 10,000 events after every event
@@ -62,7 +62,7 @@ def poll_gently() -> None:
         return
     init = Queue.__init__
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+    def __init__(self: Any, *args: object, **kwargs: object) -> None:
         init(self, *args, **kwargs)
         self.sleep_when_free = max(self.sleep_when_free, QUEUE_POLL_S)
         self.progress_update_sleep_when_free = max(
@@ -176,7 +176,7 @@ def stop_everything(wait_s: float = STOP_WAIT_S) -> bool:
     return broadcast.hub().stop_all(wait_s)
 
 
-def serve(demo: gr.Blocks, **launch: Any) -> int:
+def serve(demo: gr.Blocks, **launch: object) -> int:
     """Launch and block until Ctrl-C or SIGTERM; then stop cleanly and return the exit code."""
     got: list[int] = []
     done = threading.Event()

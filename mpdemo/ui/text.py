@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
+from collections.abc import Mapping
 
 # Characters Markdown (CommonMark + GFM, as gradio's renderer reads it) or HTML give a meaning,
 # as numeric character references: a reference is text to the parser, never markup.
@@ -23,7 +23,7 @@ _AUTOLINK = re.compile(r"(?i)(:)(?=//)|(?<=www)(\.)|(@)")
 MAX_SHOWN = 2000  # one value on the status line: a pasted page is cut, not rendered
 
 
-def shown(value: Any, limit: int = MAX_SHOWN) -> str:
+def shown(value: object, limit: int = MAX_SHOWN) -> str:
     """`value` as text a gr.Markdown (or gr.HTML) shows literally, on one line, at most `limit`."""
     text = str(value)
     if len(text) > limit:
@@ -32,18 +32,18 @@ def shown(value: Any, limit: int = MAX_SHOWN) -> str:
     return _AUTOLINK.sub(lambda m: f"&#{ord(m.group(0))};", text)
 
 
-def code_text(value: Any, limit: int = MAX_SHOWN) -> str:
+def code_text(value: object, limit: int = MAX_SHOWN) -> str:
     """`value` as inline code in a gr.Markdown that stays text: a backtick, a newline, `$` or
     markup in it cannot end the code span and start a heading, a link, an image or maths."""
     return f"<code>{shown(value, limit)}</code>"
 
 
-def shown_args(args: dict[str, Any]) -> dict[str, Any]:
+def shown_args(args: Mapping[str, object]) -> dict[str, object]:
     """A template's arguments with every text in them `shown` (numbers stay numbers)."""
     return {k: shown(v) if isinstance(v, str) else v for k, v in args.items()}
 
 
-def esc(text: Any, quote: bool = True) -> str:
+def esc(text: object, quote: bool = True) -> str:
     """Text made safe inside HTML the page builds itself (attributes too; `quote=False` for
     element text only, e.g. a toast, where quotes stay as typed); Markdown markers such as **
     are kept, for the tabs that render them on purpose."""

@@ -19,10 +19,14 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..files.recorded import MAX_FILE_BYTES
 from .train.classroom import client_of
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+    from starlette.types import Receive, Scope, Send
 
 UPLOADS_PER_CLIENT = 32
 UPLOAD_BYTES_PER_CLIENT = 4 * MAX_FILE_BYTES  # 128 MB: four of the largest runs files
@@ -113,7 +117,7 @@ class BoundUploads:
         self.app = app
         self.ledger = ledger or LEDGER
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass every request on; an upload's answer (the stored paths) is noted on its way out."""
         path = scope.get("path", "") if scope.get("type") == "http" else ""
         if scope.get("method") != "POST" or not path.endswith(UPLOAD_PATH):
@@ -148,7 +152,7 @@ class BoundUploads:
             if os.path.exists(path):
                 _delete(path)
 
-    def _note(self, scope: dict[str, Any], body: bytes, nbytes: int) -> list[str]:
+    def _note(self, scope: Scope, body: bytes, nbytes: int) -> list[str]:
         try:
             paths = [p for p in json.loads(body) if isinstance(p, str)]
         except (ValueError, TypeError):
@@ -156,14 +160,14 @@ class BoundUploads:
         return self.ledger.add(client_of_scope(scope), paths, nbytes) if paths else []
 
 
-def client_of_scope(scope: dict[str, Any]) -> str:
+def client_of_scope(scope: Scope) -> str:
     """The client of a request's ASGI scope, as the line counts it (the proxy's address)."""
     from starlette.requests import Request
 
     return client_of(Request(scope))
 
 
-def middleware() -> list[Any]:
+def middleware() -> list[Middleware]:
     """What `launch(app_kwargs={"middleware": ...})` takes: the bound on uploads."""
     from starlette.middleware import Middleware
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
 import gradio as gr
 
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
 from ...teach import listing as L
-from ..context import TabContext
+from ..context import Frame, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang
 from ..text import code_text
 from ..train.controls import RUN_NAMES
@@ -128,13 +127,13 @@ def choose_entry(
     return next(e for e in side if e.cfg is cfg)
 
 
-def _numbers(lst: Any) -> dict[str, str]:
+def _numbers(lst: L.Listing) -> dict[str, str]:
     """Each explanation's footnote number: the lines shown first, then the folded ones."""
     order = [*lst.shown_changes(), *lst.folded_changes()]
     return {why: str(i) for i, why in enumerate(order, start=1)}
 
 
-def listing_html(lst: Any, lang: str) -> str:
+def listing_html(lst: L.Listing, lang: str) -> str:
     """The loop as it runs, comments taken out: lines that differ from the course highlighted,
     numbered like the explanations below (mpdemo's own lines grey, lettered). mpdemo's own
     arguments of a call (the Trainer's) are folded under the course's, one click away."""
@@ -174,7 +173,7 @@ def listing_html(lst: Any, lang: str) -> str:
     )
 
 
-def changes_md(lst: Any, lang: str) -> str:
+def changes_md(lst: L.Listing, lang: str) -> str:
     """Why the loop differs from the course's, then what mpdemo's own lines do: both read from
     the comments in the backend's source (mpdemo.teach.course), in the order of the lines."""
     numbers = _numbers(lst)
@@ -212,12 +211,12 @@ def settings_md(cfg: RunConfig, device: str, lang: str, ran: bool = False) -> st
 
 def code_view(
     lang: str,
-    values: dict[str, Any],
+    values: Frame,
     current: str | None = None,
     limits: Limits | None = None,
     runs: list[RunConfig] | None = None,
     prefer: str | None = None,
-) -> dict[str, Any]:
+) -> Frame:
     """The Code tab: every output, by name ("picked" is the value to remember).
 
     `runs` are this page's runs (page_runs: finished, running, or back after a reload); each
@@ -316,7 +315,7 @@ def build_code_tab(ctx: TabContext) -> None:
                "changes": changes, "script": script, "picked": picked}  # fmt: skip
     sessions = [session] if session is not None else []
 
-    def render(lang: str, current: str | None, prefer: str | None, *rest: Any) -> list[Any]:
+    def render(lang: str, current: str | None, prefer: str | None, *rest: Value) -> list[Value]:
         sess, vals = (rest[0], rest[1:]) if sessions else (None, rest)
         runs = page_runs(sess)
         out = code_view(
@@ -324,13 +323,13 @@ def build_code_tab(ctx: TabContext) -> None:
         )
         return [out[k] for k in outputs]
 
-    def on_form(lang: str, current: str | None, *rest: Any) -> list[Any]:
+    def on_form(lang: str, current: str | None, *rest: Value) -> list[Value]:
         return render(lang, current, "form", *rest)
 
-    def on_runs(lang: str, current: str | None, *rest: Any) -> list[Any]:
+    def on_runs(lang: str, current: str | None, *rest: Value) -> list[Value]:
         return render(lang, current, "run", *rest)
 
-    def on_pick(lang: str, current: str | None, *rest: Any) -> list[Any]:
+    def on_pick(lang: str, current: str | None, *rest: Value) -> list[Value]:
         return render(lang, current, None, *rest)
 
     inputs = [picked, *sessions, *(train[n] for n in names)]

@@ -3,8 +3,6 @@ they name (the Number formats tab and the Underflow lab show the same ones)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...teach.formats import LOW_PRECISION
 from ..histogram import FORMAT_NAMES  # noqa: F401 - the tabs name formats as the figures do
 from ..i18n import t
@@ -15,7 +13,7 @@ FORMAT_CHOICES = [(FORMAT_NAMES[f], f) for f in SCALE_FORMATS]
 SCALE_K_DEFAULT = 16  # both tabs' scale sliders open at S = 2^16, GradScaler's init_scale
 
 
-def tt(key: str, lang: str | None, **args: Any) -> str:
+def tt(key: str, lang: str | None, **args: object) -> str:
     """A teaching string in lang: the same tables as t() (every locale file has every key)."""
     return t(key, lang, **args)
 
@@ -26,4 +24,4 @@ def tt(key: str, lang: str | None, **args: Any) -> str:
 # from the class's comparison: the default comparison took 59-60 s instead of 6 s, its verdict
 # moved from "1.70x slower" to "unsure" (issue 52). Whatever runs, the load note counts it
 # (mpdemo.engine.cores.LoadMeter: this process's threads other than the training's).
-SIDE_WORK: dict[str, Any] = {"concurrency_limit": 1, "concurrency_id": "side_work"}
+SIDE_WORK: dict[str, object] = {"concurrency_limit": 1, "concurrency_id": "side_work"}

@@ -14,7 +14,7 @@ import gradio as gr
 import pandas as pd
 
 from ...teach import formats
-from ..context import TabContext
+from ..context import TabContext, Value
 from ..i18n import DEFAULT_LANG, LOCALES, norm_lang, number
 from .common import FORMAT_CHOICES, FORMAT_NAMES, SCALE_FORMATS, SCALE_K_DEFAULT, esc, tt
 from .numerics import build_numerics
@@ -104,7 +104,7 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return f'<table style="border-collapse:collapse;width:100%"><tr>{head}</tr>{body}</table>'
 
 
-def _literal(value: Any, lang: str) -> Any:
+def _literal(value: object, lang: str) -> Any:
     """'0,1' typed on a page that writes decimals with a comma is 0.1; '0.1' works everywhere.
 
     The tables keep Python's notation (6.103516e-05): they show float literals, bit by bit.
@@ -115,7 +115,7 @@ def _literal(value: Any, lang: str) -> Any:
     return value
 
 
-def formats_html(lang: str, value: Any) -> str:
+def formats_html(lang: str, value: object) -> str:
     """value in fp32, fp16, bf16, E4M3 and E5M2: coloured bits, stored value, errors, class."""
     value = _literal(value, lang)
     try:
@@ -169,7 +169,7 @@ def _class_of(enc: dict) -> str:
 
 def _window(lang: str, x: float, fmt: str = "fp16") -> str:
     """The ranges of k where x*2^k flushes, is subnormal, normal, or overflows in fmt."""
-    runs: list[list[Any]] = []  # [category, first k, last k]
+    runs: list[list[object]] = []  # [category, first k, last k]
     for k in range(NF_K_MIN, NF_K_MAX + 1):
         cat = _class_of(formats.encode(x * 2.0**k, fmt))
         if runs and runs[-1][0] == cat:
@@ -190,7 +190,7 @@ def _window(lang: str, x: float, fmt: str = "fp16") -> str:
     return tt("nf_window", lang, x=f"{x:g}", kmin=NF_K_MIN, kmax=NF_K_MAX, parts="; ".join(parts))
 
 
-def scale_html(lang: str, value: Any, k: Any, fmt: str = "fp16") -> str:
+def scale_html(lang: str, value: object, k: object, fmt: str = "fp16") -> str:
     """value × 2^k stored in fmt (fp16 by default): what survives, what is lost, what overflows."""
     fmt = fmt if fmt in SCALE_FORMATS else "fp16"
     value = _literal(value, lang)
@@ -321,7 +321,7 @@ def build_formats_tab(ctx: TabContext) -> None:
     for comp in (small, k, fmt):
         comp.change(scale_html, [lang, small, k, fmt], [survival], **opts)
 
-    def on_lang(lang: str, v: str, s: str, kk: int, f: str) -> list[Any]:
+    def on_lang(lang: str, v: str, s: str, kk: int, f: str) -> list[Value]:
         return [formats_html(lang, v), format_table_frame(lang), scale_html(lang, s, kk, f)]
 
     ctx.on_language(on_lang, [value, small, k, fmt], [bits, table, survival])

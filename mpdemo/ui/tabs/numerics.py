@@ -8,7 +8,6 @@ from mpdemo.teach.accumulate, .rounding and .fp8_scaling (torch is imported ther
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import gradio as gr
 import pandas as pd
@@ -16,7 +15,7 @@ import pandas as pd
 from ...config import RunConfig
 from ...teach import accumulate, formats, fp8_scaling, rounding
 from ...teach.accumulate import MAX_N
-from ..context import TabContext
+from ..context import TabContext, Value
 from ..i18n import DEFAULT_LANG, number
 from .common import SIDE_WORK, esc, tt
 
@@ -55,7 +54,7 @@ def _error(lang: str, err: Exception) -> str:
 # --- TF32 --------------------------------------------------------------------------------------
 
 
-def tf32_html(lang: str, value: Any) -> str:
+def tf32_html(lang: str, value: object) -> str:
     """The typed number in fp32 and in TF32 (emulated: fp32 rounded to 10 mantissa bits)."""
     import torch
 
@@ -78,7 +77,7 @@ def tf32_html(lang: str, value: Any) -> str:
 # --- fp32 accumulation -------------------------------------------------------------------------
 
 
-def _n(raw: Any) -> int:
+def _n(raw: object) -> int:
     try:
         n = int(float(raw))
     except (TypeError, ValueError):
@@ -88,7 +87,7 @@ def _n(raw: Any) -> int:
     return n
 
 
-def accumulate_view(lang: str, value: Any, n: Any) -> tuple[str, pd.DataFrame | None]:
+def accumulate_view(lang: str, value: object, n: object) -> tuple[str, pd.DataFrame | None]:
     """The table of running sums in each accumulator, and the sums as a long frame for a plot."""
     try:
         results = accumulate.compare_sums(str(value).strip(), _n(n))
@@ -181,7 +180,7 @@ def fp8_recipes_html(lang: str) -> str:
     return f"<p>{esc(intro)}</p>" + _table(heads, rows)
 
 
-def build_numerics(ctx: TabContext, value: Any) -> None:
+def build_numerics(ctx: TabContext, value: object) -> None:
     """TF32 (of the typed `value`), accumulation and fp8 recipes, inside the Number formats tab."""
     lang0 = DEFAULT_LANG
     ctx.i18n(gr.Markdown(tt("nx_tf32_title", lang0)), value="nx_tf32_title")
@@ -226,7 +225,7 @@ def build_numerics(ctx: TabContext, value: Any) -> None:
     micro_btn.click(micro_batch_html, [lang], [micro], **heavy)
     fp8_btn.click(fp8_recipes_html, [lang], [fp8], **heavy)
 
-    def on_lang(lang: str, v: str, av: str, an: Any) -> list[Any]:
+    def on_lang(lang: str, v: str, av: str, an: object) -> list[Value]:
         table, frame = accumulate_view(lang, av, an)
         return [tf32_html(lang, v), table, frame]
 

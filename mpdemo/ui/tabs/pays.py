@@ -15,7 +15,6 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import gradio as gr
 import pandas as pd
@@ -23,14 +22,19 @@ import pandas as pd
 from ...classroom.broadcast import Viewer
 from ...config import Limits, RunConfig
 from ...messages import ConfigError, MpdemoError
+from ...runs.notes import duration_text
+from ...sweep.events import SweepFinished, SweepMemory, SweepPoint
+from ...sweep.notes import crossover_notes
 from ...sweep.sizes import (
     SWEEP_PRECISIONS,
+    Grid,
     default_grid,
     parse_batch_sizes,
     parse_sizes,
 )
+from ...sweep.spec import SweepPlan, SweepSpec
 from .. import system
-from ..context import TabContext
+from ..context import Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..train import classroom
 from ..train.colours import faint
@@ -49,7 +53,7 @@ PART_COLOURS = ["#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c", "#7f7f7f"]  # the ru
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
 
 
-def shown(text: Any) -> str:
+def shown(text: object) -> str:
     """Text (a visitor's input echoed in a message) as a Markdown block shows it, literally."""
     return _MARKDOWN.sub(r"\\\1", html.escape(str(text), quote=False))
 
@@ -60,16 +64,16 @@ class SweepState:
     def __init__(self) -> None:
         self.stop: threading.Event | None = None
         self.ended = threading.Event()  # set once the sweep's end event is in (or it broke)
-        self.plan: Any = None
-        self.points: list[Any] = []
-        self.memory: Any = None
-        self.end: Any = None
+        self.plan: SweepPlan | None = None
+        self.points: list[SweepPoint] = []
+        self.memory: SweepMemory | None = None
+        self.end: SweepFinished | None = None
         self.error: str | None = None
         self.view: Viewer | None = None  # its place in the classroom's line (pays_line.join_line)
         self.began: float | None = None  # monotonic time its first point began (its turn came)
         self.last_at: float | None = None  # ... and its last point ended (the estimate learns)
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> SweepState:
+    def __deepcopy__(self, memo: dict[int, object]) -> SweepState:
         # gr.State deep-copies its default per page: a fresh page never shares a sweep.
         return SweepState()
 
@@ -210,8 +214,6 @@ def status_text(state: SweepState, lang: str) -> str:
         return waiting
     if state.end is None and pays_line.left_line(state.view):
         return t("sweep_status_left", lang)
-    from ...runs.notes import duration_text  # a sweep was planned: torch is loaded already
-
     total = len(plan.points)
     if state.end is not None:
         end = state.end
@@ -237,15 +239,13 @@ def crossover_text(state: SweepState, lang: str) -> str:
     """The crossover sentences from the points measured so far, in `lang`."""
     if not state.points:
         return ""
-    from ...sweep.notes import crossover_notes
-
     notes = [n.to_dict() for n in crossover_notes(state.points, state.points[0].device)]
     if state.end is not None and state.end.notes:
         notes = state.end.notes  # the same sentences the end event carries
     return "\n".join(f"- {shown(message(n['key'], n['args'], lang))}" for n in notes)
 
 
-def frame(state: SweepState, lang: str) -> dict[str, Any]:
+def frame(state: SweepState, lang: str) -> dict[str, Value]:
     """Every output by name, from the state."""
     return {
         "status": status_text(state, lang),
@@ -261,17 +261,17 @@ def frame(state: SweepState, lang: str) -> dict[str, Any]:
 # --- the handlers ---------------------------------------------------------------------------------
 
 
-def page_grid() -> Any:
+def page_grid() -> Grid:
     """The default grid for the device this page's sweep runs on (sweep/sizes.py): on a CUDA
     GPU it spans launch-bound small sizes through compute-bound ones."""
     return default_grid("cuda" if system.cuda_present() else "cpu")
 
 
 def check_sweep(
-    sizes: Any, batches: Any, precisions: Any, budget: Any, limits: Limits | None = None
-) -> Any:
+    sizes: object, batches: object, precisions: object, budget: object, limits: Limits | None = None
+) -> SweepPlan:
     """The SweepPlan the inputs describe (keyed MpdemoError, one line, where they cannot run)."""
-    from ...sweep.plan import SweepSpec, plan_sweep
+    from ...sweep.plan import plan_sweep  # torch: the plan probes the device
 
     lim = limits or Limits.from_env()
     try:
@@ -307,14 +307,14 @@ def check_sweep(
 
 def run_sweep_ui(
     lang: str,
-    sizes: Any,
-    batches: Any,
-    precisions: Any,
-    budget: Any,
+    sizes: object,
+    batches: object,
+    precisions: object,
+    budget: object,
     state: SweepState | None = None,
     limits: Limits | None = None,
     client: str = "",
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[dict[str, Value]]:
     """Run sweep: refuse bad input in the page's language, else wait its turn in the server's
     line (its place shown) and stream the points as they come."""
     lang = norm_lang(lang)
@@ -472,13 +472,18 @@ def build_pays_tab(ctx: TabContext) -> None:
              "memory": memory, "memory_notes": memory_notes, "stop": stop}  # fmt: skip
     outputs = [comps[n] for n in OUTPUTS]
 
-    def keyed(out: dict[str, Any]) -> dict[Any, Any]:
+    def keyed(out: dict[str, Value]) -> Outputs:
         return {comps[n]: out.get(n, gr.skip()) for n in OUTPUTS}
 
     # Named parameters (an API caller's /sweep sees lang, sizes, ...), not param_1...
     def on_run(
-        lang: str, sizes: Any, batch_sizes: Any, precisions: Any, budget: Any, st: Any
-    ) -> Iterator[dict[Any, Any]]:
+        lang: str,
+        sizes: object,
+        batch_sizes: object,
+        precisions: object,
+        budget: object,
+        st: SweepState,
+    ) -> Iterator[Outputs]:
         client = pays_line.client_now()  # the same per-address share as a comparison's
         for out in run_sweep_ui(lang, sizes, batch_sizes, precisions, budget, st, limits, client):
             yield keyed(out)
@@ -505,7 +510,7 @@ def build_pays_tab(ctx: TabContext) -> None:
     stop.click(stop_sweep, [state, lang], [status], queue=False,
                api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
-    def on_lang(lang: str, st: SweepState) -> list[Any]:
+    def on_lang(lang: str, st: SweepState) -> list[Value]:
         lang = norm_lang(lang)
         out = frame(st, lang)
         bars = gr.update(value=out["memory"], color_map=memory_colours(lang),
@@ -519,7 +524,7 @@ def build_pays_tab(ctx: TabContext) -> None:
         on_lang, [state], [status, plot, crossover, table, memory, memory_notes, published]
     )
 
-    def on_load(lang: str) -> Any:
+    def on_load(lang: str) -> Value:
         # What torch.autocast offers on this device by default (the engine's rule), once the
         # page is up: reading the device imports torch, which the page's start does not.
         from ...engine.precision import resolve_device

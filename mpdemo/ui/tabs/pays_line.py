@@ -8,11 +8,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from ...classroom import broadcast, caps
 from ...classroom.broadcast import Viewer
+from ...sweep.events import SweepPoint
+from ...sweep.spec import SweepPlan
 from ...teach.lessons import LESSONS
+from ..context import Component, Outputs, TabContext, Value
 from ..i18n import t
 from ..train import classroom
 from ..train.classroom import _duration, client_here, ordinal
@@ -24,7 +26,7 @@ def client_now() -> str:
     return client_here()
 
 
-def join_line(plan: Any, stop: threading.Event, client: str) -> Viewer:
+def join_line(plan: SweepPlan, stop: threading.Event, client: str) -> Viewer:
     """The sweep's place in this server's line (caps.TooLong or QueueFull, keyed, if none):
     its runner, built when its turn comes, stops on `stop` (the page's Stop)."""
     from ...sweep.run import SweepRunner  # a sweep was planned: torch is loaded
@@ -52,14 +54,17 @@ def left_line(view: Viewer | None) -> bool:
     return view is not None and view.comparison.state == "cancelled"
 
 
-def sweep_lesson(name: Any) -> bool:
+def sweep_lesson(name: object) -> bool:
     """Whether the lesson picked on the Train tab is the size sweep (it runs on this tab)."""
     lesson = LESSONS.get(str(name or ""))
     return lesson is not None and lesson.sweep
 
 
 def wire_lesson(
-    ctx: Any, run: Callable[..., Iterator[Any]], inputs: list[Any], outputs: list[Any]
+    ctx: TabContext,
+    run: Callable[..., Iterator[Outputs]],
+    inputs: list[Component],
+    outputs: list[Component],
 ) -> None:
     """The Train tab's lesson picker (ctx.train.lesson): its sweep lesson switches to
     this tab (train/lessons.py) and starts the sweep with the tab's settings, as Run sweep does.
@@ -70,7 +75,7 @@ def wire_lesson(
     if picker is None:
         return
 
-    def on_lesson(name: Any, *args: Any) -> Iterator[Any]:
+    def on_lesson(name: object, *args: Value) -> Iterator[Outputs]:
         if sweep_lesson(name):
             yield from run(*args)
 
@@ -109,7 +114,7 @@ def sweep_left_s(estimates: list[float], walls: list[float], in_point_s: float) 
     return current + pace * sum(rest[1:])
 
 
-def left_s(plan: Any, points: list[Any], since: float | None) -> float | None:
+def left_s(plan: SweepPlan, points: list[SweepPoint], since: float | None) -> float | None:
     """Seconds left of a running sweep (None before its turn): sweep_left_s on its plan's
     estimates and its points' walls, `since` the monotonic time the last point (or it) began."""
     if since is None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
-from typing import Any
 
 import gradio as gr
 import pandas as pd
@@ -20,15 +19,16 @@ from ...config import Limits, RunConfig, coerce_field
 from ...messages import MpdemoError
 from ...state import on_reset
 from ...teach.magnitudes import (
+    Magnitudes,
     amax_scale,
     best_scale,
     binned_k_range,
     format_band,
     tf32_below_normal,
 )
-from ...teach.underflow import collect
+from ...teach.underflow import GradientLab, collect
 from .. import system
-from ..context import TabContext
+from ..context import TabContext, Value
 from ..histogram import histogram_svg as bins_svg
 from ..histogram import pct as _pct
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, number
@@ -42,7 +42,7 @@ CHART_LO, CHART_HI = -60, 32  # log2 axis of the histograms (|g*S|); beyond: the
 
 
 def histogram_svg(
-    lang: str, mags: Any, k: int, title: str, band: dict[str, float], fmt: str = "fp16"
+    lang: str, mags: Magnitudes, k: int, title: str, band: dict[str, float], fmt: str = "fp16"
 ) -> str:
     """An SVG histogram of log2|g*2^k| with fmt's zero/subnormal/normal/overflow bands."""
     hist = mags.hist(shift=k, lo=CHART_LO, hi=CHART_HI)
@@ -53,7 +53,7 @@ UF_TABLE_COLUMNS = ["uf_col_kind", "uf_col_nonzero", "uf_col_zero1", "uf_col_zer
                     "uf_col_subS", "uf_col_overS"]  # fmt: skip
 
 
-def underflow_table(lang: str, lab: Any, k: int, fmt: str = "fp16") -> pd.DataFrame:
+def underflow_table(lang: str, lab: GradientLab | None, k: int, fmt: str = "fp16") -> pd.DataFrame:
     """One row per kind of gradient: non-zero count and fmt's shares at S = 1 and S = 2^k."""
     cols = [tt(c, lang) for c in UF_TABLE_COLUMNS]
     if lab is None:
@@ -78,7 +78,7 @@ def underflow_table(lang: str, lab: Any, k: int, fmt: str = "fp16") -> pd.DataFr
 # class presses Compute together on one server: the last few passes are kept, a few kB each
 # (histograms and shares, no tensors), and a repeated press shows the same pass at once.
 LAB_CACHE = 8
-_LABS: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_LABS: OrderedDict[tuple[object, ...], GradientLab] = OrderedDict()
 _LABS_LOCK = threading.Lock()
 
 
@@ -89,7 +89,7 @@ def forget_labs() -> None:
         _LABS.clear()
 
 
-def _lab_for(cfg: RunConfig, limits: Limits | None) -> Any:
+def _lab_for(cfg: RunConfig, limits: Limits | None) -> GradientLab:
     """The lab's pass for cfg: a kept one with the same settings on this device, or a new one."""
     key = (cfg.model, cfg.dataset, cfg.train_slice, cfg.batch_size, cfg.max_length, cfg.seed,
            cfg.device)  # fmt: skip
@@ -106,8 +106,8 @@ def _lab_for(cfg: RunConfig, limits: Limits | None) -> Any:
 
 
 def underflow_compute(
-    lang: str, model: str, batch_size: Any, seed: Any, limits: Limits | None = None
-) -> Any:
+    lang: str, model: str, batch_size: object, seed: object, limits: Limits | None = None
+) -> GradientLab:
     """Run the lab's one backward pass (in the engine) and return its GradientLab.
 
     Bad input (an empty box, 0, 100000, 2.5) is refused as the Train tab refuses it: the
@@ -129,7 +129,7 @@ def underflow_compute(
 
 
 def underflow_view(
-    lang: str, lab: Any, k: Any, fmt: str = "fp16"
+    lang: str, lab: GradientLab | None, k: object, fmt: str = "fp16"
 ) -> tuple[str, str, str, pd.DataFrame, str]:
     """Status, the two histograms, the shares table and a reading at S = 2^k, in format fmt."""
     fmt = fmt if fmt in SCALE_FORMATS else "fp16"
@@ -285,7 +285,7 @@ def build_underflow_tab(ctx: TabContext) -> None:
         lab = gr.State(None)
     outputs = [status, act, wgt, table, reading]
 
-    def compute(lang: str, m: str, b: Any, s: Any) -> Iterator[Any]:
+    def compute(lang: str, m: str, b: object, s: object) -> Iterator[tuple[Value, Value]]:
         lang = norm_lang(lang)
         try:
             yield underflow_compute(lang, m, b, s, limits), gr.skip()
@@ -304,7 +304,7 @@ def build_underflow_tab(ctx: TabContext) -> None:
         comp.change(underflow_view, [lang, lab, k, fmt], outputs, concurrency_limit=None,
                     api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
-    def on_lang(lang: str, lb: Any, kk: int, f: str) -> list[Any]:
+    def on_lang(lang: str, lb: GradientLab | None, kk: int, f: str) -> list[Value]:
         return [*underflow_view(lang, lb, kk, f), gr.update(choices=_model_choices(lang))]
 
     ctx.on_language(on_lang, [lab, k, fmt], [*outputs, model])

@@ -3,13 +3,11 @@ settings into the Train tab (mpdemo/ui/app.py wires that across the tabs)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import gradio as gr
 
 from ...config import RunConfig
 from ...runs.runner import grid
-from ..context import TabContext
+from ..context import Frame, TabContext, Value
 from ..i18n import DEFAULT_LANG
 from .common import tt
 
@@ -17,7 +15,7 @@ from .common import tt
 # (each fp16 run also unscaled: "fp16 without scaling vs the scaled run"). preset_configs()
 # turns a preset into the exact list of RunConfigs the Train tab will run.
 PRESET_EXTRA_KEYS = ("backends", "precisions", "compare_scaling")
-PRESETS: dict[str, dict[str, Any]] = {
+PRESETS: dict[str, dict[str, object]] = {
     "fp16_vs_fp32_gpu": {
         "model": "small-bert",
         "device": "cuda",
@@ -57,7 +55,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def preset_fields(preset_id: str) -> dict[str, Any]:
+def preset_fields(preset_id: str) -> dict[str, object]:
     """The RunConfig fields a preset sets (no backends/precisions/compare_scaling)."""
     return {k: v for k, v in PRESETS[preset_id].items() if k not in PRESET_EXTRA_KEYS}
 
@@ -69,7 +67,7 @@ def preset_configs(preset_id: str) -> list[RunConfig]:
     return grid(base, p["backends"], p["precisions"], p.get("compare_scaling", False))
 
 
-def preset_values(preset_id: str | None, defaults: dict[str, Any]) -> dict[str, Any]:
+def preset_values(preset_id: str | None, defaults: Frame) -> Frame:
     """The Train tab's control values a preset loads (the tab's defaults where it is silent)."""
     if not preset_id or preset_id not in PRESETS:
         return {}
@@ -86,8 +84,8 @@ def _preset_settings(preset_id: str) -> str:
 
 
 def preset_load(
-    lang: str, preset_id: str | None, defaults: dict[str, Any], devices: list[str]
-) -> tuple[dict[str, Any], str]:
+    lang: str, preset_id: str | None, defaults: Frame, devices: list[str]
+) -> tuple[Frame, str]:
     """(values for the Train tab's controls, the status line that says what was loaded).
 
     A preset asking for a device this machine lacks (the GPU preset on a laptop) loads with
@@ -152,7 +150,7 @@ def build_why_tab(ctx: TabContext) -> None:
     preset.input(preset_view, [ctx.lang, preset], [desc], concurrency_limit=None,
                  api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
-    def on_lang(lang: str, p: str | None) -> list[Any]:
+    def on_lang(lang: str, p: str | None) -> list[Value]:
         return [gr.update(choices=preset_choices(lang), value=p), preset_view(lang, p)]
 
     ctx.on_language(on_lang, [preset], [preset, desc])

@@ -25,7 +25,6 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -33,9 +32,10 @@ from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
 from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
+from ...runs.runner import RunnerInterface
 from ...state import on_reset
 from .. import pages, system, zerogpu
-from ..context import TabContext
+from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for uploads and tests
@@ -48,9 +48,7 @@ from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for 
 from . import controls
 from .frames import FOLLOWED, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
-
-if TYPE_CHECKING:
-    from .session import Session
+from .session import Session
 
 CONCURRENCY_ID = "train"  # Train and Run my own share one limit
 FOLLOW_CONCURRENCY_ID = "follow"  # Follow board: as many, in a group of its own
@@ -82,7 +80,7 @@ def max_threads() -> int:
     return 40 + 2 * max_viewers()
 
 
-def _make_runner(configs: list[RunConfig], repeat: int) -> Any:
+def _make_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
     # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
     return zerogpu.make_runner(configs, repeat=repeat)
 
@@ -255,18 +253,18 @@ def publish(session: Session | None, lang: str, client: str = "", page: str = ""
     return board_note(session, lang)
 
 
-TrainFn = Callable[..., Iterator[dict[str, Any]]]
+TrainFn = Callable[..., Iterator[Frame]]
 
 
 def follow(
     train: TrainFn,
-    code: Any,
+    code: object,
     lang: str,
     session: Session,
-    view_values: dict[str, Any],
+    view_values: Frame,
     client: str,
     page: str = "",
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Frame]:
     """Follow board: the teacher's comparisons as they come, each streamed by train().
 
     client: who follows (the address the proxy saw), for the wrong-code limit and the
@@ -295,9 +293,9 @@ def _follow(
     board: Board,
     lang: str,
     session: Session,
-    view_values: dict[str, Any],
+    view_values: Frame,
     page: str,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Frame]:
     hub = the_hub()
     began = time.monotonic()
     seen: Comparison | None = None
@@ -352,7 +350,7 @@ def _follow(
 # --- layout and events -----------------------------------------------------------------------
 
 
-def build_button(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
+def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
     """Run my own, beside Train and Stop: a new comparison of one's own, never shared.
 
     Always shown: its visibility would be one more output of /train, whose outputs API
@@ -369,7 +367,7 @@ def build_button(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
     )
 
 
-def build_board(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
+def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
     """The class board: publish this page's comparisons under a code, or follow a code."""
     with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:
         ctx.i18n(acc, label="board_label")
@@ -410,28 +408,28 @@ def build_board(ctx: TabContext, comps: dict[str, Any], lang: str) -> None:
 
 def wire(
     ctx: TabContext,
-    comps: dict[str, Any],
+    comps: dict[str, Component],
     session: gr.State,
     train: TrainFn,
-    arm: Callable[..., dict[str, Any]],
+    arm: Callable[..., Frame],
 ) -> None:
     """Run my own (api 'train_own'), Publish as board ('publish_board'), Follow board
     ('follow_board'): the first and the last stream the Train tab's outputs."""
     lang = ctx.lang
-    quiet: dict[str, Any] = {
+    quiet: dict[str, object] = {
         "concurrency_limit": None,
         "api_visibility": "undocumented",
         "show_progress": "hidden",
     }
     outputs = [comps[n] for n in TRAIN_OUTPUTS]
-    streaming: dict[str, Any] = {
+    streaming: dict[str, object] = {
         "concurrency_limit": concurrency(),
         "concurrency_id": CONCURRENCY_ID,
         "show_progress": "minimal",
         "show_progress_on": [comps["status"]],
     }
 
-    def own(*args: Any) -> Iterator[dict[Any, Any]]:
+    def own(*args: Value) -> Iterator[Outputs]:
         *vals, lg, sess = args
         values = dict(zip(controls.NAMES, vals, strict=True))
         for out in train(values, lg, sess, "own"):
@@ -462,7 +460,7 @@ def wire(
     # The request is read from gradio's context (client_here), never from a parameter whose
     # annotation gradio must resolve: `Session` (imported for type checkers only) made gradio
     # pass request=None here, and every visitor was one client (issue 52).
-    def on_publish(sess: Any, lg: str) -> str:
+    def on_publish(sess: Session, lg: str) -> str:
         return publish(sess, lg, client_here(), page_here())
 
     comps["board_publish"].click(
@@ -475,8 +473,8 @@ def wire(
     )
 
     def on_follow(
-        code: Any, lg: str, sess: Any, smoothing: Any, x_axis: Any
-    ) -> Iterator[dict[Any, Any]]:
+        code: object, lg: str, sess: Session, smoothing: object, x_axis: object
+    ) -> Iterator[Outputs]:
         view_values = {"smoothing": smoothing, "x_axis": x_axis}
         client, page = client_here(), page_here()
         for out in follow(train, code, lg, sess, view_values, client, page):

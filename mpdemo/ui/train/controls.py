@@ -19,7 +19,6 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import gradio as gr
 
@@ -28,6 +27,7 @@ from ...config import MAX_REPEAT, WEIGHTS, WHOLE_FIELDS, Limits, RunConfig, cli_
 from ...registry import BACKENDS, PRECISIONS
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
 from .. import system
+from ..context import Frame, Value
 from ..i18n import DEFAULT_LANG, LOCALES, t
 from ..labels import SET_BY, control_label
 
@@ -120,7 +120,7 @@ def default_precisions() -> list[str]:
     return list(LESSONS[DEFAULT_LESSON].precisions)
 
 
-def opening_fields() -> dict[str, Any]:
+def opening_fields() -> Frame:
     """The fields the opening comparison (the first lesson) sets on this machine's device: its
     own settings (a language model, whose loss falls from the first step), and on a CUDA GPU its
     size there (teach/device_sizes.py: small models are launch-bound on a GPU)."""
@@ -140,22 +140,22 @@ class Control:
     info: str | None = None  # i18n key; "{lo}"/"{hi}" in it are filled from the limits
     section: str = "data"  # data | grid | run | advanced | view: where the tab lays it out
     row: str | None = None  # consecutive controls with the same row share a gr.Row
-    default: Any = _FROM_CONFIG  # or a value, or a callable returning one
+    default: object = _FROM_CONFIG  # or a value, or a callable returning one
     whole: bool = False  # an int (Numbers and Sliders send floats)
     # The accepted range, shown in `info`; a RunConfig number field's is config.py's (bounds).
     lo: float | None = None
     hi: float | None = None
     step: float | None = None  # sliders only
-    choices: Callable[[str, bool | None], list[Any]] | None = None
+    choices: Callable[[str, bool | None], list[Value]] | None = None
     run: bool = True  # False: how the plots are drawn, not part of a run's settings
-    props: tuple[tuple[str, Any], ...] = ()  # further constructor arguments
+    props: tuple[tuple[str, object], ...] = ()  # further constructor arguments
 
     @property
     def label(self) -> str:
         """The i18n key of the control's label (labels.py: engine messages name fields by it too)."""
         return control_label(self.name)
 
-    def default_value(self) -> Any:
+    def default_value(self) -> object:
         """The value the page opens with (RunConfig()'s for a RunConfig field)."""
         if self.default is _FROM_CONFIG:
             return opening_fields().get(self.name, getattr(RunConfig(), self.name))
@@ -384,7 +384,7 @@ if _unlabelled := sorted(control_label(n) for n in NAMES if control_label(n) not
     raise RuntimeError(f"add these labels to mpdemo/ui/locales/en.toml: {_unlabelled}")
 
 
-def defaults() -> dict[str, Any]:
+def defaults() -> Frame:
     """Every control's opening value, by name."""
     return {c.name: c.default_value() for c in CONTROLS}
 
@@ -397,14 +397,14 @@ def info_text(c: Control, lang: str, limits: Limits) -> str | None:
     return t(c.info, lang, lo=_whole_or(lo), hi=_whole_or(hi))
 
 
-def _whole_or(x: float | None) -> Any:
+def _whole_or(x: float | None) -> float | None:
     # The locale's formatter groups thousands its own way ("20,000", "20.000").
     return int(x) if x is not None and float(x).is_integer() else x
 
 
-def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> dict[str, Any]:
+def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> Frame:
     """The gr.update arguments that put the control's text in `lang`."""
-    out: dict[str, Any] = {"label": t(c.label, lang)}
+    out: Frame = {"label": t(c.label, lang)}
     info = info_text(c, lang, limits)
     if info is not None:
         out["info"] = info
@@ -413,10 +413,10 @@ def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> d
     return out
 
 
-def build(c: Control, lang: str, limits: Limits, value: Any = None) -> gr.components.Component:
+def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.components.Component:
     """The control's component, labelled in `lang`, holding `value` (its default if None)."""
     value = c.default_value() if value is None else value
-    common: dict[str, Any] = {
+    common: dict[str, object] = {
         "label": t(c.label, lang),
         "elem_id": c.elem_id,
         **dict(c.props),
@@ -445,21 +445,21 @@ def build(c: Control, lang: str, limits: Limits, value: Any = None) -> gr.compon
     raise ValueError(f"unknown control kind {c.kind!r}")
 
 
-def whole(x: Any) -> Any:
+def whole(x: object) -> object:
     """A float that is a whole number as an int (what RunConfig.validate wants)."""
     if isinstance(x, float) and x.is_integer():
         return int(x)
     return x
 
 
-def number(x: Any) -> Any:
+def number(x: object) -> object:
     """An int as a float (lr, init_scale), anything else unchanged for validate to judge."""
     return float(x) if isinstance(x, int) and not isinstance(x, bool) else x
 
 
-def config_fields(values: dict[str, Any]) -> dict[str, Any]:
+def config_fields(values: Frame) -> Frame:
     """The RunConfig fields among the values, cleaned the way each control's kind needs."""
-    out: dict[str, Any] = {}
+    out: Frame = {}
     for c in CONTROLS:
         if c.name in UI_ONLY or c.name not in values:
             continue

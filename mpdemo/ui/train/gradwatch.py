@@ -16,6 +16,7 @@ from ...events import GradHistograms
 from ...files.recorded import WATCH_FORMATS
 from ...files.summary import scale_text
 from ...teach.rounding import log2_windows
+from ..context import Frame
 from ..histogram import FORMAT_NAMES, histogram_svg, pct
 from ..i18n import number, t
 from ..text import esc
@@ -132,7 +133,7 @@ def watch_html(events: Mapping[str, GradHistograms], order: Iterable[str], lang:
     )
 
 
-def from_record(label: str, run: Mapping[str, Any]) -> GradHistograms | None:
+def from_record(label: str, run: Mapping[str, object]) -> GradHistograms | None:
     """A run record's last watched step (a runs file's or the browser's `grad_histograms`) as
     the event the page draws; None for a run that was not watched."""
     hist = run.get("grad_histograms") or []
@@ -175,7 +176,7 @@ def watched(session: WatchedSession) -> tuple[dict[str, GradHistograms], list[st
     return events, session.plot_labels()
 
 
-def watch_update(session: WatchedSession, lang: str) -> dict[str, Any]:
+def watch_update(session: WatchedSession, lang: str) -> Frame:
     """The gr.HTML's props for a session: shown with its figures once a run sent one."""
     html = watch_html(*watched(session), lang)
     return {"value": html, "visible": bool(html)}

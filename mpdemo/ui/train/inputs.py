@@ -10,11 +10,14 @@ from typing import Any
 from ...catalog import MODELS
 from ...config import WEIGHTS, Limits, RunConfig, coerce_field
 from ...engine import fp8
+from ...engine.machine import machine_note
 from ...files.summary import with_speedups
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
+from ...runs.notes import run_speed_notes
 from ...runs.runner import check_memory, grid
 from .. import system
+from ..context import Frame
 from ..i18n import error_text, message, t
 from ..text import shown
 from . import controls
@@ -35,7 +38,7 @@ def _cores() -> int:
 # 5 s to 8.3 s after its plan, inflated its step times and threw the ETA off by -45 %; at one
 # update a second it took 5 s, as estimated. With more cores the drawing has its own.
 YIELD_EVERY_S = 0.2 if _cores() > 4 else 1.0
-DEFAULTS: dict[str, Any] = controls.defaults()
+DEFAULTS: Frame = controls.defaults()
 PLOT_HEIGHT = 300
 
 
@@ -96,8 +99,6 @@ def precision_note(
 def _runs_note(lang: str, precisions: list[str], device: str, session: Session) -> str:
     """The same sentences from the runs' own steps, when the last comparison's runs took turns
     (no separate measurement came before them): its runs on `device` of a ticked precision."""
-    from ...runs.notes import run_speed_notes
-
     mine = with_speedups(r["summary"] for r in session.runs)
     ticked = [
         s
@@ -118,7 +119,7 @@ def _runs_note(lang: str, precisions: list[str], device: str, session: Session) 
     return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
 
 
-def fp8_box(lang: str) -> dict[str, Any]:
+def fp8_box(lang: str) -> Frame:
     """The fp8 box's state: enabled where this machine trains fp8, else disabled with the reason.
 
     The reason is the engine's refusal line (mpdemo/engine/fp8.py, read from torch) in the page's
@@ -139,7 +140,7 @@ def fp8_box(lang: str) -> dict[str, Any]:
     }
 
 
-def with_fp8(values: dict[str, Any]) -> list[str]:
+def with_fp8(values: Frame) -> list[str]:
     """The ticked precisions, plus fp8 when its own box is ticked."""
     precisions = list(values.get("precisions") or [])
     if values.get("fp8") and "fp8" not in precisions:
@@ -149,18 +150,14 @@ def with_fp8(values: dict[str, Any]) -> list[str]:
 
 def machine_text(lang: str) -> str:
     """The 'This machine' line: names and instruction-set flags (torch's, read once per process)."""
-    from ...engine.machine import (
-        machine_note,  # imports torch: called from a load event, not at build
-    )
-
-    note = machine_note()
+    note = machine_note()  # torch's probes: called from a load event, not at build
     return message(note.key, note.args, lang)
 
 
 # --- validation ------------------------------------------------------------------------------
 
 
-def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[RunConfig]:
+def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]:
     """The validated grid of RunConfigs from the controls' values (by name), or MpdemoError.
 
     Cheap checks first, preflight (imports torch) last. Out-of-range numbers are refused with
@@ -213,7 +210,7 @@ def check_inputs(values: dict[str, Any], limits: Limits | None = None) -> list[R
     return configs
 
 
-def check_repeat(value: Any) -> int:
+def check_repeat(value: object) -> int:
     """The Repeat box's value as a whole number of repetitions, or the keyed refusal."""
     c = controls.BY_NAME["repeat"]
     lo, hi = (int(x or 1) for x in c.bounds(Limits()))

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ...config import Limits
 from .. import zerogpu
-from ..context import TabContext, TrainShared
+from ..context import Component, TabContext, TrainShared
 from ..i18n import DEFAULT_LANG, t
 from . import classroom, controls, lessons
 from . import notebook as notebook_ui
@@ -39,7 +39,7 @@ def _close_session(session: Session | None) -> None:
         session.close()
 
 
-def _controls_of(section: str, comps: dict[str, Any], lang: str, lim: Limits) -> None:
+def _controls_of(section: str, comps: dict[str, Component], lang: str, lim: Limits) -> None:
     """Build the controls of one section in table order; same `row` → one gr.Row."""
     specs = [c for c in CONTROLS if c.section == section]
     i = 0
@@ -89,7 +89,7 @@ def build_train_tab(ctx: TabContext) -> None:
     lim: Limits = ctx.limits
     cmap = color_map()
     zerogpu.setup()  # on a ZeroGPU Space: register the GPU function before launch
-    comps: dict[str, Any] = {}
+    comps: dict[str, Component] = {}
     with gr.Tab(t("tab_train", lang0), id="train", elem_id="train-tab") as tab:
         ctx.i18n(tab, label="tab_train")
         # Inside the Tab: a component directly under gr.Tabs would get a tab of its own.

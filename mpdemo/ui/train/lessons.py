@@ -22,7 +22,7 @@ from ...teach.device_sizes import size_line
 from ...teach.lesson_recordings import is_lesson_file, recording_for
 from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here
 from .. import system
-from ..context import TabContext
+from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import message, norm_lang, t
 from ..text import shown, shown_args
 from . import classroom, controls
@@ -97,11 +97,11 @@ def open_recording(session: Session, name: str | None) -> list[str]:
         return []
 
 
-def values(lesson: Lesson) -> dict[str, Any]:
+def values(lesson: Lesson) -> Frame:
     """Every run control's value for the lesson: RunConfig's defaults where it is silent (not the
     page's opening values: those are the first lesson's own settings), the page's for the rest."""
-    plain = RunConfig()
-    base = {n: getattr(plain, n, v) for n, v in defaults().items() if BY_NAME[n].run}
+    plain = RunConfig().to_dict()  # the grid's controls (backends, precisions...) are no field
+    base = {n: plain.get(n, v) for n, v in defaults().items() if BY_NAME[n].run}
     return {n: lesson.values(device_kind()).get(n, v) for n, v in base.items()}
 
 
@@ -111,7 +111,7 @@ def lesson_for(configs: list[RunConfig]) -> Lesson | None:
     return next((x for x in LESSONS.values() if not x.sweep and x.configs() == runs), None)
 
 
-def values_of(configs: list[RunConfig], repeat: int) -> dict[str, Any]:
+def values_of(configs: list[RunConfig], repeat: int) -> Frame:
     """The run controls' values that ask for these runs (a followed teacher's comparison)."""
     first = configs[0]
     out = {n: getattr(first, n) for n in controls.RUN_NAMES if n not in controls.UI_ONLY}
@@ -129,7 +129,7 @@ def values_of(configs: list[RunConfig], repeat: int) -> dict[str, Any]:
     return {n: v for n, v in out.items() if n in controls.RUN_NAMES}
 
 
-def followed(configs: list[RunConfig], repeat: int, lang: str) -> dict[str, Any]:
+def followed(configs: list[RunConfig], repeat: int, lang: str) -> Frame:
     """What a board's follower sees of the teacher's comparison besides its runs: the lesson's
     header (or that it is none of them) and the settings, by output name (FOLLOWED)."""
     lesson = lesson_for(configs)
@@ -137,12 +137,12 @@ def followed(configs: list[RunConfig], repeat: int, lang: str) -> dict[str, Any]
         vals, head = {**values(lesson), "repeat": repeat}, info(lang, lesson.name)
     else:
         vals, head = values_of(configs, repeat), t("lesson_board_own", lang)
-    out: dict[str, Any] = {n: gr.update(value=v) for n, v in vals.items() if n in FOLLOWED}
+    out: Frame = {n: gr.update(value=v) for n, v in vals.items() if n in FOLLOWED}
     out["lesson"] = gr.update(value=lesson.name if lesson is not None else None)
     return {**out, "lesson_info": head}
 
 
-def build(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
+def build(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
     """The picker and its info line (comps['lesson'], comps['lesson_info'])."""
     with gr.Group(elem_id="lesson-box"):
         comps["lesson"] = ctx.i18n(
@@ -162,10 +162,10 @@ def build(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
 
 def wire(
     ctx: TabContext,
-    comps: dict[str, Any],
+    comps: dict[str, Component],
     session: gr.State,
-    endpoint: Callable[..., Iterator[dict[Any, Any]]],
-    arm_fn: Callable[..., dict[Any, Any]],
+    endpoint: Callable[..., Iterator[Outputs]],
+    arm_fn: Callable[..., Outputs],
 ) -> None:
     """A pick loads the lesson's settings (its steps stand), then arms and trains, as Train does.
 
@@ -174,19 +174,19 @@ def wire(
     lang = ctx.lang
     tabs = ctx.tabs
     names = [n for n in controls.NAMES if BY_NAME[n].run]
-    quiet: dict[str, Any] = {
+    quiet: Frame = {
         "concurrency_limit": None,
         "api_visibility": "undocumented",
         "show_progress": "hidden",
     }
     extra = [comps["lesson_info"], *([tabs] if tabs is not None else [])]
 
-    def pick(lg: str, name: str | None) -> list[Any]:
+    def pick(lg: str, name: str | None) -> list[Value]:
         lesson = LESSONS.get(name or "")
         if lesson is None:
             return [gr.skip()] * (len(names) + len(extra))
         vals = values(lesson)
-        out: list[Any] = [gr.skip() if lesson.sweep else gr.update(value=vals[n]) for n in names]
+        out: list[Value] = [gr.skip() if lesson.sweep else gr.update(value=vals[n]) for n in names]
         out.append(info(norm_lang(lg), name))
         if tabs is not None:
             out.append(gr.Tabs(selected="pays" if lesson.sweep else "train"))
@@ -202,7 +202,7 @@ def wire(
         open_recording(sess, name)
         return arm_fn(sess, lg)
 
-    def run(name: str | None, *args: Any) -> Iterator[dict[Any, Any]]:
+    def run(name: str | None, *args: Value) -> Iterator[Outputs]:
         lesson = LESSONS.get(name or "")
         if lesson is None or lesson.sweep:
             return
@@ -226,7 +226,7 @@ def wire(
         api_visibility="undocumented",
     )
 
-    def on_lang(lg: str, name: str | None) -> list[Any]:
+    def on_lang(lg: str, name: str | None) -> list[Value]:
         return [gr.update(choices=choices(lg), value=name), info(lg, name)]
 
     ctx.on_language(on_lang, [comps["lesson"]], [comps["lesson"], comps["lesson_info"]])

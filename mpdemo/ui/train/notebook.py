@@ -8,18 +8,19 @@ from typing import Any
 import gradio as gr
 
 from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
+from ..context import Component, TabContext
 from ..i18n import norm_lang, t
 from .session import Session
 
 # Undocumented in the API page, no spinner: it follows the runs, nobody clicks for it.
-QUIET: dict[str, Any] = {
+QUIET: dict[str, object] = {
     "concurrency_limit": None,
     "api_visibility": "undocumented",
     "show_progress": "hidden",
 }
 
 
-def build_button(ctx: Any, comps: dict[str, Any], lang0: str) -> None:
+def build_button(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
     """The download button (off until a comparison has runs); call inside the downloads' row."""
     comps["notebook_btn"] = ctx.i18n(
         gr.DownloadButton(
@@ -43,7 +44,7 @@ def notebook_update(session: Session | None, lang: str) -> Any:
     return gr.update(value=str(path), interactive=True)
 
 
-def wire(ctx: Any, comps: dict[str, Any], session: Any) -> None:
+def wire(ctx: TabContext, comps: dict[str, Component], session: Any) -> None:
     """Write it again when the runs change (a grid starts or ends a run, a reload, Clear runs)
     and when the page's language does."""
     for comp in (comps["summary"], comps["script_run"]):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -130,7 +130,7 @@ class Series:
     step_ms: list[float] = field(default_factory=list)
     samples_per_s: list[float] = field(default_factory=list)
     # (metric, smoothing, x, points, budget) → (xs, values): finished runs are not re-sampled
-    _cache: dict[tuple[Any, ...], tuple[list[Any], list[float]]] = field(
+    _cache: dict[tuple[object, ...], tuple[list[float], list[float]]] = field(
         default_factory=dict, repr=False
     )
     _ema: dict[tuple[str, float], tuple[list[float], float, int]] = field(
@@ -140,7 +140,7 @@ class Series:
     def add(self, ev: StepEvent | StepPoint) -> None:
         """Append a StepEvent (or a step read back from a file)."""
         self.step.append(int(ev.step))
-        self.elapsed.append(_finite_or_nan(getattr(ev, "elapsed_s", math.nan)))
+        self.elapsed.append(_finite_or_nan(ev.elapsed_s))
         self.loss.append(_finite_or_nan(ev.loss))
         s = ev.loss_scale
         self.scale.append(
@@ -180,7 +180,7 @@ class Series:
         smoothing: float = 0.0,
         x_axis: str = "step",
         keep_skipped: bool = False,
-    ) -> tuple[list[Any], list[float]]:
+    ) -> tuple[list[float], list[float]]:
         """(xs, values) of a metric, maybe smoothed, down-sampled to the budget; cached."""
         key = (metric, smoothing, x_axis, len(self.step), budget)
         hit = self._cache.get(key)
@@ -188,14 +188,14 @@ class Series:
             vals = self.smoothed(metric, smoothing) if smoothing > 0 else getattr(self, metric)
             keep = [i for i, k in enumerate(self.skipped) if k] if keep_skipped else None
             idx = downsample(vals, budget, keep)
-            xs: list[Any] = self.elapsed if x_axis == "time" else self.step
+            xs: list[float] = self.elapsed if x_axis == "time" else self.step
             hit = ([xs[i] for i in idx], [vals[i] for i in idx])
             self._cache = {k: v for k, v in self._cache.items() if k[:3] != key[:3]}
             self._cache[key] = hit
         return hit
 
 
-def _finite_or_nan(x: Any) -> float:
+def _finite_or_nan(x: object) -> float:
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -235,7 +235,7 @@ def rounded(values: list[float], digits: int = SIG_DIGITS) -> np.ndarray:
     return np.round(v * factor) / factor
 
 
-def _frame(xs: list[Any], values: list[float], runs: list[str], float_x: bool) -> pd.DataFrame:
+def _frame(xs: list[float], values: list[float], runs: list[str], float_x: bool) -> pd.DataFrame:
     x = pd.Series(xs, dtype="float64" if float_x else "int64")
     if float_x:
         x = x.round(3)
@@ -255,7 +255,7 @@ class View:
     hidden: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, smoothing: Any, x_axis: Any, hidden: Iterable[str] = ()) -> View:
+    def of(cls, smoothing: object, x_axis: object, hidden: Iterable[str] = ()) -> View:
         """From the controls' values, tolerating None and out-of-range input."""
         try:
             w = float(smoothing)
@@ -293,11 +293,11 @@ def line_frame(
     lines = len(with_data) * (2 if both else 1)
     placeholders = len(empty) * (2 if smooth else 1) + (0 if both or not smooth else len(with_data))
     budget = _line_budget(lines, placeholders)
-    xs: list[Any] = []
+    xs: list[float] = []
     values: list[float] = []
     runs: list[str] = []
 
-    def put(x: list[Any], y: list[float], run: str) -> None:
+    def put(x: list[float], y: list[float], run: str) -> None:
         xs.extend(x)
         values.extend(y)
         runs.extend([run] * len(x))
@@ -415,7 +415,7 @@ def step_axis(reached: int, total: int | None = None) -> list[float]:
 
 
 def lines_in(
-    frame: dict[str, Any] | pd.DataFrame | None, every_series: bool = False
+    frame: dict[str, object] | pd.DataFrame | None, every_series: bool = False
 ) -> dict[str, int]:
     """Points with a finite value per run in a frame or in a LinePlot's serialized value.
 

@@ -32,7 +32,7 @@ from ...files.recorded import (
     reference_files,
 )
 from ...log import logger
-from ..context import TabContext
+from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
 from .colours import color_map
@@ -132,7 +132,7 @@ def _loaded_status(session: Session, lang: str) -> str:
     )
 
 
-def _refused(session: Session, lang: str, error: str) -> dict[str, Any]:
+def _refused(session: Session, lang: str, error: str) -> Frame:
     # One line, and the page as it was: the same plots and table go back out.
     return {
         "status": t("status_load_failed", lang, error=shown(error)),
@@ -141,7 +141,7 @@ def _refused(session: Session, lang: str, error: str) -> dict[str, Any]:
     }
 
 
-def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, dict[str, Any]]:
+def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, Frame]:
     """Add `rec` to a copy of the session's recordings and draw everything from it; only when
     all of that worked does the session take it (raises whatever drawing raised)."""
     before = list(session.recordings)
@@ -183,7 +183,7 @@ def _open(session: Session, lang: str, path: str | Path | None, name: str | None
     yield {"status": status, **plot_frames(session), "summary": table}
 
 
-def load_runs(file: Any, lang: str, session: Session) -> Iterator[dict[str, Any]]:
+def load_runs(file: object, lang: str, session: Session) -> Iterator[Frame]:
     """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
     lang = norm_lang(lang)
     path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
@@ -192,7 +192,7 @@ def load_runs(file: Any, lang: str, session: Session) -> Iterator[dict[str, Any]
     yield from _open(session, lang, path, name)
 
 
-def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[dict[str, Any]]:
+def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[Frame]:
     """'Compare with a recorded run': open one of the shipped recordings by file name."""
     lang = norm_lang(lang)
     if not choice:
@@ -202,13 +202,11 @@ def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[
     yield from _open(session, lang, path, path.name if path else None)
 
 
-def clear_runs(session: Session, lang: str) -> dict[str, Any]:
+def clear_runs(session: Session, lang: str) -> Frame:
     """Clear runs: forget this visitor's runs and opened files, here and in their browser."""
     lang = norm_lang(lang)
     session.clear()
-    out: dict[str, Any] = {
-        spec.name: gr.update(value=None, color_map=color_map()) for spec in PLOTS
-    }
+    out: Frame = {spec.name: gr.update(value=None, color_map=color_map()) for spec in PLOTS}
     out.update(
         status=t("status_cleared", lang),
         summary=empty_table(lang, session.all_columns),  # the columns the box asked for
@@ -224,7 +222,7 @@ def clear_runs(session: Session, lang: str) -> dict[str, Any]:
     return out
 
 
-def restore_runs(lang: str, stored: Any, session: Session) -> dict[str, Any]:
+def restore_runs(lang: str, stored: object, session: Session) -> Frame:
     """On page load: bring back what this browser kept of its runs (nothing kept: no change)."""
     lang = norm_lang(lang)
     n = session.restore(stored)
@@ -244,7 +242,7 @@ def restore_runs(lang: str, stored: Any, session: Session) -> dict[str, Any]:
     return out
 
 
-def script_updates(session: Session) -> dict[str, Any]:
+def script_updates(session: Session) -> Frame:
     """'Run to reproduce' and 'Python script' for the session's runs (their own configs)."""
     labels = session.live_labels()
     if not labels:
@@ -256,7 +254,7 @@ def script_updates(session: Session) -> dict[str, Any]:
     }
 
 
-def save_runs(session: Session) -> Any:
+def save_runs(session: Session) -> Value:
     """After the table changed: what the browser keeps, as JSON text (nothing to keep: leave it
     as it is)."""
     value = session.stored() if session is not None else None
@@ -281,7 +279,7 @@ class _FileOrNothing(FileData):
     model_config = ConfigDict(title="FileData")  # the API's schema names it as before
 
     @classmethod
-    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Any:
+    def model_validate(cls, obj: object, *args: object, **kwargs: object) -> Any:
         """The upload as gradio reads it, or None."""
         try:
             return FileData.model_validate(obj, *args, **kwargs)
@@ -300,7 +298,7 @@ def tolerant(button: gr.UploadButton) -> gr.UploadButton:
     return button
 
 
-def build_row(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
+def build_row(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
     """The recorded-runs row under the downloads, and the browser's store (renders nothing)."""
     with gr.Row(equal_height=True, elem_id="recorded-row"):
         comps["reference"] = ctx.i18n(
@@ -336,11 +334,11 @@ def build_row(ctx: TabContext, comps: dict[str, Any], lang0: str) -> None:
     comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=storage_secret())
 
 
-def wire(ctx: TabContext, comps: dict[str, Any], session: gr.State) -> None:
+def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> None:
     """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
     lang = ctx.lang
     state = session  # the gr.State; the handlers' `session` parameters are its value
-    quiet: dict[str, Any] = {
+    quiet: dict[str, object] = {
         "concurrency_limit": None,
         "api_visibility": "undocumented",
         "show_progress": "hidden",
@@ -359,11 +357,11 @@ def wire(ctx: TabContext, comps: dict[str, Any], session: gr.State) -> None:
 
     # Named parameters: the API's (gradio_client's) names for them.
     def open_file(
-        file: Any,
+        file: object,
         lang: str = DEFAULT_LANG,
         session: Session | None = None,
         request: gr.Request = None,
-    ) -> Iterator[dict[Any, Any]]:
+    ) -> Iterator[Outputs]:
         """Open a runs JSON: its runs join the plots and the summary, labelled by machine."""
         sess = session if session is not None else Session()
         # An API caller never loads the page: the session that holds its file is attached (and
@@ -372,7 +370,7 @@ def wire(ctx: TabContext, comps: dict[str, Any], session: gr.State) -> None:
         for frame in load_runs(file, lang, sess):
             yield {**keyed(comps, frame, load_names), state: sess}
 
-    def open_reference(choice: str | None, lang: str, session: Session) -> Iterator[Any]:
+    def open_reference(choice: str | None, lang: str, session: Session) -> Iterator[Outputs]:
         for frame in pick_reference(choice, lang, session):
             yield keyed(comps, frame, load_names)
 
@@ -400,7 +398,7 @@ def wire(ctx: TabContext, comps: dict[str, Any], session: gr.State) -> None:
     # Every change of the table (a run finished, a file opened, a reload restored) is saved.
     comps["summary"].change(save_runs, [session], [comps["stored"]], **quiet)
 
-    def restore_fn(lang: str, stored: Any, sess: Session) -> dict[Any, Any]:
+    def restore_fn(lang: str, stored: object, sess: Session) -> Outputs:
         return keyed(comps, restore_runs(lang, stored, sess), shown)
 
     ctx.on_load(restore_fn, [comps["stored"], session], [comps[n] for n in shown])

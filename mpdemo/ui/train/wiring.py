@@ -9,7 +9,7 @@ import gradio as gr
 
 from ...config import Limits
 from .. import system
-from ..context import TabContext
+from ..context import Component, Outputs, TabContext, Value
 from ..i18n import norm_lang, t
 from . import classroom, controls, lessons
 from .controls import CONTROLS, dataset_choices, model_choices
@@ -55,10 +55,10 @@ def lang_scale_empty(lang: str, sess: Session | None, ticked: tuple[Any, ...]) -
     return ticked_scale_empty(lang, *ticked)
 
 
-def _wire(ctx: TabContext, comps: dict[str, Any], session: gr.State, lim: Limits) -> None:
+def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: Limits) -> None:
     """Every event of the Train tab."""
     lang = ctx.lang
-    quiet: dict[str, Any] = {
+    quiet: dict[str, object] = {
         "concurrency_limit": None,
         "api_visibility": "undocumented",
         "show_progress": "hidden",
@@ -95,7 +95,7 @@ def _wire(ctx: TabContext, comps: dict[str, Any], session: gr.State, lim: Limits
     )
     legend_names = [*(p.name for p in PLOTS), "legend", "summary", "status"]
 
-    def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[dict[Any, Any]]:
+    def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[Outputs]:
         for out in legend_click(sess, norm_lang(lg), getattr(evt, "_data", None) or {}):
             yield keyed(comps, out, legend_names)
 
@@ -109,7 +109,7 @@ def _wire(ctx: TabContext, comps: dict[str, Any], session: gr.State, lim: Limits
         show_progress="hidden",
     )
 
-    def preview_fn(lang: str, *args: Any) -> str:
+    def preview_fn(lang: str, *args: Value) -> str:
         return slice_preview(norm_lang(lang), *args)
 
     preview_names = ("model", "dataset", "train_slice", "eval_slice")
@@ -155,7 +155,7 @@ def _wire(ctx: TabContext, comps: dict[str, Any], session: gr.State, lim: Limits
     view_names = [*(p.name for p in PLOTS), "legend"]
     view_outputs = [comps[n] for n in view_names]
 
-    def on_view(sess: Session, lg: str, *vals: Any) -> Iterator[dict[Any, Any]]:
+    def on_view(sess: Session, lg: str, *vals: Value) -> Iterator[Outputs]:
         for out in redraw(sess, norm_lang(lg), *vals):
             yield keyed(comps, out, view_names)
 
@@ -175,10 +175,10 @@ def _wire(ctx: TabContext, comps: dict[str, Any], session: gr.State, lim: Limits
 
     labelled = [c for c in CONTROLS]
 
-    def on_lang(lang: str, sess: Session, dev: str, *args: Any) -> list[Any]:
+    def on_lang(lang: str, sess: Session, dev: str, *args: Value) -> list[Value]:
         ticked, preview_args = args[: len(grid_names)], args[len(grid_names) :]
         hub = system.hub_status()
-        out: list[Any] = []
+        out: list[Value] = []
         for c in labelled:
             props = controls.relabel(c, lang, lim, hub)
             if c.name == "precisions":
@@ -236,7 +236,7 @@ def _wire(ctx: TabContext, comps: dict[str, Any], session: gr.State, lim: Limits
         note_fn, [comps["precisions"], comps["device"], session], [comps["precision_note"]]
     )
 
-    def on_load(lang: str, *preview_args: Any) -> list[Any]:
+    def on_load(lang: str, *preview_args: Value) -> list[Value]:
         hub = system.hub_status(wait=2.0)  # started at build time; usually answered by now
         return [
             gr.update(choices=model_choices(lang, hub)),
