@@ -24,13 +24,11 @@ class SlowRunner:
     """A runner that sends no event until stopped: what the line sees of a
     comparison whose plan is not made yet."""
 
-    machine = None
-
     def __init__(self, *_: object) -> None:
-        from mpdemo.runs.fold import RunFold
+        from mpdemo.runs.state import ComparisonState
 
         self.stopped = threading.Event()
-        self.runs = RunFold([])
+        self.state = ComparisonState([])
 
     def start(self) -> None:
         pass
@@ -54,7 +52,7 @@ def test_a_comparison_over_the_cap_is_refused_in_one_line_with_what_would_fit() 
     assert c.state == "stopped" and c.refusal.args_dict["need"] > 1.0
     # What would fit is what its own first steps measured (a single run makes no plan; the
     # machine's speed decides which it is).
-    assert c.estimate is None and len(c._paced) == broadcast.PACE_STEPS
+    assert c.derived.estimate is None and len(c._paced) == broadcast.PACE_STEPS
     pace = (c._paced[-1] - c._paced[0]) / (len(c._paced) - 1)
     if c.refusal.key == "comparison_too_long":  # its runs' steps at that pace fit the cap
         assert 20 <= c.refusal.args_dict["steps"] <= 60.0 / (3 * pace) < 2000

@@ -14,8 +14,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..runs.fold import RunFold
 from ..runs.runner import RunnerInterface
+from ..runs.state import ComparisonState
 
 if TYPE_CHECKING:
     from .comparison import Comparison, Entry
@@ -34,7 +34,6 @@ class Viewer(RunnerInterface):
         self.joined_at = comparison.hub.clock()
         self.last_read = self.joined_at
         self.cursor = -1  # the seq of the last event handed on
-        self.at = self.joined_at  # when the last event handed on was recorded
         self.closed = False  # this view was stopped: no more events
         self.dropped = False  # it stopped reading while the run went on: the hub let it go
         self._done = threading.Event()
@@ -90,23 +89,9 @@ class Viewer(RunnerInterface):
         return not self._done.is_set()
 
     @property
-    def runs(self) -> RunFold:
-        """The comparison's one fold of its events (every viewer reads the same records)."""
-        return self.comparison.fold
-
-    @property
-    def summaries(self) -> list[Any]:
-        """The finished runs' summaries of the comparison."""
-        return self.runs.summaries
-
-    @property
-    def machine(self) -> dict[str, Any] | None:
-        """The machine the runs ran on, where the runner said (the GPU worker's)."""
-        return self.comparison.machine
-
-    def clock(self) -> float:
-        """When the event last handed on happened: a replayed step keeps its own time."""
-        return self.at
+    def state(self) -> ComparisonState:  # type: ignore[override]
+        """The comparison's state (every viewer reads the same one, folded once)."""
+        return self.comparison.derived
 
     def events(self, timeout: float | None = None) -> Iterator[Any]:
         """The comparison's events from the first; None when `timeout` passed with none.
@@ -146,7 +131,7 @@ class Viewer(RunnerInterface):
                 for entry in batch:
                     if self.closed:
                         return
-                    self.cursor, self.at = entry.seq, entry.at
+                    self.cursor = entry.seq
                     yield entry.event
         finally:
             self._done.set()

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 from ..cli.signals import stop_on_signals
 from ..config import RunConfig
 from ..files.recorded import machine_tag, write_runs
-from ..files.summary import speedup_text, typical_step_s, with_speedups
+from ..files.summary import speedup_text, typical_step_s
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..messages import ConfigError
-from ..runs.fold import RunFold
-from ..runs.runner import check_memory, grid, repeated, run_grid, side_by_side
+from ..runs.runner import check_memory, grid, repeated, run_grid
+from ..runs.state import ComparisonState
 from ..teach import lessons as lessons_mod
 from . import figures as figs
 
@@ -200,18 +200,12 @@ def run(
     for cfg in configs:
         preflight(cfg)  # bad input: ConfigError before anything trains
     check_memory(configs)
-    calibrate = len({c.precision for c in configs}) > 1 and not side_by_side(configs)
-    fold = RunFold(repeated(configs, repeat))
+    state = ComparisonState(repeated(configs, repeat))
     bar = _bar(sum(c.steps for c in configs) * repeat) if progress else None
-    machine: dict[str, Any] = {}
 
     def on_event(ev: Event) -> None:
-        fold.apply(ev)
-        if ev.kind == "plan":
-            machine.update(ev.machine)
-            if ev.steps is not None and bar is not None:  # fitted to a budget: fewer steps
-                bar.reset(total=ev.steps * len(fold.configs))
-        elif ev.kind == "step" and bar is not None:
+        state.apply(ev)
+        if ev.kind == "step" and bar is not None:
             bar.update(1)
             if math.isfinite(ev.loss):
                 bar.set_postfix_str(f"{ev.label}: loss {ev.loss:.4f}", refresh=False)
@@ -222,20 +216,18 @@ def run(
     # once (KeyboardInterrupt); either way what they trained is returned.
     with stop_on_signals(stop) as caught:
         try:
-            run_grid(configs, on_event, stop, calibrate=calibrate, repeat=repeat)
+            run_grid(configs, on_event, stop, repeat=repeat)
         except KeyboardInterrupt:
             caught.setdefault("signal", signal.SIGINT)
         finally:
             if bar is not None:
                 bar.close()
     interrupted = bool(caught)
-    runs = fold.finished
-    for r, s in zip(runs, with_speedups(r["summary"] for r in runs), strict=True):
-        r["summary"] = s  # the files and the table carry the speed-ups, as the CLI's do
-    partial = [r for r in fold.current.values() if r.get("steps")]
+    runs = state.fold.finished  # with their speed-ups (the fold's), as the CLI's
+    partial = [r for r in state.fold.current.values() if r.get("steps")]
     return Result(
         runs=runs,
-        machine=machine or machine_info(),
+        machine=state.machine or machine_info(),
         lang=lang,
         lesson=lesson_name,
         interrupted=interrupted,

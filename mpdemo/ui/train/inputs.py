@@ -10,7 +10,6 @@ from typing import Any
 from ...catalog import MODELS
 from ...config import WEIGHTS, Limits, RunConfig, coerce_field
 from ...engine import fp8
-from ...files.summary import with_speedups
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
 from ...runs.runner import check_memory, grid
@@ -98,7 +97,7 @@ def _runs_note(lang: str, precisions: list[str], device: str, session: Session) 
     (no separate measurement came before them): its runs on `device` of a ticked precision."""
     from ...runs.notes import run_speed_notes
 
-    mine = with_speedups(r["summary"] for r in session.runs)
+    mine = [r["summary"] for r in session.runs]  # with their speed-ups (the fold's)
     ticked = [
         s
         for s in mine
