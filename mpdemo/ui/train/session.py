@@ -175,6 +175,7 @@ class Session(StoredRuns):
         """Take one engine event (its runner folded it into the state already, else here);
         draw its step, and keep a finished run; True when a run finished (the table changes)."""
         if self.runner is None:
+            self.state.fold.configs = self.configs  # a run that failed to start: its config
             self.state.apply(ev)
         if ev.kind == "start":
             origin = self.shared_from()
@@ -185,13 +186,15 @@ class Session(StoredRuns):
             self.series.setdefault(ev.label, Series(ev.label)).add(ev)
         elif ev.kind == "end" and (finished := self.state.fold.record(ev.run_id)) is not None:
             # This session's copy: the record itself is the comparison's (shared by its viewers).
-            run = {**finished, "run_id": ev.run_id, "grid": self.grid_no}
+            run = {**finished, "grid": self.grid_no}
             if ev.run_id in self.origins:
                 run["shared_from"] = self.origins[ev.run_id]
             self.runs.append(run)
             self.history.append(run)  # stays downloadable until the session ends
-            for r in self.runs:  # an fp32 run's end gives its peers their speed-ups (the fold)
-                r["summary"] = (self.state.fold.record(r.get("run_id", "")) or r)["summary"]
+            # An fp32 run's end gives the runs before it their speed-ups (in the fold's records).
+            done = {f["summary"]["label"]: f["summary"] for f in self.state.fold.finished}
+            for r in self.runs:
+                r["summary"] = done.get(r["summary"]["label"], r["summary"])
             return True
         return False
 
