@@ -10,7 +10,8 @@ from conftest import events_of
 
 from mpdemo import RunConfig
 from mpdemo.runs.runner import Runner, grid, run_grid
-from mpdemo.runs.turns import Baton, take_turns
+from mpdemo.runs.together import take_turns
+from mpdemo.runs.turns import Baton
 
 
 @pytest.fixture

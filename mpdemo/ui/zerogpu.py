@@ -240,11 +240,8 @@ class GpuRunner(RunnerInterface):
                 shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def make_runner(
-    configs: list[RunConfig],
-    limits: Limits | None = None,
-    repeat: int = 1,
-) -> Runner | GpuRunner:
-    """The runner for a training request: inside a GPU call on ZeroGPU, a thread elsewhere."""
+def make_runner(configs: list[RunConfig], repeat: int = 1) -> Runner | GpuRunner:
+    """The runner for a training request (the hub's factory on ZeroGPU, mpdemo.ui.visitor):
+    inside a GPU call on ZeroGPU, a thread elsewhere."""
     kind = GpuRunner if enabled() else Runner
-    return kind(configs, limits, repeat=repeat)
+    return kind(configs, repeat=repeat)
