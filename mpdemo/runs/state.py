@@ -19,6 +19,7 @@ from .fold import Run, RunFold
 
 if TYPE_CHECKING:
     from ..events import Event, GradHistograms, GridPlanned
+    from ..files.summary import Summary
     from .estimate import GridEstimate
 
 # How many of a run's latest steps its step time (the status line's pace) is averaged over.
@@ -47,7 +48,6 @@ class ComparisonState:
             "total": len(self.configs),
             "phase": "preparing",
             "label": self.configs[0].label if self.configs else "",
-            "t0": clock(),
         }
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ComparisonState:
@@ -56,7 +56,7 @@ class ComparisonState:
         return ComparisonState(self.configs, self.clock)
 
     @property
-    def summaries(self) -> list[Any]:
+    def summaries(self) -> list[Summary]:
         """The finished runs' summaries, with their speed-ups, in the grid's order."""
         return self.fold.summaries
 
@@ -79,8 +79,10 @@ class ComparisonState:
                 recent.append(ev.step_time_s)
                 del recent[:-PACE_STEPS]
                 p.update(label=ev.label, step=ev.step, step_s=sum(recent) / len(recent))
-            elif ev.kind == "end":
-                self._ended(ev)
+            elif ev.kind == "end" and ev.status == "failed":  # the status says why, in words
+                keys = ev.summary.get("warning_keys") or []
+                detail = {"key": "failed", "args": {"detail": ev.summary.get("error")}}
+                self.errors.append((ev.label, keys[-1] if keys else detail))
             return finished
 
     def _planned(self, ev: GridPlanned) -> None:
@@ -90,15 +92,6 @@ class ComparisonState:
         self.machine = self.machine or ev.machine
         # A repetition's plan keeps the rounds the runs already timed (estimate_for).
         self.estimate = estimate_for(self.configs, ev, self.clock, self.estimate)
-
-    def _ended(self, ev: Event) -> None:
-        summary = ev.summary  # type: ignore[union-attr]
-        if ev.status == "failed":  # type: ignore[union-attr]
-            keys = summary.get("warning_keys") or []
-            note = keys[-1] if keys else {"key": "failed", "args": {"detail": summary.get("error")}}
-            self.errors.append((ev.label, note))
-        steps = summary.get("steps", 0)
-        self.progress.update(last_status=ev.status, last_label=ev.label, last_step=steps)  # type: ignore[union-attr]
 
     def remaining_s(self) -> float | None:
         """Seconds left for the whole comparison: the estimate's, else the current run's pace."""
