@@ -1,11 +1,20 @@
 """The codebase's shape in figures (issue 49), read from mpdemo's source alone; imports nothing of it.
 
-    python bench/shape.py [--json]
+    python bench/shape.py [--json] [--hops]
 
 Prints: mpdemo's lines (all, and non-blank), tests' lines; uses of `Any` (every `ast.Name` whose id
 is "Any", and how many of those are a whole annotation); import circles among mpdemo's modules
 counting the imports under `if TYPE_CHECKING:` and without them; function-level imports of mpdemo's
 own modules; three-argument `getattr` calls; modules over 500 lines. Asserts nothing.
+
+--hops also trains one tiny comparison through the Train tab's handler (tiny-gpt2, fp32 and
+fp16 side by side, 2 steps, on the CPU) and prints the chain of mpdemo modules from the handler
+down to the backend's first step: the frames of each thread, greenlet and caller it went
+through, joined where one started the next. A hop is a change of module along that chain;
+doubling back is a module the chain returns to after leaving it. It also prints every call
+made during that click from below mpdemo.ui (backends, engine, runs, classroom) into it: a
+path that climbs back up to the page, as a factory the line asks the page for. (Callbacks
+handed down within the engine, an emit or a turn, are the design and are not counted.)
 """
 
 from __future__ import annotations
@@ -185,20 +194,121 @@ def figures() -> dict[str, object]:
     }
 
 
+LAYERS = ("mpdemo.backends", "mpdemo.engine", "mpdemo.runs", "mpdemo.classroom", "mpdemo.ui")
+up: set[str] = set()  # calls from a lower layer to a higher one during the traced click
+
+
+def _layer(module: str) -> int:
+    """The module's layer (LAYERS' index); -1 outside them."""
+    return next((i for i, p in enumerate(LAYERS) if module.startswith(p + ".")), -1)
+
+
+def click_chain() -> list[tuple[str, str]]:
+    """(module, function) from the Train handler down to the backend's first step (see --hops)."""
+    import sys
+    import threading
+
+    import greenlet
+
+    sys.path.insert(0, str(ROOT))
+    from mpdemo.backends import hooks
+    from mpdemo.ui.train import handlers
+
+    def frames(f: object) -> list[tuple[str, str]]:
+        out = []
+        while f is not None:
+            out.append((f.f_globals.get("__name__", ""), f.f_code.co_name))  # type: ignore[attr-defined]
+            f = f.f_back  # type: ignore[attr-defined]
+        return out[::-1]
+
+    def here() -> list[tuple[str, str]]:
+        """This thread's chain so far: its creator's, then each greenlet's parents', then ours."""
+        lets, g = [], greenlet.getcurrent()
+        while g.parent is not None:
+            lets.append(g.parent.gr_frame)
+            g = g.parent
+        chain = list(getattr(threading.current_thread(), "_hops_chain", []))
+        for f in reversed(lets):
+            chain += frames(f)
+        return chain + frames(sys._getframe(2))
+
+    start = threading.Thread.start
+    record = hooks.StepHooks.record
+    seen: list[list[tuple[str, str]]] = []
+    up.clear()
+
+    def traced_start(self: threading.Thread) -> None:
+        self._hops_chain = here()  # type: ignore[attr-defined]
+        start(self)
+
+    def traced_record(self: hooks.StepHooks, *args: object, **kwargs: object) -> None:
+        if not seen:
+            seen.append(here())
+        record(self, *args, **kwargs)
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event != "call":
+            return
+        callee = frame.f_globals.get("__name__", "")  # type: ignore[attr-defined]
+        caller_frame = frame.f_back  # type: ignore[attr-defined]
+        caller = caller_frame.f_globals.get("__name__", "") if caller_frame else ""
+        if 0 <= _layer(caller) < _layer(callee) == len(LAYERS) - 1:
+            up.add(f"{caller}:{caller_frame.f_code.co_name} → {callee}:{frame.f_code.co_name}")  # type: ignore[attr-defined]
+
+    threading.Thread.start = traced_start  # type: ignore[method-assign]
+    hooks.StepHooks.record = traced_record  # type: ignore[method-assign]
+    threading.setprofile(profile)
+    sys.setprofile(profile)
+    try:
+        values = {"steps": 2, "precisions": ["fp32", "fp16"], "batch_size": 4}
+        values |= {"train_slice": "train[:16]", "eval_slice": "validation[:8]"}
+        for _ in handlers.train(values, "en", None, "own"):
+            pass
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.Thread.start = start  # type: ignore[method-assign]
+        hooks.StepHooks.record = record  # type: ignore[method-assign]
+    chain = seen[0] if seen else []
+    first = next(i for i, (m, fn) in enumerate(chain) if m == handlers.__name__ and fn == "train")
+    return [(m, fn) for m, fn in chain[first:] if m.startswith("mpdemo")]
+
+
+def hops(chain: list[tuple[str, str]]) -> dict[str, object]:
+    """The chain's modules (repeats next to each other merged), its hops and where it doubles back."""
+    mods: list[str] = []
+    for m, _ in chain:
+        if not mods or mods[-1] != m:
+            mods.append(m)
+    back = sorted({m for i, m in enumerate(mods) if m in mods[:i]})
+    return {
+        "click_hops_down": len(mods) - 1,
+        "click_doubles_back": back,
+        "click_modules": mods,
+        "click_calls_up": sorted(up),
+    }
+
+
 def main() -> None:
     """Print the figures, one a line (or as JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--hops", action="store_true", help="also trace a Train click (trains)")
     args = parser.parse_args()
     f = figures()
+    if args.hops:
+        f |= hops(click_chain())
     if args.json:
         print(json.dumps(f, indent=1))
         return
     for key, value in f.items():
         if isinstance(value, list):
             print(f"{key}: {len(value)}")
+            if key == "click_modules":
+                print("   ", " → ".join(m.removeprefix("mpdemo.") for m in value))
+                continue
             for comp in value:
-                print("   ", " ↔ ".join(comp))
+                print("   ", " ↔ ".join(comp) if isinstance(comp, list) else comp)
         elif isinstance(value, dict):
             print(f"{key}: {len(value)}")
             for path, n in sorted(value.items(), key=lambda kv: -kv[1]):

@@ -139,35 +139,81 @@ Event = RunStarted | StepEvent | EvalEvent | RunFinished | GridPlanned | GradHis
 Emit = Callable[[Event], None]
 
 
-_DONE = object()
+class Pump:
+    """Work run in a daemon thread of its own, its emits handed on as they come: the one
+    thread-and-queue of a training (Runner), a sweep (SweepRunner) and a plain stream.
 
-
-def stream(work: Callable[[Emit], None], stop: threading.Event, name: str) -> Iterator[Any]:
-    """Run work(emit) in a daemon thread of its own and yield what it emits, as it comes.
-
-    An MpdemoError the work raises (bad input found while preparing) is raised here, in the
-    caller's thread. Closing the iterator early sets `stop` and waits for the worker.
+    `stop_event` ends the work within a step; an MpdemoError the work raises (bad input found
+    while preparing) is raised by `events()`, in the reader's thread.
     """
-    q: queue.Queue[Any] = queue.Queue()
 
-    def run() -> None:
+    def __init__(
+        self, work: Callable[[Emit], None], name: str, stop: threading.Event | None = None
+    ) -> None:
+        self.work, self.name = work, name
+        self.stop_event = stop or threading.Event()
+        self.queue: queue.Queue[Any] = queue.Queue()
+        self.thread: threading.Thread | None = None
+
+    def emit(self, item: Any) -> None:
+        """Hand one event on (the work's emit)."""
+        self.queue.put(item)
+
+    def start(self) -> Pump:
+        """Start the work's thread (daemon: it never keeps the process alive)."""
+        self.thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
         from .engine.cores import mark_thread
 
         mark_thread()  # its threads are the training's: the load note counts the others
         try:
-            work(q.put)
+            self.work(self.emit)
         except MpdemoError as err:
-            q.put(err)
+            self.queue.put(err)
         finally:
-            q.put(_DONE)
+            self.queue.put(_DONE)
 
-    worker = threading.Thread(target=run, name=name, daemon=True)
-    worker.start()
-    try:
-        while (item := q.get()) is not _DONE:
+    def stop(self) -> None:
+        """End the work within the step in progress; what it did stays."""
+        self.stop_event.set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the thread; True when it has ended."""
+        if self.thread is not None:
+            self.thread.join(timeout)
+        return not self.alive
+
+    @property
+    def alive(self) -> bool:
+        """Whether the work's thread is still running."""
+        return self.thread is not None and self.thread.is_alive()
+
+    def events(self, timeout: float | None = None) -> Iterator[Any]:
+        """Its events until the work ends; with a timeout, None when nothing came (a heartbeat)."""
+        while True:
+            try:
+                item = self.queue.get(timeout=timeout)
+            except queue.Empty:
+                yield None  # a heartbeat for UIs that poll
+                continue
+            if item is _DONE:
+                return
             if isinstance(item, MpdemoError):
                 raise item
             yield item
+
+
+_DONE = object()
+
+
+def stream(work: Callable[[Emit], None], stop: threading.Event, name: str) -> Iterator[Any]:
+    """Run work(emit) in a Pump and yield what it emits; closing early stops and waits for it."""
+    pump = Pump(work, name, stop).start()
+    try:
+        yield from pump.events()
     finally:
-        stop.set()
-        worker.join()
+        pump.stop()
+        pump.join()

@@ -24,13 +24,11 @@ class SlowRunner:
     """A runner that sends no event until stopped: what the line sees of a
     comparison whose plan is not made yet."""
 
-    machine = None
-
     def __init__(self, *_: object) -> None:
-        from mpdemo.runs.fold import RunFold
+        from mpdemo.runs.state import ComparisonState
 
         self.stopped = threading.Event()
-        self.runs = RunFold([])
+        self.state = ComparisonState([])
 
     def start(self) -> None:
         pass
@@ -52,7 +50,7 @@ def test_a_single_run_far_over_the_cap_is_refused_at_its_second_step() -> None:
     # A single run makes no plan: its second step (the first is the warm-up) said it is far too
     # long, it ended there, said why, and the line moved on (issue 52: it ran 20 steps first).
     c = first.comparison
-    assert c.state == "stopped" and c.estimate is None
+    assert c.state == "stopped" and c.derived.estimate is None
     assert len(c._paced) <= comparison.FIRST_TIMED_STEP + 1  # the step under way ends
     assert not any(e.kind == "step" and e.step > comparison.FIRST_TIMED_STEP + 1 for e in events)
     assert c.refusal.args_dict["need"] > comparison.FAR_OVER * 0.5

@@ -110,7 +110,7 @@ def test_a_waiting_visitor_reads_their_place_and_wait_in_their_language(lang, wo
     long_run = {**SETTINGS, "steps": 2000}
     frames = train(long_run, lang, busy)
     for _frame in frames:  # until it steps: it holds the line
-        if busy.progress.get("step"):
+        if busy.state.progress.get("step"):
             break
     gen = train({**SETTINGS, "steps": 5}, lang, waiting)
     first = next(gen)
@@ -142,11 +142,11 @@ def test_a_viewers_stop_leaves_the_producer_running() -> None:
     out: dict = {}
     th = in_thread(long_run, producer, out, "producer")
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not producer.progress.get("step"):
+    while time.monotonic() < deadline and not producer.state.progress.get("step"):
         time.sleep(0.05)
     gen = train(long_run, "en", viewer)
     for _ in gen:
-        if viewer.progress.get("step"):
+        if viewer.state.progress.get("step"):
             break
     reply = stop(viewer, "en")
     assert "Stopped" in reply

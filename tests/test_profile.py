@@ -297,7 +297,7 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     cal = _cal("cpu", 0.0173, 0.0173, 0.165)
     note = N.check_note(cal.checks["fp16"], M.machine_info(), cal.device)
     session = Session()
-    session.plan = GridPlanned(machine={}, notes=[note.to_dict()])
+    session.state.plan = GridPlanned(machine={}, notes=[note.to_dict()])
     fp16 = {"label": "torch · fp16", "backend": "torch", "precision": "fp16", "status": "completed",
             "effective_dtype": "fp16", "median_step_s": 0.17, "steps": 50}  # fmt: skip
     session.runs = [{"summary": fp16, "status": "completed"}]

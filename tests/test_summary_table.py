@@ -142,3 +142,25 @@ def test_a_training_draws_the_box_s_columns_and_its_csv_keeps_every_figure() -> 
     assert head == csvs[False][0].split(",")
     assert {"run", "backend", "precision", "loss", "peak_mem_bytes", "speedup_vs_fp32"} <= set(head)
     assert len(csvs[True]) == len(csvs[False]) == 3  # the header and a row per step
+
+
+def test_a_run_that_ends_before_its_fp32_peer_gets_its_speedup_once_the_peer_ends() -> None:
+    """Speed-ups are computed once, in the fold, at each end: the page's copy of an fp16 run
+    that ended first reads its ratio after fp32 ends (runs taking turns end in no set order)."""
+    from mpdemo.config import RunConfig
+    from mpdemo.events import RunFinished
+    from mpdemo.files.summary import Summary
+
+    session = Session()
+    fp32, fp16 = RunConfig(precision="fp32"), RunConfig(precision="fp16")
+    session.begin([fp32, fp16])
+    for i, (cfg, step_s) in enumerate([(fp16, 0.1), (fp32, 0.2)]):  # fp16 first
+        summary = Summary(label=cfg.label, backend="torch", precision=cfg.precision,
+                          model=cfg.model, median_step_s=step_s, steps=5)  # fmt: skip
+        session.apply(RunFinished(f"{1 - i}:{cfg.label}", cfg.label, "completed", summary))
+    by_label = {s["label"]: s for s in session.summaries()}
+    assert by_label[fp16.label]["speedup_vs_fp32"] == pytest.approx(2.0)
+    assert [r["summary"]["speedup_vs_fp32"] for r in session.history] == [
+        pytest.approx(2.0),
+        pytest.approx(1.0),
+    ]

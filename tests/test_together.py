@@ -10,7 +10,8 @@ from conftest import events_of
 
 from mpdemo import RunConfig
 from mpdemo.runs.runner import Runner, grid, run_grid
-from mpdemo.runs.turns import Baton, take_turns
+from mpdemo.runs.together import take_turns
+from mpdemo.runs.turns import Baton
 
 
 @pytest.fixture
@@ -123,7 +124,7 @@ def test_stop_mid_comparison_keeps_every_runs_steps(tiny: RunConfig):
             if seen == 5:
                 runner.stop()
     assert runner.join(30)
-    runs = runner.runs.finished
+    runs = runner.state.fold.finished
     assert sorted(r["summary"]["label"] for r in runs) == sorted(c.label for c in configs)
     assert all(r["status"] == "stopped" for r in runs)
     # Each run kept its steps, and they stopped within a round of each other.

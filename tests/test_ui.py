@@ -460,14 +460,14 @@ def test_runs_taking_turns_read_as_one_comparison_in_the_status() -> None:
 
     session.begin(repeated(cfgs, 2))
     assert status_text(session, "en").startswith("Repetition 1 of 2: Preparing 2 runs")
-    session.progress.update(index=2, total=4, phase="running", steps=10, step=3, step_s=0.1)
+    session.state.progress.update(index=2, total=4, phase="running", steps=10, step=3, step_s=0.1)
     assert status_text(session, "en").startswith("Repetition 2 of 2: 2 runs side by side")
     # One run alone: its own line, no "Run 1 of 1", and no calibration (none runs for one).
     session.begin(cfgs[:1])
     text = status_text(session, "en")
     assert text.startswith("Preparing **torch · fp32**") and "measuring" not in text, text
     session.begin(repeated(cfgs[:1], 3))
-    session.progress.update(index=1, label="torch · fp32 · #2")
+    session.state.progress.update(index=1, label="torch · fp32 · #2")
     assert status_text(session, "en").startswith(
         "Repetition 2 of 3: Preparing **torch · fp32 · &#35;2**"
     )

@@ -19,15 +19,13 @@ from typing import TYPE_CHECKING, Protocol
 from ..config import Limits, RunConfig
 from ..files.recorded import thin_steps
 from ..messages import MpdemoError
-from ..runs.fold import RunFold
 from ..runs.runner import Runner, RunnerInterface, repeated
+from ..runs.state import ComparisonState
 from . import caps
 from .viewer import Entry, Viewer
 
 if TYPE_CHECKING:
-    from ..events import Event, GridPlanned
-    from ..files.machines import Machine
-    from ..runs.estimate import GridEstimate
+    from ..events import Event
 
 # A finished comparison stays shareable this long (a class presses Train over a few minutes).
 KEEP_S = 600.0
@@ -118,9 +116,8 @@ class Comparison:
         self.finished_at: float | None = None
         self.viewers: set[Viewer] = set()
         # Its runs' records: the runner's fold once it runs (mpdemo.runs.runner.RunnerInterface).
-        self.fold = RunFold(repeated(self.configs, repeat))
-        self.estimate: GridEstimate | None = None  # once its plan event came
-        self.machine: Machine | None = None  # the runner's, where it says (ZeroGPU)
+        # What its events add up to, folded once by its runner (mpdemo.runs.state).
+        self.derived = ComparisonState(repeated(self.configs, repeat), hub.clock)
         self.runner: RunnerInterface | None = None
         self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
         # A job that is no grid (a sweep, Hub.line_up): its whole length, from its own plan.
@@ -173,8 +170,8 @@ class Comparison:
             passed = self.hub.clock() - began if began is not None else 0.0
             return max(1.0, self.duration_s - passed)
         if self.state == "running":
-            with self.cond:  # the worker updates the estimate under this lock
-                est = self.estimate
+            with self.derived.lock:  # the runner updates the estimate under this lock
+                est = self.derived.estimate
                 left = est.remaining_s() if est is not None else None
             if left is None:
                 left = self._paced_left_s()
@@ -190,15 +187,16 @@ class Comparison:
         """Keep one event and wake the viewers; never waits on any of them."""
         now = self.hub.clock()
         with self.cond:
-            if ev.kind == "plan" and (self.estimate is None or ev.interleaved):
-                self._plan(ev)
-            elif self.estimate is not None:
-                self.estimate.update(ev)
-            elif ev.kind == "step" and len(self._paced) < PACE_STEPS:
+            # The runner applied this event to its state already (mpdemo.runs.state).
+            if (
+                self.derived.estimate is None
+                and ev.kind == "step"
+                and len(self._paced) < PACE_STEPS
+            ):
                 self._paced.append(now)
             if not self._within_cap:
-                self._check_cap(ev)
-            # The run records: the runner folded this event already (its one fold, self.fold).
+                with self.derived.lock:
+                    self._check_cap(ev)
             if ev.kind == "grads":
                 self._drop_older_grads(ev.run_id)
             self.entries.append(Entry(self.next_seq, now, ev))
@@ -212,19 +210,13 @@ class Comparison:
                 self._notified = now
                 self.cond.notify_all()
 
-    def _plan(self, ev: GridPlanned) -> None:
-        from ..runs.estimate import estimate_for  # a grid is running: torch is loaded
-
-        configs = repeated(self.configs, self.repeat)
-        self.estimate = estimate_for(configs, ev, self.hub.clock, self.estimate)
-
     def _check_cap(self, ev: Event) -> None:
         """Over the server's cap for one comparison, it ends here with what would fit, and the
         line moves on. Its estimate (the rounds of runs taking turns) knows its length; without
         one (a single run), its second step's time when far over, else its first PACE_STEPS
         steps' pace. It could not be refused before it joined: nothing had measured it."""
         cap = self.hub.max_comparison_s
-        est = self.estimate
+        est = self.derived.estimate
         if cap is None:
             self._within_cap = True
             return
@@ -307,8 +299,9 @@ class Comparison:
         try:
             runner = self.make_runner(self.configs, self.repeat)
             self.runner = runner
-            with self.cond:
-                self.fold = runner.runs  # the one fold of its events, which its viewers read
+            # Its runner folds the events into the comparison's own state, which every viewer
+            # already reads (on the hub's clock: one for the line and the estimate).
+            runner.state = self.derived
             runner.start()
             for ev in runner.events(timeout=HEARTBEAT_S):
                 if ev is not None:
@@ -319,7 +312,6 @@ class Comparison:
                 if self._stop.is_set() or self.watching(self.hub.clock()) == 0:
                     self._stop.set()
                     runner.stop()
-            self.machine = runner.machine
         except Exception:  # noqa: BLE001 - said to its viewers as a failed comparison
             statuses.append("failed")
             raise

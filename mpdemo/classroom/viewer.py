@@ -16,13 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NotRequired, Protocol, TypedDict
 
 from ..config import RunConfig
-from ..files.machines import Machine
-from ..runs.fold import RunFold
 from ..runs.runner import RunnerInterface
+from ..runs.state import ComparisonState
 
 if TYPE_CHECKING:
     from ..events import Event
-    from ..files.summary import Summary
 
 
 @dataclass
@@ -62,8 +60,7 @@ class Watched(Protocol):
     cond: threading.Condition
     entries: list[Entry]
     _seqs: list[int]
-    fold: RunFold
-    machine: Machine | None
+    derived: ComparisonState
     viewers: set[Viewer]
     created_at: float
     created_wall: float
@@ -89,7 +86,6 @@ class Viewer(RunnerInterface):
         self.joined_at = comparison.hub.clock()
         self.last_read = self.joined_at
         self.cursor = -1  # the seq of the last event handed on
-        self.at = self.joined_at  # when the last event handed on was recorded
         self.closed = False  # this view was stopped: no more events
         self.dropped = False  # it stopped reading while the run went on: the hub let it go
         self._done = threading.Event()
@@ -145,23 +141,9 @@ class Viewer(RunnerInterface):
         return not self._done.is_set()
 
     @property
-    def runs(self) -> RunFold:
-        """The comparison's one fold of its events (every viewer reads the same records)."""
-        return self.comparison.fold
-
-    @property
-    def summaries(self) -> list[Summary]:
-        """The finished runs' summaries of the comparison."""
-        return self.runs.summaries
-
-    @property
-    def machine(self) -> Machine | None:
-        """The machine the runs ran on, where the runner said (the GPU worker's)."""
-        return self.comparison.machine
-
-    def clock(self) -> float:
-        """When the event last handed on happened: a replayed step keeps its own time."""
-        return self.at
+    def state(self) -> ComparisonState:  # type: ignore[override]
+        """The comparison's state (every viewer reads the same one, folded once)."""
+        return self.comparison.derived
 
     def events(self, timeout: float | None = None) -> Iterator[Event | None]:
         """The comparison's events from the first; None when `timeout` passed with none.
@@ -201,7 +183,7 @@ class Viewer(RunnerInterface):
                 for entry in batch:
                     if self.closed:
                         return
-                    self.cursor, self.at = entry.seq, entry.at
+                    self.cursor = entry.seq
                     yield entry.event
         finally:
             self._done.set()

@@ -30,12 +30,11 @@ from ..files.summary import (
     scale_text,
     speedup_text,
     typical_step_s,
-    with_speedups,
 )
 from ..messages import ConfigError, MpdemoError
 from ..notebook.command import add_notebook_parser, notebook_main
-from ..runs.fold import RunFold
 from ..runs.runner import check_memory, grid, repeated, run_grid
+from ..runs.state import ComparisonState
 from ..teach.formats import LOW_PRECISION
 from ..teach.listing import script_for
 from ..teach.underflow import collect
@@ -47,7 +46,6 @@ from .sweep import add_sweep_parser, sweep_main
 if TYPE_CHECKING:
     from ..events import Event, GridPlanned
     from ..files.summary import Summary
-    from ..runs.estimate import GridEstimate
 
 UNDERFLOW_FORMATS = LOW_PRECISION  # mpdemo.teach.formats imports no torch
 
@@ -216,7 +214,7 @@ def _run(
     after: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> int:
     from ..engine.core import preflight
-    from ..runs.estimate import estimate_for, eta_note
+    from ..runs.estimate import eta_note
     from ..runs.notes import duration_text, memory_notes, run_speed_notes
 
     check_outputs(args)
@@ -235,21 +233,14 @@ def _run(
     single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
     if main_proc:
         print(header())
-    estimate: GridEstimate | None = None
-    fold = RunFold(repeated(configs, args.repeat))
-    runs = fold.finished  # the runs JSON's entries, in the order they ended
+    state = ComparisonState(repeated(configs, args.repeat))
+    runs = state.fold.finished  # the runs JSON's entries (with their speed-ups), in grid order
 
     def on_event(ev: Event) -> None:
-        nonlocal estimate
-        fold.apply(ev)
-        if estimate is not None:
-            estimate.update(ev)
-        if ev.kind == "plan":
-            if main_proc:
-                print(plan_text(ev), flush=True)
-            # The runs still ahead, repetitions included: the estimate covers all of them.
-            ahead = repeated(configs, args.repeat)[len(runs) :]
-            estimate = estimate_for(ahead, ev, previous=estimate)
+        state.apply(ev)
+        estimate = state.estimate
+        if ev.kind == "plan" and main_proc:
+            print(plan_text(ev), flush=True)
         elif ev.kind == "start" and main_proc and not args.quiet:
             left = estimate.remaining_s() if estimate is not None else None
             eta = f", about {duration_text(left)} left in all" if left is not None else ""
@@ -277,9 +268,7 @@ def _run(
     code = EXIT_SIGNAL + caught["signal"] if caught else EXIT_FAILED if failed else EXIT_OK
     if not main_proc:
         return code
-    summaries = with_speedups(r["summary"] for r in runs)
-    for r, s in zip(runs, summaries, strict=True):  # the files carry the speed-ups too
-        r["summary"] = s
+    summaries = state.summaries
     print(format_table(summaries))
     if args.repeat > 1:
         print(repeat_text(summaries))

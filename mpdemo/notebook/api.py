@@ -25,12 +25,12 @@ from ..cli.signals import stop_on_signals
 from ..config import RunConfig
 from ..engine.machine import machine_info, machine_note
 from ..files.recorded import machine_tag, write_runs
-from ..files.summary import speedup_text, typical_step_s, with_speedups
+from ..files.summary import speedup_text, typical_step_s
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..messages import ConfigError
-from ..runs.fold import RunFold
 from ..runs.notes import memory_notes, run_speed_notes
 from ..runs.runner import check_memory, grid, repeated, run_grid
+from ..runs.state import ComparisonState
 from ..teach import lessons as lessons_mod
 from ..teach.lesson_recordings import file_name
 from . import figures as figs
@@ -194,15 +194,12 @@ def run(
     for cfg in configs:
         preflight(cfg)  # bad input: ConfigError before anything trains
     check_memory(configs)
-    fold = RunFold(repeated(configs, repeat))
+    state = ComparisonState(repeated(configs, repeat))
     bar = _bar(sum(c.steps for c in configs) * repeat) if progress else None
-    machine: dict[str, object] = {}
 
     def on_event(ev: Event) -> None:
-        fold.apply(ev)
-        if ev.kind == "plan":
-            machine.update(ev.machine)
-        elif ev.kind == "step" and bar is not None:
+        state.apply(ev)
+        if ev.kind == "step" and bar is not None:
             bar.update(1)
             if math.isfinite(ev.loss):
                 bar.set_postfix_str(f"{ev.label}: loss {ev.loss:.4f}", refresh=False)
@@ -220,13 +217,11 @@ def run(
             if bar is not None:
                 bar.close()
     interrupted = bool(caught)
-    runs = fold.finished
-    for r, s in zip(runs, with_speedups(r["summary"] for r in runs), strict=True):
-        r["summary"] = s  # the files and the table carry the speed-ups, as the CLI's do
-    partial = [r for r in fold.current.values() if r.get("steps")]
+    runs = state.fold.finished  # with their speed-ups (the fold's), as the CLI's
+    partial = [r for r in state.fold.current.values() if r.get("steps")]
     return Result(
         runs=runs,
-        machine=machine or machine_info(),
+        machine=state.machine or machine_info(),
         lang=lang,
         lesson=lesson_name,
         interrupted=interrupted,

@@ -4,6 +4,8 @@ A run record is the runs file's entry (mpdemo/files/recorded.py writes these as 
 `{"config": {...}, "steps": [{...}, ...], "evals": [{...}], "summary": Summary, "status": str}`.
 `RunFold.apply(event)` builds it: a start event opens one, steps and evals append to it, the end
 event closes it (a run whose preparation failed has no start: its config comes from the grid).
+Each end event also gives every finished run its speed-up against its fp32 peer (with_speedups,
+once here: the records, the files and every table read them as they are).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..config import RunConfig
+from ..files.summary import Summary, with_speedups
 
 if TYPE_CHECKING:
     from ..events import Event
@@ -66,12 +69,16 @@ class RunFold:
             self._places.insert(at, place)
             self.finished.insert(at, run)
             self.by_id[ev.run_id] = run
+            # A run's ratio needs its fp32 peer, which may end after it: all of them, each end.
+            done = with_speedups(r["summary"] for r in self.finished)
+            for r, s in zip(self.finished, done, strict=True):
+                r["summary"] = s
             return run
         return None
 
     @property
-    def summaries(self) -> list[Any]:
-        """The finished runs' summaries, in the grid's order."""
+    def summaries(self) -> list[Summary]:
+        """The finished runs' summaries (with their speed-ups), in the grid's order."""
         return [r["summary"] for r in self.finished]
 
 

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import itertools
 import os
-import queue
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from ..catalog import MODELS
 from ..config import Limits, RunConfig
-from ..events import Event
+from ..events import Event, Pump
 from ..messages import ConfigError
 from ..registry import PRECISION_NAMES, PRECISIONS
-from .fold import RunFold
+from .state import ComparisonState
 from .together import Together
 
 # One comparison at a time in this process, whoever asks: timings must not share the cores.
@@ -25,7 +24,6 @@ RUN_LOCK = threading.Lock()
 BYTES_PER_PARAM = 16
 # Without MPDEMO_MAX_MEMORY_MB, the runs may take this share of the memory available now.
 MEMORY_SHARE = 0.8
-_END = object()
 
 
 def grid(
@@ -188,8 +186,7 @@ class RunnerInterface(Protocol):
     visitor's comparison, replayed then live) all implement it."""
 
     configs: list[RunConfig]  # the comparison's runs (one repetition)
-    runs: RunFold  # the one fold of its events into run records (mpdemo.runs.fold)
-    machine: dict[str, Any] | None  # the machine the runs ran on, once known
+    state: ComparisonState  # what its events add up to, folded once (mpdemo.runs.state)
 
     def start(self) -> RunnerInterface:
         """Start it (the events may only begin when read)."""
@@ -212,18 +209,9 @@ class RunnerInterface(Protocol):
         """Its events as they come; None when `timeout` passed with none (a heartbeat)."""
         ...
 
-    @property
-    def summaries(self) -> list[Any]:
-        """The finished runs' summaries, in the order they ended."""
-        ...
 
-    def clock(self) -> float:
-        """When the last event handed on happened (monotonic; a replay keeps its times)."""
-        ...
-
-
-class Runner(RunnerInterface):
-    """Background thread + stop Event + event queue for one comparison (its runs take turns)."""
+class Runner(Pump, RunnerInterface):
+    """One comparison in a thread of its own (a Pump: stop, join, events); its runs take turns."""
 
     def __init__(
         self,
@@ -233,68 +221,12 @@ class Runner(RunnerInterface):
     ) -> None:
         self.configs = list(configs)
         check_memory(self.configs)  # refused here, in the caller's thread, before anything loads
-        self.repeat = repeat
         self.limits = limits or Limits.from_env()
-        self.stop_event = threading.Event()
-        self.queue: queue.Queue[Any] = queue.Queue()
-        self.runs = RunFold(repeated(self.configs, repeat))
-        self.machine: dict[str, Any] | None = None
-        self.thread: threading.Thread | None = None
+        self.state = ComparisonState(repeated(self.configs, repeat))
+        work = partial(run_grid, self.configs, limits=self.limits, repeat=repeat)
+        super().__init__(lambda emit: work(emit, self.stop_event), "mpdemo-runner")
 
-    def start(self) -> Runner:
-        """Start the worker thread (daemon: it never keeps the process alive)."""
-        self.thread = threading.Thread(target=self._work, name="mpdemo-runner", daemon=True)
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Ask the current run to stop after its current step, and skip the rest of the grid."""
-        self.stop_event.set()
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for the worker; True when it has ended."""
-        if self.thread is not None:
-            self.thread.join(timeout)
-            return not self.thread.is_alive()
-        return True
-
-    @property
-    def alive(self) -> bool:
-        """Whether the worker thread is still running."""
-        return self.thread is not None and self.thread.is_alive()
-
-    def clock(self) -> float:
-        """Now: a live comparison's events happen as they are handed on."""
-        return time.monotonic()
-
-    def events(self, timeout: float | None = None) -> Iterator[Event | None]:
-        """Yield events until the grid ends; with a timeout, yield None when nothing came."""
-        while True:
-            try:
-                item = self.queue.get(timeout=timeout)
-            except queue.Empty:
-                yield None  # a heartbeat for UIs that poll
-                continue
-            if item is _END:
-                return
-            yield item
-
-    @property
-    def summaries(self) -> list[Any]:
-        """The finished runs' summaries (with their speed-ups), in the order they ended."""
-        return self.runs.summaries
-
-    def _emit(self, event: Event) -> None:
-        if event.kind == "plan":
-            self.machine = event.machine
-        self.runs.apply(event)
-        self.queue.put(event)
-
-    def _work(self) -> None:
-        from ..engine.cores import mark_thread
-
-        mark_thread()  # its threads are the training's: the load note counts the others
-        try:
-            run_grid(self.configs, self._emit, self.stop_event, self.limits, self.repeat)
-        finally:
-            self.queue.put(_END)
+    def emit(self, item: Event) -> None:
+        """Fold the event into the state (once, here: every reader reads it), then hand it on."""
+        self.state.apply(item)
+        self.queue.put(item)

@@ -36,9 +36,39 @@ from ..files.summary import with_speedups
 from ..messages import Note
 from ..registry import BACKENDS
 from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, verdict
-from .turns import Baton, Lane, Pace, take_turns
+from .turns import Baton, Lane, Pace
 
 _log = logging.getLogger(__name__)
+
+
+# The scheduler lives beside the runs it starts: the greenlets run Together._one, so a run's
+# stack goes down from here to the engine without coming back through mpdemo.runs.turns.
+def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
+    """Run runs[i](i) as greenlets of this thread, switching to whichever the baton says is due,
+    until every one has ended. A run that raises is logged; the others go on."""
+    from greenlet import GreenletExit, getcurrent, greenlet
+
+    baton.pause = getcurrent().switch  # a run that must wait hands the thread back here
+    lets = [greenlet(run) for run in runs]
+    started = [False] * len(lets)
+    while any(not g.dead for g in lets):
+        k = baton.due()
+        if k is None or lets[k].dead:
+            # Nobody can take the baton: a run waits for a turn that cannot come. End the
+            # waiting runs (their finally blocks leave the rotation) rather than hang.
+            _log.error("no run is due among %s; ending the waiting runs", baton.training)
+            for g in lets:
+                if not g.dead:
+                    g.throw(GreenletExit)
+            return
+        try:
+            if started[k]:
+                lets[k].switch()
+            else:
+                started[k] = True
+                lets[k].switch(k)
+        except Exception:  # noqa: BLE001 - one run's crash must not take the others down
+            _log.exception("run %d of the comparison failed", k)
 
 
 def paired_check(
@@ -245,7 +275,7 @@ class Together:
 
         cfg = self.configs[k]
         if cfg.precision == "fp32" or ev.status == "failed":
-            return dataclasses.replace(ev, summary=with_speedups([ev.summary])[0])
+            return ev  # its ratio to itself, and every run's without a check: the fold's
         base = next(
             (
                 j

@@ -3,7 +3,7 @@
 Each run trains in a greenlet of its own, all in one thread (the Trainer owns its loop, so a
 run cannot be a generator; a greenlet keeps a loop's stack between its turns), and only the
 run holding the baton computes: where it would wait, it calls `pause`, which switches to the
-scheduler (take_turns, below). Without `pause` (threads), take() waits on a
+scheduler (mpdemo.runs.together.take_turns). Without `pause` (threads), take() waits on a
 condition instead. A round is one step of every run
 still training, in ABBA order (the order turns round every round, as mpdemo.runs.timing orders
 its blocks), so a burst of another process's load lands on both sides of a comparison and each
@@ -19,12 +19,9 @@ Nothing here imports torch.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any
-
-_log = logging.getLogger(__name__)
 
 Swap = Callable[[int | None, int], None]
 
@@ -148,34 +145,6 @@ class Baton:
             self._reorder()
         elif due != i:
             self.pos = self.order.index(due)
-
-
-def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
-    """Run runs[i](i) as greenlets of this thread, switching to whichever the baton says is due,
-    until every one has ended. A run that raises is logged; the others go on."""
-    from greenlet import GreenletExit, getcurrent, greenlet
-
-    baton.pause = getcurrent().switch  # a run that must wait hands the thread back here
-    lets = [greenlet(run) for run in runs]
-    started = [False] * len(lets)
-    while any(not g.dead for g in lets):
-        k = baton.due()
-        if k is None or lets[k].dead:
-            # Nobody can take the baton: a run waits for a turn that cannot come. End the
-            # waiting runs (their finally blocks leave the rotation) rather than hang.
-            _log.error("no run is due among %s; ending the waiting runs", baton.training)
-            for g in lets:
-                if not g.dead:
-                    g.throw(GreenletExit)
-            return
-        try:
-            if started[k]:
-                lets[k].switch()
-            else:
-                started[k] = True
-                lets[k].switch(k)
-        except Exception:  # noqa: BLE001 - one run's crash must not take the others down
-            _log.exception("run %d of the comparison failed", k)
 
 
 class Pace:

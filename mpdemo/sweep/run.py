@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import queue
 import statistics
 import threading
 import time
@@ -18,10 +17,10 @@ from ..engine.core import collect_garbage, prepare
 from ..engine.machine import machine_info
 from ..engine.memory import accelerate_estimate, anatomy_notes, measure
 from ..engine.precision import timed_step
-from ..events import stream
+from ..events import Pump, stream
 from ..messages import ConfigError, MpdemoError, Note
-from ..runs.fold import RunFold
 from ..runs.runner import RUN_LOCK
+from ..runs.state import ComparisonState
 from ..runs.timing import compare, interleave
 from .events import SweepEvent, SweepFinished, SweepMemory, SweepPlanned, SweepPoint
 from .notes import crossover_notes
@@ -237,78 +236,19 @@ def sweep(plan: SweepPlan, stop: threading.Event | None = None) -> Iterator[Swee
     yield from stream(lambda emit: run_sweep(plan, emit, stop), stop, "mpdemo-sweep")
 
 
-_END = object()
-
-
-class SweepRunner:
+class SweepRunner(Pump):
     """A sweep as the classroom's line runs a comparison (mpdemo.runs.runner.RunnerInterface):
-    started when its turn comes, its events from a thread of its own (torch's pool is per
+    started when its turn comes, its events from a Pump of its own (torch's pool is per
     thread), stopped by the same Event as the page's Stop sets."""
 
     def __init__(self, plan: SweepPlan, stop: threading.Event | None = None) -> None:
         self.plan = plan
-        self.stop_event = stop or threading.Event()
         self.configs: list[RunConfig] = []  # no training grid: the line's wait reads its plan
-        self.runs = RunFold([])
-        self.machine: dict[str, Any] | None = None
-        self._queue: queue.Queue[Any] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._last = time.monotonic()
+        self.state = ComparisonState([])  # no runs to fold: its machine, from its plan
+        super().__init__(lambda emit: run_sweep(plan, emit, self.stop_event), "mpdemo-sweep", stop)
 
-    def start(self) -> SweepRunner:
-        """Measure the plan's points in a thread of its own."""
-
-        def work() -> None:
-            from ..engine.cores import mark_thread
-
-            mark_thread()  # its threads are the measurement's: the load note counts the others
-            try:
-                run_sweep(self.plan, self._emit, self.stop_event)
-            finally:
-                self._queue.put(_END)
-
-        self._thread = threading.Thread(target=work, name="mpdemo-sweep", daemon=True)
-        self._thread.start()
-        return self
-
-    def _emit(self, ev: SweepEvent) -> None:
-        if isinstance(ev, SweepPlanned):
-            self.machine = ev.machine
-        self._queue.put(ev)
-
-    def stop(self) -> None:
-        """End the sweep within the step in progress; the points measured stay."""
-        self.stop_event.set()
-
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for the sweep's thread; True when it has ended."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return not self.alive
-
-    @property
-    def alive(self) -> bool:
-        """Whether events may still come."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def events(self, timeout: float | None = None) -> Iterator[SweepEvent | None]:
-        """The sweep's events as they come; None when `timeout` passed with none."""
-        while True:
-            try:
-                item = self._queue.get(timeout=timeout)
-            except queue.Empty:
-                yield None
-                continue
-            if item is _END:
-                return
-            self._last = time.monotonic()
-            yield item
-
-    @property
-    def summaries(self) -> list[Any]:
-        """No training runs: a sweep's figures are its points."""
-        return []
-
-    def clock(self) -> float:
-        """When the last event came."""
-        return self._last
+    def emit(self, item: SweepEvent) -> None:
+        """Note the machine from the plan, then hand the event on."""
+        if isinstance(item, SweepPlanned):
+            self.state.machine = item.machine
+        self.queue.put(item)

@@ -15,7 +15,7 @@ from typing import Any
 from ..classroom import broadcast
 from ..classroom.broadcast import Hub
 from ..config import on_hf_space
-from . import pages
+from . import pages, zerogpu
 
 
 def proxy_hops() -> int:
@@ -29,10 +29,13 @@ def proxy_hops() -> int:
 
 
 def the_hub() -> Hub:
-    """The process's hub, its boards ending with their pages (mpdemo/ui/pages.py)."""
+    """The process's hub, its boards ending with their pages (mpdemo/ui/pages.py), its
+    comparisons run in a GPU call on a ZeroGPU Space (set once, when the hub is new)."""
     hub = broadcast.hub()
     if hub.page_gone is None:
         hub.page_gone = pages.gone
+        if zerogpu.enabled():  # elsewhere the line's own Runner: no call back up to the page
+            hub.make_runner = zerogpu.make_runner
     return hub
 
 

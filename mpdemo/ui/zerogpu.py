@@ -28,8 +28,8 @@ from typing import Any
 
 from ..catalog import MODELS
 from ..config import Limits, RunConfig
-from ..runs.fold import RunFold
 from ..runs.runner import Runner, RunnerInterface, repeated
+from ..runs.state import ComparisonState
 from ..state import on_reset
 
 # The variable the `spaces` package itself reads (spaces/config.py: Settings.zero_gpu); a
@@ -187,21 +187,10 @@ class GpuRunner(RunnerInterface):
         self.configs = list(configs)
         self.limits = limits or Limits.from_env()
         self.repeat = repeat
-        self.runs = RunFold(repeated(self.configs, repeat))
-        # machine_info() from the worker: the page's process has no CUDA to ask on ZeroGPU.
-        self.machine: dict[str, Any] | None = None
+        self.state = ComparisonState(repeated(self.configs, repeat))
         self._dir: str | None = None
         self._started = False
         self._done = threading.Event()
-
-    @property
-    def summaries(self) -> list[Any]:
-        """The finished runs' summaries, in the order they ended."""
-        return self.runs.summaries
-
-    def clock(self) -> float:
-        """Now: the GPU call's events are handed on as they come."""
-        return time.monotonic()
 
     @property
     def stop_path(self) -> str:
@@ -239,10 +228,10 @@ class GpuRunner(RunnerInterface):
                 if not batch:
                     yield None
                 for ev in batch:
-                    if isinstance(ev, dict):
-                        self.machine = ev.get("machine") or self.machine
+                    if isinstance(ev, dict):  # the worker's machine: here there is no CUDA
+                        self.state.machine = ev.get("machine") or self.state.machine
                         continue
-                    self.runs.apply(ev)
+                    self.state.apply(ev)
                     yield ev
         finally:
             gen.close()  # a closed tab: spaces stops the worker's generator in turn
@@ -251,11 +240,8 @@ class GpuRunner(RunnerInterface):
                 shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def make_runner(
-    configs: list[RunConfig],
-    limits: Limits | None = None,
-    repeat: int = 1,
-) -> Runner | GpuRunner:
-    """The runner for a training request: inside a GPU call on ZeroGPU, a thread elsewhere."""
+def make_runner(configs: list[RunConfig], repeat: int = 1) -> Runner | GpuRunner:
+    """The runner for a training request (the hub's factory on ZeroGPU, mpdemo.ui.visitor):
+    inside a GPU call on ZeroGPU, a thread elsewhere."""
     kind = GpuRunner if enabled() else Runner
-    return kind(configs, limits, repeat=repeat)
+    return kind(configs, repeat=repeat)

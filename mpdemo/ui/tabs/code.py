@@ -82,8 +82,8 @@ def page_runs(session: Session | None) -> list[RunConfig]:
     settings stand for it."""
     if session is None:
         return []
-    # The running runs live in the session's fold (Session.fold.current, by run id).
-    started = [*session.runs, *session.fold.current.values()]
+    # The running runs live in the session's fold (session.state.fold.current, by run id).
+    started = [*session.runs, *session.state.fold.current.values()]
     out: dict[str, RunConfig] = {}
     for run in started:
         data = run.get("config") if isinstance(run, dict) else None

@@ -32,9 +32,8 @@ from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
 from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
-from ...runs.runner import RunnerInterface
 from ...state import on_reset
-from .. import pages, system, zerogpu
+from .. import pages, system
 from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
@@ -80,11 +79,6 @@ def max_threads() -> int:
     return 40 + 2 * max_viewers()
 
 
-def _make_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
-    # On a ZeroGPU Space the grid runs inside one spaces.GPU call (mpdemo/ui/zerogpu.py).
-    return zerogpu.make_runner(configs, repeat=repeat)
-
-
 @dataclass(frozen=True)
 class Follow:
     """train()'s mode when a page follows a board: the teacher's comparison, nothing trained."""
@@ -121,9 +115,7 @@ def runner_for(
     # address holds at most half of them, so 64 tabs of one stranger leave the class its turn.
     release = hub.shares.take("viewer", client, per_address(concurrency()), "viewers_full_client")
     try:
-        view = hub.watch(
-            configs, repeat, own=mode == "own", make_runner=_make_runner, client=client
-        )
+        view = hub.watch(configs, repeat, own=mode == "own", client=client)
     except BaseException:
         release()
         raise

@@ -17,7 +17,7 @@ import gradio as gr
 import pandas as pd
 
 from ...config import RunConfig
-from ...files.summary import repeat_groups, typical_step_s, with_speedups
+from ...files.summary import repeat_groups, typical_step_s
 from ..i18n import message, number, t
 from .colours import (
     RECORDED_PALETTE,
@@ -157,7 +157,7 @@ def repeat_rows(session: Session, lang: str) -> list[list[str]]:
     min–max of figures in the summary table above it.
     """
     rows = []
-    for group in repeat_groups(with_speedups(r["summary"] for r in session.runs)):
+    for group in repeat_groups(r["summary"] for r in session.runs):
         if len(group) < 2:
             continue
         s0 = group[0]

@@ -167,7 +167,7 @@ class WatchedSession(Protocol):
 def watched(session: WatchedSession) -> tuple[dict[str, GradHistograms], list[str]]:
     """Every histogram the page draws, by label, and their order: this training's runs (live or
     restored after a reload), then each opened file's runs."""
-    events = dict(session.grads)
+    events = dict(session.state.grads)
     for rec in session.recordings:
         for label, run in zip(rec.labels, rec.recording.runs, strict=True):
             ev = from_record(label, run)

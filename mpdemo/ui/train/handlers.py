@@ -153,8 +153,7 @@ def train(
         raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
 
     session.input_error = None
-    session.begin(repeated(configs, repeat))  # every repetition's run has its line and row
-    session.runner = runner
+    session.begin(repeated(configs, repeat), runner)  # every repetition's line and row
     runner.start()
     try:
         # Plots None first: each LinePlot rebuilds its colour domain from the next frame,

@@ -11,7 +11,6 @@ from ...catalog import MODELS
 from ...config import WEIGHTS, Limits, RunConfig, coerce_field
 from ...engine import fp8
 from ...engine.machine import machine_note
-from ...files.summary import with_speedups
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
 from ...runs.notes import run_speed_notes
@@ -99,7 +98,7 @@ def precision_note(
 def _runs_note(lang: str, precisions: list[str], device: str, session: Session) -> str:
     """The same sentences from the runs' own steps, when the last comparison's runs took turns
     (no separate measurement came before them): its runs on `device` of a ticked precision."""
-    mine = with_speedups(r["summary"] for r in session.runs)
+    mine = [r["summary"] for r in session.runs]  # with their speed-ups (the fold's)
     ticked = [
         s
         for s in mine

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...classroom.broadcast import script_note
 from ...config import RunConfig
-from ...events import Event, GradHistograms, GridPlanned
+from ...events import Event
 from ...files.recorded import (
     Recording,
     compact,
@@ -29,7 +29,7 @@ from ...files.recorded import (
 )
 from ...files.summary import Summary, with_speedups
 from ...messages import MpdemoError
-from ...runs.fold import RunFold
+from ...runs.state import ComparisonState
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
 from .session_life import (  # noqa: F401 - named here for the app and the tests
@@ -60,7 +60,6 @@ from .session_table import (  # noqa: F401 - named here for the tab and the test
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-    from ...runs.estimate import GridEstimate
     from ...runs.runner import RunnerInterface
 
 # What one session holds of opened files: each run thinned to the points a plot line draws, and
@@ -107,11 +106,10 @@ class Session(StoredRuns):
     runs: list[dict[str, Any]] = field(default_factory=list)  # this grid's finished runs
     history: list[dict[str, Any]] = field(default_factory=list)  # every finished run, all grids
     grid_no: int = 0
-    # Events fed without a runner (tests, a replay) are folded here; a runner's own fold is read.
-    fold: RunFold = field(default_factory=RunFold)
+    # The comparison's derived state (mpdemo.runs.state): its runner's, folded there once; the
+    # session's own only for events fed without a runner (tests) and for a restored page.
+    state: ComparisonState = field(default_factory=lambda: ComparisonState([]))
     origins: dict[str, Any] = field(default_factory=dict)  # run id -> shared_from, if shared
-    progress: dict[str, Any] = field(default_factory=dict)  # what the status line shows
-    errors: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (label, note dict)
     stop_requested: bool = False
     armed: bool = False  # a Train click is on its way (maybe queued) and has not started
     input_error: MpdemoError | None = None  # why the last click was refused, until the next
@@ -119,40 +117,26 @@ class Session(StoredRuns):
     # The "All columns" box: every frame's table has the columns the box asked for, so the
     # widths it set (column_widths) stay those of the columns shown.
     all_columns: bool = False
-    plan: GridPlanned | None = None  # this machine, the calibrated step, sentences
-    estimate: GridEstimate | None = None  # seconds left for the whole grid
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     files_error: str | None = None  # why the last write of the downloads failed, if it did
     writes: int = 0
     recordings: list[Recorded] = field(default_factory=list)  # loaded runs files, oldest first
-    # Each watched run's latest GradHistograms event, by label (the page draws the latest only;
-    # the runner's fold keeps them all for the runs JSON).
-    grads: dict[str, GradHistograms] = field(default_factory=dict)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # gr.State deep-copies its default; a fresh session must never share a runner.
         return Session()
 
     # --- lifecycle ----------------------------------------------------------------------
-    def begin(self, configs: list[RunConfig]) -> None:
-        """Forget the live series of the previous grid (its files stay until replaced)."""
+    def begin(self, configs: list[RunConfig], runner: RunnerInterface | None = None) -> None:
+        """Follow `runner`'s comparison (every repetition's run in `configs`): its state is
+        read, not copied; the previous grid's series go (its files stay until replaced)."""
         self.stop()
+        self.runner = runner
         self.configs = list(configs)
         self.series = {}
-        self.grads = {}
-        self.fold = RunFold()
+        self.state = runner.state if runner is not None else ComparisonState(self.configs)
         self.origins = {}
-        self.errors = []
-        self.progress = {
-            "index": 0,
-            "total": len(configs),
-            "phase": "preparing",
-            "label": configs[0].label if configs else "",
-            "t0": time.monotonic(),
-        }
-        self.plan = None
-        self.estimate = None
         self.stop_requested = False
         self.runs = []
         self.grid_no += 1
@@ -171,10 +155,8 @@ class Session(StoredRuns):
         """Session ended (tab closed, or its state expired): stop the worker, let go of every
         run and opened file, and delete the session's folder."""
         self.stop()
-        self.configs, self.series, self.fold, self.errors = [], {}, RunFold(), []
-        self.grads = {}
+        self.configs, self.series, self.state = [], {}, ComparisonState([])
         self.runs, self.history, self.recordings = [], [], []
-        self.progress, self.plan, self.estimate = {}, None, None
         self.files = {}
         if self.outdir:
             shutil.rmtree(self.outdir, ignore_errors=True)
@@ -189,81 +171,37 @@ class Session(StoredRuns):
         return Path(self.outdir)
 
     # --- events -------------------------------------------------------------------------
-    def _fold(self, ev: Event) -> dict[str, Any] | None:
-        """The run's record when `ev` ended it: the runner's own fold (mpdemo.runs.fold, one per
-        comparison, already applied), or this session's for events fed without a runner."""
-        if self.runner is not None:
-            return self.runner.runs.record(ev.run_id) if ev.kind == "end" else None
-        self.fold.configs = self.configs  # a run that failed to start takes its config here
-        return self.fold.apply(ev)
-
     def apply(self, ev: Event) -> bool:
-        """Take one engine event; returns True when a run finished (the table changes)."""
-        finished = self._fold(ev)
-        if self.estimate is not None:
-            self.estimate.update(ev)
-        if ev.kind == "plan":
-            from ...runs.estimate import estimate_for  # torch: a grid is running
-
-            self.plan = ev
-            # A replayed comparison's steps keep the times they were recorded at (broadcast).
-            clock = self.runner.clock if self.runner is not None else time.monotonic
-            self.estimate = estimate_for(self.configs, ev, clock, self.estimate)
-            return False
+        """Take one engine event (its runner folded it into the state already, else here);
+        draw its step, and keep a finished run; True when a run finished (the table changes)."""
+        if self.runner is None:
+            self.state.fold.configs = self.configs  # a run that failed to start: its config
+            self.state.apply(ev)
         if ev.kind == "start":
             origin = self.shared_from()
             if origin:  # another visitor's comparison, or a board's: the files say so
                 self.origins[ev.run_id] = origin
             self.series[ev.label] = Series(ev.label)
-            self.progress.update(
-                index=ev.index,
-                total=ev.total,
-                label=ev.label,
-                step=0,
-                steps=ev.steps,
-                phase="running",
-                step_s=None,
-            )
-            return False
-        if ev.kind == "grads":  # the watch draws each run's latest (gradwatch.py)
-            self.grads[ev.label] = ev
-            return False
-        if ev.kind == "step":
+        elif ev.kind == "step":
             self.series.setdefault(ev.label, Series(ev.label)).add(ev)
-            s = self.series[ev.label]
-            recent = s.step_ms[-20:]
-            self.progress.update(
-                label=ev.label,
-                step=ev.step,
-                step_s=sum(recent) / len(recent) / 1000.0 if recent else None,
-            )
-            return False
-        if ev.kind == "end" and finished is not None:
+        elif ev.kind == "end" and (finished := self.state.fold.record(ev.run_id)) is not None:
             # This session's copy: the record itself is the comparison's (shared by its viewers).
-            run = dict(finished)
+            run = {**finished, "grid": self.grid_no}
             if ev.run_id in self.origins:
                 run["shared_from"] = self.origins[ev.run_id]
-            run["grid"] = self.grid_no
             self.runs.append(run)
             self.history.append(run)  # stays downloadable until the session ends
-            if ev.status == "failed":
-                keys = ev.summary.get("warning_keys") or []
-                note = (
-                    keys[-1]
-                    if keys
-                    else {"key": "failed", "args": {"detail": ev.summary.get("error")}}
-                )
-                self.errors.append((ev.label, note))
-            self.progress.update(
-                last_status=ev.status, last_label=ev.label, last_step=ev.summary.get("steps", 0)
-            )
+            # An fp32 run's end gives the runs before it their speed-ups (in the fold's records).
+            done = {f["summary"]["label"]: f["summary"] for f in self.state.fold.finished}
+            for r in self.runs:
+                r["summary"] = done.get(r["summary"]["label"], r["summary"])
             return True
         return False
 
     # --- renderers ----------------------------------------------------------------------
     def summaries(self) -> list[Summary]:
         """The finished runs' summaries with speedup_vs_fp32, then the loaded files' runs."""
-        return with_speedups(r["summary"] for r in self.runs) + self.recorded_summaries()
+        return [r["summary"] for r in self.runs] + self.recorded_summaries()
 
     def table(self, lang: str) -> Styler:
         """The summary table as the page shows it in `lang`: one row per finished run."""
@@ -423,10 +361,8 @@ class Session(StoredRuns):
     def clear(self) -> None:
         """Clear runs: stop a training, forget every finished, restored and loaded run."""
         self.stop()
-        self.configs, self.series, self.fold, self.errors = [], {}, RunFold(), []
-        self.grads = {}
+        self.configs, self.series, self.state = [], {}, ComparisonState([])
         self.runs, self.history, self.recordings = [], [], []
-        self.progress = {}
         for path in self.files.values():
             Path(path).unlink(missing_ok=True)
         self.files = {}
@@ -440,8 +376,7 @@ class Session(StoredRuns):
     def machine(self) -> dict[str, Any]:
         """The profile of the machine the runs ran on: the GPU worker's on ZeroGPU (its runner
         brought it back), else this process's."""
-        runner_machine = self.runner.machine if self.runner is not None else None
-        return runner_machine or _machine()
+        return self.state.machine or _machine()
 
     def script_file(self, label: str) -> str | None:
         """Write the reproduce script of the run `label` (`python -m mpdemo code`'s text)."""

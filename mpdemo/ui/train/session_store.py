@@ -12,7 +12,9 @@ from typing import Any
 
 from ...config import RunConfig
 from ...files.recorded import MAX_RUNS, compact, parse_document, runs_document
+from ...files.summary import with_speedups
 from ...messages import MpdemoError
+from ...runs.state import ComparisonState
 from .gradwatch import from_record
 from .plots import Series, StepPoint
 
@@ -138,9 +140,17 @@ class StoredRuns:
                 r["summary"]["label"]: series_from_steps(r["summary"]["label"], r["steps"])
                 for r in self.runs
             }
-            self.progress = {"index": len(self.runs), "total": len(self.runs), "phase": "done"}
+            # Stored before the fold gave every run its speed-up: those that lack one get it here.
+            for r, s in zip(self.runs, with_speedups(r["summary"] for r in self.runs), strict=True):
+                r["summary"] = s
+            self.state = ComparisonState(self.configs)
+            self.state.progress = {
+                "index": len(self.runs),
+                "total": len(self.runs),
+                "phase": "done",
+            }
             # The watched gradients as the last training left them.
-            self.grads = {
+            self.state.grads = {
                 ev.label: ev
                 for ev in (from_record(r["summary"]["label"], r) for r in self.runs)
                 if ev is not None

@@ -28,7 +28,7 @@ def _duration(seconds: float, lang: str) -> str:
 
 def status_text(session: Session, lang: str, finished: bool = False) -> str:
     """'Run i of n: label, step k of N, about T left', or how the grid ended."""
-    p = session.progress
+    p = session.state.progress
     # A shared comparison says first whose figures these are; one in line, its place only.
     lines, only = classroom.status_lines(session, lang)
     if only and not finished:
@@ -80,7 +80,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         lines.append(_progress_line(session, lang))
         if p.get("phase") != "running" or not p.get("steps"):
             left = _left(session)
-            if session.plan is None:
+            if session.state.plan is None:
                 # Only runs one after another are timed first (runs/runner.py), and a single
                 # run never is: runs taking turns time themselves, one run has nothing to compare.
                 if len(_one_repetition(session.configs)) > 1 and not side_by_side(
@@ -100,7 +100,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         # A precision no run could be compared for (a grid without its fp32 run) keeps what the
         # calibration measured, rather than losing its only speed sentence at the end.
         ran = {s.get("precision") for s in summaries}
-        plan_notes = session.plan.notes if session.plan is not None else []
+        plan_notes = session.state.plan.notes if session.state.plan is not None else []
         kept = [
             n
             for n in plan_notes
@@ -119,19 +119,21 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                     if w.get("key") == "fp16_not_applied":
                         text = message(w["key"], w.get("args") or {}, lang)
                         lines.append(shown(f"{s.get('label')}: {text}"))
-    elif session.plan is not None:
+    elif session.state.plan is not None:
         # What the calibration measured, said before the runs and while they go; once the runs
         # step at another pace than measured (the load changed), the expectation gives way to
         # the re-estimate and its reason: never "12 min left" beside "about 60 s in all".
         from ...runs.estimate import eta_note
 
-        revised = eta_note(session.estimate) if session.estimate is not None else None
-        notes = [n for n in session.plan.notes if revised is None or n["key"] != "plan_expect"]
+        revised = eta_note(session.state.estimate) if session.state.estimate is not None else None
+        notes = [
+            n for n in session.state.plan.notes if revised is None or n["key"] != "plan_expect"
+        ]
         notes += [revised.to_dict()] if revised is not None else []
         lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in notes]
         if p.get("kept_steps"):  # a preset's steps are its lesson: the time is said instead
             lines.append(t("status_kept_steps", lang, steps=p["kept_steps"]))
-    for label, note in session.errors:
+    for label, note in session.state.errors:
         err = error_text(_note_error(note), lang)
         lines.append(t("status_run_failed", lang, label=shown(label), error=shown(err)))
     if session.files_error:  # the downloads failed to write: the runs above are all here
@@ -153,7 +155,7 @@ def _progress_line(session: Session, lang: str) -> str:
     """Where the comparison is: 'n runs side by side: step k of N, about T left' when its runs
     take turns step by step, 'Run i of n: label, step k of N...' when they go one after another,
     'label, step k of N...' for one run; each after 'Repetition r of R: ' when repeated."""
-    p = session.progress
+    p = session.state.progress
     i = p.get("index", 0)  # the run's place among every repetition's runs
     reps = repetitions(session.configs)
     base = _one_repetition(session.configs)
@@ -256,13 +258,7 @@ def folded(head: list[str], details: list[str], lang: str) -> str:
 
 def _left(session: Session) -> float | None:
     """Seconds left for the whole grid: the calibrated estimate refined by measured speeds."""
-    est = session.estimate
-    if est is not None:
-        return est.remaining_s()
-    step_s, p = session.progress.get("step_s"), session.progress
-    if step_s and p.get("steps"):  # no calibration (it failed): the current run's own speed
-        return (p["steps"] - p.get("step", 0)) * step_s
-    return None
+    return session.state.remaining_s()
 
 
 def _note_error(note: dict[str, Any]) -> MpdemoError:
@@ -273,7 +269,7 @@ def stopped_text(runner: RunnerInterface | None, lang: str) -> str | None:
     """'Stopped: label stopped at step k of N...' from the worker's own summaries, else None."""
     if runner is None:
         return None
-    stopped = [s for s in runner.summaries if s.get("status") == "stopped"]
+    stopped = [s for s in runner.state.summaries if s.get("status") == "stopped"]
     if not stopped:
         return None
     s = stopped[-1]
