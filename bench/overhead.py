@@ -69,10 +69,10 @@ def one(side: str, cfg_json: str, runs: int = 1, paired: bool = False) -> None:
         stamps: list[float] = []
 
         class Stamped(Runner):
-            def _emit(self, event: Any) -> None:
+            def emit(self, event: Any) -> None:
                 if event.kind == "step":
                     stamps.append(time.perf_counter())
-                super()._emit(event)
+                super().emit(event)
 
         runner = Stamped([cfg] * runs).start()
         for _ in runner.events():

@@ -5,7 +5,7 @@
 
 Each measurement is a fresh process (OpenMP reads its settings once, at torch's import):
 - `alone`: one fp32 run's bare loop (the course's) in one thread;
-- `threads`: two such runs in two threads passing mpdemo.runs.turns.Baton at every step;
+- `threads`: two such runs in two threads passing mpdemo.runs.turns.Baton at every step (mpdemo.runs.together.take_turns);
 - `greens`: the same two runs as greenlets of one thread (the baton's `pause` switches);
 - `together`: two fp32 runs through the app's own side-by-side runner (mpdemo.runs.together);
 - `together1`: the same on one thread (torch.set_num_threads(1)).
@@ -46,7 +46,8 @@ def child(mode: str, model: str, steps: int, batch: int) -> None:
     import torch  # before mpdemo: libgomp reads the environment as it loads, as it is here
 
     from mpdemo import RunConfig, prepare
-    from mpdemo.runs.turns import Baton, take_turns
+    from mpdemo.runs.together import take_turns
+    from mpdemo.runs.turns import Baton
 
     cfg = RunConfig(model=model, steps=steps, batch_size=batch)
     if mode == "together1":

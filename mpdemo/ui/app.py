@@ -75,11 +75,16 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
    language a line (three lines pushed Train below the first screen once a sixth lesson came). */
 @media (max-width: 600px) {
   #header > .form:has(> #lang), #lang { flex: 1 1 100% !important; min-width: 100% !important; }
+  /* The three languages on one row (Português alone on a second pushed Train 1 px past a
+     400 x 860 first screen in Spanish once the lesson had a GPU recording). */
+  #lang .wrap { gap: 6px !important; }
+  #lang label { padding: 6px 8px !important; }
 }
 /* A phone: the status and the plots right after Train, the controls below the results (the
    loss plot began 2,638 px down, under every control); the table's columns in the width. */
 @media (max-width: 700px) {
   #train-results { order: -1; }
+  #lesson-info p:has(> .lesson-rec) { display: none; }
   #summary th, #summary .sizing-body td, #summary .body-cell { font-size: 11px; }
   #summary th, #summary .sizing-body td { padding-left: 1px; padding-right: 1px; }
   #summary th .cell-wrap { padding-left: 2px; padding-right: 2px; }

@@ -68,7 +68,10 @@ def info(lang: str, name: str | None) -> str:
     rec = recording_for(lesson.name)
     if rec is not None:  # every part of it came from the file: shown as text
         args = {"machine": rec.machine_name, "date": rec.date or "?", "tag": rec.tag}
-        lines.append(t("lesson_recorded", lang, **shown_args(args)))
+        # A phone leaves it out (ui/app.py's CSS): Train stays on the first screen, and the
+        # recording's lines are in the plots' legend anyway.
+        recorded = t("lesson_recorded", lang, **shown_args(args))
+        lines.append(f'<span class="lesson-rec">{recorded}</span>')
     return "\n\n".join(lines)
 
 
