@@ -27,9 +27,17 @@ def test_the_opening_lesson_on_a_phone_and_train_again(pages, url, monkeypatch) 
     assert btn is not None and loss is not None
     assert loss["y"] - btn["y"] < HEIGHT, (btn, loss)  # within the first screen after Train
     assert pg.locator("#model").bounding_box()["y"] > loss["y"]
-    # The page never scrolls sideways (the summary table scrolls inside its own box: its nine
-    # columns took 565 px of 368 here, an open part of issue 48's ask 5).
+    # The page never scrolls sideways, and the table's class columns fit its box (504 px of
+    # columns in 336 before the phone's narrower face and padding).
     assert pg.evaluate("() => document.documentElement.scrollWidth") <= 400
+    pg.wait_for_function(
+        "() => (document.querySelector('#summary')?.innerText || '').includes('fp16')"
+    )
+    table, box = pg.evaluate(
+        "() => { const t = document.querySelector('#summary table');"
+        " return [t.scrollWidth, (t.closest('.table-wrap') || t.parentElement).clientWidth]; }"
+    )
+    assert table <= box, (table, box)
     # fp16 is dashed over fp32 (the same colour rule on the plot's SVG and in the legend), and
     # the flat scale says why: 6 steps never reach GradScaler's 2000.
     legend = pg.inner_text("#run-legend")
