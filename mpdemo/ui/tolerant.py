@@ -30,7 +30,7 @@ from typing import Any
 import gradio as gr
 
 
-def _number(x: Any) -> bool:
+def _number(x: object) -> bool:
     """A finite int or float (a bool is an int to gradio's Number too)."""
     return isinstance(x, (int, float)) and math.isfinite(x)
 
@@ -39,8 +39,8 @@ def _tolerant(
     comp: gr.components.Component,
     base: Callable[[Any, Any], Any],
     payload: Any,
-    sent_ok: Callable[[Any], bool],
-    kept_ok: Callable[[Any], bool],
+    sent_ok: Callable[[object], bool],
+    kept_ok: Callable[[object], bool],
 ) -> Any:
     """base's preprocess of payload when both checks pass, else of the component's own value."""
     if sent_ok(payload):
@@ -58,23 +58,23 @@ def _tolerant(
         return None
 
 
-def _number_or_none(x: Any) -> bool:
+def _number_or_none(x: object) -> bool:
     return x is None or _number(x)
 
 
-def _bool(x: Any) -> bool:
+def _bool(x: object) -> bool:
     return isinstance(x, bool)
 
 
-def _scalar(x: Any) -> bool:
+def _scalar(x: object) -> bool:
     return x is None or isinstance(x, (str, int, float))
 
 
-def _list(x: Any) -> bool:
+def _list(x: object) -> bool:
     return isinstance(x, list)
 
 
-def _any(_: Any) -> bool:
+def _any(_: object) -> bool:
     return True
 
 
