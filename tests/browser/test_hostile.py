@@ -30,9 +30,13 @@ class Server:
         return f"http://127.0.0.1:{self.port}/"
 
     def start(self) -> None:
-        """Build and launch the app as app.py does."""
+        """Build and launch the app as app.py does, its line empty as a new process's is (the
+        hub is this worker's: a comparison an earlier test left would make this one queue)."""
+        from mpdemo.classroom import broadcast
         from mpdemo.config import Limits
         from mpdemo.ui import build_app, launch_options
+
+        broadcast.hub().stop_all(wait_s=10.0)
 
         demo = build_app().queue(default_concurrency_limit=1, max_size=Limits.from_env().max_queue)
         demo.launch(
