@@ -74,6 +74,10 @@ def test_a_sweep_streams_its_points_and_draws_memory_and_published(pages, url: s
 
 def test_stop_keeps_the_points_and_a_refusal_is_in_spanish(pages, url: str) -> None:  # noqa: F811
     pg = open_tab(pages, url, "es-ES")
+    # The page has turned Spanish (its language event re-sets the tab's status: a click before
+    # it on a loaded machine saw its refusal replaced by the idle line).
+    wait_text(pg, "#sweep-btn", "Ejecutar barrido", 60)
+    wait_text(pg, "#sweep-status", "Pulsa Ejecutar barrido", 60)
     fill(pg, "sweep-sizes", "64y2")
     pg.click("#sweep-btn")
     status = wait_text(pg, "#sweep-status", "No empezó", 60)
