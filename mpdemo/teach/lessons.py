@@ -98,8 +98,8 @@ class Lesson:
 # Settings chosen so each lesson's point (its `check`, mpdemo/teach/lesson_checks.py) holds on any
 # seed: bench/lessons.py prints each check's figures per lesson and seed, tests/test_lessons.py
 # asserts them on a seed nobody tuned to. Measured on a 2-core Xeon with AVX512-FP16 and AMX,
-# seeds 0-4 and others (figures in the records' comments; the machine loaded by other work, so no
-# wall times here: bench/lessons.py prints them).
+# seeds 0-4 and others (figures in the records' comments). Wall times, quiet, seed 0: 2-10 s each;
+# with AVX2 kernels (ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2) 13-38 s, master-weights longest.
 LESSONS: dict[str, Lesson] = {
     lesson.name: lesson
     for lesson in [
@@ -119,7 +119,7 @@ LESSONS: dict[str, Lesson] = {
         # watched every 20 steps (--watch-grads): without the scale 40-97 % of tiny-bert's
         # non-zero gradients sit below fp16's smallest normal number (2^-14), kept with fewer
         # digits or flushed to 0 (less as a run learns and its gradients grow); with it
-        # 0.2-0.6 %, seeds 0-4. That is the picture the lesson points at.
+        # 0.2-0.6 %, seeds 0-9 and 11. That is the picture the lesson points at.
         # The loss lines do not carry it on every seed: AdamW divides each update by the
         # gradient's own size, so digits lost move the curve little (seed 1: the unscaled run
         # ended best, 0.570 vs 0.581), and the "look for" line says so.
@@ -160,7 +160,7 @@ LESSONS: dict[str, Lesson] = {
     ]
 }
 # The fp32 master copy against pure bf16 weights, with and without stochastic rounding of the
-# update: teach/master_weights.py chose and measured its settings (tiny-gpt2, lr 1e-4, 60 steps).
+# update: teach/master_weights.py chose and measured its settings (tiny-gpt2, lr 1e-3, 60 steps).
 LESSONS_AFTER_SCALING = "loss-scaling"
 DEFAULT_LESSON = "still-trains"  # the page's opening comparison is the first lesson
 
