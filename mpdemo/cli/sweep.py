@@ -64,7 +64,7 @@ def add_sweep_parser(
         default=None,
         help=f"the built-in BERT's width x layers, comma-separated (default on a CPU "
         f"{DEFAULT_SIZES}: tiny-bert, small-bert and 26 M parameters; on CUDA {CUDA_GRID.sizes} "
-        f"at {CUDA_GRID.max_length} tokens, where small sizes are launch-bound)",
+        f"at {CUDA_GRID.max_length} tokens, where small sizes were launch-bound on an H200)",
     )
     p.add_argument(
         "--batch-sizes",

@@ -46,8 +46,8 @@ TEACHING: dict[str, str] = {
     "lesson_still_trains_title": "Does it still train?",
     # teach/device_sizes.py: the size a comparison lesson picked on a GPU, and why.
     "lesson_device_size": (
-        "On this GPU the lesson trains {model} at batch {batch} x {tokens} tokens: small models "
-        "are launch-bound here, so 16-bit does not speed them up (see Where it pays)"
+        "On a GPU the lesson trains {model} at batch {batch} x {tokens} tokens: on an H200 the "
+        "small default was launch-bound and 16-bit ran it 1.2x slower (Where it pays measures this GPU)"
     ),
     "lesson_still_trains_slide": "What is mixed precision training? (combine FP16, FP32 computations)",
     "lesson_still_trains_look": (
