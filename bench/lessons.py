@@ -25,8 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from mpdemo.runs.fold import RunFold  # noqa: E402
 from mpdemo.runs.runner import run_grid  # noqa: E402
-from mpdemo.teach.lesson_checks import collect  # noqa: E402
+from mpdemo.teach.lesson_checks import traces_of  # noqa: E402
 from mpdemo.teach.lessons import LESSONS  # noqa: E402
 
 
@@ -52,7 +53,10 @@ def measure(name: str, seed: int = 0) -> dict:
         done.set()
         sampler.join()
     wall = time.perf_counter() - t0
-    traces = collect(configs, events)
+    fold = RunFold(configs)  # the runs' records, as the CLI keeps them
+    for ev in events:
+        fold.apply(ev)
+    traces = traces_of(fold.finished)
     step_s = {c.label: [e.step_time_s for e in events if e.kind == "step" and e.label == c.label]
               for c in configs}  # fmt: skip
     runs = {

@@ -18,15 +18,16 @@ UNTUNED_SEED = 11
 def test_each_lesson_makes_its_point_on_a_seed_nobody_tuned_to(name: str, monkeypatch) -> None:
     import threading
 
+    from mpdemo.runs.fold import RunFold
     from mpdemo.runs.runner import run_grid
-    from mpdemo.teach.lesson_checks import collect
+    from mpdemo.teach.lesson_checks import traces_of
 
     monkeypatch.delenv("MPDEMO_LESSON_STEPS", raising=False)  # the whole lesson, as a class sees it
     lesson = L.get(name)
     configs = [c.replace(seed=UNTUNED_SEED) for c in lesson.configs()]
-    events: list = []
-    run_grid(configs, events.append, threading.Event())
-    readings = lesson.check(collect(configs, events))
+    fold = RunFold(configs)  # the runs' records, as the CLI keeps them
+    run_grid(configs, fold.apply, threading.Event())
+    readings = lesson.check(traces_of(fold.finished))
     assert readings and all(r.ok for r in readings), "\n".join(map(str, readings))
 
 

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..config import RunConfig
-from ..events import Event
 
 FALLS = 0.8  # last-10 mean over first-5 mean, at most
 AGREE = 0.02  # curves agree: mean |gap| per step, as a share of the reference's mean loss
@@ -74,26 +73,9 @@ def below_normal_share(layers: Iterable[Mapping[str, object]]) -> float:
     return under / nonzero
 
 
-def collect(configs: list[RunConfig], events: Iterable[Event]) -> dict[str, Trace]:
-    """The lesson's runs by label, from the events its grid emitted."""
-    traces = {c.label: Trace(c) for c in configs}
-    for ev in events:
-        if ev.kind not in ("step", "grads"):
-            continue
-        trace = traces.get(ev.label)
-        if trace is None:
-            continue
-        if ev.kind == "step":
-            trace.losses.append(ev.loss)
-            trace.scales.append(ev.loss_scale)
-            trace.skipped += bool(ev.skipped)
-        elif ev.kind == "grads":
-            trace.below_normal.append(below_normal_share(ev.layers))
-    return traces
-
-
 def traces_of(runs: Iterable[Mapping[str, object]]) -> dict[str, Trace]:
-    """The lesson's runs by label, from runs-JSON entries (the CLI's runs, a recording's)."""
+    """The lesson's runs by label, from runs-JSON entries (a RunFold's runs: the CLI's, a bench's
+    or a test's; a recording's)."""
     traces: dict[str, Trace] = {}
     for run in runs:
         if not run.get("config"):
