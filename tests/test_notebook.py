@@ -172,3 +172,20 @@ def test_the_train_tab_offers_its_comparison_as_a_notebook_in_the_pages_language
         assert t("nb_comparison_md", lang, runs="torch · fp32, torch · bf16") in text
         assert "compare(backends=['torch'], precisions=['fp32', 'bf16'], steps=20" in text
     session.close()
+
+
+def test_a_lesson_in_a_notebook_on_a_gpu_trains_its_gpu_size(monkeypatch) -> None:
+    # Where the class has a GPU, the notebook's lesson is the one `mpdemo lesson --device cuda`
+    # trains (teach/device_sizes.py), not the CPU size, which is launch-bound there.
+    import torch
+
+    from mpdemo.engine import precision
+    from mpdemo.notebook import api
+    from mpdemo.teach.lessons import get
+
+    asked: list = []
+    monkeypatch.setattr(precision, "resolve_device", lambda d: torch.device("cuda"))
+    monkeypatch.setattr(api, "run", lambda configs, *a, **k: asked.append(configs) or None)
+    api.lesson("still-trains", device="cuda", show=False, progress=False)
+    want = [c.replace(device="cuda") for c in get("still-trains").configs("cuda")]
+    assert asked == [want] and want[0].model == "base-gpt2"

@@ -248,7 +248,12 @@ def lesson(
     if les.sweep:
         allowed = ", ".join(comparison_lessons())
         raise ConfigError("unknown_choice", field="lesson", allowed=allowed, value=name)
-    configs = [c.replace(device=device) for c in les.configs()]
+    from ..engine.precision import resolve_device  # torch: the lesson's size is the device's
+
+    # The lesson's runs at this device's size, as `mpdemo lesson` trains them (a GPU: the size
+    # where its tensor cores, not kernel launches, set the step time; teach/device_sizes.py).
+    kind = resolve_device(device).type
+    configs = [c.replace(device=device) for c in les.configs(kind)]
     result = run(configs, lang, progress=progress, lesson_name=les.name)
     if show:
         _say_cpu_note(les, result, lang)
