@@ -79,8 +79,8 @@ def test_fp8_is_one_registry_record_after_the_others() -> None:
 
 
 def test_adding_fp8_leaves_defaults_presets_and_colours_alone() -> None:
+    from mpdemo.colours import all_labels, color_map
     from mpdemo.ui.tabs.why import PRESETS
-    from mpdemo.ui.train.colours import all_labels, color_map
 
     assert RunConfig().precision == "fp32"
     for preset in PRESETS.values():

@@ -4,6 +4,7 @@ lesson and settings, and the sweep lesson is known by name (issue 48)."""
 
 from __future__ import annotations
 
+from mpdemo import colours as mp_colours
 from mpdemo.config import RunConfig
 from mpdemo.runs.timing import SpeedCheck
 from mpdemo.teach.lessons import LESSONS
@@ -64,7 +65,7 @@ def test_lines_after_the_first_are_dashed_on_the_plots_and_in_the_legend() -> No
     labels = ["torch · fp32", "torch · fp16", "torch · bf16"]
     dashes = colours.dashes_for(labels)
     assert dashes["torch · fp32"] == "" and dashes["torch · fp16"] != dashes["torch · bf16"] != ""
-    cmap = colours.live_colours(labels)
+    cmap = mp_colours.live_colours(labels)
     css = colours.dash_css(dashes, cmap, ["loss-plot"])
     fp16 = cmap["torch · fp16"]
     assert (

@@ -122,7 +122,7 @@ def test_a_recording_fills_plots_and_table_with_its_own_speedups(cli_json: Path)
 
 
 def test_recorded_lines_get_their_own_colours() -> None:
-    from mpdemo.ui.train.colours import color_map
+    from mpdemo.colours import color_map
     from mpdemo.ui.train.frames import full_colour_map, recorded_colours
 
     s = Session()

@@ -15,8 +15,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from mpdemo import colours as mp_colours
 from mpdemo.ui import i18n, system
-from mpdemo.ui.train import colours, plots
+from mpdemo.ui.train import plots
 from mpdemo.ui.train.session import Session, summary_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -407,7 +408,7 @@ def test_frames_have_placeholders_stay_small_and_mark_skipped_steps() -> None:
     main = sframe[sframe["run"] == "torch · fp16"]
     assert {100.0, 2000.0} <= set(main["step"])  # skipped steps stay on the line
     assert "accelerate · fp16 · skipped" in set(sframe["run"])  # in the colour domain already
-    cmap = colours.color_map()
+    cmap = mp_colours.color_map()
     assert all(run in cmap for run in sframe["run"].unique())
 
 
@@ -594,12 +595,12 @@ def test_every_run_of_any_grid_has_its_own_colour(monkeypatch) -> None:
         return sorted({r.label for r in runs})
 
     for _ in range(2):  # the registry as it is, then with one more Precision record
-        cmap = colours.color_map()
+        cmap = mp_colours.color_map()
         labels = every_label()
         assert set(labels) <= set(cmap), set(labels) - set(cmap)
         lines = [cmap[lab] for lab in labels] + [cmap[f"{lab} · raw"] for lab in labels]
         assert len(set(lines)) == len(lines), "two series share a colour"
-        assert colours.SKIP_COLOR not in lines  # red means a skipped step
+        assert mp_colours.SKIP_COLOR not in lines  # red means a skipped step
         extra = registry.Precision(
             name="fp8x",
             dtype="float8_e4m3fn",
@@ -619,7 +620,7 @@ def test_series_ids_do_not_depend_on_the_language(client) -> None:
     loss, scale = result[1], result[2]
     runs = set(pd_runs(loss)) | set(pd_runs(scale))
     assert runs == {"torch · fp16", "torch · fp16 · raw", "torch · fp16 · skipped"}
-    assert runs <= set(colours.color_map())
+    assert runs <= set(mp_colours.color_map())
 
 
 def pd_runs(frame: dict) -> list[str]:
@@ -865,9 +866,9 @@ def test_every_line_on_the_page_has_its_own_colour() -> None:
     cmap = frames.full_colour_map(s)
     lines = [cmap[lab] for lab in s.plot_labels()]
     assert len(set(lines)) == len(lines) == len(s.plot_labels()), "two lines share a colour"
-    assert colours.SKIP_COLOR not in lines
+    assert mp_colours.SKIP_COLOR not in lines
     # The default grid and the first recorded lines: colours from two palettes, never shades.
-    assert colours.color_map()["torch · fp32"] != colours.color_map()["torch · bf16"]
+    assert mp_colours.color_map()["torch · fp32"] != mp_colours.color_map()["torch · bf16"]
 
 
 def test_axes_span_the_run_and_the_data() -> None:

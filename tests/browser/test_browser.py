@@ -308,8 +308,8 @@ def startable_precisions() -> list[str]:
 
 
 def test_the_biggest_grid_gives_every_run_its_own_colour(page) -> None:
+    from mpdemo.colours import run_label
     from mpdemo.registry import BACKENDS
-    from mpdemo.ui.train.colours import run_label
 
     backends = [b.display for b in BACKENDS.values()]
     tick(page, "backends", set(backends), backends)

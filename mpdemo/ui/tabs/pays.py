@@ -20,6 +20,7 @@ import gradio as gr
 import pandas as pd
 
 from ...classroom.broadcast import Viewer
+from ...colours import faint
 from ...config import Limits, RunConfig
 from ...messages import ConfigError, MpdemoError
 from ...runs.notes import duration_text
@@ -37,7 +38,6 @@ from .. import system
 from ..context import Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..train import classroom
-from ..train.colours import faint
 from . import pays_line
 from .published import published_html
 

@@ -1,5 +1,5 @@
 """The one legend every plot of the Train tab shares; the runs' names and colours are
-mpdemo.colours' (the notebook draws with the same rule), named here for the page's modules."""
+mpdemo.colours' (the notebook draws with the same rule)."""
 
 from __future__ import annotations
 
@@ -7,29 +7,7 @@ import html
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...colours import (  # noqa: F401 - the colour rule, named here for the page's modules
-    GOLDEN,
-    LIVE_PALETTE,
-    RAW,
-    RECORDED_PALETTE,
-    SKIP_COLOR,
-    SKIPPED,
-    TRIAL,
-    UNSCALED,
-    all_labels,
-    color_map,
-    extra_colour,
-    faint,
-    live_colours,
-    palette_colour,
-    run_label,
-    series_id,
-    shade,
-    skipped_label,
-    trial_of,
-    variants,
-    with_series,
-)
+from ...colours import color_map, faint
 
 # Lines on top of each other stay visible: each run after a grid's first is dashed, in its own
 # pattern, so the line under it shows through the gaps ("where did fp32 go?"). gradio 6.31's

@@ -16,19 +16,11 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ...colours import RECORDED_PALETTE, live_colours, palette_colour, with_series
 from ...config import RunConfig
 from ...files.summary import repeat_groups, typical_step_s
 from ..i18n import message, number, t
-from .colours import (
-    RECORDED_PALETTE,
-    LegendFile,
-    dash_css,
-    dashes_for,
-    legend_html,
-    live_colours,
-    palette_colour,
-    with_series,
-)
+from .colours import LegendFile, dash_css, dashes_for, legend_html
 from .controls import RUN_NAMES
 from .plots import PLOTS, View, plot_frame, scaled_labels, step_axis
 from .session import Session, summary_table

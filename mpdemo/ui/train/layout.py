@@ -11,6 +11,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from ...colours import color_map
 from ...config import Limits
 from .. import zerogpu
 from ..context import Component, TabContext, TrainShared
@@ -18,7 +19,7 @@ from ..i18n import DEFAULT_LANG, t
 from . import classroom, controls, lessons
 from . import notebook as notebook_ui
 from . import recorded as recorded_ui
-from .colours import LEGEND_CSS, LEGEND_JS, color_map
+from .colours import LEGEND_CSS, LEGEND_JS
 from .controls import CONTROLS
 from .frames import (
     REPEAT_COLUMNS,

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ...colours import RAW, SKIPPED, series_id, skipped_label
 from ...registry import PRECISIONS
-from .colours import RAW, SKIPPED, series_id, skipped_label
 
 if TYPE_CHECKING:
     from ...config import RunConfig

@@ -24,6 +24,7 @@ import gradio as gr
 from gradio.data_classes import FileData
 from pydantic import ConfigDict
 
+from ...colours import color_map
 from ...files.recorded import (
     Recording,
     RecordingError,
@@ -35,7 +36,6 @@ from ...log import logger
 from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
-from .colours import color_map
 from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
 from .gradwatch import watch_update
 from .plots import PLOTS
