@@ -28,6 +28,8 @@ from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
+from gradio.data_classes import FileData
+from pydantic import ConfigDict
 
 
 def _number(x: object) -> bool:
@@ -141,7 +143,43 @@ class TolerantCheckbox(gr.Checkbox):
         return _tolerant(self, gr.Checkbox.preprocess, payload, _bool, _bool)
 
 
+class _FileOrNothing(FileData):
+    """gradio's FileData, but a value that is none (5, "abc", a dict without a path) reads as no
+    file: the handler says "No file was given." in the page's language, where gradio's check
+    answered an API caller with its generic "upstream app raised an exception"."""
+
+    model_config = ConfigDict(title="FileData")  # the API's schema names it as before
+
+    @classmethod
+    def model_validate(cls, obj: object, *args: object, **kwargs: object) -> Any:
+        """The upload as gradio reads it, or None."""
+        try:
+            return FileData.model_validate(obj, *args, **kwargs)
+        except ValueError:  # pydantic's ValidationError
+            return None
+
+
+class TolerantUploadButton(gr.UploadButton):
+    """gr.UploadButton: a value that is no file is none. gradio checks an upload against the
+    component's data_model before preprocess, and its __init__ sets that model on the object (a
+    session's re-made copy too), so the rule is a property of the class that reads what __init__
+    set."""
+
+    is_template = True
+
+    @property
+    def data_model(self) -> Any:
+        """gradio's model for this button, FileData read tolerantly."""
+        set_by_gradio = self.__dict__.get("_data_model", self.__dict__.get("data_model"))
+        return _FileOrNothing if set_by_gradio in (None, FileData) else set_by_gradio
+
+    @data_model.setter
+    def data_model(self, value: Any) -> None:
+        self.__dict__["_data_model"] = value
+
+
 TOLERANT: dict[type, type] = {
+    gr.UploadButton: TolerantUploadButton,
     gr.Number: TolerantNumber,
     gr.Slider: TolerantSlider,
     gr.Radio: TolerantRadio,
@@ -152,7 +190,7 @@ TOLERANT: dict[type, type] = {
 
 
 def tolerate(demo: gr.Blocks) -> int:
-    """Give every plain gradio number, slider, choice and tick box of `demo` its tolerant class
+    """Give every plain gradio number, slider, choice, tick box and upload button of `demo` its tolerant class
     (a subclass of gradio's own already has its rule); returns how many."""
     n = 0
     for block in demo.blocks.values():

@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import gradio as gr
-from gradio.data_classes import FileData
-from pydantic import ConfigDict
 
 from ...colours import color_map
 from ...files.recorded import (
@@ -271,33 +269,6 @@ def save_runs(session: Session) -> Value:
 # --- layout and wiring -----------------------------------------------------------------------
 
 
-class _FileOrNothing(FileData):
-    """gradio's FileData, but a value that is none (5, "abc", a dict without a path) reads as no
-    file: the handler says "No file was given." in the page's language, where gradio's check
-    answered an API caller with its generic "upstream app raised an exception"."""
-
-    model_config = ConfigDict(title="FileData")  # the API's schema names it as before
-
-    @classmethod
-    def model_validate(cls, obj: object, *args: object, **kwargs: object) -> Any:
-        """The upload as gradio reads it, or None."""
-        try:
-            return FileData.model_validate(obj, *args, **kwargs)
-        except ValueError:  # pydantic's ValidationError
-            return None
-
-
-def tolerant(button: gr.UploadButton) -> gr.UploadButton:
-    """'Open runs file': gradio's UploadButton whose value, when it is no file, is None.
-
-    Set on the instance, not in a subclass: gradio 6.31 builds a component's page config from
-    its class's __init__ signature, and a subclass taking *args, **kwargs sent no props at all
-    (the button was missing from the page)."""
-    if button.data_model is FileData:
-        button.data_model = _FileOrNothing
-    return button
-
-
 def build_row(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
     """The recorded-runs row under the downloads, and the browser's store (renders nothing)."""
     with gr.Row(equal_height=True, elem_id="recorded-row"):
@@ -314,16 +285,14 @@ def build_row(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
             info="recorded_info",
         )
         comps["open_runs"] = ctx.i18n(
-            tolerant(
-                gr.UploadButton(
-                    t("open_runs_btn", lang0),
-                    file_types=[".json"],
-                    file_count="single",
-                    type="filepath",
-                    elem_id="open-runs",
-                    size="md",
-                    scale=1,
-                )
+            gr.UploadButton(
+                t("open_runs_btn", lang0),
+                file_types=[".json"],
+                file_count="single",
+                type="filepath",
+                elem_id="open-runs",
+                size="md",
+                scale=1,
             ),
             label="open_runs_btn",
         )
