@@ -70,6 +70,20 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
+def _lazy_targets(mods: dict[str, Path], name: str, tree: ast.Module) -> set[str]:
+    """A package whose __getattr__ loads names from a `_WHERE = {name: submodule}` table (PEP 562,
+    mpdemo.engine and mpdemo.sweep) imports those submodules: edges the import statements hide."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "_WHERE" for t in node.targets)
+            and isinstance(node.value, ast.Dict)
+        ):
+            subs = {v.value for v in node.value.values if isinstance(v, ast.Constant)}
+            return {f"{name}.{s}" for s in subs if f"{name}.{s}" in mods}
+    return set()
+
+
 def import_graph(*, type_checking: bool, package: Path = PACKAGE) -> dict[str, set[str]]:
     """module -> the mpdemo modules it imports anywhere in its body (TYPE_CHECKING ones if asked)."""
     mods = modules(package)
@@ -81,6 +95,7 @@ def import_graph(*, type_checking: bool, package: Path = PACKAGE) -> dict[str, s
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped:
                 deps |= targets(mods, name, node)
+        deps |= _lazy_targets(mods, name, tree)
         deps.discard(name)
         # A package's __init__ is imported with any of its submodules: that edge is not a cycle.
         graph[name] = {d for d in deps if not name.startswith(d + ".")}

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .engine.cores import mark_thread  # torch-free, like this module
 from .files.summary import plain
 from .messages import MpdemoError
 
@@ -166,8 +167,6 @@ class Pump:
         return self
 
     def _run(self) -> None:
-        from .engine.cores import mark_thread
-
         mark_thread()  # its threads are the training's: the load note counts the others
         try:
             self.work(self.emit)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from .. import engine
 from ..catalog import DEVICES
 from ..messages import render
 from ..teach.device_sizes import size_line
@@ -51,9 +52,7 @@ def recording_text(name: str) -> str | None:
 
 def list_text() -> str:
     """One paragraph a lesson: name, title, the slide it serves, what to look for, its runs."""
-    from ..engine.precision import resolve_device  # torch: the list says what this machine shows
-
-    on_cpu = resolve_device("auto").type == "cpu"
+    on_cpu = engine.resolve_device("auto").type == "cpu"
     out = []
     for i, lesson in enumerate(LESSONS.values(), 1):
         say = lambda part, k=lesson.key: render(f"lesson_{k}_{part}", {})  # noqa: E731
@@ -100,9 +99,7 @@ def lesson_main(
     print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
     recorded = recording_text(lesson.name)
     print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
-    from ..engine.precision import resolve_device  # torch: the size depends on the device
-
-    kind = resolve_device(args.device or "auto").type
+    kind = engine.resolve_device(args.device or "auto").type
     configs = lesson.configs(kind)  # a CUDA GPU: teach/device_sizes.py's size
     sized = size_line(lesson.name, kind)
     if sized is not None:

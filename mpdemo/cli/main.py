@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from .. import log
+from .. import engine, log
 from ..catalog import BACKENDS, PRECISIONS
 from ..config import (
     FLOAT_FIELDS,
@@ -213,14 +213,13 @@ def _run(
     configs: list[RunConfig] | None = None,
     after: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> int:
-    from ..engine.core import preflight
     from ..runs.estimate import eta_note
     from ..runs.notes import duration_text, memory_notes, run_speed_notes
 
     check_outputs(args)
     configs = configs if configs is not None else configs_from_args(args)
     for cfg in configs:
-        preflight(cfg)  # bad input → exit 2 before any training
+        engine.preflight(cfg)  # bad input → exit 2 before any training
     check_memory(configs)  # the runs of a comparison are alive together
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise ConfigError(
@@ -326,9 +325,7 @@ def _cell(s: dict[str, Any], key: str) -> str:
 
 def header() -> str:
     """The CLI's first line: this machine (names, flags)."""
-    from ..engine.machine import machine_note
-
-    return f"# {machine_note().text}"
+    return f"# {engine.machine_note().text}"
 
 
 def plan_text(ev: GridPlanned) -> str:

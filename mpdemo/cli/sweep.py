@@ -13,6 +13,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from .. import engine
 from ..config import Limits, RunConfig, check_number
 from ..engine.machine import machine_info, machine_note
 from ..files.atomic import check_output_paths, write_csv_atomic, write_text_atomic
@@ -127,9 +128,7 @@ def with_device_grid(args: argparse.Namespace) -> argparse.Namespace:
     ]
     if not unset:
         return args
-    from ..engine.precision import resolve_device  # torch: which device this sweep runs on
-
-    grid = default_grid(kind_of(resolve_device(args.device).type))
+    grid = default_grid(kind_of(engine.resolve_device(args.device).type))
     values = {"sizes": grid.sizes, "batch_sizes": grid.batch_sizes, "budget": grid.budget_s,
               "max_length": grid.max_length}  # fmt: skip
     return argparse.Namespace(**{**vars(args), **{k: values[k] for k in unset}})

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import engine
 from ..cli.signals import stop_on_signals
 from ..config import RunConfig
 from ..engine.machine import machine_info, machine_note
@@ -188,11 +189,9 @@ def run(
     lesson_name: str | None = None,
 ) -> Result:
     """Train `configs` as one comparison (their runs take turns step by step) and collect it."""
-    from ..engine.core import preflight
-
     lang = norm_lang(lang)
     for cfg in configs:
-        preflight(cfg)  # bad input: ConfigError before anything trains
+        engine.preflight(cfg)  # bad input: ConfigError before anything trains
     check_memory(configs)
     state = ComparisonState(repeated(configs, repeat))
     bar = _bar(sum(c.steps for c in configs) * repeat) if progress else None
@@ -248,11 +247,9 @@ def lesson(
     if les.sweep:
         allowed = ", ".join(comparison_lessons())
         raise ConfigError("unknown_choice", field="lesson", allowed=allowed, value=name)
-    from ..engine.precision import resolve_device  # torch: the lesson's size is the device's
-
     # The lesson's runs at this device's size, as `mpdemo lesson` trains them (a GPU: the size
     # where its tensor cores, not kernel launches, set the step time; teach/device_sizes.py).
-    kind = resolve_device(device).type
+    kind = engine.resolve_device(device).type
     configs = [c.replace(device=device) for c in les.configs(kind)]
     result = run(configs, lang, progress=progress, lesson_name=les.name)
     if show:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .. import engine
 from ..engine.precision import effective_precision
 from ..messages import Note
 from .calibration import Calibration
@@ -272,9 +273,7 @@ class GridEstimate:
 
     def _collect_s(self) -> float:
         """The collection after the comparison (mpdemo.engine.core.collect_garbage)."""
-        from ..engine.core import next_collect_s
-
-        measured = next_collect_s()
+        measured = engine.next_collect_s()
         return FIRST_COLLECT_S * self.stall() if measured is None else measured
 
     def _remaining_rounds(self) -> float | None:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
+from .. import engine
 from ..catalog import MODELS
 from ..config import Limits, RunConfig
 from ..events import Event, Pump
@@ -146,11 +147,9 @@ def run_grid(
 
 
 def _collect() -> None:
-    from ..engine.core import collect_garbage
-
     # Collect after each comparison: left to the interpreter's exit, a 2-process gloo run's
     # Accelerator cycles were torn down after the process group and rank 1 aborted (SIGABRT).
-    collect_garbage()
+    engine.collect_garbage()
 
 
 def _run_sequential(
@@ -162,19 +161,17 @@ def _run_sequential(
     """One run after another in this thread (several processes, or a single run)."""
     # Imported here, not at the top: the app builds its page (and imports this module) before
     # anyone trains, and the engine brings torch and transformers (seconds) with it.
-    from ..engine.core import execute, failed_event, prepare
-
     total = len(runs)
     for i, cfg in enumerate(runs):
         with RUN_LOCK:
             if stop.is_set():
                 break
             try:
-                prep = prepare(cfg, limits)
+                prep = engine.prepare(cfg, limits)
             except Exception as err:  # noqa: BLE001 - reported as a failed run
-                emit(failed_event(cfg, err, i))
+                emit(engine.failed_event(cfg, err, i))
                 continue
-            execute(prep, emit, stop, index=i, total=total)
+            engine.execute(prep, emit, stop, index=i, total=total)
             del prep  # free the model before the next run is built
             _collect()
 

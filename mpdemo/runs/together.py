@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import engine
 from ..config import Limits, RunConfig
 from ..engine.cores import Cores  # torch-free: the cores' reading, not the engine
 from ..events import Event, GridPlanned, RunFinished
@@ -125,9 +126,7 @@ class StateSwap:
     def restore(self) -> None:
         """Every run has ended: the process's flags as they were before the first turn."""
         if self.baseline is not None:
-            from ..engine.precision import set_torch_flags
-
-            set_torch_flags(self.baseline)
+            engine.set_torch_flags(self.baseline)
 
     def _classes(self) -> list[Any]:
         from accelerate.state import AcceleratorState, GradientState, PartialState
@@ -138,19 +137,17 @@ class StateSwap:
         """Save the leaving run's state, put the coming run's in place (fresh at its first turn)."""
         import torch
 
-        from ..engine.precision import set_torch_flags, torch_flags
-
         if self.baseline is None:
-            self.baseline = torch_flags()
+            self.baseline = engine.torch_flags()
         if leaving is not None:
-            snap: dict[str, Any] = {"rng": torch.get_rng_state(), "flags": torch_flags()}
+            snap: dict[str, Any] = {"rng": torch.get_rng_state(), "flags": engine.torch_flags()}
             if self.accelerate:
                 snap["acc"] = [dict(c._shared_state) for c in self._classes()]
             self.saved[leaving] = snap
         snap = self.saved.pop(coming, None)
         # A run's first turn starts from the flags found before the comparison, not from the
         # ones the run before it set (a tf32 run's TF32 matmuls would be an fp32 run's too).
-        set_torch_flags(snap["flags"] if snap is not None else self.baseline)
+        engine.set_torch_flags(snap["flags"] if snap is not None else self.baseline)
         if snap is not None:
             torch.set_rng_state(snap["rng"])
         if self.accelerate:
@@ -196,22 +193,18 @@ class Together:
     # --- the runs --------------------------------------------------------------------------
     def run(self) -> None:
         """Train every run (this thread runs the first), return when all have ended."""
-        from ..engine.machine import machine_info
-
         self.meter = LoadMeter()
         # Said first, before anything loads: the page leaves "measuring..." and the estimate
         # knows the runs take turns.
         self.out(
             GridPlanned(
-                machine=machine_info(),
+                machine=engine.machine_info(),
                 notes=[Note("side_by_side", {"runs": len(self.configs)}).to_dict()],
                 interleaved=True,
             )
         )
-        from ..engine.precision import resolve_device
-
         try:
-            devices = {resolve_device(c.device).type for c in self.configs}
+            devices = {engine.resolve_device(c.device).type for c in self.configs}
         except Exception:  # noqa: BLE001 - an unusable device fails its run in prepare()
             devices = set()
         self.pace.cores = Cores("cpu" if devices == {"cpu"} else "other")
@@ -222,8 +215,6 @@ class Together:
             self.pace.cores.close()
 
     def _one(self, k: int) -> None:
-        from ..engine.core import execute, failed_event, prepare
-
         cfg = self.configs[k]
         lane = Lane(self.baton, k, self.pace)
         try:
@@ -231,11 +222,11 @@ class Together:
             if self.stop.is_set():
                 return
             try:
-                prep = prepare(cfg, self.limits)
+                prep = engine.prepare(cfg, self.limits)
             except Exception as err:  # noqa: BLE001 - reported as a failed run; the others go on
-                self._emit(k, failed_event(cfg, err, self.first + k))
+                self._emit(k, engine.failed_event(cfg, err, self.first + k))
                 return
-            execute(
+            engine.execute(
                 prep,
                 lambda ev: self._emit(k, ev),
                 self.stop,

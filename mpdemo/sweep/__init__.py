@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .. import engine
+
 _WHERE = {
     "BATCHES_PER_POINT": "plan",
     "CSV_COLUMNS": "notes",
@@ -71,9 +73,7 @@ _WHERE = {
 
 def __getattr__(name: str) -> Any:
     if name == "Anatomy":
-        from ..engine.memory import Anatomy
-
-        return Anatomy
+        return engine.Anatomy
     if name in _WHERE:
         return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
     raise AttributeError(name)

@@ -13,6 +13,8 @@ import decimal
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from .. import engine
+
 if TYPE_CHECKING:
     import torch
 
@@ -165,9 +167,7 @@ def micro_batch_accumulation(
 
 def model_micro_batch_grads(cfg: RunConfig, micro_batches: int = 8) -> list[dict[str, object]]:
     """The fp32 gradients of each of the first `micro_batches` batches of cfg's model and data."""
-    from ..engine.core import prepare
-
-    prep = prepare(cfg.replace(steps=micro_batches))
+    prep = engine.prepare(cfg.replace(steps=micro_batches))
     model = prep.model
     model.train()
     out = []

@@ -23,6 +23,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from .. import engine
 from .rounding import layout, round_nearest
 
 if TYPE_CHECKING:
@@ -169,9 +170,7 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
     """
     import torch
 
-    from ..engine.core import prepare
-
-    prep = prepare(cfg.replace(steps=steps, precision="fp32"))
+    prep = engine.prepare(cfg.replace(steps=steps, precision="fp32"))
     model = prep.model
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
     if not linears:

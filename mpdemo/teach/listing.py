@@ -21,6 +21,7 @@ import shlex
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
+from .. import engine
 from ..config import RunConfig
 from ..registry import BACKENDS
 from ..state import on_reset
@@ -102,9 +103,7 @@ def forget_listings() -> None:
 
 def resolve(cfg: RunConfig) -> tuple[torch.device, str]:
     """The device and task a run of cfg gets (the engine's own checks; raises ConfigError)."""
-    from ..engine.core import preflight
-
-    src = preflight(cfg)
+    src = engine.preflight(cfg)
     return src.device, src.task
 
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import engine
 from ..config import Limits, RunConfig
 from ..messages import ConfigError
 from ..runs.runner import RUN_LOCK
@@ -264,8 +265,6 @@ def collect(
     """
     import torch
 
-    from ..engine.core import prepare
-
     scales = tuple(dict.fromkeys(float(s) for s in scales))
     fmts = tuple(dict.fromkeys(fmts))
     for s in scales:
@@ -278,7 +277,7 @@ def collect(
     if not RUN_LOCK.acquire(blocking=wait):
         raise ConfigError("busy")
     try:
-        prep = prepare(cfg, limits)
+        prep = engine.prepare(cfg, limits)
         model = prep.model
         act, wgt = _Folder("activation", scales, fmts), _Folder("weight", scales, fmts)
         kinds = _activation_layers()

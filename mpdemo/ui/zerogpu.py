@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .. import engine
 from ..catalog import MODELS
 from ..config import Limits, RunConfig
 from ..runs.runner import Runner, RunnerInterface, repeated
@@ -107,13 +108,11 @@ def train_in_gpu(
 
     The configs travel as dicts and the events come back pickled: both cross a process.
     """
-    from ..engine.machine import machine_info  # here CUDA exists: the GPU's name is read here
-
     configs = [RunConfig.from_dict(d) for d in config_dicts]
     runner = Runner(configs, Limits.from_env(), repeat=repeat)
     runner.start()
     # The machine the runs ran on, for the runs JSON; a dict, not an event.
-    batch: list[Any] = [{"machine": machine_info()}]
+    batch: list[Any] = [{"machine": engine.machine_info()}]
     last = time.monotonic()
     try:
         for ev in runner.events(timeout=beat_s):

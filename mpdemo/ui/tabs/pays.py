@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import gradio as gr
 import pandas as pd
 
+from ... import engine
 from ...classroom.broadcast import Viewer
 from ...colours import faint
 from ...config import Limits, RunConfig
@@ -527,10 +528,11 @@ def build_pays_tab(ctx: TabContext) -> None:
     def on_load(lang: str) -> Value:
         # What torch.autocast offers on this device by default (the engine's rule), once the
         # page is up: reading the device imports torch, which the page's start does not.
-        from ...engine.precision import resolve_device
         from ...sweep.plan import default_precisions
 
-        chosen = [p for p in default_precisions(resolve_device("auto")) if p != "fp32"]
+        chosen = [
+            p for p in default_precisions(engine.resolve_device_device("auto")) if p != "fp32"
+        ]
         return gr.update(value=chosen)
 
     ctx.on_load(on_load, [], [precisions])

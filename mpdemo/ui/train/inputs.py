@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ... import engine
 from ...catalog import MODELS
 from ...config import WEIGHTS, Limits, RunConfig, coerce_field
 from ...engine import fp8
@@ -87,9 +88,7 @@ def precision_note(
     if not isinstance(session, Session):
         return ""
     try:  # measured on another device than the one picked now: no claim about this one
-        from ...engine.precision import resolve_device
-
-        here = resolve_device(device or "auto").type
+        here = engine.resolve_device(device or "auto").type
     except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
         return ""
     return _runs_note(lang, precisions or [], here, session)
@@ -124,9 +123,7 @@ def fp8_box(lang: str) -> Frame:
     The reason is the engine's refusal line (mpdemo/engine/fp8.py, read from torch) in the page's
     language. Imports torch: called from a load event, not at build.
     """
-    from ...engine.precision import resolve_device
-
-    device = resolve_device("auto")
+    device = engine.resolve_device("auto")
     try:
         fp8.check(device)
     except MpdemoError as err:
@@ -201,10 +198,8 @@ def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]
             got = system.slice_rows(spec, sizes)  # torch-free: a typo errors at once
             if got is not None and got[0] == 0:
                 raise ConfigError("empty_slice", value=spec, split=spec.split("[")[0], rows=got[1])
-    from ...engine.core import preflight  # imports torch: fine once the cheap checks passed
-
     for cfg in configs:
-        preflight(cfg, lim)
+        engine.preflight(cfg, lim)
     check_memory(configs)  # the runs are alive together: refused in one line before loading
     return configs
 

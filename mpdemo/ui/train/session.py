@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ... import engine
 from ...classroom.broadcast import script_note
 from ...config import RunConfig
 from ...events import Event
@@ -398,8 +399,4 @@ class Session(StoredRuns):
 
 
 def _machine() -> dict[str, Any]:
-    from ...engine.machine import (
-        machine_info,  # torch is loaded: a run has finished in this process
-    )
-
-    return machine_info()
+    return engine.machine_info()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ... import engine
 from ...config import RunConfig
 from ...files.summary import Summary
 from ...messages import MpdemoError
@@ -200,13 +201,11 @@ def why_slower(summaries: list[Summary], lang: str) -> list[str]:
     )
     if not slower:
         return []
-    from ...engine.machine import hardware_reason, machine_info  # runs finished: torch is in
-
-    machine = machine_info()
+    machine = engine.machine_info()
     lesson = message("lesson_where_it_pays_title", {}, lang)
     out = []
     for p in slower:
-        why = hardware_reason(machine, str(p), "cpu")
+        why = engine.hardware_reason(machine, str(p), "cpu")
         args = {k: shown(v) for k, v in why["args"].items()}
         key = "why_slower_has" if why["key"] == "hw_cpu_has" else "why_slower_lacks"
         out.append(t(key, lang, **{**args, "precision": shown(p), "lesson": lesson}))
@@ -217,10 +216,9 @@ def speed_paragraphs(summaries: list[Summary], lang: str) -> list[str]:
     """The runs' speed sentences, each after the runs it is about: '**torch · fp16**: fp16
     stepped 1.73x slower...'. Two runs of one precision (scaled and unscaled fp16) read as two
     identical lines without their names; runs whose sentence is the same share one."""
-    from ...engine.machine import machine_info  # runs finished: torch is loaded
     from ...runs.notes import run_speed_notes
 
-    machine = machine_info()
+    machine = engine.machine_info()
     bases = [s for s in summaries if s.get("precision") == "fp32"]
     named: dict[str, list[str]] = {}  # sentence -> the runs it is about, in grid order
     out: list[str] = []
