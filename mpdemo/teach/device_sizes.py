@@ -38,14 +38,16 @@ GPU_FIELDS: dict[str, dict[str, object]] = {
     # The first lesson is a language model on every device (its loss falls from the first step;
     # a BERT classifier from scratch sits at ln 2 first): GPT-2 small's shape, base-gpt2.
     "still-trains": {**GPU_SIZE, "model": "base-gpt2", "steps": GPU_STEPS},
-    # Watched 4 times in the run, as the CPU lesson watches at a quarter of its steps.
-    # Measured on an H200 (2026-12-04): with GradScaler's 2^16 held for all 300 steps (its growth
-    # interval is 2000), 26 % of base-bert's scaled gradients still sat below fp16's normal range
-    # at a watched step (93 % unscaled): the scale must grow, as the scaler does in a long run,
-    # so here it doubles after 10 clean steps. Then 14 % (scale 2^19, 21 skipped steps) against
-    # 93 %: the lesson's check (at most 5 %, and 10x apart) did not hold there yet.
+    # Watched 4 times in the run, as the CPU lesson watches at a quarter of its steps. A language
+    # model, as the first lesson: on an H200 (2026-12-04) base-bert's loss sat near ln 2 for all
+    # 300 steps and the query/key gradients of its layers 4-11 fell below 2^-32 (9-13 % of all its
+    # gradients at every watched step, read from its fp32 run), a tail wider than fp16's normal
+    # range under any scale that does not overflow its largest (2^-2): the scaled run kept 5-11 %
+    # subnormal, the check (at most 5 %) failed. Not yet measured at base-gpt2; the scale doubles
+    # after 10 clean steps so that it reaches the largest that fits within 300 steps.
     "underflow": {
         **GPU_SIZE,
+        "model": "base-gpt2",
         "steps": GPU_STEPS,
         "watch_grads": GPU_STEPS // 4,
         "growth_interval": 10,
