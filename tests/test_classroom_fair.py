@@ -138,7 +138,7 @@ def test_a_refusal_at_the_plan_is_the_status_of_everyone_watching() -> None:
 
     hub = Hub(max_comparison_s=0)
     view = hub.watch([CFG])
-    view.comparison.refusal = caps.too_long([CFG], 1200.0, 900.0)
+    view.comparison.refusal = caps.too_long(1200.0, 900.0)
     session = SimpleNamespace(runner=view)
     lines, only = classroom.status_lines(session, "es")
     assert only and lines == [

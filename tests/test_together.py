@@ -188,7 +188,7 @@ def test_the_estimate_counts_rounds_of_runs_taking_turns(tiny: RunConfig):
 
     now = [0.0]
     configs = grid(tiny.replace(steps=30), ["torch"], ["fp32", "bf16"])
-    est = GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    est = GridEstimate(configs, clock=lambda: now[0])
     for step in range(1, 11):  # a round a second
         for cfg in configs:
             now[0] += 0.5
@@ -222,7 +222,7 @@ def test_the_estimate_of_the_end_counts_each_run_s_evaluation_at_its_own_precisi
     monkeypatch.setattr(core, "next_collect_s", lambda: 0.25)
     now = [0.0]
     configs = grid(tiny.replace(steps=6), ["torch"], ["fp32", "fp16"])  # 32 rows: 4 batches
-    est = E.GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    est = E.GridEstimate(configs, clock=lambda: now[0])
     step_s = {"fp32": 0.1, "fp16": 1.0}
     for k, cfg in enumerate(configs):
         est.update(RunStarted(f"{k}:{cfg.label}", cfg.label, k, 2, {}, "cpu", 1, "fp32", 6))
@@ -261,7 +261,7 @@ def test_the_end_is_stretched_as_the_rounds_were(tiny: RunConfig, monkeypatch: p
     monkeypatch.setattr(core, "next_collect_s", lambda: None)  # the first collection is ahead
     now = [0.0]
     configs = grid(tiny.replace(steps=6), ["torch"], ["fp32", "bf16"])  # 32 rows: 4 batches
-    est = E.GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    est = E.GridEstimate(configs, clock=lambda: now[0])
     for step in range(1, 7):
         for cfg in configs:
             now[0] += 1.0  # each step's own timer says 0.5 s

@@ -86,12 +86,12 @@ class ComparisonState:
             return finished
 
     def _planned(self, ev: GridPlanned) -> None:
-        from .estimate import estimate_for  # a grid is running: torch is loaded
+        from .estimate import GridEstimate  # a grid is running: torch is loaded
 
         self.plan = ev
         self.machine = self.machine or ev.machine
-        # A repetition's plan keeps the rounds the runs already timed (estimate_for).
-        self.estimate = estimate_for(self.configs, ev, self.clock, self.estimate)
+        # A repetition's plan keeps the rounds the runs already timed.
+        self.estimate = self.estimate or GridEstimate(self.configs, self.clock)
 
     def remaining_s(self) -> float | None:
         """Seconds left for the whole comparison: the estimate's, else the current run's pace."""
