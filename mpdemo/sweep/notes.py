@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..engine.machine import machine_info
 from ..messages import Note
 from ..registry import PRECISION_NAMES
+from ..runs.timing import VERDICTS
 from .events import SweepMemory, SweepPoint
 from .spec import FLOPS_RULE, SWEEP_VERSION, SweepSpec
 
@@ -18,16 +18,13 @@ def _m(params: int) -> float:
     return params / 1e6
 
 
-VERDICT_ORDER = ("faster", "slower", "same", "unsure")
-
-
 def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, object]:
     """'slower at 64x2, 128x2; the same as fp32 at 256x4' as a nested message: the verdicts
     present, each with the sizes that had it (width x layers: the same in every language),
     each part holding the next as its `rest`."""
     parts = [
         (v, ", ".join(n for _, n, x in s if x == v))
-        for v in VERDICT_ORDER
+        for v in VERDICTS
         if any(x == v for _, _, x in s)
     ]
     out: dict[str, object] | None = None
@@ -201,8 +198,3 @@ def params_label(params: int) -> str:
     if params >= 1e6:
         return f"{params / 1e6:.3g} M"
     return f"{params / 1e3:.3g} k"
-
-
-def log10_params(params: int) -> float:
-    """log10 of the parameter count: the plot's x (gradio's plots have no log axis)."""
-    return math.log10(max(1, params))

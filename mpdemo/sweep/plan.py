@@ -19,16 +19,14 @@ from ..engine.precision import autocast, check_precision_on, resolve_device, syn
 from ..messages import ConfigError
 from ..registry import PRECISION_NAMES
 from .sizes import MAX_POINTS, SWEEP_PRECISIONS, Size
-from .spec import (  # noqa: F401 - POINT_CAP_S, SweepSpec, step_flops: sweep/run.py reads them here
+from .spec import (
     MEMORY_SHARE,
-    POINT_CAP_S,
     PointPlan,
     SweepPlan,
     SweepSpec,
     _point_estimate,
     max_sweep_s,
     memory_estimate,
-    step_flops,
 )
 
 if TYPE_CHECKING:

@@ -24,16 +24,8 @@ from ..runs.state import ComparisonState
 from ..runs.timing import compare, interleave
 from .events import SweepEvent, SweepFinished, SweepMemory, SweepPlanned, SweepPoint
 from .notes import crossover_notes
-from .plan import (
-    BATCHES_PER_POINT,
-    POINT_CAP_S,
-    PointPlan,
-    SweepPlan,
-    SweepSpec,
-    build_model,
-    peak_tflops,
-    step_flops,
-)
+from .plan import BATCHES_PER_POINT, build_model, peak_tflops
+from .spec import POINT_CAP_S, PointPlan, SweepPlan, SweepSpec, step_flops
 
 # --- running it ---------------------------------------------------------------------------------
 
