@@ -9,6 +9,7 @@ import pytest
 from conftest import events_of
 
 from mpdemo import RunConfig
+from mpdemo.runs.fold import RunFold
 from mpdemo.runs.runner import Runner, grid, run_grid
 from mpdemo.runs.together import take_turns
 from mpdemo.runs.turns import Baton
@@ -91,7 +92,10 @@ def test_steps_of_a_comparison_alternate_and_carry_wall_time(tiny: RunConfig):
     # ABBA: the run that stepped second in a round steps first in the next.
     pairs = [(steps[i].label, steps[i + 1].label) for i in range(0, len(steps), 2)]
     assert pairs[1] == pairs[0][::-1] and pairs[2] == pairs[0]
-    ends = {e.label: e.summary for e in events if e.kind == "end"}
+    fold = RunFold(configs)
+    for e in events:
+        fold.apply(e)
+    ends = {s.label: s for s in fold.summaries}
     bf16 = ends["torch · bf16"]
     # The speed-up is the ratio of the two runs' median steps (what the table shows), with the
     # verdict of their own rounds (too few here for an interval).

@@ -179,7 +179,8 @@ class SpeedCheck:
         return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})
 
 
-def _mad(xs: Sequence[float]) -> float | None:
+def spread(xs: Sequence[float]) -> float | None:
+    """Median absolute deviation over the median (None below two values)."""
     if len(xs) < 2:
         return None
     med = statistics.median(xs)
@@ -218,7 +219,7 @@ def compare(
             block=max((len(b) for b in rounds), default=0),
             step_s=statistics.median(every) if every else None,
             baseline_step_s=statistics.median(base_all) if base_all else None,
-            spread=_mad(every),
+            spread=spread(every),
             others_cpu=others,
             steal=steal,
             verdict=v,

@@ -1,27 +1,16 @@
-"""The runs of a comparison side by side: each in a greenlet of one thread, taking turns step by step.
+"""The runs of a comparison side by side: each in a greenlet of one thread, taking turns step by
+step (mpdemo.runs.turns.Baton), so the runs' own step times are the interleaved measurement; the
+evaluations come once every run has trained, one after another.
 
-Round k is step k of every run (ABBA order, mpdemo.runs.turns.Baton), so the runs' own step
-times are the interleaved measurement: run X's speed-up against its backend's fp32 run is the
-ratio of the two runs' median steps over the same rounds, with that figure's own 95 % interval
-(a paired bootstrap of the rounds, mpdemo.runs.timing.ratio_of_medians_interval), and the
-verdict is timing.verdict() of that interval. Nothing is timed
-before the runs. The evaluations come once every run has trained, one after another.
-
-Why greenlets and not a thread a run: torch's OpenMP pool belongs to the thread that computes.
-Runs in threads of their own meant one pool a run, more OpenMP threads than the 2 CPUs of a
-small machine, and libgomp then wakes its workers through the kernel at every parallel region:
-on a quiet 2-core EPYC, tiny-bert batch 32, two runs in two threads stepped at 28.7-30.0 ms
-whatever OpenMP's wait, as greenlets of one thread at 19.8 ms (with mpdemo's brief spin), a run
-alone at 22.6 ms (`python bench/turns.py`). In one thread the runs share one pool.
-
-Accelerate keeps process-wide state (AcceleratorState, PartialState, GradientState share class
-dicts, the Borg pattern); at every hand-over of the baton the leaving run's dicts are saved and
-the coming run's put back in place, with torch's CPU random state, so each run sees only its
-own, as it would alone.
+Greenlets, not a thread a run: torch's OpenMP pool belongs to the thread that computes, and two
+runs in two threads stepped at 28.7-30.0 ms where greenlets of one thread took 19.8 ms (quiet
+2-core EPYC, tiny-bert batch 32, `python bench/turns.py`). Accelerate's process-wide state and
+torch's random state and flags are swapped at every hand-over (StateSwap).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import statistics
 import threading
@@ -33,10 +22,9 @@ from .. import engine
 from ..config import Limits, RunConfig
 from ..engine.cores import Cores  # torch-free: the cores' reading, not the engine
 from ..events import Event, GridPlanned, RunFinished
-from ..files.summary import with_speedups
 from ..messages import Note
 from ..registry import BACKENDS
-from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, verdict
+from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, spread, verdict
 from .turns import Baton, Lane, Pace
 
 _log = logging.getLogger(__name__)
@@ -91,11 +79,6 @@ def paired_check(
     v, why = verdict(low, high, len(pairs), others)
     b_med = statistics.median(b for b, _ in pairs)
     t_med = statistics.median(t for _, t in pairs)
-    spread = (
-        statistics.median(abs(t - t_med) for _, t in pairs) / t_med
-        if len(pairs) > 1 and t_med > 0
-        else None
-    )
     return SpeedCheck(
         precision=precision,
         baseline="fp32",
@@ -106,7 +89,7 @@ def paired_check(
         block=1,
         step_s=t_med,
         baseline_step_s=b_med,
-        spread=spread,
+        spread=spread([t for _, t in pairs]),
         others_cpu=others,
         steal=load.get("steal") if load else None,
         verdict=v,
@@ -261,9 +244,8 @@ class Together:
                 self.pace.cores.tick(self.rounds)
 
     def _with_check(self, k: int, ev: RunFinished) -> RunFinished:
-        """The end event with the run's speed-up against its backend's fp32 run, from their steps."""
-        import dataclasses
-
+        """The end event with the run's SpeedCheck against its backend's fp32 run, from their
+        steps (the fold derives its speed-up fields from it, with every other run's)."""
         cfg = self.configs[k]
         if cfg.precision == "fp32" or ev.status == "failed":
             return ev  # its ratio to itself, and every run's without a check: the fold's
@@ -281,5 +263,4 @@ class Together:
         check = paired_check(self.times[base], self.times[k], self.warmup, cfg.precision, load)
         if check is None:
             return ev
-        summary = with_speedups([ev.summary], {cfg.precision: check})[0]
-        return dataclasses.replace(ev, summary=summary)
+        return dataclasses.replace(ev, summary=ev.summary.replace(speed_check=check.to_dict()))
