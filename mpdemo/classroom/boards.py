@@ -24,10 +24,6 @@ BOARDS_PER_CLIENT = 3
 FAIL_WINDOW_S = 60.0
 FAILS_PER_CLIENT = 20
 FAILS_IN_ALL = 60
-# A board lives while its page does: the UI says whether a page (gradio's session) is still
-# there (its heartbeat stream open); a board published by a call with no page behind it ends
-# within this grace, as a closed page's does.
-PAGE_GRACE_S = 30.0
 
 
 class BoardError(MpdemoError):

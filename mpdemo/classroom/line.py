@@ -5,12 +5,12 @@ they are old). `Hub` holds both, and the boards (mpdemo.classroom.boards)."""
 from __future__ import annotations
 
 import collections
+import itertools
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
@@ -182,11 +182,6 @@ class Hub(Boards):
         if client and sum(1 for w in self.waiting if w.client == client) >= share:
             raise QueueFull("queue_full_client", limit=share)
 
-    def queue_length(self) -> int:
-        """Comparisons and sweeps waiting for their turn (the one running not counted)."""
-        with self.lock:
-            return len(self.waiting)
-
     def _wake(self) -> None:
         if self.worker is None or not self.worker.is_alive():
             self.worker = threading.Thread(target=self._work, name="mpdemo-queue", daemon=True)
@@ -257,7 +252,7 @@ class Hub(Boards):
             ahead: list[Comparison] = []
             if self.current is not None and not self.current.ended:
                 ahead.append(self.current)
-            ahead += list(_before(self.waiting, c))
+            ahead += itertools.takewhile(lambda w: w is not c, self.waiting)
         wait = 0.0
         for a in ahead:
             left = _known_left_s(a)
@@ -285,22 +280,9 @@ class Hub(Boards):
                 if self.index[key].watching(now) == 0:
                     del self.index[key]
 
-    def shared_count(self) -> int:
-        """Comparisons in the shareable index (live ones included)."""
-        with self.lock:
-            return len(self.index)
-
 
 def _known_left_s(c: Comparison) -> float | None:
     """Seconds until c ends as far as anything measured says (None: nothing does)."""
     if c.state == "queued" and c.duration_s is None:  # not the median of other comparisons
         return None  # nothing has timed its steps yet: its length is unknown, said so
     return c.remaining_s()
-
-
-def _before(items: object, stop_at: Any) -> Iterator[Any]:
-    """The items before `stop_at`."""
-    for item in items:
-        if item is stop_at:
-            return
-        yield item
