@@ -30,8 +30,6 @@ from .turns import Baton, Lane, Pace
 _log = logging.getLogger(__name__)
 
 
-# The scheduler lives beside the runs it starts: the greenlets run Together._one, so a run's
-# stack goes down from here to the engine without coming back through mpdemo.runs.turns.
 def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
     """Run runs[i](i) as greenlets of this thread, switching to whichever the baton says is due,
     until every one has ended. A run that raises is logged; the others go on."""
@@ -63,12 +61,8 @@ def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
 def paired_check(
     base: list[float], times: list[float], warmup: int, precision: str, load: dict | None = None
 ) -> SpeedCheck | None:
-    """A run's SpeedCheck against its baseline run, from their own steps, round by round.
-
-    The speed-up shown is the ratio of the two runs' median steps over the same rounds (what the
-    table shows, so a student's own division agrees); its interval is that figure's own (a paired
-    bootstrap of the rounds), and the verdict comes from it by timing's one rule.
-    """
+    """A run's SpeedCheck against its baseline run from their own steps, round by round: the ratio
+    of their median steps (what the table shows), that figure's own interval, timing's verdict."""
     n = min(len(base), len(times))
     pairs = [(b, t) for b, t in zip(base[warmup:n], times[warmup:n], strict=True) if t > 0]
     if not pairs:
@@ -173,7 +167,6 @@ class Together:
         self.pace = Pace(time.perf_counter())
         self.meter: LoadMeter | None = None
 
-    # --- the runs --------------------------------------------------------------------------
     def run(self) -> None:
         """Train every run (this thread runs the first), return when all have ended."""
         self.meter = LoadMeter()
@@ -221,7 +214,6 @@ class Together:
         finally:
             lane.finish()  # whatever happened, the others never wait for this run again
 
-    # --- its events ------------------------------------------------------------------------
     def _emit(self, k: int, ev: Event) -> None:
         with self.lock:
             if ev.kind == "step":
