@@ -64,12 +64,9 @@ class Boards:
     def publish(
         self, owner: str, comparison: Comparison | None, client: str = "", page: str = ""
     ) -> str:
-        """The owner's board code (made on first publish); it shows `comparison` from now on.
-
-        A board lives while its owner's page is open (`page_gone`; the UI also unpublishes it
-        when the page's session goes): a full server refuses a new one (BoardError) rather than
-        evict a teacher's, and one client holds at most BOARDS_PER_CLIENT.
-        """
+        """The owner's board code (made on first publish); it shows `comparison` from now on. A
+        full server refuses a new one (BoardError) rather than evict a teacher's (a board lives
+        while its page does); one client holds at most BOARDS_PER_CLIENT."""
         with self.lock:
             self.end_gone_boards()
             code = self.board_of.get(owner)
@@ -133,13 +130,9 @@ class Boards:
                 self.boards.pop(code, None)
 
     def board(self, code: Any, client: str = "") -> Board:
-        """The board a code names; BoardError when unknown or this client failed too often.
-
-        The right code always answers, unless this client itself typed FAILS_PER_CLIENT wrong
-        ones within the minute (a guesser; the client is the address the proxy saw, which it
-        cannot forge). Others' wrong codes never lock a student out of the right one: past
-        FAILS_IN_ALL in all, only wrong codes are answered "too many".
-        """
+        """The board a code names; BoardError when unknown or this client failed too often. The
+        right code always answers unless this client typed FAILS_PER_CLIENT wrong ones within the
+        minute: past FAILS_IN_ALL in all, only wrong codes are answered "too many"."""
         now = self.clock()
         with self.lock:
             self._forget_fails(now)

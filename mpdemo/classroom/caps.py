@@ -1,10 +1,6 @@
-"""A fair share of the line: how long one comparison may take on a shared (hosted) server.
-
-One process trains one comparison at a time, so one visitor's days-long grid would make the
-whole class wait days. On a hosted server a comparison has a total-time cap: nothing measures it
-before it runs, so it is stopped once its own first rounds (or steps) say it would pass the cap,
-with what would fit; the same comparison asked again is refused at once (line.py).
-"""
+"""A fair share of the line: a hosted server caps one comparison's total time (one visitor's
+days-long grid would hold the class for days); it is stopped once its first rounds or steps say
+it would pass the cap, and the same comparison asked again is refused at once (line.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The line: one comparison at a time on this server, first come first served, and the index of
-shareable comparisons (bounded, least recently used first out, released once nobody watches and
-they are old). `Hub` holds both, and the boards (mpdemo.classroom.boards)."""
+"""The line (one comparison at a time, first come first served), the index of shareable comparisons
+(bounded, least recently used out first) and the boards: the server's `Hub`."""
 
 from __future__ import annotations
 
@@ -33,9 +32,8 @@ from .shares import Shares
 from .viewer import Viewer
 
 TYPICAL_RUNS = 20  # finished comparisons whose wall time gives the typical duration
-# One address's new comparisons waiting in line at once: a fifth of the line (4 of a hosted
-# server's 20, each up to its 15 min cap). Half let one address put 150 min before the next
-# visitor; a class behind one address shares its comparisons (the same settings join one).
+# One address's new comparisons waiting at once: a fifth of the line (4 of a hosted server's
+# 20); half let one address put 150 min before the next visitor.
 LINE_SHARE_DIVISOR = 5
 
 _log = logging.getLogger("mpdemo.classroom")
@@ -102,14 +100,9 @@ class Hub(Boards):
         make_runner: RunnerFactory | None = None,
         client: str = "",
     ) -> Viewer:
-        """A view of this comparison: a shared one with the same key, else a new one in line.
-
-        own: always a new comparison, private (nobody else is ever shown it but by a board).
-        client: who asks (the address the proxy saw): one client's new comparisons take at most
-        a fifth of the line (line_share), so a stranger cannot fill it.
-        Raises QueueFull when the line (or this client's share) is at its cap, caps.TooLong
-        when what is known of its length is over the server's cap for one comparison.
-        """
+        """A view of this comparison: a shared one with the same key, else a new one in line
+        (own: always a new, private one). Raises QueueFull when the line or this client's share
+        of it (the address the proxy saw) is full, caps.TooLong when it was found over the cap."""
         key = comparison_key(configs, repeat)
         with self.lock:
             self.sweep()
@@ -149,10 +142,8 @@ class Hub(Boards):
     def line_up(
         self, make_runner: Callable[[], RunnerInterface], duration_s: float, client: str = ""
     ) -> Viewer:
-        """A private job that is no training grid (a size sweep) in the same line: its turn after
-        the comparisons ahead, its length (duration_s, its plan's estimate) in the wait of those
-        behind, counted in its client's share. Raises QueueFull as watch() does; the caller
-        checks its length against max_comparison_s (it knows what would fit)."""
+        """A private job that is no grid (a size sweep) in the same line, its length (duration_s,
+        its plan's estimate) in the wait of those behind. Raises QueueFull as watch() does."""
         with self.lock:
             self.sweep()
             self._admit(client)
@@ -170,15 +161,11 @@ class Hub(Boards):
             self._wake()
             return viewer
 
-    def line_share(self) -> int:
-        """New comparisons one address may have waiting at once."""
-        return max(1, self.max_queue // LINE_SHARE_DIVISOR)
-
     def _admit(self, client: str) -> None:
         """Raise QueueFull when the line, or this client's share of it, is full (lock held)."""
         if len(self.waiting) >= self.max_queue:
             raise QueueFull("queue_full", limit=self.max_queue)
-        share = self.line_share()
+        share = max(1, self.max_queue // LINE_SHARE_DIVISOR)
         if client and sum(1 for w in self.waiting if w.client == client) >= share:
             raise QueueFull("queue_full_client", limit=share)
 
@@ -241,11 +228,8 @@ class Hub(Boards):
 
     # --- the line --------------------------------------------------------------------------
     def place(self, c: Comparison) -> tuple[int, float | None] | None:
-        """(place in line counting the one running as 1st, seconds until c starts) while c waits.
-
-        The wait is never below what is known: a comparison ahead whose length nothing here
-        measured (nor a time budget bounds) makes it unknown (None), not a typical one's length.
-        """
+        """(place in line counting the one running as 1st, seconds until c starts) while c waits;
+        the wait is None when nothing measured a comparison ahead, never a typical length."""
         with self.lock:
             if c not in self.waiting:
                 return None

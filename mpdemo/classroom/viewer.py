@@ -1,8 +1,5 @@
-"""One visitor's view of a shared comparison: its events from the start, then live.
-
-A viewer keeps only a position in the comparison's record and reads it under the comparison's
-Condition, so a viewer that stops reading holds nothing; it has the Runner's interface, so the
-Train tab's loop reads it as it reads a Runner.
+"""One visitor's view of a shared comparison, with the Runner's interface: its events from the
+start, then live; it keeps only a position in the record, so one that stops reading holds nothing.
 """
 
 from __future__ import annotations
@@ -146,11 +143,8 @@ class Viewer(RunnerInterface):
         return self.comparison.derived
 
     def events(self, timeout: float | None = None) -> Iterator[Event | None]:
-        """The comparison's events from the first; None when `timeout` passed with none.
-
-        What was recorded before this view joined comes at once; live events come in batches,
-        further apart the more pages follow live runs on this server (Hub.pace_s).
-        """
+        """The comparison's events from the first (None when `timeout` passed with none): the
+        recorded ones at once, live ones in batches further apart the more pages follow (pace_s)."""
         c = self.comparison
         beat = timeout if timeout is not None else 1.0
         last_take = last_beat = time.monotonic()

@@ -1,5 +1,2 @@
-"""The size sweep: where mixed precision pays on this machine (model size x batch size).
-
-sizes and spec (the grid and the plan's records, torch-free) -> plan (sized models, the grid
-checked on the device) -> run (each point's precisions timed interleaved) -> events -> notes.
-"""
+"""The size sweep, where mixed precision pays here: sizes and spec (torch-free) -> plan -> run
+(each point's precisions timed interleaved) -> events -> notes."""

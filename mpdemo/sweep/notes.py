@@ -49,12 +49,8 @@ def series(points: Iterable[SweepPoint], precision: str) -> dict[int, list[tuple
 
 
 def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
-    """(always | never | never_unsure | unsure | from | mixed, where 'from' starts) for one
-    batch's verdicts ordered by size.
-
-    "from k": faster at every size from k on and at none below (those below are slower, the
-    same or unsure, and named so). "never": no size faster and none unsure.
-    """
+    """(always | never | never_unsure | unsure | from | mixed, where 'from' starts) for one batch's
+    verdicts by size: "from k", faster from size k on and at none below."""
     faster = [v == "faster" for v in verdicts]
     if all(faster):
         return "always", 0
@@ -69,11 +65,8 @@ def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
 
 
 def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
-    """The sentences of where each precision paid, from the points' verdicts and nothing else.
-
-    One per precision where every batch size says "never" (or every one "always"); else one per
-    precision and batch size. Sizes are named width x layers, and parameters in millions.
-    """
+    """Where each precision paid, from the points' verdicts only: one sentence a precision where
+    every batch says "never" (or "always"), else one a precision and batch."""
     precisions = [q for q in PRECISION_NAMES if any(q in p.checks for p in points)]
     where = "GPU" if device == "cuda" else device.upper()
     out: list[Note] = []

@@ -100,10 +100,8 @@ PEAK_TFLOPS: tuple[tuple[str, tuple[str, ...], dict[str, float]], ...] = (
 
 
 def peak_tflops(device_name: str | None, precision: str) -> tuple[str, float] | None:
-    """(the peak's precision, its dense TFLOP/s) for a CUDA device; None when not in the table.
-
-    fp32 matmuls on CUDA run as TF32 when torch allows it: then TF32's peak is the one.
-    """
+    """(the peak's precision, its dense TFLOP/s) for a CUDA device (TF32's for fp32 when torch
+    allows TF32); None when not in the table."""
     if not device_name:
         return None
     kind = precision
@@ -137,13 +135,9 @@ PROBE_S = 0.25  # timed calls per precision stop after this long (at least one a
 def probe_rates(
     device: torch.device, precisions: Iterable[str], seq: int = PROBE_TOKENS
 ) -> dict[str, float]:
-    """FLOP/s of one Linear(256 -> 1024) layer's training step (forward and backward) on `seq`
-    rows under each precision's autocast: the rate the time estimate uses.
-
-    The fastest of up to 5 calls after a warm-up, for about PROBE_S each: a refusal must not
-    come from another process's burst. At 256 rows the rate came out 1.5-6x below what the
-    model's own steps reach (160 GFLOP/s fp32 for small-bert here); at 1024 it is near it.
-    """
+    """FLOP/s of a Linear(256 -> 1024) training step on `seq` rows under each precision's autocast
+    (the time estimate's rate): the fastest of up to 5 calls in about PROBE_S, so another
+    process's burst cannot refuse a sweep. At 256 rows it came out 1.5-6x below the model's."""
     width, out_width = 256, 1024
     if device.type == "cuda":
         # That layer is launch-bound on a GPU: on an H200 the estimate from it put the four
@@ -176,11 +170,8 @@ def probe_rates(
 def plan_sweep(
     spec: SweepSpec, limits: Limits | None = None, rates: Mapping[str, float] | None = None
 ) -> SweepPlan:
-    """Check every size, batch and precision, estimate time and memory; one ConfigError if not.
-
-    Nothing is trained: parameters are counted on the meta device, and the time estimate's rate
-    is a Linear layer's step (probe_rates) unless `rates` are given.
-    """
+    """Check every size, batch and precision, estimate time and memory (parameters counted on the
+    meta device, rates probed unless given); one ConfigError if not."""
     lim = limits or Limits.from_env()
     base = spec.base
     for name in ("seed", "max_length", "lr", "init_scale", "growth_interval"):

@@ -99,12 +99,8 @@ def exclusive(stop: threading.Event) -> Iterator[bool]:
 def run_sweep(
     plan: SweepPlan, emit: Callable[[SweepEvent], None], stop: threading.Event | None = None
 ) -> list[SweepPoint]:
-    """Measure the plan's points in this thread, emitting each as it is done; return them.
-
-    Run it in the thread that will keep using torch (its OpenMP pool is per thread). Stop ends
-    the sweep between points or inside one: the points finished are kept, the one in progress
-    is dropped (it was not measured in full), and the end event says "stopped".
-    """
+    """Measure the plan's points in this thread (torch's pool is per thread), emitting each as it
+    is done; return them. Stop drops the point in progress and keeps the finished ones."""
     stop = stop or threading.Event()
     t_start = time.perf_counter()
     spec, device = plan.spec, plan.device
