@@ -62,7 +62,7 @@ def interleaved_times(step_s: dict, spread: float = 0.02, rounds: int = 12) -> d
 def _cal(device: str, fp32: float, bf16: float, fp16: float, spread: float = 0.02):
     """A device's step times and their interleaved SpeedChecks against fp32."""
     step_s = {"fp32": fp32, "bf16": bf16, "fp16": fp16}
-    checks = compare(interleaved_times(step_s, spread), "fp32")
+    checks = compare(interleaved_times(step_s, spread))
     return SimpleNamespace(device=device, step_s=step_s, checks=checks)
 
 
@@ -218,7 +218,7 @@ def test_after_the_runs_the_interleaved_measurement_speaks(
     from mpdemo.files.summary import with_speedups
 
     machine = PROFILES[0][1]
-    checks = compare(interleaved_times({"fp32": fp32_ms / 1000, "bf16": bf16_ms / 1000}), "fp32")
+    checks = compare(interleaved_times({"fp32": fp32_ms / 1000, "bf16": bf16_ms / 1000}))
 
     def run(precision, ms, effective=None):
         return {"label": f"torch · {precision}", "backend": "torch", "precision": precision,
@@ -420,7 +420,7 @@ def test_loss_scale_and_speedups_are_shown_exactly():
     # Accelerate's fp16 on a CPU computes in fp32: said so, the same way for every backend.
     assert speedup_text(runs[1]) == "ran in fp32"
     assert speedup_cell(runs[1], "es") == "se ejecutó en fp32"
-    checks = compare(interleaved_times({"fp32": 0.012, "bf16": 0.010}), "fp32")
+    checks = compare(interleaved_times({"fp32": 0.012, "bf16": 0.010}))
     bf16 = with_speedups(runs, checks)[2]
     lo, hi = bf16.speedup_interval
     assert lo <= 1.2 <= hi and bf16.speed_verdict == "faster"

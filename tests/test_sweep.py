@@ -19,9 +19,9 @@ from mpdemo.messages import ConfigError
 from mpdemo.runs.timing import MIN_ROUNDS, VERDICTS, SpeedCheck, verdict
 from mpdemo.sweep import plan as sweep_plan
 from mpdemo.sweep.events import SweepPoint
-from mpdemo.sweep.notes import crossover_notes, crossover_text, sweep_document
+from mpdemo.sweep.notes import crossover_notes, sweep_document
 from mpdemo.sweep.plan import build_model, peak_tflops, plan_sweep, size_params
-from mpdemo.sweep.run import run_sweep, sweep
+from mpdemo.sweep.run import SweepRunner, run_sweep
 from mpdemo.sweep.sizes import Size, parse_batch_sizes, parse_sizes
 from mpdemo.sweep.spec import SweepPlan, SweepSpec
 
@@ -133,7 +133,7 @@ def test_points_stream_and_stop_keeps_the_points_measured():
     plan = tiny_plan(sizes=parse_sizes("32x1,64x1,64x2"), budget_s=6.0)  # 2 s a point
     stop = threading.Event()
     events = []
-    for ev in sweep(plan, stop):
+    for ev in SweepRunner(plan, stop).start().events():
         events.append(ev)
         if ev.kind == "point":
             stop.set()  # after the first point: the rest are not measured
@@ -320,7 +320,7 @@ def test_the_crossover_sentence_on_simulated_points(pattern, expect, says):
     notes = crossover_notes(points, "cpu")
     assert [n.key for n in notes] == expect
     assert contradictions(notes, points) == []
-    assert says in crossover_text(points, "cpu")
+    assert says in " ".join(n.text for n in notes)
 
 
 @settings(max_examples=300, deadline=None)

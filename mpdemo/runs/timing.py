@@ -158,44 +158,57 @@ def spread(xs: Sequence[float]) -> float | None:
     return statistics.median(abs(x - med) for x in xs) / med if med > 0 else None
 
 
-def compare(
-    times: Mapping[str, Sequence[Sequence[float]]],
-    baseline: str = "fp32",
-    load: Mapping[str, float] | None = None,
-) -> dict[str, SpeedCheck]:
-    """SpeedChecks from interleaved step times: times[precision][round] = that block's steps."""
-    base = times.get(baseline) or []
-    out: dict[str, SpeedCheck] = {}
+def speed_check(
+    precision: str,
+    speedup: float | None,
+    interval: tuple[float, float] | None,
+    rounds: int,
+    block: int,
+    steps: Sequence[float],
+    base_steps: Sequence[float],
+    load: Mapping[str, float] | None,
+) -> SpeedCheck:
+    """A precision's SpeedCheck against fp32 from its figures, with the one verdict of its interval."""
+    low, high = interval if interval else (None, None)
     others = load.get("others") if load else None
-    steal = load.get("steal") if load else None
+    v, why = verdict(low, high, rounds, others)
+    return SpeedCheck(
+        precision=precision,
+        baseline="fp32",
+        speedup=speedup,
+        low=low,
+        high=high,
+        rounds=rounds,
+        block=block,
+        step_s=statistics.median(steps) if steps else None,
+        baseline_step_s=statistics.median(base_steps) if base_steps else None,
+        spread=spread(steps),
+        others_cpu=others,
+        steal=load.get("steal") if load else None,
+        verdict=v,
+        reason=why,
+    )
+
+
+def compare(
+    times: Mapping[str, Sequence[Sequence[float]]], load: Mapping[str, float] | None = None
+) -> dict[str, SpeedCheck]:
+    """SpeedChecks against fp32 from interleaved steps: times[precision][round] = a block's steps."""
+    base = times.get("fp32") or []
     base_all = [t for block in base for t in block]
+    out: dict[str, SpeedCheck] = {}
     for name, rounds in times.items():
-        if name == baseline:
-            continue
-        ratios = []
-        for b_block, p_block in zip(base, rounds, strict=False):
-            if b_block and p_block:
-                ratios.append(statistics.median(b_block) / max(statistics.median(p_block), 1e-12))
-        every = [t for block in rounds for t in block]
-        interval = median_interval(ratios)
-        low, high = interval if interval else (None, None)
-        v, why = verdict(low, high, len(ratios), others)
-        out[name] = SpeedCheck(
-            precision=name,
-            baseline=baseline,
-            speedup=statistics.median(ratios) if ratios else None,
-            low=low,
-            high=high,
-            rounds=len(ratios),
-            block=max((len(b) for b in rounds), default=0),
-            step_s=statistics.median(every) if every else None,
-            baseline_step_s=statistics.median(base_all) if base_all else None,
-            spread=spread(every),
-            others_cpu=others,
-            steal=steal,
-            verdict=v,
-            reason=why,
-        )
+        ratios = [
+            statistics.median(b) / max(statistics.median(p), 1e-12)
+            for b, p in zip(base, rounds, strict=False)
+            if b and p
+        ]
+        speedup = statistics.median(ratios) if ratios else None
+        block = max((len(b) for b in rounds), default=0)
+        every = [t for b in rounds for t in b]
+        if name != "fp32":
+            iv = median_interval(ratios)
+            out[name] = speed_check(name, speedup, iv, len(ratios), block, every, base_all, load)
     return out
 
 

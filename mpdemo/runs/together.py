@@ -24,7 +24,7 @@ from ..engine.cores import Cores  # torch-free: the cores' reading, not the engi
 from ..events import Event, GridPlanned, RunFinished
 from ..messages import Note
 from ..registry import BACKENDS
-from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, spread, verdict
+from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, speed_check
 from .turns import Baton, Lane, Pace
 
 _log = logging.getLogger(__name__)
@@ -67,28 +67,11 @@ def paired_check(
     pairs = [(b, t) for b, t in zip(base[warmup:n], times[warmup:n], strict=True) if t > 0]
     if not pairs:
         return None
+    steps, base_steps = [t for _, t in pairs], [b for b, _ in pairs]
+    t_med = statistics.median(steps)
+    speedup = statistics.median(base_steps) / t_med if t_med > 0 else None
     interval = ratio_of_medians_interval(pairs)
-    low, high = interval if interval else (None, None)
-    others = load.get("others") if load else None
-    v, why = verdict(low, high, len(pairs), others)
-    b_med = statistics.median(b for b, _ in pairs)
-    t_med = statistics.median(t for _, t in pairs)
-    return SpeedCheck(
-        precision=precision,
-        baseline="fp32",
-        speedup=b_med / t_med if t_med > 0 else None,
-        low=low,
-        high=high,
-        rounds=len(pairs),
-        block=1,
-        step_s=t_med,
-        baseline_step_s=b_med,
-        spread=spread([t for _, t in pairs]),
-        others_cpu=others,
-        steal=load.get("steal") if load else None,
-        verdict=v,
-        reason=why,
-    )
+    return speed_check(precision, speedup, interval, len(pairs), 1, steps, base_steps, load)
 
 
 class StateSwap:

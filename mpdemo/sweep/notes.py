@@ -118,11 +118,6 @@ def _series_note(
     return Note(f"pays_{name}", args)
 
 
-def crossover_text(points: Sequence[SweepPoint], device: str) -> str:
-    """The crossover sentences in English, one line."""
-    return " ".join(n.text for n in crossover_notes(points, device))
-
-
 # --- files ---------------------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from ..engine.core import collect_garbage, prepare
 from ..engine.machine import machine_info
 from ..engine.memory import accelerate_estimate, anatomy_notes, measure
 from ..engine.precision import timed_step
-from ..events import Pump, stream
+from ..events import Pump
 from ..messages import ConfigError, MpdemoError, Note
 from ..runs.runner import RUN_LOCK
 from ..runs.state import ComparisonState
@@ -33,7 +33,7 @@ from .spec import POINT_CAP_S, PointPlan, SweepPlan, SweepSpec, step_flops
 def _point_event(
     plan: SweepPlan, index: int, pp: PointPlan, times: Any, load: Any, wall: float, gpu: str | None
 ) -> SweepPoint:
-    checks = compare(times, "fp32", load)
+    checks = compare(times, load)
     step_s = {p: statistics.median(t for b in ts for t in b) for p, ts in times.items() if ts}
     seq = plan.spec.base.max_length
     flops = step_flops(pp.params, pp.batch_size, seq)
@@ -214,14 +214,6 @@ def _memory_event(plan: SweepPlan, data: dict[int, Any]) -> SweepMemory:
         estimate={p: accelerate_estimate(params, p) for p in parts},
         notes=[n.to_dict() for n in anatomy_notes(parts)],
     )
-
-
-def sweep(plan: SweepPlan, stop: threading.Event | None = None) -> Iterator[SweepEvent]:
-    """The sweep's events as an iterator; the work runs in a thread of its own, as train() does
-    (a handler's thread may change between two yields; torch's pool is per thread). Closing the
-    iterator early stops the sweep."""
-    stop = stop or threading.Event()
-    yield from stream(lambda emit: run_sweep(plan, emit, stop), stop, "mpdemo-sweep")
 
 
 class SweepRunner(Pump):
