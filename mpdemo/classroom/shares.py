@@ -49,8 +49,3 @@ class Shares:
                     del self._held[kind, client]
 
         return release
-
-    def held(self, kind: str, client: str) -> int:
-        """How many `kind` the client holds now."""
-        with self._lock:
-            return self._held.get((kind, client), 0)

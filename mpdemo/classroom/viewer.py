@@ -154,7 +154,8 @@ class Viewer(RunnerInterface):
                     while True:
                         if self.closed or self.dropped:
                             return
-                        nxt = self._next()
+                        pending = c.entries[bisect.bisect_right(c._seqs, self.cursor) :]
+                        nxt = pending[0] if pending else None
                         if nxt is None and c.ended:
                             return
                         now = time.monotonic()
@@ -166,7 +167,7 @@ class Viewer(RunnerInterface):
                             break
                         until = quiet_until if nxt is None else min(quiet_until, last_take + pace)
                         c.cond.wait(max(0.01, until - now))
-                    batch = self._take() if ready else []
+                    batch = pending if ready else []
                     self.last_read = c.hub.clock()
                     last_beat = now
                     if batch:
@@ -185,16 +186,6 @@ class Viewer(RunnerInterface):
             if not self.closed:
                 self.closed = True
                 c.leave(self)
-
-    def _next(self) -> Entry | None:
-        c = self.comparison
-        i = bisect.bisect_right(c._seqs, self.cursor)
-        return c.entries[i] if i < len(c.entries) else None
-
-    def _take(self) -> list[Entry]:
-        c = self.comparison
-        i = bisect.bisect_right(c._seqs, self.cursor)
-        return c.entries[i:]
 
     # --- what the page says about it ------------------------------------------------------
     def place(self) -> tuple[int, float | None] | None:

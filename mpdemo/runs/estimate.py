@@ -63,8 +63,7 @@ class GridEstimate:
             for c in configs
         ]
         self.warmup = configs[0].warmup_steps if configs else 0
-        # Each evaluated run's evaluation seconds over its batches x its median step, by the
-        # precision it computes in.
+        # Evaluation seconds over batches x median step, by the precision a run computes in.
         self.eval_ratios: dict[str, list[float]] = {}
         self._last_step_at: float | None = None  # the clock at the latest step of any run
         self._last_end: float | None = None
@@ -175,12 +174,10 @@ class GridEstimate:
         rates = [x for r in live if (x := self._rate(r)) is not None]
         if not rates:
             return None
-        # The whole pace since the warm-up: a burst of load among the last rounds must not
-        # move the estimate by itself (bench/eta.py).
+        # The whole pace since the warm-up: a burst among the last rounds must not move it.
         per_round = statistics.median(rates)
         rounds = max(r.steps - r.done_steps for r in live)
-        # Then each run's evaluation, one after another, each at its own step time (an fp16
-        # run's may be ten times an fp32 run's); the one under way has begun.
+        # Then each run's evaluation at its own step time; the one under way has begun.
         pending = [r for r in live if not r.evaluated]
         evals = sum(self._eval_guess(r) for r in pending)
         began = self._eval_began()

@@ -41,8 +41,7 @@ def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
     while any(not g.dead for g in lets):
         k = baton.due()
         if k is None or lets[k].dead:
-            # Nobody can take the baton: a run waits for a turn that cannot come. End the
-            # waiting runs (their finally blocks leave the rotation) rather than hang.
+            # A run waits for a turn that cannot come: end the waiting runs rather than hang.
             _log.error("no run is due among %s; ending the waiting runs", baton.training)
             for g in lets:
                 if not g.dead:
@@ -105,8 +104,7 @@ class StateSwap:
                 snap["acc"] = [dict(c._shared_state) for c in self._classes()]
             self.saved[leaving] = snap
         snap = self.saved.pop(coming, None)
-        # A run's first turn starts from the flags found before the comparison, not from the
-        # ones the run before it set (a tf32 run's TF32 matmuls would be an fp32 run's too).
+        # A first turn starts from the flags found before the comparison (not a tf32 run's).
         engine.set_torch_flags(snap["flags"] if snap is not None else self.baseline)
         if snap is not None:
             torch.set_rng_state(snap["rng"])
@@ -153,8 +151,7 @@ class Together:
     def run(self) -> None:
         """Train every run (this thread runs the first), return when all have ended."""
         self.meter = LoadMeter()
-        # Said first, before anything loads: the page leaves "measuring..." and the estimate
-        # knows the runs take turns.
+        # Said first, before anything loads: the page leaves "measuring...".
         self.out(
             GridPlanned(
                 machine=engine.machine_info(),

@@ -155,11 +155,8 @@ def sweep_document(
             }
             for p, a in memory.parts.items()
         }
-        doc["memory_of"] = {
-            "model": memory.model, "hidden": memory.hidden, "layers": memory.layers,
-            "params": memory.params, "batch_size": memory.batch_size, "seq": memory.seq,
-            "device": memory.device,
-        }  # fmt: skip
+        keys = ("model", "hidden", "layers", "params", "batch_size", "seq", "device")
+        doc["memory_of"] = {k: getattr(memory, k) for k in keys}
     return doc
 
 
