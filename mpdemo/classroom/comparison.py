@@ -50,9 +50,6 @@ def default_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
 RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
 
 
-# --- one comparison and its record ---------------------------------------------------------------
-
-
 class Hub(Protocol):
     """What a comparison asks of the server's line (mpdemo.classroom.line.Hub): its clock and
     bounds, the viewers' count, the typical length, a refusal to remember, its own cancel."""
@@ -114,7 +111,6 @@ class Comparison:
         # The submitter's context: on ZeroGPU the GPU call reads the visitor's request from it.
         self.context = contextvars.copy_context()
 
-    # --- state --------------------------------------------------------------------------
     @property
     def ended(self) -> bool:
         """Whether its last event is recorded (or it never ran)."""
@@ -160,7 +156,6 @@ class Comparison:
             return left
         return self.hub.typical_s()
 
-    # --- the producer side (the hub's worker thread) -----------------------------------
     def record(self, ev: Event) -> None:
         """Keep one event and wake the viewers; never waits on any of them."""
         now = self.hub.clock()
@@ -310,7 +305,6 @@ class Comparison:
             runner.stop()
         self.hub.cancel(self)
 
-    # --- the viewers' side ----------------------------------------------------------------
     def view(self, kind: str, board: str | None = None) -> Viewer:
         """A new viewer of it ('own': its starter; 'shared'; 'board')."""
         v = Viewer(self, kind, board)

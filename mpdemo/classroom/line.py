@@ -91,7 +91,6 @@ class Hub(Boards):
         """How far apart a page following a live run gets its batches of events."""
         return min(MAX_PACE_S, VIEW_COST_S * self.viewer_count)
 
-    # --- asking for a comparison ----------------------------------------------------------
     def watch(
         self,
         configs: list[RunConfig],
@@ -226,7 +225,6 @@ class Hub(Boards):
             worker.join(wait_s)
         return running is not None
 
-    # --- the line --------------------------------------------------------------------------
     def place(self, c: Comparison) -> tuple[int, float | None] | None:
         """(place in line counting the one running as 1st, seconds until c starts) while c waits;
         the wait is None when nothing measured a comparison ahead, never a typical length."""
@@ -251,7 +249,6 @@ class Hub(Boards):
             done = sorted(self.durations)
         return done[len(done) // 2] if done else None
 
-    # --- memory ----------------------------------------------------------------------------
     def sweep(self) -> None:
         """Release what nobody watches: ended comparisons past keep_s, then the oldest past N."""
         now = self.clock()

@@ -98,7 +98,6 @@ class Viewer(RunnerInterface):
         for release in holds:
             release()
 
-    # --- Runner's interface -------------------------------------------------------------
     def start(self) -> Viewer:
         """Nothing to start: the hub runs the comparison in its turn."""
         return self
@@ -187,7 +186,6 @@ class Viewer(RunnerInterface):
                 self.closed = True
                 c.leave(self)
 
-    # --- what the page says about it ------------------------------------------------------
     def place(self) -> tuple[int, float | None] | None:
         """(place in line, seconds until it starts) while it waits; None once it runs."""
         return self.comparison.hub.place(self.comparison)

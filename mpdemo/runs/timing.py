@@ -113,9 +113,6 @@ def runs_interval(
     return ratio * math.exp(-z * se), ratio * math.exp(z * se)
 
 
-# --- one precision against the baseline ----------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class SpeedCheck:
     """One precision timed interleaved against the baseline: the one source of its verdict."""

@@ -35,7 +35,6 @@ class Baton:
         self.evaluating: list[int] = []  # runs waiting for their evaluation turn, in order
         self.gone: set[int] = set()  # runs that finished for good
 
-    # --- the rotation ---------------------------------------------------------------------
     def _due(self) -> int | None:
         """Whose turn it is: the rotation's next run, or once it is empty the next evaluation."""
         if self.training:

@@ -11,8 +11,6 @@ from ..runs.timing import VERDICTS
 from .events import SweepMemory, SweepPoint
 from .spec import FLOPS_RULE, SWEEP_VERSION, SweepSpec
 
-# --- the crossover, in sentences rendered from the points ------------------------------------
-
 
 def _m(params: int) -> float:
     return params / 1e6
@@ -116,9 +114,6 @@ def _series_note(
         args.update(from_m=_m(params), size=size, speedup=check.speedup, low=check.low,
                     high=check.high, breakdown=breakdown(s[:k]))  # fmt: skip
     return Note(f"pays_{name}", args)
-
-
-# --- files ---------------------------------------------------------------------------------------
 
 
 def sweep_document(

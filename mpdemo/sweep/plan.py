@@ -45,9 +45,6 @@ def default_precisions(device: torch.device) -> tuple[str, ...]:
     return ("fp32", "bf16")
 
 
-# --- the model at a size ------------------------------------------------------------------------
-
-
 @functools.cache
 def _tokenizer_ids() -> tuple[int, int, int]:
     tok = load_tokenizer(str(BUNDLED_TOKENIZER_DIR))
@@ -87,8 +84,6 @@ def build_model(
     return type(template)(sized_config(template.config, size)).to(device)
 
 
-# --- FLOPs and the device's peak ------------------------------------------------------------------
-
 # Dense peaks in TFLOP/s (the vendors' data sheets without sparsity, as Composer's SpeedMonitor
 # keeps them). Matched on the CUDA device's name in this order; unknown GPUs get no MFU.
 PEAK_TFLOPS: tuple[tuple[str, tuple[str, ...], dict[str, float]], ...] = (
@@ -111,9 +106,6 @@ def peak_tflops(device_name: str | None, precision: str) -> tuple[str, float] | 
         if needle in device_name and not any(x in device_name for x in excluded):
             return (kind, float(table[kind])) if kind in table else None
     return None
-
-
-# --- refusing what would not fit, before anything runs ------------------------------------------
 
 
 def free_memory_bytes(device: torch.device) -> int | None:

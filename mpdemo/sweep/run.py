@@ -27,8 +27,6 @@ from .notes import crossover_notes
 from .plan import BATCHES_PER_POINT, build_model, peak_tflops
 from .spec import POINT_CAP_S, PointPlan, SweepPlan, SweepSpec, step_flops
 
-# --- running it ---------------------------------------------------------------------------------
-
 
 def _point_event(
     plan: SweepPlan, index: int, pp: PointPlan, times: Any, load: Any, wall: float, gpu: str | None
