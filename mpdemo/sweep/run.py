@@ -119,13 +119,11 @@ def run_sweep(
     try:
         for index, pp in enumerate(plan.points):
             if stop.is_set():
-                status = "stopped"
                 break
             t0 = time.perf_counter()
             template, batches = _data_for(spec, pp.batch_size, data)
             with exclusive(stop) as mine:
                 if not mine:  # stopped while a training of this process held the cores
-                    status = "stopped"
                     break
                 model = build_model(template, pp.size, spec.base.seed, device)
                 optimizer = torch.optim.AdamW(model.parameters(), lr=spec.base.lr)
@@ -139,7 +137,6 @@ def run_sweep(
                 )
                 del model, optimizer
             if stop.is_set():
-                status = "stopped"
                 break
             event = _point_event(plan, index, pp, times, load, time.perf_counter() - t0, gpu)
             points.append(event)
@@ -215,9 +212,8 @@ def _memory_event(plan: SweepPlan, data: dict[int, Any]) -> SweepMemory:
 
 
 class SweepRunner(Pump):
-    """A sweep as the classroom's line runs a comparison (mpdemo.runs.runner.RunnerInterface):
-    started when its turn comes, its events from a Pump of its own (torch's pool is per
-    thread), stopped by the same Event as the page's Stop sets."""
+    """A sweep run by the classroom's line as a comparison is (its events from a Pump of its own:
+    torch's pool is per thread), stopped by the Event the page's Stop sets."""
 
     def __init__(self, plan: SweepPlan, stop: threading.Event | None = None) -> None:
         self.plan = plan
