@@ -84,7 +84,7 @@ def main() -> int:
                 shown = t
                 print(f"  {t:6.1f}   {est:12.1f}   {real:9.1f}   {err:+6.0%}")
     est = session.estimate
-    if est is not None and est.interleaved:
+    if est is not None:
         from statistics import median
 
         from mpdemo.runs import estimate as E

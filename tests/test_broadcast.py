@@ -10,7 +10,7 @@ import weakref
 
 import pytest
 
-from mpdemo.classroom import broadcast
+from mpdemo.classroom import boards, broadcast, comparison
 from mpdemo.classroom.broadcast import BoardError, Hub, QueueFull
 from mpdemo.config import RunConfig
 
@@ -152,18 +152,18 @@ def test_memory_is_released_when_nobody_watches_and_the_index_is_bounded() -> No
     read_all(v)
     ref = weakref.ref(v.comparison)
     del v
-    now[0] += broadcast.KEEP_S - 1
+    now[0] += comparison.KEEP_S - 1
     hub.sweep()
-    assert hub.shared_count() == 1  # still shareable for a while
+    assert len(hub.index) == 1  # still shareable for a while
     now[0] += 2
     hub.sweep()
-    assert hub.shared_count() == 0
+    assert len(hub.index) == 0
     gc.collect()
     assert ref() is None, "nothing holds a released comparison"
     # At most max_shared finished comparisons are kept, the least recently used goes first.
     for steps in (2, 3, 4):
         read_all(hub.watch([CFG.replace(steps=steps)]))
-    assert hub.shared_count() == 2
+    assert len(hub.index) == 2
     evicted = hub.watch([CFG.replace(steps=2)])
     assert evicted.kind == "own"
     assert hub.watch([CFG.replace(steps=4)]).kind == "shared"
@@ -191,7 +191,7 @@ def test_the_line_is_fifo_with_places_estimates_and_a_cap() -> None:
     read_all(hub.watch([CFG]))  # one finished: a typical duration exists
     running = hub.watch([CFG.replace(steps=3000)])
     for ev in running.events(timeout=0.2):
-        if ev is not None and ev.kind == "step" and ev.step >= broadcast.PACE_STEPS:
+        if ev is not None and ev.kind == "step" and ev.step >= comparison.PACE_STEPS:
             break  # it runs now, and its first steps' pace says how long it takes
     second = hub.watch([CFG.replace(steps=3)])
     third = hub.watch([CFG.replace(steps=4)])
@@ -218,8 +218,8 @@ def test_a_board_code_follows_its_owner_and_wrong_codes_are_rate_limited() -> No
     hub = Hub()
     v = hub.watch([CFG])
     code = hub.publish("teacher", v.comparison)
-    assert len(code) == broadcast.BOARD_CODE_LEN
-    assert set(code) <= set(broadcast.BOARD_ALPHABET)
+    assert len(code) == boards.BOARD_CODE_LEN
+    assert set(code) <= set(boards.BOARD_ALPHABET)
     board = hub.board(f" {code.lower()} ", client="student")
     assert board.comparison is v.comparison and board.version == 1
     follower = board.comparison.view("board", board=code)
@@ -229,8 +229,8 @@ def test_a_board_code_follows_its_owner_and_wrong_codes_are_rate_limited() -> No
     hub.show("teacher", nxt.comparison)
     assert hub.board(code).comparison is nxt.comparison and hub.board(code).version == 2
     assert hub.publish("teacher", nxt.comparison) == code  # one board per teacher
-    wrong = "".join(ch for ch in broadcast.BOARD_ALPHABET if ch not in code)[:4]
-    for _ in range(broadcast.FAILS_PER_CLIENT):
+    wrong = "".join(ch for ch in boards.BOARD_ALPHABET if ch not in code)[:4]
+    for _ in range(boards.FAILS_PER_CLIENT):
         with pytest.raises(BoardError) as err:
             hub.board(wrong, client="guesser")
         assert err.value.key == "board_unknown"

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from mpdemo.classroom import broadcast, caps, comparison
-from mpdemo.classroom.broadcast import BoardError, Hub
+from mpdemo.classroom import boards, caps, comparison
+from mpdemo.classroom.broadcast import BoardError, Hub, QueueFull
 from mpdemo.config import RunConfig
 
 CFG = RunConfig(
@@ -61,10 +61,10 @@ def test_a_single_run_far_over_the_cap_is_refused_at_its_second_step() -> None:
     else:
         assert c.refusal.key == "comparison_too_long_runs" and 30.0 / (3 * step2.step_time_s) < 25
     # Asked again (anyone, now that this process measured it): refused before it joins the line.
-    before = hub.queue_length()
+    before = len(hub.waiting)
     with pytest.raises(caps.TooLong) as err:
         hub.watch(huge, repeat=3, own=True)
-    assert err.value.key == c.refusal.key and hub.queue_length() == before
+    assert err.value.key == c.refusal.key and len(hub.waiting) == before
     text = str(err.value)
     assert "\n" not in text and "may take at most 0.5 min here" in text
 
@@ -127,7 +127,7 @@ def test_a_single_run_over_the_cap_is_refused_by_its_steps_pace(over: float) -> 
         time.sleep(0.02)
     c = view.comparison
     assert c.state == "stopped" and c.refusal.key == "comparison_too_long"
-    at = comparison.FIRST_TIMED_STEP if over > comparison.FAR_OVER else broadcast.PACE_STEPS
+    at = comparison.FIRST_TIMED_STEP if over > comparison.FAR_OVER else comparison.PACE_STEPS
     assert len(c._paced) == at
     assert c.refusal.args_dict["steps"] == int((cap - pace) / pace)  # after its first step
     assert c.refusal.args_dict["need"] == round(steps * pace / 60.0, 1)
@@ -138,7 +138,7 @@ def test_a_refusal_at_the_plan_is_the_status_of_everyone_watching() -> None:
 
     hub = Hub(max_comparison_s=0)
     view = hub.watch([CFG])
-    view.comparison.refusal = caps.too_long([CFG], 1200.0, 900.0)
+    view.comparison.refusal = caps.too_long(1200.0, 900.0)
     session = SimpleNamespace(runner=view)
     lines, only = classroom.status_lines(session, "es")
     assert only and lines == [
@@ -168,15 +168,15 @@ def test_the_wait_is_never_shown_shorter_than_what_is_known() -> None:
 def test_the_right_board_code_always_works_for_a_student_with_one_typo() -> None:
     hub = Hub(max_comparison_s=0)
     code = hub.publish("teacher", None, client="10.0.0.1")
-    wrong = "".join(ch for ch in broadcast.BOARD_ALPHABET if ch not in code)[:4]
+    wrong = "".join(ch for ch in boards.BOARD_ALPHABET if ch not in code)[:4]
     with pytest.raises(BoardError):
         hub.board(wrong, client="student")  # one typo
-    for i in range(broadcast.FAILS_IN_ALL):  # strangers from many addresses guess
+    for i in range(boards.FAILS_IN_ALL):  # strangers from many addresses guess
         with pytest.raises(BoardError):
             hub.board(wrong, client=f"stranger{i % 5}")
     assert hub.board(code, client="student").code == code
     # A guesser past its own limit is refused, the right code too.
-    for _ in range(broadcast.FAILS_PER_CLIENT):
+    for _ in range(boards.FAILS_PER_CLIENT):
         with pytest.raises(BoardError):
             hub.board(wrong, client="guesser")
     with pytest.raises(BoardError) as err:
@@ -187,18 +187,18 @@ def test_the_right_board_code_always_works_for_a_student_with_one_typo() -> None
 def test_strangers_publishing_boards_never_evict_the_teachers() -> None:
     hub = Hub(max_comparison_s=0)
     code = hub.publish("teacher", None, client="10.0.0.1")
-    for i in range(broadcast.BOARDS_PER_CLIENT):
+    for i in range(boards.BOARDS_PER_CLIENT):
         hub.publish(f"stranger-page-{i}", None, client="6.6.6.6")
     with pytest.raises(BoardError) as err:  # one address cannot hold every board
         hub.publish("stranger-page-x", None, client="6.6.6.6")
     assert err.value.key == "board_full_client"
-    for i in range(broadcast.MAX_BOARDS * 2):  # strangers from many addresses
+    for i in range(boards.MAX_BOARDS * 2):  # strangers from many addresses
         try:
             hub.publish(f"crowd-{i}", None, client=f"7.7.{i}.1")
         except BoardError as e:
             assert e.key == "board_full"
     assert hub.board(code, client="student").owner == "teacher"
-    assert len(hub.boards) == broadcast.MAX_BOARDS
+    assert len(hub.boards) == boards.MAX_BOARDS
 
 
 def request(xff: str | None, peer: str) -> SimpleNamespace:
@@ -273,7 +273,7 @@ def test_one_address_takes_at_most_a_fifth_of_the_line() -> None:
         hub.watch([CFG.replace(seed=61 + i)], make_runner=SlowRunner, client="6.6.6.6")
         for i in range(2)
     ]
-    with pytest.raises(broadcast.QueueFull) as err:  # a stranger's third tab
+    with pytest.raises(QueueFull) as err:  # a stranger's third tab
         hub.watch([CFG.replace(seed=70)], make_runner=SlowRunner, client="6.6.6.6")
     assert err.value.key == "queue_full_client" and err.value.args_dict["limit"] == 2
     # A student at another address still gets in line.

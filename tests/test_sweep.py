@@ -12,23 +12,28 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdemo import sweep as S
 from mpdemo.catalog import MODELS
 from mpdemo.config import Limits, RunConfig
 from mpdemo.engine.memory import accelerate_estimate, one_step
 from mpdemo.messages import ConfigError
 from mpdemo.runs.timing import MIN_ROUNDS, VERDICTS, SpeedCheck, verdict
 from mpdemo.sweep import plan as sweep_plan
+from mpdemo.sweep.events import SweepPoint
+from mpdemo.sweep.notes import crossover_notes, sweep_document
+from mpdemo.sweep.plan import build_model, peak_tflops, plan_sweep, size_params
+from mpdemo.sweep.run import SweepRunner, run_sweep
+from mpdemo.sweep.sizes import Size, parse_batch_sizes, parse_sizes
+from mpdemo.sweep.spec import SweepPlan, SweepSpec
 
 BASE = RunConfig(train_slice="train[:256]", device="cpu")
 # Fast rates for plan_sweep in tests that do not time: the probe is left out.
 FAST = {"fp32": 1e11, "bf16": 1e11, "fp16": 1e11}
 
 
-def tiny_plan(**changes) -> S.SweepPlan:
-    spec = S.SweepSpec(
+def tiny_plan(**changes) -> SweepPlan:
+    spec = SweepSpec(
         **{
-            "sizes": S.parse_sizes("32x1,64x2"),
+            "sizes": parse_sizes("32x1,64x2"),
             "batch_sizes": (8,),
             "precisions": ("fp32", "bf16"),
             "base": BASE,
@@ -37,26 +42,26 @@ def tiny_plan(**changes) -> S.SweepPlan:
             **changes,
         }
     )
-    return S.plan_sweep(spec, rates=FAST)
+    return plan_sweep(spec, rates=FAST)
 
 
 # --- sizes and refusals ------------------------------------------------------------------------
 
 
 def test_the_built_ins_are_points_of_the_grid():
-    assert S.size_params(S.Size(64, 2)) == MODELS["tiny-bert"].approx_params
-    assert S.size_params(S.Size(256, 4)) == MODELS["small-bert"].approx_params
-    assert S.parse_sizes("small-bert,tiny-bert,128x2") == (
-        S.Size(64, 2), S.Size(128, 2), S.Size(256, 4),
+    assert size_params(Size(64, 2)) == MODELS["tiny-bert"].approx_params
+    assert size_params(Size(256, 4)) == MODELS["small-bert"].approx_params
+    assert parse_sizes("small-bert,tiny-bert,128x2") == (
+        Size(64, 2), Size(128, 2), Size(256, 4),
     )  # fmt: skip
-    assert S.Size(64, 2).model == "tiny-bert" and S.Size(512, 8).model == "bert-512x8"
+    assert Size(64, 2).model == "tiny-bert" and Size(512, 8).model == "bert-512x8"
 
 
 def test_a_sized_model_is_the_built_in_with_the_same_seed():
     from mpdemo import prepare
 
     prep = prepare(BASE.replace(steps=1, batch_size=8))
-    again = S.build_model(prep.model, S.Size(64, 2), BASE.seed, torch.device("cpu"))
+    again = build_model(prep.model, Size(64, 2), BASE.seed, torch.device("cpu"))
     mine, theirs = again.state_dict(), prep.model.state_dict()
     assert mine.keys() == theirs.keys()
     assert all(torch.equal(mine[k], theirs[k]) for k in mine)
@@ -65,15 +70,15 @@ def test_a_sized_model_is_the_built_in_with_the_same_seed():
 @pytest.mark.parametrize(
     ("call", "key"),
     [
-        (lambda: S.parse_sizes("64by2"), "sweep_bad_sizes"),
-        (lambda: S.parse_sizes("100x2"), "sweep_bad_hidden"),
-        (lambda: S.parse_sizes("64x0"), "sweep_bad_layers"),
-        (lambda: S.parse_batch_sizes("8,x"), "sweep_bad_batch_sizes"),
-        (lambda: S.parse_batch_sizes("0"), "bad_number"),
-        (lambda: S.parse_batch_sizes("256", Limits(max_batch_size=128)), "bad_number"),
+        (lambda: parse_sizes("64by2"), "sweep_bad_sizes"),
+        (lambda: parse_sizes("100x2"), "sweep_bad_hidden"),
+        (lambda: parse_sizes("64x0"), "sweep_bad_layers"),
+        (lambda: parse_batch_sizes("8,x"), "sweep_bad_batch_sizes"),
+        (lambda: parse_batch_sizes("0"), "bad_number"),
+        (lambda: parse_batch_sizes("256", Limits(max_batch_size=128)), "bad_number"),
         (lambda: tiny_plan(precisions=("fp32",)), "sweep_one_precision"),
         (lambda: tiny_plan(precisions=("fp32", "fp8")), "sweep_precision"),
-        (lambda: tiny_plan(sizes=S.parse_sizes(",".join(f"{32 * i}x1" for i in range(1, 70)))),
+        (lambda: tiny_plan(sizes=parse_sizes(",".join(f"{32 * i}x1" for i in range(1, 70)))),
          "sweep_too_many_points"),
     ],
 )  # fmt: skip
@@ -86,29 +91,29 @@ def test_bad_grids_are_refused_in_one_line(call, key):
 
 def test_oversized_grids_are_refused_before_anything_runs(monkeypatch):
     # Parameters over the server's cap (hosted: 150 M).
-    spec = S.SweepSpec(sizes=S.parse_sizes("64x2,2048x4"), base=BASE, memory_size=None)
+    spec = SweepSpec(sizes=parse_sizes("64x2,2048x4"), base=BASE, memory_size=None)
     with pytest.raises(ConfigError) as err:
-        S.plan_sweep(spec, Limits(max_params=150_000_000), rates=FAST)
+        plan_sweep(spec, Limits(max_params=150_000_000), rates=FAST)
     assert err.value.key == "model_too_big" and "2048x4" in str(err.value)
     # More memory than is free.
     monkeypatch.setattr(sweep_plan, "free_memory_bytes", lambda device: 2**30)
-    spec = S.SweepSpec(sizes=S.parse_sizes("1024x8"), batch_sizes=(128,), base=BASE)
+    spec = SweepSpec(sizes=parse_sizes("1024x8"), batch_sizes=(128,), base=BASE)
     with pytest.raises(ConfigError) as err:
-        S.plan_sweep(spec, rates=FAST)
+        plan_sweep(spec, rates=FAST)
     assert err.value.key == "sweep_memory" and "1024x8 at batch 128" in str(err.value)
     # Longer than the cap, by the estimate from the measured rate.
     monkeypatch.setenv("MPDEMO_MAX_SWEEP_S", "60")
     monkeypatch.setattr(sweep_plan, "free_memory_bytes", lambda device: 2**40)
     slow = {"fp32": 1e10, "bf16": 2e9}
-    spec = S.SweepSpec(sizes=S.parse_sizes("512x8"), batch_sizes=(128,), base=BASE)
+    spec = SweepSpec(sizes=parse_sizes("512x8"), batch_sizes=(128,), base=BASE)
     with pytest.raises(ConfigError) as err:
-        S.plan_sweep(spec, rates=slow)
+        plan_sweep(spec, rates=slow)
     text = str(err.value)
     assert err.value.key == "sweep_too_long" and "\n" not in text
     assert "512x8 at batch 128" in text and "cap of 1 min" in text
     # The estimate itself: 6 x params x tokens over the rate; a warm-up and at least one
     # round (interleave stops at the point's cap), at most MIN_ROUNDS rounds past the budget.
-    params = S.size_params(S.Size(512, 8))
+    params = size_params(Size(512, 8))
     one_round = sum(6 * params * 128 * 64 / r for r in slow.values())
     total_s = err.value.args_dict["total_min"] * 60
     assert 3 * one_round <= total_s <= (MIN_ROUNDS + 2) * one_round
@@ -125,10 +130,10 @@ def test_the_plan_orders_points_cheapest_first_and_always_times_fp32():
 
 
 def test_points_stream_and_stop_keeps_the_points_measured():
-    plan = tiny_plan(sizes=S.parse_sizes("32x1,64x1,64x2"), budget_s=6.0)  # 2 s a point
+    plan = tiny_plan(sizes=parse_sizes("32x1,64x1,64x2"), budget_s=6.0)  # 2 s a point
     stop = threading.Event()
     events = []
-    for ev in S.sweep(plan, stop):
+    for ev in SweepRunner(plan, stop).start().events():
         events.append(ev)
         if ev.kind == "point":
             stop.set()  # after the first point: the rest are not measured
@@ -152,11 +157,11 @@ def test_points_stream_and_stop_keeps_the_points_measured():
 def test_a_point_never_shares_the_cores_with_a_training_of_this_process():
     from mpdemo.runs.runner import RUN_LOCK
 
-    plan = tiny_plan(sizes=S.parse_sizes("32x1"))
+    plan = tiny_plan(sizes=parse_sizes("32x1"))
     stop = threading.Event()
     events: list = []
     with RUN_LOCK:  # a training holds the cores: the point waits for them
-        worker = threading.Thread(target=S.run_sweep, args=(plan, events.append, stop))
+        worker = threading.Thread(target=run_sweep, args=(plan, events.append, stop))
         worker.start()
         worker.join(1.0)
         assert [e.kind for e in events] == ["sweep_plan"]  # nothing timed meanwhile
@@ -168,17 +173,17 @@ def test_a_point_never_shares_the_cores_with_a_training_of_this_process():
 
 
 def test_mfu_uses_the_dense_peak_of_the_named_device():
-    assert S.peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == ("bf16", 989.0)
-    assert S.peak_tflops("NVIDIA H200", "fp8") == ("fp8", 1979.0)
-    assert S.peak_tflops("NVIDIA H100 PCIe", "bf16") == ("bf16", 756.0)
-    assert S.peak_tflops("NVIDIA GeForce RTX 3060", "bf16") is None
-    assert S.peak_tflops(None, "bf16") is None
+    assert peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == ("bf16", 989.0)
+    assert peak_tflops("NVIDIA H200", "fp8") == ("fp8", 1979.0)
+    assert peak_tflops("NVIDIA H100 PCIe", "bf16") == ("bf16", 756.0)
+    assert peak_tflops("NVIDIA GeForce RTX 3060", "bf16") is None
+    assert peak_tflops(None, "bf16") is None
     before = torch.get_float32_matmul_precision()
     try:
         torch.set_float32_matmul_precision("highest")
-        assert S.peak_tflops("NVIDIA H200", "fp32") == ("fp32", 67.0)
+        assert peak_tflops("NVIDIA H200", "fp32") == ("fp32", 67.0)
         torch.set_float32_matmul_precision("high")  # fp32 matmuls run as TF32
-        assert S.peak_tflops("NVIDIA H200", "fp32") == ("tf32", 494.5)
+        assert peak_tflops("NVIDIA H200", "fp32") == ("tf32", 494.5)
     finally:
         torch.set_float32_matmul_precision(before)
 
@@ -186,7 +191,7 @@ def test_mfu_uses_the_dense_peak_of_the_named_device():
 # --- the crossover sentence never contradicts the points ---------------------------------------
 
 VERDICT = st.sampled_from(VERDICTS)
-SIZES = [S.Size(64, 2), S.Size(128, 2), S.Size(256, 4), S.Size(512, 4), S.Size(512, 8)]
+SIZES = [Size(64, 2), Size(128, 2), Size(256, 4), Size(512, 4), Size(512, 8)]
 # Intervals (speed-up, low, high) that the one rule calls each verdict.
 INTERVALS = {"faster": (1.5, 1.3, 1.7), "slower": (0.5, 0.4, 0.6), "same": (1.0, 0.97, 1.03),
              "unsure": (1.1, 0.8, 1.5)}  # fmt: skip
@@ -197,7 +202,7 @@ def test_the_simulated_intervals_are_what_the_rule_says():
         assert verdict(low, high, 8)[0] == v
 
 
-def fake_point(size: S.Size, batch: int, verdicts: dict[str, str]) -> S.SweepPoint:
+def fake_point(size: Size, batch: int, verdicts: dict[str, str]) -> SweepPoint:
     """A point whose precisions have the given verdicts, as SpeedChecks the rule would make."""
     checks = {}
     for precision, v in verdicts.items():
@@ -207,9 +212,9 @@ def fake_point(size: S.Size, batch: int, verdicts: dict[str, str]) -> S.SweepPoi
             "wide" if v == "unsure" else None,
         ).to_dict()  # fmt: skip
     steps = {"fp32": 0.01, **{p: 0.01 / INTERVALS[v][0] for p, v in verdicts.items()}}
-    return S.SweepPoint(
+    return SweepPoint(
         index=0, total=1, model=size.model, hidden=size.hidden, layers=size.layers,
-        params=S.size_params(size), batch_size=batch, seq=64, device="cpu", step_s=steps,
+        params=size_params(size), batch_size=batch, seq=64, device="cpu", step_s=steps,
         checks=checks, samples_per_s={p: batch / s for p, s in steps.items()},
         tflops={p: 0.0 for p in steps}, mfu={p: None for p in steps},
         peak={p: None for p in steps}, load=None, wall_s=0.1,
@@ -312,10 +317,10 @@ def test_the_crossover_sentence_on_simulated_points(pattern, expect, says):
         for batch, verdicts in pattern.items()
         for i, c in enumerate(verdicts)
     ]
-    notes = S.crossover_notes(points, "cpu")
+    notes = crossover_notes(points, "cpu")
     assert [n.key for n in notes] == expect
     assert contradictions(notes, points) == []
-    assert says in S.crossover_text(points, "cpu")
+    assert says in " ".join(n.text for n in notes)
 
 
 @settings(max_examples=300, deadline=None)
@@ -332,7 +337,7 @@ def test_the_crossover_sentence_never_contradicts_any_point_set(pattern):
         for batch, verdicts in pattern.items()
         for i, (bf16, fp16) in enumerate(verdicts)
     ]
-    notes = S.crossover_notes(points, "cpu")
+    notes = crossover_notes(points, "cpu")
     assert contradictions(notes, points) == []
     for n in notes:  # every sentence renders in full (no template left over)
         assert "{" not in n.text and n.args["precision"] in n.text
@@ -475,7 +480,7 @@ def test_published_figures_are_data_with_their_sources_and_never_points():
     assert t5 == {"tf32": 210.5, "fp16": 217.8, "bf16": 224.1}
     lines = published_lines()
     assert lines[0].startswith("# published, not run here")
-    doc = S.sweep_document([], None, machine={"device_kind": "cpu"})
+    doc = sweep_document([], None, machine={"device_kind": "cpu"})
     assert doc["points"] == [] and "published" not in json.dumps(doc)
 
 
@@ -484,7 +489,7 @@ def test_the_crossover_renders_in_every_language():
 
     code = {"f": "faster", "s": "slower", "=": "same", "u": "unsure"}
     points = [fake_point(SIZES[i], 32, {"bf16": code[c]}) for i, c in enumerate("=uff")]
-    (note,) = S.crossover_notes(points, "cpu")
+    (note,) = crossover_notes(points, "cpu")
     es = i18n.message(note.key, note.args, "es")
     assert es.startswith("con lote 32, bf16 compensa aquí a partir de unos 3,6 M parámetros")
     assert "igual que fp32 en 64x2; en duda en 128x2" in es
@@ -591,7 +596,7 @@ def test_two_points_of_one_size_name_one_size_not_a_range(verdict_):
     from mpdemo.ui.i18n import message
 
     points = [fake_point(SIZES[0], b, {"bf16": verdict_}) for b in (8, 32)]
-    (note,) = S.crossover_notes(points, "cpu")
+    (note,) = crossover_notes(points, "cpu")
     assert note.key.endswith("_anywhere_one")
     said = {lang: message(note.key, note.args, lang) for lang in ("en", "es", "pt")}
     assert "one size, 0.19 M parameters" in said["en"]

@@ -66,7 +66,7 @@ def test_a_sweep_waits_behind_a_comparison_says_its_place_and_its_stop_never_wai
     assert answer.startswith("Stopped before its turn"), answer
     th.join(30)
     assert not th.is_alive() and frames[-1]["status"] == answer
-    assert training.comparison.state == "running" and line.queue_length() == 0
+    assert training.comparison.state == "running" and len(line.waiting) == 0
     training.stop()
 
 
@@ -103,7 +103,7 @@ def test_a_sweep_over_one_comparisons_cap_is_refused_with_a_budget_that_fits(
         list(pays.run_sweep_ui("es", "32x1,64x1", "8", ["bf16"], 40, pays.SweepState()))
     text = str(err.value.message)
     assert "\n" not in text and "este barrido tardaría unos" in text, text
-    assert line.queue_length() == 0 and line.current is None  # nothing joined the line
+    assert len(line.waiting) == 0 and line.current is None  # nothing joined the line
     # What it names fits, at the rates its plan measured.
     budget = int(text.rsplit("presupuesto de tiempo de ", 1)[1].split(" s")[0])
     smaller = plan_sweep(dataclasses.replace(plan.spec, budget_s=budget), rates=plan.rates)
@@ -142,7 +142,7 @@ def test_through_the_api_a_sweep_waits_for_a_training_then_runs(app_url, line) -
     try:
         job = visitor.submit("en", "32x1", "8", ["bf16"], 1, api_name="/sweep")
         assert until(lambda: any("**2nd** in line" in str(o[0]) for o in job.outputs()))
-        assert line.queue_length() == 1  # the sweep, behind the training
+        assert len(line.waiting) == 1  # the sweep, behind the training
         training.stop()  # the training ends: the sweep's turn
         job.result(timeout=120)
         last = job.outputs()[-1]

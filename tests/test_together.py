@@ -9,6 +9,7 @@ import pytest
 from conftest import events_of
 
 from mpdemo import RunConfig
+from mpdemo.runs.fold import RunFold
 from mpdemo.runs.runner import Runner, grid, run_grid
 from mpdemo.runs.together import take_turns
 from mpdemo.runs.turns import Baton
@@ -91,7 +92,10 @@ def test_steps_of_a_comparison_alternate_and_carry_wall_time(tiny: RunConfig):
     # ABBA: the run that stepped second in a round steps first in the next.
     pairs = [(steps[i].label, steps[i + 1].label) for i in range(0, len(steps), 2)]
     assert pairs[1] == pairs[0][::-1] and pairs[2] == pairs[0]
-    ends = {e.label: e.summary for e in events if e.kind == "end"}
+    fold = RunFold(configs)
+    for e in events:
+        fold.apply(e)
+    ends = {s.label: s for s in fold.summaries}
     bf16 = ends["torch · bf16"]
     # The speed-up is the ratio of the two runs' median steps (what the table shows), with the
     # verdict of their own rounds (too few here for an interval).
@@ -188,7 +192,7 @@ def test_the_estimate_counts_rounds_of_runs_taking_turns(tiny: RunConfig):
 
     now = [0.0]
     configs = grid(tiny.replace(steps=30), ["torch"], ["fp32", "bf16"])
-    est = GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    est = GridEstimate(configs, clock=lambda: now[0])
     for step in range(1, 11):  # a round a second
         for cfg in configs:
             now[0] += 0.5
@@ -222,7 +226,7 @@ def test_the_estimate_of_the_end_counts_each_run_s_evaluation_at_its_own_precisi
     monkeypatch.setattr(core, "next_collect_s", lambda: 0.25)
     now = [0.0]
     configs = grid(tiny.replace(steps=6), ["torch"], ["fp32", "fp16"])  # 32 rows: 4 batches
-    est = E.GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    est = E.GridEstimate(configs, clock=lambda: now[0])
     step_s = {"fp32": 0.1, "fp16": 1.0}
     for k, cfg in enumerate(configs):
         est.update(RunStarted(f"{k}:{cfg.label}", cfg.label, k, 2, {}, "cpu", 1, "fp32", 6))
@@ -261,7 +265,7 @@ def test_the_end_is_stretched_as_the_rounds_were(tiny: RunConfig, monkeypatch: p
     monkeypatch.setattr(core, "next_collect_s", lambda: None)  # the first collection is ahead
     now = [0.0]
     configs = grid(tiny.replace(steps=6), ["torch"], ["fp32", "bf16"])  # 32 rows: 4 batches
-    est = E.GridEstimate(configs, None, clock=lambda: now[0], interleaved=True)
+    est = E.GridEstimate(configs, clock=lambda: now[0])
     for step in range(1, 7):
         for cfg in configs:
             now[0] += 1.0  # each step's own timer says 0.5 s

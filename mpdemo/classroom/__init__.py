@@ -1,5 +1,2 @@
-"""A class on one server: shared comparisons (comparison.py: one run and its record; viewer.py:
-each visitor following it), the line (line.py), the teacher's boards (boards.py), what makes two
-comparisons the same (keys.py), the caps one visitor cannot exceed (caps.py); broadcast.py names
-them all. torch-free.
-"""
+"""A class on one server: comparison.py and viewer.py (a shared run and its followers), line.py,
+boards.py, keys.py (what makes two comparisons the same), caps.py; broadcast.py holds the hub."""

@@ -24,10 +24,6 @@ BOARDS_PER_CLIENT = 3
 FAIL_WINDOW_S = 60.0
 FAILS_PER_CLIENT = 20
 FAILS_IN_ALL = 60
-# A board lives while its page does: the UI says whether a page (gradio's session) is still
-# there (its heartbeat stream open); a board published by a call with no page behind it ends
-# within this grace, as a closed page's does.
-PAGE_GRACE_S = 30.0
 
 
 class BoardError(MpdemoError):
@@ -68,12 +64,9 @@ class Boards:
     def publish(
         self, owner: str, comparison: Comparison | None, client: str = "", page: str = ""
     ) -> str:
-        """The owner's board code (made on first publish); it shows `comparison` from now on.
-
-        A board lives while its owner's page is open (`page_gone`; the UI also unpublishes it
-        when the page's session goes): a full server refuses a new one (BoardError) rather than
-        evict a teacher's, and one client holds at most BOARDS_PER_CLIENT.
-        """
+        """The owner's board code (made on first publish); it shows `comparison` from now on. A
+        full server refuses a new one (BoardError) rather than evict a teacher's (a board lives
+        while its page does); one client holds at most BOARDS_PER_CLIENT."""
         with self.lock:
             self.end_gone_boards()
             code = self.board_of.get(owner)
@@ -137,13 +130,9 @@ class Boards:
                 self.boards.pop(code, None)
 
     def board(self, code: Any, client: str = "") -> Board:
-        """The board a code names; BoardError when unknown or this client failed too often.
-
-        The right code always answers, unless this client itself typed FAILS_PER_CLIENT wrong
-        ones within the minute (a guesser; the client is the address the proxy saw, which it
-        cannot forge). Others' wrong codes never lock a student out of the right one: past
-        FAILS_IN_ALL in all, only wrong codes are answered "too many".
-        """
+        """The board a code names; BoardError when unknown or this client failed too often. The
+        right code always answers unless this client typed FAILS_PER_CLIENT wrong ones within the
+        minute: past FAILS_IN_ALL in all, only wrong codes are answered "too many"."""
         now = self.clock()
         with self.lock:
             self._forget_fails(now)

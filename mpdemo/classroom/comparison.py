@@ -1,11 +1,5 @@
-"""One comparison on this server and its viewers.
-
-Every comparison asked for on this server is a `Comparison`: its events are recorded as they
-come, and any number of `Viewer`s (mpdemo.classroom.viewer) replay them from the start and
-then follow live. The producer never waits on a viewer: viewers read the record under a
-Condition and keep only a position in it, so a viewer that stops reading holds nothing and is
-dropped after a while.
-"""
+"""One comparison on this server: its events recorded as they come, for any number of `Viewer`s
+(mpdemo.classroom.viewer) to replay and follow; the producer never waits on a viewer."""
 
 from __future__ import annotations
 
@@ -40,16 +34,9 @@ NOTIFY_S = 0.25  # step events wake the viewers at most this often
 VIEW_COST_S = 0.2
 MAX_PACE_S = 8.0
 PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
-# ...and refused at its second step already when that step's own time says it would take more
-# than FAR_OVER times the cap (issue 52: a 656-min run was capped only after 20 steps, 262 s in).
-# Why the second step, not an estimate before the first: the only estimate before it would be
-# the size sweep's FLOP rule at a probed Linear rate, which its own notes put 1.5-6x off on a CPU
-# and launch-bound on a GPU (7.5 min said, 66 s taken), and which would run in this thread, not
-# on the run's device (on ZeroGPU the run is a GPU call): it could turn away a run that fits.
-# The first step is the recorder's warm-up (kernel selection, the optimizer's state, the
-# activation count's hooks; on a GPU many times a later step), so it is no pace either. The
-# second is the run itself on its own device; one step may be slowed by a burst, hence the
-# margin: between the cap and FAR_OVER times it, the PACE_STEPS pace decides as before.
+# ...and refused at its second step already when that step's time says it would take more than
+# FAR_OVER times the cap: the first step is the warm-up, and no estimate before it is near
+# enough (the sweep's FLOP rule is 1.5-6x off) to turn away a run that fits.
 FIRST_TIMED_STEP = 2
 FAR_OVER = 2.0
 ENDED = ("finished", "stopped", "failed", "cancelled")
@@ -61,9 +48,6 @@ def default_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
 
 
 RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
-
-
-# --- one comparison and its record ---------------------------------------------------------------
 
 
 class Hub(Protocol):
@@ -106,7 +90,6 @@ class Comparison:
         self.entries: list[Entry] = []
         self._seqs: list[int] = []  # entries' seq numbers, for bisect
         self.next_seq = 0
-        self.thinned = 0  # step events dropped to keep the record bounded
         self.state = "queued"  # queued | running | finished | stopped | failed | cancelled
         now = hub.clock()
         self.created_at = now
@@ -115,7 +98,6 @@ class Comparison:
         self.started_wall: float | None = None
         self.finished_at: float | None = None
         self.viewers: set[Viewer] = set()
-        # Its runs' records: the runner's fold once it runs (mpdemo.runs.runner.RunnerInterface).
         # What its events add up to, folded once by its runner (mpdemo.runs.state).
         self.derived = ComparisonState(repeated(self.configs, repeat), hub.clock)
         self.runner: RunnerInterface | None = None
@@ -129,7 +111,6 @@ class Comparison:
         # The submitter's context: on ZeroGPU the GPU call reads the visitor's request from it.
         self.context = contextvars.copy_context()
 
-    # --- state --------------------------------------------------------------------------
     @property
     def ended(self) -> bool:
         """Whether its last event is recorded (or it never ran)."""
@@ -158,11 +139,8 @@ class Comparison:
             return len(self.viewers)
 
     def remaining_s(self) -> float | None:
-        """Seconds until it ends: its GridEstimate once running, its expected duration before.
-
-        Never less than what is known: before a running one's first rounds (or steps) say, its
-        end is unknown (None), not a typical duration run out.
-        """
+        """Seconds until it ends: its estimate once running (None before its first rounds or
+        steps say), the typical duration here before."""
         if self.ended:
             return 0.0
         if self.duration_s is not None:  # a sweep: its plan's estimate, less what has passed
@@ -176,13 +154,8 @@ class Comparison:
             if left is None:
                 left = self._paced_left_s()
             return left
-        return self.expected_s()
-
-    def expected_s(self) -> float | None:
-        """Its whole duration: the typical one here; None when nothing can say."""
         return self.hub.typical_s()
 
-    # --- the producer side (the hub's worker thread) -----------------------------------
     def record(self, ev: Event) -> None:
         """Keep one event and wake the viewers; never waits on any of them."""
         now = self.hub.clock()
@@ -212,25 +185,24 @@ class Comparison:
 
     def _check_cap(self, ev: Event) -> None:
         """Over the server's cap for one comparison, it ends here with what would fit, and the
-        line moves on. Its estimate (the rounds of runs taking turns) knows its length; without
-        one (a single run), its second step's time when far over, else its first PACE_STEPS
-        steps' pace. It could not be refused before it joined: nothing had measured it."""
+        line moves on: its estimate (the rounds of runs taking turns) knows its length; without
+        one (a single run), its second step's time when far over, else its first steps' pace."""
         cap = self.hub.max_comparison_s
-        est = self.derived.estimate
         if cap is None:
             self._within_cap = True
             return
+        est = self.derived.estimate
         began = self.started_at if self.started_at is not None else self.hub.clock()
         runs = repeated(self.configs, self.repeat)
-        if est is None and ev.kind == "step" and len(self._paced) < PACE_STEPS:
-            if ev.step == FIRST_TIMED_STEP and len(self._paced) == FIRST_TIMED_STEP:
+        paced = self._paced
+        if est is None and ev.kind == "step" and len(paced) < PACE_STEPS:
+            if ev.step == FIRST_TIMED_STEP and len(paced) == FIRST_TIMED_STEP:
                 # Its other steps at this one's time (evaluations and data on top: a floor).
-                left = ev.step_time_s * max(0, sum(c.steps for c in runs) - len(self._paced))
+                left = ev.step_time_s * max(0, sum(c.steps for c in runs) - len(paced))
                 total = left + (self.hub.clock() - began)
                 if total > FAR_OVER * cap:
-                    lead = self._paced[0] - began
-                    refusal = caps.too_long_paced(len(runs), total, cap, ev.step_time_s, lead)
-                    self._refuse(refusal)
+                    lead = paced[0] - began
+                    self._refuse(caps.too_long(total, cap, ev.step_time_s, len(runs), lead))
             return
         left = est.remaining_s() if est is not None else self._paced_left_s()
         if left is None:
@@ -238,11 +210,10 @@ class Comparison:
         total = left + (self.hub.clock() - began)
         if total > cap:
             if est is None:  # what fits, at the pace its first steps went
-                pace = (self._paced[-1] - self._paced[0]) / max(1, len(self._paced) - 1)
-                lead = self._paced[0] - began
-                self._refuse(caps.too_long_paced(len(runs), total, cap, pace, lead))
+                pace = (paced[-1] - paced[0]) / max(1, len(paced) - 1)
+                self._refuse(caps.too_long(total, cap, pace, len(runs), paced[0] - began))
             else:
-                self._refuse(caps.too_long(runs, total, cap, est))
+                self._refuse(caps.too_long(total, cap))
         self._within_cap = True
 
     def _refuse(self, refusal: MpdemoError) -> None:
@@ -279,7 +250,6 @@ class Comparison:
         ]
         keep_steps = {s["i"] for s in thin_steps(steps, max(2, len(steps) // 2))}
         kept = [e for i, e in enumerate(self.entries) if e.event.kind != "step" or i in keep_steps]
-        self.thinned += len(self.entries) - len(kept)
         self.entries = kept
         self._seqs = [e.seq for e in kept]
 
@@ -335,7 +305,6 @@ class Comparison:
             runner.stop()
         self.hub.cancel(self)
 
-    # --- the viewers' side ----------------------------------------------------------------
     def view(self, kind: str, board: str | None = None) -> Viewer:
         """A new viewer of it ('own': its starter; 'shared'; 'board')."""
         v = Viewer(self, kind, board)

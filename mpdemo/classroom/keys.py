@@ -28,10 +28,7 @@ def code_version() -> str:
 
 @functools.cache
 def machine_key() -> str:
-    """This machine, the same all the process long (torch loaded or not): host, CPU, cores.
-
-    Every comparison of one server runs in its process, so this only tells servers apart.
-    """
+    """This machine (host, CPU, cores), the same all the process long: it tells servers apart."""
     import os
     import platform
 

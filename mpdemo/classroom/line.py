@@ -1,16 +1,15 @@
-"""The line: one comparison at a time on this server, first come first served, and the index of
-shareable comparisons (bounded, least recently used first out, released once nobody watches and
-they are old). `Hub` holds both, and the boards (mpdemo.classroom.boards)."""
+"""The line (one comparison at a time, first come first served), the index of shareable comparisons
+(bounded, least recently used out first) and the boards: the server's `Hub`."""
 
 from __future__ import annotations
 
 import collections
+import itertools
 import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 from ..config import Limits, RunConfig
 from ..messages import MpdemoError
@@ -33,9 +32,8 @@ from .shares import Shares
 from .viewer import Viewer
 
 TYPICAL_RUNS = 20  # finished comparisons whose wall time gives the typical duration
-# One address's new comparisons waiting in line at once: a fifth of the line (4 of a hosted
-# server's 20, each up to its 15 min cap). Half let one address put 150 min before the next
-# visitor; a class behind one address shares its comparisons (the same settings join one).
+# One address's new comparisons waiting at once: a fifth of the line (4 of a hosted server's
+# 20); half let one address put 150 min before the next visitor.
 LINE_SHARE_DIVISOR = 5
 
 _log = logging.getLogger("mpdemo.classroom")
@@ -93,7 +91,6 @@ class Hub(Boards):
         """How far apart a page following a live run gets its batches of events."""
         return min(MAX_PACE_S, VIEW_COST_S * self.viewer_count)
 
-    # --- asking for a comparison ----------------------------------------------------------
     def watch(
         self,
         configs: list[RunConfig],
@@ -102,14 +99,9 @@ class Hub(Boards):
         make_runner: RunnerFactory | None = None,
         client: str = "",
     ) -> Viewer:
-        """A view of this comparison: a shared one with the same key, else a new one in line.
-
-        own: always a new comparison, private (nobody else is ever shown it but by a board).
-        client: who asks (the address the proxy saw): one client's new comparisons take at most
-        a fifth of the line (line_share), so a stranger cannot fill it.
-        Raises QueueFull when the line (or this client's share) is at its cap, caps.TooLong
-        when what is known of its length is over the server's cap for one comparison.
-        """
+        """A view of this comparison: a shared one with the same key, else a new one in line
+        (own: always a new, private one). Raises QueueFull when the line or this client's share
+        of it (the address the proxy saw) is full, caps.TooLong when it was found over the cap."""
         key = comparison_key(configs, repeat)
         with self.lock:
             self.sweep()
@@ -149,10 +141,8 @@ class Hub(Boards):
     def line_up(
         self, make_runner: Callable[[], RunnerInterface], duration_s: float, client: str = ""
     ) -> Viewer:
-        """A private job that is no training grid (a size sweep) in the same line: its turn after
-        the comparisons ahead, its length (duration_s, its plan's estimate) in the wait of those
-        behind, counted in its client's share. Raises QueueFull as watch() does; the caller
-        checks its length against max_comparison_s (it knows what would fit)."""
+        """A private job that is no grid (a size sweep) in the same line, its length (duration_s,
+        its plan's estimate) in the wait of those behind. Raises QueueFull as watch() does."""
         with self.lock:
             self.sweep()
             self._admit(client)
@@ -170,22 +160,13 @@ class Hub(Boards):
             self._wake()
             return viewer
 
-    def line_share(self) -> int:
-        """New comparisons one address may have waiting at once."""
-        return max(1, self.max_queue // LINE_SHARE_DIVISOR)
-
     def _admit(self, client: str) -> None:
         """Raise QueueFull when the line, or this client's share of it, is full (lock held)."""
         if len(self.waiting) >= self.max_queue:
             raise QueueFull("queue_full", limit=self.max_queue)
-        share = self.line_share()
+        share = max(1, self.max_queue // LINE_SHARE_DIVISOR)
         if client and sum(1 for w in self.waiting if w.client == client) >= share:
             raise QueueFull("queue_full_client", limit=share)
-
-    def queue_length(self) -> int:
-        """Comparisons and sweeps waiting for their turn (the one running not counted)."""
-        with self.lock:
-            return len(self.waiting)
 
     def _wake(self) -> None:
         if self.worker is None or not self.worker.is_alive():
@@ -244,20 +225,16 @@ class Hub(Boards):
             worker.join(wait_s)
         return running is not None
 
-    # --- the line --------------------------------------------------------------------------
     def place(self, c: Comparison) -> tuple[int, float | None] | None:
-        """(place in line counting the one running as 1st, seconds until c starts) while c waits.
-
-        The wait is never below what is known: a comparison ahead whose length nothing here
-        measured (nor a time budget bounds) makes it unknown (None), not a typical one's length.
-        """
+        """(place in line counting the one running as 1st, seconds until c starts) while c waits;
+        the wait is None when nothing measured a comparison ahead, never a typical length."""
         with self.lock:
             if c not in self.waiting:
                 return None
             ahead: list[Comparison] = []
             if self.current is not None and not self.current.ended:
                 ahead.append(self.current)
-            ahead += list(_before(self.waiting, c))
+            ahead += itertools.takewhile(lambda w: w is not c, self.waiting)
         wait = 0.0
         for a in ahead:
             left = _known_left_s(a)
@@ -272,7 +249,6 @@ class Hub(Boards):
             done = sorted(self.durations)
         return done[len(done) // 2] if done else None
 
-    # --- memory ----------------------------------------------------------------------------
     def sweep(self) -> None:
         """Release what nobody watches: ended comparisons past keep_s, then the oldest past N."""
         now = self.clock()
@@ -285,22 +261,9 @@ class Hub(Boards):
                 if self.index[key].watching(now) == 0:
                     del self.index[key]
 
-    def shared_count(self) -> int:
-        """Comparisons in the shareable index (live ones included)."""
-        with self.lock:
-            return len(self.index)
-
 
 def _known_left_s(c: Comparison) -> float | None:
     """Seconds until c ends as far as anything measured says (None: nothing does)."""
     if c.state == "queued" and c.duration_s is None:  # not the median of other comparisons
         return None  # nothing has timed its steps yet: its length is unknown, said so
     return c.remaining_s()
-
-
-def _before(items: object, stop_at: Any) -> Iterator[Any]:
-    """The items before `stop_at`."""
-    for item in items:
-        if item is stop_at:
-            return
-        yield item

@@ -1,10 +1,6 @@
-"""Each address's share of what gradio bounds for the whole server: the pages that watch a
-comparison (Train's events) and the pages that follow a board hold one of gradio's slots each
-(its concurrency limit is global), so one stranger's 64 silent followers left nobody else one.
-
-`Shares` counts what each address holds now; a hold is given back when its page's handler ends.
-Per address (the one the hosting proxy saw, never what the client wrote), half of each limit: a
-class behind one address keeps half, a stranger cannot take the other half.
+"""Each address's share of gradio's server-wide slots (pages watching a comparison or following a
+board hold one each; one stranger's 64 silent followers left nobody else one): half of each
+limit per address the proxy saw, given back when the page's handler ends.
 """
 
 from __future__ import annotations
@@ -33,11 +29,8 @@ class Shares:
         self._held: collections.Counter[tuple[str, str]] = collections.Counter()
 
     def take(self, kind: str, client: str, limit: int, key: str) -> Callable[[], None]:
-        """One more `kind` for `client`; its release (once is enough, twice is harmless).
-
-        Raises ShareFull(key, limit=limit) when the client holds `limit` already. The client ''
-        (a direct call, no request) is not bounded here.
-        """
+        """One more `kind` for `client` (not '', a direct call); its release (twice is harmless).
+        Raises ShareFull(key, limit=limit) when the client holds `limit` already."""
         if not client:
             return lambda: None
         with self._lock:
@@ -56,8 +49,3 @@ class Shares:
                     del self._held[kind, client]
 
         return release
-
-    def held(self, kind: str, client: str) -> int:
-        """How many `kind` the client holds now."""
-        with self._lock:
-            return self._held.get((kind, client), 0)

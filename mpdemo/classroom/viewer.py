@@ -1,8 +1,5 @@
-"""One visitor's view of a shared comparison: its events from the start, then live.
-
-A viewer keeps only a position in the comparison's record and reads it under the comparison's
-Condition, so a viewer that stops reading holds nothing; it has the Runner's interface, so the
-Train tab's loop reads it as it reads a Runner.
+"""One visitor's view of a shared comparison, with the Runner's interface: its events from the
+start, then live; it keeps only a position in the record, so one that stops reading holds nothing.
 """
 
 from __future__ import annotations
@@ -101,7 +98,6 @@ class Viewer(RunnerInterface):
         for release in holds:
             release()
 
-    # --- Runner's interface -------------------------------------------------------------
     def start(self) -> Viewer:
         """Nothing to start: the hub runs the comparison in its turn."""
         return self
@@ -146,11 +142,8 @@ class Viewer(RunnerInterface):
         return self.comparison.derived
 
     def events(self, timeout: float | None = None) -> Iterator[Event | None]:
-        """The comparison's events from the first; None when `timeout` passed with none.
-
-        What was recorded before this view joined comes at once; live events come in batches,
-        further apart the more pages follow live runs on this server (Hub.pace_s).
-        """
+        """The comparison's events from the first (None when `timeout` passed with none): the
+        recorded ones at once, live ones in batches further apart the more pages follow (pace_s)."""
         c = self.comparison
         beat = timeout if timeout is not None else 1.0
         last_take = last_beat = time.monotonic()
@@ -160,7 +153,8 @@ class Viewer(RunnerInterface):
                     while True:
                         if self.closed or self.dropped:
                             return
-                        nxt = self._next()
+                        pending = c.entries[bisect.bisect_right(c._seqs, self.cursor) :]
+                        nxt = pending[0] if pending else None
                         if nxt is None and c.ended:
                             return
                         now = time.monotonic()
@@ -172,7 +166,7 @@ class Viewer(RunnerInterface):
                             break
                         until = quiet_until if nxt is None else min(quiet_until, last_take + pace)
                         c.cond.wait(max(0.01, until - now))
-                    batch = self._take() if ready else []
+                    batch = pending if ready else []
                     self.last_read = c.hub.clock()
                     last_beat = now
                     if batch:
@@ -192,17 +186,6 @@ class Viewer(RunnerInterface):
                 self.closed = True
                 c.leave(self)
 
-    def _next(self) -> Entry | None:
-        c = self.comparison
-        i = bisect.bisect_right(c._seqs, self.cursor)
-        return c.entries[i] if i < len(c.entries) else None
-
-    def _take(self) -> list[Entry]:
-        c = self.comparison
-        i = bisect.bisect_right(c._seqs, self.cursor)
-        return c.entries[i:]
-
-    # --- what the page says about it ------------------------------------------------------
     def place(self) -> tuple[int, float | None] | None:
         """(place in line, seconds until it starts) while it waits; None once it runs."""
         return self.comparison.hub.place(self.comparison)

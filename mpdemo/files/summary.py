@@ -14,10 +14,9 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ..runs.timing import SpeedCheck
+from ..runs.timing import SpeedCheck
 
 # Keys a summary has only when they apply: left out of to_dict() while None, so a completed
 # run's JSON has no "error" and a run that could not start carries no traceback it never had.
@@ -204,6 +203,8 @@ def _speed_fields(
             "speedup_same_maths": True,
         }
     check = (checks or {}).get(s.precision)
+    if check is None and s.speed_check and s.speed_verdict is None:  # its runner's measurement
+        check = SpeedCheck.from_dict(s.speed_check)
     if check is not None:
         return {
             "speedup_vs_fp32": check.speedup,

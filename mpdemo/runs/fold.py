@@ -1,11 +1,6 @@
-"""One record of a run, folded from its events once, the same way for the CLI, the UI and the runner.
-
-A run record is the runs file's entry (mpdemo/files/recorded.py writes these as they are):
-`{"config": {...}, "steps": [{...}, ...], "evals": [{...}], "summary": Summary, "status": str}`.
-`RunFold.apply(event)` builds it: a start event opens one, steps and evals append to it, the end
-event closes it (a run whose preparation failed has no start: its config comes from the grid).
-Each end event also gives every finished run its speed-up against its fp32 peer (with_speedups,
-once here: the records, the files and every table read them as they are).
+"""One record of a run, folded from its events once: the runs file's entry, `{"config", "steps",
+"evals", "summary", "status"}`. Each end gives every finished run its speed-up against its fp32
+peer (with_speedups, only here: the files and every table read the records as they are).
 """
 
 from __future__ import annotations
@@ -82,20 +77,14 @@ class RunFold:
         return [r["summary"] for r in self.finished]
 
 
-# Watched gradients' snapshots a run keeps (--watch-grads 1 over 2,000 steps x 4 runs grew a
-# server by 2.8 GB, each snapshot ~100 layers x 62 counts): the first, the latest, and an even
-# spread of the ones between, at most this many in all.
+# Watched gradients' snapshots a run keeps, at most (--watch-grads 1, 2,000 steps x 4 runs grew
+# a server by 2.8 GB): the first, the latest, and an even spread between.
 MAX_SNAPSHOTS = 32
 
 
 class Snapshots:
-    """A run's watched steps, bounded: the first, the latest and every `stride`-th between.
-
-    Each new snapshot replaces the latest; the one it replaces stays only when its place (its
-    count of snapshots seen) is a multiple of the stride. Past MAX_SNAPSHOTS the stride doubles
-    and every kept one off the new stride goes, so what stays is evenly spread however long the
-    run, and the page's picture (the latest) is always there.
-    """
+    """A run's watched steps, bounded: the first, the latest and every `stride`-th between (past
+    the limit the stride doubles), so what stays is evenly spread however long the run."""
 
     def __init__(self, limit: int = MAX_SNAPSHOTS) -> None:
         self.limit = max(3, limit)

@@ -1,9 +1,5 @@
-"""The sentences rendered from the measurements of the runs: each speed verdict, and after the
-runs, speed and activation memory.
-
-Each returns Notes (a message key + arguments): the CLI prints the English, the UI renders the
-same keys in the page's language. A nested {"key", "args"} argument is rendered the same way.
-"""
+"""The sentences rendered from the runs' measurements (speed verdicts, activation memory), as
+Notes: the CLI prints the English, the UI renders the same keys in the page's language."""
 
 from __future__ import annotations
 
@@ -16,11 +12,8 @@ from .timing import SpeedCheck, runs_interval
 
 
 def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
-    """The sentence of one SpeedCheck: its verdict, the speed-up with its 95 % interval, the
-    interleaved rounds and the step times it came from, and the hardware facts that explain it.
-
-    Every speed sentence (under the precisions, in the status, in the CLI) is this one.
-    """
+    """The sentence of one SpeedCheck (every speed sentence is this one): its verdict, speed-up,
+    interval, rounds and step times, and the hardware facts that explain it."""
     args: dict[str, Any] = {
         "precision": check.precision,
         "ms": (check.step_s or 0.0) * 1000,
@@ -68,13 +61,8 @@ def duration_text(seconds: float) -> str:
 def run_speed_notes(
     summaries: list[dict[str, Any]], machine: dict[str, Any] | None = None
 ) -> list[Note]:
-    """The speed sentences after a grid, rendered from the runs' summaries' SpeedChecks.
-
-    One per precision and measurement (three backends share one check), the same sentence the
-    page showed under the precisions before the runs. Where a run's own median steps, compared
-    with its backend's fp32 run, land outside the check's interval, a note says the machine's
-    load changed while they ran, and that the interleaved figure stands.
-    """
+    """The speed sentences after a grid, one per precision and check; and where a run's own median
+    steps against its fp32 run land outside the check's interval, that the load changed."""
     m = machine or machine_info()
     base = {
         peers(s): s
@@ -98,8 +86,7 @@ def run_speed_notes(
             continue
         if check.step_s == typical_step_s(s) and check.baseline_step_s == typical_step_s(ref):
             continue  # measured on the runs' own steps (they took turns): one figure, no other
-        # The runs' own figure, with its own interval: only when the two intervals do not meet
-        # did the load change between the measurement and the runs.
+        # Only when the runs' own interval and the check's do not meet did the load change.
         timed = max(1, (s.get("steps") or 1) - s.get("warmup_steps", 3))
         ref_timed = max(1, (ref.get("steps") or 1) - ref.get("warmup_steps", 3))
         iv = runs_interval(

@@ -1,4 +1,4 @@
-"""Runs a grid of configs one after another in one background daemon thread."""
+"""The runner: a comparison's grid, its memory check, and the one runner interface (a thread here)."""
 
 from __future__ import annotations
 
@@ -34,12 +34,8 @@ def grid(
     compare_scaling: bool = False,
     weights: Iterable[str] | None = None,
 ) -> list[RunConfig]:
-    """Every weights x backend x precision, weights-major, then backend-major (each backend's
-    fp32 run first when asked).
-
-    compare_scaling: each fp16 run twice, with loss scaling and without (the underflow lesson).
-    weights: where the weights live (RunConfig.weights), one grid each; None: base's.
-    """
+    """Every weights x backend x precision, in that order (fp32 first); compare_scaling: each
+    fp16 run with loss scaling and without; weights: RunConfig.weights, one grid each (None: base's)."""
     order = {name: i for i, name in enumerate(PRECISION_NAMES)}  # the registry's: fp32 first
     precs = sorted(dict.fromkeys(precisions), key=lambda p: order.get(p, len(order)))
     recipes = dict.fromkeys(weights) if weights is not None else [base.weights]
@@ -61,10 +57,8 @@ def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
 
 
 def memory_cap() -> tuple[int, dict[str, Any]] | None:
-    """The bytes a comparison's runs may take together, and why (a nested message); None: no cap.
-
-    MPDEMO_MAX_MEMORY_MB when set; else a share of the memory available now (psutil).
-    """
+    """The bytes a comparison's runs may take together (MPDEMO_MAX_MEMORY_MB, else a share of the
+    memory available now), and why (a nested message); None: no cap."""
     raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "").strip()
     if raw:
         try:
@@ -82,12 +76,8 @@ def memory_cap() -> tuple[int, dict[str, Any]] | None:
 
 
 def check_memory(configs: list[RunConfig]) -> None:
-    """Refuse, before anything loads, a comparison whose runs would not fit in memory together.
-
-    The runs of a comparison are alive at once (they take turns step by step); their size is
-    estimated from the catalog's parameter counts (a model it does not list is checked against
-    Limits.max_params when it loads). Raises ConfigError("comparison_too_big").
-    """
+    """Raise ConfigError("comparison_too_big"), before anything loads, when runs alive together
+    would not fit in memory (from the catalog's parameter counts; other models: Limits.max_params)."""
     if not side_by_side(configs):  # one run at a time: Limits.max_params is its cap
         return
     n = len(configs)
@@ -109,11 +99,8 @@ def check_memory(configs: list[RunConfig]) -> None:
 
 
 def side_by_side(configs: list[RunConfig]) -> bool:
-    """Whether a comparison's runs take turns step by step (mpdemo.runs.together).
-
-    Not under `accelerate launch` (several processes): their collectives must meet in the
-    same order in every process, so there the runs go one after another, timed beforehand.
-    """
+    """Whether a comparison's runs take turns step by step (mpdemo.runs.together): not under
+    `accelerate launch`, whose collectives must meet in the same order in every process."""
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     return len(configs) > 1 and world == 1
 
@@ -125,14 +112,8 @@ def run_grid(
     limits: Limits | None = None,
     repeat: int = 1,
 ) -> None:
-    """Run a comparison (repeat times), emitting events; stop ends every run within a step.
-
-    The runs of a comparison take turns step by step (mpdemo.runs.together): their own steps are
-    the interleaved measurement. Where they cannot take turns (several processes), they run one
-    after another.
-    repeat: the whole comparison this many times (runs labelled '· #2'), each with its own
-    measurement, so a teacher can show how far the figures move.
-    """
+    """Run a comparison `repeat` times (runs labelled '· #2', each its own measurement), emitting
+    events; its runs take turns, or run one after another where they cannot (side_by_side)."""
     runs = repeated(configs, repeat)
     per = max(1, len(configs))
     if side_by_side(configs):
@@ -141,28 +122,9 @@ def run_grid(
                 break
             with RUN_LOCK:
                 Together(runs[i : i + per], emit, stop, limits, i, len(runs)).run()
-            _collect()
+            engine.collect_garbage()
         return
-    _run_sequential(runs, emit, stop, limits)
-
-
-def _collect() -> None:
-    # Collect after each comparison: left to the interpreter's exit, a 2-process gloo run's
-    # Accelerator cycles were torn down after the process group and rank 1 aborted (SIGABRT).
-    engine.collect_garbage()
-
-
-def _run_sequential(
-    runs: list[RunConfig],
-    emit: Callable[[Event], None],
-    stop: threading.Event,
-    limits: Limits | None,
-) -> None:
-    """One run after another in this thread (several processes, or a single run)."""
-    # Imported here, not at the top: the app builds its page (and imports this module) before
-    # anyone trains, and the engine brings torch and transformers (seconds) with it.
-    total = len(runs)
-    for i, cfg in enumerate(runs):
+    for i, cfg in enumerate(runs):  # one after another (several processes, or a single run)
         with RUN_LOCK:
             if stop.is_set():
                 break
@@ -171,50 +133,43 @@ def _run_sequential(
             except Exception as err:  # noqa: BLE001 - reported as a failed run
                 emit(engine.failed_event(cfg, err, i))
                 continue
-            engine.execute(prep, emit, stop, index=i, total=total)
+            engine.execute(prep, emit, stop, index=i, total=len(runs))
             del prep  # free the model before the next run is built
-            _collect()
+            # Collected after each run: left to the exit, a 2-process gloo run's Accelerator
+            # cycles were torn down after the process group and rank 1 aborted (SIGABRT).
+            engine.collect_garbage()
 
 
 @runtime_checkable
 class RunnerInterface(Protocol):
-    """What the Train tab, the classroom's shared comparisons and the CLI drive: the private
-    Runner (a thread here), the ZeroGPU GpuRunner (a GPU call) and a classroom Viewer (another
-    visitor's comparison, replayed then live) all implement it."""
+    """What the Train tab, the classroom and the CLI drive: the Runner (a thread here), the ZeroGPU
+    GpuRunner (a GPU call), a classroom Viewer (another visitor's comparison, replayed then live)."""
 
     configs: list[RunConfig]  # the comparison's runs (one repetition)
     state: ComparisonState  # what its events add up to, folded once (mpdemo.runs.state)
 
     def start(self) -> RunnerInterface:
         """Start it (the events may only begin when read)."""
-        ...
 
     def stop(self) -> None:
         """End every run within a step; keep what they trained."""
-        ...
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for its end; True when it has ended."""
-        ...
 
     @property
     def alive(self) -> bool:
         """Whether events may still come."""
-        ...
 
     def events(self, timeout: float | None = None) -> Iterator[Event | None]:
         """Its events as they come; None when `timeout` passed with none (a heartbeat)."""
-        ...
 
 
 class Runner(Pump, RunnerInterface):
     """One comparison in a thread of its own (a Pump: stop, join, events); its runs take turns."""
 
     def __init__(
-        self,
-        configs: list[RunConfig],
-        limits: Limits | None = None,
-        repeat: int = 1,
+        self, configs: list[RunConfig], limits: Limits | None = None, repeat: int = 1
     ) -> None:
         self.configs = list(configs)
         check_memory(self.configs)  # refused here, in the caller's thread, before anything loads

@@ -1,10 +1,6 @@
-"""A comparison's derived state, folded once from its events: its run records, its estimate,
-its progress and what its runs said.
-
-The runner that produces the events applies each one here, once (mpdemo.runs.runner.Runner,
-the ZeroGPU GpuRunner); a classroom Comparison holds its runner's state and every Viewer of it
-reads that same object, so the page, the CLI, the notebook and the class all read one record
-on one clock. Readers in another thread than the producer's take `lock`.
+"""A comparison's derived state (run records, estimate, progress, what its runs said), folded once
+by the runner that produces its events; every reader (page, CLI, notebook, class) reads this one
+object, on one clock, under `lock` from another thread.
 """
 
 from __future__ import annotations
@@ -86,12 +82,12 @@ class ComparisonState:
             return finished
 
     def _planned(self, ev: GridPlanned) -> None:
-        from .estimate import estimate_for  # a grid is running: torch is loaded
+        from .estimate import GridEstimate  # a grid is running: torch is loaded
 
         self.plan = ev
         self.machine = self.machine or ev.machine
-        # A repetition's plan keeps the rounds the runs already timed (estimate_for).
-        self.estimate = estimate_for(self.configs, ev, self.clock, self.estimate)
+        # A repetition's plan keeps the rounds the runs already timed.
+        self.estimate = self.estimate or GridEstimate(self.configs, self.clock)
 
     def remaining_s(self) -> float | None:
         """Seconds left for the whole comparison: the estimate's, else the current run's pace."""

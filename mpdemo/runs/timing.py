@@ -1,15 +1,9 @@
 """How mpdemo times precisions against each other, and the one rule that turns it into a verdict.
 
-The precisions compared are timed *interleaved*: blocks of steps in alternation (fp32, bf16, fp16,
-then the other way round) on the same batches, so a burst of another process's load lands on
-both sides of a comparison instead of on one run. Each round gives one speed-up (the baseline's
-median step over the precision's, in that round); the speed-up reported is the median of the
-rounds, and its 95 % interval is the distribution-free interval for a median (order statistics
-picked by the sign test's binomial distribution, as in Hollander & Wolfe, *Nonparametric
-Statistical Methods*, §3.6): no normality assumed, and a few stalled rounds cannot move it far.
-
-`verdict()` is the only place that says faster / slower / same / unsure. Nothing here imports
-torch: the CLI, the UI and the tests use it on simulated streams as well as on real steps.
+Precisions are timed *interleaved* (blocks in ABBA order on the same batches), so a burst of load
+lands on both sides; each round gives one speed-up, and the median's 95 % interval comes from
+order statistics (sign test, Hollander & Wolfe §3.6): no normality assumed. `verdict()` is the
+only place that says faster / slower / same / unsure. No torch.
 """
 
 from __future__ import annotations
@@ -42,11 +36,8 @@ VERDICTS = ("faster", "slower", "same", "unsure")
 def median_interval(
     values: Sequence[float], confidence: float = CONFIDENCE
 ) -> tuple[float, float] | None:
-    """The distribution-free confidence interval for the median of `values` (None below 6 values).
-
-    The k-th smallest and k-th largest values, with k the largest count for which a
-    Binomial(n, 1/2) variable falls below k with probability at most (1 - confidence) / 2.
-    """
+    """The distribution-free interval for the median (None below 6 values): the k-th smallest
+    and largest, k the largest count a Binomial(n, 1/2) falls below with p <= (1 - confidence) / 2."""
     xs = sorted(v for v in values if math.isfinite(v))
     n = len(xs)
     tail = (1.0 - confidence) / 2.0
@@ -64,8 +55,7 @@ def median_interval(
     return xs[k - 1], xs[n - k]
 
 
-# Resamples of the paired bootstrap below: its 2.5 % and 97.5 % points move by well under 1 %
-# of the figure between seeds from 2000 on (97-round comparisons, quiet and loaded).
+# Resamples of the bootstrap below: from 2000 on its ends move < 1 % between seeds.
 RESAMPLES = 2000
 
 
@@ -74,12 +64,9 @@ def ratio_of_medians_interval(
 ) -> tuple[float, float] | None:
     """95 % interval for median(a) / median(b) over paired rounds (None below MIN_ROUNDS pairs).
 
-    The figure a table shows is the ratio of the two shown median steps, which is not the median
-    of the per-round ratios: the order-statistics interval of the latter missed the former in 2
-    of 8 comparisons (0.842x beside [0.851, 0.880]). A paired percentile bootstrap (Efron &
-    Tibshirani, *An Introduction to the Bootstrap*, ch. 13): rounds resampled whole, so each
-    keeps its two sides' shared load; seeded by the data, so a figure always gets the same
-    interval. Widened to hold the figure itself where a lumpy few-round resampling would not.
+    The table shows the ratio of the medians, which the per-round ratios' interval missed in 2 of
+    8 comparisons: a paired percentile bootstrap (Efron & Tibshirani ch. 13), rounds resampled
+    whole, seeded by the data, widened to hold the figure itself.
     """
     import numpy as np  # lazily: the page's first load imports no numerics it does not draw
 
@@ -99,12 +86,8 @@ def ratio_of_medians_interval(
 def verdict(
     low: float | None, high: float | None, rounds: int, busy: float | None = None
 ) -> tuple[str, str | None]:
-    """(faster | slower | same | unsure, why unsure) for a speed-up's interval [low, high].
-
-    Reasons: "too_few" (fewer than MIN_ROUNDS rounds, or no interval), "busy" (other processes
-    took more than BUSY_SHARE of the CPU while it was measured), "wide" (the interval straddles
-    the line between same and different: more steps or a repeat would tell).
-    """
+    """(faster | slower | same | unsure, why unsure) for a speed-up's interval [low, high]; why:
+    too_few (rounds or no interval), busy (others took > BUSY_SHARE of the CPU), wide."""
     if low is None or high is None or rounds < MIN_ROUNDS:
         return "unsure", "too_few"
     if low > 1.0 + NOISE_THRESHOLD:
@@ -119,21 +102,15 @@ def verdict(
 def runs_interval(
     base_step: float, base_mad: float | None, base_n: int, step: float, mad: float | None, n: int
 ) -> tuple[float, float] | None:
-    """95 % interval of base_step / step for two runs timed one after the other (None without MADs).
-
-    Each median's relative standard error is 1.2533 sigma / sqrt(n), with sigma = 1.4826 MAD for
-    normal noise; the two add on the log scale. Used only to tell whether the runs' own figure
-    disagrees with the interleaved one, never for a verdict.
-    """
+    """95 % interval of base_step / step for two runs timed one after the other (None without
+    MADs): a median's relative error 1.2533 x 1.4826 MAD / sqrt(n), added on the log scale. It
+    only tells whether the runs' own figure disagrees with the interleaved one, never a verdict."""
     if base_mad is None or mad is None or base_n < 2 or n < 2 or step <= 0:
         return None
     se = math.hypot(1.858 * base_mad / math.sqrt(base_n), 1.858 * mad / math.sqrt(n))
     z = statistics.NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
     ratio = base_step / step
     return ratio * math.exp(-z * se), ratio * math.exp(z * se)
-
-
-# --- one precision against the baseline ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -160,15 +137,6 @@ class SpeedCheck:
         """[low, high], as the summaries and files carry it."""
         return None if self.low is None or self.high is None else [self.low, self.high]
 
-    def holds(self, ratio: float | None) -> bool:
-        """Whether another speed-up figure (the runs' own medians) lies inside the interval."""
-        return (
-            ratio is not None
-            and self.low is not None
-            and self.high is not None
-            and (self.low <= ratio <= self.high)
-        )
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
         return asdict(self)
@@ -179,51 +147,65 @@ class SpeedCheck:
         return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})
 
 
-def _mad(xs: Sequence[float]) -> float | None:
+def spread(xs: Sequence[float]) -> float | None:
+    """Median absolute deviation over the median (None below two values)."""
     if len(xs) < 2:
         return None
     med = statistics.median(xs)
     return statistics.median(abs(x - med) for x in xs) / med if med > 0 else None
 
 
-def compare(
-    times: Mapping[str, Sequence[Sequence[float]]],
-    baseline: str = "fp32",
-    load: Mapping[str, float] | None = None,
-) -> dict[str, SpeedCheck]:
-    """SpeedChecks from interleaved step times: times[precision][round] = that block's steps."""
-    base = times.get(baseline) or []
-    out: dict[str, SpeedCheck] = {}
+def speed_check(
+    precision: str,
+    speedup: float | None,
+    interval: tuple[float, float] | None,
+    rounds: int,
+    block: int,
+    steps: Sequence[float],
+    base_steps: Sequence[float],
+    load: Mapping[str, float] | None,
+) -> SpeedCheck:
+    """A precision's SpeedCheck against fp32 from its figures, with the one verdict of its interval."""
+    low, high = interval if interval else (None, None)
     others = load.get("others") if load else None
-    steal = load.get("steal") if load else None
+    v, why = verdict(low, high, rounds, others)
+    return SpeedCheck(
+        precision=precision,
+        baseline="fp32",
+        speedup=speedup,
+        low=low,
+        high=high,
+        rounds=rounds,
+        block=block,
+        step_s=statistics.median(steps) if steps else None,
+        baseline_step_s=statistics.median(base_steps) if base_steps else None,
+        spread=spread(steps),
+        others_cpu=others,
+        steal=load.get("steal") if load else None,
+        verdict=v,
+        reason=why,
+    )
+
+
+def compare(
+    times: Mapping[str, Sequence[Sequence[float]]], load: Mapping[str, float] | None = None
+) -> dict[str, SpeedCheck]:
+    """SpeedChecks against fp32 from interleaved steps: times[precision][round] = a block's steps."""
+    base = times.get("fp32") or []
     base_all = [t for block in base for t in block]
+    out: dict[str, SpeedCheck] = {}
     for name, rounds in times.items():
-        if name == baseline:
-            continue
-        ratios = []
-        for b_block, p_block in zip(base, rounds, strict=False):
-            if b_block and p_block:
-                ratios.append(statistics.median(b_block) / max(statistics.median(p_block), 1e-12))
-        every = [t for block in rounds for t in block]
-        interval = median_interval(ratios)
-        low, high = interval if interval else (None, None)
-        v, why = verdict(low, high, len(ratios), others)
-        out[name] = SpeedCheck(
-            precision=name,
-            baseline=baseline,
-            speedup=statistics.median(ratios) if ratios else None,
-            low=low,
-            high=high,
-            rounds=len(ratios),
-            block=max((len(b) for b in rounds), default=0),
-            step_s=statistics.median(every) if every else None,
-            baseline_step_s=statistics.median(base_all) if base_all else None,
-            spread=_mad(every),
-            others_cpu=others,
-            steal=steal,
-            verdict=v,
-            reason=why,
-        )
+        ratios = [
+            statistics.median(b) / max(statistics.median(p), 1e-12)
+            for b, p in zip(base, rounds, strict=False)
+            if b and p
+        ]
+        speedup = statistics.median(ratios) if ratios else None
+        block = max((len(b) for b in rounds), default=0)
+        every = [t for b in rounds for t in b]
+        if name != "fp32":
+            iv = median_interval(ratios)
+            out[name] = speed_check(name, speedup, iv, len(ratios), block, every, base_all, load)
     return out
 
 
@@ -240,14 +222,11 @@ def interleave(
     clock: Callable[[], float] = time.perf_counter,
     on_round: Callable[[int], None] | None = None,
 ) -> tuple[dict[str, list[list[float]]], dict[str, float] | None]:
-    """Time each stepper in blocks, in alternation, until the budget and MIN_ROUNDS are met.
+    """Time each stepper (one training step, returning its seconds) in blocks, in ABBA order,
+    until the budget and MIN_ROUNDS are met (past the budget up to `cap_s`, 3x it by default).
 
-    Each stepper runs one training step and returns its seconds. One warm-up step each first
-    (kernel selection, optimizer state) sets the block: as many steps as fit in `block_s` for the
-    slowest, 1 to max_block. Rounds go on while under `budget_s`, and past it (up to `cap_s`,
-    3x the budget by default) until MIN_ROUNDS rounds are in; one round always runs (unless
-    stopped), however long the warm-up took. Returns (times, load), with
-    times[name][round] the steps of that name's block in that round.
+    A warm-up step each sets the block (steps that fit `block_s` for the slowest, 1 to max_block);
+    one round always runs unless stopped. Returns (times[name][round] = that block's steps, load).
     """
     names = [baseline, *[n for n in steppers if n != baseline]]
     cap = cap_s if cap_s is not None else 3.0 * budget_s
@@ -260,9 +239,7 @@ def interleave(
         if stop is not None and stop.is_set():
             break
         spent = clock() - t0
-        # One round at the least: a point whose warm-up steps alone outran the cap (512x8 in
-        # bf16 on a CPU without bf16 instructions) had no ratio at all, and the sweep's plot no
-        # point for it. Its one round says "too few for an interval", in words.
+        # One round at the least: a point whose warm-up outran the cap still gets a figure.
         if r > 0 and (spent > cap or (spent > budget_s and r >= MIN_ROUNDS)):
             break
         # ABBA: the order turns round every round, so neither side always follows the other.

@@ -1,27 +1,16 @@
-"""The runs of a comparison side by side: each in a greenlet of one thread, taking turns step by step.
+"""The runs of a comparison side by side: each in a greenlet of one thread, taking turns step by
+step (mpdemo.runs.turns.Baton), so the runs' own step times are the interleaved measurement; the
+evaluations come once every run has trained, one after another.
 
-Round k is step k of every run (ABBA order, mpdemo.runs.turns.Baton), so the runs' own step
-times are the interleaved measurement: run X's speed-up against its backend's fp32 run is the
-ratio of the two runs' median steps over the same rounds, with that figure's own 95 % interval
-(a paired bootstrap of the rounds, mpdemo.runs.timing.ratio_of_medians_interval), and the
-verdict is timing.verdict() of that interval. Nothing is timed
-before the runs. The evaluations come once every run has trained, one after another.
-
-Why greenlets and not a thread a run: torch's OpenMP pool belongs to the thread that computes.
-Runs in threads of their own meant one pool a run, more OpenMP threads than the 2 CPUs of a
-small machine, and libgomp then wakes its workers through the kernel at every parallel region:
-on a quiet 2-core EPYC, tiny-bert batch 32, two runs in two threads stepped at 28.7-30.0 ms
-whatever OpenMP's wait, as greenlets of one thread at 19.8 ms (with mpdemo's brief spin), a run
-alone at 22.6 ms (`python bench/turns.py`). In one thread the runs share one pool.
-
-Accelerate keeps process-wide state (AcceleratorState, PartialState, GradientState share class
-dicts, the Borg pattern); at every hand-over of the baton the leaving run's dicts are saved and
-the coming run's put back in place, with torch's CPU random state, so each run sees only its
-own, as it would alone.
+Greenlets, not a thread a run: torch's OpenMP pool belongs to the thread that computes, and two
+runs in two threads stepped at 28.7-30.0 ms where greenlets of one thread took 19.8 ms (quiet
+2-core EPYC, tiny-bert batch 32, `python bench/turns.py`). Accelerate's process-wide state and
+torch's random state and flags are swapped at every hand-over (StateSwap).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import statistics
 import threading
@@ -33,17 +22,14 @@ from .. import engine
 from ..config import Limits, RunConfig
 from ..engine.cores import Cores  # torch-free: the cores' reading, not the engine
 from ..events import Event, GridPlanned, RunFinished
-from ..files.summary import with_speedups
 from ..messages import Note
 from ..registry import BACKENDS
-from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, verdict
+from .timing import LoadMeter, SpeedCheck, ratio_of_medians_interval, speed_check
 from .turns import Baton, Lane, Pace
 
 _log = logging.getLogger(__name__)
 
 
-# The scheduler lives beside the runs it starts: the greenlets run Together._one, so a run's
-# stack goes down from here to the engine without coming back through mpdemo.runs.turns.
 def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
     """Run runs[i](i) as greenlets of this thread, switching to whichever the baton says is due,
     until every one has ended. A run that raises is logged; the others go on."""
@@ -55,8 +41,7 @@ def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
     while any(not g.dead for g in lets):
         k = baton.due()
         if k is None or lets[k].dead:
-            # Nobody can take the baton: a run waits for a turn that cannot come. End the
-            # waiting runs (their finally blocks leave the rotation) rather than hang.
+            # A run waits for a turn that cannot come: end the waiting runs rather than hang.
             _log.error("no run is due among %s; ending the waiting runs", baton.training)
             for g in lets:
                 if not g.dead:
@@ -75,43 +60,17 @@ def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
 def paired_check(
     base: list[float], times: list[float], warmup: int, precision: str, load: dict | None = None
 ) -> SpeedCheck | None:
-    """A run's SpeedCheck against its baseline run, from their own steps, round by round.
-
-    The speed-up shown is the ratio of the two runs' median steps over the same rounds (what the
-    table shows, so a student's own division agrees); its interval is that figure's own (a paired
-    bootstrap of the rounds), and the verdict comes from it by timing's one rule.
-    """
+    """A run's SpeedCheck against its baseline run from their own steps, round by round: the ratio
+    of their median steps (what the table shows), that figure's own interval, timing's verdict."""
     n = min(len(base), len(times))
     pairs = [(b, t) for b, t in zip(base[warmup:n], times[warmup:n], strict=True) if t > 0]
     if not pairs:
         return None
+    steps, base_steps = [t for _, t in pairs], [b for b, _ in pairs]
+    t_med = statistics.median(steps)
+    speedup = statistics.median(base_steps) / t_med if t_med > 0 else None
     interval = ratio_of_medians_interval(pairs)
-    low, high = interval if interval else (None, None)
-    others = load.get("others") if load else None
-    v, why = verdict(low, high, len(pairs), others)
-    b_med = statistics.median(b for b, _ in pairs)
-    t_med = statistics.median(t for _, t in pairs)
-    spread = (
-        statistics.median(abs(t - t_med) for _, t in pairs) / t_med
-        if len(pairs) > 1 and t_med > 0
-        else None
-    )
-    return SpeedCheck(
-        precision=precision,
-        baseline="fp32",
-        speedup=b_med / t_med if t_med > 0 else None,
-        low=low,
-        high=high,
-        rounds=len(pairs),
-        block=1,
-        step_s=t_med,
-        baseline_step_s=b_med,
-        spread=spread,
-        others_cpu=others,
-        steal=load.get("steal") if load else None,
-        verdict=v,
-        reason=why,
-    )
+    return speed_check(precision, speedup, interval, len(pairs), 1, steps, base_steps, load)
 
 
 class StateSwap:
@@ -145,8 +104,7 @@ class StateSwap:
                 snap["acc"] = [dict(c._shared_state) for c in self._classes()]
             self.saved[leaving] = snap
         snap = self.saved.pop(coming, None)
-        # A run's first turn starts from the flags found before the comparison, not from the
-        # ones the run before it set (a tf32 run's TF32 matmuls would be an fp32 run's too).
+        # A first turn starts from the flags found before the comparison (not a tf32 run's).
         engine.set_torch_flags(snap["flags"] if snap is not None else self.baseline)
         if snap is not None:
             torch.set_rng_state(snap["rng"])
@@ -190,12 +148,10 @@ class Together:
         self.pace = Pace(time.perf_counter())
         self.meter: LoadMeter | None = None
 
-    # --- the runs --------------------------------------------------------------------------
     def run(self) -> None:
         """Train every run (this thread runs the first), return when all have ended."""
         self.meter = LoadMeter()
-        # Said first, before anything loads: the page leaves "measuring..." and the estimate
-        # knows the runs take turns.
+        # Said first, before anything loads: the page leaves "measuring...".
         self.out(
             GridPlanned(
                 machine=engine.machine_info(),
@@ -238,7 +194,6 @@ class Together:
         finally:
             lane.finish()  # whatever happened, the others never wait for this run again
 
-    # --- its events ------------------------------------------------------------------------
     def _emit(self, k: int, ev: Event) -> None:
         with self.lock:
             if ev.kind == "step":
@@ -261,9 +216,8 @@ class Together:
                 self.pace.cores.tick(self.rounds)
 
     def _with_check(self, k: int, ev: RunFinished) -> RunFinished:
-        """The end event with the run's speed-up against its backend's fp32 run, from their steps."""
-        import dataclasses
-
+        """The end event with the run's SpeedCheck against its backend's fp32 run, from their
+        steps (the fold derives its speed-up fields from it, with every other run's)."""
         cfg = self.configs[k]
         if cfg.precision == "fp32" or ev.status == "failed":
             return ev  # its ratio to itself, and every run's without a check: the fold's
@@ -281,5 +235,4 @@ class Together:
         check = paired_check(self.times[base], self.times[k], self.warmup, cfg.precision, load)
         if check is None:
             return ev
-        summary = with_speedups([ev.summary], {cfg.precision: check})[0]
-        return dataclasses.replace(ev, summary=summary)
+        return dataclasses.replace(ev, summary=ev.summary.replace(speed_check=check.to_dict()))

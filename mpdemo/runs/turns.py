@@ -1,20 +1,10 @@
-"""The baton the runs of a comparison pass round: one step of each run, then the next round.
+"""The baton the runs of a comparison pass round: one step of each run a round, in ABBA order
+(the order turns round every round), so a burst of another process's load lands on both sides.
 
-Each run trains in a greenlet of its own, all in one thread (the Trainer owns its loop, so a
-run cannot be a generator; a greenlet keeps a loop's stack between its turns), and only the
-run holding the baton computes: where it would wait, it calls `pause`, which switches to the
-scheduler (mpdemo.runs.together.take_turns). Without `pause` (threads), take() waits on a
-condition instead. A round is one step of every run
-still training, in ABBA order (the order turns round every round, as mpdemo.runs.timing orders
-its blocks), so a burst of another process's load lands on both sides of a comparison and each
-run's own step times are the interleaved measurement. Once every run has left the rotation
-(trained to its end, stopped, diverged or failed), the ones that evaluate take the baton one
-after another for their evaluation.
-
-`swap` (optional) is called with (leaving index or None, coming index) at every hand-over: the
-runner swaps Accelerate's process-wide state there (each run keeps its own).
-
-Nothing here imports torch.
+Each run is a greenlet of one thread (mpdemo.runs.together.take_turns): where it would wait it
+calls `pause`, back to the scheduler; without `pause` (threads) take() waits on a condition.
+Once every run has left the rotation, the ones that evaluate take the baton one after another.
+`swap(leaving, coming)` runs at every hand-over (each run's own process-wide state). No torch.
 """
 
 from __future__ import annotations
@@ -45,7 +35,6 @@ class Baton:
         self.evaluating: list[int] = []  # runs waiting for their evaluation turn, in order
         self.gone: set[int] = set()  # runs that finished for good
 
-    # --- the rotation ---------------------------------------------------------------------
     def _due(self) -> int | None:
         """Whose turn it is: the rotation's next run, or once it is empty the next evaluation."""
         if self.training:

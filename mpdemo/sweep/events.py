@@ -8,8 +8,6 @@ from typing import Literal
 from ..files.machines import Machine
 from ..runs.timing import SpeedCheck
 
-# --- events -----------------------------------------------------------------------------------
-
 
 @dataclass
 class _SweepEvent:
@@ -61,24 +59,21 @@ class SweepPoint(_SweepEvent):
 
     def rows(self) -> list[dict[str, object]]:
         """One JSON/CSV row per precision (fp32's speed-up is 1 by definition, no interval)."""
+        shape = {k: getattr(self, k) for k in ("model", "params", "hidden", "layers", "batch_size")}
         out = []
         for precision, step in self.step_s.items():
             c = self.check(precision)
             out.append(
                 {
-                    "model": self.model,
-                    "params": self.params,
-                    "hidden": self.hidden,
-                    "layers": self.layers,
-                    "batch_size": self.batch_size,
+                    **shape,
                     "seq": self.seq,
                     "precision": precision,
                     "step_s": step,
                     "speedup_vs_fp32": 1.0 if c is None else c.speedup,
-                    "speedup_interval": None if c is None else c.interval,
-                    "speed_verdict": None if c is None else c.verdict,
-                    "speed_reason": None if c is None else c.reason,
-                    "rounds": None if c is None else c.rounds,
+                    "speedup_interval": c and c.interval,
+                    "speed_verdict": c and c.verdict,
+                    "speed_reason": c and c.reason,
+                    "rounds": c and c.rounds,
                     "samples_per_s": self.samples_per_s.get(precision),
                     "tflops": self.tflops.get(precision),
                     "mfu": self.mfu.get(precision),

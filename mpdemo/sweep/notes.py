@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from ..engine.machine import machine_info
 from ..messages import Note
 from ..registry import PRECISION_NAMES
+from ..runs.timing import VERDICTS
 from .events import SweepMemory, SweepPoint
 from .spec import FLOPS_RULE, SWEEP_VERSION, SweepSpec
-
-# --- the crossover, in sentences rendered from the points ------------------------------------
 
 
 def _m(params: int) -> float:
     return params / 1e6
-
-
-VERDICT_ORDER = ("faster", "slower", "same", "unsure")
 
 
 def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, object]:
@@ -27,7 +22,7 @@ def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, object]:
     each part holding the next as its `rest`."""
     parts = [
         (v, ", ".join(n for _, n, x in s if x == v))
-        for v in VERDICT_ORDER
+        for v in VERDICTS
         if any(x == v for _, _, x in s)
     ]
     out: dict[str, object] | None = None
@@ -52,12 +47,8 @@ def series(points: Iterable[SweepPoint], precision: str) -> dict[int, list[tuple
 
 
 def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
-    """(always | never | never_unsure | unsure | from | mixed, where 'from' starts) for one
-    batch's verdicts ordered by size.
-
-    "from k": faster at every size from k on and at none below (those below are slower, the
-    same or unsure, and named so). "never": no size faster and none unsure.
-    """
+    """(always | never | never_unsure | unsure | from | mixed, where 'from' starts) for one batch's
+    verdicts by size: "from k", faster from size k on and at none below."""
     faster = [v == "faster" for v in verdicts]
     if all(faster):
         return "always", 0
@@ -72,11 +63,8 @@ def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
 
 
 def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
-    """The sentences of where each precision paid, from the points' verdicts and nothing else.
-
-    One per precision where every batch size says "never" (or every one "always"); else one per
-    precision and batch size. Sizes are named width x layers, and parameters in millions.
-    """
+    """Where each precision paid, from the points' verdicts only: one sentence a precision where
+    every batch says "never" (or "always"), else one a precision and batch."""
     precisions = [q for q in PRECISION_NAMES if any(q in p.checks for p in points)]
     where = "GPU" if device == "cuda" else device.upper()
     out: list[Note] = []
@@ -128,14 +116,6 @@ def _series_note(
     return Note(f"pays_{name}", args)
 
 
-def crossover_text(points: Sequence[SweepPoint], device: str) -> str:
-    """The crossover sentences in English, one line."""
-    return " ".join(n.text for n in crossover_notes(points, device))
-
-
-# --- files ---------------------------------------------------------------------------------------
-
-
 def sweep_document(
     points: Sequence[SweepPoint],
     memory: SweepMemory | None,
@@ -170,11 +150,8 @@ def sweep_document(
             }
             for p, a in memory.parts.items()
         }
-        doc["memory_of"] = {
-            "model": memory.model, "hidden": memory.hidden, "layers": memory.layers,
-            "params": memory.params, "batch_size": memory.batch_size, "seq": memory.seq,
-            "device": memory.device,
-        }  # fmt: skip
+        keys = ("model", "hidden", "layers", "params", "batch_size", "seq", "device")
+        doc["memory_of"] = {k: getattr(memory, k) for k in keys}
     return doc
 
 
@@ -201,8 +178,3 @@ def params_label(params: int) -> str:
     if params >= 1e6:
         return f"{params / 1e6:.3g} M"
     return f"{params / 1e3:.3g} k"
-
-
-def log10_params(params: int) -> float:
-    """log10 of the parameter count: the plot's x (gradio's plots have no log axis)."""
-    return math.log10(max(1, params))

@@ -19,16 +19,14 @@ from ..engine.precision import autocast, check_precision_on, resolve_device, syn
 from ..messages import ConfigError
 from ..registry import PRECISION_NAMES
 from .sizes import MAX_POINTS, SWEEP_PRECISIONS, Size
-from .spec import (  # noqa: F401 - POINT_CAP_S, SweepSpec, step_flops: sweep/run.py reads them here
+from .spec import (
     MEMORY_SHARE,
-    POINT_CAP_S,
     PointPlan,
     SweepPlan,
     SweepSpec,
     _point_estimate,
     max_sweep_s,
     memory_estimate,
-    step_flops,
 )
 
 if TYPE_CHECKING:
@@ -45,9 +43,6 @@ def default_precisions(device: torch.device) -> tuple[str, ...]:
     if device.type == "mps":
         return ("fp32", "fp16")
     return ("fp32", "bf16")
-
-
-# --- the model at a size ------------------------------------------------------------------------
 
 
 @functools.cache
@@ -89,8 +84,6 @@ def build_model(
     return type(template)(sized_config(template.config, size)).to(device)
 
 
-# --- FLOPs and the device's peak ------------------------------------------------------------------
-
 # Dense peaks in TFLOP/s (the vendors' data sheets without sparsity, as Composer's SpeedMonitor
 # keeps them). Matched on the CUDA device's name in this order; unknown GPUs get no MFU.
 PEAK_TFLOPS: tuple[tuple[str, tuple[str, ...], dict[str, float]], ...] = (
@@ -102,10 +95,8 @@ PEAK_TFLOPS: tuple[tuple[str, tuple[str, ...], dict[str, float]], ...] = (
 
 
 def peak_tflops(device_name: str | None, precision: str) -> tuple[str, float] | None:
-    """(the peak's precision, its dense TFLOP/s) for a CUDA device; None when not in the table.
-
-    fp32 matmuls on CUDA run as TF32 when torch allows it: then TF32's peak is the one.
-    """
+    """(the peak's precision, its dense TFLOP/s) for a CUDA device (TF32's for fp32 when torch
+    allows TF32); None when not in the table."""
     if not device_name:
         return None
     kind = precision
@@ -115,9 +106,6 @@ def peak_tflops(device_name: str | None, precision: str) -> tuple[str, float] | 
         if needle in device_name and not any(x in device_name for x in excluded):
             return (kind, float(table[kind])) if kind in table else None
     return None
-
-
-# --- refusing what would not fit, before anything runs ------------------------------------------
 
 
 def free_memory_bytes(device: torch.device) -> int | None:
@@ -139,13 +127,9 @@ PROBE_S = 0.25  # timed calls per precision stop after this long (at least one a
 def probe_rates(
     device: torch.device, precisions: Iterable[str], seq: int = PROBE_TOKENS
 ) -> dict[str, float]:
-    """FLOP/s of one Linear(256 -> 1024) layer's training step (forward and backward) on `seq`
-    rows under each precision's autocast: the rate the time estimate uses.
-
-    The fastest of up to 5 calls after a warm-up, for about PROBE_S each: a refusal must not
-    come from another process's burst. At 256 rows the rate came out 1.5-6x below what the
-    model's own steps reach (160 GFLOP/s fp32 for small-bert here); at 1024 it is near it.
-    """
+    """FLOP/s of a Linear(256 -> 1024) training step on `seq` rows under each precision's autocast
+    (the time estimate's rate): the fastest of up to 5 calls in about PROBE_S, so another
+    process's burst cannot refuse a sweep. At 256 rows it came out 1.5-6x below the model's."""
     width, out_width = 256, 1024
     if device.type == "cuda":
         # That layer is launch-bound on a GPU: on an H200 the estimate from it put the four
@@ -178,11 +162,8 @@ def probe_rates(
 def plan_sweep(
     spec: SweepSpec, limits: Limits | None = None, rates: Mapping[str, float] | None = None
 ) -> SweepPlan:
-    """Check every size, batch and precision, estimate time and memory; one ConfigError if not.
-
-    Nothing is trained: parameters are counted on the meta device, and the time estimate's rate
-    is a Linear layer's step (probe_rates) unless `rates` are given.
-    """
+    """Check every size, batch and precision, estimate time and memory (parameters counted on the
+    meta device, rates probed unless given); one ConfigError if not."""
     lim = limits or Limits.from_env()
     base = spec.base
     for name in ("seed", "max_length", "lr", "init_scale", "growth_interval"):

@@ -17,31 +17,21 @@ from ..engine.core import collect_garbage, prepare
 from ..engine.machine import machine_info
 from ..engine.memory import accelerate_estimate, anatomy_notes, measure
 from ..engine.precision import timed_step
-from ..events import Pump, stream
+from ..events import Pump
 from ..messages import ConfigError, MpdemoError, Note
 from ..runs.runner import RUN_LOCK
 from ..runs.state import ComparisonState
 from ..runs.timing import compare, interleave
 from .events import SweepEvent, SweepFinished, SweepMemory, SweepPlanned, SweepPoint
 from .notes import crossover_notes
-from .plan import (
-    BATCHES_PER_POINT,
-    POINT_CAP_S,
-    PointPlan,
-    SweepPlan,
-    SweepSpec,
-    build_model,
-    peak_tflops,
-    step_flops,
-)
-
-# --- running it ---------------------------------------------------------------------------------
+from .plan import BATCHES_PER_POINT, build_model, peak_tflops
+from .spec import POINT_CAP_S, PointPlan, SweepPlan, SweepSpec, step_flops
 
 
 def _point_event(
     plan: SweepPlan, index: int, pp: PointPlan, times: Any, load: Any, wall: float, gpu: str | None
 ) -> SweepPoint:
-    checks = compare(times, "fp32", load)
+    checks = compare(times, load)
     step_s = {p: statistics.median(t for b in ts for t in b) for p, ts in times.items() if ts}
     seq = plan.spec.base.max_length
     flops = step_flops(pp.params, pp.batch_size, seq)
@@ -107,12 +97,8 @@ def exclusive(stop: threading.Event) -> Iterator[bool]:
 def run_sweep(
     plan: SweepPlan, emit: Callable[[SweepEvent], None], stop: threading.Event | None = None
 ) -> list[SweepPoint]:
-    """Measure the plan's points in this thread, emitting each as it is done; return them.
-
-    Run it in the thread that will keep using torch (its OpenMP pool is per thread). Stop ends
-    the sweep between points or inside one: the points finished are kept, the one in progress
-    is dropped (it was not measured in full), and the end event says "stopped".
-    """
+    """Measure the plan's points in this thread (torch's pool is per thread), emitting each as it
+    is done; return them. Stop drops the point in progress and keeps the finished ones."""
     stop = stop or threading.Event()
     t_start = time.perf_counter()
     spec, device = plan.spec, plan.device
@@ -133,13 +119,11 @@ def run_sweep(
     try:
         for index, pp in enumerate(plan.points):
             if stop.is_set():
-                status = "stopped"
                 break
             t0 = time.perf_counter()
             template, batches = _data_for(spec, pp.batch_size, data)
             with exclusive(stop) as mine:
                 if not mine:  # stopped while a training of this process held the cores
-                    status = "stopped"
                     break
                 model = build_model(template, pp.size, spec.base.seed, device)
                 optimizer = torch.optim.AdamW(model.parameters(), lr=spec.base.lr)
@@ -153,7 +137,6 @@ def run_sweep(
                 )
                 del model, optimizer
             if stop.is_set():
-                status = "stopped"
                 break
             event = _point_event(plan, index, pp, times, load, time.perf_counter() - t0, gpu)
             points.append(event)
@@ -228,18 +211,9 @@ def _memory_event(plan: SweepPlan, data: dict[int, Any]) -> SweepMemory:
     )
 
 
-def sweep(plan: SweepPlan, stop: threading.Event | None = None) -> Iterator[SweepEvent]:
-    """The sweep's events as an iterator; the work runs in a thread of its own, as train() does
-    (a handler's thread may change between two yields; torch's pool is per thread). Closing the
-    iterator early stops the sweep."""
-    stop = stop or threading.Event()
-    yield from stream(lambda emit: run_sweep(plan, emit, stop), stop, "mpdemo-sweep")
-
-
 class SweepRunner(Pump):
-    """A sweep as the classroom's line runs a comparison (mpdemo.runs.runner.RunnerInterface):
-    started when its turn comes, its events from a Pump of its own (torch's pool is per
-    thread), stopped by the same Event as the page's Stop sets."""
+    """A sweep run by the classroom's line as a comparison is (its events from a Pump of its own:
+    torch's pool is per thread), stopped by the Event the page's Stop sets."""
 
     def __init__(self, plan: SweepPlan, stop: threading.Event | None = None) -> None:
         self.plan = plan

@@ -35,13 +35,9 @@ class Grid:
 
 
 CPU_GRID = Grid(DEFAULT_SIZES, DEFAULT_BATCH_SIZES, DEFAULT_MAX_LENGTH, DEFAULT_BUDGET_S)
-# On CUDA the CPU's grid is launch-bound throughout: on one H200 (../shared/gpu/h200-2026-12-04/)
-# bf16 and fp16 ran 1.20-1.28x slower than fp32 at every point of it. This one spans the
-# crossing there: small-bert at 32 x 256 1.24x slower, 128 x 256 1.72x faster; 512x8 1.32x and
-# 4.38x; 768x12 (base-bert) 4.20x and 6.30x; 1024x24 5.42x and 7.70x faster. Batch 8 shows the
-# launch-bound side at every size. 15 points; the four largest took 66 s on the H200 at a 60 s
-# budget, so about 2-3 minutes there (a smaller GPU: the plan's memory and time checks refuse
-# before anything runs, naming the point; --sizes/--batch-sizes then choose a smaller grid).
+# On CUDA the CPU's grid is launch-bound throughout (one H200: 16-bit 1.20-1.28x slower at every
+# point); this one spans the crossing there (small-bert 32 x 256 1.24x slower, 128 x 256 1.72x
+# faster; 1024x24 7.70x faster), in about 2-3 minutes.
 CUDA_GRID = Grid("64x2,256x4,512x8,768x12,1024x24", "8,32,128", 256, 90.0)
 
 

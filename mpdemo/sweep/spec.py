@@ -1,8 +1,5 @@
-"""The size sweep's plan as records, torch-free: what a sweep measures (SweepSpec), each point's
-estimate and the checked plan (PointPlan, SweepPlan), the FLOPs rule, the memory and time
-estimates and the budget that fits a cap. The page, the CLI, the line's caps and the notes read
-these without importing torch; mpdemo/sweep/plan.py measures the device and builds the plan.
-"""
+"""The size sweep's plan as records, torch-free (SweepSpec, PointPlan, SweepPlan), the FLOPs rule,
+the memory and time estimates and the budget that fits a cap; plan.py measures and builds it."""
 
 from __future__ import annotations
 
