@@ -34,8 +34,7 @@ OUTPUT_DIR = os.path.join(tempfile.gettempdir(), "mpdemo-trainer")
 def compute_accuracy(eval_pred: Any) -> dict[str, float]:
     """The course's compute_metrics: accuracy of the arg-max class."""
     preds = eval_pred.predictions.argmax(-1).tolist()
-    acc, _source = accuracy(preds, eval_pred.label_ids.tolist())
-    return {"accuracy": acc}
+    return {"accuracy": accuracy(preds, eval_pred.label_ids.tolist())}
 
 
 def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import torch
 from ..catalog import BUNDLED_DATASET_DIR, DATASETS, DatasetEntry
 from ..messages import ConfigError, Note
 from ..state import on_reset
-from .slices import resolve, split_of
+from .slices import Slice, resolve, split_of
 
 if TYPE_CHECKING:
     from datasets import Dataset, DatasetDict
@@ -36,13 +36,13 @@ class SplitData:
     notes: list[Note] = field(default_factory=list)
 
 
-def parse_slice(spec: str, sizes: dict[str, int]) -> tuple[str, int, int]:
-    """(split, start, stop) of a slice string (mpdemo.engine.slices); ConfigError when bad or empty."""
+def parse_slice(spec: str, sizes: dict[str, int]) -> Slice:
+    """The slice a string selects (mpdemo.engine.slices); ConfigError when bad or empty."""
     got = resolve(spec, sizes)
     assert got is not None  # sizes were given
     if got.rows <= 0:
         raise ConfigError("empty_slice", value=spec, split=got.split, rows=got.total)
-    return got.split, got.start, got.stop
+    return got
 
 
 _OPEN_LOCK = threading.Lock()
@@ -61,9 +61,7 @@ def open_on_disk(name: str, source: str) -> Dataset | DatasetDict:
     import datasets
 
     try:
-        # datasets 5 is not safe to open from two threads at once (its tqdm lock is set up
-        # lazily: seen as "type object 'tqdm' has no attribute '_lock'" when the Code tab and a
-        # Train click opened the data together), so one thread opens at a time.
+        # datasets 5 is not safe to open from two threads at once (its lazily made tqdm lock).
         with _OPEN_LOCK:
             if source == "builtin":
                 return _bundled()
@@ -89,12 +87,9 @@ def check_slices(name: str, source: str, specs: list[str]) -> None:
 
 def slice_dataset_dict(dsd: DatasetDict, spec: str) -> SplitData:
     """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax."""
-    sizes = {name: len(ds) for name, ds in dsd.items()}
-    split, start, stop = parse_slice(spec, sizes)
-    notes = []
-    if resolve(spec, sizes).clamped:
-        notes.append(Note("slice_clamped", {"slice": spec, "rows": stop - start}))
-    return SplitData(dsd[split].select(range(start, stop)), spec, stop - start, notes)
+    got = parse_slice(spec, {name: len(ds) for name, ds in dsd.items()})
+    notes = [Note("slice_clamped", {"slice": spec, "rows": got.rows})] if got.clamped else []
+    return SplitData(dsd[got.split].select(range(got.start, got.stop)), spec, got.rows, notes)
 
 
 def entry_for(name: str) -> DatasetEntry:
@@ -112,14 +107,8 @@ def load_split(name: str, source: str, spec: str) -> SplitData:
             dsd = datasets.DatasetDict({split_of(spec): dsd})
         return slice_dataset_dict(dsd, spec)
     entry = DATASETS.get(name)
-    hub_name, config = (
-        (name.split("/", 1)[0], entry.hub_config)
-        if entry and entry.hub_config
-        else (
-            name,
-            None,
-        )
-    )
+    config = entry.hub_config if entry and entry.hub_config else None
+    hub_name = name.split("/", 1)[0] if config else name
     # Slicing goes to load_dataset itself: it reads only what the slice needs.
     try:
         parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
@@ -140,38 +129,27 @@ def find_columns(
 ) -> tuple[str, str | None]:
     """The text and label column names, from the catalog or guessed; raise ConfigError if missing."""
     cols = list(ds.column_names)
-    text = (
-        entry.text_column
-        if entry.text_column in cols
-        else next((c for c in TEXT_COLUMNS if c in cols), None)
-    )
-    if text is None:
-        raise ConfigError("no_text_column", value=name, columns=", ".join(cols))
+
+    def column(named: str | None, guesses: tuple[str, ...], missing: str) -> str:
+        found = named if named in cols else next((c for c in guesses if c in cols), None)
+        if found is None:
+            raise ConfigError(missing, value=name, columns=", ".join(cols))
+        return found
+
+    text = column(entry.text_column, TEXT_COLUMNS, "no_text_column")
     if not need_label:
         return text, None
-    label = (
-        entry.label_column
-        if entry.label_column in cols
-        else next((c for c in LABEL_COLUMNS if c in cols), None)
-    )
-    if label is None:
-        raise ConfigError("no_label_column", value=name, columns=", ".join(cols))
-    return text, label
+    return text, column(entry.label_column, LABEL_COLUMNS, "no_label_column")
 
 
 def num_labels_of(ds: Dataset, label: str) -> int:
     """Number of classes: from a ClassLabel feature, else from the values seen."""
-    feature = ds.features.get(label)
-    names = getattr(feature, "names", None)
-    if names:
-        return len(names)
-    return int(max(ds[label])) + 1
+    names = getattr(ds.features.get(label), "names", None)
+    return len(names) if names else int(max(ds[label])) + 1
 
 
-# The runs of a comparison train on the same rows with the same tokenizer: tokenized once,
-# shared (read only: nothing downstream changes a dataset in place; each reader makes its own
-# view). Keyed by the split's datasets fingerprint (datasets' own hash of the data and every
-# transform applied to it), the tokenizer and the settings; the last few kept (a few MiB each).
+# The runs of a comparison tokenize the same rows alike: done once, shared read-only, keyed by
+# the split's datasets fingerprint (a hash of the data and its transforms), tokenizer and length.
 _TOKENIZED: dict[tuple, Dataset] = {}
 _TOKENIZED_KEEP = 4
 _TOKENIZED_LOCK = threading.Lock()
@@ -187,10 +165,7 @@ def forget_tokenized() -> None:
 def tokenize(
     ds: Dataset, tokenizer: PreTrainedTokenizerBase, text: str, label: str | None, max_length: int
 ) -> Dataset:
-    """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM.
-
-    The same split, tokenizer and length as a recent call: that call's dataset (see _TOKENIZED).
-    """
+    """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM."""
     fingerprint = getattr(ds, "_fingerprint", None)
     key = (
         fingerprint,
@@ -219,12 +194,8 @@ def _tokenize(
 ) -> Dataset:
 
     def fn(batch: dict[str, list]) -> dict[str, object]:
-        enc = tokenizer(
-            [str(t) for t in batch[text]],
-            padding="max_length",
-            truncation=True,
-            max_length=max_length,
-        )
+        texts = [str(t) for t in batch[text]]
+        enc = tokenizer(texts, padding="max_length", truncation=True, max_length=max_length)
         if label is not None:
             enc["labels"] = [int(x) for x in batch[label]]
         else:  # causal LM: predict every real token, ignore padding
@@ -274,11 +245,8 @@ def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]
 class StepBatches(torch.utils.data.Dataset):
     """A tokenized datasets.Dataset served one whole batch at a time, in step order.
 
-    A DataLoader with a batch size fetches a batch row by row through datasets' torch
-    formatter and collates it: 1.1-1.4 ms a batch for tiny-bert here, between two steps, where
-    the step timer does not see it but the person waits for it. This reads the split's columns
-    once (numpy, one columnar read) and gathers each batch's rows by index: the same batches,
-    in the same order, in microseconds.
+    A DataLoader fetching row by row and collating spends 1.1-1.4 ms a batch (tiny-bert, here)
+    between steps; the columns read once and gathered by index give the same batches in µs.
     """
 
     def __init__(
@@ -299,14 +267,14 @@ class StepBatches(torch.utils.data.Dataset):
 
 
 def batch_loader(
-    ds: Dataset | torch.utils.data.Dataset, order: list[int], batch_size: int
+    ds: Dataset | torch.utils.data.Dataset, order: list[int] | None, batch_size: int
 ) -> torch.utils.data.DataLoader:
-    """A DataLoader of whole batches, rows in `order`: gathered from the columns for a
-    datasets.Dataset, the DataLoader's own batching for anything else."""
+    """A DataLoader of whole batches, rows in `order` (None: as stored): gathered from the columns
+    for a datasets.Dataset, the DataLoader's own batching for anything else."""
+    order = list(range(len(ds))) if order is None else order
     if hasattr(ds, "with_format"):
         return torch.utils.data.DataLoader(StepBatches(ds, order, batch_size), batch_size=None)
-    subset = torch.utils.data.Subset(ds, order)
-    return torch.utils.data.DataLoader(subset, batch_size=batch_size, shuffle=False)
+    return torch.utils.data.DataLoader(torch.utils.data.Subset(ds, order), batch_size=batch_size)
 
 
 def in_step_order(

@@ -45,7 +45,6 @@ class Recorder(StepHooks):
         lane: Lane | None = None,
     ) -> None:
         self.prep = prep
-        # The run's place among the runs of a comparison that take turns (None: it runs alone).
         self.lane = lane
         self.cfg = prep.cfg
         self.precision = PRECISIONS[prep.cfg.precision]  # the record of what the run asked for
@@ -71,14 +70,11 @@ class Recorder(StepHooks):
         self._start = 0.0
         self._origin = 0.0
         self._probe: DtypeProbe | None = None
-        self.fp8_audit: dict[str, Any] | None = (
-            None  # fp8 runs: mpdemo.engine.fp8.audit of the model
-        )
+        self.fp8_audit: dict[str, Any] | None = None  # fp8 runs: fp8.audit of the model
         self._saved: SavedBytes | None = None  # armed for the first step only
         self.saved_activation_bytes: int | None = None
-        self.numerics: RunNumerics | None = None  # issue 29: watched grads, lost updates, TF32
-        # The threads torch computes with (mpdemo.engine.cores): a comparison's, fitted round
-        # by round by mpdemo.runs.together, or (a run alone: start()) its own, step by step.
+        self.numerics: RunNumerics | None = None  # watched grads, lost updates, TF32
+        # torch's threads (engine/cores.py): the comparison's, or (a run alone) its own, from start()
         self.cores: Cores | None = lane.pace.cores if lane is not None else None
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -186,23 +182,6 @@ class Recorder(StepHooks):
             return False
         return self.step < self.cfg.steps
 
-    # --- turns (mpdemo.runs.turns): no-ops for a run alone --------------------------------
-    def take_turn(self) -> None:
-        """Wait for this run's turn."""
-        if self.lane is not None:
-            self.lane.take()
-
-    def next_turn(self) -> None:
-        """Hand the turn on and wait for the next one."""
-        if self.lane is not None:
-            self.lane.give()
-            self.lane.take()
-
-    def training_done(self) -> None:
-        """Out of the rotation; back once every run trained, for the evaluation and the end."""
-        if self.lane is not None:
-            self.lane.done()
-
     def _diverged(self, loss: float, scale: float | None) -> bool:
         if not math.isfinite(loss):
             self._nonfinite += 1
@@ -215,12 +194,12 @@ class Recorder(StepHooks):
             return False
         self._nonfinite = 0
         first = next((x for x in self.losses if math.isfinite(x)), loss)
-        if loss > max(50.0, 20.0 * first):
+        exploded = loss > max(50.0, 20.0 * first)
+        if exploded:
             self.notes.append(
                 Note("diverged_exploded", {"first": first, "loss": loss, "step": self.step})
             )
-            return True
-        return False
+        return exploded
 
     def should_evaluate(self) -> bool:
         """Evaluate only runs that trained to the end (a stopped run should stop now)."""
@@ -295,16 +274,8 @@ class Recorder(StepHooks):
         backend = BACKENDS[self.cfg.backend].display
         # Accelerate's and the Trainer's fp16 set no autocast on a CPU: the run computed in fp32.
         if self.precision.autocast_dtype == "float16" and effective == "fp32":
-            return [
-                Note(
-                    "fp16_not_applied",
-                    {
-                        "effective": effective,
-                        "backend": backend,
-                        "device": self.device.type.upper(),
-                    },
-                )
-            ]
+            args = {"effective": effective, "backend": backend, "device": self.device.type.upper()}
+            return [Note("fp16_not_applied", args)]
         return [Note("dtype_mismatch", {"requested": requested, "effective": effective})]
 
     def summary(self, status: str) -> Summary:
@@ -315,17 +286,13 @@ class Recorder(StepHooks):
         if self.numerics is not None:
             effective = self.numerics.effective(effective)
         notes = self._dtype_notes(effective) + self.notes
-        # Memory, measured the same way on every device: the activations kept for backward in
-        # one step; on CUDA also the allocator's peak. (A CPU process's RSS is not a measure of
-        # the run: it depends on what ran before it.)
+        # Memory: the activations kept for backward in one step; on CUDA also the allocator's
+        # peak (a CPU process's RSS depends on what ran before the run).
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
         median = statistics.median(warm) if warm else None
-        mad = (
-            statistics.median(abs(t - median) for t in warm) / median
-            if median and len(warm) > 1
-            else None
-        )
+        spread = median and len(warm) > 1
+        mad = statistics.median(abs(t - median) for t in warm) / median if spread else None
         tokens = self.prep.tokens_per_sample
         bs = self.cfg.batch_size
         return Summary(
@@ -362,6 +329,5 @@ class Recorder(StepHooks):
             eval_accuracy=self.metrics.get("accuracy"),
             error_detail=self.error_detail,
             fp8_audit=self.fp8_audit,
-            # issue 29: lost_update_share, bytes_per_param (only when they apply)
             extra=self.numerics.summary_fields() if self.numerics else {},
         )
