@@ -1,16 +1,7 @@
-"""fp8 training where the hardware has it: the check, torchao's conversion, and the audit.
-
-fp8 matmuls run on NVIDIA GPUs of compute capability 8.9 and newer (Ada, Hopper); the number
-formats themselves (E4M3, E5M2) are taught on any machine by mpdemo.teach.formats and mpdemo.teach.underflow.
-Training goes through torchao's `Float8Linear` (dynamic per-tensor scaling): the torch backend's
-loop calls `convert_to_float8_training` with `linear_filter` and `float8_config` from here;
-`Accelerator(mixed_precision="fp8")` builds its torchao backend's `AORecipeKwargs` itself when
-torchao is installed, and the Trainer gets the same Accelerator through its mixed_precision
-(what Accelerate's config sets). All three keep the first and last Linear in high precision and
-convert the rest whose sizes are multiples of 16 (accelerate 1.15's default filter, written out
-in `linear_filter`), so the three backends convert the same layers.
-
-torch is imported inside functions; torchao is optional (requirements-gpu.txt brings it).
+"""fp8 training where the hardware has it (CUDA, compute capability >= 8.9): the check, torchao's
+conversion, and the audit. The three backends convert the same layers through torchao's
+Float8Linear: every Linear but the first and last whose sizes are multiples of 16 (accelerate
+1.15's default filter, written out in `linear_filter`). torchao is optional (requirements-gpu.txt).
 """
 
 from __future__ import annotations
@@ -21,6 +12,8 @@ import importlib.util
 from collections.abc import Callable
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from ..messages import ConfigError
 from ..registry import PRECISIONS
 
@@ -28,13 +21,6 @@ NAME = "fp8"
 TORCHAO_MIN = (0, 6, 1)  # accelerate 1.15's is_torchao_available() floor
 INSTALL = "pip install -r requirements-gpu.txt"
 FLOAT8_LAYER = "Float8Linear"  # torchao.float8's module class, matched by name (no import)
-
-
-def required_capability() -> tuple[int, int]:
-    """The compute capability the fp8 record asks for, (8, 9)."""
-    cc = PRECISIONS[NAME].needs_compute_capability
-    assert cc is not None
-    return cc
 
 
 def gpu(device: Any = None) -> tuple[str, tuple[int, int]] | None:
@@ -49,10 +35,7 @@ def gpu(device: Any = None) -> tuple[str, tuple[int, int]] | None:
 
 
 def refusal(device: Any = None) -> ConfigError:
-    """The one-line refusal, saying what this machine has (read from torch), in message keys.
-
-    One key per case, so every language says the whole sentence (mpdemo/ui/locales).
-    """
+    """The one-line refusal, saying what this machine has; one message key per case."""
     import torch
 
     found = gpu(device)
@@ -74,7 +57,8 @@ def supported(device: Any) -> bool:
     if getattr(device, "type", None) != "cuda":
         return False
     found = gpu(device)
-    return found is not None and found[1] >= required_capability()
+    needs = PRECISIONS[NAME].needs_compute_capability
+    return found is not None and needs is not None and found[1] >= needs
 
 
 def torchao_version() -> tuple[int, ...] | None:
@@ -82,14 +66,9 @@ def torchao_version() -> tuple[int, ...] | None:
     if importlib.util.find_spec("torchao") is None:
         return None
     try:
-        text = importlib.metadata.version("torchao")
-    except importlib.metadata.PackageNotFoundError:
+        return Version(importlib.metadata.version("torchao")).release[:3]
+    except (importlib.metadata.PackageNotFoundError, InvalidVersion):
         return None
-    parts = []
-    for piece in text.split("+")[0].split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts)
 
 
 def check(device: Any, backend: str | None = None) -> None:
@@ -99,12 +78,8 @@ def check(device: Any, backend: str | None = None) -> None:
     version = torchao_version()
     if version is None or version < TORCHAO_MIN:
         found = "" if version is None else f" (found {'.'.join(map(str, version))})"
-        raise ConfigError(
-            "fp8_no_torchao",
-            found=found,
-            minimum=".".join(map(str, TORCHAO_MIN)),
-            install=INSTALL,
-        )
+        minimum = ".".join(map(str, TORCHAO_MIN))
+        raise ConfigError("fp8_no_torchao", found=found, minimum=minimum, install=INSTALL)
 
 
 def linear_filter(model: Any) -> Callable[[Any, str], bool]:
@@ -147,11 +122,8 @@ def _dtype_of(cast_config: Any) -> str | None:
 
 
 def audit(model: Any) -> dict[str, Any]:
-    """What really ran: how many Linear layers are torchao Float8Linear, and which were kept.
-
-    Read from the model after training (the converted modules), not from the request. The
-    formats are read from the layers' config where this torchao records them there.
-    """
+    """What really ran, read from the trained model: its Float8Linear layers, the Linear kept,
+    and the formats where this torchao records them in the layers' config."""
     from torch import nn
 
     float8, kept = [], []
@@ -166,12 +138,8 @@ def audit(model: Any) -> dict[str, Any]:
                     formats[tensor] = dtype
         elif isinstance(mod, nn.Linear):
             kept.append(name)
-    return {
-        "float8_layers": len(float8),
-        "linear_layers": len(float8) + len(kept),
-        "kept": kept,
-        "formats": formats,
-    }
+    total = len(float8) + len(kept)
+    return {"float8_layers": len(float8), "linear_layers": total, "kept": kept, "formats": formats}
 
 
 def effective_dtype(model: Any) -> Any:

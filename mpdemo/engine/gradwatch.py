@@ -1,14 +1,8 @@
-"""Underflow watched live: each layer's gradient magnitudes, as the loss scaler sees them, binned
-on log2 against a format's windows every N steps of a run (`--watch-grads N`).
-
-A hook on every parameter (`register_post_accumulate_grad_hook`) fires inside backward, once
-the parameter's gradient is complete; the first one queues a callback on autograd's engine
-(`queue_callback`, as DDP's reducer does) that copies every gradient at once when backward ends.
-With a GradScaler those gradients are still multiplied by the step's loss scale (unscale_ comes
-later, in scaler.step), so the values binned are the ones the scaler guards; without one the
-scale is 1. The hooks are there only for a watched step, and the Recorder takes the copy's
-seconds out of that step's time (`spent`), so the step times stay the training's own. Works the
-same for the three backends: the hooks are on the tensors, the callback on backward itself.
+"""Underflow watched live (`--watch-grads N`): every N steps, each layer's gradient magnitudes
+binned on log2 against a format's windows. On a watched step a hook on every parameter notes its
+gradient once backward completed it, and one callback on autograd's engine (as DDP's reducer
+queues) copies them all when backward ends: still multiplied by the loss scale, as the scaler
+sees them. The Recorder takes the copy's seconds (`spent`) out of the step's time.
 """
 
 from __future__ import annotations
@@ -34,15 +28,12 @@ def windows() -> dict[str, dict[str, float]]:
 def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
     """|g| binned on log2 edges LO..HI, with the shares fmt flushes, keeps subnormal, overflows.
 
-    counts has len(edges) + 1 entries: counts[0] is below 2^LO (exact zeros included),
-    counts[i] is [2^edges[i-1], 2^edges[i]), the last is 2^HI and above (inf and NaN included),
-    so the counts sum to g's elements. The shares are of the non-zero elements, decided by
-    rounding exactly as a cast to fmt does (round to nearest even).
+    counts[0] is below 2^LO (zeros included), counts[i] is [2^edges[i-1], 2^edges[i]), the last
+    2^HI and above (inf, NaN): they sum to g's elements. Shares round as a cast to fmt does.
     """
     lay = layout(fmt)
     a = g.detach().abs().to(torch.float32).flatten()
-    # On the gradient's device: boundaries on the CPU with a model on CUDA made every watched
-    # step fail there ("Expected all tensors to be on the same device", H200, 2026-12-04).
+    # On the gradient's device: CPU boundaries failed every watched step of a CUDA model.
     edges = torch.arange(LO, HI + 1, dtype=torch.float32, device=a.device)
     finite = torch.isfinite(a)
     # bucketize on exact powers of two: |g| = 2^LO lands in the first bin above LO.
@@ -62,8 +53,7 @@ def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
         "bin_edges_log2": edges.to(torch.int64).tolist(),
         "counts": counts.tolist(),
         "elements": a.numel(),
-        # The exact zeros hide in counts[0] (below 2^LO): a picture of the non-zero values, and
-        # shares summed over layers, need them apart (an embedding's unused rows are zeros).
+        # Zeros hide in counts[0]: the non-zero picture and summed shares need them apart.
         "nonzero": nz,
         "flushed": int(flushed.sum()) / nz if nz else 0.0,
         "subnormal": int(sub.sum()) / nz if nz else 0.0,
@@ -92,8 +82,7 @@ class GradWatch:
         self._done: list[tuple[str, torch.Tensor]] = []
 
     def _hook_all(self) -> None:
-        # Only for the watched step: hooks on every parameter on every step cost the unwatched
-        # steps ~100 Python calls inside backward (bench/watch_grads.py: 6-8 % on tiny-bert).
+        # Only for the watched step: on every step they cost 6-8 % (tiny-bert, bench/watch_grads.py).
         self._handles = [
             p.register_post_accumulate_grad_hook(self._hook(layer)) for layer, p in self._params
         ]
@@ -102,12 +91,9 @@ class GradWatch:
         def hook(p: torch.Tensor) -> None:
             if not self.armed or p.grad is None:
                 return
-            # Only note the parameter: one callback copies them all once backward has finished,
-            # so backward's kernels run back to back as in an unwatched step (a copy here, between
-            # two of them, once measured the watched step ~8 % over its `spent`; later quiet runs
-            # of bench/watch_grads.py put both ways within noise of the plain run). Chosen over
-            # leaving the watched steps out of the step-time statistics: every step stays in the
-            # median and in the verdict's paired rounds, and nothing after the Recorder changes.
+            # Only note it: one callback copies them all after backward, so backward's kernels
+            # run back to back as in an unwatched step (bench/watch_grads.py) and every step stays
+            # in the step-time statistics.
             self._done.append((layer, p))
             if len(self._done) == 1:
                 torch.autograd.Variable._execution_engine.queue_callback(self._copy)

@@ -1,9 +1,6 @@
-"""Memory anatomy: what one training step holds, per precision, counted from the tensors themselves.
-
-Weights, gradients and AdamW's state are summed from each tensor's own `nbytes` after one real
-step; the activations saved for backward come from the saved-tensor hooks (probes.SavedBytes);
-on CUDA the allocator's peak (torch.cuda.max_memory_allocated) is read too. Beside them, what
-Accelerate's model-memory rule (`accelerate estimate-memory`) would estimate for the same model.
+"""Memory anatomy: what one training step holds, per precision, counted from the tensors themselves
+(weights, gradients, AdamW's state by `nbytes`; saved activations by probes.SavedBytes; on CUDA
+the allocator's peak), beside what Accelerate's `estimate-memory` rule would say.
 """
 
 from __future__ import annotations
@@ -77,10 +74,8 @@ def one_step(
 ) -> Anatomy:
     """Run one real training step of `precision` and count what it held, part by part.
 
-    The gradients are counted after the optimizer step, before anything frees them (they are
-    left in place: the caller sees the tensors that were counted). The model must be fresh (no
-    optimizer state yet) for the peak to include the state's first allocation, as a run's
-    first step does.
+    Gradients are counted after the optimizer step, left in place; a fresh model (no optimizer
+    state yet) makes the peak include the state's first allocation, as a run's first step does.
     """
     scaler = grad_scaler(device, precision, cfg)
     params = _unique(model.parameters())
@@ -131,13 +126,9 @@ def measure(
 
 
 def accelerate_estimate(params: int, precision: str) -> dict[str, int] | None:
-    """Accelerate's estimate for AdamW training of a model with `params` fp32 parameters.
-
-    Calls accelerate's own `estimate_training_usage` (what `accelerate estimate-memory` prints
-    as "Training using Adam": the largest of its parts, not their sum). With S the fp32 model
-    size (4 bytes a parameter): fp32 = weights S, gradients S, optimizer 2S, step 4S -> 4S;
-    fp16/bf16 = weights S, gradients 1.5S, optimizer 2S, step 2S -> 2S. No activations (it
-    estimates batch size 1). None for a precision the rule does not cover.
+    """Accelerate's estimate for AdamW training of `params` fp32 parameters: its own
+    `estimate_training_usage`, "Training using Adam" being the largest part, not their sum (S the
+    fp32 size: 4S for fp32, 2S for fp16/bf16; no activations). None where the rule says nothing.
     """
     name = _ACCELERATE_DTYPES.get(precision)
     if name is None:

@@ -1,13 +1,7 @@
-"""What the Recorder watches beyond time and loss (issue 29), in one object it calls at four points.
-
-- `--watch-grads N`: gradient histograms every N steps (mpdemo/engine/gradwatch.py);
-- `lost_update_share` each step for pure bf16 weights or `--lost-updates on` (engine/master.py);
-- the bytes per parameter of the run's recipe, measured from its tensors after the first step;
-- the TF32 audit: a tf32 run says TF32 was on; an fp32 run on an sm >= 8.0 GPU whose float32
-  matmul precision let cuBLAS use TF32 says so.
-
-The Recorder calls `before_step()` before its clock starts, subtracts `excluded_s()` from the
-step's time (the hooks that run inside the step), and calls `after_step()` once the clock stopped.
+"""What the Recorder watches beyond time and loss: gradient histograms (`--watch-grads N`),
+lost updates (engine/master.py), bytes per parameter and the TF32 audit. The Recorder calls
+`before_step()` before its clock starts, subtracts `excluded_s()` (the hooks' seconds inside the
+step) and calls `after_step()` once the clock stopped.
 """
 
 from __future__ import annotations
@@ -33,13 +27,10 @@ class RunNumerics:
         cfg = prep.cfg
         self.prep = prep
         self.precision = PRECISIONS[cfg.precision]
-        # Its gradients are watched against its own format (fp32's and tf32's against fp16's:
-        # what a switch to fp16 would flush).
-        self.watch = (
-            gradwatch.GradWatch(prep.model, self.precision.watch_format, cfg.watch_grads)
-            if cfg.watch_grads
-            else None
-        )
+        # Watched against its own format (fp32's and tf32's against fp16's: what fp16 would flush).
+        fmt = self.precision.watch_format
+        every = cfg.watch_grads
+        self.watch = gradwatch.GradWatch(prep.model, fmt, every) if every else None
         self.lost = master.LostUpdates(prep.optimizer) if cfg.tracks_updates else None
         self.lost_shares: list[float] = []
         self.bytes_per_param: dict[str, float] | None = None
