@@ -1,8 +1,4 @@
-"""The Hugging Face Trainer: the course's TrainingArguments listing, brought to transformers 5.
-
-`train_loop` is the listing the Code tab shows and `python -m mpdemo code` writes out: its
-keyword-only parameters are this run's settings (from `settings()`), filled in as values there.
-"""
+"""The Hugging Face Trainer: the course's TrainingArguments listing, brought to transformers 5."""
 
 from __future__ import annotations
 
@@ -19,7 +15,6 @@ if TYPE_CHECKING:
     from ..config import RunConfig
     from .hooks import StepHooks
 
-# The loop's inputs: parameter name -> the attribute of prepare()'s result it is.
 INPUTS = {
     "model": "model",
     "optimizer": "optimizer",

@@ -194,8 +194,8 @@ def run_backend(prep: Prepared, rec: Recorder) -> None:
             reset_accelerate_state()
 
 
-def failed_summary(cfg: RunConfig, err: BaseException) -> Summary:
-    """The summary of a run that could not even start (bad model, unreachable hub...)."""
+def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:
+    """The end of a run that could not even start (bad model, unreachable hub...)."""
     note = err.note if isinstance(err, MpdemoError) else Note("failed", {"detail": str(err)})
     # Bad input is the person's to fix (one line); anything else is a bug: keep its traceback.
     detail = None if isinstance(err, MpdemoError) else "".join(traceback.format_exception(err))
@@ -204,14 +204,10 @@ def failed_summary(cfg: RunConfig, err: BaseException) -> Summary:
         log.error("could not start: %s", err, exc_info=err)
     else:
         log.warning("could not start: %s", err)
-    return Summary.failed(
+    summary = Summary.failed(
         label=cfg.label, backend=cfg.backend, precision=cfg.precision, note=note, detail=detail
     )
-
-
-def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:
-    """A RunFinished for a run whose preparation failed."""
-    return RunFinished(f"{index}:{cfg.label}", cfg.label, "failed", failed_summary(cfg, err))
+    return RunFinished(f"{index}:{cfg.label}", cfg.label, "failed", summary)
 
 
 _frozen = False

@@ -116,11 +116,6 @@ def converter() -> Callable[..., Any]:
     return convert_to_float8_training
 
 
-def _dtype_of(cast_config: Any) -> str | None:
-    dtype = getattr(cast_config, "target_dtype", None)
-    return str(dtype).replace("torch.", "") if dtype is not None else None
-
-
 def audit(model: Any) -> dict[str, Any]:
     """What really ran, read from the trained model: its Float8Linear layers, the Linear kept,
     and the formats where this torchao records them in the layers' config."""
@@ -133,9 +128,9 @@ def audit(model: Any) -> dict[str, Any]:
             float8.append(name)
             cfg = getattr(mod, "config", None)
             for tensor in ("input", "weight", "grad_output"):
-                dtype = _dtype_of(getattr(cfg, f"cast_config_{tensor}", None))
-                if dtype:
-                    formats[tensor] = dtype
+                dtype = getattr(getattr(cfg, f"cast_config_{tensor}", None), "target_dtype", None)
+                if dtype is not None:
+                    formats[tensor] = str(dtype).replace("torch.", "")
         elif isinstance(mod, nn.Linear):
             kept.append(name)
     total = len(float8) + len(kept)

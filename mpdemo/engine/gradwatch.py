@@ -13,16 +13,11 @@ from typing import Any
 import torch
 
 from ..teach.formats import LOW_PRECISION
-from ..teach.rounding import layout, log2_windows
+from ..teach.rounding import layout
 from .precision import synchronize
 
 LO, HI = -40, 20  # log2 bin edges shown: 2^-40 .. 2^20, one bin per binade
 WATCH_FORMATS = LOW_PRECISION  # every format a run can be watched against (a record's)
-
-
-def windows() -> dict[str, dict[str, float]]:
-    """log2 of each watched format's edges: zero below, subnormal below, overflow above."""
-    return log2_windows(WATCH_FORMATS)
 
 
 def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
@@ -61,11 +56,6 @@ def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
     }
 
 
-def _layer_name(param_name: str) -> str:
-    """A module's name from its parameter's: 'encoder.0.dense.weight' -> 'encoder.0.dense'."""
-    return param_name.rsplit(".", 1)[0] if "." in param_name else param_name
-
-
 class GradWatch:
     """Hooks on every parameter; on an armed step, each layer's gradient histogram."""
 
@@ -75,7 +65,8 @@ class GradWatch:
         self.spent = 0.0  # seconds the copy took in the current step (the Recorder subtracts)
         self.armed = False
         self._layers: dict[str, list[torch.Tensor]] = {}
-        self._params = [(_layer_name(n), p) for n, p in model.named_parameters() if p.requires_grad]
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        self._params = [(n.rsplit(".", 1)[0], p) for n, p in named]  # 'l.dense.weight' -> 'l.dense'
         self._handles: list[Any] = []
         # The parameters whose gradient backward completed, in that order (the layers' order in
         # the histograms, as when each hook copied its own gradient).

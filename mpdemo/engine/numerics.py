@@ -13,6 +13,7 @@ import torch
 
 from ..messages import Note
 from ..registry import BACKENDS, PRECISIONS
+from ..teach.rounding import log2_windows
 from . import gradwatch, master
 from .precision import tf32_in_effect
 
@@ -68,7 +69,9 @@ class RunNumerics:
             used = self._scale if self._scale is not None else 1.0
             grads = self.watch.collect(self._step, used)
             if grads is not None:
-                grads["windows"] = gradwatch.windows()
+                grads["windows"] = log2_windows(
+                    gradwatch.WATCH_FORMATS
+                )  # log2 of each format's edges
         if self.bytes_per_param is None and self._step >= 1:
             self.bytes_per_param = master.bytes_per_param(self.prep.model, self.prep.optimizer)
         self._scale = scale

@@ -63,12 +63,8 @@ class SavedBytes:
             fn = inputs[0]
         return False
 
-    @staticmethod
-    def _unpack(t: torch.Tensor) -> torch.Tensor:
-        return t
-
     def __enter__(self) -> SavedBytes:
-        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
         self._ctx.__enter__()
         return self
 
