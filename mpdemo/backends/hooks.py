@@ -68,12 +68,8 @@ class StepHooks:
         """Yield the batches; each step is timed from its first line to its rec.record()."""
         it = iter(batches)
         try:
-            while True:
-                self.take_turn()  # the batch is fetched in the turn: Accelerate's loader state
-                try:
-                    batch = next(it)
-                except StopIteration:
-                    break
+            self.take_turn()  # each batch is fetched in the run's turn: Accelerate's loader state
+            for batch in it:
                 self._logged = None
                 self.begin()
                 yield batch  # the loop's body runs here
@@ -84,9 +80,8 @@ class StepHooks:
                 self.next_turn()
         finally:
             # Closed in this run's turn: the garbage collector would close it in any run's turn.
-            close = getattr(it, "close", None)
-            if close is not None:
-                close()
+            if hasattr(it, "close"):
+                it.close()
         self.training_done()
 
     def record(self, loss: Any, scaler: Any, skipped: bool = False) -> None:

@@ -69,11 +69,11 @@ class Recorder(StepHooks):
         self._t0 = 0.0
         self._start = 0.0
         self._origin = 0.0
-        self._probe: DtypeProbe | None = None
+        self._probe = DtypeProbe(prep.model)
+        self.numerics = RunNumerics(prep)  # watched grads, lost updates, TF32
         self.fp8_audit: dict[str, Any] | None = None  # fp8 runs: fp8.audit of the model
         self._saved: SavedBytes | None = None  # armed for the first step only
         self.saved_activation_bytes: int | None = None
-        self.numerics: RunNumerics | None = None  # watched grads, lost updates, TF32
         # torch's threads (engine/cores.py): the comparison's, or (a run alone) its own, from start()
         self.cores: Cores | None = lane.pace.cores if lane is not None else None
 
@@ -85,8 +85,6 @@ class Recorder(StepHooks):
         mps_no_amp = self.device.type == "mps" and self.precision.autocast_dtype is not None
         if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):
             self.notes.append(Note("mps_autocast_off", {"precision": self.cfg.precision}))
-        self._probe = DtypeProbe(self.prep.model)
-        self.numerics = RunNumerics(self.prep)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         if self.lane is None:
@@ -115,16 +113,14 @@ class Recorder(StepHooks):
             # Count the activations kept for backward over the first step (a warm-up step,
             # left out of the timings, so the hooks' cost never reaches mean_step_s).
             self._saved = SavedBytes(self.prep.model).__enter__()
-        if self.numerics is not None:
-            self.numerics.before_step(self.step + 1)
+        self.numerics.before_step(self.step + 1)
         self._t0 = time.perf_counter()
 
     def lap(self) -> float:
         """Seconds since begin(), after the device finished the step's work."""
         synchronize(self.device)  # the step's GPU kernels have finished before we read the clock
         dt = time.perf_counter() - self._t0
-        if self.numerics is not None:  # its hooks' seconds inside the step are not training
-            dt -= self.numerics.excluded_s()
+        dt -= self.numerics.excluded_s()  # its hooks' seconds inside the step are not training
         self._close_saved()
         return dt
 
@@ -151,7 +147,7 @@ class Recorder(StepHooks):
         self.scales.append(scale)
         bs = self.cfg.batch_size
         tokens = self.prep.tokens_per_sample
-        lost, grads = self.numerics.after_step(scale) if self.numerics else (None, None)
+        lost, grads = self.numerics.after_step(scale)
         self.emit(
             StepEvent(
                 run_id=self.run_id,
@@ -186,19 +182,18 @@ class Recorder(StepHooks):
         if not math.isfinite(loss):
             self._nonfinite += 1
             # Without a scaler one NaN poisons the weights; with one, give it a few back-offs.
-            if scale is None or self._nonfinite >= NONFINITE_PATIENCE:
+            diverged = scale is None or self._nonfinite >= NONFINITE_PATIENCE
+            if diverged:
                 self.notes.append(
                     Note("diverged_nonfinite", {"loss": str(loss), "step": self.step})
                 )
-                return True
-            return False
+            return diverged
         self._nonfinite = 0
         first = next((x for x in self.losses if math.isfinite(x)), loss)
         exploded = loss > max(50.0, 20.0 * first)
         if exploded:
-            self.notes.append(
-                Note("diverged_exploded", {"first": first, "loss": loss, "step": self.step})
-            )
+            args = {"first": first, "loss": loss, "step": self.step}
+            self.notes.append(Note("diverged_exploded", args))
         return exploded
 
     def should_evaluate(self) -> bool:
@@ -225,12 +220,10 @@ class Recorder(StepHooks):
     def finish(self) -> Summary:
         """Build the summary, emit RunFinished, return the summary."""
         self._close_saved()  # a step that raised between begin() and lap() must not leave hooks
-        if self._probe is not None:
-            self._probe.close()
-            self.effective_dtype = self.effective_dtype or self._probe.dtype
-        if self.numerics is not None:
-            self.numerics.close()
-            self.notes += self.numerics.notes()
+        self._probe.close()
+        self.effective_dtype = self._probe.dtype
+        self.numerics.close()
+        self.notes += self.numerics.notes()
         if self.precision.float8:  # fp8: what ran is which layers torchao converted
             self._audit_fp8()
         if self.cores is not None:
@@ -238,9 +231,8 @@ class Recorder(StepHooks):
             if self.lane is None:
                 self.cores.close()
         if self.processes > 1:
-            self.notes.append(
-                Note("distributed", {"n": self.processes, "batch": self.cfg.batch_size})
-            )
+            args = {"n": self.processes, "batch": self.cfg.batch_size}
+            self.notes.append(Note("distributed", args))
         status = self.status or "completed"
         summary = self.summary(status)
         self.log.info("%s after %d steps", status, self.step)
@@ -257,13 +249,10 @@ class Recorder(StepHooks):
         # No Float8Linear at all: the probe's dtype (bf16) stands, and the summary says so.
         self.effective_dtype = fp8.effective_dtype(self.prep.model) or self.effective_dtype
         a = self.fp8_audit
-        if a["float8_layers"]:
-            args = {"float8": a["float8_layers"], "linear": a["linear_layers"]}
-            # The kept layers run in the precision's autocast dtype (bf16, the registry's).
+        if a["float8_layers"]:  # the kept layers run in the precision's autocast dtype (bf16)
             kept_in = dtype_name(self.precision.torch_autocast_dtype())
-            self.notes.append(
-                Note("fp8_layers", {**args, "kept": len(a["kept"]), "dtype": kept_in})
-            )
+            args = {"float8": a["float8_layers"], "linear": a["linear_layers"], "dtype": kept_in}
+            self.notes.append(Note("fp8_layers", {**args, "kept": len(a["kept"])}))
 
     # --- summary --------------------------------------------------------------------------
     def _dtype_notes(self, effective: str | None) -> list[Note]:
@@ -282,9 +271,7 @@ class Recorder(StepHooks):
         """What the run measured (mpdemo.files.summary.Summary)."""
         warm = self.times[self.cfg.warmup_steps :] or self.times
         mean_step = statistics.fmean(warm) if warm else None
-        effective = dtype_name(self.effective_dtype)
-        if self.numerics is not None:
-            effective = self.numerics.effective(effective)
+        effective = self.numerics.effective(dtype_name(self.effective_dtype))
         notes = self._dtype_notes(effective) + self.notes
         # Memory: the activations kept for backward in one step; on CUDA also the allocator's
         # peak (a CPU process's RSS depends on what ran before the run).
@@ -329,5 +316,5 @@ class Recorder(StepHooks):
             eval_accuracy=self.metrics.get("accuracy"),
             error_detail=self.error_detail,
             fp8_audit=self.fp8_audit,
-            extra=self.numerics.summary_fields() if self.numerics else {},
+            extra=self.numerics.summary_fields(),
         )
