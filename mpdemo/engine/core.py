@@ -92,17 +92,17 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
         model = builtin_model(cfg.model, 0, 0, 0, 0)
         tokens = None
     else:
-        train_split = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
-        eval_split = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
-        notes += train_split.notes + eval_split.notes
+        train_rows, train_notes = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
+        eval_rows, eval_notes = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
+        notes += train_notes + eval_notes
         entry = D.entry_for(cfg.dataset)
-        text, label = D.find_columns(train_split.dataset, entry, cfg.dataset, src.task == "cls")
-        D.find_columns(eval_split.dataset, entry, cfg.dataset, src.task == "cls")
-        num_labels = D.num_labels_of(train_split.dataset, label) if label else 0
+        text, label = D.find_columns(train_rows, entry, cfg.dataset, src.task == "cls")
+        D.find_columns(eval_rows, entry, cfg.dataset, src.task == "cls")
+        num_labels = D.num_labels_of(train_rows, label) if label else 0
         tok_source = str(BUNDLED_TOKENIZER_DIR) if src.model == "builtin" else cfg.model
         tokenizer = load_tokenizer(tok_source, hub=src.model == "hub")
-        train_ds = D.tokenize(train_split.dataset, tokenizer, text, label, cfg.max_length)
-        eval_ds = D.tokenize(eval_split.dataset, tokenizer, text, label, cfg.max_length)
+        train_ds = D.tokenize(train_rows, tokenizer, text, label, cfg.max_length)
+        eval_ds = D.tokenize(eval_rows, tokenizer, text, label, cfg.max_length)
         # Seed right before building: the same cfg gives the same initial weights in every backend.
         torch.manual_seed(cfg.seed)
         if src.model == "builtin":

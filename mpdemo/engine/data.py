@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,16 +23,6 @@ TEXT_COLUMNS = ("text", "sentence", "content", "review", "document")
 LABEL_COLUMNS = ("label", "labels", "sentiment")
 RANDOM_TRAIN_ROWS = 1600  # the recipe's 50 batches of 32
 RANDOM_EVAL_ROWS = 256
-
-
-@dataclass
-class SplitData:
-    """One loaded, sliced split before tokenization."""
-
-    dataset: Dataset
-    spec: str
-    rows: int
-    notes: list[Note] = field(default_factory=list)
 
 
 def parse_slice(spec: str, sizes: dict[str, int]) -> Slice:
@@ -85,11 +74,11 @@ def check_slices(name: str, source: str, specs: list[str]) -> None:
         parse_slice(spec, sizes if sizes is not None else {split_of(spec): 10**12})
 
 
-def slice_dataset_dict(dsd: DatasetDict, spec: str) -> SplitData:
-    """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax."""
+def slice_dataset_dict(dsd: DatasetDict, spec: str) -> tuple[Dataset, list[Note]]:
+    """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax (and its notes)."""
     got = parse_slice(spec, {name: len(ds) for name, ds in dsd.items()})
     notes = [Note("slice_clamped", {"slice": spec, "rows": got.rows})] if got.clamped else []
-    return SplitData(dsd[got.split].select(range(got.start, got.stop)), spec, got.rows, notes)
+    return dsd[got.split].select(range(got.start, got.stop)), notes
 
 
 def entry_for(name: str) -> DatasetEntry:
@@ -97,8 +86,9 @@ def entry_for(name: str) -> DatasetEntry:
     return DATASETS.get(name) or DatasetEntry(name, False, name, text_column="", label_column="")
 
 
-def load_split(name: str, source: str, spec: str) -> SplitData:
-    """Load and slice one split of the bundled dataset, a local save_to_disk folder or a Hub id."""
+def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
+    """One split of the bundled dataset, a local save_to_disk folder or a Hub id, sliced (and
+    the notes the slicing calls for)."""
     import datasets
 
     if source in ("builtin", "local"):
@@ -121,7 +111,7 @@ def load_split(name: str, source: str, spec: str) -> SplitData:
         raise ConfigError("load_failed", value=name, detail=str(err).split("\n")[0][:300]) from None
     if len(ds) == 0:
         raise ConfigError("empty_slice", value=spec, split=split_of(spec), rows=0)
-    return SplitData(ds, spec, len(ds))
+    return ds, []
 
 
 def find_columns(

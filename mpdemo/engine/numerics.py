@@ -28,10 +28,11 @@ class RunNumerics:
         cfg = prep.cfg
         self.prep = prep
         self.precision = PRECISIONS[cfg.precision]
-        # Watched against its own format (fp32's and tf32's against fp16's: what fp16 would flush).
-        fmt = self.precision.watch_format
-        every = cfg.watch_grads
-        self.watch = gradwatch.GradWatch(prep.model, fmt, every) if every else None
+        self.watch: gradwatch.GradWatch | None = None
+        if cfg.watch_grads:  # against its own format (fp32's and tf32's: fp16's, what it flushes)
+            self.watch = gradwatch.GradWatch(
+                prep.model, self.precision.watch_format, cfg.watch_grads
+            )
         self.lost = master.LostUpdates(prep.optimizer) if cfg.tracks_updates else None
         self.lost_shares: list[float] = []
         self.bytes_per_param: dict[str, float] | None = None
@@ -57,10 +58,8 @@ class RunNumerics:
         return (self.watch.spent if self.watch else 0.0) + (self.lost.spent if self.lost else 0.0)
 
     def after_step(self, scale: float | None) -> tuple[float | None, dict[str, Any] | None]:
-        """(the step's lost-update share, its gradient histograms), after the clock stopped.
-
-        `scale` is the scale after this step's update; the gradients carried the one before.
-        """
+        """(the step's lost-update share, its gradient histograms), after the clock stopped;
+        `scale` is the one after this step's update (its gradients carried the one before)."""
         share = self.lost.take() if self.lost is not None else None
         if share is not None:
             self.lost_shares.append(share)
@@ -68,11 +67,9 @@ class RunNumerics:
         if self.watch is not None:
             used = self._scale if self._scale is not None else 1.0
             grads = self.watch.collect(self._step, used)
-            if grads is not None:
-                grads["windows"] = log2_windows(
-                    gradwatch.WATCH_FORMATS
-                )  # log2 of each format's edges
-        if self.bytes_per_param is None and self._step >= 1:
+            if grads is not None:  # with log2 of each watched format's edges
+                grads["windows"] = log2_windows(gradwatch.WATCH_FORMATS)
+        if self.bytes_per_param is None and self.prep.cfg.tracks_updates:
             self.bytes_per_param = master.bytes_per_param(self.prep.model, self.prep.optimizer)
         self._scale = scale
         return share, grads
@@ -103,7 +100,7 @@ class RunNumerics:
         out: dict[str, Any] = {}
         if self.lost_shares:
             out["lost_update_share"] = statistics.fmean(self.lost_shares)
-        if self.bytes_per_param is not None and self.prep.cfg.tracks_updates:
+        if self.bytes_per_param is not None:
             out["bytes_per_param"] = self.bytes_per_param
         return out
 
