@@ -7,6 +7,7 @@ sees them. The Recorder takes the copy's seconds (`spent`) out of the step's tim
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -72,24 +73,14 @@ class GradWatch:
         # the histograms, as when each hook copied its own gradient).
         self._done: list[tuple[str, torch.Tensor]] = []
 
-    def _hook_all(self) -> None:
-        # Only for the watched step: on every step they cost 6-8 % (tiny-bert, bench/watch_grads.py).
-        self._handles = [
-            p.register_post_accumulate_grad_hook(self._hook(layer)) for layer, p in self._params
-        ]
-
-    def _hook(self, layer: str) -> Any:
-        def hook(p: torch.Tensor) -> None:
-            if not self.armed or p.grad is None:
-                return
-            # Only note it: one callback copies them all after backward, so backward's kernels
-            # run back to back as in an unwatched step (bench/watch_grads.py) and every step stays
-            # in the step-time statistics.
-            self._done.append((layer, p))
-            if len(self._done) == 1:
-                torch.autograd.Variable._execution_engine.queue_callback(self._copy)
-
-        return hook
+    def _note(self, layer: str, p: torch.Tensor) -> None:
+        """A parameter's gradient is complete: only note it. One callback copies them all after
+        backward, so backward's kernels run back to back as in an unwatched step."""
+        if not self.armed or p.grad is None:
+            return
+        self._done.append((layer, p))
+        if len(self._done) == 1:
+            torch.autograd.Variable._execution_engine.queue_callback(self._copy)
 
     def _copy(self) -> None:
         """At the end of backward, before the optimizer step may unscale_ (or clip) in place."""
@@ -112,8 +103,11 @@ class GradWatch:
         self._layers.clear()
         self._done.clear()
         self.spent = 0.0
-        if self.armed:
-            self._hook_all()
+        if self.armed:  # only for the watched step: on every step they cost 6-8 % (tiny-bert)
+            self._handles = [
+                p.register_post_accumulate_grad_hook(functools.partial(self._note, layer))
+                for layer, p in self._params
+            ]
 
     def collect(self, step: int, scale: float | None) -> dict[str, Any] | None:
         """The armed step's histograms (outside the timed step), or None when not watched."""
@@ -121,10 +115,10 @@ class GradWatch:
         if not self.armed or not self._layers:
             self.armed = False
             return None
-        layers = []
-        for name, parts in self._layers.items():
-            g = torch.cat(parts) if len(parts) > 1 else parts[0]
-            layers.append({"name": name, **histogram(g, self.fmt)})
+        layers = [
+            {"name": name, **histogram(torch.cat(parts), self.fmt)}
+            for name, parts in self._layers.items()
+        ]
         self._layers.clear()
         self.armed = False
         return {"step": step, "scale": scale, "format": self.fmt, "layers": layers}
