@@ -138,14 +138,13 @@ def _gpu_info() -> MachineGPU | None:
 @functools.cache
 def _static_info() -> Machine:
     """What does not change while the process lives (names, flags, versions)."""
-    capability = cpu_capability()
     gpu = _gpu_info()
     return {
         "device_kind": gpu["kind"] if gpu else "cpu",
         "device_name": gpu["name"] if gpu else cpu_name(),
         "cpu": {
             "name": cpu_name(),
-            "capability": capability,
+            "capability": cpu_capability(),
             "flags": cpu_flags(),
             "cores": os.cpu_count(),
         },

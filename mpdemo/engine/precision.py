@@ -60,11 +60,8 @@ def check_precision_on(device: torch.device, precision: str) -> None:
         if cc < p.needs_compute_capability:
             gpu = torch.cuda.get_device_name(device)
             raise ConfigError(p.refusal, device=f"{gpu} (compute capability {cc[0]}.{cc[1]})")
-    elif (
-        device.type == "cuda"
-        and p.autocast_dtype == "bfloat16"
-        and not torch.cuda.is_bf16_supported()
-    ):
+    bf16_gpu = device.type == "cuda" and p.autocast_dtype == "bfloat16"
+    if bf16_gpu and not p.float8 and not torch.cuda.is_bf16_supported():
         raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
 
 
@@ -112,12 +109,8 @@ def set_torch_flags(flags: TorchFlags) -> None:
 def matmul_precision(precision: str) -> Iterator[None]:
     """The record's process-wide matmul flags (tf32's) for the run, restored afterwards
     (runs taking turns in one thread have them swapped at every turn: mpdemo.runs.together)."""
-    flags = PRECISIONS[precision].matmul_flags
-    if flags is None:
-        yield
-        return
     saved = torch_flags()
-    set_torch_flags(flags)
+    set_torch_flags(PRECISIONS[precision].matmul_flags or saved)
     try:
         yield
     finally:
