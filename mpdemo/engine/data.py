@@ -157,14 +157,8 @@ def tokenize(
 ) -> Dataset:
     """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM."""
     fingerprint = getattr(ds, "_fingerprint", None)
-    key = (
-        fingerprint,
-        getattr(tokenizer, "name_or_path", None),
-        len(tokenizer),
-        text,
-        label,
-        max_length,
-    )
+    tok_name = getattr(tokenizer, "name_or_path", None)
+    key = (fingerprint, tok_name, len(tokenizer), text, label, max_length)
     if fingerprint is not None:
         with _TOKENIZED_LOCK:
             if key in _TOKENIZED:
