@@ -111,9 +111,8 @@ class LostUpdates:
 
     def __init__(self, optimizer: torch.optim.Optimizer) -> None:
         self.optimizer = optimizer
-        self.spent = (
-            0.0  # seconds inside the timed step (the post-step hook): the Recorder subtracts
-        )
+        # seconds inside the timed step (the post-step hook): the Recorder subtracts them
+        self.spent = 0.0
         self._before: dict[int, torch.Tensor] = {}
         self._share: float | None = None
         self._handle = optimizer.register_step_post_hook(self._after)
@@ -160,19 +159,13 @@ def bytes_per_param(model: torch.nn.Module, optimizer: Any) -> dict[str, float]:
     and adam_moments (exp_avg + exp_avg_sq)."""
     params = [p for p in model.parameters() if p.requires_grad]
     n = sum(p.numel() for p in params) or 1
-    weights = sum(p.numel() * p.element_size() for p in params)
-    grads = sum(
-        p.numel() * (p.grad.element_size() if p.grad is not None else p.element_size())
-        for p in params
-    )
-    states = [optimizer.state.get(p, {}) for p in params]
-    moments = sum(
-        t.numel() * t.element_size()
-        for st in states
-        for t in (st.get("exp_avg"), st.get("exp_avg_sq"))
-        if isinstance(t, torch.Tensor)
-    )
-    out = {"weights": weights / n, "gradients": grads / n, "master_copy": 0.0}
-    out["adam_moments"] = moments / n
+    grads = sum((p.grad if p.grad is not None else p).nbytes for p in params)
+    moments = [optimizer.state.get(p, {}).get(k) for p in params for k in ("exp_avg", "exp_avg_sq")]
+    out = {
+        "weights": sum(p.nbytes for p in params) / n,
+        "gradients": grads / n,
+        "master_copy": 0.0,
+        "adam_moments": sum(t.nbytes for t in moments if isinstance(t, torch.Tensor)) / n,
+    }
     out["total"] = math.fsum(out.values())
     return out

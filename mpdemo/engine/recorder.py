@@ -66,9 +66,7 @@ class Recorder(StepHooks):
         self.effective_dtype: torch.dtype | None = None
         self.processes = 1
         self._nonfinite = 0
-        self._t0 = 0.0
-        self._start = 0.0
-        self._origin = 0.0
+        self._t0 = self._start = self._origin = 0.0  # perf_counter at: step, run, comparison
         self._probe = DtypeProbe(prep.model)
         self.numerics = RunNumerics(prep)  # watched grads, lost updates, TF32
         self.fp8_audit: dict[str, Any] | None = None  # fp8 runs: fp8.audit of the model
