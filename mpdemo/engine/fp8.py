@@ -29,8 +29,8 @@ def gpu(device: Any = None) -> tuple[str, tuple[int, int]] | None:
 
     if not torch.cuda.is_available():
         return None
-    index = device.index if getattr(device, "index", None) is not None else None
-    idx = torch.cuda.current_device() if index is None else index
+    idx = getattr(device, "index", None)
+    idx = torch.cuda.current_device() if idx is None else idx
     return torch.cuda.get_device_name(idx), tuple(torch.cuda.get_device_capability(idx))
 
 
@@ -71,7 +71,7 @@ def torchao_version() -> tuple[int, ...] | None:
         return None
 
 
-def check(device: Any, backend: str | None = None) -> None:
+def check(device: Any) -> None:
     """Refuse fp8 before anything loads: no capable GPU, or no (recent enough) torchao."""
     if not supported(device):
         raise refusal(device)
