@@ -86,8 +86,8 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
     src = preflight(cfg, lim)
     notes: list[Note] = []
     if src.task == "regression":
-        train_ds: Any = D.RandomRegression(D.RANDOM_TRAIN_ROWS, MLP_WIDTH, cfg.seed)
-        eval_ds: Any = D.RandomRegression(D.RANDOM_EVAL_ROWS, MLP_WIDTH, cfg.seed + 1)
+        train_ds: Any = D.random_regression(D.RANDOM_TRAIN_ROWS, MLP_WIDTH, cfg.seed)
+        eval_ds: Any = D.random_regression(D.RANDOM_EVAL_ROWS, MLP_WIDTH, cfg.seed + 1)
         torch.manual_seed(cfg.seed)
         model = builtin_model(cfg.model, 0, 0, 0, 0)
         tokens = None

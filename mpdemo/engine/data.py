@@ -198,19 +198,13 @@ def _tokenize(
     return out
 
 
-class RandomRegression(torch.utils.data.Dataset):
+def random_regression(rows: int, width: int, seed: int) -> torch.utils.data.StackDataset:
     """The AMP recipe's data: random inputs and random targets, fixed by a seed."""
-
-    def __init__(self, rows: int, width: int, seed: int) -> None:
-        gen = torch.Generator().manual_seed(seed)
-        self.inputs = torch.randn(rows, width, generator=gen)
-        self.labels = torch.randn(rows, width, generator=gen)
-
-    def __len__(self) -> int:
-        return self.inputs.shape[0]
-
-    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
-        return {"inputs": self.inputs[i], "labels": self.labels[i]}
+    gen = torch.Generator().manual_seed(seed)
+    inputs = torch.randn(rows, width, generator=gen)
+    return torch.utils.data.StackDataset(
+        inputs=inputs, labels=torch.randn(rows, width, generator=gen)
+    )
 
 
 def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]:
