@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..messages import Note
+from .models import count_params
 from .precision import autocast, grad_scaler, synchronize
 from .probes import SavedBytes
 
@@ -47,14 +48,9 @@ class Anatomy:
         return {**asdict(self), "total_bytes": self.total_bytes}
 
 
-def _unique(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:
-    # Tied weights are one tensor: count it once.
-    return list({id(t): t for t in tensors}.values())
-
-
 def tensor_bytes(tensors: Iterable[torch.Tensor | None]) -> int:
-    """Sum of `nbytes` over distinct tensors (None skipped)."""
-    return sum(t.nbytes for t in _unique(t for t in tensors if t is not None))
+    """Sum of `nbytes` over distinct tensors (None skipped): tied weights are one tensor."""
+    return sum(t.nbytes for t in {id(t): t for t in tensors if t is not None}.values())
 
 
 def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> int:
@@ -78,7 +74,6 @@ def one_step(
     state yet) makes the peak include the state's first allocation, as a run's first step does.
     """
     scaler = grad_scaler(device, precision, cfg)
-    params = _unique(model.parameters())
     if device.type == "cuda":
         synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
@@ -94,9 +89,9 @@ def one_step(
     peak = int(torch.cuda.max_memory_allocated(device)) if device.type == "cuda" else None
     return Anatomy(
         precision=precision,
-        params=sum(p.numel() for p in params),
-        weights_bytes=tensor_bytes(params),
-        grads_bytes=tensor_bytes(p.grad for p in params),
+        params=count_params(model),
+        weights_bytes=tensor_bytes(model.parameters()),
+        grads_bytes=tensor_bytes(p.grad for p in model.parameters()),
         optimizer_bytes=optimizer_state_bytes(optimizer),
         saved_activation_bytes=saved.bytes,
         peak_mem_bytes=peak,
