@@ -91,11 +91,8 @@ TorchFlags = tuple[str, bool, bool]  # float32 matmul precision, cuBLAS TF32, cu
 
 def torch_flags() -> TorchFlags:
     """The process-wide torch settings a run changes (a record's matmul_flags)."""
-    return (
-        torch.get_float32_matmul_precision(),
-        torch.backends.cuda.matmul.allow_tf32,
-        torch.backends.cudnn.allow_tf32,
-    )
+    cuda, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    return torch.get_float32_matmul_precision(), cuda.allow_tf32, cudnn.allow_tf32
 
 
 def set_torch_flags(flags: TorchFlags) -> None:
