@@ -100,11 +100,9 @@ def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
     config = entry.hub_config if entry and entry.hub_config else None
     hub_name = name.split("/", 1)[0] if config else name
     # Slicing goes to load_dataset itself: it reads only what the slice needs.
+    parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
     try:
-        parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
         ds = datasets.load_dataset(hub_name, config, split=spec)
-    except ConfigError:
-        raise
     except ValueError as err:
         raise ConfigError("bad_slice", value=spec, splits=str(err).split("\n")[0][:200]) from None
     except Exception as err:  # noqa: BLE001 - the Hub raises many kinds; all mean "cannot load"

@@ -6,7 +6,6 @@ Float8Linear: every Linear but the first and last whose sizes are multiples of 1
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import importlib.util
 from collections.abc import Callable
@@ -40,9 +39,7 @@ def refusal(device: Any = None) -> ConfigError:
 
     found = gpu(device)
     if found is None:
-        mps = False
-        with contextlib.suppress(AttributeError, RuntimeError):
-            mps = bool(torch.backends.mps.is_available())
+        mps = torch.backends.mps.is_available()
         return ConfigError("fp8_needs_gpu_mps" if mps else "fp8_needs_gpu")
     name, (major, minor) = found
     cc = f"{major}.{minor}"

@@ -129,8 +129,7 @@ def _gpu_info() -> MachineGPU | None:
             "memory_bytes": int(props.total_memory),
             "count": torch.cuda.device_count(),
         }
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
+    if torch.backends.mps.is_available():
         return {"kind": "mps", "name": "Apple GPU (MPS)", "capability": None, "bf16": None}
     return None
 
