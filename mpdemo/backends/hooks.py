@@ -86,9 +86,8 @@ class StepHooks:
 
     def record(self, loss: Any, scaler: Any, skipped: bool = False) -> None:
         """The step's loss, and its loss scale read from a GradScaler (None when it is off)."""
-        on = scaler is not None and scaler.is_enabled()
-        scale = scaler.get_scale() if on else None  # .item(): the step's one sync point
-        self._logged = (loss.detach() if hasattr(loss, "detach") else loss, scale, bool(skipped))
+        loss = loss.detach() if hasattr(loss, "detach") else loss
+        self._logged = (loss, scale_of(scaler), bool(skipped))
 
     def evaluate(
         self, model: Any, batches: Iterable[Any], reduce: Callable[..., Any] | None = None
@@ -114,6 +113,11 @@ class StepHooks:
         self.processes = trainer.accelerator.num_processes
 
 
+def scale_of(scaler: Any) -> float | None:
+    """A GradScaler's scale, None when it is off (.item(): the step's one sync point)."""
+    return scaler.get_scale() if scaler is not None and scaler.is_enabled() else None
+
+
 def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallback
     """A read-only TrainerCallback that turns the Trainer's hooks into begin/lap/end calls."""
     from transformers import TrainerCallback
@@ -129,15 +133,12 @@ def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallb
         def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
             # The clock stops here; the loss arrives in on_log right after (logging_steps=1).
             self.dt = hooks.lap()
-            scaler = trainer.accelerator.scaler
-            on = scaler is not None and scaler.is_enabled()
-            self.scale = scaler.get_scale() if on else None
+            self.scale = scale_of(trainer.accelerator.scaler)
             self.skipped = trainer.accelerator.optimizer_step_was_skipped
 
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
-            is_train_log = bool(logs) and "loss" in logs and "eval_loss" not in logs
-            if not is_train_log:
-                return
+            if not logs or "loss" not in logs or "eval_loss" in logs:
+                return  # not a training step's log
             if hooks.end(logs["loss"], self.scale, self.skipped, dt=self.dt):
                 # The turn is taken again here, not in on_step_begin: the Trainer fetches the
                 # next batch between the two, and that belongs to this run's turn.
@@ -165,9 +166,8 @@ class StepPrinter(StepHooks):
     ) -> bool:
         """Print the step's loss (every digit float32 has) and go on until cfg.steps."""
         self.step += 1
-        print(
-            f"step {self.step}  loss {float(loss)!r}  scale {scale}  skipped {skipped}", flush=True
-        )
+        line = f"step {self.step}  loss {float(loss)!r}  scale {scale}  skipped {skipped}"
+        print(line, flush=True)
         return self.step < self.prep.cfg.steps
 
     def record_eval(self, metrics: dict[str, float]) -> None:
