@@ -199,11 +199,10 @@ def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinis
     note = err.note if isinstance(err, MpdemoError) else Note("failed", {"detail": str(err)})
     # Bad input is the person's to fix (one line); anything else is a bug: keep its traceback.
     detail = None if isinstance(err, MpdemoError) else "".join(traceback.format_exception(err))
-    log = run_logger(cfg.label)
     if detail:
-        log.error("could not start: %s", err, exc_info=err)
+        run_logger(cfg.label).error("could not start: %s", err, exc_info=err)
     else:
-        log.warning("could not start: %s", err)
+        run_logger(cfg.label).warning("could not start: %s", err)
     summary = Summary.failed(
         label=cfg.label, backend=cfg.backend, precision=cfg.precision, note=note, detail=detail
     )
@@ -240,9 +239,7 @@ def collect_garbage() -> None:
 def next_collect_s() -> float | None:
     """Seconds the next collection should take: the latest one's (0 before any); None while the
     first (the one that scans everything the imports made) is still ahead."""
-    if not _frozen:
-        return None
-    return _collect_s if _collect_s is not None else 0.0
+    return (_collect_s or 0.0) if _frozen else None
 
 
 def train(cfg: RunConfig, stop: threading.Event | None = None) -> Iterator[Event]:
