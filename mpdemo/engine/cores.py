@@ -125,12 +125,9 @@ class LoadMeter:
             return None
         app = self._app_s()
         others = (end[1] - self._start[1]) - (end[3] - self._start[3]) + app
-        steal = end[2] - self._start[2]
-        return {
-            "others": max(0.0, others / wall),
-            "app": app / wall,
-            "steal": max(0.0, steal / wall),
-        }
+        steal = max(0.0, end[2] - self._start[2])
+        shares = {"others": max(0.0, others), "app": app, "steal": steal}
+        return {k: v / wall for k, v in shares.items()}
 
 
 def _cores() -> int:
