@@ -248,7 +248,7 @@ def test_hub_dataset_code_path_slices_through_load_dataset(tmp_path):
     rows = [{"sentence": f"film number {i} was {'good' if i % 2 else 'bad'}", "label": i % 2}
             for i in range(40)]  # fmt: skip
     (folder / "train.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
-    split = load_split(str(folder), "hub", "train[:25%]")
-    assert split.rows == 10 and split.dataset.column_names == ["sentence", "label"]
+    split, _notes = load_split(str(folder), "hub", "train[:25%]")
+    assert len(split) == 10 and split.column_names == ["sentence", "label"]
     with pytest.raises(ConfigError, match="not a valid slice"):
         load_split(str(folder), "hub", "train[:abc]")

@@ -67,7 +67,7 @@ def fake_torchao(monkeypatch, version: str | None) -> None:
 
 def test_fp8_is_one_registry_record_after_the_others() -> None:
     rec = PRECISIONS["fp8"]
-    assert rec.needs_compute_capability == (8, 9) == fp8.required_capability()
+    assert rec.needs_compute_capability == (8, 9)
     assert rec.torch_dtype() is torch.float8_e4m3fn and rec.accelerate == "fp8"
     assert rec.torch_autocast_dtype() is torch.bfloat16 and not rec.needs_scaler
     assert rec.float8 and rec.format == "e4m3" and rec.watch_format == "e5m2"
@@ -461,7 +461,7 @@ def test_train_tab_refuses_a_ticked_fp8_box_with_the_sentence() -> None:
 def fp8_machine(monkeypatch) -> list:
     """fp8.check passes (as on a GPU of compute capability 8.9+ with torchao), training stays on
     the CPU, and torchao is a stand-in whose Float8Linear computes as nn.Linear does."""
-    monkeypatch.setattr(fp8, "check", lambda device, backend=None: None)
+    monkeypatch.setattr(fp8, "check", lambda device: None)
     accelerate_sees_torchao(monkeypatch)
     return fake_torchao_float8(monkeypatch)
 
@@ -498,7 +498,7 @@ def test_a_run_that_converted_nothing_says_so(monkeypatch, small_cfg) -> None:
     """torchao present but converting no layer: the audit reports bf16, not fp8."""
     from conftest import events_of, summary_of
 
-    monkeypatch.setattr(fp8, "check", lambda device, backend=None: None)
+    monkeypatch.setattr(fp8, "check", lambda device: None)
     calls = fake_torchao_float8(monkeypatch)
     sub = sys.modules["torchao.float8"]
     monkeypatch.setattr(sub, "convert_to_float8_training", lambda model, **kw: calls.append(kw))
@@ -550,7 +550,7 @@ def test_every_backend_with_the_real_torchao(monkeypatch, emulated, small_cfg, b
     """Where torchao is installed, the same three runs go through its real Float8Linear."""
     from conftest import events_of, summary_of
 
-    monkeypatch.setattr(fp8, "check", lambda device, backend=None: None)
+    monkeypatch.setattr(fp8, "check", lambda device: None)
     s = summary_of(events_of(small_cfg.replace(backend=backend, precision="fp8", device="cpu")))
     assert s["status"] == "completed", s.get("warnings")
     assert s["effective_dtype"] == "fp8" and s["fp8_audit"]["float8_layers"] == 12

@@ -6,7 +6,7 @@ import json
 import logging
 
 from mpdemo import RunConfig
-from mpdemo.engine.core import execute, failed_summary, prepare
+from mpdemo.engine.core import execute, failed_event, prepare
 
 
 def test_failed_run_keeps_traceback_in_log_and_summary(small_cfg: RunConfig, caplog) -> None:
@@ -29,7 +29,7 @@ def test_failed_run_keeps_traceback_in_log_and_summary(small_cfg: RunConfig, cap
 def test_bad_input_is_one_line_without_traceback() -> None:
     from mpdemo.messages import ConfigError
 
-    summary = failed_summary(RunConfig(), ConfigError("no_cuda"))
+    summary = failed_event(RunConfig(), ConfigError("no_cuda")).summary
     assert "error_detail" not in summary
     assert summary["error"].startswith("--device cuda was asked for")
 

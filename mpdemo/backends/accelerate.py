@@ -1,8 +1,4 @@
-"""Hugging Face Accelerate: the course's Accelerator listing, one process or many.
-
-`train_loop` is the listing the Code tab shows and `python -m mpdemo code` writes out: its
-keyword-only parameters are this run's settings (from `settings()`), filled in as values there.
-"""
+"""Hugging Face Accelerate: the course's Accelerator listing, one process or many."""
 
 from __future__ import annotations
 

@@ -1,29 +1,21 @@
-"""The few calls a backend's training loop makes to mpdemo, out of the course's way.
-
-Each backend's loop (its `train_loop`) is the course's listing; the lines that talk to mpdemo are
-marked `# mpdemo` and all go through one object, `rec`:
-
-- `for batch in rec.steps(train_dataloader):` times each step and ends the loop at the last
-  step, at Stop, or when the loss diverges;
-- `rec.record(loss, scaler, skipped)` hands the step's loss, loss scale and skip to the plots;
-- `rec.evaluate(model, eval_dataloader)` computes the validation metrics once, at the end;
-- `rec.attach(trainer)` does all three for the Trainer, through a read-only TrainerCallback.
-
-In the app `rec` is the Recorder (mpdemo/engine/recorder.py), which times, streams events and builds the
-summary; in a reproduce script it is a StepPrinter, which prints one line per step.
+"""The few calls a backend's training loop makes to mpdemo (the lines marked `# mpdemo`), all on `rec`:
+`rec.steps(loader)` times each step and ends the loop (last step, Stop, divergence), `rec.record(loss,
+scaler, skipped)` hands a step to the plots, `rec.evaluate(model, loader)` computes the validation
+metrics once, `rec.attach(trainer)` does all three for the Trainer through a read-only TrainerCallback.
+In the app `rec` is the Recorder (engine/recorder.py); in a reproduce script, a StepPrinter.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from ..engine.hfhub import hub_reachable
 
 if TYPE_CHECKING:
     from ..engine.prepared import Prepared
+    from ..runs.turns import Lane
 
 
 class StepHooks:
@@ -31,9 +23,9 @@ class StepHooks:
 
     prep: Prepared
     processes: int = 1
+    lane: Lane | None = None  # the run's turns among a comparison's runs; None: it runs alone
     _logged: tuple[Any, float | None, bool] | None = None
 
-    # --- what a subclass provides ----------------------------------------------------------
     def begin(self) -> None:
         """Right before the step's forward pass."""
 
@@ -51,32 +43,33 @@ class StepHooks:
         """Whether the run went to its end (a stopped or diverged run is not evaluated)."""
         return True
 
-    # The turns of a comparison whose runs take turns step by step (mpdemo.runs.turns): a run
-    # holds the turn from fetching its batch to its step's end. Alone (a reproduce script), no-ops.
+    # A run holds its turn (mpdemo.runs.turns) from fetching its batch to its step's end.
     def take_turn(self) -> None:
         """Wait for this run's turn (before the step's batch is fetched)."""
+        if self.lane is not None:
+            self.lane.take()
 
     def next_turn(self) -> None:
         """The step is done: hand the turn on and wait for this run's next one."""
+        if self.lane is not None:
+            self.lane.give()
+            self.lane.take()
 
     def training_done(self) -> None:
         """The last step is done: wait until every run has trained, then for a last turn."""
+        if self.lane is not None:
+            self.lane.done()
 
     def record_eval(self, metrics: dict[str, float]) -> None:
         """The validation metrics."""
         raise NotImplementedError
 
-    # --- what the loops call -------------------------------------------------------------
     def steps(self, batches: Iterable[Any]) -> Iterator[Any]:
         """Yield the batches; each step is timed from its first line to its rec.record()."""
         it = iter(batches)
         try:
-            while True:
-                self.take_turn()  # the batch is fetched in the turn: Accelerate's loader state
-                try:
-                    batch = next(it)
-                except StopIteration:
-                    break
+            self.take_turn()  # each batch is fetched in the run's turn: Accelerate's loader state
+            for batch in it:
                 self._logged = None
                 self.begin()
                 yield batch  # the loop's body runs here
@@ -86,18 +79,15 @@ class StepHooks:
                     break
                 self.next_turn()
         finally:
-            # Closed here, in this run's turn: a loader left open would be closed by the
-            # garbage collector later, in whichever run's turn, on that run's Accelerate state.
-            close = getattr(it, "close", None)
-            if close is not None:
-                close()
+            # Closed in this run's turn: the garbage collector would close it in any run's turn.
+            if hasattr(it, "close"):
+                it.close()
         self.training_done()
 
     def record(self, loss: Any, scaler: Any, skipped: bool = False) -> None:
         """The step's loss, and its loss scale read from a GradScaler (None when it is off)."""
-        on = scaler is not None and scaler.is_enabled()
-        scale = scaler.get_scale() if on else None  # .item(): the step's one sync point
-        self._logged = (loss.detach() if hasattr(loss, "detach") else loss, scale, bool(skipped))
+        loss = loss.detach() if hasattr(loss, "detach") else loss
+        self._logged = (loss, scale_of(scaler), bool(skipped))
 
     def evaluate(
         self, model: Any, batches: Iterable[Any], reduce: Callable[..., Any] | None = None
@@ -110,10 +100,8 @@ class StepHooks:
         metrics = eval_loop(model, batches, self.prep.task)
         if reduce is not None:  # several processes each saw a share of the validation rows
             device = next(model.parameters()).device
-            metrics = {
-                k: float(reduce(torch.tensor([v], device=device), reduction="mean"))
-                for k, v in metrics.items()
-            }
+            mean = {k: reduce(torch.tensor([v], device=device), "mean") for k, v in metrics.items()}
+            metrics = {k: float(v) for k, v in mean.items()}
         self.record_eval(metrics)
 
     def attach(self, trainer: Any) -> None:
@@ -123,6 +111,11 @@ class StepHooks:
         trainer.remove_callback(PrinterCallback)  # disable_tqdm's printer: we report instead
         trainer.add_callback(_trainer_callback(self, trainer))
         self.processes = trainer.accelerator.num_processes
+
+
+def scale_of(scaler: Any) -> float | None:
+    """A GradScaler's scale, None when it is off (.item(): the step's one sync point)."""
+    return scaler.get_scale() if scaler is not None and scaler.is_enabled() else None
 
 
 def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallback
@@ -140,15 +133,12 @@ def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallb
         def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
             # The clock stops here; the loss arrives in on_log right after (logging_steps=1).
             self.dt = hooks.lap()
-            scaler = trainer.accelerator.scaler
-            on = scaler is not None and scaler.is_enabled()
-            self.scale = scaler.get_scale() if on else None
+            self.scale = scale_of(trainer.accelerator.scaler)
             self.skipped = trainer.accelerator.optimizer_step_was_skipped
 
         def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
-            is_train_log = bool(logs) and "loss" in logs and "eval_loss" not in logs
-            if not is_train_log:
-                return
+            if not logs or "loss" not in logs or "eval_loss" in logs:
+                return  # not a training step's log
             if hooks.end(logs["loss"], self.scale, self.skipped, dt=self.dt):
                 # The turn is taken again here, not in on_step_begin: the Trainer fetches the
                 # next batch between the two, and that belongs to this run's turn.
@@ -176,9 +166,8 @@ class StepPrinter(StepHooks):
     ) -> bool:
         """Print the step's loss (every digit float32 has) and go on until cfg.steps."""
         self.step += 1
-        print(
-            f"step {self.step}  loss {float(loss)!r}  scale {scale}  skipped {skipped}", flush=True
-        )
+        line = f"step {self.step}  loss {float(loss)!r}  scale {scale}  skipped {skipped}"
+        print(line, flush=True)
         return self.step < self.prep.cfg.steps
 
     def record_eval(self, metrics: dict[str, float]) -> None:
@@ -186,30 +175,21 @@ class StepPrinter(StepHooks):
         print("eval " + "  ".join(f"{k} {v!r}" for k, v in metrics.items()), flush=True)
 
 
-# --- the validation loop every backend's rec.evaluate() runs ------------------------------------
-
-
-def accuracy(preds: list[int], labels: list[int]) -> tuple[float, str]:
-    """Accuracy and its source: `evaluate` when it can load its metric, else the same formula here."""
+def accuracy(preds: list[int], labels: list[int]) -> float:
+    """Accuracy through `evaluate` when it can load its metric, else the same formula here."""
     if hub_reachable():
         try:
             import evaluate
 
-            metric = evaluate.load("accuracy")
-            result = metric.compute(predictions=preds, references=labels)
-            return float(result["accuracy"]), "evaluate"
+            result = evaluate.load("accuracy").compute(predictions=preds, references=labels)
+            return float(result["accuracy"])
         except Exception:  # noqa: BLE001 - any failure to load means: compute it locally
             pass
     correct = sum(int(p == t) for p, t in zip(preds, labels, strict=True))
-    return correct / max(len(labels), 1), "local"
+    return correct / max(len(labels), 1)
 
 
-def eval_loop(
-    model: Any,
-    batches: Any,
-    task: str,
-    ctx: Callable[[], AbstractContextManager] = nullcontext,
-) -> dict[str, float]:
+def eval_loop(model: Any, batches: Any, task: str) -> dict[str, float]:
     """Mean loss (and accuracy for classifiers) over the validation batches."""
     import torch
 
@@ -217,8 +197,7 @@ def eval_loop(
     losses, preds, labels = [], [], []
     with torch.no_grad():
         for batch in batches:
-            with ctx():
-                out = model(**batch)
+            out = model(**batch)
             losses.append(float(out.loss))
             if task == "cls":
                 preds += out.logits.argmax(-1).tolist()
@@ -226,5 +205,5 @@ def eval_loop(
     model.train()
     metrics = {"loss": statistics.fmean(losses) if losses else float("nan")}
     if task == "cls":
-        metrics["accuracy"], _source = accuracy(preds, labels)
+        metrics["accuracy"] = accuracy(preds, labels)
     return metrics

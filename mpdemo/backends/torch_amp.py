@@ -1,8 +1,4 @@
-"""Plain PyTorch AMP: the course's listing brought up to date (torch.amp, device-agnostic).
-
-`train_loop` is the listing the Code tab shows and `python -m mpdemo code` writes out: its
-keyword-only parameters are this run's settings (from `settings()`), filled in as values there.
-"""
+"""Plain PyTorch AMP: the course's listing brought up to date (torch.amp, device-agnostic)."""
 
 from __future__ import annotations
 
@@ -18,7 +14,6 @@ if TYPE_CHECKING:
     from ..config import RunConfig
     from .hooks import StepHooks
 
-# The loop's inputs: parameter name -> the attribute of prepare()'s result it is.
 INPUTS = {
     "model": "model",
     "optimizer": "optimizer",

@@ -1,8 +1,4 @@
-"""The Hugging Face Trainer: the course's TrainingArguments listing, brought to transformers 5.
-
-`train_loop` is the listing the Code tab shows and `python -m mpdemo code` writes out: its
-keyword-only parameters are this run's settings (from `settings()`), filled in as values there.
-"""
+"""The Hugging Face Trainer: the course's TrainingArguments listing, brought to transformers 5."""
 
 from __future__ import annotations
 
@@ -19,7 +15,6 @@ if TYPE_CHECKING:
     from ..config import RunConfig
     from .hooks import StepHooks
 
-# The loop's inputs: parameter name -> the attribute of prepare()'s result it is.
 INPUTS = {
     "model": "model",
     "optimizer": "optimizer",
@@ -34,8 +29,7 @@ OUTPUT_DIR = os.path.join(tempfile.gettempdir(), "mpdemo-trainer")
 def compute_accuracy(eval_pred: Any) -> dict[str, float]:
     """The course's compute_metrics: accuracy of the arg-max class."""
     preds = eval_pred.predictions.argmax(-1).tolist()
-    acc, _source = accuracy(preds, eval_pred.label_ids.tolist())
-    return {"accuracy": acc}
+    return {"accuracy": accuracy(preds, eval_pred.label_ids.tolist())}
 
 
 def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:

@@ -1,12 +1,7 @@
-"""The engine: where torch lives. prepare() builds a run's model, optimizer and data (core.py, data.py,
-models.py); precision.py is the one precision code path; recorder.py is a backend's `rec` (times each
-step, emits events, builds the summary); machine.py, probes.py, memory.py measure this machine;
-gradwatch.py and master.py watch gradients and keep pure-bf16 weights. Nothing here imports gradio.
+"""The engine: where torch lives (prepare, data, models, precision, the Recorder, this machine).
 
-This package's own module imports no torch: the torch-free code reaches the engine through the
-names below, `engine.prepare(...)`, each loaded with its module on first use (PEP 562), so that
-`python app.py` and `python -m mpdemo --help` start without torch and the one list of the engine's
-entry points outside it stands here instead of in a function-level import at every caller.
+This module imports no torch: torch-free code calls `engine.prepare(...)` and the like, each name
+loaded with its module on first use (PEP 562), so `python app.py` starts without torch.
 """
 
 from __future__ import annotations

@@ -60,26 +60,16 @@ def preflight(cfg: RunConfig, limits: Limits | None = None) -> Sources:
     device = resolve_device(cfg.device)
     check_precision_on(device, cfg.precision)
     entry = MODELS.get(cfg.model)
-    if entry is not None and entry.builtin:
-        model_src = "builtin"
-    else:
-        model_src = resolve_source(cfg.model, lim, "model")
+    builtin = entry is not None and entry.builtin
+    model_src = "builtin" if builtin else resolve_source(cfg.model, lim, "model")
     if entry is not None and entry.task == "regression":
         return Sources(model_src, "builtin", device, "regression")  # the recipe's random data
-    dentry = DATASETS.get(cfg.dataset)
     if cfg.dataset == "random":
-        raise ConfigError(
-            "task_mismatch",
-            model=cfg.model,
-            model_task="text",
-            dataset="random",
-            data_task="tensors",
-        )
-    data_src = (
-        "builtin"
-        if dentry is not None and dentry.builtin
-        else resolve_source(cfg.dataset, lim, "dataset")
-    )
+        mismatch = {"model_task": "text", "dataset": "random", "data_task": "tensors"}
+        raise ConfigError("task_mismatch", model=cfg.model, **mismatch)
+    dentry = DATASETS.get(cfg.dataset)
+    builtin_data = dentry is not None and dentry.builtin
+    data_src = "builtin" if builtin_data else resolve_source(cfg.dataset, lim, "dataset")
     D.check_slices(cfg.dataset, data_src, [cfg.train_slice, cfg.eval_slice])
     if entry is not None:
         task = entry.task
@@ -96,23 +86,23 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
     src = preflight(cfg, lim)
     notes: list[Note] = []
     if src.task == "regression":
-        train_ds: Any = D.RandomRegression(D.RANDOM_TRAIN_ROWS, MLP_WIDTH, cfg.seed)
-        eval_ds: Any = D.RandomRegression(D.RANDOM_EVAL_ROWS, MLP_WIDTH, cfg.seed + 1)
+        train_ds: Any = D.random_regression(D.RANDOM_TRAIN_ROWS, MLP_WIDTH, cfg.seed)
+        eval_ds: Any = D.random_regression(D.RANDOM_EVAL_ROWS, MLP_WIDTH, cfg.seed + 1)
         torch.manual_seed(cfg.seed)
         model = builtin_model(cfg.model, 0, 0, 0, 0)
         tokens = None
     else:
-        train_split = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
-        eval_split = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
-        notes += train_split.notes + eval_split.notes
+        train_rows, train_notes = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
+        eval_rows, eval_notes = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
+        notes += train_notes + eval_notes
         entry = D.entry_for(cfg.dataset)
-        text, label = D.find_columns(train_split.dataset, entry, cfg.dataset, src.task == "cls")
-        D.find_columns(eval_split.dataset, entry, cfg.dataset, src.task == "cls")
-        num_labels = D.num_labels_of(train_split.dataset, label) if label else 0
+        text, label = D.find_columns(train_rows, entry, cfg.dataset, src.task == "cls")
+        D.find_columns(eval_rows, entry, cfg.dataset, src.task == "cls")
+        num_labels = D.num_labels_of(train_rows, label) if label else 0
         tok_source = str(BUNDLED_TOKENIZER_DIR) if src.model == "builtin" else cfg.model
         tokenizer = load_tokenizer(tok_source, hub=src.model == "hub")
-        train_ds = D.tokenize(train_split.dataset, tokenizer, text, label, cfg.max_length)
-        eval_ds = D.tokenize(eval_split.dataset, tokenizer, text, label, cfg.max_length)
+        train_ds = D.tokenize(train_rows, tokenizer, text, label, cfg.max_length)
+        eval_ds = D.tokenize(eval_rows, tokenizer, text, label, cfg.max_length)
         # Seed right before building: the same cfg gives the same initial weights in every backend.
         torch.manual_seed(cfg.seed)
         if src.model == "builtin":
@@ -130,21 +120,14 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
     conf = getattr(model, "config", None)  # the recipe's MLP has none, and no positions
     positions = getattr(conf, "max_position_embeddings", None) or getattr(conf, "n_positions", None)
     if tokens and isinstance(positions, int) and cfg.max_length > positions:
-        lo = WHOLE_FIELDS["max_length"][0]
-        raise ConfigError(
-            "bad_number",
-            field="max_length",
-            rule={"key": "rule_whole", "args": {"lo": lo, "hi": positions}},
-            value=cfg.max_length,
-        )
+        rule = {"key": "rule_whole", "args": {"lo": WHOLE_FIELDS["max_length"][0], "hi": positions}}
+        raise ConfigError("bad_number", field="max_length", rule=rule, value=cfg.max_length)
     params = count_params(model)
     if params > lim.max_params:
         raise ConfigError("model_too_big", value=cfg.model, params=params, limit=lim.max_params)
     model.to(src.device)
     order = D.step_order(len(train_ds), cfg.steps, cfg.batch_size, cfg.seed)
     ordered = D.in_step_order(train_ds, order)
-    raw_train = torch.utils.data.DataLoader(ordered, batch_size=cfg.batch_size, shuffle=False)
-    raw_eval = torch.utils.data.DataLoader(eval_ds, batch_size=cfg.batch_size, shuffle=False)
     # Pure bf16 weights (weights=bf16 / bf16-sr): the model itself in bf16, AdamW's moments
     # made like it; fp32 (default): the fp32 master weights of mixed precision.
     model = master.cast_weights(model, cfg.weights)
@@ -156,17 +139,15 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
         # The course's loop gets whole batches sliced from the columns (data.batch_loader);
         # Accelerate and the Trainer batch the raw loaders' rows with their own machinery.
         train_dataloader=DeviceLoader(D.batch_loader(train_ds, order, cfg.batch_size), src.device),
-        eval_dataloader=DeviceLoader(
-            D.batch_loader(eval_ds, list(range(len(eval_ds))), cfg.batch_size), src.device
-        ),
+        eval_dataloader=DeviceLoader(D.batch_loader(eval_ds, None, cfg.batch_size), src.device),
         device=src.device,
         cfg=cfg,
         task=src.task,
         params=params,
         train_dataset=ordered,
         eval_dataset=eval_ds,
-        raw_train_loader=raw_train,
-        raw_eval_loader=raw_eval,
+        raw_train_loader=torch.utils.data.DataLoader(ordered, batch_size=cfg.batch_size),
+        raw_eval_loader=torch.utils.data.DataLoader(eval_ds, batch_size=cfg.batch_size),
         tokens_per_sample=tokens,
         train_rows=len(train_ds),
         eval_rows=len(eval_ds),
@@ -183,10 +164,7 @@ def execute(
     total: int = 1,
     lane: Lane | None = None,
 ) -> Summary:
-    """Run one prepared config in this thread, emitting events; return the summary.
-
-    lane: the run's turns among the runs of a comparison that take turns (mpdemo.runs.turns).
-    """
+    """Run one prepared config in this thread, emitting events; return the summary (lane: its turns)."""
     rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total, lane=lane)
     rec.start()
     try:
@@ -202,40 +180,33 @@ def run_backend(prep: Prepared, rec: Recorder) -> None:
     module = backend.load()
     inputs = {name: getattr(prep, attr) for name, attr in module.INPUTS.items()}
     settings = module.settings(prep.cfg, prep.device, prep.task)
-    if not backend.uses_accelerate:
+    if backend.uses_accelerate:
+        reset_accelerate_state()
+    try:
         with matmul_precision(prep.cfg.precision):  # tf32: TF32 matmuls on for this run only
             module.train_loop(**inputs, rec=rec, **settings)
-        return
-    from accelerate.state import PartialState
+        if backend.uses_accelerate:  # under `accelerate launch` each process trained a share
+            from accelerate.state import PartialState
 
-    reset_accelerate_state()
-    try:
-        with matmul_precision(prep.cfg.precision):
-            module.train_loop(**inputs, rec=rec, **settings)
-        # Under `accelerate launch` each process trained a share of every batch.
-        rec.processes = max(rec.processes, PartialState().num_processes)
+            rec.processes = max(rec.processes, PartialState().num_processes)
     finally:
-        reset_accelerate_state()
-
-
-def failed_summary(cfg: RunConfig, err: BaseException) -> Summary:
-    """The summary of a run that could not even start (bad model, unreachable hub...)."""
-    note = err.note if isinstance(err, MpdemoError) else Note("failed", {"detail": str(err)})
-    # Bad input is the person's to fix (one line); anything else is a bug: keep its traceback.
-    detail = None if isinstance(err, MpdemoError) else "".join(traceback.format_exception(err))
-    log = run_logger(cfg.label)
-    if detail:
-        log.error("could not start: %s", err, exc_info=err)
-    else:
-        log.warning("could not start: %s", err)
-    return Summary.failed(
-        label=cfg.label, backend=cfg.backend, precision=cfg.precision, note=note, detail=detail
-    )
+        if backend.uses_accelerate:
+            reset_accelerate_state()
 
 
 def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:
-    """A RunFinished for a run whose preparation failed."""
-    return RunFinished(f"{index}:{cfg.label}", cfg.label, "failed", failed_summary(cfg, err))
+    """The end of a run that could not even start (bad model, unreachable hub...)."""
+    note = err.note if isinstance(err, MpdemoError) else Note("failed", {"detail": str(err)})
+    # Bad input is the person's to fix (one line); anything else is a bug: keep its traceback.
+    detail = None if isinstance(err, MpdemoError) else "".join(traceback.format_exception(err))
+    if detail:
+        run_logger(cfg.label).error("could not start: %s", err, exc_info=err)
+    else:
+        run_logger(cfg.label).warning("could not start: %s", err)
+    summary = Summary.failed(
+        label=cfg.label, backend=cfg.backend, precision=cfg.precision, note=note, detail=detail
+    )
+    return RunFinished(f"{index}:{cfg.label}", cfg.label, "failed", summary)
 
 
 _frozen = False
@@ -252,11 +223,8 @@ def forget_collect_time() -> None:
 def collect_garbage() -> None:
     """Free what the finished run left in reference cycles; the first time, freeze the rest.
 
-    A full collection scans every object the process tracks: after torch, transformers and
-    gradio are imported that is ~0.5M objects and 0.2 s here, holding the GIL, so the page
-    (and its "Done") waits for it. Collected once and frozen (gc.freeze, Python 3.7+), what
-    outlives every run is left out of later collections, which then scan only what a run
-    made (under 1 ms here). Garbage is collected before freezing, so nothing dead is kept.
+    A full collection scans the ~0.5M objects the imports made (0.2 s holding the GIL here);
+    frozen after the first, later ones scan only what a run made (under 1 ms here).
     """
     global _frozen, _collect_s
     t0 = time.perf_counter()
@@ -269,23 +237,16 @@ def collect_garbage() -> None:
 
 
 def next_collect_s() -> float | None:
-    """Seconds the collection after a comparison should take, once the process's first (the
-    one that scans everything the imports made, then freezes it) is behind: the latest one's
-    (0 before any); None while the first is still ahead."""
-    if not _frozen:
-        return None
-    return _collect_s if _collect_s is not None else 0.0
+    """Seconds the next collection should take: the latest one's (0 before any); None while the
+    first (the one that scans everything the imports made) is still ahead."""
+    return (_collect_s or 0.0) if _frozen else None
 
 
 def train(cfg: RunConfig, stop: threading.Event | None = None) -> Iterator[Event]:
-    """Train one run, yielding start/step/eval/end events as they happen.
+    """Train one run, yielding start/step/eval/end events as they happen; closing it stops the run.
 
-    The run happens in a worker thread this generator owns, because the Trainer only reports
-    through callbacks; a ConfigError (bad input, unreachable Hub...) is raised here all the same.
-    Closing the generator early stops the run.
-
-    Preparation runs in the worker too: once the caller's thread has used torch's OpenMP pool,
-    a second thread's pool competes with it (measured on 2 cores: 18 ms → 34 ms a step).
+    The run (its preparation too) happens in a worker thread, as the Trainer reports only through
+    callbacks; a second thread's OpenMP pool would compete (2 cores: 18 → 34 ms a step).
     """
     stop = stop or threading.Event()
     preflight(cfg)  # the cheap checks: bad input fails before any thread starts

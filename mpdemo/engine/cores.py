@@ -1,16 +1,9 @@
-"""The threads torch computes with while runs train: all of torch's while nothing else runs,
-fewer while other programs take cores. Nothing here imports torch at import time.
-
-Why: OpenMP's idle threads spin a little before they sleep (mpdemo/__init__.py sets libgomp's
-GOMP_SPINCOUNT=10000), so a step's many short parallel regions find their threads awake. On a
-quiet 2-core EPYC, tiny-bert batch 32, two runs taking turns stepped at 19.8 ms with that spin,
-33.6 ms with OMP_WAIT_POLICY=PASSIVE (every region wakes its threads through the kernel) and
-31 ms on one thread. But threads that spin fight other programs for the cores: with 2 busy
-processes 50 ms (passive 34, one thread 38-41), with 20 busy processes 1,316 ms a step (passive
-456, one thread 392-402; libgomp's own longer spin 4,090) (`python bench/turns.py --load N`).
-So every second Cores reads how much CPU other processes took, and while they leave fewer cores
-than torch would use, torch computes on the cores they leave (one at least); back to all of
-them once they are gone. The steps show it; each run's notes say it.
+"""The threads torch computes with: all of torch's while nothing else runs, fewer while other
+programs take cores. libgomp's spinning threads (GOMP_SPINCOUNT, mpdemo/__init__.py) keep short
+parallel regions fast on a quiet machine but fight busy processes for the cores (2-core EPYC,
+tiny-bert: 19.8 ms a step quiet; 1,316 ms beside 20 busy processes, 392 ms on one thread;
+`python bench/turns.py --load N`). So every second Cores reads what other processes took and
+fits torch's threads to the cores they leave; each run's notes say so.
 """
 
 from __future__ import annotations
@@ -32,12 +25,9 @@ QUIET_CORES = 0.3  # below this the runs get every thread back (between: as they
 def mark_thread() -> None:
     """Give the calling thread its Python name in the OS (Linux), before it computes anything.
 
-    Threads it starts, torch's OpenMP workers included (libgomp keeps a pool per thread that
-    starts a parallel region), take the same name, so LoadMeter tells the training's threads
-    from the rest of this process (another page's Number formats loop). Nothing elsewhere."""
-    if threading.current_thread() is threading.main_thread() or not sys.platform.startswith(
-        "linux"
-    ):
+    The threads it starts (torch's OpenMP pool) inherit the name: LoadMeter tells them apart."""
+    main = threading.current_thread() is threading.main_thread()
+    if main or not sys.platform.startswith("linux"):
         return
     try:
         import ctypes
@@ -49,6 +39,7 @@ def mark_thread() -> None:
 
 
 def _comm(path: str) -> str | None:
+    """A thread's OS name from /proc, None where unreadable."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read().strip()
@@ -134,12 +125,9 @@ class LoadMeter:
             return None
         app = self._app_s()
         others = (end[1] - self._start[1]) - (end[3] - self._start[3]) + app
-        steal = end[2] - self._start[2]
-        return {
-            "others": max(0.0, others / wall),
-            "app": app / wall,
-            "steal": max(0.0, steal / wall),
-        }
+        steal = max(0.0, end[2] - self._start[2])
+        shares = {"others": max(0.0, others), "app": app, "steal": steal}
+        return {k: v / wall for k, v in shares.items()}
 
 
 def _cores() -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,7 +13,7 @@ import torch
 from ..catalog import BUNDLED_DATASET_DIR, DATASETS, DatasetEntry
 from ..messages import ConfigError, Note
 from ..state import on_reset
-from .slices import resolve, split_of
+from .slices import Slice, resolve, split_of
 
 if TYPE_CHECKING:
     from datasets import Dataset, DatasetDict
@@ -26,23 +25,13 @@ RANDOM_TRAIN_ROWS = 1600  # the recipe's 50 batches of 32
 RANDOM_EVAL_ROWS = 256
 
 
-@dataclass
-class SplitData:
-    """One loaded, sliced split before tokenization."""
-
-    dataset: Dataset
-    spec: str
-    rows: int
-    notes: list[Note] = field(default_factory=list)
-
-
-def parse_slice(spec: str, sizes: dict[str, int]) -> tuple[str, int, int]:
-    """(split, start, stop) of a slice string (mpdemo.engine.slices); ConfigError when bad or empty."""
+def parse_slice(spec: str, sizes: dict[str, int]) -> Slice:
+    """The slice a string selects (mpdemo.engine.slices); ConfigError when bad or empty."""
     got = resolve(spec, sizes)
     assert got is not None  # sizes were given
     if got.rows <= 0:
         raise ConfigError("empty_slice", value=spec, split=got.split, rows=got.total)
-    return got.split, got.start, got.stop
+    return got
 
 
 _OPEN_LOCK = threading.Lock()
@@ -61,9 +50,7 @@ def open_on_disk(name: str, source: str) -> Dataset | DatasetDict:
     import datasets
 
     try:
-        # datasets 5 is not safe to open from two threads at once (its tqdm lock is set up
-        # lazily: seen as "type object 'tqdm' has no attribute '_lock'" when the Code tab and a
-        # Train click opened the data together), so one thread opens at a time.
+        # datasets 5 is not safe to open from two threads at once (its lazily made tqdm lock).
         with _OPEN_LOCK:
             if source == "builtin":
                 return _bundled()
@@ -87,14 +74,11 @@ def check_slices(name: str, source: str, specs: list[str]) -> None:
         parse_slice(spec, sizes if sizes is not None else {split_of(spec): 10**12})
 
 
-def slice_dataset_dict(dsd: DatasetDict, spec: str) -> SplitData:
-    """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax."""
-    sizes = {name: len(ds) for name, ds in dsd.items()}
-    split, start, stop = parse_slice(spec, sizes)
-    notes = []
-    if resolve(spec, sizes).clamped:
-        notes.append(Note("slice_clamped", {"slice": spec, "rows": stop - start}))
-    return SplitData(dsd[split].select(range(start, stop)), spec, stop - start, notes)
+def slice_dataset_dict(dsd: DatasetDict, spec: str) -> tuple[Dataset, list[Note]]:
+    """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax (and its notes)."""
+    got = parse_slice(spec, {name: len(ds) for name, ds in dsd.items()})
+    notes = [Note("slice_clamped", {"slice": spec, "rows": got.rows})] if got.clamped else []
+    return dsd[got.split].select(range(got.start, got.stop)), notes
 
 
 def entry_for(name: str) -> DatasetEntry:
@@ -102,8 +86,9 @@ def entry_for(name: str) -> DatasetEntry:
     return DATASETS.get(name) or DatasetEntry(name, False, name, text_column="", label_column="")
 
 
-def load_split(name: str, source: str, spec: str) -> SplitData:
-    """Load and slice one split of the bundled dataset, a local save_to_disk folder or a Hub id."""
+def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
+    """One split of the bundled dataset, a local save_to_disk folder or a Hub id, sliced (and
+    the notes the slicing calls for)."""
     import datasets
 
     if source in ("builtin", "local"):
@@ -112,27 +97,19 @@ def load_split(name: str, source: str, spec: str) -> SplitData:
             dsd = datasets.DatasetDict({split_of(spec): dsd})
         return slice_dataset_dict(dsd, spec)
     entry = DATASETS.get(name)
-    hub_name, config = (
-        (name.split("/", 1)[0], entry.hub_config)
-        if entry and entry.hub_config
-        else (
-            name,
-            None,
-        )
-    )
+    config = entry.hub_config if entry and entry.hub_config else None
+    hub_name = name.split("/", 1)[0] if config else name
     # Slicing goes to load_dataset itself: it reads only what the slice needs.
+    parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
     try:
-        parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
         ds = datasets.load_dataset(hub_name, config, split=spec)
-    except ConfigError:
-        raise
     except ValueError as err:
         raise ConfigError("bad_slice", value=spec, splits=str(err).split("\n")[0][:200]) from None
     except Exception as err:  # noqa: BLE001 - the Hub raises many kinds; all mean "cannot load"
         raise ConfigError("load_failed", value=name, detail=str(err).split("\n")[0][:300]) from None
     if len(ds) == 0:
         raise ConfigError("empty_slice", value=spec, split=split_of(spec), rows=0)
-    return SplitData(ds, spec, len(ds))
+    return ds, []
 
 
 def find_columns(
@@ -140,38 +117,27 @@ def find_columns(
 ) -> tuple[str, str | None]:
     """The text and label column names, from the catalog or guessed; raise ConfigError if missing."""
     cols = list(ds.column_names)
-    text = (
-        entry.text_column
-        if entry.text_column in cols
-        else next((c for c in TEXT_COLUMNS if c in cols), None)
-    )
-    if text is None:
-        raise ConfigError("no_text_column", value=name, columns=", ".join(cols))
+
+    def column(named: str | None, guesses: tuple[str, ...], missing: str) -> str:
+        found = named if named in cols else next((c for c in guesses if c in cols), None)
+        if found is None:
+            raise ConfigError(missing, value=name, columns=", ".join(cols))
+        return found
+
+    text = column(entry.text_column, TEXT_COLUMNS, "no_text_column")
     if not need_label:
         return text, None
-    label = (
-        entry.label_column
-        if entry.label_column in cols
-        else next((c for c in LABEL_COLUMNS if c in cols), None)
-    )
-    if label is None:
-        raise ConfigError("no_label_column", value=name, columns=", ".join(cols))
-    return text, label
+    return text, column(entry.label_column, LABEL_COLUMNS, "no_label_column")
 
 
 def num_labels_of(ds: Dataset, label: str) -> int:
     """Number of classes: from a ClassLabel feature, else from the values seen."""
-    feature = ds.features.get(label)
-    names = getattr(feature, "names", None)
-    if names:
-        return len(names)
-    return int(max(ds[label])) + 1
+    names = getattr(ds.features.get(label), "names", None)
+    return len(names) if names else int(max(ds[label])) + 1
 
 
-# The runs of a comparison train on the same rows with the same tokenizer: tokenized once,
-# shared (read only: nothing downstream changes a dataset in place; each reader makes its own
-# view). Keyed by the split's datasets fingerprint (datasets' own hash of the data and every
-# transform applied to it), the tokenizer and the settings; the last few kept (a few MiB each).
+# The runs of a comparison tokenize the same rows alike: done once, shared read-only, keyed by
+# the split's datasets fingerprint (a hash of the data and its transforms), tokenizer and length.
 _TOKENIZED: dict[tuple, Dataset] = {}
 _TOKENIZED_KEEP = 4
 _TOKENIZED_LOCK = threading.Lock()
@@ -187,19 +153,10 @@ def forget_tokenized() -> None:
 def tokenize(
     ds: Dataset, tokenizer: PreTrainedTokenizerBase, text: str, label: str | None, max_length: int
 ) -> Dataset:
-    """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM.
-
-    The same split, tokenizer and length as a recent call: that call's dataset (see _TOKENIZED).
-    """
+    """Tokenize to fixed length (steady shapes make honest step timings); labels for cls or LM."""
     fingerprint = getattr(ds, "_fingerprint", None)
-    key = (
-        fingerprint,
-        getattr(tokenizer, "name_or_path", None),
-        len(tokenizer),
-        text,
-        label,
-        max_length,
-    )
+    tok_name = getattr(tokenizer, "name_or_path", None)
+    key = (fingerprint, tok_name, len(tokenizer), text, label, max_length)
     if fingerprint is not None:
         with _TOKENIZED_LOCK:
             if key in _TOKENIZED:
@@ -219,12 +176,8 @@ def _tokenize(
 ) -> Dataset:
 
     def fn(batch: dict[str, list]) -> dict[str, object]:
-        enc = tokenizer(
-            [str(t) for t in batch[text]],
-            padding="max_length",
-            truncation=True,
-            max_length=max_length,
-        )
+        texts = [str(t) for t in batch[text]]
+        enc = tokenizer(texts, padding="max_length", truncation=True, max_length=max_length)
         if label is not None:
             enc["labels"] = [int(x) for x in batch[label]]
         else:  # causal LM: predict every real token, ignore padding
@@ -243,19 +196,13 @@ def _tokenize(
     return out
 
 
-class RandomRegression(torch.utils.data.Dataset):
+def random_regression(rows: int, width: int, seed: int) -> torch.utils.data.StackDataset:
     """The AMP recipe's data: random inputs and random targets, fixed by a seed."""
-
-    def __init__(self, rows: int, width: int, seed: int) -> None:
-        gen = torch.Generator().manual_seed(seed)
-        self.inputs = torch.randn(rows, width, generator=gen)
-        self.labels = torch.randn(rows, width, generator=gen)
-
-    def __len__(self) -> int:
-        return self.inputs.shape[0]
-
-    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
-        return {"inputs": self.inputs[i], "labels": self.labels[i]}
+    gen = torch.Generator().manual_seed(seed)
+    inputs = torch.randn(rows, width, generator=gen)
+    return torch.utils.data.StackDataset(
+        inputs=inputs, labels=torch.randn(rows, width, generator=gen)
+    )
 
 
 def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]:
@@ -274,11 +221,8 @@ def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]
 class StepBatches(torch.utils.data.Dataset):
     """A tokenized datasets.Dataset served one whole batch at a time, in step order.
 
-    A DataLoader with a batch size fetches a batch row by row through datasets' torch
-    formatter and collates it: 1.1-1.4 ms a batch for tiny-bert here, between two steps, where
-    the step timer does not see it but the person waits for it. This reads the split's columns
-    once (numpy, one columnar read) and gathers each batch's rows by index: the same batches,
-    in the same order, in microseconds.
+    A DataLoader fetching row by row and collating spends 1.1-1.4 ms a batch (tiny-bert, here)
+    between steps; the columns read once and gathered by index give the same batches in µs.
     """
 
     def __init__(
@@ -299,14 +243,14 @@ class StepBatches(torch.utils.data.Dataset):
 
 
 def batch_loader(
-    ds: Dataset | torch.utils.data.Dataset, order: list[int], batch_size: int
+    ds: Dataset | torch.utils.data.Dataset, order: list[int] | None, batch_size: int
 ) -> torch.utils.data.DataLoader:
-    """A DataLoader of whole batches, rows in `order`: gathered from the columns for a
-    datasets.Dataset, the DataLoader's own batching for anything else."""
+    """A DataLoader of whole batches, rows in `order` (None: as stored): gathered from the columns
+    for a datasets.Dataset, the DataLoader's own batching for anything else."""
+    order = list(range(len(ds))) if order is None else order
     if hasattr(ds, "with_format"):
         return torch.utils.data.DataLoader(StepBatches(ds, order, batch_size), batch_size=None)
-    subset = torch.utils.data.Subset(ds, order)
-    return torch.utils.data.DataLoader(subset, batch_size=batch_size, shuffle=False)
+    return torch.utils.data.DataLoader(torch.utils.data.Subset(ds, order), batch_size=batch_size)
 
 
 def in_step_order(

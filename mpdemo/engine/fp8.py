@@ -1,25 +1,17 @@
-"""fp8 training where the hardware has it: the check, torchao's conversion, and the audit.
-
-fp8 matmuls run on NVIDIA GPUs of compute capability 8.9 and newer (Ada, Hopper); the number
-formats themselves (E4M3, E5M2) are taught on any machine by mpdemo.teach.formats and mpdemo.teach.underflow.
-Training goes through torchao's `Float8Linear` (dynamic per-tensor scaling): the torch backend's
-loop calls `convert_to_float8_training` with `linear_filter` and `float8_config` from here;
-`Accelerator(mixed_precision="fp8")` builds its torchao backend's `AORecipeKwargs` itself when
-torchao is installed, and the Trainer gets the same Accelerator through its mixed_precision
-(what Accelerate's config sets). All three keep the first and last Linear in high precision and
-convert the rest whose sizes are multiples of 16 (accelerate 1.15's default filter, written out
-in `linear_filter`), so the three backends convert the same layers.
-
-torch is imported inside functions; torchao is optional (requirements-gpu.txt brings it).
+"""fp8 training where the hardware has it (CUDA, compute capability >= 8.9): the check, torchao's
+conversion, and the audit. The three backends convert the same layers through torchao's
+Float8Linear: every Linear but the first and last whose sizes are multiples of 16 (accelerate
+1.15's default filter, written out in `linear_filter`). torchao is optional (requirements-gpu.txt).
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import importlib.util
 from collections.abc import Callable
 from typing import Any
+
+from packaging.version import InvalidVersion, Version
 
 from ..messages import ConfigError
 from ..registry import PRECISIONS
@@ -30,36 +22,24 @@ INSTALL = "pip install -r requirements-gpu.txt"
 FLOAT8_LAYER = "Float8Linear"  # torchao.float8's module class, matched by name (no import)
 
 
-def required_capability() -> tuple[int, int]:
-    """The compute capability the fp8 record asks for, (8, 9)."""
-    cc = PRECISIONS[NAME].needs_compute_capability
-    assert cc is not None
-    return cc
-
-
 def gpu(device: Any = None) -> tuple[str, tuple[int, int]] | None:
     """(name, compute capability) of the CUDA GPU torch sees, or None without one."""
     import torch
 
     if not torch.cuda.is_available():
         return None
-    index = device.index if getattr(device, "index", None) is not None else None
-    idx = torch.cuda.current_device() if index is None else index
+    idx = getattr(device, "index", None)
+    idx = torch.cuda.current_device() if idx is None else idx
     return torch.cuda.get_device_name(idx), tuple(torch.cuda.get_device_capability(idx))
 
 
 def refusal(device: Any = None) -> ConfigError:
-    """The one-line refusal, saying what this machine has (read from torch), in message keys.
-
-    One key per case, so every language says the whole sentence (mpdemo/ui/locales).
-    """
+    """The one-line refusal, saying what this machine has; one message key per case."""
     import torch
 
     found = gpu(device)
     if found is None:
-        mps = False
-        with contextlib.suppress(AttributeError, RuntimeError):
-            mps = bool(torch.backends.mps.is_available())
+        mps = torch.backends.mps.is_available()
         return ConfigError("fp8_needs_gpu_mps" if mps else "fp8_needs_gpu")
     name, (major, minor) = found
     cc = f"{major}.{minor}"
@@ -74,7 +54,8 @@ def supported(device: Any) -> bool:
     if getattr(device, "type", None) != "cuda":
         return False
     found = gpu(device)
-    return found is not None and found[1] >= required_capability()
+    needs = PRECISIONS[NAME].needs_compute_capability
+    return found is not None and needs is not None and found[1] >= needs
 
 
 def torchao_version() -> tuple[int, ...] | None:
@@ -82,29 +63,20 @@ def torchao_version() -> tuple[int, ...] | None:
     if importlib.util.find_spec("torchao") is None:
         return None
     try:
-        text = importlib.metadata.version("torchao")
-    except importlib.metadata.PackageNotFoundError:
+        return Version(importlib.metadata.version("torchao")).release[:3]
+    except (importlib.metadata.PackageNotFoundError, InvalidVersion):
         return None
-    parts = []
-    for piece in text.split("+")[0].split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits or 0))
-    return tuple(parts)
 
 
-def check(device: Any, backend: str | None = None) -> None:
+def check(device: Any) -> None:
     """Refuse fp8 before anything loads: no capable GPU, or no (recent enough) torchao."""
     if not supported(device):
         raise refusal(device)
     version = torchao_version()
     if version is None or version < TORCHAO_MIN:
         found = "" if version is None else f" (found {'.'.join(map(str, version))})"
-        raise ConfigError(
-            "fp8_no_torchao",
-            found=found,
-            minimum=".".join(map(str, TORCHAO_MIN)),
-            install=INSTALL,
-        )
+        minimum = ".".join(map(str, TORCHAO_MIN))
+        raise ConfigError("fp8_no_torchao", found=found, minimum=minimum, install=INSTALL)
 
 
 def linear_filter(model: Any) -> Callable[[Any, str], bool]:
@@ -141,17 +113,9 @@ def converter() -> Callable[..., Any]:
     return convert_to_float8_training
 
 
-def _dtype_of(cast_config: Any) -> str | None:
-    dtype = getattr(cast_config, "target_dtype", None)
-    return str(dtype).replace("torch.", "") if dtype is not None else None
-
-
 def audit(model: Any) -> dict[str, Any]:
-    """What really ran: how many Linear layers are torchao Float8Linear, and which were kept.
-
-    Read from the model after training (the converted modules), not from the request. The
-    formats are read from the layers' config where this torchao records them there.
-    """
+    """What really ran, read from the trained model: its Float8Linear layers, the Linear kept,
+    and the formats where this torchao records them in the layers' config."""
     from torch import nn
 
     float8, kept = [], []
@@ -161,17 +125,13 @@ def audit(model: Any) -> dict[str, Any]:
             float8.append(name)
             cfg = getattr(mod, "config", None)
             for tensor in ("input", "weight", "grad_output"):
-                dtype = _dtype_of(getattr(cfg, f"cast_config_{tensor}", None))
-                if dtype:
-                    formats[tensor] = dtype
+                dtype = getattr(getattr(cfg, f"cast_config_{tensor}", None), "target_dtype", None)
+                if dtype is not None:
+                    formats[tensor] = str(dtype).replace("torch.", "")
         elif isinstance(mod, nn.Linear):
             kept.append(name)
-    return {
-        "float8_layers": len(float8),
-        "linear_layers": len(float8) + len(kept),
-        "kept": kept,
-        "formats": formats,
-    }
+    total = len(float8) + len(kept)
+    return {"float8_layers": len(float8), "linear_layers": total, "kept": kept, "formats": formats}
 
 
 def effective_dtype(model: Any) -> Any:

@@ -12,23 +12,19 @@ _lock = threading.Lock()
 _reachable: bool | None = None
 
 
-def _endpoint() -> str:
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
-
-
-def _answers(url: str, timeout: float) -> bool:
-    """True when an HTTP(S) server answers at url (any status): a TCP connect alone is not
+def _answers(url: str, timeout: float, into: list[bool]) -> None:
+    """Append whether an HTTP(S) server answers at url (any status): a TCP connect alone is not
     proof, since some sandboxes accept every connection and then say nothing."""
     import urllib.error
     import urllib.request
 
     try:
         with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout):
-            return True
+            into.append(True)
     except urllib.error.HTTPError:
-        return True  # 4xx/5xx: the Hub is there
+        into.append(True)  # 4xx/5xx: the Hub is there
     except (OSError, ValueError):
-        return False
+        into.append(False)
 
 
 def hub_reachable(timeout: float = 1.5) -> bool:
@@ -41,10 +37,9 @@ def hub_reachable(timeout: float = 1.5) -> bool:
             else:
                 # A thread bounds the whole check (DNS included, which urllib's timeout doesn't).
                 result: list[bool] = []
-                probe = threading.Thread(
-                    target=lambda: result.append(_answers(_endpoint() + "/api/whoami-v2", timeout)),
-                    daemon=True,
-                )
+                url = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+                args = (url + "/api/whoami-v2", timeout, result)
+                probe = threading.Thread(target=_answers, args=args, daemon=True)
                 probe.start()
                 probe.join(timeout + 0.3)
                 _reachable = bool(result and result[0])

@@ -1,8 +1,5 @@
-"""What this machine is: names, instruction-set flags, library versions, and the sentences
-that say so. Nothing here times anything; `machine_info()` goes into every run's JSON.
-
-Torch-free to import (the page, the CLI and the runs' sentences read it before torch loads):
-only the probes import torch, when called.
+"""What this machine is: names, instruction-set flags, library versions, and the sentences that
+say so (`machine_info()` goes into every run's JSON). Torch-free to import: the probes load torch.
 """
 
 from __future__ import annotations
@@ -16,8 +13,17 @@ import platform
 from ..files.machines import Machine, MachineGPU
 from ..messages import Note
 
-# The CPU flags that decide whether fp16/bf16 have hardware support on a CPU.
-CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
+# The CPU flags that decide whether fp16/bf16 have hardware support: name -> (torch's probe,
+# /proc/cpuinfo's flag). torch 2.13 has no avx512_fp16 probe; AMX tiles come with AMX-BF16 so far.
+_PROBES = {
+    "avx2": ("avx2", "avx2"),
+    "avx512": ("avx512", "avx512f"),
+    "avx512_bf16": ("avx512_bf16", "avx512_bf16"),
+    "avx512_fp16": (None, "avx512_fp16"),
+    "amx_bf16": ("amx_tile", "amx_bf16"),
+    "amx_fp16": ("amx_fp16", "amx_fp16"),
+}
+CPU_FLAGS = tuple(_PROBES)
 # Library versions worth recording with a run (gradio is the UI's, not the engine's: left out).
 VERSIONED = ("torch", "transformers", "accelerate", "datasets")
 
@@ -66,12 +72,8 @@ def cpu_name() -> str:
         try:
             import subprocess
 
-            out = subprocess.run(
-                ["sysctl", "-n", "machdep.cpu.brand_string"],
-                capture_output=True,
-                text=True,
-                timeout=2,
-            )
+            ask = ["sysctl", "-n", "machdep.cpu.brand_string"]
+            out = subprocess.run(ask, capture_output=True, text=True, timeout=2)
             if out.stdout.strip():
                 return out.stdout.strip()
         except (OSError, subprocess.SubprocessError):
@@ -94,33 +96,12 @@ def cpu_flags() -> dict[str, bool]:
     _, proc = _proc_cpuinfo()
     capability = cpu_capability() or ""
     # torch's own answers first (what its kernels will dispatch on); the OS's flags fill the gaps.
-    torch_says = {
-        "avx2": _private_flag("avx2"),
-        "avx512": _private_flag("avx512"),
-        "avx512_bf16": _private_flag("avx512_bf16"),
-        "avx512_fp16": None,  # torch 2.13 has no probe for it
-        "amx_bf16": _private_flag("amx_tile"),  # AMX tiles come with AMX-BF16 on every part so far
-        "amx_fp16": _private_flag("amx_fp16"),
-    }
-    proc_names = {
-        "avx2": ("avx2",),
-        "avx512": ("avx512f",),
-        "avx512_bf16": ("avx512_bf16",),
-        "avx512_fp16": ("avx512_fp16",),
-        "amx_bf16": ("amx_bf16",),
-        "amx_fp16": ("amx_fp16",),
-    }
     flags: dict[str, bool] = {}
-    for name in CPU_FLAGS:
-        value = torch_says[name]
-        if value is None:
-            value = any(p in proc for p in proc_names[name])
-        flags[name] = bool(value)
-    if capability.startswith("AVX512"):
-        flags["avx512"] = True
-        flags["avx2"] = True
-    elif capability == "AVX2":
-        flags["avx2"] = True
+    for name, (probe, proc_flag) in _PROBES.items():
+        said = _private_flag(probe) if probe else None
+        flags[name] = bool(proc_flag in proc if said is None else said)
+    flags["avx512"] |= capability.startswith("AVX512")
+    flags["avx2"] |= capability.startswith(("AVX512", "AVX2"))
     return flags
 
 
@@ -148,8 +129,7 @@ def _gpu_info() -> MachineGPU | None:
             "memory_bytes": int(props.total_memory),
             "count": torch.cuda.device_count(),
         }
-    mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
+    if torch.backends.mps.is_available():
         return {"kind": "mps", "name": "Apple GPU (MPS)", "capability": None, "bf16": None}
     return None
 
@@ -157,14 +137,13 @@ def _gpu_info() -> MachineGPU | None:
 @functools.cache
 def _static_info() -> Machine:
     """What does not change while the process lives (names, flags, versions)."""
-    capability = cpu_capability()
     gpu = _gpu_info()
     return {
         "device_kind": gpu["kind"] if gpu else "cpu",
         "device_name": gpu["name"] if gpu else cpu_name(),
         "cpu": {
             "name": cpu_name(),
-            "capability": capability,
+            "capability": cpu_capability(),
             "flags": cpu_flags(),
             "cores": os.cpu_count(),
         },
@@ -176,11 +155,8 @@ def _static_info() -> Machine:
 
 
 def machine_info() -> Machine:
-    """This machine as a JSON-ready dict: device kind/name, CPU flags, GPU, versions, threads, date.
-
-    Cheap (nothing is timed): the static part is cached once per process; the thread count and
-    the date are read each call because a run may change the first.
-    """
+    """This machine as a JSON-ready dict: device kind/name, CPU flags, GPU, versions, threads, date
+    (the static part cached; threads and date read each call: a run may change the first)."""
     import torch
 
     info = Machine(**_static_info())
@@ -233,11 +209,8 @@ def machine_note(machine: Machine | None = None) -> Note:
     gpu = m.get("gpu") or {}
     if m.get("device_kind") == "cuda" and gpu:
         key = "machine_cuda" if gpu.get("bf16") else "machine_cuda_no_bf16"
-        return Note(
-            key,
-            {"name": gpu.get("name"), "cc": gpu.get("capability"), "cpu": cpu.get("name"),
-             "torch": torch_v},
-        )  # fmt: skip
+        args = {"name": gpu.get("name"), "cc": gpu.get("capability"), "cpu": cpu.get("name")}
+        return Note(key, {**args, "torch": torch_v})
     if m.get("device_kind") == "mps":
         return Note("machine_mps", {"cpu": cpu.get("name"), "torch": torch_v})
     flags = cpu.get("flags") or {}

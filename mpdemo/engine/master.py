@@ -1,18 +1,8 @@
-"""Master weights and what replaces them: pure bf16 weights, with or without stochastic rounding.
-
-- `fp32` (default): the model's weights stay fp32 and autocast computes in 16 bits: the fp32
-  weights are the master copy the update lands in (mixed precision's first trick).
-- `bf16`: `model.to(torch.bfloat16)`; AdamW's moments are made like the weights, so bf16 too.
-  An update smaller than half a bf16 ulp of its weight rounds away.
-- `bf16-sr`: the same bf16 weights and moments, the update computed in fp32 and rounded to bf16
-  stochastically (up with probability equal to the distance), so small updates land on
-  average. torchao's `_AdamW(bf16_stochastic_round=True)` where torchao is installed; where it
-  is not, `SRAdamW` below: the same AdamW arithmetic in fp32 with our stochastic rounding
-  (mpdemo.teach.rounding.stochastic_round_bf16, the trick torchao uses).
-
-`LostUpdates` measures, each step, the share of weight elements an update should have changed
-(the optimizer's update for them, computed in fp32 from its state, is not zero) that did not
-change (the stored weight after the step equals the one before).
+"""Master weights and what replaces them: `fp32` (default: the fp32 weights are the master copy
+the update lands in, autocast computes in 16 bits); `bf16` (pure bf16 weights and AdamW moments:
+an update under half a bf16 ulp rounds away); `bf16-sr` (the same, the update rounded to bf16
+stochastically, through torchao's `_AdamW` or, without torchao, `SRAdamW` below). `LostUpdates`
+measures each step the share of elements an update should have changed that did not change.
 """
 
 from __future__ import annotations
@@ -121,9 +111,8 @@ class LostUpdates:
 
     def __init__(self, optimizer: torch.optim.Optimizer) -> None:
         self.optimizer = optimizer
-        self.spent = (
-            0.0  # seconds inside the timed step (the post-step hook): the Recorder subtracts
-        )
+        # seconds inside the timed step (the post-step hook): the Recorder subtracts them
+        self.spent = 0.0
         self._before: dict[int, torch.Tensor] = {}
         self._share: float | None = None
         self._handle = optimizer.register_step_post_hook(self._after)
@@ -165,31 +154,18 @@ class LostUpdates:
 
 
 def bytes_per_param(model: torch.nn.Module, optimizer: Any) -> dict[str, float]:
-    """What each parameter costs in this run, measured from its tensors (the memory anatomy's terms).
-
-    weights: the stored parameters; gradients: their .grad (the dtype backward writes, fp32
-    for fp32 weights under autocast); master_copy: a separate fp32 copy of the weights (none in
-    these recipes: under autocast the fp32 weights are the master, the 16-bit copies transient);
-    adam_moments: exp_avg + exp_avg_sq. Gradients are counted in the weights' dtype when absent.
-    """
+    """What each parameter costs in this run, from its tensors: weights, gradients (in the weights'
+    dtype when absent), master_copy (none here: under autocast the fp32 weights are the master)
+    and adam_moments (exp_avg + exp_avg_sq)."""
     params = [p for p in model.parameters() if p.requires_grad]
     n = sum(p.numel() for p in params) or 1
-    weights = sum(p.numel() * p.element_size() for p in params)
-    grads = sum(
-        p.numel() * (p.grad.element_size() if p.grad is not None else p.element_size())
-        for p in params
-    )
-    moments = 0
-    for p in params:
-        st = optimizer.state.get(p, {})
-        for key in ("exp_avg", "exp_avg_sq"):
-            if isinstance(st.get(key), torch.Tensor):
-                moments += st[key].numel() * st[key].element_size()
+    grads = sum((p.grad if p.grad is not None else p).nbytes for p in params)
+    moments = [optimizer.state.get(p, {}).get(k) for p in params for k in ("exp_avg", "exp_avg_sq")]
     out = {
-        "weights": weights / n,
+        "weights": sum(p.nbytes for p in params) / n,
         "gradients": grads / n,
         "master_copy": 0.0,
-        "adam_moments": moments / n,
+        "adam_moments": sum(t.nbytes for t in moments if isinstance(t, torch.Tensor)) / n,
     }
     out["total"] = math.fsum(out.values())
     return out

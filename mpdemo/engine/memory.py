@@ -1,9 +1,6 @@
-"""Memory anatomy: what one training step holds, per precision, counted from the tensors themselves.
-
-Weights, gradients and AdamW's state are summed from each tensor's own `nbytes` after one real
-step; the activations saved for backward come from the saved-tensor hooks (probes.SavedBytes);
-on CUDA the allocator's peak (torch.cuda.max_memory_allocated) is read too. Beside them, what
-Accelerate's model-memory rule (`accelerate estimate-memory`) would estimate for the same model.
+"""Memory anatomy: what one training step holds, per precision, counted from the tensors themselves
+(weights, gradients, AdamW's state by `nbytes`; saved activations by probes.SavedBytes; on CUDA
+the allocator's peak), beside what Accelerate's `estimate-memory` rule would say.
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..messages import Note
+from .models import count_params
 from .precision import autocast, grad_scaler, synchronize
 from .probes import SavedBytes
 
@@ -50,14 +48,9 @@ class Anatomy:
         return {**asdict(self), "total_bytes": self.total_bytes}
 
 
-def _unique(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:
-    # Tied weights are one tensor: count it once.
-    return list({id(t): t for t in tensors}.values())
-
-
 def tensor_bytes(tensors: Iterable[torch.Tensor | None]) -> int:
-    """Sum of `nbytes` over distinct tensors (None skipped)."""
-    return sum(t.nbytes for t in _unique(t for t in tensors if t is not None))
+    """Sum of `nbytes` over distinct tensors (None skipped): tied weights are one tensor."""
+    return sum(t.nbytes for t in {id(t): t for t in tensors if t is not None}.values())
 
 
 def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> int:
@@ -77,13 +70,10 @@ def one_step(
 ) -> Anatomy:
     """Run one real training step of `precision` and count what it held, part by part.
 
-    The gradients are counted after the optimizer step, before anything frees them (they are
-    left in place: the caller sees the tensors that were counted). The model must be fresh (no
-    optimizer state yet) for the peak to include the state's first allocation, as a run's
-    first step does.
+    Gradients are counted after the optimizer step, left in place; a fresh model (no optimizer
+    state yet) makes the peak include the state's first allocation, as a run's first step does.
     """
     scaler = grad_scaler(device, precision, cfg)
-    params = _unique(model.parameters())
     if device.type == "cuda":
         synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
@@ -99,9 +89,9 @@ def one_step(
     peak = int(torch.cuda.max_memory_allocated(device)) if device.type == "cuda" else None
     return Anatomy(
         precision=precision,
-        params=sum(p.numel() for p in params),
-        weights_bytes=tensor_bytes(params),
-        grads_bytes=tensor_bytes(p.grad for p in params),
+        params=count_params(model),
+        weights_bytes=tensor_bytes(model.parameters()),
+        grads_bytes=tensor_bytes(p.grad for p in model.parameters()),
         optimizer_bytes=optimizer_state_bytes(optimizer),
         saved_activation_bytes=saved.bytes,
         peak_mem_bytes=peak,
@@ -131,13 +121,9 @@ def measure(
 
 
 def accelerate_estimate(params: int, precision: str) -> dict[str, int] | None:
-    """Accelerate's estimate for AdamW training of a model with `params` fp32 parameters.
-
-    Calls accelerate's own `estimate_training_usage` (what `accelerate estimate-memory` prints
-    as "Training using Adam": the largest of its parts, not their sum). With S the fp32 model
-    size (4 bytes a parameter): fp32 = weights S, gradients S, optimizer 2S, step 4S -> 4S;
-    fp16/bf16 = weights S, gradients 1.5S, optimizer 2S, step 2S -> 2S. No activations (it
-    estimates batch size 1). None for a precision the rule does not cover.
+    """Accelerate's estimate for AdamW training of `params` fp32 parameters: its own
+    `estimate_training_usage`, "Training using Adam" being the largest part, not their sum (S the
+    fp32 size: 4S for fp32, 2S for fp16/bf16; no activations). None where the rule says nothing.
     """
     name = _ACCELERATE_DTYPES.get(precision)
     if name is None:

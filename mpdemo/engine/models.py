@@ -91,11 +91,8 @@ def builtin_model(
 def allowed_roots() -> list[Path]:
     """Folders local models and datasets may come from (MPDEMO_LOCAL_ROOTS, os.pathsep-separated)."""
     raw = os.environ.get("MPDEMO_LOCAL_ROOTS")
-    if raw:
-        parts = [p for p in raw.split(os.pathsep) if p.strip()]
-    else:
-        parts = [os.getcwd(), str(Path.home()), tempfile.gettempdir()]
-    return [Path(p).expanduser().resolve() for p in parts]
+    parts = raw.split(os.pathsep) if raw else [os.getcwd(), str(Path.home()), tempfile.gettempdir()]
+    return [Path(p).expanduser().resolve() for p in parts if p.strip()]
 
 
 def looks_like_path(value: str) -> bool:
@@ -116,9 +113,8 @@ def resolve_source(value: str, limits: Limits, kind: str) -> str:
         path = Path(value).expanduser().resolve()
         roots = allowed_roots()
         if not any(path == r or r in path.parents for r in roots):
-            raise ConfigError(
-                "path_outside_roots", value=value, roots=", ".join(str(r) for r in roots)
-            )
+            listed = ", ".join(str(r) for r in roots)
+            raise ConfigError("path_outside_roots", value=value, roots=listed)
         if not path.is_dir():
             raise ConfigError("path_not_found", value=value)
         return "local"
@@ -160,7 +156,7 @@ def count_params(model: nn.Module) -> int:
 
 def _not_found(source: str, hub: bool, err: BaseException) -> ConfigError:
     key = "hub_not_found" if hub else "not_a_model"
-    return ConfigError(key, value=source, detail=_first_line(err))
+    return ConfigError(key, value=source, detail=str(err).strip().split("\n")[0][:300])
 
 
 def pretrained_model(
@@ -187,7 +183,8 @@ def pretrained_model(
     except OSError as err:
         raise _not_found(source, hub, err) from None
     except (ValueError, KeyError) as err:
-        raise ConfigError("load_failed", value=source, detail=_first_line(err)) from None
+        detail = str(err).strip().split("\n")[0][:300]
+        raise ConfigError("load_failed", value=source, detail=detail) from None
 
 
 def load_tokenizer(source: str, hub: bool = False) -> Any:
@@ -202,8 +199,3 @@ def load_tokenizer(source: str, hub: bool = False) -> Any:
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token or tok.unk_token
     return tok
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().split("\n")[0]
-    return text[:300]

@@ -1,13 +1,7 @@
-"""What the Recorder watches beyond time and loss (issue 29), in one object it calls at four points.
-
-- `--watch-grads N`: gradient histograms every N steps (mpdemo/engine/gradwatch.py);
-- `lost_update_share` each step for pure bf16 weights or `--lost-updates on` (engine/master.py);
-- the bytes per parameter of the run's recipe, measured from its tensors after the first step;
-- the TF32 audit: a tf32 run says TF32 was on; an fp32 run on an sm >= 8.0 GPU whose float32
-  matmul precision let cuBLAS use TF32 says so.
-
-The Recorder calls `before_step()` before its clock starts, subtracts `excluded_s()` from the
-step's time (the hooks that run inside the step), and calls `after_step()` once the clock stopped.
+"""What the Recorder watches beyond time and loss: gradient histograms (`--watch-grads N`),
+lost updates (engine/master.py), bytes per parameter and the TF32 audit. The Recorder calls
+`before_step()` before its clock starts, subtracts `excluded_s()` (the hooks' seconds inside the
+step) and calls `after_step()` once the clock stopped.
 """
 
 from __future__ import annotations
@@ -19,6 +13,7 @@ import torch
 
 from ..messages import Note
 from ..registry import BACKENDS, PRECISIONS
+from ..teach.rounding import log2_windows
 from . import gradwatch, master
 from .precision import tf32_in_effect
 
@@ -33,13 +28,11 @@ class RunNumerics:
         cfg = prep.cfg
         self.prep = prep
         self.precision = PRECISIONS[cfg.precision]
-        # Its gradients are watched against its own format (fp32's and tf32's against fp16's:
-        # what a switch to fp16 would flush).
-        self.watch = (
-            gradwatch.GradWatch(prep.model, self.precision.watch_format, cfg.watch_grads)
-            if cfg.watch_grads
-            else None
-        )
+        self.watch: gradwatch.GradWatch | None = None
+        if cfg.watch_grads:  # against its own format (fp32's and tf32's: fp16's, what it flushes)
+            self.watch = gradwatch.GradWatch(
+                prep.model, self.precision.watch_format, cfg.watch_grads
+            )
         self.lost = master.LostUpdates(prep.optimizer) if cfg.tracks_updates else None
         self.lost_shares: list[float] = []
         self.bytes_per_param: dict[str, float] | None = None
@@ -65,10 +58,8 @@ class RunNumerics:
         return (self.watch.spent if self.watch else 0.0) + (self.lost.spent if self.lost else 0.0)
 
     def after_step(self, scale: float | None) -> tuple[float | None, dict[str, Any] | None]:
-        """(the step's lost-update share, its gradient histograms), after the clock stopped.
-
-        `scale` is the scale after this step's update; the gradients carried the one before.
-        """
+        """(the step's lost-update share, its gradient histograms), after the clock stopped;
+        `scale` is the one after this step's update (its gradients carried the one before)."""
         share = self.lost.take() if self.lost is not None else None
         if share is not None:
             self.lost_shares.append(share)
@@ -76,9 +67,9 @@ class RunNumerics:
         if self.watch is not None:
             used = self._scale if self._scale is not None else 1.0
             grads = self.watch.collect(self._step, used)
-            if grads is not None:
-                grads["windows"] = gradwatch.windows()
-        if self.bytes_per_param is None and self._step >= 1:
+            if grads is not None:  # with log2 of each watched format's edges
+                grads["windows"] = log2_windows(gradwatch.WATCH_FORMATS)
+        if self.bytes_per_param is None and self.prep.cfg.tracks_updates:
             self.bytes_per_param = master.bytes_per_param(self.prep.model, self.prep.optimizer)
         self._scale = scale
         return share, grads
@@ -109,7 +100,7 @@ class RunNumerics:
         out: dict[str, Any] = {}
         if self.lost_shares:
             out["lost_update_share"] = statistics.fmean(self.lost_shares)
-        if self.bytes_per_param is not None and self.prep.cfg.tracks_updates:
+        if self.bytes_per_param is not None:
             out["bytes_per_param"] = self.bytes_per_param
         return out
 

@@ -21,9 +21,8 @@ if TYPE_CHECKING:
 
 # Read from the precision registry: one record per precision (mpdemo/registry.py).
 DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISIONS.items()}
-NAMES: dict[torch.dtype, str] = {}
-for _name, _dtype in DTYPES.items():
-    NAMES.setdefault(_dtype, _name)  # float32 is "fp32" (tf32 stores fp32 too)
+# float32 is "fp32" (tf32 stores fp32 too): the first name of each dtype
+NAMES: dict[torch.dtype, str] = {d: n for n, d in reversed(DTYPES.items())}
 
 
 def dtype_name(dtype: torch.dtype | None) -> str | None:
@@ -61,11 +60,8 @@ def check_precision_on(device: torch.device, precision: str) -> None:
         if cc < p.needs_compute_capability:
             gpu = torch.cuda.get_device_name(device)
             raise ConfigError(p.refusal, device=f"{gpu} (compute capability {cc[0]}.{cc[1]})")
-    elif (
-        device.type == "cuda"
-        and p.autocast_dtype == "bfloat16"
-        and not torch.cuda.is_bf16_supported()
-    ):
+    bf16_gpu = device.type == "cuda" and p.autocast_dtype == "bfloat16"
+    if bf16_gpu and not p.float8 and not torch.cuda.is_bf16_supported():
         raise ConfigError("no_bf16_gpu", gpu=torch.cuda.get_device_name(device))
 
 
@@ -76,11 +72,8 @@ def effective_precision(backend: str, precision: str, device_type: str) -> str:
 
 
 def tf32_in_effect(device: torch.device) -> str | None:
-    """The setting under which fp32 matmuls run in TF32 on this device right now, else None.
-
-    Read at run time: torch.backends.cuda.matmul.allow_tf32 or a float32 matmul precision other
-    than "highest" makes cuBLAS take fp32 matmuls on the tensor cores of an sm >= 8.0 GPU.
-    """
+    """The setting under which fp32 matmuls run in TF32 on this (sm >= 8.0) GPU now, else None:
+    a float32 matmul precision other than "highest", or cuBLAS's allow_tf32."""
     if device.type != "cuda" or not torch.cuda.is_available():
         return None
     if torch.cuda.get_device_capability(device) < (8, 0):
@@ -97,13 +90,9 @@ TorchFlags = tuple[str, bool, bool]  # float32 matmul precision, cuBLAS TF32, cu
 
 
 def torch_flags() -> TorchFlags:
-    """The process-wide torch settings a run changes (a record's matmul_flags): runs taking
-    turns swap them."""
-    return (
-        torch.get_float32_matmul_precision(),
-        torch.backends.cuda.matmul.allow_tf32,
-        torch.backends.cudnn.allow_tf32,
-    )
+    """The process-wide torch settings a run changes (a record's matmul_flags)."""
+    cuda, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    return torch.get_float32_matmul_precision(), cuda.allow_tf32, cudnn.allow_tf32
 
 
 def set_torch_flags(flags: TorchFlags) -> None:
@@ -115,16 +104,10 @@ def set_torch_flags(flags: TorchFlags) -> None:
 
 @contextmanager
 def matmul_precision(precision: str) -> Iterator[None]:
-    """The record's process-wide matmul flags (tf32's) for the run, restored afterwards.
-
-    Runs that take turns in one thread (mpdemo.runs.together) have them swapped at every
-    turn, so a run beside a tf32 run keeps its own."""
-    flags = PRECISIONS[precision].matmul_flags
-    if flags is None:
-        yield
-        return
+    """The record's process-wide matmul flags (tf32's) for the run, restored afterwards
+    (runs taking turns in one thread have them swapped at every turn: mpdemo.runs.together)."""
     saved = torch_flags()
-    set_torch_flags(flags)
+    set_torch_flags(PRECISIONS[precision].matmul_flags or saved)
     try:
         yield
     finally:
@@ -166,20 +149,18 @@ def grad_scaler(device: torch.device, precision: str, cfg: RunConfig) -> torch.a
     )
 
 
+def _is_conv1d(module: nn.Module) -> bool:
+    return type(module).__name__ == "Conv1D"  # by name: transformers stays unimported here
+
+
 class DtypeProbe:
     """A forward hook that records the dtype a matmul layer really produced, then removes itself."""
 
     def __init__(self, model: nn.Module) -> None:
         self.dtype: torch.dtype | None = None
         # The first matmul layer (nn.Linear or GPT-2's Conv1D): its output dtype tells what ran.
-        module = next(
-            (
-                m
-                for m in model.modules()
-                if isinstance(m, nn.Linear) or type(m).__name__ == "Conv1D"
-            ),
-            None,
-        )
+        matmuls = (m for m in model.modules() if isinstance(m, nn.Linear) or _is_conv1d(m))
+        module = next(matmuls, None)
         self._handle = module.register_forward_hook(self._hook) if module is not None else None
 
     def _hook(self, _module: nn.Module, _inputs: Any, output: Any) -> None:

@@ -19,12 +19,9 @@ _CAST_OR_VIEW = (
 
 
 class SavedBytes:
-    """Counts the bytes autograd saves for backward while active (torch saved_tensors_hooks).
-
-    Counted: tensors the model computed (they have a grad_fn), each storage once. Left out: the
-    batch (data, kept anyway), parameters and autocast's low-precision copies of them. What is
-    left is the activations, which autocast stores in bf16/fp16 wherever it runs.
-    """
+    """Counts the bytes autograd saves for backward while active (torch saved_tensors_hooks): each
+    storage the model computed once, leaving out the batch, the parameters and autocast's copies
+    of them. What is left is the activations (bf16/fp16 wherever autocast runs)."""
 
     def __init__(self, model: torch.nn.Module | None = None) -> None:
         self.bytes = 0
@@ -63,12 +60,8 @@ class SavedBytes:
             fn = inputs[0]
         return False
 
-    @staticmethod
-    def _unpack(t: torch.Tensor) -> torch.Tensor:
-        return t
-
     def __enter__(self) -> SavedBytes:
-        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
         self._ctx.__enter__()
         return self
 

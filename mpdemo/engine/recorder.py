@@ -45,7 +45,6 @@ class Recorder(StepHooks):
         lane: Lane | None = None,
     ) -> None:
         self.prep = prep
-        # The run's place among the runs of a comparison that take turns (None: it runs alone).
         self.lane = lane
         self.cfg = prep.cfg
         self.precision = PRECISIONS[prep.cfg.precision]  # the record of what the run asked for
@@ -67,18 +66,13 @@ class Recorder(StepHooks):
         self.effective_dtype: torch.dtype | None = None
         self.processes = 1
         self._nonfinite = 0
-        self._t0 = 0.0
-        self._start = 0.0
-        self._origin = 0.0
-        self._probe: DtypeProbe | None = None
-        self.fp8_audit: dict[str, Any] | None = (
-            None  # fp8 runs: mpdemo.engine.fp8.audit of the model
-        )
+        self._t0 = self._start = self._origin = 0.0  # perf_counter at: step, run, comparison
+        self._probe = DtypeProbe(prep.model)
+        self.numerics = RunNumerics(prep)  # watched grads, lost updates, TF32
+        self.fp8_audit: dict[str, Any] | None = None  # fp8 runs: fp8.audit of the model
         self._saved: SavedBytes | None = None  # armed for the first step only
         self.saved_activation_bytes: int | None = None
-        self.numerics: RunNumerics | None = None  # issue 29: watched grads, lost updates, TF32
-        # The threads torch computes with (mpdemo.engine.cores): a comparison's, fitted round
-        # by round by mpdemo.runs.together, or (a run alone: start()) its own, step by step.
+        # torch's threads (engine/cores.py): the comparison's, or (a run alone) its own, from start()
         self.cores: Cores | None = lane.pace.cores if lane is not None else None
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -89,8 +83,6 @@ class Recorder(StepHooks):
         mps_no_amp = self.device.type == "mps" and self.precision.autocast_dtype is not None
         if mps_no_amp and not autocast_supported(self.device, self.cfg.precision):
             self.notes.append(Note("mps_autocast_off", {"precision": self.cfg.precision}))
-        self._probe = DtypeProbe(self.prep.model)
-        self.numerics = RunNumerics(self.prep)
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         if self.lane is None:
@@ -119,16 +111,14 @@ class Recorder(StepHooks):
             # Count the activations kept for backward over the first step (a warm-up step,
             # left out of the timings, so the hooks' cost never reaches mean_step_s).
             self._saved = SavedBytes(self.prep.model).__enter__()
-        if self.numerics is not None:
-            self.numerics.before_step(self.step + 1)
+        self.numerics.before_step(self.step + 1)
         self._t0 = time.perf_counter()
 
     def lap(self) -> float:
         """Seconds since begin(), after the device finished the step's work."""
         synchronize(self.device)  # the step's GPU kernels have finished before we read the clock
         dt = time.perf_counter() - self._t0
-        if self.numerics is not None:  # its hooks' seconds inside the step are not training
-            dt -= self.numerics.excluded_s()
+        dt -= self.numerics.excluded_s()  # its hooks' seconds inside the step are not training
         self._close_saved()
         return dt
 
@@ -155,7 +145,7 @@ class Recorder(StepHooks):
         self.scales.append(scale)
         bs = self.cfg.batch_size
         tokens = self.prep.tokens_per_sample
-        lost, grads = self.numerics.after_step(scale) if self.numerics else (None, None)
+        lost, grads = self.numerics.after_step(scale)
         self.emit(
             StepEvent(
                 run_id=self.run_id,
@@ -186,41 +176,23 @@ class Recorder(StepHooks):
             return False
         return self.step < self.cfg.steps
 
-    # --- turns (mpdemo.runs.turns): no-ops for a run alone --------------------------------
-    def take_turn(self) -> None:
-        """Wait for this run's turn."""
-        if self.lane is not None:
-            self.lane.take()
-
-    def next_turn(self) -> None:
-        """Hand the turn on and wait for the next one."""
-        if self.lane is not None:
-            self.lane.give()
-            self.lane.take()
-
-    def training_done(self) -> None:
-        """Out of the rotation; back once every run trained, for the evaluation and the end."""
-        if self.lane is not None:
-            self.lane.done()
-
     def _diverged(self, loss: float, scale: float | None) -> bool:
         if not math.isfinite(loss):
             self._nonfinite += 1
             # Without a scaler one NaN poisons the weights; with one, give it a few back-offs.
-            if scale is None or self._nonfinite >= NONFINITE_PATIENCE:
+            diverged = scale is None or self._nonfinite >= NONFINITE_PATIENCE
+            if diverged:
                 self.notes.append(
                     Note("diverged_nonfinite", {"loss": str(loss), "step": self.step})
                 )
-                return True
-            return False
+            return diverged
         self._nonfinite = 0
         first = next((x for x in self.losses if math.isfinite(x)), loss)
-        if loss > max(50.0, 20.0 * first):
-            self.notes.append(
-                Note("diverged_exploded", {"first": first, "loss": loss, "step": self.step})
-            )
-            return True
-        return False
+        exploded = loss > max(50.0, 20.0 * first)
+        if exploded:
+            args = {"first": first, "loss": loss, "step": self.step}
+            self.notes.append(Note("diverged_exploded", args))
+        return exploded
 
     def should_evaluate(self) -> bool:
         """Evaluate only runs that trained to the end (a stopped run should stop now)."""
@@ -246,12 +218,10 @@ class Recorder(StepHooks):
     def finish(self) -> Summary:
         """Build the summary, emit RunFinished, return the summary."""
         self._close_saved()  # a step that raised between begin() and lap() must not leave hooks
-        if self._probe is not None:
-            self._probe.close()
-            self.effective_dtype = self.effective_dtype or self._probe.dtype
-        if self.numerics is not None:
-            self.numerics.close()
-            self.notes += self.numerics.notes()
+        self._probe.close()
+        self.effective_dtype = self._probe.dtype
+        self.numerics.close()
+        self.notes += self.numerics.notes()
         if self.precision.float8:  # fp8: what ran is which layers torchao converted
             self._audit_fp8()
         if self.cores is not None:
@@ -259,9 +229,8 @@ class Recorder(StepHooks):
             if self.lane is None:
                 self.cores.close()
         if self.processes > 1:
-            self.notes.append(
-                Note("distributed", {"n": self.processes, "batch": self.cfg.batch_size})
-            )
+            args = {"n": self.processes, "batch": self.cfg.batch_size}
+            self.notes.append(Note("distributed", args))
         status = self.status or "completed"
         summary = self.summary(status)
         self.log.info("%s after %d steps", status, self.step)
@@ -278,13 +247,10 @@ class Recorder(StepHooks):
         # No Float8Linear at all: the probe's dtype (bf16) stands, and the summary says so.
         self.effective_dtype = fp8.effective_dtype(self.prep.model) or self.effective_dtype
         a = self.fp8_audit
-        if a["float8_layers"]:
-            args = {"float8": a["float8_layers"], "linear": a["linear_layers"]}
-            # The kept layers run in the precision's autocast dtype (bf16, the registry's).
+        if a["float8_layers"]:  # the kept layers run in the precision's autocast dtype (bf16)
             kept_in = dtype_name(self.precision.torch_autocast_dtype())
-            self.notes.append(
-                Note("fp8_layers", {**args, "kept": len(a["kept"]), "dtype": kept_in})
-            )
+            args = {"float8": a["float8_layers"], "linear": a["linear_layers"], "dtype": kept_in}
+            self.notes.append(Note("fp8_layers", {**args, "kept": len(a["kept"])}))
 
     # --- summary --------------------------------------------------------------------------
     def _dtype_notes(self, effective: str | None) -> list[Note]:
@@ -295,37 +261,23 @@ class Recorder(StepHooks):
         backend = BACKENDS[self.cfg.backend].display
         # Accelerate's and the Trainer's fp16 set no autocast on a CPU: the run computed in fp32.
         if self.precision.autocast_dtype == "float16" and effective == "fp32":
-            return [
-                Note(
-                    "fp16_not_applied",
-                    {
-                        "effective": effective,
-                        "backend": backend,
-                        "device": self.device.type.upper(),
-                    },
-                )
-            ]
+            args = {"effective": effective, "backend": backend, "device": self.device.type.upper()}
+            return [Note("fp16_not_applied", args)]
         return [Note("dtype_mismatch", {"requested": requested, "effective": effective})]
 
     def summary(self, status: str) -> Summary:
         """What the run measured (mpdemo.files.summary.Summary)."""
         warm = self.times[self.cfg.warmup_steps :] or self.times
         mean_step = statistics.fmean(warm) if warm else None
-        effective = dtype_name(self.effective_dtype)
-        if self.numerics is not None:
-            effective = self.numerics.effective(effective)
+        effective = self.numerics.effective(dtype_name(self.effective_dtype))
         notes = self._dtype_notes(effective) + self.notes
-        # Memory, measured the same way on every device: the activations kept for backward in
-        # one step; on CUDA also the allocator's peak. (A CPU process's RSS is not a measure of
-        # the run: it depends on what ran before it.)
+        # Memory: the activations kept for backward in one step; on CUDA also the allocator's
+        # peak (a CPU process's RSS depends on what ran before the run).
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
         median = statistics.median(warm) if warm else None
-        mad = (
-            statistics.median(abs(t - median) for t in warm) / median
-            if median and len(warm) > 1
-            else None
-        )
+        spread = median and len(warm) > 1
+        mad = statistics.median(abs(t - median) for t in warm) / median if spread else None
         tokens = self.prep.tokens_per_sample
         bs = self.cfg.batch_size
         return Summary(
@@ -362,6 +314,5 @@ class Recorder(StepHooks):
             eval_accuracy=self.metrics.get("accuracy"),
             error_detail=self.error_detail,
             fp8_audit=self.fp8_audit,
-            # issue 29: lost_update_share, bytes_per_param (only when they apply)
-            extra=self.numerics.summary_fields() if self.numerics else {},
+            extra=self.numerics.summary_fields(),
         )

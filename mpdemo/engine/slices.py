@@ -1,8 +1,6 @@
-"""The `datasets` split syntax ('train[:2000]', 'train[:10%]', 'validation[100:600]'), read once.
-
-Pure Python (no torch, no datasets): the page previews a slice's rows while typing, and the
-engine checks and applies the same arithmetic as datasets' ReadInstruction ('closest' rounding
-of percentages, negative indices from the end, bounds clamped to the split).
+"""The `datasets` split syntax ('train[:2000]', 'train[:10%]', 'validation[100:600]'), read once in
+pure Python (the page previews a slice's rows while typing), with datasets' ReadInstruction
+arithmetic: 'closest' rounding of percentages, negative indices from the end, bounds clamped.
 """
 
 from __future__ import annotations
