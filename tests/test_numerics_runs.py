@@ -237,7 +237,7 @@ def test_tf32_on_an_ampere_gpu_is_allowed_set_for_the_run_and_restored(monkeypat
 
 
 def test_underflow_lab_counts_tf32s_share_below_its_smallest_normal() -> None:
-    from mpdemo.teach import rounding
+    from mpdemo.teach.formats import layout
     from mpdemo.teach.magnitudes import tf32_below_normal
     from mpdemo.teach.underflow import magnitudes_of
 
@@ -246,4 +246,4 @@ def test_underflow_lab_counts_tf32s_share_below_its_smallest_normal() -> None:
     assert tf32_below_normal(m) == 2 / 4  # of the non-zero values
     assert tf32_below_normal(m, k=4) == 0.0  # S = 16 lifts 2^-130 to 2^-126
     # The same edge as the emulated TF32 format's own.
-    assert rounding.layout("tf32").min_normal == 2.0**-126
+    assert layout("tf32").min_normal == 2.0**-126

@@ -1,11 +1,9 @@
-"""Gradient magnitudes as counts, and the shares a format would flush, keep as subnormals or
-overflow at a scale S: the arithmetic of the underflow lab (mpdemo.teach.underflow).
-
-Counts are kept per fp32 binade plus where the mantissa sits against each format's rounding
-thresholds. A power-of-two scale only shifts binades, so those counts give exactly the shares
-that casting `(g*S).to(format)` gives, for any S = 2^k, with no backward pass redone;
-GradScaler only ever uses powers of two. Other scales are counted by casting.
-torch is imported inside functions; nothing here imports gradio.
+"""Gradient magnitudes as counts per fp32 binade (plus where each mantissa sits against the
+formats' rounding thresholds), and the shares a format flushes, keeps as subnormals or overflows
+at a scale S: the underflow lab's arithmetic (the pass is mpdemo.teach.underflow's). A
+power-of-two S only shifts binades, so the counts give the shares of casting `(g*S).to(format)`
+exactly, with no backward pass redone (GradScaler only uses powers of two); other scales are
+counted by casting. torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -16,13 +14,12 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
-from . import formats
+from .formats import LOW_PRECISION, Layout, layout
 
 if TYPE_CHECKING:
     import torch
 
 KINDS = ("activation", "weight")
-FORMATS = formats.LOW_PRECISION  # fp16, bf16, e4m3, e5m2
 HIST_LO, HIST_HI = -60, 20  # displayed log2 bins; values outside are counted in the end bins
 # fp32 binades: |x| in [2^b, 2^(b+1)) for b from -149 (smallest subnormal) to 127.
 BIN_LO, BIN_HI = -149, 127
@@ -38,74 +35,55 @@ class Band:
     """A format's rounding thresholds in folded terms: (fp32 binade, mantissa index j).
 
     Round to nearest even, as torch's casts do: the tie between 0 and the smallest subnormal
-    (2^zero_bin) goes to 0; the tie between the largest subnormal and the smallest normal
-    (binade normal_bin, mantissa 1 + normal_j/2048) goes up to the normal; the tie above max
-    (binade inf_bin, mantissa 1 + inf_j/2048) goes past max in IEEE formats (their max is odd)
-    and back to max in E4M3 (448 = 1.110 is even). fp16: 2^-25, 2^-15 x (2 - 2^-10), 65520.
+    (2^zero_bin) goes to 0; the tie below the smallest normal (binade normal_bin, mantissa
+    1 + normal_j/2048) goes up to it; the tie above max (binade inf_bin, mantissa 1 + inf_j/2048)
+    goes past max where the format has inf (Layout.ieee_inf).
     """
 
-    fmt: str
-    max: float
-    min_normal: float
-    min_subnormal: float
+    lay: Layout
     zero_bin: int
     normal_bin: int
     normal_j: int
     inf_bin: int
     inf_j: int
-    tie_overflows: bool
 
     def to_dict(self) -> dict[str, object]:
         """The range of the format, JSON-ready, with log2 of each edge."""
+        lay = self.lay
         return {
-            "format": self.fmt,
-            "max": self.max,
-            "min_normal": self.min_normal,
-            "min_subnormal": self.min_subnormal,
-            "overflow_threshold": formats.overflow_threshold(self.fmt),
-            "max_log2": math.log2(self.max),
-            "min_normal_log2": math.log2(self.min_normal),
-            "min_subnormal_log2": math.log2(self.min_subnormal),
+            "format": lay.name,
+            "max": lay.max,
+            "min_normal": lay.min_normal,
+            "min_subnormal": lay.min_subnormal,
+            "overflow_threshold": lay.overflow_threshold,
+            "max_log2": math.log2(lay.max),
+            "min_normal_log2": math.log2(lay.min_normal),
+            "min_subnormal_log2": math.log2(lay.min_subnormal),
         }
 
 
 @functools.cache
 def band(fmt: str) -> Band:
-    """The thresholds of fmt, derived from torch.finfo (via formats.format_range)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    r = formats.format_range(fmt)
-    eps = r["eps"]
-    e_normal = math.frexp(r["min_normal"])[1] - 1
-    e_sub = math.frexp(r["min_subnormal"])[1] - 1
-    e_max = math.frexp(r["max"])[1] - 1
-    # Below min_normal by half a subnormal step: 2^(e_normal-1) x (2 - eps).
-    normal_j = round(MANT_STEPS * (1 - eps))
-    # Above max by half an ulp: mantissa max/2^e_max + eps/2.
-    inf_j = round(MANT_STEPS * (r["max"] / 2.0**e_max + eps / 2 - 1))
+    """The thresholds of a low-precision format, from its layout."""
+    if fmt not in LOW_PRECISION:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(LOW_PRECISION)}")
+    lay = layout(fmt)
+    e_max = math.frexp(lay.max)[1] - 1
     return Band(
-        fmt,
-        r["max"],
-        r["min_normal"],
-        r["min_subnormal"],
-        e_sub - 1,
-        e_normal - 1,
-        normal_j,
-        e_max,
-        inf_j,
-        not formats.tie_rounds_down(fmt),
+        lay,
+        zero_bin=lay.min_exp - lay.mantissa_bits - 1,
+        normal_bin=lay.min_exp - 1,
+        normal_j=round(MANT_STEPS * (1 - lay.eps)),  # 2^(min_exp-1) x (2 - eps)
+        inf_bin=e_max,
+        inf_j=round(MANT_STEPS * (lay.max / 2.0**e_max + lay.eps / 2 - 1)),  # max + ulp/2
     )
 
 
 def thresholds() -> tuple[int, ...]:
     """Every mantissa index j a format's band needs, plus 0 (exact powers of two)."""
-    import torch  # noqa: F401 - band() needs torch.finfo
-
-    js = {0}
-    for fmt in FORMATS:
-        b = band(fmt)
-        js |= {b.normal_j, b.inf_j}
-    return tuple(sorted(js))
+    return tuple(
+        sorted({0} | {j for f in LOW_PRECISION for j in (band(f).normal_j, band(f).inf_j)})
+    )
 
 
 @dataclass(frozen=True)
@@ -208,7 +186,7 @@ def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, 
     below_normal = _below(m, nb) + _at(m.total, nb) - _at(m.ge[b.normal_j], nb)
     ib = b.inf_bin - k
     over = m.nonzero - _below(m, ib + 1) + _at(m.ge[b.inf_j], ib)
-    if not b.tie_overflows:  # E4M3: the tie itself still rounds to max
+    if not b.lay.ieee_inf:  # E4M3: the tie itself still rounds to max
         over -= _at(m.eq[b.inf_j], ib)
     return shares_of_counts(zero, below_normal, over, m.nonzero, scale)
 
@@ -224,13 +202,15 @@ def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, i
 
     b = band(fmt)
     v = values.float() * scale
-    h = v.to(formats._dtype(fmt)).float()  # exact: every fp8/fp16/bf16 value is an fp32 value
+    h = v.to(
+        getattr(torch, b.lay.dtype)
+    ).float()  # exact: every fp8/fp16/bf16 value is an fp32 value
     zero = int((h == 0).sum())
-    below_normal = int((h.abs() < b.min_normal).sum())
-    if b.tie_overflows:
+    below_normal = int((h.abs() < b.lay.min_normal).sum())
+    if b.lay.ieee_inf:
         over = int(torch.isinf(h).sum())
     else:
-        over = int((v.abs() > formats.overflow_threshold(fmt)).sum())
+        over = int((v.abs() > b.lay.overflow_threshold).sum())
     return zero, below_normal, over
 
 
@@ -267,16 +247,11 @@ def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
     """
     if not m.nonzero or not (m.amax > 0 and math.isfinite(m.amax)):
         return None
-    exact = band(fmt).max / m.amax
+    exact = layout(fmt).max / m.amax
     k = math.floor(math.log2(exact))
     ks = binned_k_range(fmt)
     k = min(max(k, ks.start), ks.stop - 1)
     return {"amax": m.amax, "exact_scale": exact, "log2": k, **_binned_shares(m, 2.0**k, fmt)}
-
-
-def fp16_band() -> dict[str, float]:
-    """log2 of fp16's smallest subnormal, smallest normal and largest value, from torch.finfo."""
-    return format_band("fp16")
 
 
 def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:

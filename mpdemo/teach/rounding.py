@@ -1,71 +1,20 @@
 """Exact emulation of a float format's rounding, for formats torch has no dtype for (TF32) and
-for fp8 recipes computed on any CPU: round to nearest even, or stochastically.
+for fp8 recipes on any CPU: round to nearest even, or stochastically.
 
-A format is (mantissa bits, smallest normal exponent, max). `round_nearest` works in float64,
-where every fp32 value, every quantum 2^k used here and every quotient x / quantum is exact, so
-`torch.round` (round half to even) on x / quantum is the format's own rounding. The tests check
-it against torch's casts for fp16, bf16, e4m3 and e5m2 element by element, and TF32 against a
-definition in exact fractions.
+`round_nearest` works in float64, where every fp32 value and every quantum 2^k used here is
+exact, so `torch.round` (half to even) on x / quantum is the format's own rounding; the tests
+check it against torch's casts element by element.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .formats import TORCH_DTYPE_NAMES
+from .formats import layout
 
 if TYPE_CHECKING:
     import torch
-
-
-@dataclass(frozen=True)
-class Layout:
-    """What rounding needs of a format: mantissa bits, smallest normal exponent, largest value."""
-
-    name: str
-    mantissa_bits: int
-    min_exp: int  # the smallest normal number is 2^min_exp
-    max: float
-    ieee_inf: bool  # beyond the range a plain cast gives inf (else: NaN or saturation)
-
-    @property
-    def min_normal(self) -> float:
-        """Smallest normal number."""
-        return 2.0**self.min_exp
-
-    @property
-    def min_subnormal(self) -> float:
-        """Smallest subnormal number: one quantum of the lowest binade."""
-        return 2.0 ** (self.min_exp - self.mantissa_bits)
-
-    @property
-    def overflow_threshold(self) -> float:
-        """Half an ulp above max: beyond it (at it, for an odd max) rounding leaves the range."""
-        top = math.frexp(self.max)[1] - 1
-        return self.max + 2.0 ** (top - self.mantissa_bits) / 2
-
-
-# TF32 (NVIDIA Ampere's tensor-core input format): fp32's 8 exponent bits, fp16's 10 mantissa
-# bits, stored in 19 bits. Its max is fp32's exponent with 10 mantissa bits: (2 - 2^-10) 2^127.
-LAYOUTS: dict[str, Layout] = {
-    "fp32": Layout("fp32", 23, -126, (2 - 2.0**-23) * 2.0**127, True),
-    "tf32": Layout("tf32", 10, -126, (2 - 2.0**-10) * 2.0**127, True),
-    "fp16": Layout("fp16", 10, -14, 65504.0, True),
-    "bf16": Layout("bf16", 7, -126, (2 - 2.0**-7) * 2.0**127, True),
-    "e4m3": Layout("e4m3", 3, -6, 448.0, False),
-    "e5m2": Layout("e5m2", 2, -14, 57344.0, True),
-}
-TORCH_DTYPES = TORCH_DTYPE_NAMES  # the formats' one list (mpdemo.teach.formats)
-
-
-def layout(fmt: str) -> Layout:
-    """The layout of a format name; ValueError for an unknown one."""
-    try:
-        return LAYOUTS[fmt]
-    except KeyError:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(LAYOUTS)}") from None
 
 
 def log2_windows(fmts: tuple[str, ...]) -> dict[str, dict[str, float]]:

@@ -1,20 +1,10 @@
 """Underflow lab: where a real backward pass puts gradient magnitudes against a format's range.
 
 Rebuilds the figure of Micikevicius et al. (ICLR 2018) on the selected model: one fp32
-forward/backward on the first batch, then the share of non-zero activation and weight
-gradients that a low-precision format (fp16, bf16, or fp8's E4M3 / E5M2) would flush to zero,
-keep only as subnormals, or overflow, unscaled and with the loss scaled by S. For fp8 the same
-S is the per-tensor scale that fp8 recipes compute (Micikevicius et al. 2022).
-
-Summaries are bounded whatever the model (8 MB of tables per kind of gradient): every gradient
-is folded, chunk by chunk, into counts per (fp32 exponent, top 11 mantissa bits), then reduced
-to counts per fp32 binade plus where the mantissa sits against each format's rounding
-thresholds. A power-of-two scale only shifts binades, so those counts give exactly the shares
-that casting `(g*S).to(format)` gives, for any S = 2^k, with no backward pass redone;
-GradScaler only ever uses powers of two. Other scales are counted by casting, during the pass.
-The counts and the shares read from them are mpdemo.teach.magnitudes'; here, the pass that
-folds a real model's gradients into them. torch is imported inside functions; nothing here
-imports gradio.
+forward/backward on the first batch, every non-zero activation and weight gradient folded into
+counts (mpdemo.teach.magnitudes, 8 MB of tables per kind whatever the model) from which the
+shares a format (fp16, bf16, E4M3, E5M2) flushes, keeps as subnormals or overflows come at any
+scale S = 2^k: the loss scale, or fp8's per-tensor scale. torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -28,10 +18,9 @@ from .. import engine
 from ..config import Limits, RunConfig
 from ..messages import ConfigError
 from ..runs.runner import RUN_LOCK
-from . import formats
+from .formats import LOW_PRECISION, cast_overflow, layout
 from .magnitudes import (
     CHUNK,
-    FORMATS,
     KINDS,
     MANT_STEPS,
     NBINS,
@@ -40,7 +29,7 @@ from .magnitudes import (
     band,
     best_scale,
     cast_counts,
-    fp16_band,
+    format_band,
     shares_at,
     shares_of_counts,
     thresholds,
@@ -200,7 +189,7 @@ class GradientLab:
         return shares_at(self.magnitudes[kind], scale, fmt)
 
     def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
-        """The JSON-ready report at scale `scale` in format `fmt` (see underflow_report)."""
+        """The JSON-ready report at scale `scale` in format `fmt` ."""
         rng = band(fmt).to_dict()
         out: dict[str, object] = {
             "model": self.model,
@@ -212,14 +201,14 @@ class GradientLab:
             "activation_layers": self.activation_layers,
             "scale": scale,
             "format": fmt,
-            "dtype": f"torch.{formats.TORCH_DTYPE_NAMES[fmt]}",
+            "dtype": f"torch.{layout(fmt).dtype}",
             # The format's range, from torch.finfo, next to the shares it explains.
             "max": rng["max"],
             "min_normal": rng["min_normal"],
             "min_subnormal": rng["min_subnormal"],
-            "cast_overflow": formats.cast_overflow(fmt),  # what torch's cast does past max
+            "cast_overflow": cast_overflow(fmt),  # what torch's cast does past max
             "band": rng,
-            "fp16_band": fp16_band(),
+            "fp16_band": format_band("fp16"),
         }
         for kind in KINDS:
             m = self.magnitudes[kind]
@@ -271,8 +260,9 @@ def collect(
         if not (math.isfinite(s) and s > 0):
             raise ConfigError("bad_number", field="scale", rule="a number above 0", value=s)
     for f in fmts:
-        if f not in FORMATS:
-            raise ConfigError("unknown_choice", field="format", allowed=", ".join(FORMATS), value=f)
+        if f not in LOW_PRECISION:
+            allowed = ", ".join(LOW_PRECISION)
+            raise ConfigError("unknown_choice", field="format", allowed=allowed, value=f)
     # Shares the training lock: a backward pass here would skew a running comparison's timings.
     if not RUN_LOCK.acquire(blocking=wait):
         raise ConfigError("busy")
@@ -322,9 +312,3 @@ def collect(
         )
     finally:
         RUN_LOCK.release()
-
-
-def underflow_report(cfg: RunConfig, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
-    """Gradient magnitudes of one real backward pass vs fmt's range, shares counted at `scale`."""
-    # Counted by casting (g*S) to fmt during the pass, so any S is exact, not only 2^k.
-    return collect(cfg, scales=(scale,), fmts=(fmt,)).report(float(scale), fmt)
