@@ -15,10 +15,8 @@ from typing import Any
 
 from ..registry import BACKENDS
 
-# ast.parse from many of gradio's worker threads at once (30 pages following one comparison)
-# failed with "SystemError: AST constructor recursion depth mismatch" (CPython 3.11): every
-# parse here takes this lock, each loop's source is parsed once per process, and a listing is
-# built once per run settings.
+# ast.parse from many of gradio's threads at once failed with "SystemError: AST constructor
+# recursion depth mismatch" (CPython 3.11): every parse here takes this lock.
 PARSE_LOCK = threading.RLock()
 
 
@@ -62,9 +60,6 @@ def input_names(backend: str) -> dict[str, str]:
     return dict(module.INPUTS)
 
 
-# --- filling in the settings --------------------------------------------------------------------
-
-
 def literal(value: object, imports: list[str] | None = None) -> str:
     """Python source for a setting's value: 'cpu', torch.bfloat16, 65536.0, a function's name."""
     if value is None or isinstance(value, (bool, int, float)):
@@ -81,11 +76,8 @@ def literal(value: object, imports: list[str] | None = None) -> str:
 
 
 def _quoted(text: str) -> str:
-    """repr(text), in double quotes when that needs no escape: "cpu", as the loops write it.
-
-    Always repr's escapes underneath, so a quote, a backslash or a newline in a folder's name
-    stays inside the string: a value can never end the literal and run as code.
-    """
+    """repr(text), in double quotes when that needs no escape ("cpu", as the loops write it):
+    repr's escapes keep any quote or newline of a folder's name inside the string."""
     r = repr(text)
     if r.startswith("'") and '"' not in text:
         return f'"{r[1:-1]}"'  # no quote of either kind inside: nothing to escape
@@ -120,11 +112,8 @@ def fill_in(source: str, values: dict[str, object], imports: list[str] | None = 
 
 
 def drop_dead_branches(source: str) -> str:
-    """Leave out `if False:` blocks and unwrap `if True:` ones, once the settings are filled in.
-
-    A branch on a setting that is off for this run (fp8's, in an fp32 run) does not run, so it
-    is not shown, nor the comment block right above it; one that is on is shown unwrapped.
-    """
+    """Leave out `if False:` blocks (and the comments heading them) and unwrap `if True:` ones,
+    once the settings are filled in: a branch off for this run (fp8's in fp32) is not shown."""
     tree = _parse(source)
     lines = source.splitlines(keepends=True)
     done: list[tuple[int, int]] = []  # (first, last) 1-based line ranges already rewritten
