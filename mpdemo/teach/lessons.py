@@ -186,3 +186,16 @@ def get(name: str) -> Lesson:
     if name not in LESSONS:
         raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(LESSONS), value=name)
     return LESSONS[name]
+
+
+def trained_names() -> list[str]:
+    """The lessons that train runs, in the course's order (the size sweep is the page's)."""
+    return [n for n, x in LESSONS.items() if not x.sweep]
+
+
+def trained(name: str) -> Lesson:
+    """The lesson called `name` if it trains runs, else ConfigError naming those that do."""
+    if name not in trained_names():
+        allowed = ", ".join(trained_names())
+        raise ConfigError("unknown_choice", field="lesson", allowed=allowed, value=name)
+    return LESSONS[name]
