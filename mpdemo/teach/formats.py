@@ -117,8 +117,8 @@ def _stored(fmt: str) -> Layout:
     return LAYOUTS[fmt]
 
 
-def _dtype(fmt: str) -> torch.dtype:
-    """Map a format name to its torch dtype."""
+def torch_dtype(fmt: str) -> torch.dtype:
+    """A format's torch dtype (ValueError for TF32, which torch does not store)."""
     import torch
 
     return getattr(torch, _stored(fmt).dtype)
@@ -173,7 +173,7 @@ def _to_format(x: float, fmt: str) -> torch.Tensor:
     # Go through fp32 as a mixed-precision cast does (fp32 master copy -> low precision);
     # for fp32 itself this is the double -> float conversion.
     t = torch.tensor(x, dtype=torch.float32)
-    return t if fmt == "fp32" else t.to(_dtype(fmt))
+    return t if fmt == "fp32" else t.to(torch_dtype(fmt))
 
 
 def _category(exponent: str, mantissa: str, lay: Layout) -> str:
@@ -219,7 +219,7 @@ def cast_overflow(fmt: str) -> str:
     if fmt == "fp32":
         return "inf"
     big = torch.tensor(4 * layout(fmt).overflow_threshold, dtype=torch.float32)
-    out = float(big.to(_dtype(fmt)).float().item())
+    out = float(big.to(torch_dtype(fmt)).float().item())
     if math.isnan(out):
         return "nan"
     return "inf" if math.isinf(out) else "saturate"
@@ -295,7 +295,7 @@ def decode_bits(bits: str, fmt: str) -> float:
     raw = int(bits, 2)
     if width > 8 and raw >= 1 << (width - 1):
         raw -= 1 << width  # two's complement so the value fits the signed int dtype
-    return float(torch.tensor(raw, dtype=_int_dtype(fmt)).view(_dtype(fmt)).item())
+    return float(torch.tensor(raw, dtype=_int_dtype(fmt)).view(torch_dtype(fmt)).item())
 
 
 def scale_survival(value: float, scale: float) -> dict:

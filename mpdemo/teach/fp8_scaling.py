@@ -1,20 +1,10 @@
 """fp8's scaling recipes, emulated exactly on any machine: what each flushes to zero or saturates.
 
-A tensor is multiplied by a scale, cast to E4M3 or E5M2 (saturating: clamped to +-max first, as
-torchao and Transformer Engine do), and divided back. The recipes differ in how many elements
-share a scale and where its amax comes from:
-
-- tensorwise: one scale a tensor, max / amax of this tensor ("current" scaling);
-- rowwise: one scale a row (the last dimension), max / the row's amax;
-- mx: OCP Microscaling: 32 consecutive elements share a power-of-two scale stored as E8M0,
-  2^(floor(log2 amax) - emax of the element format), so a block's largest element lands in the
-  format's top binade and may round past max (saturating there);
-- delayed: one scale a tensor, max / the largest amax of the previous steps (Transformer
-  Engine's amax history): no pass over this tensor first, but a tensor larger than its
-  history saturates.
-
-The casts are `mpdemo.teach.rounding.round_nearest`, checked against torch's float8 casts.
-torch is imported inside functions.
+A tensor is multiplied by a scale, cast to E4M3 or E5M2 (clamped to +-max first, as torchao and
+Transformer Engine do; rounding.round_nearest) and divided back. Recipes: tensorwise (max / the
+tensor's amax), rowwise (per row), mx (OCP Microscaling: 32 elements share a power-of-two E8M0
+scale, 2^(floor(log2 amax) - emax)), delayed (max / the largest amax of earlier steps, Transformer
+Engine's history: a tensor larger than its history saturates). torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -160,15 +150,9 @@ def compare(
     return out
 
 
-# --- real tensors: a Linear layer's input activation and output gradient over a few steps -------
-
-
 def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, object]:
-    """Train cfg's model `steps` fp32 steps; keep one Linear layer's tensors of the last step.
-
-    Returns {"layer", "tensors": {"activation", "gradient"}, "histories": amaxes of the earlier
-    steps, newest last}. The layer is the middle Linear of the model unless named.
-    """
+    """Train cfg's model `steps` fp32 steps; keep one Linear layer's (the middle one unless named)
+    tensors of the last step, with the amaxes of the earlier steps as their histories."""
     import torch
 
     prep = engine.prepare(cfg.replace(steps=steps, precision="fp32"))

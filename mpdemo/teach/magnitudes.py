@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
-from .formats import LOW_PRECISION, Layout, layout
+from .formats import LOW_PRECISION, Layout, layout, torch_dtype
 
 if TYPE_CHECKING:
     import torch
@@ -202,9 +202,7 @@ def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, i
 
     b = band(fmt)
     v = values.float() * scale
-    h = v.to(
-        getattr(torch, b.lay.dtype)
-    ).float()  # exact: every fp8/fp16/bf16 value is an fp32 value
+    h = v.to(torch_dtype(fmt)).float()  # exact: every fp8/fp16/bf16 value is an fp32 value
     zero = int((h == 0).sum())
     below_normal = int((h.abs() < b.lay.min_normal).sum())
     if b.lay.ieee_inf:
