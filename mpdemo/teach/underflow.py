@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from .. import engine
@@ -39,6 +39,16 @@ if TYPE_CHECKING:
     import torch
 
 
+def _tables(bits: torch.Tensor) -> torch.Tensor:
+    """[2, 2^19] counts per top 19 bits of |x|'s pattern (exponent field, top 11 mantissa bits):
+    of every value, and of those whose mantissa is exactly those 11 bits."""
+    import torch
+
+    top = bits >> 12
+    exact = top[(bits & 0xFFF) == 0]
+    return torch.stack([torch.bincount(t, minlength=1 << 19) for t in (top, exact)])
+
+
 @dataclass
 class _Folder:
     """Accumulates Magnitudes (and cast counts at given scales and formats) one tensor at a time."""
@@ -49,16 +59,10 @@ class _Folder:
     values: int = 0
     tensors: int = 0
     amax: float = 0.0
-    fine: torch.Tensor | None = (
-        None  # int64 [2^19]: counts per (fp32 exponent field, top 11 mantissa bits)
-    )
-    exact: torch.Tensor | None = (
-        None  # int64 [2^19]: ... of values whose mantissa is exactly those 11 bits
-    )
-    sub_fine: torch.Tensor | None = (
-        None  # the same two tables for fp32 subnormals, folded after x 2^64
-    )
-    sub_exact: torch.Tensor | None = None
+    # _tables of the values' bits, and of the fp32 subnormals' (rare) after x 2^64, which is
+    # exact and normal, so their mantissas are kept too. 0 until a value comes.
+    normal: torch.Tensor | int = 0
+    subnormal: torch.Tensor | int = 0
     cast: dict[tuple[str, float], list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -68,47 +72,29 @@ class _Folder:
         """Fold one gradient tensor in."""
         import torch
 
-        if self.fine is None:
-            self.fine = torch.zeros(1 << 19, dtype=torch.int64)
-            self.exact = torch.zeros(1 << 19, dtype=torch.int64)
         self.tensors += 1
         # Counted on the CPU in fp32 (grads here are fp32: this pass runs without autocast).
-        flat = grad.detach().reshape(-1)
-        for chunk in flat.split(CHUNK):
+        for chunk in grad.detach().reshape(-1).split(CHUNK):
             g = chunk.to("cpu", torch.float32).contiguous()
             self.values += g.numel()
             # Integer ops on the bits: several times faster than frexp and boolean masks, which
             # matters for amp-mlp's 50M weight gradients.
             bits = g.view(torch.int32) & 0x7FFFFFFF  # |g|
-            top = bits >> 12
-            counts = torch.bincount(top, minlength=1 << 19)
-            exact = torch.bincount(top[(bits & 0xFFF) == 0], minlength=1 << 19)
-            self.fine += counts
-            self.exact += exact
-            zeros, infs = int(exact[0]), int(exact[255 << 11])
+            tables = _tables(bits)
+            self.normal = self.normal + tables
+            zeros, infs = int(tables[1, 0]), int(tables[1, 255 << 11])
             finite = bits < 0x7F800000
             if bool(finite.any()):
                 self.amax = max(self.amax, float(g.abs()[finite].max()))
-            if int(counts[:MANT_STEPS].sum()) > zeros:
-                self._add_subnormals(g[(bits > 0) & (bits < 0x800000)])
+            if int(tables[0, :MANT_STEPS].sum()) > zeros:
+                sub = g[(bits > 0) & (bits < 0x800000)].abs() * 2.0**64
+                self.subnormal = self.subnormal + _tables(sub.view(torch.int32))
             for (fmt, s), c in self.cast.items():
                 # Zeros stay 0 and infs stay inf when scaled: take them out of the cast counts.
                 zero, below_normal, over = cast_counts(g, s, fmt)
                 c[0] += zero - zeros
                 c[1] += below_normal - zeros
                 c[2] += over - infs
-
-    def _add_subnormals(self, sub: torch.Tensor) -> None:
-        """fp32 subnormals (rare): x 2^64 is exact and normal, so their mantissas are kept too."""
-        import torch
-
-        if self.sub_fine is None:
-            self.sub_fine = torch.zeros(1 << 19, dtype=torch.int64)
-            self.sub_exact = torch.zeros(1 << 19, dtype=torch.int64)
-        bits = (sub.abs() * 2.0**64).view(torch.int32)
-        top = bits >> 12
-        self.sub_fine += torch.bincount(top, minlength=1 << 19)
-        self.sub_exact += torch.bincount(top[(bits & 0xFFF) == 0], minlength=1 << 19)
 
     def result(self) -> tuple[Magnitudes, dict[str, dict[float, dict[str, object]]]]:
         """The Magnitudes and the cast shares per format and scale."""
@@ -119,23 +105,22 @@ class _Folder:
         ge = {j: total.clone() for j in js}
         eq = {j: total.clone() for j in js}
         zeros = nonfinite = 0
-        if self.fine is not None:
-            fine = self.fine.view(256, MANT_STEPS)  # [exponent field, top 11 mantissa bits]
-            exact = self.exact.view(256, MANT_STEPS)
-            # Normal numbers: exponent field e in 1..254 is binade e - 127, bin index e + 22.
-            total[23:] = fine[1:255].sum(1)
+        if isinstance(self.normal, torch.Tensor):
+            zeros, nonfinite = int(self.normal[1, 0]), int(self.normal[0, 255 << 11 :].sum())
+        # Exponent field e in 1..254 is binade e - 127, bin index e + 22; the subnormals, folded
+        # x 2^64, hold binades -149..-127 at fields 42..64, bin index 0..22.
+        parts = (
+            (self.normal, slice(1, 255), slice(23, None)),
+            (self.subnormal, slice(42, 65), slice(0, 23)),
+        )
+        for tables, rows, bins in parts:
+            if isinstance(tables, int):
+                continue
+            fine, exact = tables.view(2, 256, MANT_STEPS)[:, rows]
+            total[bins] = fine.sum(1)
             for j in js:
-                ge[j][23:] = fine[1:255, j:].sum(1)
-                eq[j][23:] = exact[1:255, j]
-            zeros, nonfinite = int(exact[0, 0]), int(fine[255].sum())
-        if self.sub_fine is not None:
-            # Folded x 2^64: binades -149..-127 sit at exponent fields 42..64, bin index 0..22.
-            fine = self.sub_fine.view(256, MANT_STEPS)[42:65]
-            exact = self.sub_exact.view(256, MANT_STEPS)[42:65]
-            total[:23] = fine.sum(1)
-            for j in js:
-                ge[j][:23] = fine[:, j:].sum(1)
-                eq[j][:23] = exact[:, j]
+                ge[j][bins] = fine[:, j:].sum(1)
+                eq[j][bins] = exact[:, j]
 
         def ints(t: torch.Tensor) -> tuple[int, ...]:
             return tuple(int(v) for v in t.tolist())
@@ -189,23 +174,19 @@ class GradientLab:
         return shares_at(self.magnitudes[kind], scale, fmt)
 
     def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
-        """The JSON-ready report at scale `scale` in format `fmt` ."""
+        """The JSON-ready report at scale `scale` in format `fmt`."""
         rng = band(fmt).to_dict()
         out: dict[str, object] = {
-            "model": self.model,
-            "task": self.task,
-            "device": self.device,
-            "params": self.params,
-            "loss": self.loss,
-            "batch_size": self.batch_size,
-            "activation_layers": self.activation_layers,
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("magnitudes", "cast_shares")
+        }
+        out |= {
             "scale": scale,
             "format": fmt,
             "dtype": f"torch.{layout(fmt).dtype}",
-            # The format's range, from torch.finfo, next to the shares it explains.
-            "max": rng["max"],
-            "min_normal": rng["min_normal"],
-            "min_subnormal": rng["min_subnormal"],
+            # The format's range next to the shares it explains.
+            **{k: rng[k] for k in ("max", "min_normal", "min_subnormal")},
             "cast_overflow": cast_overflow(fmt),  # what torch's cast does past max
             "band": rng,
             "fp16_band": format_band("fp16"),
@@ -229,15 +210,11 @@ class GradientLab:
 
 
 def _activation_layers() -> tuple[type, ...]:
-    """Layers whose output gradient counts as an activation gradient: Linear and GPT-2's Conv1D."""
+    """Layers whose output gradient counts as an activation gradient: Linear and GPT-2's Conv1D
+    (not Embedding: BERT sums three, so each would count the same gradient again)."""
     from torch import nn
+    from transformers.pytorch_utils import Conv1D
 
-    try:
-        from transformers.pytorch_utils import Conv1D
-    except ImportError:  # pragma: no cover - transformers always ships it today
-        return (nn.Linear,)
-    # Embedding outputs are left out: BERT sums three of them, so each would repeat the same
-    # gradient and count it three times.
     return (nn.Linear, Conv1D)
 
 
@@ -248,10 +225,8 @@ def collect(
     limits: Limits | None = None,
     fmts: Iterable[str] = ("fp16",),
 ) -> GradientLab:
-    """fp32 forward + backward of the first batch of cfg; fold every gradient into a GradientLab.
-
-    `scales` x `fmts` are also counted by casting during the pass (any S, not only 2^k).
-    """
+    """fp32 forward + backward of the first batch of cfg, every gradient folded into a GradientLab;
+    `scales` x `fmts` are also counted by casting during the pass (any S, not only 2^k)."""
     import torch
 
     scales = tuple(dict.fromkeys(float(s) for s in scales))
