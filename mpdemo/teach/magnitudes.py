@@ -101,7 +101,8 @@ class Magnitudes:
     amax: float = 0.0  # the largest finite |g|: what per-tensor fp8 scaling divides by
 
     @functools.cached_property
-    def _prefix(self) -> tuple[int, ...]:
+    def prefix(self) -> tuple[int, ...]:
+        """Counts below each binade: prefix[i] is the sum of total[:i]."""
         return (0, *accumulate(self.total))
 
     def hist(self, shift: int = 0, lo: int = HIST_LO, hi: int = HIST_HI) -> dict[str, list[int]]:
@@ -126,7 +127,7 @@ class Magnitudes:
 
 def _below(m: Magnitudes, b: int) -> int:
     """Count of values in binades strictly below b."""
-    return m._prefix[max(0, min(NBINS, b - BIN_LO))]
+    return m.prefix[max(0, min(NBINS, b - BIN_LO))]
 
 
 def _at(counts: tuple[int, ...], b: int) -> int:
@@ -158,12 +159,8 @@ def shares_of_counts(
 
 
 def binned_k_range(fmt: str) -> range:
-    """The k for which binned shares of fmt at 2^k are exact.
-
-    g*2^k is exact in fp32 unless it lands among fp32's subnormals, which only a scale below 1
-    can do; that rounding matters only for a format whose thresholds lie there (bf16's do,
-    since bf16 shares fp32's exponent range), so bf16 is binned for k >= 0 only.
-    """
+    """The k for which binned shares of fmt at 2^k are exact: all, but k >= 0 for a format whose
+    thresholds lie among fp32's subnormals (bf16's), where g*2^k for k < 0 would round."""
     b = band(fmt)
     low = 0 if min(b.zero_bin, b.normal_bin) < FP32_MIN_NORMAL_BIN else -K_MAX
     return range(low, K_MAX + 1)
@@ -192,12 +189,8 @@ def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, 
 
 
 def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, int, int]:
-    """(zero, below normal, overflow) counts of fmt(values*scale), multiplied in float32.
-
-    Overflow is what cannot round to a finite value: inf in fp16/bf16/E5M2; for E4M3, which
-    has no inf, |v| beyond the tie above 448, which torch's cast either saturates to +-448
-    (torch 2.13) or turns into NaN (older torch, ml_dtypes): the value is lost either way.
-    """
+    """(zero, below normal, overflow) counts of fmt(values*scale), multiplied in float32. Overflow
+    is inf; for E4M3 (no inf) |v| past the tie above 448, saturated or NaN by the cast: lost."""
     import torch
 
     b = band(fmt)
@@ -224,25 +217,16 @@ def shares_at(
 
 
 def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, object]:
-    """The power-of-two scale that keeps the most values as normal numbers of fmt.
-
-    Ties go to the scale nearest 1 (then the smaller one): the least rescaling that fits.
-    """
-    best: dict[str, object] | None = None
-    for k in sorted(binned_k_range(fmt), key=lambda k: (abs(k), k)):
-        s = _binned_shares(m, 2.0**k, fmt)
-        if best is None or s["normal_share"] > best["normal_share"]:
-            best = {**s, "log2": k}
-    assert best is not None
-    return best
+    """The power-of-two scale that keeps the most values as normal numbers of fmt; ties go to the
+    scale nearest 1 (then the smaller one): the least rescaling that fits."""
+    ks = sorted(binned_k_range(fmt), key=lambda k: (abs(k), k))
+    best = max(ks, key=lambda k: _binned_shares(m, 2.0**k, fmt)["normal_share"])
+    return {**_binned_shares(m, 2.0**best, fmt), "log2": best}
 
 
 def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
-    """Per-tensor scaling as fp8 recipes do it: S = max / amax, and its power-of-two floor.
-
-    torchao and Transformer Engine compute S = fmt.max / amax (optionally rounded down to a
-    power of two); the binned shares are given at that power of two. None without values.
-    """
+    """Per-tensor scaling as torchao and Transformer Engine do it: S = max / amax, with the binned
+    shares at its power-of-two floor. None without values."""
     if not m.nonzero or not (m.amax > 0 and math.isfinite(m.amax)):
         return None
     exact = layout(fmt).max / m.amax
@@ -253,17 +237,14 @@ def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
 
 
 def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
-    """Share of the non-zero |g| * 2^k below 2^-126, TF32's (and fp32's) smallest normal.
-
-    TF32 keeps fp32's 8 exponent bits: only the mantissa is cut to 10 bits, so a gradient that
-    fp32 holds as a normal number TF32 holds as one too (mpdemo.teach.rounding's tf32 layout).
-    """
+    """Share of the non-zero |g| * 2^k below 2^-126, TF32's smallest normal: fp32's, as TF32 keeps
+    fp32's 8 exponent bits and cuts only the mantissa."""
     if not m.nonzero:
         return 0.0
     return _below(m, FP32_MIN_NORMAL_BIN - k) / m.nonzero
 
 
 def format_band(fmt: str) -> dict[str, float]:
-    """log2 of a format's smallest subnormal, smallest normal and largest value (torch.finfo)."""
+    """log2 of a format's smallest subnormal, smallest normal and largest value."""
     b = band(fmt).to_dict()
     return {k: b[k] for k in ("min_subnormal_log2", "min_normal_log2", "max_log2")}
