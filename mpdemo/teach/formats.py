@@ -166,16 +166,6 @@ def _parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
     return x, exact
 
 
-def _to_format(x: float, fmt: str) -> torch.Tensor:
-    """Round a Python float into fmt (round-to-nearest-even), returned as a 0-d tensor."""
-    import torch
-
-    # Go through fp32 as a mixed-precision cast does (fp32 master copy -> low precision);
-    # for fp32 itself this is the double -> float conversion.
-    t = torch.tensor(x, dtype=torch.float32)
-    return t if fmt == "fp32" else t.to(torch_dtype(fmt))
-
-
 def _category(exponent: str, mantissa: str, lay: Layout) -> str:
     """IEEE class from the exponent and mantissa fields (E4M3fn: only all-ones is NaN)."""
     if set(exponent) == {"1"}:
@@ -227,17 +217,18 @@ def cast_overflow(fmt: str) -> str:
 
 def encode(value: float | str, fmt: str) -> dict:
     """Encode a number (float or numeric text) in fmt and describe the stored bits."""
+    import torch
+
     lay = _stored(fmt)
     x, exact = _parse(value)
-    t = _to_format(x, fmt)
+    # Through fp32 as a mixed-precision cast does (fp32 master copy -> low precision), rounding
+    # to nearest even; for fp32 itself this is the double -> float conversion.
+    t = torch.tensor(x, dtype=torch.float32).to(torch_dtype(fmt))
     stored = float(t.item())
     raw = int(t.view(_int_dtype(fmt)).item()) & ((1 << lay.bits) - 1)
     bits = format(raw, f"0{lay.bits}b")
-    sign, exponent, mantissa = (
-        bits[0],
-        bits[1 : 1 + lay.exponent_bits],
-        bits[1 + lay.exponent_bits :],
-    )
+    e_end = 1 + lay.exponent_bits
+    sign, exponent, mantissa = bits[0], bits[1:e_end], bits[e_end:]
     category = _category(exponent, mantissa, lay)
     exponent_value = int(exponent, 2) - lay.bias if category == "normal" else None
 
@@ -280,8 +271,7 @@ def encode(value: float | str, fmt: str) -> dict:
 
 def encode_all(value: float | str) -> list[dict]:
     """Encode a number in every format, in FORMATS order."""
-    # Parse once up front so bad text fails before any torch work.
-    _parse(value)
+    _parse(value)  # bad text fails before any torch work
     return [encode(value, fmt) for fmt in FORMATS]
 
 
