@@ -226,7 +226,7 @@ def lesson(
 ) -> Result:
     """Run one of the course's lessons (`python -m mpdemo lesson --list` names them) on `device`
     (auto: the GPU where there is one), show its table, sentences and plots, and return them."""
-    les = lessons_mod.trained(name)
+    les = lessons_mod.get(name, lessons_mod.trained_names())
     # The lesson's runs at this device's size, as `mpdemo lesson` trains them (device_sizes.py).
     kind = engine.resolve_device(device).type
     configs = [c.replace(device=device) for c in les.configs(kind)]

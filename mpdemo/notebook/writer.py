@@ -15,7 +15,7 @@ from ..config import RunConfig
 from ..files.atomic import write_text_atomic
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..runs.runner import grid
-from ..teach.lessons import get, trained, trained_names
+from ..teach.lessons import get, trained_names
 
 # The install cell's package spec is a placeholder until the project has a public home: the
 # README's "In a notebook, on a GPU" says what to put there (a git URL, or a copy's folder).
@@ -108,7 +108,7 @@ def _closing(lang: str) -> list[dict[str, object]]:
 
 def lesson_cells(name: str, i: int, lang: str) -> list[dict[str, object]]:
     """A lesson's Markdown (its title, slide and what to look for) and the cell that runs it."""
-    les = trained(name)
+    les = get(name, trained_names())
 
     def say(part: str) -> str:
         return engine_text(f"lesson_{les.key}_{part}", {}, lang)

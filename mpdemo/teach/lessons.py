@@ -24,8 +24,7 @@ SHORT_EVAL_ROWS = 64  # a shortened lesson's evaluation (MPDEMO_LESSON_STEPS)
 
 
 def _at_most(spec: str, rows: int) -> str:
-    """'validation[:500]' as 'validation[:64]'; any other slice as it is (read with the
-    engine's own grammar, mpdemo.engine.slices)."""
+    """'validation[:500]' as 'validation[:64]'; any other slice as it is (the engine's grammar)."""
     m = SLICE_RE.match(spec.strip())
     if m is None or m["from"] or m["to_pct"] or not m["to"] or int(m["to"]) < 0:
         return spec
@@ -101,14 +100,10 @@ LESSONS: dict[str, Lesson] = {
             precisions=("fp32", "fp16"),
             check=checks.still_trains,
         ),
-        # fp16 without loss scaling against fp16 with it, and fp32, each layer's gradients
-        # watched every 20 steps (--watch-grads): without the scale 40-97 % of tiny-bert's
-        # non-zero gradients sit below fp16's smallest normal number (2^-14), kept with fewer
-        # digits or flushed to 0 (less as a run learns and its gradients grow); with it
-        # 0.2-0.6 %, seeds 0-9 and 11. That is the picture the lesson points at.
-        # The loss lines do not carry it on every seed: AdamW divides each update by the
-        # gradient's own size, so digits lost move the curve little (seed 1: the unscaled run
-        # ended best, 0.570 vs 0.581), and the "look for" line says so.
+        # fp16 with and without loss scaling, and fp32, gradients watched every 20 steps: unscaled,
+        # 40-97 % of tiny-bert's non-zero gradients sit below fp16's normal range; scaled, 0.2-0.6 %
+        # (seeds 0-9, 11). The loss lines need not show it (AdamW divides each update by the
+        # gradient's size), and the "look for" line says so.
         Lesson(
             "underflow",
             "underflow",
@@ -144,7 +139,7 @@ LESSONS: dict[str, Lesson] = {
             precisions=("bf16",),
             weights=WEIGHTS,
             check=checks.master_weights,
-        ),  # fmt: skip
+        ),
         # One flag through the three backends. On a CPU fp16 through Accelerate or the Trainer
         # runs fp32 (no autocast, no scaler): bf16 is the flag all three apply there. The three
         # curves are the same to the printed digit on seeds 0-4.
@@ -157,10 +152,8 @@ LESSONS: dict[str, Lesson] = {
             cpu_note=True,
             check=checks.backends,
         ),
-        # The size sweep beside the published figures (the Where it pays tab). A CPU without
-        # bf16 instructions shows no speed-up at any size; the shipped CPU recording does not
-        # either (bf16 1.01x fp32 on an AVX512-BF16 EPYC), so the published GPU figures beside
-        # the sweep are what shows it, and the sentence says so.
+        # The size sweep beside the published figures (Where it pays). A CPU without fast 16-bit
+        # instructions shows no speed-up at any size (nor the shipped CPU recording: bf16 1.01x).
         Lesson("where-it-pays", "where_it_pays", sweep=True, cpu_note=True),
     ]
 }
@@ -181,21 +174,14 @@ def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
     return True
 
 
-def get(name: str) -> Lesson:
-    """The lesson called `name`, or ConfigError naming the lessons there are."""
-    if name not in LESSONS:
-        raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(LESSONS), value=name)
+def get(name: str, among: list[str] | None = None) -> Lesson:
+    """The lesson called `name` (among `among`, default all), or ConfigError naming them."""
+    allowed = list(LESSONS) if among is None else among
+    if name not in allowed:
+        raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(allowed), value=name)
     return LESSONS[name]
 
 
 def trained_names() -> list[str]:
     """The lessons that train runs, in the course's order (the size sweep is the page's)."""
     return [n for n, x in LESSONS.items() if not x.sweep]
-
-
-def trained(name: str) -> Lesson:
-    """The lesson called `name` if it trains runs, else ConfigError naming those that do."""
-    if name not in trained_names():
-        allowed = ", ".join(trained_names())
-        raise ConfigError("unknown_choice", field="lesson", allowed=allowed, value=name)
-    return LESSONS[name]
