@@ -6,7 +6,7 @@ does not; `micro_batch_accumulation` shows it on micro-batch gradients. torch in
 from __future__ import annotations
 
 import decimal
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import engine
@@ -43,10 +43,6 @@ class SumResult:
     stalled_sum: float | None  # the sum it stuck at
     steps: list[int]  # addition counts sampled for a plot
     sums: list[float]  # the running sum at each of `steps`
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return asdict(self)
 
 
 def running_sum(value: float | str, n: int, accumulator: str, values_in: str) -> SumResult:

@@ -44,15 +44,6 @@ class RecipeResult:
     rel_error: float  # ||dequantized - x|| / ||x||
     scales: int  # how many scales the tensor needed
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return asdict(self)
-
-
-def emax(fmt: str) -> int:
-    """The exponent of the format's largest binade (8 for E4M3, 15 for E5M2)."""
-    return math.frexp(layout(fmt).max)[1] - 1
-
 
 def quantize(x: torch.Tensor, fmt: str, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(x * scale cast to fmt saturating, as float64; the mask of clamped elements)."""
@@ -93,7 +84,8 @@ def mx_quantize(x: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor, 
     blocks = padded.reshape(rows, -1, MX_BLOCK)
     amax = blocks.abs().amax(dim=-1, keepdim=True)
     _, e = torch.frexp(amax)  # floor(log2 amax) = e - 1 for amax > 0
-    shared = torch.where(amax > 0, e - 1 - emax(fmt), torch.zeros_like(e))
+    emax = math.frexp(layout(fmt).max)[1] - 1  # the top binade's exponent: 8 for E4M3
+    shared = torch.where(amax > 0, e - 1 - emax, torch.zeros_like(e))
     shared = shared.clamp(E8M0_MIN, E8M0_MAX)  # E8M0 holds 2^-127 .. 2^127
     scale = torch.pow(torch.tensor(2.0, dtype=torch.float64), -shared.to(torch.float64))
     q, clamped = quantize(blocks, fmt, scale)
@@ -141,13 +133,13 @@ def compare(
     tensors: dict[str, object], histories: dict[str, list[float]] | None = None
 ) -> list[RecipeResult]:
     """Every recipe in every fp8 format on every named tensor (histories: delayed scaling's)."""
-    out = []
-    for name, x in tensors.items():
-        hist = (histories or {}).get(name)
-        for fmt in FP8_FORMATS:
-            for recipe in RECIPES:
-                out.append(apply_recipe(x, fmt, recipe, hist, name))
-    return out
+    hist = histories or {}
+    return [
+        apply_recipe(x, fmt, recipe, hist.get(name), name)
+        for name, x in tensors.items()
+        for fmt in FP8_FORMATS
+        for recipe in RECIPES
+    ]
 
 
 def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, object]:
@@ -214,5 +206,5 @@ def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
             }
             for k, t in got["tensors"].items()
         },
-        "results": [r.to_dict() for r in rows],
+        "results": [asdict(r) for r in rows],
     }
