@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import engine
-from .formats import torch_dtype
+from .formats import parse, torch_dtype
 
 if TYPE_CHECKING:
     from ..config import RunConfig
@@ -51,24 +51,19 @@ def running_sum(value: float | str, n: int, accumulator: str, values_in: str) ->
 
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
         raise ValueError(f"n must be a whole number from 1 to {MAX_N}")
-    text = str(value).strip()
-    try:
-        exact_value = decimal.Decimal(text) if len(text) <= 64 else None
-    except decimal.InvalidOperation:
-        exact_value = None
-    if exact_value is None or not exact_value.is_finite():
+    typed, exact_value = parse(str(value).strip())
+    if exact_value is None:
         raise ValueError("the value must be a finite number such as 0.01 or 1e-3")
     acc_t, in_t = torch_dtype(accumulator), torch_dtype(values_in)
-    addend = torch.tensor(float(value), dtype=torch.float32).to(in_t)
+    addend = torch.tensor(typed, dtype=torch.float32).to(in_t)
     x = addend.to(acc_t)  # exact: every fp16 value is an fp32 value; bf16 into bf16 is itself
     total = torch.zeros((), dtype=acc_t)
     every = max(1, n // MAX_POINTS)
     steps, sums = [0], [0.0]
     last_growth = 0
     prev = 0.0
-    # One add at a time, in the accumulator's dtype: torch rounds each sum to that format, as
-    # a loop over micro-batches or a sequential reduction does. (torch.cumsum would accumulate
-    # in a wider type on some backends.)
+    # One add at a time, each sum rounded to the accumulator's format as a loop over micro-batches
+    # does (torch.cumsum would accumulate in a wider type on some backends).
     for i in range(1, n + 1):
         total = total + x
         cur = float(total)

@@ -131,7 +131,7 @@ def _int_dtype(fmt: str) -> torch.dtype:
     return {32: torch.int32, 16: torch.int16, 8: torch.uint8}[_stored(fmt).bits]
 
 
-def _parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
+def parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
     """Parse user input into (Python float, exact Decimal or None when not finite)."""
     if isinstance(value, bool):
         # bool is an int subclass; True -> 1.0 would be a confusing silent conversion.
@@ -220,7 +220,7 @@ def encode(value: float | str, fmt: str) -> dict:
     import torch
 
     lay = _stored(fmt)
-    x, exact = _parse(value)
+    x, exact = parse(value)
     # Through fp32 as a mixed-precision cast does (fp32 master copy -> low precision), rounding
     # to nearest even; for fp32 itself this is the double -> float conversion.
     t = torch.tensor(x, dtype=torch.float32).to(torch_dtype(fmt))
@@ -271,7 +271,7 @@ def encode(value: float | str, fmt: str) -> dict:
 
 def encode_all(value: float | str) -> list[dict]:
     """Encode a number in every format, in FORMATS order."""
-    _parse(value)  # bad text fails before any torch work
+    parse(value)  # bad text fails before any torch work
     return [encode(value, fmt) for fmt in FORMATS]
 
 
@@ -292,8 +292,8 @@ def scale_survival(value: float, scale: float) -> dict:
     """Whether value*scale survives storage in each low-precision format, and how it unscales."""
     import torch
 
-    x, _ = _parse(value)
-    s, _ = _parse(scale)
+    x, _ = parse(value)
+    s, _ = parse(scale)
     # The scale must itself be an fp32 number (GradScaler keeps it as an fp32 tensor).
     if not (0 < s <= LAYOUTS["fp32"].max):
         raise ValueError("scale must be > 0 and at most the fp32 maximum")

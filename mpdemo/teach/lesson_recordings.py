@@ -99,18 +99,16 @@ def forget_recordings() -> None:
     _read.cache_clear()
 
 
-def recordings(
+def recording_for(
     name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
-) -> list[LessonRecording]:
-    """Every recording of lesson `name` in the shipped folder whose runs all completed on
-    `devices` (default COUNTED_DEVICES), at the lesson's settings there; newest first."""
+) -> LessonRecording | None:
+    """The newest recording of lesson `name` in the shipped folder whose runs all completed on
+    `devices` (default COUNTED_DEVICES) at the lesson's settings there, or None."""
     devices = COUNTED_DEVICES if devices is None else devices
     lesson = LESSONS.get(name)
-    if lesson is None or lesson.sweep:
-        return []
     base = folder if folder is not None else reference_dir()
-    if not base.is_dir():
-        return []
+    if lesson is None or lesson.sweep or not base.is_dir():
+        return None
     found = []
     for path in reference_files(f"{PREFIX}{name}-*.json", base):  # regular files only
         try:
@@ -132,12 +130,4 @@ def recordings(
         ):
             continue
         found.append(LessonRecording(name, path, ran_on[0], machine_name, date, tag))
-    return sorted(found, key=lambda r: r.date or "", reverse=True)
-
-
-def recording_for(
-    name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
-) -> LessonRecording | None:
-    """The newest recording of lesson `name` made on `devices` (a GPU), or None."""
-    found = recordings(name, devices, folder)
-    return found[0] if found else None
+    return max(found, key=lambda r: r.date or "", default=None)

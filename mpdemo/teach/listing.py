@@ -87,16 +87,11 @@ def forget_listings() -> None:
     _LISTINGS.clear()
 
 
-def resolve(cfg: RunConfig) -> tuple[torch.device, str]:
-    """The device and task a run of cfg gets (the engine's own checks; raises ConfigError)."""
-    src = engine.preflight(cfg)
-    return src.device, src.task
-
-
 def listing(cfg: RunConfig, device: torch.device | None = None, task: str | None = None) -> Listing:
     """The backend's loop for cfg with its settings filled in, compared with the course's."""
-    if device is None or task is None:
-        device, task = resolve(cfg)
+    if device is None or task is None:  # the engine's own checks: ConfigError
+        src = engine.preflight(cfg)
+        device, task = src.device, src.task
     key = (cfg, str(device), task)
     with PARSE_LOCK:
         done = _LISTINGS.get(key)
