@@ -98,11 +98,16 @@ def check_runs(
         return []
 
 
+def _least(what: str, figure: float, bar: float) -> Reading:
+    return Reading(what, figure, f">= {bar}", figure >= bar)
+
+
+def _most(what: str, figure: float, bar: float) -> Reading:
+    return Reading(what, figure, f"<= {bar}", figure <= bar)
+
+
 def _falls(t: Trace) -> Reading:
-    ratio = t.last() / t.first()
-    return Reading(
-        f"{t.config.label}: loss last 10 / first 5", ratio, f"<= {FALLS}", ratio <= FALLS
-    )
+    return _most(f"{t.config.label}: loss last 10 / first 5", t.last() / t.first(), FALLS)
 
 
 def _agree(ref: Trace, others: Iterable[Trace]) -> list[Reading]:
@@ -113,8 +118,9 @@ def _agree(ref: Trace, others: Iterable[Trace]) -> list[Reading]:
             abs(a - b) for a, b in zip(ref.losses[:n], t.losses[:n], strict=True)
         )
         share = gap / statistics.fmean(ref.losses[:n])
-        what = f"{t.config.label} vs {ref.config.label}: mean |loss gap| / loss"
-        out.append(Reading(what, share, f"<= {AGREE}", share <= AGREE))
+        out.append(
+            _most(f"{t.config.label} vs {ref.config.label}: mean |loss gap| / loss", share, AGREE)
+        )
     return out
 
 
@@ -137,14 +143,12 @@ def underflow(traces: Mapping[str, Trace]) -> list[Reading]:
     scaled = _one(traces, lambda c: c.precision == "fp16" and c.scales_loss)
     low, high = min(bare.below_normal, default=0.0), max(scaled.below_normal, default=1.0)
     ratio = low / high if high else float("inf") if low else 0.0
+    below = "share of gradients below fp16's normal range"
     return [
-        Reading(f"{bare.config.label}: least share of gradients below fp16's normal range",
-                low, f">= {UNDERFLOW_SHARE}", low >= UNDERFLOW_SHARE),
-        Reading(f"{scaled.config.label}: most share of gradients below fp16's normal range",
-                high, f"<= {SCALED_SHARE}", high <= SCALED_SHARE),
-        Reading("the unscaled run's least share over the scaled run's most",
-                ratio, f">= {UNDERFLOW_RATIO}", ratio >= UNDERFLOW_RATIO),
-    ]  # fmt: skip
+        _least(f"{bare.config.label}: least {below}", low, UNDERFLOW_SHARE),
+        _most(f"{scaled.config.label}: most {below}", high, SCALED_SHARE),
+        _least("the unscaled run's least share over the scaled run's most", ratio, UNDERFLOW_RATIO),
+    ]
 
 
 def loss_scaling(traces: Mapping[str, Trace]) -> list[Reading]:
@@ -154,10 +158,10 @@ def loss_scaling(traces: Mapping[str, Trace]) -> list[Reading]:
     rises = sum(b > a for a, b in itertools.pairwise(scales))
     falls = sum(b < a for a, b in itertools.pairwise(scales))
     return [
-        Reading(f"{t.config.label}: skipped steps", t.skipped, f">= {MIN_SKIPS}", t.skipped >= MIN_SKIPS),
-        Reading(f"{t.config.label}: times the scale rose", rises, ">= 1", rises >= 1),
-        Reading(f"{t.config.label}: times the scale fell", falls, ">= 1", falls >= 1),
-    ]  # fmt: skip
+        _least(f"{t.config.label}: skipped steps", t.skipped, MIN_SKIPS),
+        _least(f"{t.config.label}: times the scale rose", rises, 1),
+        _least(f"{t.config.label}: times the scale fell", falls, 1),
+    ]
 
 
 def master_weights(traces: Mapping[str, Trace]) -> list[Reading]:
@@ -169,9 +173,9 @@ def master_weights(traces: Mapping[str, Trace]) -> list[Reading]:
     left = sr.last() - master.last()
     closed = 1 - left / gap if gap > 0 else 0.0
     return [
-        Reading(f"{pure.config.label}: last-10 loss above the fp32 master's", gap, f">= {LAG}", gap >= LAG),
-        Reading(f"{sr.config.label}: share of that gap closed", closed, ">= 0.5", closed >= 0.5),
-    ]  # fmt: skip
+        _least(f"{pure.config.label}: last-10 loss above the fp32 master's", gap, LAG),
+        _least(f"{sr.config.label}: share of that gap closed", closed, 0.5),
+    ]
 
 
 def backends(traces: Mapping[str, Trace]) -> list[Reading]:
