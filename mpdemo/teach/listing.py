@@ -21,7 +21,6 @@ from .loop_source import (
     drop_dead_branches,
     fill_in,
     in_docstring,
-    input_names,
     literal,
     loop_source,
     settings_names,
@@ -203,7 +202,8 @@ def script_of(lst: Listing) -> str:
     """The reproduce script around a listing: its body is the listing's text, unchanged."""
     cfg = lst.cfg
     pinned = cfg.replace(device=lst.device)  # the device the settings were filled in for
-    inputs = [f"{name} = prep.{attr}" for name, attr in input_names(cfg.backend).items()]
+    loop_inputs = BACKENDS[cfg.backend].load().INPUTS  # parameter -> attribute of prepare()'s
+    inputs = [f"{name} = prep.{attr}" for name, attr in loop_inputs.items()]
     inputs += [  # what the loop reads off prep, with this run's value beside it
         f"{name} = {FROM_PREPARED[name]}  # {literal(value)} for this run"
         for name, value in lst.settings.items()

@@ -11,7 +11,6 @@ import io
 import textwrap
 import threading
 import tokenize
-from typing import Any
 
 from ..registry import BACKENDS
 
@@ -25,17 +24,11 @@ def _parse(source: str) -> ast.Module:
         return ast.parse(source)
 
 
-def loop_function(backend: str) -> Any:
-    """The backend's train_loop function (imports its module; the libraries load lazily)."""
-    module = BACKENDS[backend].load()
-    return module.train_loop
-
-
 @functools.cache
 def loop_source(backend: str) -> str:
     """The body of train_loop as module-level code, exactly as written (docstring left out)."""
     with PARSE_LOCK:  # inspect reads and tokenizes the file: once per backend, one thread
-        lines, _ = inspect.getsourcelines(loop_function(backend))
+        lines, _ = inspect.getsourcelines(BACKENDS[backend].load().train_loop)
     source = textwrap.dedent("".join(lines))
     fn = _parse(source).body[0]
     first = fn.body[0]  # type: ignore[attr-defined]
@@ -50,14 +43,8 @@ def loop_source(backend: str) -> str:
 
 def settings_names(backend: str) -> list[str]:
     """The loop's keyword-only parameters: the settings a listing fills in."""
-    sig = inspect.signature(loop_function(backend))
+    sig = inspect.signature(BACKENDS[backend].load().train_loop)
     return [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
-
-
-def input_names(backend: str) -> dict[str, str]:
-    """The loop's inputs: parameter name -> the attribute of prepare()'s result."""
-    module = BACKENDS[backend].load()
-    return dict(module.INPUTS)
 
 
 def literal(value: object, imports: list[str] | None = None) -> str:
