@@ -142,9 +142,9 @@ def compare(
     ]
 
 
-def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, object]:
-    """Train cfg's model `steps` fp32 steps; keep one Linear layer's (the middle one unless named)
-    tensors of the last step, with the amaxes of the earlier steps as their histories."""
+def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
+    """Train cfg's model `steps` fp32 steps and run every recipe on its middle Linear layer's input
+    activation and output gradient of the last step (the earlier steps' amaxes: their history)."""
     import torch
 
     prep = engine.prepare(cfg.replace(steps=steps, precision="fp32"))
@@ -152,11 +152,8 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
     if not linears:
         raise ValueError("the model has no Linear layer")
-    if layer is None:
-        name, module = linears[len(linears) // 2]
-    else:
-        name, module = next((n, m) for n, m in linears if n == layer)
-    seen: dict[str, object] = {}
+    name, module = linears[len(linears) // 2]
+    seen: dict[str, torch.Tensor] = {}
     hooks = [
         module.register_forward_hook(lambda _m, inp, _o: seen.__setitem__("activation", inp[0])),
         module.register_full_backward_hook(
@@ -164,15 +161,14 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
         ),
     ]
     amaxes: dict[str, list[float]] = {"activation": [], "gradient": []}
-    kept: dict[str, object] = {}
+    kept: dict[str, torch.Tensor] = {}
     try:
         model.train()
         for i, batch in enumerate(prep.train_dataloader):
             if i >= steps:
                 break
             seen.clear()
-            loss = model(**batch).loss
-            loss.backward()
+            model(**batch).loss.backward()
             prep.optimizer.step()
             prep.optimizer.zero_grad()
             for k in amaxes:
@@ -181,30 +177,13 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
     finally:
         for h in hooks:
             h.remove()
-    # The last step's tensors; the history is the amaxes of the steps before it.
-    histories = {k: v[:-1][-HISTORY:] for k, v in amaxes.items()}
+    histories = {k: v[:-1][-HISTORY:] for k, v in amaxes.items()}  # the steps before the last
     return {
         "layer": name,
-        "tensors": kept,
-        "histories": histories,
         "steps": len(amaxes["gradient"]),
-    }
-
-
-def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
-    """capture() then compare(): JSON-ready, with each tensor's shape and amax history."""
-    got = capture(cfg, steps)
-    rows = compare(got["tensors"], got["histories"])
-    return {
-        "layer": got["layer"],
-        "steps": got["steps"],
         "tensors": {
-            k: {
-                "shape": list(t.shape),
-                "amax": float(t.abs().amax()),
-                "amax_history": got["histories"][k],
-            }
-            for k, t in got["tensors"].items()
+            k: {"shape": list(t.shape), "amax": float(t.abs().amax()), "amax_history": histories[k]}
+            for k, t in kept.items()
         },
-        "results": [asdict(r) for r in rows],
+        "results": [asdict(r) for r in compare(kept, histories)],
     }
