@@ -233,21 +233,17 @@ def encode(value: float | str, fmt: str) -> dict:
     exponent_value = int(exponent, 2) - lay.bias if category == "normal" else None
 
     abs_error = rel_error = None
+    beyond = False
     if exact is not None:
         with decimal.localcontext(_DEC_CTX):
-            stored_d = decimal.Decimal(stored)  # exact (or +-Infinity on overflow)
-            err = abs(stored_d - exact)
+            err = abs(decimal.Decimal(stored) - exact)  # exact (or +-Infinity on overflow)
             abs_error = float(err)
-            if exact != 0:
-                rel_error = float(err / abs(exact))
-
-    # Beyond the range: the cast gave inf, NaN (a non-saturating E4M3 cast) or +-max (a
-    # saturating one). `exact` keeps text such as "1e400" whose float is already inf.
-    beyond = False
-    if exact is not None and fmt != "fp32":
-        with decimal.localcontext(_DEC_CTX):
+            rel_error = float(err / abs(exact)) if exact != 0 else None
+            # Beyond the range: the cast gave inf, NaN or +-max (a saturating E4M3 cast);
+            # `exact` keeps text such as "1e400" whose float is already inf.
             limit = decimal.Decimal(lay.overflow_threshold)
-            beyond = abs(exact) > limit or (abs(exact) == limit and lay.ieee_inf)
+            over = abs(exact) > limit or (abs(exact) == limit and lay.ieee_inf)
+            beyond = fmt != "fp32" and over
     saturated = (
         fmt != "fp32" and not math.isnan(x) and math.isfinite(stored) and (beyond or math.isinf(x))
     )
