@@ -199,11 +199,8 @@ def format_table() -> list[dict[str, object]]:
 
 
 def cast_overflow(fmt: str) -> str:
-    """What torch's cast does, on this machine, to a finite value beyond the format's range.
-
-    Measured, not assumed: "inf", "nan" or "saturate" (clamped to +-max). torch 2.13 saturates
-    float8_e4m3fn (ml_dtypes and older torch give NaN there); IEEE formats give inf.
-    """
+    """What torch's cast does here to a finite value past the range, measured: "inf", "nan" or
+    "saturate" (torch 2.13 saturates float8_e4m3fn; older torch gives NaN)."""
     import torch
 
     if fmt == "fp32":

@@ -32,13 +32,8 @@ MANT_STEPS = 2048  # the folded mantissa resolution: 11 bits, 1 + j/2048
 
 @dataclass(frozen=True)
 class Band:
-    """A format's rounding thresholds in folded terms: (fp32 binade, mantissa index j).
-
-    Round to nearest even, as torch's casts do: the tie between 0 and the smallest subnormal
-    (2^zero_bin) goes to 0; the tie below the smallest normal (binade normal_bin, mantissa
-    1 + normal_j/2048) goes up to it; the tie above max (binade inf_bin, mantissa 1 + inf_j/2048)
-    goes past max where the format has inf (Layout.ieee_inf).
-    """
+    """A format's rounding ties as (fp32 binade, mantissa 1 + j/2048): below its smallest subnormal
+    (to 0), below its smallest normal (up), above max (past it where the format has inf)."""
 
     lay: Layout
     zero_bin: int

@@ -18,29 +18,22 @@ if TYPE_CHECKING:
 
 
 def log2_windows(fmts: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    """log2 of each format's edges: zero below, subnormal below, overflow above (no torch).
-
-    The gradient watch's events carry these, and a runs file's histograms are drawn with the same
-    (a file keeps the format's name only).
-    """
-    out = {}
-    for fmt in fmts:
-        lay = layout(fmt)
-        out[fmt] = {
+    """log2 of each format's edges (zero below, subnormal below, overflow above), as the gradient
+    watch's events carry them and a runs file's histograms are drawn (no torch)."""
+    return {
+        lay.name: {
             "zero_below_log2": math.log2(lay.min_subnormal) - 1,
             "subnormal_below_log2": float(lay.min_exp),
             "overflow_above_log2": math.log2(lay.overflow_threshold),
             "max": lay.max,
         }
-    return out
+        for lay in map(layout, fmts)
+    }
 
 
 def round_nearest(x: torch.Tensor, fmt: str, saturate: bool = False) -> torch.Tensor:
-    """x rounded to fmt (nearest, ties to even), returned as float64 holding the exact values.
-
-    Beyond the range: +-inf (or +-max with saturate=True, what fp8 recipes do by clamping first).
-    NaN stays NaN. Subnormals are kept, as torch's casts keep them.
-    """
+    """x rounded to fmt (nearest, ties to even) as float64 holding the exact values, subnormals
+    kept; beyond the range +-inf, or +-max with saturate=True (fp8 recipes clamp first)."""
     import torch
 
     lay = layout(fmt)
@@ -70,12 +63,8 @@ def round_tf32(x: torch.Tensor) -> torch.Tensor:
 def stochastic_round_bf16(
     x: torch.Tensor, generator: torch.Generator | None = None
 ) -> torch.Tensor:
-    """fp32 tensor rounded stochastically to bf16: up with probability equal to the distance.
-
-    Adding 16 random low bits to the fp32 pattern and truncating them is rounding up exactly
-    when the random draw is below the discarded fraction (the trick torchao's
-    `_fp32_to_bf16_sr` uses). inf and NaN pass through.
-    """
+    """fp32 tensor rounded stochastically to bf16, up with probability equal to the distance: 16
+    random low bits added to the fp32 pattern, then cut (torchao's `_fp32_to_bf16_sr`)."""
     import torch
 
     x = x.detach().to(torch.float32)
