@@ -28,6 +28,14 @@ def torch_stored(x: float, fmt: str) -> float:
     return torch.tensor(x).to(DTYPES[fmt]).item()
 
 
+def torch_value(raw: int, fmt: str) -> float:
+    """Reference value: what torch reads from the bit pattern `raw` in fmt."""
+    width = torch.finfo(DTYPES[fmt]).bits
+    ints = {32: torch.int32, 16: torch.int16, 8: torch.uint8}[width]
+    signed = raw - (1 << width) if width > 8 and raw >= 1 << (width - 1) else raw
+    return torch.tensor(signed, dtype=ints).view(DTYPES[fmt]).item()
+
+
 def same_float(a: float, b: float) -> bool:
     """Equality that treats nan == nan and tells -0.0 from 0.0."""
     if math.isnan(a) or math.isnan(b):
@@ -120,7 +128,7 @@ def test_encode_edge_cases(fmt):
         assert enc["sign"] + enc["exponent"] + enc["mantissa"] == enc["bits"]
         assert enc["category"] == expected_category(ref, fmt), (fmt, x)
         # Round trip, bit-exact (struct on doubles keeps the sign of zero and nan bits).
-        back = F.decode_bits(enc["bits"], fmt)
+        back = torch_value(int(enc["bits"], 2), fmt)
         assert struct.pack(">d", back) == struct.pack(">d", enc["stored"]), (fmt, x)
         if fmt == "fp32":
             assert struct.pack(">f", back) == struct.pack(">f", enc["stored"])
@@ -195,12 +203,12 @@ def test_text_beyond_double_range_reports_under_and_overflow():
 
 
 @pytest.mark.parametrize("fmt", ["fp16", "bf16"])
-def test_decode_encode_round_trip_sampled(fmt):
-    # Every 97th bit pattern plus the extremes: decode, re-encode, same bits.
+def test_encode_gives_back_torchs_bits_sampled(fmt):
+    # Every 97th bit pattern plus the extremes: torch's value, encoded, same bits.
     patterns = list(range(0, 1 << 16, 97)) + [0x0001, 0x8000, 0x7FFF, 0xFFFF]
     for raw in patterns:
         bits = format(raw, "016b")
-        v = F.decode_bits(bits, fmt)
+        v = torch_value(raw, fmt)
         if math.isnan(v):
             continue  # nan payloads need not survive a float round trip
         assert F.encode(v, fmt)["bits"] == bits, (fmt, bits)
@@ -235,15 +243,11 @@ def test_accepted_text_forms():
     assert F.encode("1" * 64, "fp32")["overflow"]  # 1.1e63 > fp32 max
 
 
-def test_bad_format_and_bits():
+def test_bad_format():
     with pytest.raises(ValueError):
         F.encode(1.0, "fp8")  # which fp8? E4M3 and E5M2 are different formats
     with pytest.raises(ValueError):
-        F.decode_bits("0101", "e4m3")
-    with pytest.raises(ValueError):
-        F.decode_bits("0101", "fp16")
-    with pytest.raises(ValueError):
-        F.decode_bits("2" * 16, "fp16")
+        F.encode(1.0, "tf32")  # emulated (teach.rounding), not stored by torch
 
 
 # --- loss scaling -------------------------------------------------------------
@@ -282,14 +286,12 @@ def test_scale_survival_keys_and_bad_scale():
 
 @pytest.mark.parametrize("fmt", FP8)
 def test_fp8_every_bit_pattern_against_torch(fmt):
-    """All 256 patterns: decode = torch's view, class = what the value is, encode gives them back."""
+    """All 256 patterns: class = what torch's value is, and encode gives the pattern back."""
     raw = torch.arange(256, dtype=torch.int32).to(torch.uint8)
     values = raw.view(DTYPES[fmt]).float().tolist()
     tiny = torch.finfo(DTYPES[fmt]).tiny
     for pattern, v in enumerate(values):
         bits = format(pattern, "08b")
-        back = F.decode_bits(bits, fmt)
-        assert same_float(back, v), (fmt, bits)
         enc = F.encode(v, fmt)
         assert enc["category"] == expected_category(v, fmt), (fmt, bits, v)
         if not math.isnan(v):

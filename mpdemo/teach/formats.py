@@ -268,19 +268,6 @@ def encode_all(value: float | str) -> list[dict]:
     return [encode(value, fmt) for fmt in FORMATS]
 
 
-def decode_bits(bits: str, fmt: str) -> float:
-    """Return the value a bit string represents in fmt (inverse of encode's bits)."""
-    import torch
-
-    width = _stored(fmt).bits
-    if not isinstance(bits, str) or len(bits) != width or set(bits) - {"0", "1"}:
-        raise ValueError(f"expected a string of {width} characters 0/1 for {fmt}")
-    raw = int(bits, 2)
-    if width > 8 and raw >= 1 << (width - 1):
-        raw -= 1 << width  # two's complement so the value fits the signed int dtype
-    return float(torch.tensor(raw, dtype=_int_dtype(fmt)).view(torch_dtype(fmt)).item())
-
-
 def scale_survival(value: float, scale: float) -> dict:
     """Whether value*scale survives storage in each low-precision format, and how it unscales."""
     import torch
