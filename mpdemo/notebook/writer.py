@@ -88,10 +88,10 @@ def _document(cells: list[dict[str, object]], lang: str) -> dict[str, object]:
     }
 
 
-def _opening(lang: str, spec: str) -> list[dict[str, object]]:
+def _opening(lang: str) -> list[dict[str, object]]:
     return [
         _markdown(f"# {t('nb_title', lang)}\n\n{t('nb_intro', lang)}"),
-        _code(INSTALL.format(spec=spec)),
+        _code(INSTALL.format(spec=SPEC_PLACEHOLDER)),
         _markdown(t("nb_runtime_md", lang)),
         _code(RUNTIME.format(lang=lang)),
     ]
@@ -121,30 +121,26 @@ def lesson_cells(name: str, i: int, lang: str) -> list[dict[str, object]]:
     return [_markdown(text), _code(code)]
 
 
-def lessons_notebook(
-    names: Iterable[str] = (), lang: str = DEFAULT_LANG, spec: str = SPEC_PLACEHOLDER
-) -> dict[str, object]:
+def lessons_notebook(names: Iterable[str] = (), lang: str = DEFAULT_LANG) -> dict[str, object]:
     """The notebook of `names` (every lesson that trains runs when none), in `lang`."""
     lang = norm_lang(lang)
     chosen = list(names) or trained_names()
-    cells = _opening(lang, spec)
+    cells = _opening(lang)
     for i, name in enumerate(chosen, 1):
         cells += lesson_cells(name, i, lang)
     return _document(cells + _closing(lang), lang)
 
 
-def comparison_notebook(
-    configs: list[RunConfig], lang: str = DEFAULT_LANG, spec: str = SPEC_PLACEHOLDER
-) -> dict[str, object]:
+def comparison_notebook(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> dict[str, object]:
     """The notebook of one comparison (the Train tab's current runs): a lesson's own notebook
     when the runs are a lesson's, else a compare(...) call with their settings."""
     lang = norm_lang(lang)
     one = _once(configs)
     name = lesson_of(one)
     if name is not None:
-        return lessons_notebook([name], lang, spec)
+        return lessons_notebook([name], lang)
     labels = ", ".join(c.label for c in one)
-    cells = _opening(lang, spec)
+    cells = _opening(lang)
     cells.append(_markdown(t("nb_comparison_md", lang, runs=labels)))
     call = comparison_call(configs, lang)
     head = "" if call.startswith("compare(") else RUN_IMPORT

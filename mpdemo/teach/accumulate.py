@@ -100,9 +100,7 @@ def compare_sums(value: float | str = "0.01", n: int = 1000) -> list[SumResult]:
     return [running_sum(value, n, acc, vin) for acc, vin in ACCUMULATORS]
 
 
-def micro_batch_accumulation(
-    grads: list[dict[str, object]], buffers: tuple[str, ...] = ("fp16", "bf16", "fp32")
-) -> list[dict[str, object]]:
+def micro_batch_accumulation(grads: list[dict[str, object]]) -> list[dict[str, object]]:
     """Sum per-micro-batch gradients (name -> fp32 tensor) in a buffer of each dtype: the relative
     error (L2) against the float64 sum, and that of storing the exact sum once in the buffer's
     format (the first over the second: what accumulating costs beyond storing)."""
@@ -111,7 +109,7 @@ def micro_batch_accumulation(
     names = list(grads[0])
     ref = {k: sum(g[k].double() for g in grads) for k in names}
     out = []
-    for buf in buffers:
+    for buf in ("fp16", "bf16", "fp32"):
         dt = torch_dtype(buf)
         acc = {k: torch.zeros_like(grads[0][k], dtype=dt) for k in names}
         for g in grads:

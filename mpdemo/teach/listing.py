@@ -115,11 +115,10 @@ def _listing(cfg: RunConfig, device: torch.device, task: str) -> Listing:
     return Listing(cfg, device.type, values, body, lines, removed, unique(imports))
 
 
-def run_command(cfg: RunConfig, command: str = "run") -> str:
+def run_command(cfg: RunConfig) -> str:
     """The `python -m mpdemo run ...` line for cfg (only the flags that differ from defaults)."""
     defaults = RunConfig()
-    args = ["python", "-m", "mpdemo", command, "--backend", cfg.backend]
-    args += ["--precision", cfg.precision]
+    args = ["python", "-m", "mpdemo", "run", "--backend", cfg.backend, "--precision", cfg.precision]
     for f in fields(RunConfig):
         value = getattr(cfg, f.name)
         if f.name in ("backend", "precision", "warmup_steps") or value == getattr(defaults, f.name):
