@@ -84,6 +84,7 @@ LAYOUTS: dict[str, Layout] = {
 # The formats torch stores (the Number formats tab's), and what a value is cast *to* from fp32.
 FORMATS = tuple(name for name, lay in LAYOUTS.items() if lay.dtype)
 LOW_PRECISION = FORMATS[1:]
+FP8_FORMATS = tuple(f for f in LOW_PRECISION if LAYOUTS[f].bits == 8)
 
 
 def layout(fmt: str) -> Layout:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from .. import engine
-from .formats import LOW_PRECISION, layout
+from .formats import FP8_FORMATS, layout
 from .rounding import round_nearest
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ..config import RunConfig
 
 RECIPES = ("tensorwise", "rowwise", "mx", "delayed")
-FP8_FORMATS = tuple(f for f in LOW_PRECISION if layout(f).bits == 8)
 MX_BLOCK = 32
 E8M0_MIN, E8M0_MAX = -127, 127
 AMAX_EPS = 1e-12  # torchao's floor under an amax, so max / amax stays finite
