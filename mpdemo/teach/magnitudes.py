@@ -8,6 +8,7 @@ counted by casting. torch is imported inside functions.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from dataclasses import dataclass
@@ -112,12 +113,8 @@ class Magnitudes:
 
     def median_log2(self) -> int | None:
         """The binade holding the median magnitude (floor of log2 |g|), None when empty."""
-        half, acc = self.nonzero / 2, 0
-        for i, n in enumerate(self.total):
-            acc += n
-            if n and acc >= half:
-                return i + BIN_LO
-        return None
+        first_past_half = bisect.bisect_left(self.prefix, self.nonzero / 2)
+        return first_past_half - 1 + BIN_LO if self.nonzero else None
 
 
 def _below(m: Magnitudes, b: int) -> int:
