@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from mpdemo.teach import fp8_scaling as F
-from mpdemo.teach.rounding import layout
+from mpdemo.teach.formats import layout
 
 
 @pytest.mark.parametrize("fmt", F.FP8_FORMATS)

@@ -53,10 +53,7 @@ def test_every_lesson_validates_and_makes_its_point_with_its_runs() -> None:
     assert len({c.precision for c in backends}) == 1  # one flag
 
 
-def test_a_lesson_from_another_module_takes_its_place_in_the_order(monkeypatch) -> None:
-    monkeypatch.setattr(L, "LESSONS", dict(L.LESSONS))
-    extra = L.Lesson("master-weights", "master_weights", precisions=("fp32", "bf16"))
-    L.register(extra, after="loss-scaling")
+def test_master_weights_follows_loss_scaling_and_an_unknown_lesson_is_refused() -> None:
     names = list(L.LESSONS)
     assert names[names.index("loss-scaling") + 1] == "master-weights"
     with pytest.raises(Exception, match="lesson must be one of"):

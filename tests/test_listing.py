@@ -18,6 +18,7 @@ from forked import run_scripts
 
 from mpdemo.cli.main import main
 from mpdemo.config import RunConfig
+from mpdemo.registry import BACKENDS
 from mpdemo.teach import listing as L
 from mpdemo.teach import loop_source as S
 
@@ -115,7 +116,7 @@ def test_every_changed_line_is_explained(backend: str, precision: str) -> None:
 
 @pytest.mark.parametrize("backend", ["torch", "accelerate", "trainer"])
 def test_listing_is_the_loops_source_with_settings_filled_in(backend: str) -> None:
-    source = inspect.getsource(S.loop_function(backend))
+    source = inspect.getsource(BACKENDS[backend].load().train_loop)
     cfg = RunConfig(backend=backend, precision="bf16", device="cpu", steps=7, init_scale=1024.0)
     lst = L.listing(cfg)
     names = set(S.settings_names(backend))

@@ -199,17 +199,15 @@ def test_bf16_weights_need_bf16_and_torch_and_tf32_needs_an_ampere_gpu() -> None
 
 
 def test_master_weights_lesson_configs_validate_and_differ_only_in_weights() -> None:
-    from mpdemo.teach import master_weights as MW
+    from mpdemo.teach.lessons import get
 
-    cfgs = MW.configs()
+    cfgs = get("master-weights").configs()
     assert [c.weights for c in cfgs] == ["fp32", "bf16", "bf16-sr"]
     for c in cfgs:
         c.validate()
         assert c.precision == "bf16" and c.tracks_updates
     assert len({c.label for c in cfgs}) == 3  # each run has its own line on the plots
     assert {c.replace(weights="fp32") for c in cfgs} == {cfgs[0]}
-    mixed, pure = MW.bytes_table()[1], MW.bytes_table()[2]
-    assert mixed["total"] == 16 and pure["total"] == 8
 
 
 def test_tf32_on_an_ampere_gpu_is_allowed_set_for_the_run_and_restored(monkeypatch) -> None:
@@ -237,7 +235,7 @@ def test_tf32_on_an_ampere_gpu_is_allowed_set_for_the_run_and_restored(monkeypat
 
 
 def test_underflow_lab_counts_tf32s_share_below_its_smallest_normal() -> None:
-    from mpdemo.teach import rounding
+    from mpdemo.teach.formats import layout
     from mpdemo.teach.magnitudes import tf32_below_normal
     from mpdemo.teach.underflow import magnitudes_of
 
@@ -246,4 +244,4 @@ def test_underflow_lab_counts_tf32s_share_below_its_smallest_normal() -> None:
     assert tf32_below_normal(m) == 2 / 4  # of the non-zero values
     assert tf32_below_normal(m, k=4) == 0.0  # S = 16 lifts 2^-130 to 2^-126
     # The same edge as the emulated TF32 format's own.
-    assert rounding.layout("tf32").min_normal == 2.0**-126
+    assert layout("tf32").min_normal == 2.0**-126

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from mpdemo.teach import rounding
+from mpdemo.teach.formats import layout
 
 
 def _samples() -> torch.Tensor:
@@ -44,8 +45,8 @@ def _samples() -> torch.Tensor:
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "e4m3", "e5m2"])
 def test_round_nearest_equals_torchs_cast(fmt: str) -> None:
     x = _samples()
-    lay = rounding.layout(fmt)
-    dtype = getattr(torch, rounding.TORCH_DTYPES[fmt])
+    lay = layout(fmt)
+    dtype = getattr(torch, layout(fmt).dtype)
     # Saturating casts (fp8 recipes clamp first), so torch's e4m3 NaN/saturation choice is moot.
     clamped = x.clamp(-lay.max, lay.max)
     want = clamped.to(dtype).to(torch.float64)
@@ -57,9 +58,9 @@ def test_round_nearest_equals_torchs_cast(fmt: str) -> None:
 
 @pytest.mark.parametrize("fmt", ["fp16", "bf16", "e5m2"])
 def test_ieee_overflow_goes_to_inf_like_torch(fmt: str) -> None:
-    lay = rounding.layout(fmt)
+    lay = layout(fmt)
     x = torch.tensor([lay.max, lay.overflow_threshold, lay.overflow_threshold * 0.999999, 1e30])
-    want = x.to(getattr(torch, rounding.TORCH_DTYPES[fmt])).to(torch.float64)
+    want = x.to(getattr(torch, layout(fmt).dtype)).to(torch.float64)
     assert torch.equal(rounding.round_nearest(x, fmt), want)
 
 

@@ -13,8 +13,7 @@ from typing import Any
 
 import torch
 
-from ..teach.formats import LOW_PRECISION
-from ..teach.rounding import layout
+from ..teach.formats import LOW_PRECISION, layout
 from .precision import synchronize
 
 LO, HI = -40, 20  # log2 bin edges shown: 2^-40 .. 2^20, one bin per binade
@@ -39,7 +38,7 @@ def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
     nonzero = a != 0
     nz = int(nonzero.sum())
     # The rounding ties: half the smallest subnormal goes to 0 (even); the top tie depends on
-    # max's mantissa (rounding.Layout.overflow_threshold's note).
+    # max's mantissa (formats.Layout's note).
     flushed = nonzero & (a <= lay.min_subnormal / 2)
     over = ~finite | (a > lay.overflow_threshold)
     if lay.ieee_inf:

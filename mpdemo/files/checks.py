@@ -289,7 +289,7 @@ STEP_RULES: dict[str, _Rule] = {
     "wall_s": _SECONDS,  # seconds since the comparison started (its runs take turns)
     "skipped": lambda c, p, v: c.flag(p, v),
     # Pure 16-bit weights: the share of weight elements the step's update left unchanged
-    # (mpdemo.teach.master_weights reads a run's steps for it).
+    # (the master-weights lesson, mpdemo.teach.lesson_checks, reads a run's steps for it).
     "lost_update_share": _number(0, 1),
 }
 # The CPU flags a machine record carries (mpdemo.engine.machine.CPU_FLAGS; a test keeps them equal).

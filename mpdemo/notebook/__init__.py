@@ -1,8 +1,5 @@
-"""The lessons in a notebook: api.py (`lesson`, `compare`: a comparison from a cell, DataFrames,
-the page's plots inline, its verdict, its runs JSON), figures.py (the plots, matplotlib),
-writer.py (the notebook itself, `python -m mpdemo notebook`), command.py (that subcommand).
-
-The API's names are loaded on first use: the CLI's parser imports command.py only.
+"""The lessons in a notebook: api.py (`lesson`, `compare` from a cell), figures.py (the plots),
+writer.py and command.py (`python -m mpdemo notebook`). The API loads on first use.
 """
 
 from __future__ import annotations

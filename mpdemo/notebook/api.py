@@ -1,14 +1,8 @@
-"""Run a lesson or a comparison from a notebook cell: the CLI's and the page's runner, a progress
-bar, the steps and the summary as DataFrames, the page's plots inline, its verdict, its runs JSON.
+"""Run a lesson or a comparison from a notebook cell, as `python -m mpdemo run` runs them (in the
+cell's thread: the kernel's interrupt stops them at the next step), and get the steps and summary
+as DataFrames, the page's plots and verdict, and its runs JSON:
 
-    from mpdemo.notebook import lesson, compare
-    r = lesson("still-trains")            # device="auto": the GPU where there is one
-    r.steps, r.summary, r.verdict         # DataFrames and the page's speed sentence
-    r.save()                              # the runs JSON the page opens
-
-The runs go through mpdemo.runs.runner.run_grid in the cell's own thread, as `python -m mpdemo
-run` runs them: the kernel's interrupt stops them at the next step (a second one at once) and
-what they trained comes back. pandas is the app's; tqdm and matplotlib are the notebook extra's.
+    r = lesson("still-trains"); r.steps, r.summary, r.verdict; r.save()
 """
 
 from __future__ import annotations
@@ -28,7 +22,6 @@ from ..engine.machine import machine_info, machine_note
 from ..files.recorded import machine_tag, write_runs
 from ..files.summary import speedup_text, typical_step_s
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
-from ..messages import ConfigError
 from ..runs.notes import memory_notes, run_speed_notes
 from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..runs.state import ComparisonState
@@ -115,19 +108,16 @@ class Result:
             display(Image(data=figs.png(fig), format="png"))
 
     def save(self, path: str | Path | None = None) -> Path:
-        """Write the finished runs as the runs JSON the page opens (the CLI's writer); returns
-        its path. Default name: a lesson's `lesson-<name>-<device>.json` (the name a lesson's
-        recording goes by in mpdemo/assets/reference/), else `runs-<machine>.json`."""
-        if not self.runs:
-            # The CLI writes no file either: a runs file with no runs is not one mpdemo opens.
+        """Write the finished runs as the runs JSON the page opens (the CLI's writer), by default
+        as default_name(); returns its path."""
+        if not self.runs:  # the CLI writes none either: mpdemo opens no runs file without runs
             raise ValueError("no run finished: there is no runs file to write")
-        if path is None:
-            path = Path(self.default_name())
+        path = Path(path or self.default_name())
         write_runs(path, self.runs, self.machine)
-        return Path(path)
+        return path
 
     def default_name(self) -> str:
-        """The file name save() writes without one."""
+        """A lesson's `lesson-<name>-<device>.json` (its recording's name), else `runs-<machine>.json`."""
         device = str(self.runs[0]["summary"].get("device") or "cpu") if self.runs else "cpu"
         if self.lesson is not None:
             return file_name(self.lesson, self.machine, device)
@@ -161,9 +151,7 @@ def _row(s: dict[str, object]) -> dict[str, object]:
         "ran as": s.get("effective_dtype"),
         "status": s.get("status"),
         "final loss": s.get("final_loss"),
-        "eval": s.get("eval_accuracy")
-        if s.get("eval_accuracy") is not None
-        else s.get("eval_loss"),
+        "eval": s["eval_accuracy"] if s.get("eval_accuracy") is not None else s.get("eval_loss"),
         "step ms": step * 1000 if step else None,
         "samples/s": s.get("samples_per_s"),
         "vs fp32": speedup_text(s),
@@ -175,8 +163,7 @@ def _row(s: dict[str, object]) -> dict[str, object]:
 
 
 def runtime(lang: str = DEFAULT_LANG) -> str:
-    """This runtime in one sentence (the CLI's header, in `lang`): the GPU a lesson trains on,
-    or the CPU."""
+    """This runtime in one sentence (the CLI's header): the GPU a lesson trains on, or the CPU."""
     note = machine_note()
     return engine_text(note.key, note.args, lang)
 
@@ -204,7 +191,6 @@ def run(
                 bar.set_postfix_str(f"{ev.label}: loss {ev.loss:.4f}", refresh=False)
 
     stop = threading.Event()
-    interrupted = False
     # The kernel's interrupt is SIGINT: the first ends the runs at their next step, a second at
     # once (KeyboardInterrupt); either way what they trained is returned.
     with stop_on_signals(stop) as caught:
@@ -215,16 +201,13 @@ def run(
         finally:
             if bar is not None:
                 bar.close()
-    interrupted = bool(caught)
-    runs = state.fold.finished  # with their speed-ups (the fold's), as the CLI's
-    partial = [r for r in state.fold.current.values() if r.get("steps")]
     return Result(
-        runs=runs,
+        runs=state.fold.finished,  # with their speed-ups (the fold's), as the CLI's
         machine=state.machine or machine_info(),
         lang=lang,
         lesson=lesson_name,
-        interrupted=interrupted,
-        partial=partial,
+        interrupted=bool(caught),
+        partial=[r for r in state.fold.current.values() if r.get("steps")],
     )
 
 
@@ -243,12 +226,8 @@ def lesson(
 ) -> Result:
     """Run one of the course's lessons (`python -m mpdemo lesson --list` names them) on `device`
     (auto: the GPU where there is one), show its table, sentences and plots, and return them."""
-    les = lessons_mod.get(name)
-    if les.sweep:
-        allowed = ", ".join(comparison_lessons())
-        raise ConfigError("unknown_choice", field="lesson", allowed=allowed, value=name)
-    # The lesson's runs at this device's size, as `mpdemo lesson` trains them (a GPU: the size
-    # where its tensor cores, not kernel launches, set the step time; teach/device_sizes.py).
+    les = lessons_mod.get(name, lessons_mod.trained_names())
+    # The lesson's runs at this device's size, as `mpdemo lesson` trains them (device_sizes.py).
     kind = engine.resolve_device(device).type
     configs = [c.replace(device=device) for c in les.configs(kind)]
     result = run(configs, lang, progress=progress, lesson_name=les.name)
@@ -278,11 +257,6 @@ def compare(
     if show:
         result.show()
     return result
-
-
-def comparison_lessons() -> list[str]:
-    """The lessons a notebook runs: every lesson that trains runs (the sweep is the page's)."""
-    return [n for n, les in lessons_mod.LESSONS.items() if not les.sweep]
 
 
 def _say_cpu_note(les: lessons_mod.Lesson, result: Result, lang: str) -> None:

@@ -1,7 +1,5 @@
-"""The Train tab's three plots as matplotlib figures: loss, loss scale (skipped steps in red) and
-step time, in the page's colours (mpdemo.colours) and words (mpdemo.languages).
-
-A figure is drawn from the run records the runs JSON holds (mpdemo.runs.fold), so a recording
+"""The Train tab's three plots (loss, loss scale with skipped steps in red, step time) as
+matplotlib figures in the page's colours and words, drawn from runs-JSON records, so a recording
 read back draws the same. matplotlib is the notebook extra's: imported only here.
 """
 
@@ -54,8 +52,7 @@ FIGURES: tuple[FigureSpec, ...] = (
 
 def label_of(run: Run) -> str:
     """A run's label as the page shows it (the summary's, else backend · precision)."""
-    s = run.get("summary") or {}
-    cfg = run.get("config") or {}
+    s, cfg = run.get("summary") or {}, run.get("config") or {}
     return str(
         s.get("label") or run.get("label") or f"{cfg.get('backend')} · {cfg.get('precision')}"
     )

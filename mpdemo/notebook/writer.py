@@ -1,13 +1,7 @@
-"""The lessons (or one comparison) as a Jupyter notebook, in the page's language.
-
-`python -m mpdemo notebook [LESSON…] --out F.ipynb` and the Train tab's download write it: a cell
-that installs mpdemo where it is missing, one that says what the runtime trains on (and how a
-Colab runtime gets a GPU), each lesson's slide and "look for" text as Markdown with a cell that
-runs it through mpdemo.notebook's API, and a last cell that saves the recordings the page opens.
-
-The document is nbformat 4.5's JSON, written as plain JSON: the page writes it too, and the app
-does not depend on the notebook extra (nbformat itself checks it in tests/test_notebook.py).
-Torch-free.
+"""The lessons (or one comparison) as a Jupyter notebook in the page's language: an install cell,
+the runtime, each lesson's slide and "look for" text with the cell that runs it, and a cell that
+saves the recordings. nbformat 4.5's JSON written as plain JSON (the app does not depend on the
+notebook extra; tests check it with nbformat). Torch-free.
 """
 
 from __future__ import annotations
@@ -20,9 +14,8 @@ from pathlib import Path
 from ..config import RunConfig
 from ..files.atomic import write_text_atomic
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
-from ..messages import ConfigError
 from ..runs.runner import grid
-from ..teach.lessons import LESSONS, get
+from ..teach.lessons import get, trained_names
 
 # The install cell's package spec is a placeholder until the project has a public home: the
 # README's "In a notebook, on a GPU" says what to put there (a git URL, or a copy's folder).
@@ -64,10 +57,6 @@ for r in results.values():
 """
 
 
-def _cell_id(i: int) -> str:
-    return f"mpdemo-{i}"
-
-
 def _markdown(text: str) -> dict[str, object]:
     return {"cell_type": "markdown", "metadata": {}, "source": text}
 
@@ -85,7 +74,7 @@ def _code(source: str) -> dict[str, object]:
 def _document(cells: list[dict[str, object]], lang: str) -> dict[str, object]:
     """nbformat 4.5's document: the cells numbered, a Python 3 kernel, the page's language."""
     for i, cell in enumerate(cells, 1):
-        cell["id"] = _cell_id(i)
+        cell["id"] = f"mpdemo-{i}"
     return {
         "nbformat": NBFORMAT[0],
         "nbformat_minor": NBFORMAT[1],
@@ -99,10 +88,10 @@ def _document(cells: list[dict[str, object]], lang: str) -> dict[str, object]:
     }
 
 
-def _opening(lang: str, spec: str) -> list[dict[str, object]]:
+def _opening(lang: str) -> list[dict[str, object]]:
     return [
         _markdown(f"# {t('nb_title', lang)}\n\n{t('nb_intro', lang)}"),
-        _code(INSTALL.format(spec=spec)),
+        _code(INSTALL.format(spec=SPEC_PLACEHOLDER)),
         _markdown(t("nb_runtime_md", lang)),
         _code(RUNTIME.format(lang=lang)),
     ]
@@ -111,12 +100,7 @@ def _opening(lang: str, spec: str) -> list[dict[str, object]]:
 def _closing(lang: str) -> list[dict[str, object]]:
     return [
         _markdown(
-            t(
-                "nb_save_md",
-                lang,
-                recorded=t("recorded_label", lang),
-                open=t("open_runs_btn", lang),
-            )
+            t("nb_save_md", lang, recorded=t("recorded_label", lang), open=t("open_runs_btn", lang))
         ),
         _code(SAVE),
     ]
@@ -124,11 +108,7 @@ def _closing(lang: str) -> list[dict[str, object]]:
 
 def lesson_cells(name: str, i: int, lang: str) -> list[dict[str, object]]:
     """A lesson's Markdown (its title, slide and what to look for) and the cell that runs it."""
-    les = get(name)
-    if les.sweep:
-        raise ConfigError(
-            "unknown_choice", field="lesson", allowed=", ".join(notebook_lessons()), value=name
-        )
+    les = get(name, trained_names())
 
     def say(part: str) -> str:
         return engine_text(f"lesson_{les.key}_{part}", {}, lang)
@@ -141,35 +121,26 @@ def lesson_cells(name: str, i: int, lang: str) -> list[dict[str, object]]:
     return [_markdown(text), _code(code)]
 
 
-def notebook_lessons() -> list[str]:
-    """The lessons a notebook runs, in the course's order (the size sweep is the page's)."""
-    return [n for n, les in LESSONS.items() if not les.sweep]
-
-
-def lessons_notebook(
-    names: Iterable[str] = (), lang: str = DEFAULT_LANG, spec: str = SPEC_PLACEHOLDER
-) -> dict[str, object]:
+def lessons_notebook(names: Iterable[str] = (), lang: str = DEFAULT_LANG) -> dict[str, object]:
     """The notebook of `names` (every lesson that trains runs when none), in `lang`."""
     lang = norm_lang(lang)
-    chosen = list(names) or notebook_lessons()
-    cells = _opening(lang, spec)
+    chosen = list(names) or trained_names()
+    cells = _opening(lang)
     for i, name in enumerate(chosen, 1):
         cells += lesson_cells(name, i, lang)
     return _document(cells + _closing(lang), lang)
 
 
-def comparison_notebook(
-    configs: list[RunConfig], lang: str = DEFAULT_LANG, spec: str = SPEC_PLACEHOLDER
-) -> dict[str, object]:
+def comparison_notebook(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> dict[str, object]:
     """The notebook of one comparison (the Train tab's current runs): a lesson's own notebook
     when the runs are a lesson's, else a compare(...) call with their settings."""
     lang = norm_lang(lang)
     one = _once(configs)
     name = lesson_of(one)
     if name is not None:
-        return lessons_notebook([name], lang, spec)
+        return lessons_notebook([name], lang)
     labels = ", ".join(c.label for c in one)
-    cells = _opening(lang, spec)
+    cells = _opening(lang)
     cells.append(_markdown(t("nb_comparison_md", lang, runs=labels)))
     call = comparison_call(configs, lang)
     head = "" if call.startswith("compare(") else RUN_IMPORT
@@ -189,10 +160,7 @@ def _same_runs(a: list[RunConfig], b: list[RunConfig]) -> bool:
 
 def lesson_of(configs: list[RunConfig]) -> str | None:
     """The lesson whose runs these are, if any."""
-    for name in notebook_lessons():
-        if _same_runs(configs, get(name).configs()):
-            return name
-    return None
+    return next((n for n in trained_names() if _same_runs(configs, get(n).configs())), None)
 
 
 def comparison_call(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> str:

@@ -1,23 +1,18 @@
-"""fp32 accumulation: a running sum kept in fp16, bf16 or fp32, computed with torch here.
-
-CS336's exercise (add 0.01 a thousand times) and the Ultra-Scale Playbook's third trick: a
-16-bit accumulator stops growing once each addend is under half an ulp of the sum, so a long
-sum in 16 bits stalls; summing the same 16-bit values into an fp32 accumulator does not.
-`micro_batch_accumulation` shows where it bites in training: gradients of several micro-batches
-summed in a 16-bit buffer against an fp32 one. torch is imported inside functions.
+"""fp32 accumulation (CS336's exercise, the Ultra-Scale Playbook's third trick): a 16-bit running
+sum stalls once each addend is under half an ulp of it, an fp32 one of the same 16-bit values
+does not; `micro_batch_accumulation` shows it on micro-batch gradients. torch inside functions.
 """
 
 from __future__ import annotations
 
 import decimal
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import engine
+from .formats import parse, torch_dtype
 
 if TYPE_CHECKING:
-    import torch
-
     from ..config import RunConfig
 
 # (accumulator, what each added value is stored in): the accumulator is the lesson; "fp32 of
@@ -44,22 +39,10 @@ class SumResult:
     exact: float  # n times the value typed, in exact decimal arithmetic
     abs_error: float
     rel_error: float | None
-    stalled_at: (
-        int | None
-    )  # first addition after which the sum never grew again (None: kept growing)
+    stalled_at: int | None  # the first addition after which the sum never grew (None: it grew)
     stalled_sum: float | None  # the sum it stuck at
     steps: list[int]  # addition counts sampled for a plot
     sums: list[float]  # the running sum at each of `steps`
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return asdict(self)
-
-
-def _dtype(name: str) -> torch.dtype:
-    import torch
-
-    return {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[name]
 
 
 def running_sum(value: float | str, n: int, accumulator: str, values_in: str) -> SumResult:
@@ -68,24 +51,19 @@ def running_sum(value: float | str, n: int, accumulator: str, values_in: str) ->
 
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
         raise ValueError(f"n must be a whole number from 1 to {MAX_N}")
-    text = str(value).strip()
-    try:
-        exact_value = decimal.Decimal(text) if len(text) <= 64 else None
-    except decimal.InvalidOperation:
-        exact_value = None
-    if exact_value is None or not exact_value.is_finite():
+    typed, exact_value = parse(str(value).strip())
+    if exact_value is None:
         raise ValueError("the value must be a finite number such as 0.01 or 1e-3")
-    acc_t, in_t = _dtype(accumulator), _dtype(values_in)
-    addend = torch.tensor(float(value), dtype=torch.float32).to(in_t)
+    acc_t, in_t = torch_dtype(accumulator), torch_dtype(values_in)
+    addend = torch.tensor(typed, dtype=torch.float32).to(in_t)
     x = addend.to(acc_t)  # exact: every fp16 value is an fp32 value; bf16 into bf16 is itself
     total = torch.zeros((), dtype=acc_t)
     every = max(1, n // MAX_POINTS)
     steps, sums = [0], [0.0]
     last_growth = 0
     prev = 0.0
-    # One add at a time, in the accumulator's dtype: torch rounds each sum to that format, as
-    # a loop over micro-batches or a sequential reduction does. (torch.cumsum would accumulate
-    # in a wider type on some backends.)
+    # One add at a time, each sum rounded to the accumulator's format as a loop over micro-batches
+    # does (torch.cumsum would accumulate in a wider type on some backends).
     for i in range(1, n + 1):
         total = total + x
         cur = float(total)
@@ -122,25 +100,17 @@ def compare_sums(value: float | str = "0.01", n: int = 1000) -> list[SumResult]:
     return [running_sum(value, n, acc, vin) for acc, vin in ACCUMULATORS]
 
 
-# --- where it bites in training: gradients summed over micro-batches ----------------------------
-
-
-def micro_batch_accumulation(
-    grads: list[dict[str, object]], buffers: tuple[str, ...] = ("fp16", "bf16", "fp32")
-) -> list[dict[str, object]]:
-    """Sum per-micro-batch gradients (name -> fp32 tensor) in a buffer of each dtype.
-
-    Against the float64 sum of the same fp32 gradients: the relative error (L2) of the whole
-    accumulated gradient, and the relative error of storing that exact sum once in the buffer's
-    format: the first over the second is what accumulating in it costs beyond storing in it.
-    """
+def micro_batch_accumulation(grads: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Sum per-micro-batch gradients (name -> fp32 tensor) in a buffer of each dtype: the relative
+    error (L2) against the float64 sum, and that of storing the exact sum once in the buffer's
+    format (the first over the second: what accumulating costs beyond storing)."""
     import torch
 
     names = list(grads[0])
     ref = {k: sum(g[k].double() for g in grads) for k in names}
     out = []
-    for buf in buffers:
-        dt = _dtype(buf)
+    for buf in ("fp16", "bf16", "fp32"):
+        dt = torch_dtype(buf)
         acc = {k: torch.zeros_like(grads[0][k], dtype=dt) for k in names}
         for g in grads:
             for k in names:

@@ -77,9 +77,6 @@ def unique(items: object) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-# --- comparing with the course ------------------------------------------------------------------
-
-
 @dataclass
 class _Src:
     code: str  # the line without its comment
@@ -123,11 +120,8 @@ def _is_import(code: str) -> bool:
 
 
 def _covering_comments(text: str, src: list[_Src]) -> list[str | None]:
-    """Per line, the comment block that heads its paragraph.
-
-    A block of comment lines explains the lines under it, like a heading, until a blank line,
-    the next block at its indentation, or code indented less than the block.
-    """
+    """Per line, the comment block heading it: until a blank line, the next block at its
+    indentation, or code indented less than the block."""
     stack: list[tuple[int, str]] = []  # (indent, text), innermost last
     out: list[str | None] = []
     pending: list[str] = []
@@ -182,7 +176,7 @@ def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
     stmt_mark: dict[int, str] = {}
     for s in src:
         if s.stmt >= 0 and s.comment is not None and s.comment.startswith(MPDEMO_MARK):
-            stmt_mark[s.stmt] = s.comment[len(MPDEMO_MARK) :].lstrip(":").strip()
+            stmt_mark[s.stmt] = _unmarked(s.comment)
     course_lines = [ln for ln in course.splitlines() if _norm(ln)]
     ours_idx = [i for i, s in enumerate(src) if s.stmt >= 0 and not _neutral(s.code)]
     matcher = difflib.SequenceMatcher(
@@ -229,5 +223,5 @@ def explanations(backend: str) -> list[str]:
             out.append(_unmarked(block) if block.startswith(MPDEMO_MARK + ":") else block)
         if s.stmt >= 0 and s.comment is not None:
             mark = s.comment.startswith(MPDEMO_MARK)
-            out.append(s.comment[len(MPDEMO_MARK) :].lstrip(":").strip() if mark else s.comment)
+            out.append(_unmarked(s.comment) if mark else s.comment)
     return unique(out)

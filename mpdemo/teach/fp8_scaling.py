@@ -1,20 +1,10 @@
 """fp8's scaling recipes, emulated exactly on any machine: what each flushes to zero or saturates.
 
-A tensor is multiplied by a scale, cast to E4M3 or E5M2 (saturating: clamped to +-max first, as
-torchao and Transformer Engine do), and divided back. The recipes differ in how many elements
-share a scale and where its amax comes from:
-
-- tensorwise: one scale a tensor, max / amax of this tensor ("current" scaling);
-- rowwise: one scale a row (the last dimension), max / the row's amax;
-- mx: OCP Microscaling: 32 consecutive elements share a power-of-two scale stored as E8M0,
-  2^(floor(log2 amax) - emax of the element format), so a block's largest element lands in the
-  format's top binade and may round past max (saturating there);
-- delayed: one scale a tensor, max / the largest amax of the previous steps (Transformer
-  Engine's amax history): no pass over this tensor first, but a tensor larger than its
-  history saturates.
-
-The casts are `mpdemo.teach.rounding.round_nearest`, checked against torch's float8 casts.
-torch is imported inside functions.
+A tensor is multiplied by a scale, cast to E4M3 or E5M2 (clamped to +-max first, as torchao and
+Transformer Engine do; rounding.round_nearest) and divided back. Recipes: tensorwise (max / the
+tensor's amax), rowwise (per row), mx (OCP Microscaling: 32 elements share a power-of-two E8M0
+scale, 2^(floor(log2 amax) - emax)), delayed (max / the largest amax of earlier steps, Transformer
+Engine's history: a tensor larger than its history saturates). torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -24,7 +14,8 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from .. import engine
-from .rounding import layout, round_nearest
+from .formats import FP8_FORMATS, layout
+from .rounding import round_nearest
 
 if TYPE_CHECKING:
     import torch
@@ -32,7 +23,6 @@ if TYPE_CHECKING:
     from ..config import RunConfig
 
 RECIPES = ("tensorwise", "rowwise", "mx", "delayed")
-FP8_FORMATS = ("e4m3", "e5m2")
 MX_BLOCK = 32
 E8M0_MIN, E8M0_MAX = -127, 127
 AMAX_EPS = 1e-12  # torchao's floor under an amax, so max / amax stays finite
@@ -52,15 +42,6 @@ class RecipeResult:
     saturated: float  # share of the elements clamped to +-max
     rel_error: float  # ||dequantized - x|| / ||x||
     scales: int  # how many scales the tensor needed
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return asdict(self)
-
-
-def emax(fmt: str) -> int:
-    """The exponent of the format's largest binade (8 for E4M3, 15 for E5M2)."""
-    return math.frexp(layout(fmt).max)[1] - 1
 
 
 def quantize(x: torch.Tensor, fmt: str, scale: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -102,7 +83,8 @@ def mx_quantize(x: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor, 
     blocks = padded.reshape(rows, -1, MX_BLOCK)
     amax = blocks.abs().amax(dim=-1, keepdim=True)
     _, e = torch.frexp(amax)  # floor(log2 amax) = e - 1 for amax > 0
-    shared = torch.where(amax > 0, e - 1 - emax(fmt), torch.zeros_like(e))
+    emax = math.frexp(layout(fmt).max)[1] - 1  # the top binade's exponent: 8 for E4M3
+    shared = torch.where(amax > 0, e - 1 - emax, torch.zeros_like(e))
     shared = shared.clamp(E8M0_MIN, E8M0_MAX)  # E8M0 holds 2^-127 .. 2^127
     scale = torch.pow(torch.tensor(2.0, dtype=torch.float64), -shared.to(torch.float64))
     q, clamped = quantize(blocks, fmt, scale)
@@ -150,24 +132,18 @@ def compare(
     tensors: dict[str, object], histories: dict[str, list[float]] | None = None
 ) -> list[RecipeResult]:
     """Every recipe in every fp8 format on every named tensor (histories: delayed scaling's)."""
-    out = []
-    for name, x in tensors.items():
-        hist = (histories or {}).get(name)
-        for fmt in FP8_FORMATS:
-            for recipe in RECIPES:
-                out.append(apply_recipe(x, fmt, recipe, hist, name))
-    return out
+    hist = histories or {}
+    return [
+        apply_recipe(x, fmt, recipe, hist.get(name), name)
+        for name, x in tensors.items()
+        for fmt in FP8_FORMATS
+        for recipe in RECIPES
+    ]
 
 
-# --- real tensors: a Linear layer's input activation and output gradient over a few steps -------
-
-
-def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[str, object]:
-    """Train cfg's model `steps` fp32 steps; keep one Linear layer's tensors of the last step.
-
-    Returns {"layer", "tensors": {"activation", "gradient"}, "histories": amaxes of the earlier
-    steps, newest last}. The layer is the middle Linear of the model unless named.
-    """
+def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
+    """Train cfg's model `steps` fp32 steps and run every recipe on its middle Linear layer's input
+    activation and output gradient of the last step (the earlier steps' amaxes: their history)."""
     import torch
 
     prep = engine.prepare(cfg.replace(steps=steps, precision="fp32"))
@@ -175,11 +151,8 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
     if not linears:
         raise ValueError("the model has no Linear layer")
-    if layer is None:
-        name, module = linears[len(linears) // 2]
-    else:
-        name, module = next((n, m) for n, m in linears if n == layer)
-    seen: dict[str, object] = {}
+    name, module = linears[len(linears) // 2]
+    seen: dict[str, torch.Tensor] = {}
     hooks = [
         module.register_forward_hook(lambda _m, inp, _o: seen.__setitem__("activation", inp[0])),
         module.register_full_backward_hook(
@@ -187,15 +160,14 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
         ),
     ]
     amaxes: dict[str, list[float]] = {"activation": [], "gradient": []}
-    kept: dict[str, object] = {}
+    kept: dict[str, torch.Tensor] = {}
     try:
         model.train()
         for i, batch in enumerate(prep.train_dataloader):
             if i >= steps:
                 break
             seen.clear()
-            loss = model(**batch).loss
-            loss.backward()
+            model(**batch).loss.backward()
             prep.optimizer.step()
             prep.optimizer.zero_grad()
             for k in amaxes:
@@ -204,30 +176,13 @@ def capture(cfg: RunConfig, steps: int = 8, layer: str | None = None) -> dict[st
     finally:
         for h in hooks:
             h.remove()
-    # The last step's tensors; the history is the amaxes of the steps before it.
-    histories = {k: v[:-1][-HISTORY:] for k, v in amaxes.items()}
+    histories = {k: v[:-1][-HISTORY:] for k, v in amaxes.items()}  # the steps before the last
     return {
         "layer": name,
-        "tensors": kept,
-        "histories": histories,
         "steps": len(amaxes["gradient"]),
-    }
-
-
-def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
-    """capture() then compare(): JSON-ready, with each tensor's shape and amax history."""
-    got = capture(cfg, steps)
-    rows = compare(got["tensors"], got["histories"])
-    return {
-        "layer": got["layer"],
-        "steps": got["steps"],
         "tensors": {
-            k: {
-                "shape": list(t.shape),
-                "amax": float(t.abs().amax()),
-                "amax_history": got["histories"][k],
-            }
-            for k, t in got["tensors"].items()
+            k: {"shape": list(t.shape), "amax": float(t.abs().amax()), "amax_history": histories[k]}
+            for k, t in kept.items()
         },
-        "results": [r.to_dict() for r in rows],
+        "results": [asdict(r) for r in compare(kept, histories)],
     }

@@ -1,11 +1,6 @@
-"""Each lesson's point as figures: what its runs must show on any seed, read from the runs themselves.
-
-A lesson record (mpdemo/teach/lessons.py) names its check; a check reads the lesson's runs (their
-step losses, loss scales, skipped steps, watched gradients) and returns Readings: the figure, the
-bar it must clear and whether it did. tests/test_lessons.py asserts them on seeds nobody tuned to;
-bench/lessons.py prints them per lesson and seed. The bars are the lessons issue's (#48): a loss
-that falls is one whose mean over the last 10 steps is at most 0.8 of its first 5's; a lag is
-0.05 in loss. Torch-free.
+"""Each lesson's point as figures its runs must show on any seed: a check reads the runs' traces
+and returns Readings (the figure, its bar, whether it cleared it). The bars are issue #48's.
+Torch-free.
 """
 
 from __future__ import annotations
@@ -21,9 +16,8 @@ FALLS = 0.8  # last-10 mean over first-5 mean, at most
 AGREE = 0.02  # curves agree: mean |gap| per step, as a share of the reference's mean loss
 LAG = 0.05  # a lagging run's last-10 mean, at least this much above the other's
 # Unscaled fp16: at every watched step at least this share of its gradients below fp16's normal
-# range, and UNDERFLOW_RATIO times the scaled run's largest share; scaled fp16: at most SCALED_SHARE.
-# (The share falls as a run learns and its gradients grow: tiny-bert's unscaled run measured
-# 0.40-0.97 across seeds 0-4 and watched steps, the scaled one 0.002-0.006.)
+# range, and UNDERFLOW_RATIO times the scaled run's largest; scaled fp16: at most SCALED_SHARE
+# (tiny-bert measured 0.40-0.97 unscaled, 0.002-0.006 scaled, seeds 0-4).
 UNDERFLOW_SHARE = 0.25
 UNDERFLOW_RATIO = 10
 SCALED_SHARE = 0.05
@@ -104,11 +98,16 @@ def check_runs(
         return []
 
 
+def _least(what: str, figure: float, bar: float) -> Reading:
+    return Reading(what, figure, f">= {bar}", figure >= bar)
+
+
+def _most(what: str, figure: float, bar: float) -> Reading:
+    return Reading(what, figure, f"<= {bar}", figure <= bar)
+
+
 def _falls(t: Trace) -> Reading:
-    ratio = t.last() / t.first()
-    return Reading(
-        f"{t.config.label}: loss last 10 / first 5", ratio, f"<= {FALLS}", ratio <= FALLS
-    )
+    return _most(f"{t.config.label}: loss last 10 / first 5", t.last() / t.first(), FALLS)
 
 
 def _agree(ref: Trace, others: Iterable[Trace]) -> list[Reading]:
@@ -119,8 +118,9 @@ def _agree(ref: Trace, others: Iterable[Trace]) -> list[Reading]:
             abs(a - b) for a, b in zip(ref.losses[:n], t.losses[:n], strict=True)
         )
         share = gap / statistics.fmean(ref.losses[:n])
-        what = f"{t.config.label} vs {ref.config.label}: mean |loss gap| / loss"
-        out.append(Reading(what, share, f"<= {AGREE}", share <= AGREE))
+        out.append(
+            _most(f"{t.config.label} vs {ref.config.label}: mean |loss gap| / loss", share, AGREE)
+        )
     return out
 
 
@@ -143,14 +143,12 @@ def underflow(traces: Mapping[str, Trace]) -> list[Reading]:
     scaled = _one(traces, lambda c: c.precision == "fp16" and c.scales_loss)
     low, high = min(bare.below_normal, default=0.0), max(scaled.below_normal, default=1.0)
     ratio = low / high if high else float("inf") if low else 0.0
+    below = "share of gradients below fp16's normal range"
     return [
-        Reading(f"{bare.config.label}: least share of gradients below fp16's normal range",
-                low, f">= {UNDERFLOW_SHARE}", low >= UNDERFLOW_SHARE),
-        Reading(f"{scaled.config.label}: most share of gradients below fp16's normal range",
-                high, f"<= {SCALED_SHARE}", high <= SCALED_SHARE),
-        Reading("the unscaled run's least share over the scaled run's most",
-                ratio, f">= {UNDERFLOW_RATIO}", ratio >= UNDERFLOW_RATIO),
-    ]  # fmt: skip
+        _least(f"{bare.config.label}: least {below}", low, UNDERFLOW_SHARE),
+        _most(f"{scaled.config.label}: most {below}", high, SCALED_SHARE),
+        _least("the unscaled run's least share over the scaled run's most", ratio, UNDERFLOW_RATIO),
+    ]
 
 
 def loss_scaling(traces: Mapping[str, Trace]) -> list[Reading]:
@@ -160,10 +158,10 @@ def loss_scaling(traces: Mapping[str, Trace]) -> list[Reading]:
     rises = sum(b > a for a, b in itertools.pairwise(scales))
     falls = sum(b < a for a, b in itertools.pairwise(scales))
     return [
-        Reading(f"{t.config.label}: skipped steps", t.skipped, f">= {MIN_SKIPS}", t.skipped >= MIN_SKIPS),
-        Reading(f"{t.config.label}: times the scale rose", rises, ">= 1", rises >= 1),
-        Reading(f"{t.config.label}: times the scale fell", falls, ">= 1", falls >= 1),
-    ]  # fmt: skip
+        _least(f"{t.config.label}: skipped steps", t.skipped, MIN_SKIPS),
+        _least(f"{t.config.label}: times the scale rose", rises, 1),
+        _least(f"{t.config.label}: times the scale fell", falls, 1),
+    ]
 
 
 def master_weights(traces: Mapping[str, Trace]) -> list[Reading]:
@@ -175,21 +173,12 @@ def master_weights(traces: Mapping[str, Trace]) -> list[Reading]:
     left = sr.last() - master.last()
     closed = 1 - left / gap if gap > 0 else 0.0
     return [
-        Reading(f"{pure.config.label}: last-10 loss above the fp32 master's", gap, f">= {LAG}", gap >= LAG),
-        Reading(f"{sr.config.label}: share of that gap closed", closed, ">= 0.5", closed >= 0.5),
-    ]  # fmt: skip
+        _least(f"{pure.config.label}: last-10 loss above the fp32 master's", gap, LAG),
+        _least(f"{sr.config.label}: share of that gap closed", closed, 0.5),
+    ]
 
 
 def backends(traces: Mapping[str, Trace]) -> list[Reading]:
     """One flag through three backends: three curves that agree."""
     ref = _one(traces, lambda c: c.backend == "torch")
     return _agree(ref, [t for t in traces.values() if t is not ref])
-
-
-CHECKS: dict[str, Callable[[Mapping[str, Trace]], list[Reading]]] = {
-    "still-trains": still_trains,
-    "underflow": underflow,
-    "loss-scaling": loss_scaling,
-    "master-weights": master_weights,
-    "backends": backends,
-}

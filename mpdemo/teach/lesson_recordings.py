@@ -1,17 +1,8 @@
-"""A lesson's own recordings: its runs recorded on a GPU, shipped beside the app.
-
-bench/gpu_check.py runs each comparison lesson on the GPU it measures and writes the runs file
-`python -m mpdemo lesson NAME --json` writes, named `lesson-<name>-<device>.json` (file_name
-below). Put in mpdemo/assets/reference/ (or the folder $MPDEMO_REFERENCE_DIR names), such a file
-is the lesson's recording: the Train tab's picker opens it beside the live run and its line
-names the GPU; `python -m mpdemo lesson NAME` says which one exists.
-
-Only a file whose every run ran on a device in `devices` (a GPU: "cuda") and completed counts,
-and only one holding the lesson's own runs at the lesson's settings for that device (its model,
-batch, tokens, learning rate, scale...: teach/device_sizes.py's on a GPU; steps and what
-MPDEMO_LESSON_STEPS shortens aside): a CPU recording never stands in for a GPU one, nor a
-recording of an older size for the lesson as it now is.
-Torch-free.
+"""A lesson's recordings: its runs file (`lesson-<name>-<device>.json`, bench/gpu_check.py's) in
+mpdemo/assets/reference/ or $MPDEMO_REFERENCE_DIR, opened by the Train tab's picker beside the
+live run and named by `python -m mpdemo lesson NAME`. Only a file whose runs all completed on a
+GPU, at the lesson's settings for that device, counts: a CPU recording never stands in for a GPU
+one, nor an older size for the lesson as it is now. Torch-free.
 """
 
 from __future__ import annotations
@@ -27,11 +18,9 @@ from ..files.recorded import RecordingError, read_runs, reference_dir, reference
 from ..state import on_reset
 from .lessons import LESSONS
 
-GPU_DEVICES = ("cuda",)
-# The devices whose recordings a lesson uses, read at each look: a GPU's only. Tests widen it to
-# ("cpu",) to take the page's and the CLI's path with a real recording made here; nothing else
-# does (a CPU recording never stands in for a GPU one).
-COUNTED_DEVICES: tuple[str, ...] = GPU_DEVICES
+# The devices whose recordings count, read at each look: a GPU's only. Tests widen it to ("cpu",)
+# to take the page's and the CLI's path with a recording made here.
+COUNTED_DEVICES: tuple[str, ...] = ("cuda",)
 PREFIX = "lesson-"
 
 
@@ -47,16 +36,9 @@ class LessonRecording:
     tag: str  # what the page puts after each of its runs' labels ("H200")
 
 
-# Each run's device type, the runs' labels (sorted), the machine's name, the date, its tag,
-# each run's (label, config).
-_Facts = tuple[
-    tuple[str, ...],
-    tuple[str, ...],
-    str,
-    str | None,
-    str,
-    tuple[tuple[str, dict[str, object]], ...],
-]
+# What a lookup needs of a file: each run's device type, the machine's name, the date, its tag,
+# and each run's (label, settings).
+_Facts = tuple[tuple[str, ...], str, str | None, str, tuple[tuple[str, dict[str, object]], ...]]
 # Fields a recording need not share with the lesson: how long it ran (MPDEMO_LESSON_STEPS and
 # --lesson-steps shorten these) and where (the device is checked on its own).
 UNCOMPARED = ("steps", "eval_slice", "watch_grads", "device")
@@ -67,8 +49,8 @@ def _slug(text: str) -> str:
 
 
 def file_name(lesson: str, machine: dict[str, object], device: str) -> str:
-    """`lesson-underflow-h200.json` for runs on an NVIDIA H200; `lesson-underflow-cpu-epyc.json`
-    for runs on a CPU (named by the device the runs ran on, not the machine's best one)."""
+    """`lesson-underflow-h200.json` for runs on an H200, `lesson-underflow-cpu-epyc.json` on a CPU
+    (named by the device the runs ran on, not the machine's best one)."""
     gpu = machine.get("gpu") or {}
     if device.split(":")[0] == "cuda" and gpu.get("name"):
         tag = gpu_short_name(str(gpu["name"]))
@@ -85,8 +67,8 @@ def is_lesson_file(name: str) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
-    """What a lookup needs of a file; None when it does not read. Cached by the file's time
-    and size: the page asks on each pick and each language switch."""
+    """What a lookup needs of a file, or None; cached by its time and size (the page asks on each
+    pick and each language switch)."""
     try:
         rec = read_runs(path)
     except RecordingError:
@@ -95,7 +77,6 @@ def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
     if any(r["summary"].get("status") != "completed" for r in rec.runs):
         return None  # a run that failed or stopped does not show the lesson
     devices = tuple(str(r["summary"].get("device") or "").split(":")[0] for r in rec.runs)
-    labels = tuple(sorted(str(r["summary"]["label"]) for r in rec.runs))
     if "cuda" in devices:  # a GPU recording names its GPU, or does not count
         name = str((machine.get("gpu") or {}).get("name") or "")
         if not name:
@@ -109,19 +90,7 @@ def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
         )
     except (TypeError, ValueError):
         return None
-    return devices, labels, name, rec.date, rec.tag, configs
-
-
-def _same_settings(
-    want: list[RunConfig], configs: tuple[tuple[str, dict[str, object]], ...]
-) -> bool:
-    """Whether each recorded run was trained as the lesson's run of its label is (UNCOMPARED aside)."""
-    by_label = {c.label: c.to_dict() for c in want}
-    for label, cfg in configs:
-        mine = by_label.get(label)
-        if mine is None or any(cfg.get(k) != v for k, v in mine.items() if k not in UNCOMPARED):
-            return False
-    return True
+    return devices, name, rec.date, rec.tag, configs
 
 
 @on_reset
@@ -130,19 +99,16 @@ def forget_recordings() -> None:
     _read.cache_clear()
 
 
-def recordings(
+def recording_for(
     name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
-) -> list[LessonRecording]:
-    """Every recording of lesson `name` in the shipped folder whose runs all ran on `devices`
-    (default COUNTED_DEVICES: a GPU), newest first. A file that does not read, holds other runs,
-    a run that did not complete, or ran elsewhere is left out."""
+) -> LessonRecording | None:
+    """The newest recording of lesson `name` in the shipped folder whose runs all completed on
+    `devices` (default COUNTED_DEVICES) at the lesson's settings there, or None."""
     devices = COUNTED_DEVICES if devices is None else devices
     lesson = LESSONS.get(name)
-    if lesson is None or lesson.sweep:
-        return []
     base = folder if folder is not None else reference_dir()
-    if not base.is_dir():
-        return []
+    if lesson is None or lesson.sweep or not base.is_dir():
+        return None
     found = []
     for path in reference_files(f"{PREFIX}{name}-*.json", base):  # regular files only
         try:
@@ -152,21 +118,16 @@ def recordings(
         facts = _read(str(path), st.st_mtime_ns, st.st_size)
         if facts is None:
             continue
-        ran_on, labels, machine_name, date, tag, configs = facts
+        ran_on, machine_name, date, tag, configs = facts
         if not ran_on or any(d not in devices for d in ran_on):
             continue
-        here = lesson.configs(ran_on[0])  # the lesson as it trains on that device
-        if labels != tuple(sorted(c.label for c in here)):
-            continue
-        if not _same_settings(here, configs):
+        want = {c.label: c.to_dict() for c in lesson.configs(ran_on[0])}  # the lesson there
+        if sorted(want) != sorted(label for label, _ in configs) or any(
+            cfg.get(k) != v
+            for label, cfg in configs
+            for k, v in want[label].items()
+            if k not in UNCOMPARED
+        ):
             continue
         found.append(LessonRecording(name, path, ran_on[0], machine_name, date, tag))
-    return sorted(found, key=lambda r: r.date or "", reverse=True)
-
-
-def recording_for(
-    name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
-) -> LessonRecording | None:
-    """The newest recording of lesson `name` made on `devices` (a GPU), or None."""
-    found = recordings(name, devices, folder)
-    return found[0] if found else None
+    return max(found, key=lambda r: r.date or "", default=None)

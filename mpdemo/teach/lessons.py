@@ -1,13 +1,8 @@
 """The course's lessons: one record each, in the course's order; the Train tab and the CLI run them.
 
-A lesson is a comparison chosen for one point of the course's slides (/work/shared/seeds/):
-its model, batch, sequence length, learning rate and steps are picked, and measured
-(bench/lessons.py), so the point shows within about a minute on a 2-core CPU, never by cutting
-steps below what the point needs. Its words are message keys (`lesson_<key>_title`, `_slide`,
-`_look`, `_cpu`), English in mpdemo.messages, the page's languages in mpdemo/ui/locales.
-
-A new lesson is one record in LESSONS (or `register(...)` from another module: the numerics
-branch's `master-weights` lesson comes from mpdemo/teach/master_weights.py). Torch-free.
+Each lesson is a comparison whose settings were picked and measured (bench/lessons.py) so its
+point shows within about a minute on a 2-core CPU; its words are message keys (`lesson_<key>_title`,
+`_slide`, `_look`, `_cpu`). Torch-free.
 """
 
 from __future__ import annotations
@@ -16,13 +11,12 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ..config import RunConfig
+from ..config import WEIGHTS, RunConfig
 from ..engine.machine import cpu_flags
 from ..engine.slices import SLICE_RE
 from ..messages import ConfigError
 from ..runs.runner import grid
 from . import lesson_checks as checks
-from . import master_weights as mw
 from .device_sizes import device_fields
 from .lesson_checks import Reading, Trace
 
@@ -30,8 +24,7 @@ SHORT_EVAL_ROWS = 64  # a shortened lesson's evaluation (MPDEMO_LESSON_STEPS)
 
 
 def _at_most(spec: str, rows: int) -> str:
-    """'validation[:500]' as 'validation[:64]'; any other slice as it is (read with the
-    engine's own grammar, mpdemo.engine.slices)."""
+    """'validation[:500]' as 'validation[:64]'; any other slice as it is (the engine's grammar)."""
     m = SLICE_RE.match(spec.strip())
     if m is None or m["from"] or m["to_pct"] or not m["to"] or int(m["to"]) < 0:
         return spec
@@ -48,24 +41,18 @@ class Lesson:
     backends: tuple[str, ...] = ("torch",)
     precisions: tuple[str, ...] = ("fp32",)
     compare_scaling: bool = False  # each fp16 run also without loss scaling (the underflow one)
-    # Where the weights live, one run each (RunConfig.weights: the master-weights lesson's
-    # fp32 master copy against pure bf16, with and without stochastic rounding).
-    weights: tuple[str, ...] = ("fp32",)
+    weights: tuple[str, ...] = ("fp32",)  # where the weights live, one run each
     sweep: bool = False  # the size sweep (Where it pays), not a comparison of runs
-    # Where a CPU cannot show the point (no fast 16-bit path; fp16 through Accelerate or the
-    # Trainer runs fp32 there), lesson_<key>_cpu says so in one sentence, on a CPU only.
+    # Where a CPU cannot show the point, lesson_<key>_cpu says so in one sentence, on a CPU only.
     cpu_note: bool = False
-    # Whether the Train tab's lesson picker offers it (False: the command line's only).
-    on_page: bool = True
+    on_page: bool = True  # whether the Train tab's picker offers it (False: the CLI's only)
     # What its runs must show, as figures (lesson_checks.py); None for the sweep.
     check: Callable[[Mapping[str, Trace]], list[Reading]] | None = None
 
     def settings(self, device: str | None = None) -> dict[str, object]:
-        """The RunConfig fields it sets on `device` (a resolved device, e.g. 'cuda'; None or a
-        CPU: its own fields; a GPU: teach/device_sizes.py's size over them). MPDEMO_LESSON_STEPS
-        shortens every lesson (tests only: the browser tests run each lesson in seconds, not a
-        minute): its steps, its evaluation (at most SHORT_EVAL_ROWS rows), and a watched lesson
-        then watches at its middle step and its last, as the full lesson watches twice."""
+        """The RunConfig fields it sets on `device` (a GPU: teach/device_sizes.py's size over its
+        own). MPDEMO_LESSON_STEPS (tests only) shortens its steps and evaluation, and a watched
+        lesson then watches at its middle step and its last, as the full lesson watches twice."""
         fields = {**self.fields, **device_fields(self.name, device)}
         short = os.environ.get("MPDEMO_LESSON_STEPS", "").strip()
         if not short.isdigit():
@@ -95,11 +82,9 @@ class Lesson:
         }
 
 
-# Settings chosen so each lesson's point (its `check`, mpdemo/teach/lesson_checks.py) holds on any
-# seed: bench/lessons.py prints each check's figures per lesson and seed, tests/test_lessons.py
-# asserts them on a seed nobody tuned to. Measured on a 2-core Xeon with AVX512-FP16 and AMX,
-# seeds 0-4 and others (figures in the records' comments). Wall times, quiet, seed 0: 2-10 s each;
-# with AVX2 kernels (ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2) 13-38 s, master-weights longest.
+# Settings chosen so each lesson's check holds on any seed (bench/lessons.py prints the figures per
+# seed; tests/test_lessons.py asserts them on a seed nobody tuned to). Measured on a 2-core Xeon
+# with AVX512-FP16 and AMX, seeds 0-4 and others: 2-10 s each, 13-38 s with AVX2-only kernels.
 LESSONS: dict[str, Lesson] = {
     lesson.name: lesson
     for lesson in [
@@ -115,14 +100,10 @@ LESSONS: dict[str, Lesson] = {
             precisions=("fp32", "fp16"),
             check=checks.still_trains,
         ),
-        # fp16 without loss scaling against fp16 with it, and fp32, each layer's gradients
-        # watched every 20 steps (--watch-grads): without the scale 40-97 % of tiny-bert's
-        # non-zero gradients sit below fp16's smallest normal number (2^-14), kept with fewer
-        # digits or flushed to 0 (less as a run learns and its gradients grow); with it
-        # 0.2-0.6 %, seeds 0-9 and 11. That is the picture the lesson points at.
-        # The loss lines do not carry it on every seed: AdamW divides each update by the
-        # gradient's own size, so digits lost move the curve little (seed 1: the unscaled run
-        # ended best, 0.570 vs 0.581), and the "look for" line says so.
+        # fp16 with and without loss scaling, and fp32, gradients watched every 20 steps: unscaled,
+        # 40-97 % of tiny-bert's non-zero gradients sit below fp16's normal range; scaled, 0.2-0.6 %
+        # (seeds 0-9, 11). The loss lines need not show it (AdamW divides each update by the
+        # gradient's size), and the "look for" line says so.
         Lesson(
             "underflow",
             "underflow",
@@ -140,6 +121,25 @@ LESSONS: dict[str, Lesson] = {
             precisions=("fp16",),
             check=checks.loss_scaling,
         ),
+        # The fp32 master copy against pure bf16 weights, with and without stochastic rounding.
+        # AdamW moves each weight by about lr a step, under half a bf16 ulp for every weight
+        # above about 2^-1 (LayerNorm's gains among them), so pure bf16 loses a share of its
+        # updates. Last-10 loss, seeds 0-4, 17, 1234: pure bf16 0.085-0.093 above the master,
+        # stochastic rounding within 0.01 of it. At lr 1e-4 the gap was 0.03, under a line's width.
+        Lesson(
+            "master-weights",
+            "master_weights",
+            fields={
+                "model": "tiny-gpt2",
+                "lr": 1e-3,
+                "steps": 60,
+                "batch_size": 16,
+                "lost_updates": True,
+            },
+            precisions=("bf16",),
+            weights=WEIGHTS,
+            check=checks.master_weights,
+        ),
         # One flag through the three backends. On a CPU fp16 through Accelerate or the Trainer
         # runs fp32 (no autocast, no scaler): bf16 is the flag all three apply there. The three
         # curves are the same to the printed digit on seeds 0-4.
@@ -152,16 +152,11 @@ LESSONS: dict[str, Lesson] = {
             cpu_note=True,
             check=checks.backends,
         ),
-        # The size sweep beside the published figures (the Where it pays tab). A CPU without
-        # bf16 instructions shows no speed-up at any size; the shipped CPU recording does not
-        # either (bf16 1.01x fp32 on an AVX512-BF16 EPYC), so the published GPU figures beside
-        # the sweep are what shows it, and the sentence says so.
+        # The size sweep beside the published figures (Where it pays). A CPU without fast 16-bit
+        # instructions shows no speed-up at any size (nor the shipped CPU recording: bf16 1.01x).
         Lesson("where-it-pays", "where_it_pays", sweep=True, cpu_note=True),
     ]
 }
-# The fp32 master copy against pure bf16 weights, with and without stochastic rounding of the
-# update: teach/master_weights.py chose and measured its settings (tiny-gpt2, lr 1e-3, 60 steps).
-LESSONS_AFTER_SCALING = "loss-scaling"
 DEFAULT_LESSON = "still-trains"  # the page's opening comparison is the first lesson
 
 
@@ -179,32 +174,14 @@ def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
     return True
 
 
-def register(lesson: Lesson, after: str | None = None) -> None:
-    """Add a lesson (another module's: teach/master_weights.py), after `after` or last."""
-    items = list(LESSONS.items())
-    at = next((i + 1 for i, (n, _) in enumerate(items) if n == after), len(items))
-    items.insert(at, (lesson.name, lesson))
-    LESSONS.clear()
-    LESSONS.update(items)
-
-
-def get(name: str) -> Lesson:
-    """The lesson called `name`, or ConfigError naming the lessons there are."""
-    if name not in LESSONS:
-        raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(LESSONS), value=name)
+def get(name: str, among: list[str] | None = None) -> Lesson:
+    """The lesson called `name` (among `among`, default all), or ConfigError naming them."""
+    allowed = list(LESSONS) if among is None else among
+    if name not in allowed:
+        raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(allowed), value=name)
     return LESSONS[name]
 
 
-def _master_weights() -> Lesson:
-    return Lesson(
-        mw.NAME,
-        "master_weights",
-        fields={"model": mw.MODEL, "lr": mw.LR, "steps": mw.STEPS, "batch_size": mw.BATCH,
-                "lost_updates": True},
-        precisions=("bf16",),
-        weights=mw.RECIPES,
-        check=checks.master_weights,
-    )  # fmt: skip
-
-
-register(_master_weights(), after=LESSONS_AFTER_SCALING)
+def trained_names() -> list[str]:
+    """The lessons that train runs, in the course's order (the size sweep is the page's)."""
+    return [n for n, x in LESSONS.items() if not x.sweep]

@@ -1,22 +1,12 @@
-"""The code on screen is the code that runs: each backend's `train_loop`, read from its module.
-
-`listing(cfg)` reads the loop's source (inspect + tokenize, never retyped), fills in this run's
-settings (the loop's keyword-only parameters, from the backend's `settings()`), and compares it
-line by line with the course's listing. Every line that differs is explained by the comment on
-it (or just above its statement) in the backend's source, so the "what changed" list cannot
-drift from the code. `script_for(cfg)` wraps the same text into a runnable reproduce script;
-the app's download and `python -m mpdemo code` print exactly that.
-
-A comment line starting with `# mpdemo:` inside a call folds the rest of that call's arguments:
-the Code tab shows the course's arguments first and mpdemo's own behind it (the Trainer's
-TrainingArguments); the text, the script and what runs are the same either way.
-
-The course's text and the line-by-line comparison live in mpdemo.teach.course; reading the loop
-and filling in its settings, in mpdemo.teach.loop_source.
+"""The code on screen is the code that runs: `listing(cfg)` is the backend's `train_loop` as read
+from its module (teach/loop_source.py) with this run's settings filled in, compared line by line
+with the course's (teach/course.py), each difference explained by its comment in the source.
+`script_for(cfg)` wraps the same text into the runnable script the app and `mpdemo code` give.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
@@ -31,7 +21,6 @@ from .loop_source import (
     drop_dead_branches,
     fill_in,
     in_docstring,
-    input_names,
     literal,
     loop_source,
     settings_names,
@@ -40,9 +29,8 @@ from .loop_source import (
 if TYPE_CHECKING:
     import torch
 
-# Settings the loop reads off prepare()'s result rather than off the run's config: the listing
-# keeps their names (the loop's own words: "the model's own device type, not a hard-coded
-# 'cpu'" must not sit above a hard-coded "cpu"), and the script defines them from `prep`.
+# Settings the loop reads off prepare()'s result: the listing keeps their names (the comment "the
+# model's own device type, not a hard-coded 'cpu'" must not sit above "cpu"); the script defines them.
 FROM_PREPARED: dict[str, str] = {"device_type": "prep.device.type"}
 
 
@@ -98,19 +86,11 @@ def forget_listings() -> None:
     _LISTINGS.clear()
 
 
-# --- the listing and the script -----------------------------------------------------------------
-
-
-def resolve(cfg: RunConfig) -> tuple[torch.device, str]:
-    """The device and task a run of cfg gets (the engine's own checks; raises ConfigError)."""
-    src = engine.preflight(cfg)
-    return src.device, src.task
-
-
 def listing(cfg: RunConfig, device: torch.device | None = None, task: str | None = None) -> Listing:
     """The backend's loop for cfg with its settings filled in, compared with the course's."""
-    if device is None or task is None:
-        device, task = resolve(cfg)
+    if device is None or task is None:  # the engine's own checks: ConfigError
+        src = engine.preflight(cfg)
+        device, task = src.device, src.task
     key = (cfg, str(device), task)
     with PARSE_LOCK:
         done = _LISTINGS.get(key)
@@ -135,19 +115,10 @@ def _listing(cfg: RunConfig, device: torch.device, task: str) -> Listing:
     return Listing(cfg, device.type, values, body, lines, removed, unique(imports))
 
 
-def run_command(cfg: RunConfig, command: str = "run") -> str:
+def run_command(cfg: RunConfig) -> str:
     """The `python -m mpdemo run ...` line for cfg (only the flags that differ from defaults)."""
     defaults = RunConfig()
-    args = [
-        "python",
-        "-m",
-        "mpdemo",
-        command,
-        "--backend",
-        cfg.backend,
-        "--precision",
-        cfg.precision,
-    ]
+    args = ["python", "-m", "mpdemo", "run", "--backend", cfg.backend, "--precision", cfg.precision]
     for f in fields(RunConfig):
         value = getattr(cfg, f.name)
         if f.name in ("backend", "precision", "warmup_steps") or value == getattr(defaults, f.name):
@@ -203,15 +174,11 @@ SPACE_URL = "https://huggingface.co/spaces/{space}"
 def install_text() -> str:
     """How to install mpdemo, for the script's docstring: on a Space, from the Space's own
     repository (its files are the package; a visitor has no mpdemo folder), else the README's."""
-    import os
-    import shlex
-
     space = os.environ.get("SPACE_ID", "").strip()
     if not space:
         return LOCAL_INSTALL
     url = SPACE_URL.format(space=space)
-    # pyproject lists no dependencies (requirements.txt does, beside it): both come from the
-    # repository, the requirements by their raw URL, the package by git.
+    # pyproject lists no dependencies: requirements.txt by its raw URL, the package by git.
     reqs = shlex.quote(f"{url}/resolve/main/requirements.txt")
     return (
         f"from this Space's repository ({url}):\n"
@@ -234,7 +201,8 @@ def script_of(lst: Listing) -> str:
     """The reproduce script around a listing: its body is the listing's text, unchanged."""
     cfg = lst.cfg
     pinned = cfg.replace(device=lst.device)  # the device the settings were filled in for
-    inputs = [f"{name} = prep.{attr}" for name, attr in input_names(cfg.backend).items()]
+    loop_inputs = BACKENDS[cfg.backend].load().INPUTS  # parameter -> attribute of prepare()'s
+    inputs = [f"{name} = prep.{attr}" for name, attr in loop_inputs.items()]
     inputs += [  # what the loop reads off prep, with this run's value beside it
         f"{name} = {FROM_PREPARED[name]}  # {literal(value)} for this run"
         for name, value in lst.settings.items()

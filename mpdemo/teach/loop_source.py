@@ -11,14 +11,11 @@ import io
 import textwrap
 import threading
 import tokenize
-from typing import Any
 
 from ..registry import BACKENDS
 
-# ast.parse from many of gradio's worker threads at once (30 pages following one comparison)
-# failed with "SystemError: AST constructor recursion depth mismatch" (CPython 3.11): every
-# parse here takes this lock, each loop's source is parsed once per process, and a listing is
-# built once per run settings.
+# ast.parse from many of gradio's threads at once failed with "SystemError: AST constructor
+# recursion depth mismatch" (CPython 3.11): every parse here takes this lock.
 PARSE_LOCK = threading.RLock()
 
 
@@ -27,17 +24,11 @@ def _parse(source: str) -> ast.Module:
         return ast.parse(source)
 
 
-def loop_function(backend: str) -> Any:
-    """The backend's train_loop function (imports its module; the libraries load lazily)."""
-    module = BACKENDS[backend].load()
-    return module.train_loop
-
-
 @functools.cache
 def loop_source(backend: str) -> str:
     """The body of train_loop as module-level code, exactly as written (docstring left out)."""
     with PARSE_LOCK:  # inspect reads and tokenizes the file: once per backend, one thread
-        lines, _ = inspect.getsourcelines(loop_function(backend))
+        lines, _ = inspect.getsourcelines(BACKENDS[backend].load().train_loop)
     source = textwrap.dedent("".join(lines))
     fn = _parse(source).body[0]
     first = fn.body[0]  # type: ignore[attr-defined]
@@ -52,17 +43,8 @@ def loop_source(backend: str) -> str:
 
 def settings_names(backend: str) -> list[str]:
     """The loop's keyword-only parameters: the settings a listing fills in."""
-    sig = inspect.signature(loop_function(backend))
+    sig = inspect.signature(BACKENDS[backend].load().train_loop)
     return [p.name for p in sig.parameters.values() if p.kind is p.KEYWORD_ONLY]
-
-
-def input_names(backend: str) -> dict[str, str]:
-    """The loop's inputs: parameter name -> the attribute of prepare()'s result."""
-    module = BACKENDS[backend].load()
-    return dict(module.INPUTS)
-
-
-# --- filling in the settings --------------------------------------------------------------------
 
 
 def literal(value: object, imports: list[str] | None = None) -> str:
@@ -81,11 +63,8 @@ def literal(value: object, imports: list[str] | None = None) -> str:
 
 
 def _quoted(text: str) -> str:
-    """repr(text), in double quotes when that needs no escape: "cpu", as the loops write it.
-
-    Always repr's escapes underneath, so a quote, a backslash or a newline in a folder's name
-    stays inside the string: a value can never end the literal and run as code.
-    """
+    """repr(text), in double quotes when that needs no escape ("cpu", as the loops write it):
+    repr's escapes keep any quote or newline of a folder's name inside the string."""
     r = repr(text)
     if r.startswith("'") and '"' not in text:
         return f'"{r[1:-1]}"'  # no quote of either kind inside: nothing to escape
@@ -120,11 +99,8 @@ def fill_in(source: str, values: dict[str, object], imports: list[str] | None = 
 
 
 def drop_dead_branches(source: str) -> str:
-    """Leave out `if False:` blocks and unwrap `if True:` ones, once the settings are filled in.
-
-    A branch on a setting that is off for this run (fp8's, in an fp32 run) does not run, so it
-    is not shown, nor the comment block right above it; one that is on is shown unwrapped.
-    """
+    """Leave out `if False:` blocks (and the comments heading them) and unwrap `if True:` ones,
+    once the settings are filled in: a branch off for this run (fp8's in fp32) is not shown."""
     tree = _parse(source)
     lines = source.splitlines(keepends=True)
     done: list[tuple[int, int]] = []  # (first, last) 1-based line ranges already rewritten

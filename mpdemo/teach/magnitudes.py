@@ -1,28 +1,26 @@
-"""Gradient magnitudes as counts, and the shares a format would flush, keep as subnormals or
-overflow at a scale S: the arithmetic of the underflow lab (mpdemo.teach.underflow).
-
-Counts are kept per fp32 binade plus where the mantissa sits against each format's rounding
-thresholds. A power-of-two scale only shifts binades, so those counts give exactly the shares
-that casting `(g*S).to(format)` gives, for any S = 2^k, with no backward pass redone;
-GradScaler only ever uses powers of two. Other scales are counted by casting.
-torch is imported inside functions; nothing here imports gradio.
+"""Gradient magnitudes as counts per fp32 binade (plus where each mantissa sits against the
+formats' rounding thresholds), and the shares a format flushes, keeps as subnormals or overflows
+at a scale S: the underflow lab's arithmetic (the pass is mpdemo.teach.underflow's). A
+power-of-two S only shifts binades, so the counts give the shares of casting `(g*S).to(format)`
+exactly, with no backward pass redone (GradScaler only uses powers of two); other scales are
+counted by casting. torch is imported inside functions.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
-from . import formats
+from .formats import LOW_PRECISION, Layout, layout, torch_dtype
 
 if TYPE_CHECKING:
     import torch
 
 KINDS = ("activation", "weight")
-FORMATS = formats.LOW_PRECISION  # fp16, bf16, e4m3, e5m2
 HIST_LO, HIST_HI = -60, 20  # displayed log2 bins; values outside are counted in the end bins
 # fp32 binades: |x| in [2^b, 2^(b+1)) for b from -149 (smallest subnormal) to 127.
 BIN_LO, BIN_HI = -149, 127
@@ -35,77 +33,53 @@ MANT_STEPS = 2048  # the folded mantissa resolution: 11 bits, 1 + j/2048
 
 @dataclass(frozen=True)
 class Band:
-    """A format's rounding thresholds in folded terms: (fp32 binade, mantissa index j).
+    """A format's rounding ties as (fp32 binade, mantissa 1 + j/2048): below its smallest subnormal
+    (to 0), below its smallest normal (up), above max (past it where the format has inf)."""
 
-    Round to nearest even, as torch's casts do: the tie between 0 and the smallest subnormal
-    (2^zero_bin) goes to 0; the tie between the largest subnormal and the smallest normal
-    (binade normal_bin, mantissa 1 + normal_j/2048) goes up to the normal; the tie above max
-    (binade inf_bin, mantissa 1 + inf_j/2048) goes past max in IEEE formats (their max is odd)
-    and back to max in E4M3 (448 = 1.110 is even). fp16: 2^-25, 2^-15 x (2 - 2^-10), 65520.
-    """
-
-    fmt: str
-    max: float
-    min_normal: float
-    min_subnormal: float
+    lay: Layout
     zero_bin: int
     normal_bin: int
     normal_j: int
     inf_bin: int
     inf_j: int
-    tie_overflows: bool
 
     def to_dict(self) -> dict[str, object]:
         """The range of the format, JSON-ready, with log2 of each edge."""
+        lay = self.lay
         return {
-            "format": self.fmt,
-            "max": self.max,
-            "min_normal": self.min_normal,
-            "min_subnormal": self.min_subnormal,
-            "overflow_threshold": formats.overflow_threshold(self.fmt),
-            "max_log2": math.log2(self.max),
-            "min_normal_log2": math.log2(self.min_normal),
-            "min_subnormal_log2": math.log2(self.min_subnormal),
+            "format": lay.name,
+            "max": lay.max,
+            "min_normal": lay.min_normal,
+            "min_subnormal": lay.min_subnormal,
+            "overflow_threshold": lay.overflow_threshold,
+            "max_log2": math.log2(lay.max),
+            "min_normal_log2": math.log2(lay.min_normal),
+            "min_subnormal_log2": math.log2(lay.min_subnormal),
         }
 
 
 @functools.cache
 def band(fmt: str) -> Band:
-    """The thresholds of fmt, derived from torch.finfo (via formats.format_range)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    r = formats.format_range(fmt)
-    eps = r["eps"]
-    e_normal = math.frexp(r["min_normal"])[1] - 1
-    e_sub = math.frexp(r["min_subnormal"])[1] - 1
-    e_max = math.frexp(r["max"])[1] - 1
-    # Below min_normal by half a subnormal step: 2^(e_normal-1) x (2 - eps).
-    normal_j = round(MANT_STEPS * (1 - eps))
-    # Above max by half an ulp: mantissa max/2^e_max + eps/2.
-    inf_j = round(MANT_STEPS * (r["max"] / 2.0**e_max + eps / 2 - 1))
+    """The thresholds of a low-precision format, from its layout."""
+    if fmt not in LOW_PRECISION:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(LOW_PRECISION)}")
+    lay = layout(fmt)
+    e_max = math.frexp(lay.max)[1] - 1
     return Band(
-        fmt,
-        r["max"],
-        r["min_normal"],
-        r["min_subnormal"],
-        e_sub - 1,
-        e_normal - 1,
-        normal_j,
-        e_max,
-        inf_j,
-        not formats.tie_rounds_down(fmt),
+        lay,
+        zero_bin=lay.min_exp - lay.mantissa_bits - 1,
+        normal_bin=lay.min_exp - 1,
+        normal_j=round(MANT_STEPS * (1 - lay.eps)),  # 2^(min_exp-1) x (2 - eps)
+        inf_bin=e_max,
+        inf_j=round(MANT_STEPS * (lay.max / 2.0**e_max + lay.eps / 2 - 1)),  # max + ulp/2
     )
 
 
 def thresholds() -> tuple[int, ...]:
     """Every mantissa index j a format's band needs, plus 0 (exact powers of two)."""
-    import torch  # noqa: F401 - band() needs torch.finfo
-
-    js = {0}
-    for fmt in FORMATS:
-        b = band(fmt)
-        js |= {b.normal_j, b.inf_j}
-    return tuple(sorted(js))
+    return tuple(
+        sorted({0} | {j for f in LOW_PRECISION for j in (band(f).normal_j, band(f).inf_j)})
+    )
 
 
 @dataclass(frozen=True)
@@ -123,7 +97,8 @@ class Magnitudes:
     amax: float = 0.0  # the largest finite |g|: what per-tensor fp8 scaling divides by
 
     @functools.cached_property
-    def _prefix(self) -> tuple[int, ...]:
+    def prefix(self) -> tuple[int, ...]:
+        """Counts below each binade: prefix[i] is the sum of total[:i]."""
         return (0, *accumulate(self.total))
 
     def hist(self, shift: int = 0, lo: int = HIST_LO, hi: int = HIST_HI) -> dict[str, list[int]]:
@@ -138,17 +113,13 @@ class Magnitudes:
 
     def median_log2(self) -> int | None:
         """The binade holding the median magnitude (floor of log2 |g|), None when empty."""
-        half, acc = self.nonzero / 2, 0
-        for i, n in enumerate(self.total):
-            acc += n
-            if n and acc >= half:
-                return i + BIN_LO
-        return None
+        first_past_half = bisect.bisect_left(self.prefix, self.nonzero / 2)
+        return first_past_half - 1 + BIN_LO if self.nonzero else None
 
 
 def _below(m: Magnitudes, b: int) -> int:
     """Count of values in binades strictly below b."""
-    return m._prefix[max(0, min(NBINS, b - BIN_LO))]
+    return m.prefix[max(0, min(NBINS, b - BIN_LO))]
 
 
 def _at(counts: tuple[int, ...], b: int) -> int:
@@ -180,12 +151,8 @@ def shares_of_counts(
 
 
 def binned_k_range(fmt: str) -> range:
-    """The k for which binned shares of fmt at 2^k are exact.
-
-    g*2^k is exact in fp32 unless it lands among fp32's subnormals, which only a scale below 1
-    can do; that rounding matters only for a format whose thresholds lie there (bf16's do,
-    since bf16 shares fp32's exponent range), so bf16 is binned for k >= 0 only.
-    """
+    """The k for which binned shares of fmt at 2^k are exact: all, but k >= 0 for a format whose
+    thresholds lie among fp32's subnormals (bf16's), where g*2^k for k < 0 would round."""
     b = band(fmt)
     low = 0 if min(b.zero_bin, b.normal_bin) < FP32_MIN_NORMAL_BIN else -K_MAX
     return range(low, K_MAX + 1)
@@ -208,29 +175,25 @@ def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, 
     below_normal = _below(m, nb) + _at(m.total, nb) - _at(m.ge[b.normal_j], nb)
     ib = b.inf_bin - k
     over = m.nonzero - _below(m, ib + 1) + _at(m.ge[b.inf_j], ib)
-    if not b.tie_overflows:  # E4M3: the tie itself still rounds to max
+    if not b.lay.ieee_inf:  # E4M3: the tie itself still rounds to max
         over -= _at(m.eq[b.inf_j], ib)
     return shares_of_counts(zero, below_normal, over, m.nonzero, scale)
 
 
 def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, int, int]:
-    """(zero, below normal, overflow) counts of fmt(values*scale), multiplied in float32.
-
-    Overflow is what cannot round to a finite value: inf in fp16/bf16/E5M2; for E4M3, which
-    has no inf, |v| beyond the tie above 448, which torch's cast either saturates to +-448
-    (torch 2.13) or turns into NaN (older torch, ml_dtypes): the value is lost either way.
-    """
+    """(zero, below normal, overflow) counts of fmt(values*scale), multiplied in float32. Overflow
+    is inf; for E4M3 (no inf) |v| past the tie above 448, saturated or NaN by the cast: lost."""
     import torch
 
     b = band(fmt)
     v = values.float() * scale
-    h = v.to(formats._dtype(fmt)).float()  # exact: every fp8/fp16/bf16 value is an fp32 value
+    h = v.to(torch_dtype(fmt)).float()  # exact: every fp8/fp16/bf16 value is an fp32 value
     zero = int((h == 0).sum())
-    below_normal = int((h.abs() < b.min_normal).sum())
-    if b.tie_overflows:
+    below_normal = int((h.abs() < b.lay.min_normal).sum())
+    if b.lay.ieee_inf:
         over = int(torch.isinf(h).sum())
     else:
-        over = int((v.abs() > formats.overflow_threshold(fmt)).sum())
+        over = int((v.abs() > b.lay.overflow_threshold).sum())
     return zero, below_normal, over
 
 
@@ -246,51 +209,34 @@ def shares_at(
 
 
 def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, object]:
-    """The power-of-two scale that keeps the most values as normal numbers of fmt.
-
-    Ties go to the scale nearest 1 (then the smaller one): the least rescaling that fits.
-    """
-    best: dict[str, object] | None = None
-    for k in sorted(binned_k_range(fmt), key=lambda k: (abs(k), k)):
-        s = _binned_shares(m, 2.0**k, fmt)
-        if best is None or s["normal_share"] > best["normal_share"]:
-            best = {**s, "log2": k}
-    assert best is not None
-    return best
+    """The power-of-two scale that keeps the most values as normal numbers of fmt; ties go to the
+    scale nearest 1 (then the smaller one): the least rescaling that fits."""
+    ks = sorted(binned_k_range(fmt), key=lambda k: (abs(k), k))
+    best = max(ks, key=lambda k: _binned_shares(m, 2.0**k, fmt)["normal_share"])
+    return {**_binned_shares(m, 2.0**best, fmt), "log2": best}
 
 
 def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
-    """Per-tensor scaling as fp8 recipes do it: S = max / amax, and its power-of-two floor.
-
-    torchao and Transformer Engine compute S = fmt.max / amax (optionally rounded down to a
-    power of two); the binned shares are given at that power of two. None without values.
-    """
+    """Per-tensor scaling as torchao and Transformer Engine do it: S = max / amax, with the binned
+    shares at its power-of-two floor. None without values."""
     if not m.nonzero or not (m.amax > 0 and math.isfinite(m.amax)):
         return None
-    exact = band(fmt).max / m.amax
+    exact = layout(fmt).max / m.amax
     k = math.floor(math.log2(exact))
     ks = binned_k_range(fmt)
     k = min(max(k, ks.start), ks.stop - 1)
     return {"amax": m.amax, "exact_scale": exact, "log2": k, **_binned_shares(m, 2.0**k, fmt)}
 
 
-def fp16_band() -> dict[str, float]:
-    """log2 of fp16's smallest subnormal, smallest normal and largest value, from torch.finfo."""
-    return format_band("fp16")
-
-
 def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
-    """Share of the non-zero |g| * 2^k below 2^-126, TF32's (and fp32's) smallest normal.
-
-    TF32 keeps fp32's 8 exponent bits: only the mantissa is cut to 10 bits, so a gradient that
-    fp32 holds as a normal number TF32 holds as one too (mpdemo.teach.rounding's tf32 layout).
-    """
+    """Share of the non-zero |g| * 2^k below 2^-126, TF32's smallest normal: fp32's, as TF32 keeps
+    fp32's 8 exponent bits and cuts only the mantissa."""
     if not m.nonzero:
         return 0.0
     return _below(m, FP32_MIN_NORMAL_BIN - k) / m.nonzero
 
 
 def format_band(fmt: str) -> dict[str, float]:
-    """log2 of a format's smallest subnormal, smallest normal and largest value (torch.finfo)."""
+    """log2 of a format's smallest subnormal, smallest normal and largest value."""
     b = band(fmt).to_dict()
     return {k: b[k] for k in ("min_subnormal_log2", "min_normal_log2", "max_log2")}

@@ -1,13 +1,11 @@
-"""Published mixed-precision figures, for a class without a GPU: data only, never run here.
-
-Each row is what its source printed, with the link; the speed-up is the source's own two
-figures divided, nothing else. The page and the CLI show them in a table labelled "published,
-not run here", beside (never inside) the plots of what this machine measured.
+"""Published mixed-precision figures, for a class without a GPU: data only, never run here. Each
+row is what its source printed, with its link; the page and the CLI show them labelled
+"published, not run here", beside (never inside) the plots of what this machine measured.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 HF_GUIDE = "https://huggingface.co/docs/transformers/v4.26.1/en/perf_train_gpu_one#fp16-training"
 T15026 = "https://github.com/huggingface/transformers/issues/15026"
@@ -28,10 +26,6 @@ class Published:
     baseline_figure: float | None
     unit: str | None  # of the two figures ("samples/s"); None when only a ratio is published
     speedup: float  # precision vs baseline, as published (or the two figures divided)
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return asdict(self)
 
 
 def _ratio(source: str, url: str, hw: str, work: str, p: str, base: str, fig: float,

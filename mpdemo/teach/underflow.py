@@ -1,37 +1,26 @@
 """Underflow lab: where a real backward pass puts gradient magnitudes against a format's range.
 
 Rebuilds the figure of Micikevicius et al. (ICLR 2018) on the selected model: one fp32
-forward/backward on the first batch, then the share of non-zero activation and weight
-gradients that a low-precision format (fp16, bf16, or fp8's E4M3 / E5M2) would flush to zero,
-keep only as subnormals, or overflow, unscaled and with the loss scaled by S. For fp8 the same
-S is the per-tensor scale that fp8 recipes compute (Micikevicius et al. 2022).
-
-Summaries are bounded whatever the model (8 MB of tables per kind of gradient): every gradient
-is folded, chunk by chunk, into counts per (fp32 exponent, top 11 mantissa bits), then reduced
-to counts per fp32 binade plus where the mantissa sits against each format's rounding
-thresholds. A power-of-two scale only shifts binades, so those counts give exactly the shares
-that casting `(g*S).to(format)` gives, for any S = 2^k, with no backward pass redone;
-GradScaler only ever uses powers of two. Other scales are counted by casting, during the pass.
-The counts and the shares read from them are mpdemo.teach.magnitudes'; here, the pass that
-folds a real model's gradients into them. torch is imported inside functions; nothing here
-imports gradio.
+forward/backward on the first batch, every non-zero activation and weight gradient folded into
+counts (mpdemo.teach.magnitudes, 8 MB of tables per kind whatever the model) from which the
+shares a format (fp16, bf16, E4M3, E5M2) flushes, keeps as subnormals or overflows come at any
+scale S = 2^k: the loss scale, or fp8's per-tensor scale. torch is imported inside functions.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from .. import engine
 from ..config import Limits, RunConfig
 from ..messages import ConfigError
 from ..runs.runner import RUN_LOCK
-from . import formats
+from .formats import LOW_PRECISION, cast_overflow, layout
 from .magnitudes import (
     CHUNK,
-    FORMATS,
     KINDS,
     MANT_STEPS,
     NBINS,
@@ -40,7 +29,7 @@ from .magnitudes import (
     band,
     best_scale,
     cast_counts,
-    fp16_band,
+    format_band,
     shares_at,
     shares_of_counts,
     thresholds,
@@ -48,6 +37,16 @@ from .magnitudes import (
 
 if TYPE_CHECKING:
     import torch
+
+
+def _tables(bits: torch.Tensor) -> torch.Tensor:
+    """[2, 2^19] counts per top 19 bits of |x|'s pattern (exponent field, top 11 mantissa bits):
+    of every value, and of those whose mantissa is exactly those 11 bits."""
+    import torch
+
+    top = bits >> 12
+    exact = top[(bits & 0xFFF) == 0]
+    return torch.stack([torch.bincount(t, minlength=1 << 19) for t in (top, exact)])
 
 
 @dataclass
@@ -60,16 +59,10 @@ class _Folder:
     values: int = 0
     tensors: int = 0
     amax: float = 0.0
-    fine: torch.Tensor | None = (
-        None  # int64 [2^19]: counts per (fp32 exponent field, top 11 mantissa bits)
-    )
-    exact: torch.Tensor | None = (
-        None  # int64 [2^19]: ... of values whose mantissa is exactly those 11 bits
-    )
-    sub_fine: torch.Tensor | None = (
-        None  # the same two tables for fp32 subnormals, folded after x 2^64
-    )
-    sub_exact: torch.Tensor | None = None
+    # _tables of the values' bits, and of the fp32 subnormals' (rare) after x 2^64, which is
+    # exact and normal, so their mantissas are kept too. 0 until a value comes.
+    normal: torch.Tensor | int = 0
+    subnormal: torch.Tensor | int = 0
     cast: dict[tuple[str, float], list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -79,47 +72,29 @@ class _Folder:
         """Fold one gradient tensor in."""
         import torch
 
-        if self.fine is None:
-            self.fine = torch.zeros(1 << 19, dtype=torch.int64)
-            self.exact = torch.zeros(1 << 19, dtype=torch.int64)
         self.tensors += 1
         # Counted on the CPU in fp32 (grads here are fp32: this pass runs without autocast).
-        flat = grad.detach().reshape(-1)
-        for chunk in flat.split(CHUNK):
+        for chunk in grad.detach().reshape(-1).split(CHUNK):
             g = chunk.to("cpu", torch.float32).contiguous()
             self.values += g.numel()
             # Integer ops on the bits: several times faster than frexp and boolean masks, which
             # matters for amp-mlp's 50M weight gradients.
             bits = g.view(torch.int32) & 0x7FFFFFFF  # |g|
-            top = bits >> 12
-            counts = torch.bincount(top, minlength=1 << 19)
-            exact = torch.bincount(top[(bits & 0xFFF) == 0], minlength=1 << 19)
-            self.fine += counts
-            self.exact += exact
-            zeros, infs = int(exact[0]), int(exact[255 << 11])
+            tables = _tables(bits)
+            self.normal = self.normal + tables
+            zeros, infs = int(tables[1, 0]), int(tables[1, 255 << 11])
             finite = bits < 0x7F800000
             if bool(finite.any()):
                 self.amax = max(self.amax, float(g.abs()[finite].max()))
-            if int(counts[:MANT_STEPS].sum()) > zeros:
-                self._add_subnormals(g[(bits > 0) & (bits < 0x800000)])
+            if int(tables[0, :MANT_STEPS].sum()) > zeros:
+                sub = g[(bits > 0) & (bits < 0x800000)].abs() * 2.0**64
+                self.subnormal = self.subnormal + _tables(sub.view(torch.int32))
             for (fmt, s), c in self.cast.items():
                 # Zeros stay 0 and infs stay inf when scaled: take them out of the cast counts.
                 zero, below_normal, over = cast_counts(g, s, fmt)
                 c[0] += zero - zeros
                 c[1] += below_normal - zeros
                 c[2] += over - infs
-
-    def _add_subnormals(self, sub: torch.Tensor) -> None:
-        """fp32 subnormals (rare): x 2^64 is exact and normal, so their mantissas are kept too."""
-        import torch
-
-        if self.sub_fine is None:
-            self.sub_fine = torch.zeros(1 << 19, dtype=torch.int64)
-            self.sub_exact = torch.zeros(1 << 19, dtype=torch.int64)
-        bits = (sub.abs() * 2.0**64).view(torch.int32)
-        top = bits >> 12
-        self.sub_fine += torch.bincount(top, minlength=1 << 19)
-        self.sub_exact += torch.bincount(top[(bits & 0xFFF) == 0], minlength=1 << 19)
 
     def result(self) -> tuple[Magnitudes, dict[str, dict[float, dict[str, object]]]]:
         """The Magnitudes and the cast shares per format and scale."""
@@ -130,23 +105,22 @@ class _Folder:
         ge = {j: total.clone() for j in js}
         eq = {j: total.clone() for j in js}
         zeros = nonfinite = 0
-        if self.fine is not None:
-            fine = self.fine.view(256, MANT_STEPS)  # [exponent field, top 11 mantissa bits]
-            exact = self.exact.view(256, MANT_STEPS)
-            # Normal numbers: exponent field e in 1..254 is binade e - 127, bin index e + 22.
-            total[23:] = fine[1:255].sum(1)
+        if isinstance(self.normal, torch.Tensor):
+            zeros, nonfinite = int(self.normal[1, 0]), int(self.normal[0, 255 << 11 :].sum())
+        # Exponent field e in 1..254 is binade e - 127, bin index e + 22; the subnormals, folded
+        # x 2^64, hold binades -149..-127 at fields 42..64, bin index 0..22.
+        parts = (
+            (self.normal, slice(1, 255), slice(23, None)),
+            (self.subnormal, slice(42, 65), slice(0, 23)),
+        )
+        for tables, rows, bins in parts:
+            if isinstance(tables, int):
+                continue
+            fine, exact = tables.view(2, 256, MANT_STEPS)[:, rows]
+            total[bins] = fine.sum(1)
             for j in js:
-                ge[j][23:] = fine[1:255, j:].sum(1)
-                eq[j][23:] = exact[1:255, j]
-            zeros, nonfinite = int(exact[0, 0]), int(fine[255].sum())
-        if self.sub_fine is not None:
-            # Folded x 2^64: binades -149..-127 sit at exponent fields 42..64, bin index 0..22.
-            fine = self.sub_fine.view(256, MANT_STEPS)[42:65]
-            exact = self.sub_exact.view(256, MANT_STEPS)[42:65]
-            total[:23] = fine.sum(1)
-            for j in js:
-                ge[j][:23] = fine[:, j:].sum(1)
-                eq[j][:23] = exact[:, j]
+                ge[j][bins] = fine[:, j:].sum(1)
+                eq[j][bins] = exact[:, j]
 
         def ints(t: torch.Tensor) -> tuple[int, ...]:
             return tuple(int(v) for v in t.tolist())
@@ -200,26 +174,22 @@ class GradientLab:
         return shares_at(self.magnitudes[kind], scale, fmt)
 
     def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
-        """The JSON-ready report at scale `scale` in format `fmt` (see underflow_report)."""
+        """The JSON-ready report at scale `scale` in format `fmt`."""
         rng = band(fmt).to_dict()
         out: dict[str, object] = {
-            "model": self.model,
-            "task": self.task,
-            "device": self.device,
-            "params": self.params,
-            "loss": self.loss,
-            "batch_size": self.batch_size,
-            "activation_layers": self.activation_layers,
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("magnitudes", "cast_shares")
+        }
+        out |= {
             "scale": scale,
             "format": fmt,
-            "dtype": f"torch.{formats.TORCH_DTYPE_NAMES[fmt]}",
-            # The format's range, from torch.finfo, next to the shares it explains.
-            "max": rng["max"],
-            "min_normal": rng["min_normal"],
-            "min_subnormal": rng["min_subnormal"],
-            "cast_overflow": formats.cast_overflow(fmt),  # what torch's cast does past max
+            "dtype": f"torch.{layout(fmt).dtype}",
+            # The format's range next to the shares it explains.
+            **{k: rng[k] for k in ("max", "min_normal", "min_subnormal")},
+            "cast_overflow": cast_overflow(fmt),  # what torch's cast does past max
             "band": rng,
-            "fp16_band": fp16_band(),
+            "fp16_band": format_band("fp16"),
         }
         for kind in KINDS:
             m = self.magnitudes[kind]
@@ -240,15 +210,11 @@ class GradientLab:
 
 
 def _activation_layers() -> tuple[type, ...]:
-    """Layers whose output gradient counts as an activation gradient: Linear and GPT-2's Conv1D."""
+    """Layers whose output gradient counts as an activation gradient: Linear and GPT-2's Conv1D
+    (not Embedding: BERT sums three, so each would count the same gradient again)."""
     from torch import nn
+    from transformers.pytorch_utils import Conv1D
 
-    try:
-        from transformers.pytorch_utils import Conv1D
-    except ImportError:  # pragma: no cover - transformers always ships it today
-        return (nn.Linear,)
-    # Embedding outputs are left out: BERT sums three of them, so each would repeat the same
-    # gradient and count it three times.
     return (nn.Linear, Conv1D)
 
 
@@ -259,10 +225,8 @@ def collect(
     limits: Limits | None = None,
     fmts: Iterable[str] = ("fp16",),
 ) -> GradientLab:
-    """fp32 forward + backward of the first batch of cfg; fold every gradient into a GradientLab.
-
-    `scales` x `fmts` are also counted by casting during the pass (any S, not only 2^k).
-    """
+    """fp32 forward + backward of the first batch of cfg, every gradient folded into a GradientLab;
+    `scales` x `fmts` are also counted by casting during the pass (any S, not only 2^k)."""
     import torch
 
     scales = tuple(dict.fromkeys(float(s) for s in scales))
@@ -271,8 +235,9 @@ def collect(
         if not (math.isfinite(s) and s > 0):
             raise ConfigError("bad_number", field="scale", rule="a number above 0", value=s)
     for f in fmts:
-        if f not in FORMATS:
-            raise ConfigError("unknown_choice", field="format", allowed=", ".join(FORMATS), value=f)
+        if f not in LOW_PRECISION:
+            allowed = ", ".join(LOW_PRECISION)
+            raise ConfigError("unknown_choice", field="format", allowed=allowed, value=f)
     # Shares the training lock: a backward pass here would skew a running comparison's timings.
     if not RUN_LOCK.acquire(blocking=wait):
         raise ConfigError("busy")
@@ -322,9 +287,3 @@ def collect(
         )
     finally:
         RUN_LOCK.release()
-
-
-def underflow_report(cfg: RunConfig, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
-    """Gradient magnitudes of one real backward pass vs fmt's range, shares counted at `scale`."""
-    # Counted by casting (g*S) to fmt during the pass, so any S is exact, not only 2^k.
-    return collect(cfg, scales=(scale,), fmts=(fmt,)).report(float(scale), fmt)

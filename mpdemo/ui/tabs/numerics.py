@@ -59,7 +59,7 @@ def tf32_html(lang: str, value: object) -> str:
     import torch
 
     try:
-        x, _ = formats._parse(value)
+        x, _ = formats.parse(value)
     except ValueError as err:
         return _error(lang, err)
     f32 = torch.tensor([x], dtype=torch.float32)
