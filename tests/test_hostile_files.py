@@ -19,15 +19,17 @@ from hypothesis import strategies as st
 
 from mpdemo.cli.main import format_table
 from mpdemo.files import recorded
-from mpdemo.files.recorded import (
+from mpdemo.files.checks import (
     MACHINE_RULES,
     MAX_STEPS_PER_RUN,
     SPEED_CHECK_RULES,
     STEP_RULES,
     SUMMARY_RULES,
+)
+from mpdemo.files.machines import describe_machine
+from mpdemo.files.recorded import (
     RecordingError,
     compact,
-    describe_machine,
     parse_document,
     read_runs,
     reference_files,

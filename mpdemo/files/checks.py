@@ -61,6 +61,17 @@ class _Checker:
             self.fail(path, "field_not_object")
         return v
 
+    def has(self, path: str, v: object, *keys: str) -> dict[str, object]:
+        """An object with each of `keys`."""
+        for key in keys:
+            if key not in self.obj(path, v):
+                self.fail(f"{path}.{key}", "field_missing")
+        return self.obj(path, v)
+
+    def items(self, path: str, v: object, limit: int) -> list[object]:
+        """A list of at most `limit` entries, or none (null)."""
+        return [] if v is None else self.seq(path, v, limit)
+
     def seq(self, path: str, v: object, limit: int) -> list[object]:
         if not isinstance(v, list):
             self.fail(path, "field_not_list")

@@ -39,7 +39,7 @@ def _scalar(v: object) -> bool:
     )
 
 
-def _known(data: object, keys: object) -> dict[str, object]:
+def known(data: object, keys: object) -> dict[str, object]:
     """`data`'s keys that are in `keys`, in the file's order."""
     if not isinstance(data, dict):
         return {}
@@ -61,7 +61,7 @@ def small(data: object, limit: int = MAX_EXTRA_KEYS) -> dict[str, object]:
 
 def _note(note: object) -> dict[str, object]:
     """A message as the checker passed it: its key, text and arguments, nothing else."""
-    out = _known(note, ("key", "args", "text"))
+    out = known(note, ("key", "args", "text"))
     args = out.get("args")
     if isinstance(args, dict):
         out["args"] = {
@@ -74,7 +74,7 @@ def fp8_audit(audit: object) -> dict[str, object] | None:
     """The audit's counts and formats; its kept layers' names thinned to MAX_KEPT_LAYERS."""
     if not isinstance(audit, dict):
         return None
-    out = _known(audit, FP8_AUDIT_RULES)
+    out = known(audit, FP8_AUDIT_RULES)
     out.pop("kept", None)
     out.pop("formats", None)
     kept = audit.get("kept")
@@ -90,11 +90,11 @@ def fp8_audit(audit: object) -> dict[str, object] | None:
 
 def summary(s: dict[str, object], label: str) -> dict[str, object]:
     """The summary's fields the renderers read, and a few small figures of another writer's."""
-    out = _known(s, SUMMARY_RULES)
+    out = known(s, SUMMARY_RULES)
     if "fp8_audit" in out:
         out["fp8_audit"] = fp8_audit(out["fp8_audit"])
     if isinstance(out.get("speed_check"), dict):
-        out["speed_check"] = _known(out["speed_check"], SPEED_CHECK_RULES)
+        out["speed_check"] = known(out["speed_check"], SPEED_CHECK_RULES)
     for key in ("warning_keys",):
         if isinstance(out.get(key), list):
             out[key] = [_note(n) for n in out[key]]
@@ -104,12 +104,12 @@ def summary(s: dict[str, object], label: str) -> dict[str, object]:
 
 def step(st: dict[str, object]) -> dict[str, object]:
     """A step's own fields: what the plots and the CSV read."""
-    return _known(st, STEP_KEYS)
+    return known(st, STEP_KEYS)
 
 
 def evaluation(ev: dict[str, object]) -> dict[str, object]:
     """An evaluation's step and its metrics (numbers under short names), nothing else."""
-    out = _known(ev, ("step",))
+    out = known(ev, ("step",))
     if not isinstance(out.get("step"), (int, float)) or isinstance(out.get("step"), bool):
         out.pop("step", None)
     metrics = ev.get("metrics")
@@ -126,10 +126,10 @@ def machine(m: dict[str, object] | None) -> dict[str, object] | None:
     """The machine record's fields the page reads; the CPU's flags only as the engine names them."""
     if not isinstance(m, dict):
         return None
-    out = _known(m, MACHINE_RULES)
+    out = known(m, MACHINE_RULES)
     cpu = out.get("cpu")
     if isinstance(cpu, dict):
-        cpu = _known(cpu, _CPU_RULES)
+        cpu = known(cpu, _CPU_RULES)
         flags = cpu.get("flags")
         if isinstance(flags, dict):
             cpu["flags"] = {
@@ -137,5 +137,5 @@ def machine(m: dict[str, object] | None) -> dict[str, object] | None:
             }
         out["cpu"] = cpu
     if isinstance(out.get("gpu"), dict):
-        out["gpu"] = _known(out["gpu"], _GPU_RULES)
+        out["gpu"] = known(out["gpu"], _GPU_RULES)
     return out

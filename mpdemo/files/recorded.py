@@ -1,16 +1,7 @@
 """The runs file: the JSON every writer produces (CLI, app download, bench/gpu_check.py), read
-back, and its steps as CSV.
-
-Shape (version 2):
-
-    {"version": 2,
-     "machine": {...},          # mpdemo.engine.machine.machine_info() of the machine that ran them
-     "runs": [{"config": {...}, "summary": {...}, "steps": [{...}, ...], "evals": [...]}]}
-
-Version 1 is the first round's `{"runs": [...]}` without a machine: it still loads, tagged
-"recorded". A file from a newer version, one that is not JSON, or one of the wrong shape raises
-`RecordingError` with one line that says which; nothing is half-loaded. No torch, no gradio: the
-app reads files with this before any training was ever imported.
+back and checked, and its steps as CSV. Version 2 is {"version", "machine", "runs": [{"config",
+"summary", "steps", "evals"}]}; version 1 (no machine) still loads. A bad file raises
+RecordingError in one line; nothing is half-loaded. No torch, no gradio.
 """
 
 from __future__ import annotations
@@ -29,20 +20,12 @@ from ..state import on_reset
 from ..teach.formats import LOW_PRECISION
 from . import kept
 from .atomic import write_csv_atomic, write_text_atomic
-from .checks import (  # noqa: F401 - the reader's rules, named here for their users
+from .checks import (
     FLOAT32_MAX,
     MACHINE_RULES,
-    MAX_DETAIL,
     MAX_NAME,
-    MAX_NOTE_ARGS,
-    MAX_NOTES,
     MAX_NUMBER,
-    MAX_PARAMS,
-    MAX_SOURCE,
     MAX_STEPS_PER_RUN,
-    MAX_TEXT,
-    SPEED_CHECK_RULES,
-    SPEED_VERDICTS,
     STATUSES,
     STEP_RULES,
     SUMMARY_RULES,
@@ -50,13 +33,7 @@ from .checks import (  # noqa: F401 - the reader's rules, named here for their u
     _Checker,
     _config_rules,
 )
-from .machines import (  # noqa: F401 - named here for their users
-    Machine,
-    cpu_short_name,
-    describe_machine,
-    gpu_short_name,
-    machine_tag,
-)
+from .machines import machine_tag
 from .summary import plain
 
 FORMAT_VERSION = 2
@@ -103,7 +80,6 @@ def runs_document(runs: list[dict[str, object]], machine: dict[str, object] | No
     """The JSON document for `runs`, with this machine's profile unless one is given."""
     if machine is None:
         machine = machine_info()  # imports torch: only writers that trained come here
-
     runs = [{**r, "summary": plain(r["summary"])} for r in runs]
     return {"version": FORMAT_VERSION, "machine": machine, "runs": runs}
 
@@ -117,9 +93,8 @@ def write_runs(
     write_text_atomic(path, json.dumps(doc, indent=1, default=str))
 
 
-# --- reading -----------------------------------------------------------------------------------
-
-
+# The CSV's columns: a step's own, then its run's memory and speed against fp32 (one figure per
+# run, on each of its rows).
 STEP_FIELDS = [
     "run",
     "backend",
@@ -133,13 +108,9 @@ STEP_FIELDS = [
     "tokens_per_s",
     "lr",
     "elapsed_s",
-    "wall_s",  # seconds since the comparison started: its runs take turns step by step
-    # The run's memory, on each of its rows (one figure per run): activations kept for backward
-    # in one step, and on CUDA the allocator's peak.
+    "wall_s",
     "saved_activation_bytes",
     "peak_mem_bytes",
-    # The run's speed against fp32 (one measurement per run, on each of its rows): the
-    # speed-up, its 95 % interval and the verdict drawn from it.
     "speedup_vs_fp32",
     "speedup_low",
     "speedup_high",
@@ -153,55 +124,22 @@ def write_steps_csv(path: str | Path, runs: list[dict[str, object]]) -> None:
     def rows() -> Iterator[dict[str, object]]:
         for r in runs:
             s = r["summary"]
+            low, high = s.get("speedup_interval") or (None, None)
+            own = {k: s.get(k) for k in (*STEP_FIELDS[1:3], *STEP_FIELDS[-6:])}
+            own.update(run=s["label"], speedup_low=low, speedup_high=high)
             for step in r.get("steps", []):
-                yield (
-                    {
-                        **step,
-                        "run": s["label"],
-                        "backend": s["backend"],
-                        "precision": s["precision"],
-                        "saved_activation_bytes": s.get("saved_activation_bytes"),
-                        "peak_mem_bytes": s.get("peak_mem_bytes"),
-                        "speedup_vs_fp32": s.get("speedup_vs_fp32"),
-                        "speedup_low": (s.get("speedup_interval") or [None, None])[0],
-                        "speedup_high": (s.get("speedup_interval") or [None, None])[1],
-                        "speed_verdict": s.get("speed_verdict"),
-                    }
-                )
+                yield {**step, **own}
 
     write_csv_atomic(path, STEP_FIELDS, rows())
 
 
 def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:
     """Read and check a runs file (a path or its bytes); raises RecordingError."""
-    if isinstance(source, bytes):
-        raw = source
-        name = name or "runs.json"
-    else:
-        path = Path(source)
-        name = name or path.name
-        try:
-            st = path.stat()
-        except OSError as err:
-            raise RecordingError("runs_unreadable", name=name, detail=err.strerror or err) from None
-        if not stat.S_ISREG(st.st_mode):  # a folder, or a FIFO that would block the read forever
-            raise RecordingError("runs_unreadable", name=name, detail="not a regular file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise RecordingError(
-                "runs_too_big", name=name, mb=st.st_size / 2**20, limit=MAX_FILE_BYTES // 2**20
-            )
-        try:
-            # O_NONBLOCK: a FIFO put in its place since the look above must not block the read.
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    raise OSError(0, "not a regular file")
-                raw = f.read(MAX_FILE_BYTES + 1)
-        except OSError as err:
-            raise RecordingError("runs_unreadable", name=name, detail=err.strerror or err) from None
-    if len(raw) > MAX_FILE_BYTES:
+    name = name or ("runs.json" if isinstance(source, bytes) else Path(source).name)
+    raw, size = (source, len(source)) if isinstance(source, bytes) else _read_file(source, name)
+    if size > MAX_FILE_BYTES:
         raise RecordingError(
-            "runs_too_big", name=name, mb=len(raw) / 2**20, limit=MAX_FILE_BYTES // 2**20
+            "runs_too_big", name=name, mb=size / 2**20, limit=MAX_FILE_BYTES // 2**20
         )
     try:
         doc = json.loads(raw.decode("utf-8-sig"))
@@ -211,6 +149,20 @@ def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:
     rec = parse_document(doc, name)
     rec.digest = hashlib.sha1(raw).hexdigest()
     return rec
+
+
+def _read_file(path: str | Path, name: str) -> tuple[bytes, int]:
+    """A regular file's bytes (none past the cap) and its size; a FIFO there must not block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, a device
+                raise RecordingError("runs_unreadable", name=name, detail="not a regular file")
+            raw = f.read(MAX_FILE_BYTES + 1) if st.st_size <= MAX_FILE_BYTES else b""
+            return raw, max(st.st_size, len(raw))
+    except OSError as err:
+        raise RecordingError("runs_unreadable", name=name, detail=err.strerror or err) from None
 
 
 def parse_document(doc: object, name: str = "runs.json") -> Recording:
@@ -240,10 +192,7 @@ def parse_document(doc: object, name: str = "runs.json") -> Recording:
 
 def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
     where = f"runs[{i}]"
-    c.obj(where, run)
-    if "summary" not in run:
-        c.fail(f"{where}.summary", "field_missing")
-    s = c.obj(f"{where}.summary", run["summary"])
+    s = c.obj(f"{where}.summary", c.has(where, run, "summary")["summary"])
     for key in ("backend", "precision"):
         if not isinstance(s.get(key), str) or not s[key].strip():
             c.fail(f"{where}.summary.{key}", "field_missing")
@@ -254,20 +203,16 @@ def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
     config = run.get("config")
     if config is not None:
         c.fields(f"{where}.config", c.obj(f"{where}.config", config), _config_rules())
-    steps = run.get("steps")
-    steps = [] if steps is None else c.seq(f"{where}.steps", steps, MAX_STEPS_PER_RUN)
+        config = {k: v for k, v in config.items() if k in _config_rules()}
+    steps = c.items(f"{where}.steps", run.get("steps"), MAX_STEPS_PER_RUN)
     for j, st in enumerate(steps):
-        path = f"{where}.steps[{j}]"
-        c.obj(path, st)
-        if "step" not in st:
-            c.fail(f"{path}.step", "field_missing")
-        c.whole(f"{path}.step", st["step"], 0, 10**9)
-        c.fields(path, st, STEP_RULES)
-    evals = run.get("evals")
-    evals = [] if evals is None else c.seq(f"{where}.evals", evals, MAX_STEPS_PER_RUN)
+        c.whole(
+            f"{where}.steps[{j}].step", c.has(f"{where}.steps[{j}]", st, "step")["step"], 0, 10**9
+        )
+        c.fields(f"{where}.steps[{j}]", st, STEP_RULES)
+    evals = c.items(f"{where}.evals", run.get("evals"), MAX_STEPS_PER_RUN)
     for j, ev in enumerate(evals):
         c.obj(f"{where}.evals[{j}]", ev)
-    # JSON may carry NaN/Infinity (Python writes them for a diverged loss): kept as floats.
     # What no renderer reads is dropped, or kept only as a small value (another writer's own
     # figure): an unknown key's object would stay in memory as long as the file is open.
     out: dict[str, object] = {}
@@ -275,21 +220,12 @@ def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
         out["status"] = run["status"]
     if isinstance(run.get("grid"), int) and not isinstance(run.get("grid"), bool):
         out["grid"] = run["grid"]
-    shared = run.get("shared_from")
-    origin = (
-        kept.small({k: v for k, v in shared.items() if k in SHARED_FROM_KEYS})
-        if isinstance(shared, dict)
-        else {}
-    )
+    origin = kept.small(kept.known(run.get("shared_from"), SHARED_FROM_KEYS))
     if origin:
         out["shared_from"] = origin
-    if config is not None:
-        config = {k: v for k, v in config.items() if k in _config_rules()}
-    hist = run.get("grad_histograms")
-    if hist is not None:
-        last = _last_histogram(c.seq(f"{where}.grad_histograms", hist, MAX_STEPS_PER_RUN), where, c)
-        if last is not None:
-            out["grad_histograms"] = [last]
+    hist = c.items(f"{where}.grad_histograms", run.get("grad_histograms"), MAX_STEPS_PER_RUN)
+    if hist:
+        out["grad_histograms"] = [_last_histogram(hist, where, c)]
     return {
         **out,
         "config": config,
@@ -305,19 +241,11 @@ MAX_LAYERS = 4096  # layers of one watched step (a 12-layer BERT has ~100)
 MAX_BINS = 256  # log2 bins of one layer's histogram (the engine writes 61)
 
 
-def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, object] | None:
-    """A run's last watched step, checked as the Train tab draws it; the earlier ones are not kept.
-
-    The page draws each run's latest histogram only, so a file holding one for every step costs
-    the server one; the counts must add up as the engine writes them (zeros in the lowest bin).
-    """
-    if not hist:
-        return None
+def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, object]:
+    """A run's last watched step, checked as the Train tab draws it (the page draws only the
+    latest); the counts must add up as the engine writes them (zeros in the lowest bin)."""
     p = f"{where}.grad_histograms[{len(hist) - 1}]"
-    h = c.obj(p, hist[-1])
-    for key in ("step", "format", "layers"):
-        if key not in h:
-            c.fail(f"{p}.{key}", "field_missing")
+    h = c.has(p, hist[-1], "step", "format", "layers")
     c.whole(f"{p}.step", h["step"], 0, 10**9)
     if h.get("scale") is not None:
         c.number(f"{p}.scale", h["scale"], 0, FLOAT32_MAX)
@@ -326,10 +254,7 @@ def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, ob
     edges0: list[int] | None = None
     for k, layer in enumerate(c.seq(f"{p}.layers", h["layers"], MAX_LAYERS)):
         lp = f"{p}.layers[{k}]"
-        c.obj(lp, layer)
-        for key in ("name", "bin_edges_log2", "counts", "elements", "nonzero"):
-            if key not in layer:
-                c.fail(f"{lp}.{key}", "field_missing")
+        c.has(lp, layer, "name", "bin_edges_log2", "counts", "elements", "nonzero")
         c.text(f"{lp}.name", layer["name"], MAX_NAME, one_line=True)
         edges = c.seq(f"{lp}.bin_edges_log2", layer["bin_edges_log2"], MAX_BINS)
         if not edges:
@@ -349,31 +274,17 @@ def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, ob
         c.whole(f"{lp}.nonzero", layer["nonzero"], 0, MAX_NUMBER)
         # Every element is in a bin, and the exact zeros in the lowest (below 2^-40).
         zeros = layer["elements"] - layer["nonzero"]
-        total = sum(int(n) for n in counts)
-        if zeros < 0 or total != layer["elements"] or int(counts[0]) < zeros:
+        if zeros < 0 or sum(int(n) for n in counts) != layer["elements"] or counts[0] < zeros:
             c.fail(lp, "field_counts_mismatch", elements=layer["elements"])
-        shares = {}
-        for key in ("flushed", "subnormal", "overflow"):
-            v = layer.get(key, 0.0)
+        shares = {key: layer.get(key, 0.0) for key in ("flushed", "subnormal", "overflow")}
+        for key, v in shares.items():
             c.number(f"{lp}.{key}", v, 0.0, 1.0)
-            shares[key] = float(v)
-        layers.append(
-            {
-                "name": layer["name"],
-                "bin_edges_log2": [int(e) for e in edges],
-                "counts": [int(n) for n in counts],
-                "elements": int(layer["elements"]),
-                "nonzero": int(layer["nonzero"]),
-                **shares,
-            }
-        )
-    scale = h.get("scale")
-    return {
-        "step": int(h["step"]),
-        "scale": None if scale is None else float(scale),
-        "format": h["format"],
-        "layers": layers,
-    }
+        whole = {key: int(layer[key]) for key in ("elements", "nonzero")}
+        lists = {key: [int(x) for x in layer[key]] for key in ("bin_edges_log2", "counts")}
+        shares = {key: float(v) for key, v in shares.items()}
+        layers.append({"name": layer["name"], **lists, **whole, **shares})
+    scale = None if h.get("scale") is None else float(h["scale"])
+    return {"step": int(h["step"]), "scale": scale, "format": h["format"], "layers": layers}
 
 
 # --- compacting for the browser -----------------------------------------------------------------
