@@ -1,9 +1,5 @@
-"""Files written whole or not at all, and output paths checked before the work that fills them.
-
-A runs JSON or CSV is written to a temporary file in the same folder and renamed over the
-target (os.replace is atomic on one file system): a reader, a crash or a full disk never
-leaves half a file, and a file that was there stays as it was until the new one is complete.
-"""
+"""Files written whole or not at all (a temporary file renamed over the target: a crash or a full
+disk never leaves half a file), and output paths checked before the work that fills them."""
 
 from __future__ import annotations
 
@@ -38,11 +34,8 @@ def write_atomic(
     newline: str | None = None,
     encoding: str = "utf-8",
 ) -> None:
-    """Call `write(f)` on a temporary file beside `path`, then rename it onto `path`.
-
-    Only a regular file is replaced: a FIFO, a device or a symlink at `path` would become a
-    regular file (as root, `/dev/null`), so they are refused here too, whatever was checked first.
-    """
+    """Call `write(f)` on a temporary file beside `path`, then rename it onto `path`; only a
+    regular file is replaced (as root, `/dev/null` would become one)."""
     target = Path(path)
     _replaceable(target, "path")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
@@ -103,12 +96,8 @@ def _replaceable(target: Path, flag: str) -> None:
 
 
 def check_output_path(path: str | Path, flag: str) -> Path:
-    """Raise a keyed ConfigError unless a file can be written at `path` (named by its `flag`).
-
-    Checked before any training: a missing folder, a folder given as the file, or a folder this
-    process cannot write in would otherwise fail after the whole grid, losing its runs; an
-    empty path, a FIFO, a device or a symlink is no file to replace.
-    """
+    """Raise a keyed ConfigError unless a file can be written at `path` (named by its `flag`):
+    checked before any training, so a bad path does not lose a whole grid's runs."""
     if not str(path).strip():
         raise ConfigError("output_empty", flag=flag)
     target = Path(path)

@@ -1,9 +1,5 @@
-"""The runs file's field checker: every field a renderer reads, its type and its bounds.
-
-`_Checker` raises a RecordingError naming the first bad field ("runs[0].summary.steps is NaN");
-the rule tables say what each field of a summary, a step, a machine and a config may hold.
-No torch, no gradio.
-"""
+"""The runs file's field checker: the rule tables say what each field a renderer reads may hold;
+`_Checker` raises a RecordingError naming the first bad one ("runs[0].summary.steps is NaN")."""
 
 from __future__ import annotations
 
@@ -14,6 +10,7 @@ import re
 import string
 import unicodedata
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any, NoReturn
 
 from ..config import RunConfig
@@ -187,10 +184,6 @@ def _interval(c: _Checker, p: str, v: object) -> None:
         c.number(f"{p}[{i}]", x, 0, 10**6)
 
 
-def _object(c: _Checker, p: str, v: object) -> None:
-    c.obj(p, v)
-
-
 _LOSS = _number(-FLOAT32_MAX, FLOAT32_MAX, finite=False)  # a diverged run's loss is NaN or inf
 _SCALE = _number(0, FLOAT32_MAX, finite=False)
 _SECONDS = _number(0, 10**7)
@@ -232,9 +225,9 @@ SUMMARY_RULES: dict[str, _Rule] = {
     "eval_accuracy": _number(0, 1),
     "error": _text(MAX_TEXT),
     "error_detail": _text(MAX_DETAIL),
-    "fp8_audit": lambda c, p, v: _fp8_audit(c, p, v),
+    "fp8_audit": lambda c, p, v: c.fields(p, c.obj(p, v), FP8_AUDIT_RULES),
     "speedup_vs_fp32": _number(0, 10**6),
-    "speedup_same_maths": lambda c, p, v: c.flag(p, v),
+    "speedup_same_maths": _Checker.flag,
     "speedup_interval": _interval,
     "speed_verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
     "speed_reason": _name(),
@@ -274,10 +267,6 @@ FP8_TENSORS = ("input", "weight", "grad_output")  # the casts an audit names a f
 MAX_KEPT_LAYERS = 64
 
 
-def _fp8_audit(c: _Checker, p: str, v: object) -> None:
-    c.fields(p, c.obj(p, v), FP8_AUDIT_RULES)
-
-
 def _speed_check(c: _Checker, p: str, v: object) -> None:
     check = c.obj(p, v)
     c.fields(p, check, SPEED_CHECK_RULES)
@@ -298,7 +287,7 @@ STEP_RULES: dict[str, _Rule] = {
     "lr": _number(0, MAX_NUMBER),
     "elapsed_s": _SECONDS,
     "wall_s": _SECONDS,  # seconds since the comparison started (its runs take turns)
-    "skipped": lambda c, p, v: c.flag(p, v),
+    "skipped": _Checker.flag,
     # Pure 16-bit weights: the share of weight elements the step's update left unchanged
     # (mpdemo.teach.master_weights reads a run's steps for it).
     "lost_update_share": _number(0, 1),
@@ -308,14 +297,14 @@ CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp
 _CPU_RULES: dict[str, _Rule] = {
     "name": _name(),
     "capability": _name(),
-    "flags": _object,
+    "flags": _Checker.obj,
     "cores": _whole(0, 10**6),
 }
 _GPU_RULES: dict[str, _Rule] = {
     "kind": _name(),
     "name": _name(),
     "capability": _name(),
-    "bf16": lambda c, p, v: c.flag(p, v),
+    "bf16": _Checker.flag,
     "memory_bytes": _BYTES,
     "count": _whole(0, 10**6),
 }
@@ -348,7 +337,7 @@ def _config_rule(default: object) -> _Rule:
     # A run's settings as RunConfig declares them: a renderer reads steps and loss_scaling, a
     # reload rebuilds a RunConfig from the rest.
     if isinstance(default, bool):
-        return lambda c, p, v: c.flag(p, v)
+        return _Checker.flag
     if isinstance(default, int):
         return _whole(0, 2**32)
     if isinstance(default, float):
@@ -358,8 +347,6 @@ def _config_rule(default: object) -> _Rule:
 
 @functools.cache
 def _config_rules() -> dict[str, _Rule]:
-    from dataclasses import fields
-
     rules = {f.name: _config_rule(f.default) for f in fields(RunConfig)}
     rules["steps"] = _whole(0, MAX_STEPS_PER_RUN)
     return rules

@@ -1,11 +1,6 @@
-"""What of a checked runs file stays in the server's memory: only what the page reads.
-
-A file is open as long as the visitor's tab is, and one tab may hold twelve (session_store.py's
-MAX_RECORDINGS). Whatever the checker let through but no renderer reads (an unknown key, an
-fp8 audit of 1.5 M keys, a machine record's own extras) would stay with it: twelve 20 MiB files
-took a server from 229 to 3,801 MiB. So each part of a run is rebuilt from the keys its rules
-name, and another writer's own figures are kept only as a few small scalars. No torch, no gradio.
-"""
+"""What of a checked runs file stays in the server's memory: only the keys its rules name, and
+another writer's own figures as a few small scalars (twelve open 20 MiB files with keys no
+renderer reads took a server from 229 to 3,801 MiB)."""
 
 from __future__ import annotations
 
@@ -95,9 +90,8 @@ def summary(s: dict[str, object], label: str) -> dict[str, object]:
         out["fp8_audit"] = fp8_audit(out["fp8_audit"])
     if isinstance(out.get("speed_check"), dict):
         out["speed_check"] = known(out["speed_check"], SPEED_CHECK_RULES)
-    for key in ("warning_keys",):
-        if isinstance(out.get(key), list):
-            out[key] = [_note(n) for n in out[key]]
+    if isinstance(out.get("warning_keys"), list):
+        out["warning_keys"] = [_note(n) for n in out["warning_keys"]]
     extra = small({k: v for k, v in s.items() if k not in SUMMARY_RULES})
     return {**out, **extra, "label": label}
 
