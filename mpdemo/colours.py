@@ -1,12 +1,6 @@
-"""The runs' names and colours on every plot: the page's live plots and the notebook's.
-
-Series ids never depend on the page's language: a run is its label ('torch · fp16 · S=1'), its
-unsmoothed curve '<label> · raw' and its skipped-step ticks '<label> · skipped'. The legend
-lists only the runs (`colors_in_legend`), so the other ids are never read by a person.
-The colour map covers every run any grid of the UI can make, with no two alike. Torch- and
-gradio-free: mpdemo.notebook draws with the same rule; the page's legend is
-mpdemo/ui/train/colours.py's.
-"""
+"""The runs' names and colours on every plot, the page's and the notebook's: a run is its label
+('torch · fp16 · S=1'), its unsmoothed curve '<label> · raw', its skipped steps '<label> · skipped'
+(never translated); every run any grid can make has its own colour."""
 
 from __future__ import annotations
 
@@ -20,11 +14,9 @@ SKIPPED = "skipped"  # '<label> · skipped': red ticks at skipped steps on the s
 SKIP_COLOR = "#d62728"  # red: no run's colour family is red
 UNSCALED = "S=1"  # RunConfig.label's suffix for a scaler-less run of a precision that has one
 
-# Every line its own colour: a class matches eight runs to the legend only when no two lines
-# are shades of one colour. Live runs take LIVE_PALETTE by label, backend-major (a grid of one
-# backend gets the first, most distinct colours); recorded lines take RECORDED_PALETTE in
-# loading order, so they never share a colour with a live run. No red: red marks skipped steps.
-# The first nine are Tableau 10 without its red; the rest were picked to stay apart from them.
+# A class matches eight runs to the legend only when no two lines are shades of one colour: live
+# runs take LIVE_PALETTE by label, backend-major; recorded lines RECORDED_PALETTE in loading
+# order. No red (it marks skipped steps); the first nine are Tableau 10 without its red.
 LIVE_PALETTE = [
     "#1f77b4",  # blue
     "#ff7f0e",  # orange
@@ -69,11 +61,6 @@ def run_label(backend: str, precision: str, scaled: bool = True) -> str:
     """The label RunConfig gives such a run ('torch · fp16 · S=1')."""
     needs = PRECISIONS[precision].needs_scaler if precision in PRECISIONS else False
     return f"{backend} · {precision}" + ("" if scaled or not needs else f" · {UNSCALED}")
-
-
-def all_labels() -> list[str]:
-    """Every label a run of any grid the UI can start can have, in a fixed order."""
-    return [run_label(b, p, s) for p, s in variants() for b in BACKENDS]
 
 
 def series_id(label: str, kind: str) -> str:
@@ -146,8 +133,7 @@ def trial_of(label: str) -> tuple[str, int]:
 
 
 def live_colours(labels: list[str]) -> dict[str, str]:
-    """The colours of a grid's lines; the repetitions of one run are shades of its colour
-    (one figure's spread reads as one family), each still its own."""
+    """The colours of a grid's lines; the repetitions of one run are shades of its colour."""
     base = color_map()
     out: dict[str, str] = {}
     trials: dict[str, int] = {}

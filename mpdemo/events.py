@@ -101,10 +101,7 @@ class RunFinished(_Event):
 
 @dataclass
 class GridPlanned(_Event):
-    """Before a grid's first run: this machine, and what to expect.
-
-    Renderers that do not know it skip it (every consumer keys on `kind`).
-    """
+    """Before a grid's first run: this machine, and what to expect (renderers may skip it)."""
 
     machine: dict[str, Any]
     notes: list[dict[str, Any]] = field(default_factory=list)  # sentences: {"key", "args", "text"}
@@ -116,12 +113,8 @@ class GridPlanned(_Event):
 
 @dataclass
 class GradHistograms(_Event):
-    """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format.
-
-    `scale` is the loss scale the gradients carried (1 without a scaler); each layer is
-    {"name", "bin_edges_log2", "counts", "elements", "nonzero", "flushed", "subnormal",
-    "overflow"} (mpdemo/engine/gradwatch.py). The runs JSON keeps them as the run's `grad_histograms`.
-    """
+    """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format, at the
+    loss `scale` they carried; the runs JSON keeps them as the run's `grad_histograms`."""
 
     run_id: str
     label: str
@@ -141,12 +134,8 @@ Emit = Callable[[Event], None]
 
 
 class Pump:
-    """Work run in a daemon thread of its own, its emits handed on as they come: the one
-    thread-and-queue of a training (Runner), a sweep (SweepRunner) and a plain stream.
-
-    `stop_event` ends the work within a step; an MpdemoError the work raises (bad input found
-    while preparing) is raised by `events()`, in the reader's thread.
-    """
+    """Work run in a daemon thread of its own, its emits handed on as they come (a training's, a
+    sweep's, a stream's); an MpdemoError the work raises is raised by `events()`, in the reader's."""
 
     def __init__(
         self, work: Callable[[Emit], None], name: str, stop: threading.Event | None = None

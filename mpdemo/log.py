@@ -1,9 +1,5 @@
-"""Logging: one `mpdemo` logger; every record of a run carries its run id.
-
-The library adds no handler of its own (a NullHandler, as libraries should): `python app.py` and
-the CLI call `setup()`, which prints one line per record; a failed run's traceback is printed only
-when MPDEMO_LOG_LEVEL=DEBUG, and it is always kept in the run's JSON under `error_detail`.
-"""
+"""Logging: one `mpdemo` logger (a NullHandler, as libraries should); the app and the CLI call
+`setup()`. A run's records carry its id; tracebacks print only at DEBUG (the JSON keeps them)."""
 
 from __future__ import annotations
 

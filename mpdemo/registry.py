@@ -1,10 +1,6 @@
-"""One record per backend and per precision: every other module reads these tables.
-
-Adding a precision is one `Precision` record here (the engine, the backends and the pages read its
-fields, never its name); adding a backend is one `Backend` record plus its module in
-`mpdemo/backends/`. Nothing here imports torch: the app
-and the CLI read these tables at start-up (dtypes are named by their torch attribute).
-"""
+"""One record per backend and per precision: a new precision is one `Precision` record (the rest
+read its fields, never its name), a new backend one `Backend` record plus its module. No torch:
+dtypes are named by their torch attribute."""
 
 from __future__ import annotations
 
@@ -65,9 +61,7 @@ class Backend:
 
     name: str  # the CLI's and RunConfig's value
     display: str  # in the UI's checkboxes and tables
-    prose: str  # inside a sentence: "the Trainer does not autocast fp16 on CPU"
     module: str  # mpdemo.backends.<module>: its INPUTS, settings() and train_loop()
-    multi_process: bool  # may run under `accelerate launch` on several processes
     # Its loop makes an Accelerator (directly or through the Trainer): Accelerate's process-wide
     # state is reset before and after, so the next run may pick another mixed_precision.
     uses_accelerate: bool = False
@@ -139,25 +133,19 @@ BACKENDS: dict[str, Backend] = {
         Backend(
             name="torch",
             display="PyTorch AMP",
-            prose="PyTorch AMP",
             module="torch_amp",
-            multi_process=False,
         ),
         Backend(
             name="accelerate",
             display="Accelerate",
-            prose="Accelerate",
             module="accelerate",
-            multi_process=True,
             uses_accelerate=True,
             cpu_fp16=False,
         ),
         Backend(
             name="trainer",
             display="Trainer",
-            prose="the Trainer",
             module="trainer",
-            multi_process=True,
             uses_accelerate=True,
             cpu_fp16=False,
         ),

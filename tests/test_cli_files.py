@@ -234,11 +234,11 @@ def test_coerce_field_refuses_with_the_keyed_message_and_the_range(name, raw, ke
 
     with pytest.raises(ConfigError) as err:
         coerce_field(name, raw, model="tiny-bert")
-    assert err.value.key == key and err.value.args_dict["field"] == name
+    assert err.value.key == key and err.value.note.args["field"] == name
     text = str(err.value)
     assert text.startswith(name) and "\n" not in text and len(text) < 200, text
     if name != "loss_scaling":
-        assert err.value.args_dict["rule"]["key"] in ("rule_whole", "rule_above")
+        assert err.value.note.args["rule"]["key"] in ("rule_whole", "rule_above")
     es = i18n.error_text(err.value, "es")
     assert " must be " not in es and " is empty" not in es, es
 

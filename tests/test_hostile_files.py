@@ -276,7 +276,7 @@ def _read_or_render(raw: bytes, where: str | None) -> str:
         _one_line_everywhere(err)
         if err.key == "runs_bad_field" and where is not None:
             # The line names the field that was changed (or the object it sits in, or one in it).
-            named = err.args_dict["path"]
+            named = err.note.args["path"]
             assert named.startswith(where) or where.startswith(named), (named, where)
         return "refused"
     render_everything(rec)
