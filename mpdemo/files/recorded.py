@@ -18,7 +18,6 @@ from pathlib import Path
 from ..engine.machine import machine_info
 from ..state import on_reset
 from ..teach.formats import LOW_PRECISION
-from . import kept
 from .atomic import write_csv_atomic, write_text_atomic
 from .checks import (
     FLOAT32_MAX,
@@ -32,6 +31,7 @@ from .checks import (
     RecordingError,
     _Checker,
     _config_rules,
+    small,
 )
 from .machines import machine_tag
 from .summary import plain
@@ -177,8 +177,7 @@ def parse_document(doc: object, name: str = "runs.json") -> Recording:
     version = int(version)
     machine = doc.get("machine")
     if machine is not None:
-        c.fields("machine", c.obj("machine", machine), MACHINE_RULES)
-        machine = kept.machine(machine)  # what the page reads of it, nothing else
+        machine = c.fields("machine", machine, MACHINE_RULES)  # what the page reads of it
     runs = doc["runs"]
     if not isinstance(runs, list) or not runs:
         raise RecordingError("runs_bad_shape", name=name, detail='"runs" is not a list of runs')
@@ -191,48 +190,62 @@ def parse_document(doc: object, name: str = "runs.json") -> Recording:
 
 
 def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
+    """One run checked, as it stays in memory: only what a renderer reads, and another writer's
+    own figures as a few small values (an unknown key's object would stay while the file is open)."""
     where = f"runs[{i}]"
     s = c.obj(f"{where}.summary", c.has(where, run, "summary")["summary"])
     for key in ("backend", "precision"):
         if not isinstance(s.get(key), str) or not s[key].strip():
             c.fail(f"{where}.summary.{key}", "field_missing")
-    c.fields(f"{where}.summary", s, SUMMARY_RULES)
+    summary = c.fields(f"{where}.summary", s, SUMMARY_RULES)
     label = s.get("label")
     if not isinstance(label, str) or not label.strip():
         label = f"{s['backend']} · {s['precision']}"
     config = run.get("config")
     if config is not None:
-        c.fields(f"{where}.config", c.obj(f"{where}.config", config), _config_rules())
-        config = {k: v for k, v in config.items() if k in _config_rules()}
-    steps = c.items(f"{where}.steps", run.get("steps"), MAX_STEPS_PER_RUN)
-    for j, st in enumerate(steps):
-        c.whole(
-            f"{where}.steps[{j}].step", c.has(f"{where}.steps[{j}]", st, "step")["step"], 0, 10**9
-        )
-        c.fields(f"{where}.steps[{j}]", st, STEP_RULES)
+        config = c.fields(f"{where}.config", config, _config_rules())
+    steps = []
+    for j, st in enumerate(c.items(f"{where}.steps", run.get("steps"), MAX_STEPS_PER_RUN)):
+        path = f"{where}.steps[{j}]"
+        step = c.whole(f"{path}.step", c.has(path, st, "step")["step"], 0, 10**9)
+        steps.append({"step": step, **c.fields(path, st, STEP_RULES)})
     evals = c.items(f"{where}.evals", run.get("evals"), MAX_STEPS_PER_RUN)
-    for j, ev in enumerate(evals):
-        c.obj(f"{where}.evals[{j}]", ev)
-    # What no renderer reads is dropped, or kept only as a small value (another writer's own
-    # figure): an unknown key's object would stay in memory as long as the file is open.
     out: dict[str, object] = {}
     if run.get("status") in STATUSES:
         out["status"] = run["status"]
     if isinstance(run.get("grid"), int) and not isinstance(run.get("grid"), bool):
         out["grid"] = run["grid"]
-    origin = kept.small(kept.known(run.get("shared_from"), SHARED_FROM_KEYS))
+    shared = run.get("shared_from")
+    origin = (
+        small({k: shared[k] for k in SHARED_FROM_KEYS if k in shared})
+        if isinstance(shared, dict)
+        else {}
+    )
     if origin:
         out["shared_from"] = origin
     hist = c.items(f"{where}.grad_histograms", run.get("grad_histograms"), MAX_STEPS_PER_RUN)
     if hist:
         out["grad_histograms"] = [_last_histogram(hist, where, c)]
+    others = small({k: v for k, v in s.items() if k not in SUMMARY_RULES})
     return {
         **out,
         "config": config,
-        "summary": kept.summary(s, label),
-        "steps": [kept.step(st) for st in steps],
-        "evals": [kept.evaluation(ev) for ev in evals],
+        "summary": {**summary, **others, "label": label},
+        "steps": steps,
+        "evals": [_evaluation(c.obj(f"{where}.evals[{j}]", ev)) for j, ev in enumerate(evals)],
     }
+
+
+def _evaluation(ev: dict[str, object]) -> dict[str, object]:
+    """An evaluation's step and its metrics (numbers under short names), nothing else."""
+    out: dict[str, object] = {"step": ev["step"]} if _number(ev.get("step")) else {}
+    if isinstance(ev.get("metrics"), dict):
+        out["metrics"] = {k: v for k, v in small(ev["metrics"]).items() if _number(v)}
+    return out
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 SHARED_FROM_KEYS = ("kind", "started_s_ago", "started_at", "live", "board")
