@@ -130,11 +130,7 @@ PRECISIONS: dict[str, Precision] = {
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in [
-        Backend(
-            name="torch",
-            display="PyTorch AMP",
-            module="torch_amp",
-        ),
+        Backend(name="torch", display="PyTorch AMP", module="torch_amp"),
         Backend(
             name="accelerate",
             display="Accelerate",

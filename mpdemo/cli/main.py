@@ -107,8 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_lesson_parser(sub)
     add_notebook_parser(sub)
     sub.add_parser(
-        "app",
-        help="open the page, as `python app.py` does (GRADIO_SERVER_PORT picks the port)",
+        "app", help="open the page, as `python app.py` does (GRADIO_SERVER_PORT picks the port)"
     )
     return p
 

@@ -122,13 +122,7 @@ class Summary(Mapping[str, Any]):
 
     @classmethod
     def failed(
-        cls,
-        *,
-        label: str,
-        backend: str,
-        precision: str,
-        note: object,
-        detail: str | None = None,
+        cls, *, label: str, backend: str, precision: str, note: object, detail: str | None = None
     ) -> Summary:
         """A run that could not even start (bad model, unreachable Hub...): why, and no figures."""
         return cls(
