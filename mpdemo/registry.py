@@ -96,10 +96,8 @@ PRECISIONS: dict[str, Precision] = {
             accelerate="fp16",
             trainer_flag="fp16",
         ),
-        # tf32: fp32 weights and no autocast; torch lets the GPU's tensor cores take fp32
-        # matmuls with their inputs rounded to 10 mantissa bits ("high" matmul precision and
-        # allow_tf32, for its turns only; not TrainingArguments(tf32=True), which sets them for
-        # the whole process). CUDA compute capability 8.0 (Ampere) and newer.
+        # tf32: fp32 matmuls on the tensor cores, inputs rounded to 10 mantissa bits, set for its
+        # turns only (TrainingArguments(tf32=True) would set it for the whole process).
         Precision(
             name="tf32",
             dtype="float32",
@@ -109,11 +107,9 @@ PRECISIONS: dict[str, Precision] = {
             refusal="tf32_needs_gpu",
             matmul_flags=("high", True, True),
         ),
-        # fp8 (mpdemo/engine/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 for
-        # gradients) with per-tensor scales; the rest autocasts to bf16, as Accelerate's
-        # mixed_precision="fp8" does. No GradScaler: each tensor carries its own scale. The
-        # Trainer has no flag for it: its Accelerator gets it as Accelerate's config would.
-        # Ada and Hopper (compute capability 8.9+); its refusal says what the machine has.
+        # fp8 (engine/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 gradients)
+        # with per-tensor scales, so no GradScaler; the rest autocasts to bf16, as Accelerate's
+        # mixed_precision="fp8" does (the Trainer gets it through its Accelerator).
         Precision(
             name="fp8",
             dtype="float8_e4m3fn",

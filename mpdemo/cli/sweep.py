@@ -47,6 +47,11 @@ if TYPE_CHECKING:
     from ..sweep.events import SweepEvent, SweepFinished, SweepMemory, SweepPoint
 
 
+# run's flags that the sweep's points take (its --model and --batch-size: the memory anatomy's).
+_BASE_FLAGS = ("dataset", "train_slice", "device", "seed", "lr", "max_length", "loss_scaling")
+_BASE_FLAGS += ("init_scale", "growth_interval", "batch_size")
+
+
 def add_sweep_parser(
     sub: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
@@ -80,26 +85,19 @@ def add_sweep_parser(
         type=float,
         default=None,
         help=f"seconds of timing for all points together (default {DEFAULT_BUDGET_S:g}; on CUDA "
-        f"{CUDA_GRID.budget_s:g}); a slow "
-        "point goes on until it has 6 interleaved rounds",
+        f"{CUDA_GRID.budget_s:g}); a slow point goes on until it has 6 interleaved rounds",
     )
     helps = {
         "max_length": f"tokens a row (default {RunConfig.max_length}; on CUDA {CUDA_GRID.max_length})",
         "model": "the memory anatomy's model: tiny-bert or small-bert (or --memory-size)",
         "batch_size": "the memory anatomy's",
     }
-    names = ("dataset", "train_slice", "device", "seed", "lr", "max_length", "loss_scaling")
-    names += ("init_scale", "growth_interval", "model", "batch_size")
-    add_field_flags(p, names, helps)
+    add_field_flags(p, (*_BASE_FLAGS, "model"), helps)
     p.set_defaults(max_length=None)  # the device's grid's (with_device_grid)
     p.add_argument("--memory-size", default=None, help="the memory anatomy's width x layers")
     p.add_argument("--no-memory", action="store_true", help="skip the memory anatomy")
-    add_output_flags(
-        p,
-        "write the points and the memory as JSON",
-        "write one row per point and precision",
-        "no plan line on stderr",
-    )
+    json_, csv_ = "write the points and the memory as JSON", "write one row per point and precision"
+    add_output_flags(p, json_, csv_, "no plan line on stderr")
     p.add_argument(
         "--published",
         action="store_true",
@@ -126,18 +124,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     """The SweepSpec the flags describe (ConfigError, one line, where they cannot run)."""
     lim = Limits.from_env()
     args = with_device_grid(args)
-    base = RunConfig(
-        dataset=args.dataset,
-        train_slice=args.train_slice,
-        device=args.device,
-        seed=args.seed,
-        lr=args.lr,
-        max_length=args.max_length,
-        loss_scaling=args.loss_scaling,
-        init_scale=args.init_scale,
-        growth_interval=args.growth_interval,
-        batch_size=args.batch_size,
-    )
+    base = RunConfig(**{k: getattr(args, k) for k in _BASE_FLAGS})
     base.validate(lim)
     memory = None
     if not args.no_memory:
