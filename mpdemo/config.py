@@ -10,8 +10,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from . import registry
-from .catalog import BACKENDS, DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, MODELS, PRECISIONS
+from .catalog import DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, MODELS
 from .messages import ConfigError
+from .registry import BACKEND_NAMES, PRECISION_NAMES
 
 MAX_TEXT = 512  # longest model id / path / slice string accepted from a person
 
@@ -146,7 +147,7 @@ class RunConfig:
     @property
     def scales_loss(self) -> bool:
         """Whether a GradScaler guards this run (fp16 with loss scaling on)."""
-        p = registry.PRECISIONS.get(self.precision)  # catalog's PRECISIONS are the names only
+        p = registry.PRECISIONS.get(self.precision)
         return bool(p is not None and p.needs_scaler and self.loss_scaling)
 
     @property
@@ -171,8 +172,8 @@ class RunConfig:
                 raise ConfigError("bad_number", field=name, rule=_rule("rule_text"), value=value)
             if len(value) > MAX_TEXT:
                 raise ConfigError("text_too_long", field=name, length=len(value), limit=MAX_TEXT)
-        _choice("backend", self.backend, BACKENDS)
-        _choice("precision", self.precision, PRECISIONS)
+        _choice("backend", self.backend, BACKEND_NAMES)
+        _choice("precision", self.precision, PRECISION_NAMES)
         _choice("device", self.device, DEVICES)
         _choice("weights", self.weights, WEIGHTS)
         if self.weights != "fp32" and (self.precision != "bf16" or self.backend != "torch"):

@@ -331,9 +331,9 @@ def test_an_atomic_write_never_replaces_a_fifo_or_a_symlink(tmp_path):
 
 def test_a_grid_the_cli_can_write_is_a_grid_it_reads_back():
     # 72 runs written by `run --repeat 8` were refused at 64 by the reader and the page.
-    from mpdemo.catalog import BACKENDS, PRECISIONS
     from mpdemo.config import MAX_REPEAT
     from mpdemo.files.recorded import MAX_RUNS, parse_document
+    from mpdemo.registry import BACKENDS, PRECISIONS
 
     assert len(BACKENDS) * len(PRECISIONS) * MAX_REPEAT <= MAX_RUNS
     run = {"config": RunConfig().to_dict(), "summary": {"backend": "torch", "precision": "fp32"}}

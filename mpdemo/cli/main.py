@@ -14,13 +14,13 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from .. import engine, log
-from ..catalog import BACKENDS, PRECISIONS
 from ..config import FLOAT_FIELDS, MAX_REPEAT, WHOLE_FIELDS, RunConfig, cli_fields, coerce_field
 from ..files.atomic import write_text_atomic
 from ..files.recorded import write_runs, write_steps_csv
 from ..files.summary import repeat_groups, scale_text, speedup_text, typical_step_s
 from ..messages import ConfigError, MpdemoError
 from ..notebook.command import add_notebook_parser, notebook_main
+from ..registry import BACKEND_NAMES, PRECISION_NAMES
 from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..runs.state import ComparisonState
 from ..teach.formats import LOW_PRECISION
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="train the grid of backends x precisions, print a summary")
-    add_field_flags(run, lists={"backend": BACKENDS, "precision": PRECISIONS})
+    add_field_flags(run, lists={"backend": BACKEND_NAMES, "precision": PRECISION_NAMES})
     add_output_flags(
         run,
         "write every run and step as JSON",
