@@ -114,17 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     """The grid of RunConfigs the flags describe, each validated."""
-    names = {f.name for f in fields(RunConfig)}
-    values = {
-        k: coerce_field(k, v, model=args.model)
-        for k, v in vars(args).items()
-        if k in names and k not in ("backend", "precision")
-    }
-    base = RunConfig(**values)
-    configs = grid(base, args.backend, args.precision)
-    for cfg in configs:
-        cfg.validate()
-    return configs
+    names = {f.name for f in fields(RunConfig)} - {"backend", "precision"}
+    base = RunConfig(
+        **{k: coerce_field(k, v, model=args.model) for k, v in vars(args).items() if k in names}
+    )
+    return [cfg.validate() for cfg in grid(base, args.backend, args.precision)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,18 +131,16 @@ def main(argv: list[str] | None = None) -> int:
         from ..ui import run_app  # gradio: only for the page, never for the other commands
 
         run_app()  # serves until Ctrl-C or SIGTERM, then exits the process itself
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
+        "run": _run,
+        "code": _code,
+        "underflow": _underflow,
+        "sweep": sweep_main,
+        "lesson": lambda a: lesson_main(a, _run, parser.parse_args),
+        "notebook": notebook_main,
+    }
     try:
-        if args.command == "underflow":
-            return _underflow(args)
-        if args.command == "code":
-            return _code(args)
-        if args.command == "lesson":
-            return lesson_main(args, _run, parser.parse_args)
-        if args.command == "sweep":
-            return sweep_main(args)
-        if args.command == "notebook":
-            return notebook_main(args)
-        return _run(args)
+        return commands[args.command](args)
     except MpdemoError as err:
         print(f"mpdemo: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
