@@ -32,7 +32,7 @@ MAX_DETAIL = 20_000  # a traceback
 MAX_NOTES = 64  # warnings (and warning_keys) of one run
 MAX_NOTE_ARGS = 32
 STATUSES = ("completed", "stopped", "diverged", "failed")  # mpdemo.events.STATUSES
-SPEED_VERDICTS = ("faster", "slower", "same", "unsure")
+SPEED_verdictS = ("faster", "slower", "same", "unsure")
 _NOTE_KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
 # A whole-number placeholder may be written "{n}", "{n:,}" or "{n:plural(...)}" in another
 # language (tests/test_locales.py allows the swap): an argument must render under each.
@@ -214,68 +214,51 @@ _SECONDS = _number(0, 10**7)
 _RATE = _number(0, 10**12)
 _BYTES = _number(0, 10**18)
 
+
+def _verdict(c: _Checker, p: str, v: object) -> str:
+    return c.choice(p, v, SPEED_verdictS)
+
+
 # Every Summary field a renderer reads (tests/test_hostile_files.py checks none is missing).
 SUMMARY_RULES: dict[str, _Rule] = {
-    "label": _name(),
-    "backend": _name(),
-    "precision": _name(),
-    "device": _name(),
-    "model": _name(MAX_SOURCE),
-    "dataset": _name(MAX_SOURCE),
-    "requested_dtype": _name(),
-    "effective_dtype": _name(),
+    **dict.fromkeys(("label", "backend", "precision", "device", "machine"), _name()),
+    **dict.fromkeys(
+        ("requested_dtype", "effective_dtype", "peak_mem_kind", "speed_reason"), _name()
+    ),
+    **dict.fromkeys(("model", "dataset"), _name(MAX_SOURCE)),
+    **dict.fromkeys(("steps", "skipped_steps"), _whole(0, MAX_STEPS_PER_RUN)),
+    **dict.fromkeys(("train_rows", "eval_rows"), _whole(0, MAX_NUMBER)),
+    **dict.fromkeys(("final_loss", "eval_loss"), _LOSS),
+    **dict.fromkeys(("mean_step_s", "median_step_s", "elapsed_s"), _SECONDS),
+    **dict.fromkeys(("samples_per_s", "tokens_per_s"), _RATE),
+    **dict.fromkeys(("step_time_cv", "step_time_mad", "speedup_vs_fp32"), _number(0, 10**6)),
+    **dict.fromkeys(("saved_activation_bytes", "peak_mem_bytes"), _BYTES),
     "params": _whole(0, MAX_PARAMS),
-    "steps": _whole(0, MAX_STEPS_PER_RUN),
-    "skipped_steps": _whole(0, MAX_STEPS_PER_RUN),
-    "final_loss": _LOSS,
-    "mean_step_s": _SECONDS,
-    "median_step_s": _SECONDS,
-    "samples_per_s": _RATE,
-    "tokens_per_s": _RATE,
-    "step_time_cv": _number(0, 10**6),
-    "step_time_mad": _number(0, 10**6),
-    "saved_activation_bytes": _BYTES,
-    "peak_mem_bytes": _BYTES,
-    "peak_mem_kind": _name(),
+    "processes": _whole(0, 10**6),
     "final_loss_scale": _SCALE,
     "status": lambda c, p, v: c.choice(p, v, STATUSES),
-    "train_rows": _whole(0, MAX_NUMBER),
-    "eval_rows": _whole(0, MAX_NUMBER),
-    "processes": _whole(0, 10**6),
-    "elapsed_s": _SECONDS,
     "warnings": _texts,
     "warning_keys": _notes,
-    "eval_loss": _LOSS,
     "eval_accuracy": _number(0, 1),
     "error": _text(MAX_TEXT),
     "error_detail": _text(MAX_DETAIL),
     "fp8_audit": lambda c, p, v: c.fields(p, v, FP8_AUDIT_RULES),
-    "speedup_vs_fp32": _number(0, 10**6),
     "speedup_same_maths": _Checker.flag,
     "speedup_interval": _interval,
-    "speed_verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
-    "speed_reason": _name(),
+    "speed_verdict": _verdict,
     "speed_check": lambda c, p, v: _speed_check(c, p, v),
-    "machine": _name(),
 }
 _RATIO = _number(1e-9, 10**6)  # a speed-up and its interval's ends: the slowdown is 1 / it
 # mpdemo.runs.timing.SpeedCheck's fields, as a summary's speed_check carries them (its sentence is
 # rendered from them: plan.check_note).
 SPEED_CHECK_RULES: dict[str, _Rule] = {
-    "precision": _name(),
-    "baseline": _name(),
-    "speedup": _RATIO,
-    "low": _RATIO,
-    "high": _RATIO,
-    "rounds": _whole(0, 10**9),
-    "block": _whole(0, 10**9),
-    "step_s": _SECONDS,
-    "baseline_step_s": _SECONDS,
+    **dict.fromkeys(("precision", "baseline", "reason"), _name()),
+    **dict.fromkeys(("speedup", "low", "high"), _RATIO),
+    **dict.fromkeys(("rounds", "block"), _whole(0, 10**9)),
+    **dict.fromkeys(("step_s", "baseline_step_s"), _SECONDS),
+    **dict.fromkeys(("others_cpu", "steal"), _number(0, 1)),
     "spread": _number(0, 10**6),
-    "others_cpu": _number(0, 1),
-    "steal": _number(0, 1),
-    "verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
-    "reason": _name(),
+    "verdict": _verdict,
 }
 
 
@@ -311,15 +294,12 @@ def _speed_check(c: _Checker, p: str, v: object) -> dict[str, Any]:
 STEP_RULES: dict[str, _Rule] = {
     "loss": _LOSS,
     "loss_scale": _SCALE,
-    "step_time_s": _SECONDS,
-    "samples_per_s": _RATE,
-    "tokens_per_s": _RATE,
+    # wall_s: seconds since the comparison started (its runs take turns)
+    **dict.fromkeys(("step_time_s", "elapsed_s", "wall_s"), _SECONDS),
+    **dict.fromkeys(("samples_per_s", "tokens_per_s"), _RATE),
     "lr": _number(0, MAX_NUMBER),
-    "elapsed_s": _SECONDS,
-    "wall_s": _SECONDS,  # seconds since the comparison started (its runs take turns)
     "skipped": _Checker.flag,
-    # Pure 16-bit weights: the share of weight elements the step's update left unchanged
-    # (mpdemo.teach.master_weights reads a run's steps for it).
+    # pure 16-bit weights: the share of weight elements the step's update left unchanged
     "lost_update_share": _number(0, 1),
 }
 # The CPU flags a machine record carries (mpdemo.engine.machine.CPU_FLAGS; a test keeps them equal).

@@ -12,7 +12,7 @@ import logging
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.machine import machine_info
@@ -57,9 +57,6 @@ class Recording:
     version: int
     name: str = ""  # the file's name, for the status line
     digest: str = ""  # sha1 of the content: the same file loaded twice replaces itself
-    # Other top-level keys: dropped (a file's unknown key held 10 M empty objects in the server's
-    # memory while the tab stayed open); kept empty for readers that look.
-    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def tag(self) -> str:
