@@ -18,35 +18,16 @@ UNSCALED = "S=1"  # RunConfig.label's suffix for a scaler-less run of a precisio
 # runs take LIVE_PALETTE by label, backend-major; recorded lines RECORDED_PALETTE in loading
 # order. No red (it marks skipped steps); the first nine are Tableau 10 without its red.
 LIVE_PALETTE = [
-    "#1f77b4",  # blue
-    "#ff7f0e",  # orange
-    "#2ca02c",  # green
-    "#9467bd",  # purple
-    "#8c564b",  # brown
-    "#17becf",  # cyan
-    "#e377c2",  # pink
-    "#bcbd22",  # olive
-    "#7f7f7f",  # grey
-    "#393b79",  # navy
-    "#637939",  # moss
-    "#b15928",  # rust
-    "#6a3d9a",  # violet
-    "#005f5f",  # dark teal
-    "#c49c94",  # rose beige
+    # blue, orange, green, purple, brown, cyan, pink, olive (Tableau 10 without red)
+    *("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22"),
+    # grey, navy, moss, rust, violet, dark teal, rose beige
+    *("#7f7f7f", "#393b79", "#637939", "#b15928", "#6a3d9a", "#005f5f", "#c49c94"),
 ]
 RECORDED_PALETTE = [
-    "#e7298a",  # magenta
-    "#111111",  # black
-    "#e6ab02",  # mustard
-    "#3a86ff",  # azure
-    "#66c2a5",  # mint
-    "#8856a7",  # grape
-    "#a6761d",  # ochre
-    "#fb9a99",  # salmon
-    "#4d4d9f",  # indigo
-    "#1b7837",  # forest
-    "#f781bf",  # light pink
-    "#80b1d3",  # sky
+    # magenta, black, mustard, azure, mint, grape
+    *("#e7298a", "#111111", "#e6ab02", "#3a86ff", "#66c2a5", "#8856a7"),
+    # ochre, salmon, indigo, forest, light pink, sky
+    *("#a6761d", "#fb9a99", "#4d4d9f", "#1b7837", "#f781bf", "#80b1d3"),
 ]
 GOLDEN = 0.618033988749895  # beyond a palette: hues a golden angle apart never repeat
 

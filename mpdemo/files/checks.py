@@ -305,17 +305,14 @@ STEP_RULES: dict[str, _Rule] = {
 # The CPU flags a machine record carries (mpdemo.engine.machine.CPU_FLAGS; a test keeps them equal).
 CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
 _CPU_RULES: dict[str, _Rule] = {
-    "name": _name(),
-    "capability": _name(),
+    **dict.fromkeys(("name", "capability"), _name()),
     "flags": lambda c, p, v: {
         k: x for k, x in c.obj(p, v).items() if k in CPU_FLAGS and isinstance(x, bool)
     },
     "cores": _whole(0, 10**6),
 }
 _GPU_RULES: dict[str, _Rule] = {
-    "kind": _name(),
-    "name": _name(),
-    "capability": _name(),
+    **dict.fromkeys(("kind", "name", "capability"), _name()),
     "bf16": _Checker.flag,
     "memory_bytes": _BYTES,
     "count": _whole(0, 10**6),
@@ -334,13 +331,10 @@ def _versions(c: _Checker, p: str, v: object) -> dict[str, Any]:
 
 
 MACHINE_RULES: dict[str, _Rule] = {
-    "device_kind": _name(),
-    "device_name": _name(),
+    **dict.fromkeys(("device_kind", "device_name", "python", "platform"), _name()),
     "cpu": lambda c, p, v: c.fields(p, v, _CPU_RULES),
     "gpu": lambda c, p, v: c.fields(p, v, _GPU_RULES),
     "versions": _versions,
-    "python": _name(),
-    "platform": _name(),
     "torch_threads": _whole(0, 10**6),
     "date": _name(64),
 }

@@ -90,28 +90,13 @@ def write_runs(
     write_text_atomic(path, json.dumps(doc, indent=1, default=str))
 
 
-# The CSV's columns: a step's own, then its run's memory and speed against fp32 (one figure per
-# run, on each of its rows).
+# The CSV's columns: a step's own, then its run's memory and its speed against fp32 (one figure
+# per run, on each of its rows).
 STEP_FIELDS = [
-    "run",
-    "backend",
-    "precision",
-    "step",
-    "loss",
-    "loss_scale",
-    "skipped",
-    "step_time_s",
-    "samples_per_s",
-    "tokens_per_s",
-    "lr",
-    "elapsed_s",
-    "wall_s",
-    "saved_activation_bytes",
-    "peak_mem_bytes",
-    "speedup_vs_fp32",
-    "speedup_low",
-    "speedup_high",
-    "speed_verdict",
+    *("run", "backend", "precision", "step", "loss", "loss_scale", "skipped", "step_time_s"),
+    *("samples_per_s", "tokens_per_s", "lr", "elapsed_s", "wall_s"),
+    *("saved_activation_bytes", "peak_mem_bytes"),
+    *("speedup_vs_fp32", "speedup_low", "speedup_high", "speed_verdict"),
 ]
 
 
