@@ -7,16 +7,11 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from .engine.cores import mark_thread  # torch-free, like this module
-from .files.summary import plain
+from .files.summary import Summary, plain
 from .messages import MpdemoError
-
-if TYPE_CHECKING:
-    from .files.summary import Summary
-
-STATUSES = ("completed", "stopped", "diverged", "failed")
 
 
 @dataclass
@@ -90,13 +85,8 @@ class RunFinished(_Event):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: the summary as its JSON form, not as a dataclass's fields."""
-        return {
-            "run_id": self.run_id,
-            "label": self.label,
-            "status": self.status,
-            "summary": plain(self.summary),
-            "kind": self.kind,
-        }
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**fields, "summary": plain(self.summary)}
 
 
 @dataclass

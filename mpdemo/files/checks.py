@@ -31,7 +31,7 @@ MAX_TEXT = 4000  # one warning or error sentence
 MAX_DETAIL = 20_000  # a traceback
 MAX_NOTES = 64  # warnings (and warning_keys) of one run
 MAX_NOTE_ARGS = 32
-STATUSES = ("completed", "stopped", "diverged", "failed")  # mpdemo.events.STATUSES
+STATUSES = ("completed", "stopped", "diverged", "failed")  # a RunFinished's status
 SPEED_verdictS = ("faster", "slower", "same", "unsure")
 _NOTE_KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
 # A whole-number placeholder may be written "{n}", "{n:,}" or "{n:plural(...)}" in another
