@@ -48,18 +48,17 @@ class Limits:
         """Read MPDEMO_* variables; MPDEMO_HOSTED=1 (default on a Space) tightens every cap."""
         hosted_raw = os.environ.get("MPDEMO_HOSTED", "")
         hosted = hosted_raw.strip() not in ("", "0", "false") if hosted_raw else on_hf_space()
-        base = (
-            cls(2_000, 128, 150_000_000, 20, False, True) if hosted else cls()
-        )  # hosted: a free CPU Space has 2 vCPUs and 16 GB
-        paths_raw = os.environ.get("MPDEMO_ALLOW_LOCAL_PATHS")
+        # hosted: a free CPU Space has 2 vCPUs and 16 GB
+        base = cls(2_000, 128, 150_000_000, 20, False, True) if hosted else cls()
+        paths = os.environ.get("MPDEMO_ALLOW_LOCAL_PATHS")
         return cls(
             max_steps=_env_int("MPDEMO_MAX_STEPS", base.max_steps),
             max_batch_size=_env_int("MPDEMO_MAX_BATCH_SIZE", base.max_batch_size),
             max_params=_env_int("MPDEMO_MAX_PARAMS", base.max_params),
             max_queue=_env_int("MPDEMO_MAX_QUEUE", base.max_queue),
-            allow_local_paths=(
-                base.allow_local_paths if paths_raw is None else paths_raw not in ("0", "false")
-            ),
+            allow_local_paths=base.allow_local_paths
+            if paths is None
+            else paths not in ("0", "false"),
             hosted=hosted,
         )
 
@@ -68,8 +67,7 @@ WEIGHTS = ("fp32", "bf16", "bf16-sr")  # where the weights live: the one list (e
 
 
 def flag(help: str = "", cli: bool = True, choices: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A RunConfig field's metadata: the command line's help for it (cli=False: no flag) and,
-    for a choice field, the choices argparse offers."""
+    """A RunConfig field's metadata: its command line's help (cli=False: no flag), its choices."""
     return {"help": help, "cli": cli, "choices": choices}
 
 
@@ -177,19 +175,14 @@ class RunConfig:
         _choice("device", self.device, DEVICES)
         _choice("weights", self.weights, WEIGHTS)
         if self.weights != "fp32" and (self.precision != "bf16" or self.backend != "torch"):
-            raise ConfigError(
-                "weights_need_bf16",
-                weights=self.weights,
-                precision=self.precision,
-                backend=self.backend,
-            )
+            mix = {"weights": self.weights, "precision": self.precision, "backend": self.backend}
+            raise ConfigError("weights_need_bf16", **mix)
         for name in (*WHOLE_FIELDS, *FLOAT_FIELDS):
             check_number(name, getattr(self, name), lim, self.model)
         for name in ON_OFF_FIELDS:
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(
-                    "bad_number", field=name, rule=_rule("rule_on_off"), value=getattr(self, name)
-                )
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ConfigError("bad_number", field=name, rule=_rule("rule_on_off"), value=value)
         return self
 
     @property

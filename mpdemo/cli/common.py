@@ -47,10 +47,8 @@ def add_field_flags(
     helps: dict[str, str] | None = None,
     lists: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
-    """RunConfig's fields `names` (default: every command-line one) as flags in kebab case, their
-    help from the field's metadata or `helps`; the fields of `lists` take a comma list of their
-    choices. Number and on/off flags stay text: main reads them by config.coerce_field, the
-    page's and the API's rule, so '2.5' steps or 'nan' lr are refused alike everywhere."""
+    """RunConfig's fields `names` (default: every command-line one) as flags, `lists` taking a
+    comma list; number flags stay text, read by config.coerce_field as the page's are."""
     d, helps, lists = RunConfig(), helps or {}, lists or {}
     for f in cli_fields():
         if names is not None and f.name not in names:
@@ -74,8 +72,7 @@ def add_output_flags(p: argparse.ArgumentParser, json: str, csv: str, quiet: str
 
 
 def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse --json/--csv paths no file can be written at (an empty one, a FIFO, a device, a
-    symlink, the same path twice), before anything trains (exit 2)."""
+    """Refuse --json/--csv paths no file can be written at, before anything trains (exit 2)."""
     flags = (("--json", "json_path"), ("--csv", "csv_path"))
     check_output_paths([(flag, getattr(args, dest, None)) for flag, dest in flags])
 
@@ -83,8 +80,7 @@ def check_outputs(args: argparse.Namespace) -> None:
 def table(
     rows: list[list[str]], align: Callable[[str, int], str] = str.ljust, rule: bool = False
 ) -> list[str]:
-    """Rows of cells (the first the header) as lines of columns as wide as their widest cell;
-    `rule`: a line of dashes under the header."""
+    """Rows of cells (the first the header) in columns, `rule`: dashes under the header."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(align(c, w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return [lines[0], "  ".join("-" * w for w in widths), *lines[1:]] if rule else lines
@@ -92,10 +88,8 @@ def table(
 
 @contextmanager
 def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[dict[str, int]]:
-    """SIGINT and SIGTERM set `stop` (the run in progress ends at its next step, the caller writes
-    what finished); a second signal, or the first one under `accelerate launch` (`graceful`
-    False: its processes cannot stop at the same step), interrupts at once. Yields a dict that
-    gets "signal" (its number) once one arrived."""
+    """SIGINT and SIGTERM set `stop` (the caller writes what finished); a second one, or the first
+    without `graceful` (`accelerate launch`), interrupts at once. Yields {"signal": its number}."""
     caught: dict[str, int] = {}
     if threading.current_thread() is not threading.main_thread():
         yield caught  # signal handlers belong to the main thread (the CLI called from a test)

@@ -234,13 +234,9 @@ def sweep_main(args: argparse.Namespace) -> int:
     if not args.quiet:
         sizes = ",".join(s.name for s in spec.sizes)
         batches = ",".join(str(b) for b in spec.batch_sizes)
-        print(
-            f"# {len(plan.points)} points (sizes {sizes} x batch sizes {batches}) x "
-            f"{', '.join(plan.precisions)}, about "
-            f"{duration_text(plan.estimate_s)} by the estimate; {EN['flops_rule']}",
-            file=sys.stderr,
-            flush=True,
-        )
+        about = f"about {duration_text(plan.estimate_s)} by the estimate; {EN['flops_rule']}"
+        grid = f"(sizes {sizes} x batch sizes {batches}) x {', '.join(plan.precisions)}"
+        print(f"# {len(plan.points)} points {grid}, {about}", file=sys.stderr, flush=True)
     points: list[SweepPoint] = []
     memory: SweepMemory | None = None
     end: SweepFinished | None = None
@@ -256,26 +252,22 @@ def sweep_main(args: argparse.Namespace) -> int:
         elif ev.kind == "sweep_end":
             end = ev
 
-    interrupted = False
     stop = threading.Event()
-    # SIGINT and SIGTERM stop it at the next point, keeping the points measured (a second one
-    # interrupts at once); the files are written, and the exit is 130 / 143.
+    # SIGINT and SIGTERM stop it at the next point: the points measured are written, exit 130/143.
     with stop_on_signals(stop) as caught:
         try:
             run_sweep(plan, on_event, stop)  # this thread: torch's one OpenMP pool
         except KeyboardInterrupt:
             caught.setdefault("signal", signal.SIGINT)
     if caught:
-        interrupted = True
         print("mpdemo: interrupted; the points measured are kept", file=sys.stderr)
-    notes = (
-        end.notes
-        if end is not None
-        else [n.to_dict() for n in crossover_notes(points, plan.device.type)]
-    )
+    if end is None:
+        notes = [n.to_dict() for n in crossover_notes(points, plan.device.type)]
+    else:
+        notes = end.notes
     for n in notes:
         print(n["text"])
-    status = "stopped" if interrupted else (end.status if end is not None else "failed")
+    status = "stopped" if caught else (end.status if end is not None else "failed")
     if end is not None and end.error:
         print(f"mpdemo: error: {Note(end.error['key'], end.error['args']).text}", file=sys.stderr)
     if end is not None:
