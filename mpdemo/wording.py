@@ -33,18 +33,14 @@ class NumberStyle:
         # One pass, so "1,234.5" becomes "1.234,5" rather than "1.234.5".
         return text.translate({ord(","): self.thousands, ord("."): self.decimal})
 
-    def plural_form(self, count: Any) -> str:
-        """ "one" or "other": which form of a counted word `count` takes here."""
-        try:
-            whole = int(count) == count
-        except (TypeError, ValueError):
-            return "other"
-        return "one" if whole and int(count) in self.plural_one else "other"
-
     def plural(self, count: Any, forms: str) -> str:
         """ "one form|other form" (# = the count) → the form `count` takes, filled in."""
         one, _, other = forms.partition("|")
-        form = one if self.plural_form(count) == "one" or not other else other
+        try:
+            singular = int(count) == count and int(count) in self.plural_one
+        except (TypeError, ValueError):  # an infinite count raises: render() falls back
+            singular = False
+        form = one if singular or not other else other
         if "#" not in form:
             return form
         whole = isinstance(count, numbers.Integral) and not isinstance(count, bool)

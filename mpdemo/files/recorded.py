@@ -70,9 +70,6 @@ class Recording:
         return str(d)[:10] if d else None
 
 
-# --- writing -----------------------------------------------------------------------------------
-
-
 def runs_document(runs: list[dict[str, object]], machine: dict[str, object] | None = None) -> dict:
     """The JSON document for `runs`, with this machine's profile unless one is given."""
     if machine is None:
@@ -280,9 +277,6 @@ def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, ob
         layers.append({"name": layer["name"], **lists, **whole, **shares})
     scale = None if h.get("scale") is None else float(h["scale"])
     return {"step": int(h["step"]), "scale": scale, "format": h["format"], "layers": layers}
-
-
-# --- compacting for the browser -----------------------------------------------------------------
 
 
 def thin_steps(steps: list[dict[str, object]], max_points: int) -> list[dict[str, object]]:
