@@ -80,13 +80,7 @@ def _replaceable(target: Path, flag: str) -> None:
     except (FileNotFoundError, NotADirectoryError):
         return  # nothing there to replace (a missing folder is said by check_output_path)
     except OSError as err:
-        raise ConfigError(
-            "output_not_writable",
-            flag=flag,
-            path=str(target),
-            folder=str(target.parent),
-            detail=err.strerror or type(err).__name__,
-        ) from None
+        raise _not_writable(flag, target, err) from None
     if stat.S_ISDIR(info.st_mode):
         raise ConfigError("output_is_folder", flag=flag, path=str(target))
     if stat.S_ISLNK(info.st_mode):
@@ -111,11 +105,16 @@ def check_output_path(path: str | Path, flag: str) -> Path:
         with tempfile.NamedTemporaryFile(prefix=f".{target.name}.", dir=folder):
             pass
     except OSError as err:
-        detail = err.strerror or type(err).__name__
-        raise ConfigError(
-            "output_not_writable", flag=flag, path=str(target), folder=str(folder), detail=detail
-        ) from None
+        raise _not_writable(flag, target, err) from None
     return target
+
+
+def _not_writable(flag: str, target: Path, err: OSError) -> ConfigError:
+    detail = err.strerror or type(err).__name__
+    folder = str(target.parent)
+    return ConfigError(
+        "output_not_writable", flag=flag, path=str(target), folder=folder, detail=detail
+    )
 
 
 def check_output_paths(paths: list[tuple[str, str | Path | None]]) -> None:
