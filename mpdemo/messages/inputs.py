@@ -1,8 +1,6 @@
 """English templates of what refuses a person's input: bad settings, a model or dataset that
 cannot load, a device or precision this machine lacks, output files, runs files read back."""
 
-from __future__ import annotations
-
 INPUTS: dict[str, str] = {
     # --- bad input -------------------------------------------------------------------------
     "unknown_choice": "{field} must be one of {allowed}; got {value!r}",

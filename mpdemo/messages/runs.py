@@ -1,8 +1,6 @@
 """English templates of what a run records and says: the warnings in its summary, the speed
 verdicts and the hardware behind them, the plan and its estimate, the activation memory."""
 
-from __future__ import annotations
-
 RUNS: dict[str, str] = {
     # --- warnings recorded in the summary -----------------------------------------------------
     "tf32_ran": "tf32: torch.backends.cuda.matmul.allow_tf32 was on for this run, so its fp32 matmuls ran in TF32 (10 mantissa bits) on {gpu}",

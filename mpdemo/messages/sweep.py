@@ -1,8 +1,6 @@
 """English templates of the size sweep: its refusals, the crossover rendered from its points'
 verdicts, and the memory anatomy."""
 
-from __future__ import annotations
-
 SWEEP: dict[str, str] = {
     # --- the size sweep (mpdemo/sweep/plan.py): refusals before anything runs ----------------------
     "sweep_bad_sizes": "sizes are width x layers pairs of the built-in BERT, e.g. 128x2,256x4,512x8 (or tiny-bert, small-bert); got {value!r}",

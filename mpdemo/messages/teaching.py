@@ -1,8 +1,6 @@
 """English templates of a class on one server (its queue, boards and caps) and of the
 course's lessons."""
 
-from __future__ import annotations
-
 TEACHING: dict[str, str] = {
     # --- a class on one server (mpdemo/classroom/broadcast.py) ---------------------------------------
     "queue_full": "the line on this server is full ({limit} comparisons waiting): press Train with the default settings to watch the comparison already running, follow the teacher's board, or try again in a few minutes",
