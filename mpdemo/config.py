@@ -291,15 +291,11 @@ def check_number(
     """Raise the keyed ConfigError unless `value` is what RunConfig's field `name` accepts."""
     lim = limits or Limits.from_env()
     lo, hi = number_range(name, lim, model)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if name in WHOLE_FIELDS:
-        ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+        ok = number and isinstance(value, int) and lo <= value <= hi
     else:
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and lo < value <= hi
-        )
+        ok = number and math.isfinite(value) and lo < value <= hi
     if not ok:
         raise _refusal(name, value, lim, model)
 
