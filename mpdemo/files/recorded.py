@@ -247,34 +247,31 @@ def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, ob
     for k, layer in enumerate(c.seq(f"{p}.layers", h["layers"], MAX_LAYERS)):
         lp = f"{p}.layers[{k}]"
         c.has(lp, layer, "name", "bin_edges_log2", "counts", "elements", "nonzero")
-        c.text(f"{lp}.name", layer["name"], MAX_NAME, one_line=True)
+        name = c.text(f"{lp}.name", layer["name"], MAX_NAME, one_line=True)
         edges = c.seq(f"{lp}.bin_edges_log2", layer["bin_edges_log2"], MAX_BINS)
         if not edges:
             c.fail(f"{lp}.bin_edges_log2", "field_missing")
-        c.whole(f"{lp}.bin_edges_log2[0]", edges[0], -2000, 2000)
+        first = int(c.whole(f"{lp}.bin_edges_log2[0]", edges[0], -2000, 2000))
         # One bin a binade, and the same bins in every layer (the page adds the layers up).
-        want = edges0 or list(range(int(edges[0]), int(edges[0]) + len(edges)))
+        want = edges0 or list(range(first, first + len(edges)))
         if edges != want:
             c.fail(f"{lp}.bin_edges_log2", "field_not_binades")
         edges0 = want
         counts = c.seq(f"{lp}.counts", layer["counts"], MAX_BINS + 1)
-        for i, n in enumerate(counts):
-            c.whole(f"{lp}.counts[{i}]", n, 0, MAX_NUMBER)
+        counts = [int(c.whole(f"{lp}.counts[{i}]", n, 0, MAX_NUMBER)) for i, n in enumerate(counts)]
         if len(counts) != len(edges) + 1:
             c.fail(lp, "field_histogram_bins", counts=len(counts), edges=len(edges))
-        c.whole(f"{lp}.elements", layer["elements"], 0, MAX_NUMBER)
-        c.whole(f"{lp}.nonzero", layer["nonzero"], 0, MAX_NUMBER)
+        elements = int(c.whole(f"{lp}.elements", layer["elements"], 0, MAX_NUMBER))
+        nonzero = int(c.whole(f"{lp}.nonzero", layer["nonzero"], 0, MAX_NUMBER))
         # Every element is in a bin, and the exact zeros in the lowest (below 2^-40).
-        zeros = layer["elements"] - layer["nonzero"]
-        if zeros < 0 or sum(int(n) for n in counts) != layer["elements"] or counts[0] < zeros:
+        if nonzero > elements or sum(counts) != elements or counts[0] < elements - nonzero:
             c.fail(lp, "field_counts_mismatch", elements=layer["elements"])
-        shares = {key: layer.get(key, 0.0) for key in ("flushed", "subnormal", "overflow")}
-        for key, v in shares.items():
-            c.number(f"{lp}.{key}", v, 0.0, 1.0)
-        whole = {key: int(layer[key]) for key in ("elements", "nonzero")}
-        lists = {key: [int(x) for x in layer[key]] for key in ("bin_edges_log2", "counts")}
-        shares = {key: float(v) for key, v in shares.items()}
-        layers.append({"name": layer["name"], **lists, **whole, **shares})
+        shares = {
+            key: float(c.number(f"{lp}.{key}", layer.get(key, 0.0), 0.0, 1.0))
+            for key in ("flushed", "subnormal", "overflow")
+        }
+        whole = {"elements": elements, "nonzero": nonzero}
+        layers.append({"name": name, "bin_edges_log2": want, "counts": counts, **whole, **shares})
     scale = None if h.get("scale") is None else float(h["scale"])
     return {"step": int(h["step"]), "scale": scale, "format": h["format"], "layers": layers}
 
