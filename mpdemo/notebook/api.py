@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import engine
-from ..cli.signals import stop_on_signals
+from ..cli.common import stop_on_signals
 from ..config import RunConfig
 from ..engine.machine import machine_info, machine_note
 from ..files.machines import machine_tag
