@@ -22,11 +22,15 @@ class _Event:
 
 
 @dataclass
-class RunStarted(_Event):
+class _RunEvent(_Event):
+    run_id: str  # '<index in the grid>:<label>'
+    label: str
+
+
+@dataclass
+class RunStarted(_RunEvent):
     """A run began: its config, what it will measure, warnings known up front."""
 
-    run_id: str
-    label: str
     index: int  # 0-based position in the grid
     total: int
     config: dict[str, Any]
@@ -39,11 +43,9 @@ class RunStarted(_Event):
 
 
 @dataclass
-class StepEvent(_Event):
+class StepEvent(_RunEvent):
     """One optimizer step (or skipped step) with its timing."""
 
-    run_id: str
-    label: str
     step: int
     loss: float
     loss_scale: float | None
@@ -63,22 +65,18 @@ class StepEvent(_Event):
 
 
 @dataclass
-class EvalEvent(_Event):
+class EvalEvent(_RunEvent):
     """Evaluation on the validation slice."""
 
-    run_id: str
-    label: str
     step: int
     metrics: dict[str, float]
     kind: Literal["eval"] = "eval"
 
 
 @dataclass
-class RunFinished(_Event):
+class RunFinished(_RunEvent):
     """A run ended; `summary` (mpdemo.files.summary.Summary) carries the DESIGN.md summary keys."""
 
-    run_id: str
-    label: str
     status: str
     summary: Summary
     kind: Literal["end"] = "end"
@@ -102,12 +100,10 @@ class GridPlanned(_Event):
 
 
 @dataclass
-class GradHistograms(_Event):
+class GradHistograms(_RunEvent):
     """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format, at the
     loss `scale` they carried; the runs JSON keeps them as the run's `grad_histograms`."""
 
-    run_id: str
-    label: str
     step: int
     scale: float | None
     format: str

@@ -43,11 +43,8 @@ def setup(default_level: str = "WARNING") -> None:
     level = logging.getLevelName(level_name)
     if not isinstance(level, int):
         level = logging.WARNING
-    if any(getattr(h, "_mpdemo", False) for h in logger.handlers):
-        logger.setLevel(level)
-        return
-    handler = logging.StreamHandler()
-    handler.setFormatter(_Format(tracebacks=level <= logging.DEBUG))
-    handler._mpdemo = True  # type: ignore[attr-defined]
-    logger.addHandler(handler)
+    if not any(isinstance(h.formatter, _Format) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(_Format(tracebacks=level <= logging.DEBUG))
+        logger.addHandler(handler)
     logger.setLevel(level)
