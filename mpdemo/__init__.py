@@ -5,13 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-# OpenMP's idle threads spin briefly (libgomp: 10,000 turns) before they sleep, read by libgomp
-# as torch loads, so it is set before any import of torch; OMP_WAIT_POLICY or GOMP_SPINCOUNT in
-# the environment win. A step is hundreds of short parallel regions: on a quiet 2-core EPYC,
-# tiny-bert batch 32 stepped at 19.8 ms with this spin, 33.6 ms with OMP_WAIT_POLICY=PASSIVE.
-# libgomp's own spin (300,000 turns) collapsed under 20 busy processes (4.1 s a step), and even
-# this one fights other programs for the cores, so while they take cores the runs compute on
-# fewer threads (mpdemo.engine.cores). `python bench/turns.py [--load N]` measures all of it.
+# OpenMP's idle threads spin briefly before they sleep (set before torch loads; the environment
+# wins): on a quiet 2-core EPYC tiny-bert stepped at 19.8 ms with this spin, 33.6 ms passive;
+# libgomp's default spin collapsed under load (4.1 s a step). bench/turns.py measures it.
 if "OMP_WAIT_POLICY" not in os.environ:
     os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 

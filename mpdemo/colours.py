@@ -1,12 +1,6 @@
-"""The runs' names and colours on every plot: the page's live plots and the notebook's.
-
-Series ids never depend on the page's language: a run is its label ('torch · fp16 · S=1'), its
-unsmoothed curve '<label> · raw' and its skipped-step ticks '<label> · skipped'. The legend
-lists only the runs (`colors_in_legend`), so the other ids are never read by a person.
-The colour map covers every run any grid of the UI can make, with no two alike. Torch- and
-gradio-free: mpdemo.notebook draws with the same rule; the page's legend is
-mpdemo/ui/train/colours.py's.
-"""
+"""The runs' names and colours on every plot, the page's and the notebook's: a run is its label
+('torch · fp16 · S=1'), its unsmoothed curve '<label> · raw', its skipped steps '<label> · skipped'
+(never translated); every run any grid can make has its own colour."""
 
 from __future__ import annotations
 
@@ -20,41 +14,20 @@ SKIPPED = "skipped"  # '<label> · skipped': red ticks at skipped steps on the s
 SKIP_COLOR = "#d62728"  # red: no run's colour family is red
 UNSCALED = "S=1"  # RunConfig.label's suffix for a scaler-less run of a precision that has one
 
-# Every line its own colour: a class matches eight runs to the legend only when no two lines
-# are shades of one colour. Live runs take LIVE_PALETTE by label, backend-major (a grid of one
-# backend gets the first, most distinct colours); recorded lines take RECORDED_PALETTE in
-# loading order, so they never share a colour with a live run. No red: red marks skipped steps.
-# The first nine are Tableau 10 without its red; the rest were picked to stay apart from them.
+# A class matches eight runs to the legend only when no two lines are shades of one colour: live
+# runs take LIVE_PALETTE by label, backend-major; recorded lines RECORDED_PALETTE in loading
+# order. No red (it marks skipped steps); the first nine are Tableau 10 without its red.
 LIVE_PALETTE = [
-    "#1f77b4",  # blue
-    "#ff7f0e",  # orange
-    "#2ca02c",  # green
-    "#9467bd",  # purple
-    "#8c564b",  # brown
-    "#17becf",  # cyan
-    "#e377c2",  # pink
-    "#bcbd22",  # olive
-    "#7f7f7f",  # grey
-    "#393b79",  # navy
-    "#637939",  # moss
-    "#b15928",  # rust
-    "#6a3d9a",  # violet
-    "#005f5f",  # dark teal
-    "#c49c94",  # rose beige
+    # blue, orange, green, purple, brown, cyan, pink, olive (Tableau 10 without red)
+    *("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22"),
+    # grey, navy, moss, rust, violet, dark teal, rose beige
+    *("#7f7f7f", "#393b79", "#637939", "#b15928", "#6a3d9a", "#005f5f", "#c49c94"),
 ]
 RECORDED_PALETTE = [
-    "#e7298a",  # magenta
-    "#111111",  # black
-    "#e6ab02",  # mustard
-    "#3a86ff",  # azure
-    "#66c2a5",  # mint
-    "#8856a7",  # grape
-    "#a6761d",  # ochre
-    "#fb9a99",  # salmon
-    "#4d4d9f",  # indigo
-    "#1b7837",  # forest
-    "#f781bf",  # light pink
-    "#80b1d3",  # sky
+    # magenta, black, mustard, azure, mint, grape
+    *("#e7298a", "#111111", "#e6ab02", "#3a86ff", "#66c2a5", "#8856a7"),
+    # ochre, salmon, indigo, forest, light pink, sky
+    *("#a6761d", "#fb9a99", "#4d4d9f", "#1b7837", "#f781bf", "#80b1d3"),
 ]
 GOLDEN = 0.618033988749895  # beyond a palette: hues a golden angle apart never repeat
 
@@ -69,11 +42,6 @@ def run_label(backend: str, precision: str, scaled: bool = True) -> str:
     """The label RunConfig gives such a run ('torch · fp16 · S=1')."""
     needs = PRECISIONS[precision].needs_scaler if precision in PRECISIONS else False
     return f"{backend} · {precision}" + ("" if scaled or not needs else f" · {UNSCALED}")
-
-
-def all_labels() -> list[str]:
-    """Every label a run of any grid the UI can start can have, in a fixed order."""
-    return [run_label(b, p, s) for p, s in variants() for b in BACKENDS]
 
 
 def series_id(label: str, kind: str) -> str:
@@ -146,8 +114,7 @@ def trial_of(label: str) -> tuple[str, int]:
 
 
 def live_colours(labels: list[str]) -> dict[str, str]:
-    """The colours of a grid's lines; the repetitions of one run are shades of its colour
-    (one figure's spread reads as one family), each still its own."""
+    """The colours of a grid's lines; the repetitions of one run are shades of its colour."""
     base = color_map()
     out: dict[str, str] = {}
     trials: dict[str, int] = {}

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from . import registry
-from .catalog import BACKENDS, DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, MODELS, PRECISIONS
+from .catalog import DEFAULT_DATASET, DEFAULT_MODEL, DEVICES, MODELS
 from .messages import ConfigError
+from .registry import BACKEND_NAMES, PRECISION_NAMES
 
 MAX_TEXT = 512  # longest model id / path / slice string accepted from a person
 
@@ -47,18 +48,17 @@ class Limits:
         """Read MPDEMO_* variables; MPDEMO_HOSTED=1 (default on a Space) tightens every cap."""
         hosted_raw = os.environ.get("MPDEMO_HOSTED", "")
         hosted = hosted_raw.strip() not in ("", "0", "false") if hosted_raw else on_hf_space()
-        base = (
-            cls(2_000, 128, 150_000_000, 20, False, True) if hosted else cls()
-        )  # hosted: a free CPU Space has 2 vCPUs and 16 GB
-        paths_raw = os.environ.get("MPDEMO_ALLOW_LOCAL_PATHS")
+        # hosted: a free CPU Space has 2 vCPUs and 16 GB
+        base = cls(2_000, 128, 150_000_000, 20, False, True) if hosted else cls()
+        paths = os.environ.get("MPDEMO_ALLOW_LOCAL_PATHS")
         return cls(
             max_steps=_env_int("MPDEMO_MAX_STEPS", base.max_steps),
             max_batch_size=_env_int("MPDEMO_MAX_BATCH_SIZE", base.max_batch_size),
             max_params=_env_int("MPDEMO_MAX_PARAMS", base.max_params),
             max_queue=_env_int("MPDEMO_MAX_QUEUE", base.max_queue),
-            allow_local_paths=(
-                base.allow_local_paths if paths_raw is None else paths_raw not in ("0", "false")
-            ),
+            allow_local_paths=base.allow_local_paths
+            if paths is None
+            else paths not in ("0", "false"),
             hosted=hosted,
         )
 
@@ -67,20 +67,15 @@ WEIGHTS = ("fp32", "bf16", "bf16-sr")  # where the weights live: the one list (e
 
 
 def flag(help: str = "", cli: bool = True, choices: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A RunConfig field's metadata: the command line's help for it (cli=False: no flag) and,
-    for a choice field, the choices argparse offers."""
+    """A RunConfig field's metadata: its command line's help (cli=False: no flag), its choices."""
     return {"help": help, "cli": cli, "choices": choices}
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that defines one run. Field names are the CLI's flags in snake case.
-
-    A field's metadata (flag()) makes its command-line flag (cli/main.py builds the parser from
-    these), its range lives in WHOLE_FIELDS/FLOAT_FIELDS below (page, API and CLI check it
-    there), and its label on the page is the locale key `<name>_label` (mpdemo/ui/labels.py);
-    the page builds a control for a flag that its table does not lay out itself.
-    """
+    """Everything that defines one run. A field's metadata (flag()) makes its command-line flag
+    and its page control, its range is in WHOLE_FIELDS/FLOAT_FIELDS, its page label the locale
+    key `<name>_label`."""
 
     model: str = field(default=DEFAULT_MODEL, metadata=flag("a built-in, a Hub id or a folder"))
     dataset: str = field(default=DEFAULT_DATASET, metadata=flag("a built-in, a Hub id or a folder"))
@@ -103,8 +98,6 @@ class RunConfig:
     warmup_steps: int = field(default=3, metadata=flag(cli=False))
     # Which repetition of a comparison run `--repeat N` times this is (1..N); 0: not repeated.
     trial: int = field(default=0, metadata=flag(cli=False))
-    # Every N steps, each layer's gradient histogram against the format's range (0: off);
-    # mpdemo/engine/gradwatch.py, computed outside the timed step.
     watch_grads: int = field(
         default=0,
         metadata=flag(
@@ -112,9 +105,6 @@ class RunConfig:
             "(JSON grad_histograms; 0: off)"
         ),
     )
-    # Where the weights live (mpdemo/engine/master.py): fp32 (the master copy of mixed
-    # precision), bf16 (pure bf16 weights and AdamW moments) or bf16-sr (pure bf16 with the
-    # update rounded stochastically). Pure bf16 needs precision bf16 and the torch backend.
     weights: str = field(
         default="fp32",
         metadata=flag(
@@ -123,8 +113,7 @@ class RunConfig:
             choices=WEIGHTS,
         ),
     )
-    # Report each step's lost_update_share (on by itself for bf16 weights; costs a copy of the
-    # weights a step, outside the timed step).
+    # Costs a copy of the weights a step, outside the timed step.
     lost_updates: bool = field(
         default=False,
         metadata=flag(
@@ -156,7 +145,7 @@ class RunConfig:
     @property
     def scales_loss(self) -> bool:
         """Whether a GradScaler guards this run (fp16 with loss scaling on)."""
-        p = registry.PRECISIONS.get(self.precision)  # catalog's PRECISIONS are the names only
+        p = registry.PRECISIONS.get(self.precision)
         return bool(p is not None and p.needs_scaler and self.loss_scaling)
 
     @property
@@ -167,11 +156,7 @@ class RunConfig:
 
     @property
     def label(self) -> str:
-        """How the run is named in plots and tables, e.g. 'torch · bf16'.
-
-        fp16 without loss scaling is 'torch · fp16 · S=1' (a scale of one), so it can stand
-        next to the scaled fp16 run of the same backend.
-        """
+        """How the run is named in plots and tables: 'torch · bf16', 'torch · fp16 · S=1'."""
         label = f"{self.backend} · {self.precision}" + (" · S=1" if self.unscaled else "")
         label += {"bf16": " · bf16 weights", "bf16-sr": " · bf16 weights+SR"}.get(self.weights, "")
         return label + (f" · #{self.trial}" if self.trial else "")
@@ -185,24 +170,19 @@ class RunConfig:
                 raise ConfigError("bad_number", field=name, rule=_rule("rule_text"), value=value)
             if len(value) > MAX_TEXT:
                 raise ConfigError("text_too_long", field=name, length=len(value), limit=MAX_TEXT)
-        _choice("backend", self.backend, BACKENDS)
-        _choice("precision", self.precision, PRECISIONS)
+        _choice("backend", self.backend, BACKEND_NAMES)
+        _choice("precision", self.precision, PRECISION_NAMES)
         _choice("device", self.device, DEVICES)
         _choice("weights", self.weights, WEIGHTS)
         if self.weights != "fp32" and (self.precision != "bf16" or self.backend != "torch"):
-            raise ConfigError(
-                "weights_need_bf16",
-                weights=self.weights,
-                precision=self.precision,
-                backend=self.backend,
-            )
+            mix = {"weights": self.weights, "precision": self.precision, "backend": self.backend}
+            raise ConfigError("weights_need_bf16", **mix)
         for name in (*WHOLE_FIELDS, *FLOAT_FIELDS):
             check_number(name, getattr(self, name), lim, self.model)
         for name in ON_OFF_FIELDS:
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(
-                    "bad_number", field=name, rule=_rule("rule_on_off"), value=getattr(self, name)
-                )
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ConfigError("bad_number", field=name, rule=_rule("rule_on_off"), value=value)
         return self
 
     @property
@@ -228,9 +208,7 @@ def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
 
 
 def _rule(key: str, **args: Any) -> dict[str, Any]:
-    # A rule is a message of its own (mpdemo/messages/), nested in bad_number: the English
-    # reads "steps must be a whole number from 1 to 20,000", a Spanish page says the rule in
-    # Spanish with "20.000".
+    # A message nested in bad_number, so a page says the rule in its own language.
     return {"key": key, "args": args}
 
 
@@ -238,8 +216,7 @@ def _rule(key: str, **args: Any) -> dict[str, Any]:
 MAX_REPEAT = 10
 
 # RunConfig's number fields and the values they accept: (lowest, highest), the highest a Limits
-# attribute's name where a server sets it. One table for validate() and coerce_field(), so the
-# page, the API and the command line refuse the same values with the same message.
+# attribute's name where a server sets it; page, API and command line refuse alike from it.
 WHOLE_FIELDS: dict[str, tuple[int, int | str]] = {
     "steps": (1, "max_steps"),
     "batch_size": (1, "max_batch_size"),
@@ -254,8 +231,7 @@ FLOAT_FIELDS: dict[str, tuple[float, float, str | None]] = {
     "lr": (0, 100, None),  # (above lo, at most hi, hi as shown)
     "init_scale": (0, 2.0**64, "2^64"),
 }
-# The built-in text models' position embeddings (mpdemo/engine/models.py builds them with 512): a
-# longer sequence fails inside the model's embedding, after the data has loaded.
+# The built-in text models' position embeddings (engine/models.py): longer fails after loading.
 BUILTIN_POSITIONS = 512
 MAX_LENGTH = 4096  # any other model: its positions are known only once its config loads
 _WHOLE_TEXT = re.compile(r"[+-]?[0-9]{1,30}")  # '12', ' -3 ': a whole number as typed
@@ -315,15 +291,11 @@ def check_number(
     """Raise the keyed ConfigError unless `value` is what RunConfig's field `name` accepts."""
     lim = limits or Limits.from_env()
     lo, hi = number_range(name, lim, model)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
     if name in WHOLE_FIELDS:
-        ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+        ok = number and isinstance(value, int) and lo <= value <= hi
     else:
-        ok = (
-            isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and lo < value <= hi
-        )
+        ok = number and math.isfinite(value) and lo < value <= hi
     if not ok:
         raise _refusal(name, value, lim, model)
 
@@ -332,16 +304,16 @@ def coerce_field(
     name: str, raw: Any, limits: Limits | None = None, model: str | None = None
 ) -> Any:
     """A raw value (the page's box, an API call, a command-line flag) as RunConfig's field
-    `name` holds it, range-checked; a keyed ConfigError naming the field and its range if not.
-
-    Whole-number fields take an int, a float that is whole (a number box sends 5.0) or the
-    digits of one ("12"); never a fraction (2.5), NaN, an infinity, a bool or other text.
-    Float fields take a finite number or its text ("1e-3"). loss_scaling takes a bool or
-    on/off; text fields come back stripped. `model` bounds max_length by its positions.
-    """
+    `name` holds it, range-checked, or a keyed ConfigError naming the field and its range: whole
+    numbers as an int, a whole float (a number box sends 5.0) or digits; floats as a finite
+    number or its text; on/off fields as a bool or on/off; text stripped."""
     lim = limits or Limits.from_env()
     if name in WHOLE_FIELDS or name in FLOAT_FIELDS:
-        value = _parse_number(name, raw, lim, model)
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            raise _refusal(name, raw, lim, model, empty=True)
+        value = _parse_number(name, raw)
+        if value is None:
+            raise _refusal(name, raw, lim, model)
         check_number(name, value, lim, model)
         return value
     if name in ON_OFF_FIELDS:
@@ -351,39 +323,28 @@ def coerce_field(
     return raw  # a choice or a text field of another type: validate() names it
 
 
-def _parse_number(name: str, raw: Any, lim: Limits, model: str | None) -> int | float:
+def _parse_number(name: str, raw: Any) -> int | float | None:
+    """`raw` as the number field's type; None where it is none (2.5 steps are not 2 steps)."""
     whole = name in WHOLE_FIELDS
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        raise _refusal(name, raw, lim, model, empty=True)
-    if isinstance(raw, bool):
-        raise _refusal(name, raw, lim, model)
     if isinstance(raw, str):
         text = raw.strip()
-        if len(text) > _MAX_NUMBER_TEXT:
-            raise _refusal(name, raw, lim, model)
-        if whole:
-            if not _WHOLE_TEXT.fullmatch(text):
-                raise _refusal(name, raw, lim, model)
-            return int(text)
+        if len(text) > _MAX_NUMBER_TEXT or (whole and not _WHOLE_TEXT.fullmatch(text)):
+            return None
         try:
-            number = float(text)
+            number = int(text) if whole else float(text)
         except ValueError:
-            raise _refusal(name, raw, lim, model) from None
-        if not math.isfinite(number):  # float() reads 'nan' and 'inf' too
-            raise _refusal(name, raw, lim, model)
-        return number
-    if isinstance(raw, int):
-        if whole:
-            return raw
-        try:
-            return float(raw)
-        except OverflowError:
-            raise _refusal(name, raw, lim, model) from None
+            return None
+        return number if math.isfinite(number) else None  # float() reads 'nan' and 'inf' too
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return None
     if isinstance(raw, float):
         if not math.isfinite(raw) or (whole and not raw.is_integer()):
-            raise _refusal(name, raw, lim, model)  # 2.5 steps are not 2 steps
+            return None
         return int(raw) if whole else raw
-    raise _refusal(name, raw, lim, model)
+    try:
+        return raw if whole else float(raw)
+    except OverflowError:
+        return None
 
 
 def _parse_on_off(raw: Any, name: str = "loss_scaling") -> bool:

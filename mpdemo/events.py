@@ -7,16 +7,11 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from .engine.cores import mark_thread  # torch-free, like this module
-from .files.summary import plain
+from .files.summary import Summary, plain
 from .messages import MpdemoError
-
-if TYPE_CHECKING:
-    from .files.summary import Summary
-
-STATUSES = ("completed", "stopped", "diverged", "failed")
 
 
 @dataclass
@@ -27,11 +22,15 @@ class _Event:
 
 
 @dataclass
-class RunStarted(_Event):
+class _RunEvent(_Event):
+    run_id: str  # '<index in the grid>:<label>'
+    label: str
+
+
+@dataclass
+class RunStarted(_RunEvent):
     """A run began: its config, what it will measure, warnings known up front."""
 
-    run_id: str
-    label: str
     index: int  # 0-based position in the grid
     total: int
     config: dict[str, Any]
@@ -44,11 +43,9 @@ class RunStarted(_Event):
 
 
 @dataclass
-class StepEvent(_Event):
+class StepEvent(_RunEvent):
     """One optimizer step (or skipped step) with its timing."""
 
-    run_id: str
-    label: str
     step: int
     loss: float
     loss_scale: float | None
@@ -68,43 +65,31 @@ class StepEvent(_Event):
 
 
 @dataclass
-class EvalEvent(_Event):
+class EvalEvent(_RunEvent):
     """Evaluation on the validation slice."""
 
-    run_id: str
-    label: str
     step: int
     metrics: dict[str, float]
     kind: Literal["eval"] = "eval"
 
 
 @dataclass
-class RunFinished(_Event):
+class RunFinished(_RunEvent):
     """A run ended; `summary` (mpdemo.files.summary.Summary) carries the DESIGN.md summary keys."""
 
-    run_id: str
-    label: str
     status: str
     summary: Summary
     kind: Literal["end"] = "end"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form: the summary as its JSON form, not as a dataclass's fields."""
-        return {
-            "run_id": self.run_id,
-            "label": self.label,
-            "status": self.status,
-            "summary": plain(self.summary),
-            "kind": self.kind,
-        }
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**fields, "summary": plain(self.summary)}
 
 
 @dataclass
 class GridPlanned(_Event):
-    """Before a grid's first run: this machine, and what to expect.
-
-    Renderers that do not know it skip it (every consumer keys on `kind`).
-    """
+    """Before a grid's first run: this machine, and what to expect (renderers may skip it)."""
 
     machine: dict[str, Any]
     notes: list[dict[str, Any]] = field(default_factory=list)  # sentences: {"key", "args", "text"}
@@ -115,16 +100,10 @@ class GridPlanned(_Event):
 
 
 @dataclass
-class GradHistograms(_Event):
-    """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format.
+class GradHistograms(_RunEvent):
+    """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format, at the
+    loss `scale` they carried; the runs JSON keeps them as the run's `grad_histograms`."""
 
-    `scale` is the loss scale the gradients carried (1 without a scaler); each layer is
-    {"name", "bin_edges_log2", "counts", "elements", "nonzero", "flushed", "subnormal",
-    "overflow"} (mpdemo/engine/gradwatch.py). The runs JSON keeps them as the run's `grad_histograms`.
-    """
-
-    run_id: str
-    label: str
     step: int
     scale: float | None
     format: str
@@ -141,12 +120,8 @@ Emit = Callable[[Event], None]
 
 
 class Pump:
-    """Work run in a daemon thread of its own, its emits handed on as they come: the one
-    thread-and-queue of a training (Runner), a sweep (SweepRunner) and a plain stream.
-
-    `stop_event` ends the work within a step; an MpdemoError the work raises (bad input found
-    while preparing) is raised by `events()`, in the reader's thread.
-    """
+    """Work run in a daemon thread of its own, its emits handed on as they come (a training's, a
+    sweep's, a stream's); an MpdemoError the work raises is raised by `events()`, in the reader's."""
 
     def __init__(
         self, work: Callable[[Emit], None], name: str, stop: threading.Event | None = None

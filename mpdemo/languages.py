@@ -1,9 +1,5 @@
-"""The page's languages, read from mpdemo/ui/locales/<code>.toml without gradio or torch.
-
-mpdemo.ui.i18n renders the page with these (and names them for the page's modules); the
-notebook (mpdemo.notebook) writes its Markdown and plot titles in the page's language from the
-same files. `t(key, lang, **args)` is a UI string in `lang`.
-"""
+"""The page's languages, read from mpdemo/ui/locales/<code>.toml without gradio or torch (the page
+and the notebook speak from them); `t(key, lang, **args)` is a UI string in `lang`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Logging: one `mpdemo` logger; every record of a run carries its run id.
-
-The library adds no handler of its own (a NullHandler, as libraries should): `python app.py` and
-the CLI call `setup()`, which prints one line per record; a failed run's traceback is printed only
-when MPDEMO_LOG_LEVEL=DEBUG, and it is always kept in the run's JSON under `error_detail`.
-"""
+"""Logging: one `mpdemo` logger (a NullHandler, as libraries should); the app and the CLI call
+`setup()`. A run's records carry its id; tracebacks print only at DEBUG (the JSON keeps them)."""
 
 from __future__ import annotations
 
@@ -47,11 +43,8 @@ def setup(default_level: str = "WARNING") -> None:
     level = logging.getLevelName(level_name)
     if not isinstance(level, int):
         level = logging.WARNING
-    if any(getattr(h, "_mpdemo", False) for h in logger.handlers):
-        logger.setLevel(level)
-        return
-    handler = logging.StreamHandler()
-    handler.setFormatter(_Format(tracebacks=level <= logging.DEBUG))
-    handler._mpdemo = True  # type: ignore[attr-defined]
-    logger.addHandler(handler)
+    if not any(isinstance(h.formatter, _Format) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(_Format(tracebacks=level <= logging.DEBUG))
+        logger.addHandler(handler)
     logger.setLevel(level)

@@ -1,10 +1,6 @@
-"""One record per backend and per precision: every other module reads these tables.
-
-Adding a precision is one `Precision` record here (the engine, the backends and the pages read its
-fields, never its name); adding a backend is one `Backend` record plus its module in
-`mpdemo/backends/`. Nothing here imports torch: the app
-and the CLI read these tables at start-up (dtypes are named by their torch attribute).
-"""
+"""One record per backend and per precision: a new precision is one `Precision` record (the rest
+read its fields, never its name), a new backend one `Backend` record plus its module. No torch:
+dtypes are named by their torch attribute."""
 
 from __future__ import annotations
 
@@ -65,9 +61,7 @@ class Backend:
 
     name: str  # the CLI's and RunConfig's value
     display: str  # in the UI's checkboxes and tables
-    prose: str  # inside a sentence: "the Trainer does not autocast fp16 on CPU"
     module: str  # mpdemo.backends.<module>: its INPUTS, settings() and train_loop()
-    multi_process: bool  # may run under `accelerate launch` on several processes
     # Its loop makes an Accelerator (directly or through the Trainer): Accelerate's process-wide
     # state is reset before and after, so the next run may pick another mixed_precision.
     uses_accelerate: bool = False
@@ -102,10 +96,8 @@ PRECISIONS: dict[str, Precision] = {
             accelerate="fp16",
             trainer_flag="fp16",
         ),
-        # tf32: fp32 weights and no autocast; torch lets the GPU's tensor cores take fp32
-        # matmuls with their inputs rounded to 10 mantissa bits ("high" matmul precision and
-        # allow_tf32, for its turns only; not TrainingArguments(tf32=True), which sets them for
-        # the whole process). CUDA compute capability 8.0 (Ampere) and newer.
+        # tf32: fp32 matmuls on the tensor cores, inputs rounded to 10 mantissa bits, set for its
+        # turns only (TrainingArguments(tf32=True) would set it for the whole process).
         Precision(
             name="tf32",
             dtype="float32",
@@ -115,11 +107,9 @@ PRECISIONS: dict[str, Precision] = {
             refusal="tf32_needs_gpu",
             matmul_flags=("high", True, True),
         ),
-        # fp8 (mpdemo/engine/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 for
-        # gradients) with per-tensor scales; the rest autocasts to bf16, as Accelerate's
-        # mixed_precision="fp8" does. No GradScaler: each tensor carries its own scale. The
-        # Trainer has no flag for it: its Accelerator gets it as Accelerate's config would.
-        # Ada and Hopper (compute capability 8.9+); its refusal says what the machine has.
+        # fp8 (engine/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 gradients)
+        # with per-tensor scales, so no GradScaler; the rest autocasts to bf16, as Accelerate's
+        # mixed_precision="fp8" does (the Trainer gets it through its Accelerator).
         Precision(
             name="fp8",
             dtype="float8_e4m3fn",
@@ -136,28 +126,18 @@ PRECISIONS: dict[str, Precision] = {
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in [
-        Backend(
-            name="torch",
-            display="PyTorch AMP",
-            prose="PyTorch AMP",
-            module="torch_amp",
-            multi_process=False,
-        ),
+        Backend(name="torch", display="PyTorch AMP", module="torch_amp"),
         Backend(
             name="accelerate",
             display="Accelerate",
-            prose="Accelerate",
             module="accelerate",
-            multi_process=True,
             uses_accelerate=True,
             cpu_fp16=False,
         ),
         Backend(
             name="trainer",
             display="Trainer",
-            prose="the Trainer",
             module="trainer",
-            multi_process=True,
             uses_accelerate=True,
             cpu_fp16=False,
         ),

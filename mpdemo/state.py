@@ -1,9 +1,5 @@
-"""The process's state that outlives a request, reset in one call (tests, a server's restart).
-
-Each module that keeps process-wide state (a cache, a registry of live objects, the class's
-line) registers the function that empties it with `@on_reset`; `reset()` calls every one
-registered so far. A module never imported has nothing to reset, so nothing is imported here.
-"""
+"""The process's state that outlives a request, reset in one call (tests, a server's restart):
+each module that keeps some registers the function that empties it with `@on_reset`."""
 
 from __future__ import annotations
 

@@ -1,15 +1,6 @@
-"""str.format with a language's digits and plural words: one formatter for messages and the UI.
-
-A template is filled as str.format fills it, except that:
-- numbers use the language's decimal mark and digit grouping: `{n:,}` is "2,000" in English and
-  "2.000" in Spanish, `{x:.2f}` is "0.69" / "0,69";
-- `{n:plural(# run|# runs)}` picks the singular or the plural form for n, with `#` standing for
-  n itself ("1 run", "2,000 runs"). Which counts take the singular is the language's rule
-  (`plural_one`: [1] in English and Spanish, [0, 1] in Portuguese, as CLDR has it).
-
-The engine renders its English messages with ENGLISH (mpdemo/messages/); the UI builds one
-NumberStyle per locale file (mpdemo/ui/i18n.py).
-"""
+"""str.format with a language's digits and plural words, for messages and the UI: `{n:,}` is
+"2,000" in English and "2.000" in Spanish; `{n:plural(# run|# runs)}` picks the form for n (`#` is
+n), the singular counts being the language's (`plural_one`: [0, 1] in Portuguese, as CLDR has it)."""
 
 from __future__ import annotations
 
@@ -42,18 +33,14 @@ class NumberStyle:
         # One pass, so "1,234.5" becomes "1.234,5" rather than "1.234.5".
         return text.translate({ord(","): self.thousands, ord("."): self.decimal})
 
-    def plural_form(self, count: Any) -> str:
-        """ "one" or "other": which form of a counted word `count` takes here."""
-        try:
-            whole = int(count) == count
-        except (TypeError, ValueError):
-            return "other"
-        return "one" if whole and int(count) in self.plural_one else "other"
-
     def plural(self, count: Any, forms: str) -> str:
         """ "one form|other form" (# = the count) → the form `count` takes, filled in."""
         one, _, other = forms.partition("|")
-        form = one if self.plural_form(count) == "one" or not other else other
+        try:
+            singular = int(count) == count and int(count) in self.plural_one
+        except (TypeError, ValueError):  # an infinite count raises: render() falls back
+            singular = False
+        form = one if singular or not other else other
         if "#" not in form:
             return form
         whole = isinstance(count, numbers.Integral) and not isinstance(count, bool)
@@ -85,10 +72,7 @@ class _Formatter(string.Formatter):
 
 
 def _plain_g(value: numbers.Real, spec: str) -> str | None:
-    """`{x:.3g}` of 1,000 up to a billion as a grouped whole number ("15,600", not "1.56e+04").
-
-    A student reads "15,600 vs 703 ms"; "1.56e+04 vs 703 ms" hides a 22x gap in an exponent.
-    """
+    """`{x:.3g}` of 1,000 up to a billion as "15,600", not "1.56e+04" (which hides a gap)."""
     if SIG_SPEC.fullmatch(spec) is None or not math.isfinite(value):
         return None
     text = format(value, spec)

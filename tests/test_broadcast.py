@@ -203,7 +203,7 @@ def test_the_line_is_fifo_with_places_estimates_and_a_cap() -> None:
     assert wait3 is None
     with pytest.raises(QueueFull) as err:
         hub.watch([CFG.replace(steps=5)])
-    assert err.value.key == "queue_full" and err.value.args_dict["limit"] == 2
+    assert err.value.key == "queue_full" and err.value.note.args["limit"] == 2
     # The joined one is no new request: it never counts against the cap.
     assert hub.watch([CFG.replace(steps=3)]).kind == "shared"
     running.stop()

@@ -53,11 +53,11 @@ def test_a_single_run_far_over_the_cap_is_refused_at_its_second_step() -> None:
     assert c.state == "stopped" and c.derived.estimate is None
     assert len(c._paced) <= comparison.FIRST_TIMED_STEP + 1  # the step under way ends
     assert not any(e.kind == "step" and e.step > comparison.FIRST_TIMED_STEP + 1 for e in events)
-    assert c.refusal.args_dict["need"] > comparison.FAR_OVER * 0.5
+    assert c.refusal.note.args["need"] > comparison.FAR_OVER * 0.5
     # What would fit is what that step measured, for each of its three runs.
     step2 = next(e for e in events if e.kind == "step" and e.step == 2)
     if c.refusal.key == "comparison_too_long":
-        assert 20 <= c.refusal.args_dict["steps"] <= 30.0 / (3 * step2.step_time_s)
+        assert 20 <= c.refusal.note.args["steps"] <= 30.0 / (3 * step2.step_time_s)
     else:
         assert c.refusal.key == "comparison_too_long_runs" and 30.0 / (3 * step2.step_time_s) < 25
     # Asked again (anyone, now that this process measured it): refused before it joins the line.
@@ -129,8 +129,8 @@ def test_a_single_run_over_the_cap_is_refused_by_its_steps_pace(over: float) -> 
     assert c.state == "stopped" and c.refusal.key == "comparison_too_long"
     at = comparison.FIRST_TIMED_STEP if over > comparison.FAR_OVER else comparison.PACE_STEPS
     assert len(c._paced) == at
-    assert c.refusal.args_dict["steps"] == int((cap - pace) / pace)  # after its first step
-    assert c.refusal.args_dict["need"] == round(steps * pace / 60.0, 1)
+    assert c.refusal.note.args["steps"] == int((cap - pace) / pace)  # after its first step
+    assert c.refusal.note.args["need"] == round(steps * pace / 60.0, 1)
 
 
 def test_a_refusal_at_the_plan_is_the_status_of_everyone_watching() -> None:
@@ -275,7 +275,7 @@ def test_one_address_takes_at_most_a_fifth_of_the_line() -> None:
     ]
     with pytest.raises(QueueFull) as err:  # a stranger's third tab
         hub.watch([CFG.replace(seed=70)], make_runner=SlowRunner, client="6.6.6.6")
-    assert err.value.key == "queue_full_client" and err.value.args_dict["limit"] == 2
+    assert err.value.key == "queue_full_client" and err.value.note.args["limit"] == 2
     # A student at another address still gets in line.
     other = hub.watch([CFG.replace(seed=71)], make_runner=SlowRunner, client="10.0.0.7")
     assert other.place() is not None

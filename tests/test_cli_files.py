@@ -234,11 +234,11 @@ def test_coerce_field_refuses_with_the_keyed_message_and_the_range(name, raw, ke
 
     with pytest.raises(ConfigError) as err:
         coerce_field(name, raw, model="tiny-bert")
-    assert err.value.key == key and err.value.args_dict["field"] == name
+    assert err.value.key == key and err.value.note.args["field"] == name
     text = str(err.value)
     assert text.startswith(name) and "\n" not in text and len(text) < 200, text
     if name != "loss_scaling":
-        assert err.value.args_dict["rule"]["key"] in ("rule_whole", "rule_above")
+        assert err.value.note.args["rule"]["key"] in ("rule_whole", "rule_above")
     es = i18n.error_text(err.value, "es")
     assert " must be " not in es and " is empty" not in es, es
 
@@ -331,9 +331,9 @@ def test_an_atomic_write_never_replaces_a_fifo_or_a_symlink(tmp_path):
 
 def test_a_grid_the_cli_can_write_is_a_grid_it_reads_back():
     # 72 runs written by `run --repeat 8` were refused at 64 by the reader and the page.
-    from mpdemo.catalog import BACKENDS, PRECISIONS
     from mpdemo.config import MAX_REPEAT
     from mpdemo.files.recorded import MAX_RUNS, parse_document
+    from mpdemo.registry import BACKENDS, PRECISIONS
 
     assert len(BACKENDS) * len(PRECISIONS) * MAX_REPEAT <= MAX_RUNS
     run = {"config": RunConfig().to_dict(), "summary": {"backend": "torch", "precision": "fp32"}}

@@ -19,15 +19,17 @@ from hypothesis import strategies as st
 
 from mpdemo.cli.main import format_table
 from mpdemo.files import recorded
-from mpdemo.files.recorded import (
+from mpdemo.files.checks import (
     MACHINE_RULES,
     MAX_STEPS_PER_RUN,
     SPEED_CHECK_RULES,
     STEP_RULES,
     SUMMARY_RULES,
+)
+from mpdemo.files.machines import describe_machine
+from mpdemo.files.recorded import (
     RecordingError,
     compact,
-    describe_machine,
     parse_document,
     read_runs,
     reference_files,
@@ -274,7 +276,7 @@ def _read_or_render(raw: bytes, where: str | None) -> str:
         _one_line_everywhere(err)
         if err.key == "runs_bad_field" and where is not None:
             # The line names the field that was changed (or the object it sits in, or one in it).
-            named = err.args_dict["path"]
+            named = err.note.args["path"]
             assert named.startswith(where) or where.startswith(named), (named, where)
         return "refused"
     render_everything(rec)

@@ -11,15 +11,8 @@ from pathlib import Path
 import pytest
 
 from mpdemo.cli import main as cli
-from mpdemo.files.recorded import (
-    FORMAT_VERSION,
-    RecordingError,
-    cpu_short_name,
-    gpu_short_name,
-    machine_tag,
-    read_runs,
-    reference_files,
-)
+from mpdemo.files.machines import cpu_short_name, gpu_short_name, machine_tag
+from mpdemo.files.recorded import FORMAT_VERSION, RecordingError, read_runs, reference_files
 from mpdemo.ui.train.recorded import save_runs
 from mpdemo.ui.train.session import MAX_STORED_CHARS, Session
 

@@ -115,7 +115,7 @@ def test_oversized_grids_are_refused_before_anything_runs(monkeypatch):
     # round (interleave stops at the point's cap), at most MIN_ROUNDS rounds past the budget.
     params = size_params(Size(512, 8))
     one_round = sum(6 * params * 128 * 64 / r for r in slow.values())
-    total_s = err.value.args_dict["total_min"] * 60
+    total_s = err.value.note.args["total_min"] * 60
     assert 3 * one_round <= total_s <= (MIN_ROUNDS + 2) * one_round
 
 

@@ -10,8 +10,8 @@ import gradio as gr
 import pytest
 import torch
 
-from mpdemo.catalog import BACKENDS, PRECISIONS
 from mpdemo.config import Limits, RunConfig
+from mpdemo.registry import BACKENDS, PRECISIONS
 from mpdemo.ui import app, i18n
 from mpdemo.ui.tabs import TEACH_TABS
 from mpdemo.ui.tabs import code as C

@@ -1,8 +1,5 @@
-"""`python -m mpdemo lesson --list` / `lesson NAME [--json PATH] [--csv PATH]`: the Train tab's lessons.
-
-The same records the page's lesson picker runs (mpdemo/teach/lessons.py), trained by `run`'s
-code (or, for the sweep lesson, `sweep`'s), so a teacher can try each one the evening before.
-"""
+"""`python -m mpdemo lesson --list` / `lesson NAME [--json PATH] [--csv PATH]`: the Train tab's
+lessons (mpdemo/teach/lessons.py), trained by `run`'s code or `sweep`'s, to try the evening before."""
 
 from __future__ import annotations
 
@@ -16,6 +13,7 @@ from ..teach.device_sizes import size_line
 from ..teach.lesson_checks import check_runs, traces_of
 from ..teach.lesson_recordings import recording_for
 from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
+from .common import add_output_flags
 from .sweep import sweep_main
 
 
@@ -26,9 +24,12 @@ def add_lesson_parser(
     p = sub.add_parser("lesson", help="run one of the course's lessons (--list names them)")
     p.add_argument("name", nargs="?", help="the lesson to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the lessons in the course's order")
-    p.add_argument("--json", dest="json_path", help="write every run and step as JSON")
-    p.add_argument("--csv", dest="csv_path", help="write every step as CSV")
-    p.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    add_output_flags(
+        p,
+        "write every run and step as JSON",
+        "write every step as CSV",
+        "no per-run progress lines",
+    )
     # bench/gpu_check.py records each lesson on the device it measures (--device cuda there).
     p.add_argument(
         "--device",
@@ -81,10 +82,8 @@ def lesson_main(
     run: Callable[..., int],
     parse: Callable[[list[str]], argparse.Namespace],
 ) -> int:
-    """List the lessons, or run one through `run`'s code (or `sweep`'s) and print its table.
-
-    run and parse: cli.main's `_run` and its parser's parse_args (passed in: no import cycle).
-    """
+    """List the lessons, or run one through `run`'s code (or `sweep`'s) and print its table;
+    run and parse: cli.main's `_run` and its parser's parse_args (passed in: no import cycle)."""
     if args.list or not args.name:
         print(list_text())
         return 0

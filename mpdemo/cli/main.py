@@ -14,40 +14,36 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from .. import engine, log
-from ..catalog import BACKENDS, PRECISIONS
-from ..config import (
-    FLOAT_FIELDS,
-    MAX_REPEAT,
-    WHOLE_FIELDS,
-    RunConfig,
-    cli_fields,
-    coerce_field,
-)
-from ..files.atomic import check_output_paths, write_text_atomic
+from ..config import FLOAT_FIELDS, MAX_REPEAT, WHOLE_FIELDS, RunConfig, cli_fields, coerce_field
+from ..files.atomic import write_text_atomic
 from ..files.recorded import write_runs, write_steps_csv
-from ..files.summary import (
-    repeat_groups,
-    scale_text,
-    speedup_text,
-    typical_step_s,
-)
+from ..files.summary import repeat_groups, scale_text, speedup_text, typical_step_s
 from ..messages import ConfigError, MpdemoError
 from ..notebook.command import add_notebook_parser, notebook_main
+from ..registry import BACKEND_NAMES, PRECISION_NAMES
 from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..runs.state import ComparisonState
 from ..teach.formats import LOW_PRECISION
 from ..teach.listing import script_for
 from ..teach.underflow import collect
-from .argtypes import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, Parser, choice_list
+from .common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_SIGNAL,
+    Parser,
+    add_field_flags,
+    add_output_flags,
+    check_outputs,
+    stop_on_signals,
+    table,
+)
 from .lesson import add_lesson_parser, lesson_main
-from .signals import EXIT_SIGNAL, stop_on_signals
 from .sweep import add_sweep_parser, sweep_main
 
 if TYPE_CHECKING:
-    from ..events import Event, GridPlanned
+    from ..events import Event
     from ..files.summary import Summary
-
-UNDERFLOW_FORMATS = LOW_PRECISION  # mpdemo.teach.formats imports no torch
 
 TABLE_COLUMNS = [
     ("backend", "backend"),
@@ -69,31 +65,16 @@ TABLE_COLUMNS = [
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; flags are RunConfig's fields in kebab case."""
-    d = RunConfig()
     p = Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="train the grid of backends x precisions, print a summary")
-    # One flag per RunConfig field (config.flag metadata). Number flags stay text here:
-    # config.coerce_field reads them by the rule the page and the API use, so '2.5' steps or
-    # 'nan' lr are refused with the same message everywhere. backend and precision take lists.
-    lists = {"backend": BACKENDS, "precision": PRECISIONS}
-    for f in cli_fields():
-        name, default, help_ = (
-            "--" + f.name.replace("_", "-"),
-            getattr(d, f.name),
-            f.metadata["help"],
-        )
-        if f.name in lists:
-            run.add_argument(
-                name, type=choice_list(lists[f.name], f.name), default=[default], help=help_
-            )
-        elif f.metadata["choices"]:
-            run.add_argument(name, choices=f.metadata["choices"], default=default, help=help_)
-        else:
-            run.add_argument(name, default=default, help=help_)
-    run.add_argument("--json", dest="json_path", help="write every run and step as JSON")
-    run.add_argument("--csv", dest="csv_path", help="write every step as CSV")
-    run.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    add_field_flags(run, lists={"backend": BACKEND_NAMES, "precision": PRECISION_NAMES})
+    add_output_flags(
+        run,
+        "write every run and step as JSON",
+        "write every step as CSV",
+        "no per-run progress lines",
+    )
     run.add_argument(
         "--repeat",
         type=int,
@@ -101,8 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"run the whole comparison N times (1 to {MAX_REPEAT}), each with its own speed measurement, "
         "and show how far the figures move",
     )
-    # `code` takes every flag `run` takes (the parser's own definitions), for one backend and
-    # precision, so a `run` command line turns into its script by changing one word.
+    # `code` takes every flag `run` takes, so a `run` command line becomes its script by one word.
     sub.add_parser(
         "code",
         parents=[run],
@@ -116,41 +96,29 @@ def build_parser() -> argparse.ArgumentParser:
     und.add_argument(
         "--format",
         dest="fmt",
-        choices=UNDERFLOW_FORMATS,
+        choices=LOW_PRECISION,
         default="fp16",
         help="the format the gradients are cast to: fp16, bf16, or fp8's e4m3 / e5m2",
     )
-    und.add_argument("--model", default=d.model)
-    und.add_argument("--dataset", default=d.dataset)
-    und.add_argument("--train-slice", default=d.train_slice)
-    und.add_argument("--batch-size", default=d.batch_size)
-    und.add_argument("--seed", default=d.seed)
+    add_field_flags(und, ("model", "dataset", "train_slice", "batch_size", "seed"))
     und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
-
     add_sweep_parser(sub)
     add_lesson_parser(sub)
     add_notebook_parser(sub)
     sub.add_parser(
-        "app",
-        help="open the page, as `python app.py` does (GRADIO_SERVER_PORT picks the port)",
+        "app", help="open the page, as `python app.py` does (GRADIO_SERVER_PORT picks the port)"
     )
     return p
 
 
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     """The grid of RunConfigs the flags describe, each validated."""
-    names = {f.name for f in fields(RunConfig)}
-    values = {
-        k: coerce_field(k, v, model=args.model)
-        for k, v in vars(args).items()
-        if k in names and k not in ("backend", "precision")
-    }
-    base = RunConfig(**values)
-    configs = grid(base, args.backend, args.precision)
-    for cfg in configs:
-        cfg.validate()
-    return configs
+    names = {f.name for f in fields(RunConfig)} - {"backend", "precision"}
+    base = RunConfig(
+        **{k: coerce_field(k, v, model=args.model) for k, v in vars(args).items() if k in names}
+    )
+    return [cfg.validate() for cfg in grid(base, args.backend, args.precision)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,18 +131,16 @@ def main(argv: list[str] | None = None) -> int:
         from ..ui import run_app  # gradio: only for the page, never for the other commands
 
         run_app()  # serves until Ctrl-C or SIGTERM, then exits the process itself
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
+        "run": _run,
+        "code": _code,
+        "underflow": _underflow,
+        "sweep": sweep_main,
+        "lesson": lambda a: lesson_main(a, _run, parser.parse_args),
+        "notebook": notebook_main,
+    }
     try:
-        if args.command == "underflow":
-            return _underflow(args)
-        if args.command == "code":
-            return _code(args)
-        if args.command == "lesson":
-            return lesson_main(args, _run, parser.parse_args)
-        if args.command == "sweep":
-            return sweep_main(args)
-        if args.command == "notebook":
-            return notebook_main(args)
-        return _run(args)
+        return commands[args.command](args)
     except MpdemoError as err:
         print(f"mpdemo: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -204,10 +170,6 @@ def _read_number_flags(parser: argparse.ArgumentParser, args: argparse.Namespace
             setattr(args, name, value)
 
 
-def _is_main_process() -> bool:
-    return int(os.environ.get("RANK", "0")) == 0
-
-
 def _run(
     args: argparse.Namespace,
     configs: list[RunConfig] | None = None,
@@ -228,10 +190,10 @@ def _run(
             rule={"key": "rule_whole", "args": {"lo": 1, "hi": MAX_REPEAT}},
             value=args.repeat,
         )
-    main_proc = _is_main_process()
+    main_proc = int(os.environ.get("RANK", "0")) == 0
     single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
     if main_proc:
-        print(header())
+        print(f"# {engine.machine_note().text}")  # this machine: names, flags
     state = ComparisonState(repeated(configs, args.repeat))
     runs = state.fold.finished  # the runs JSON's entries (with their speed-ups), in grid order
 
@@ -239,7 +201,7 @@ def _run(
         state.apply(ev)
         estimate = state.estimate
         if ev.kind == "plan" and main_proc:
-            print(plan_text(ev), flush=True)
+            print("\n".join(f"# {n['text']}" for n in ev.notes), flush=True)
         elif ev.kind == "start" and main_proc and not args.quiet:
             left = estimate.remaining_s() if estimate is not None else None
             eta = f", about {duration_text(left)} left in all" if left is not None else ""
@@ -289,17 +251,6 @@ def _run(
     return code
 
 
-def check_outputs(args: argparse.Namespace) -> None:
-    """Refuse --json/--csv paths no file can be written at (an empty one, a FIFO, a device, a
-    symlink, the same path twice), before anything trains (exit 2)."""
-    check_output_paths(
-        [
-            (flag, getattr(args, dest, None))
-            for flag, dest in (("--json", "json_path"), ("--csv", "csv_path"))
-        ]
-    )
-
-
 def _cell(s: dict[str, Any], key: str) -> str:
     if key == "eval":
         if s.get("eval_accuracy") is not None:
@@ -321,16 +272,6 @@ def _cell(s: dict[str, Any], key: str) -> str:
     if key == "final_loss":
         return f"{v:.4f}"
     return str(v)
-
-
-def header() -> str:
-    """The CLI's first line: this machine (names, flags)."""
-    return f"# {engine.machine_note().text}"
-
-
-def plan_text(ev: GridPlanned) -> str:
-    """The plan's sentences, as header lines."""
-    return "\n".join(f"# {n['text']}" for n in ev.notes)
 
 
 def repeat_text(summaries: list[Summary]) -> str:
@@ -355,11 +296,8 @@ def format_table(summaries: list[dict[str, Any]]) -> str:
     # Peak memory is the CUDA allocator's: a column only when a run has one.
     cols = [(k, h) for k, h in TABLE_COLUMNS
             if k != "peak_mem_bytes" or any(s.get(k) is not None for s in summaries)]  # fmt: skip
-    header = [h for _, h in cols]
-    rows = [[_cell(s, k) for k, _ in cols] for s in summaries]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
-    return "\n".join([lines[0], "  ".join("-" * w for w in widths), *lines[1:]])
+    rows = [[h for _, h in cols], *[[_cell(s, k) for k, _ in cols] for s in summaries]]
+    return "\n".join(table(rows, rule=True))
 
 
 def _code(args: argparse.Namespace) -> int:
@@ -384,13 +322,8 @@ def _underflow(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.scale) and 0 < args.scale <= 2.0**64):
         rule = {"key": "rule_above", "args": {"lo": 0, "hi": "2^64"}}
         raise ConfigError("bad_number", field="scale", rule=rule, value=args.scale)
-    cfg = RunConfig(
-        model=args.model,
-        dataset=args.dataset,
-        train_slice=args.train_slice,
-        batch_size=coerce_field("batch_size", args.batch_size),
-        seed=coerce_field("seed", args.seed),
-    ).validate()
+    names = ("model", "dataset", "train_slice", "batch_size", "seed")
+    cfg = RunConfig(**{k: getattr(args, k) for k in names}).validate()
     fmt = args.fmt
     # S = 1 counted too: the page's table shows what flushes to zero without a scale beside S.
     lab = collect(cfg, scales=(args.scale, 1.0), fmts=(fmt,))

@@ -1,8 +1,4 @@
-"""`python -m mpdemo sweep ...`: the size sweep, headless; points printed as they come.
-
-Registered by mpdemo/cli/main.py (add_sweep_parser, sweep_main); nothing here imports cli.py, so
-the two cannot form a cycle.
-"""
+"""`python -m mpdemo sweep ...`: the size sweep, headless; points printed as they come."""
 
 from __future__ import annotations
 
@@ -14,9 +10,9 @@ import threading
 from typing import TYPE_CHECKING
 
 from .. import engine
-from ..config import Limits, RunConfig, check_number
+from ..config import Limits, RunConfig
 from ..engine.machine import machine_info, machine_note
-from ..files.atomic import check_output_paths, write_csv_atomic, write_text_atomic
+from ..files.atomic import write_csv_atomic, write_text_atomic
 from ..files.summary import oriented
 from ..messages import EN, ConfigError, Note
 from ..runs.notes import duration_text
@@ -35,26 +31,31 @@ from ..sweep.sizes import (
 from ..sweep.spec import SweepSpec
 from ..teach.device_sizes import kind_of
 from ..teach.published import PUBLISHED
-from .argtypes import EXIT_FAILED, EXIT_OK, choice_list
-from .signals import EXIT_SIGNAL, stop_on_signals
+from .common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_SIGNAL,
+    add_field_flags,
+    add_output_flags,
+    check_outputs,
+    choice_list,
+    stop_on_signals,
+    table,
+)
 
 if TYPE_CHECKING:
     from ..sweep.events import SweepEvent, SweepFinished, SweepMemory, SweepPoint
 
 
-def _on_off(text: str) -> bool:
-    if text.lower() in ("on", "true", "1", "yes"):
-        return True
-    if text.lower() in ("off", "false", "0", "no"):
-        return False
-    raise argparse.ArgumentTypeError(f"{text!r} is not on or off")
+# run's flags that the sweep's points take (its --model and --batch-size: the memory anatomy's).
+_BASE_FLAGS = ("dataset", "train_slice", "device", "seed", "lr", "max_length", "loss_scaling")
+_BASE_FLAGS += ("init_scale", "growth_interval", "batch_size")
 
 
 def add_sweep_parser(
     sub: argparse._SubParsersAction[argparse.ArgumentParser],
 ) -> argparse.ArgumentParser:
     """The `sweep` subcommand: run's flags where they apply, plus the grid's."""
-    d = RunConfig()
     p = sub.add_parser(
         "sweep",
         help="where mixed precision pays here: speed-up vs fp32 over model size x batch size, "
@@ -84,34 +85,19 @@ def add_sweep_parser(
         type=float,
         default=None,
         help=f"seconds of timing for all points together (default {DEFAULT_BUDGET_S:g}; on CUDA "
-        f"{CUDA_GRID.budget_s:g}); a slow "
-        "point goes on until it has 6 interleaved rounds",
+        f"{CUDA_GRID.budget_s:g}); a slow point goes on until it has 6 interleaved rounds",
     )
-    p.add_argument("--dataset", default=d.dataset)
-    p.add_argument("--train-slice", default=d.train_slice)
-    p.add_argument("--device", default=d.device)
-    p.add_argument("--seed", type=int, default=d.seed)
-    p.add_argument("--lr", type=float, default=d.lr)
-    p.add_argument(
-        "--max-length",
-        type=int,
-        default=None,
-        help=f"tokens a row (default {d.max_length}; on CUDA {CUDA_GRID.max_length})",
-    )
-    p.add_argument("--loss-scaling", type=_on_off, default=d.loss_scaling)
-    p.add_argument("--init-scale", type=float, default=d.init_scale)
-    p.add_argument("--growth-interval", type=int, default=d.growth_interval)
-    p.add_argument(
-        "--model",
-        default=d.model,
-        help="the memory anatomy's model: tiny-bert or small-bert (or --memory-size)",
-    )
+    helps = {
+        "max_length": f"tokens a row (default {RunConfig.max_length}; on CUDA {CUDA_GRID.max_length})",
+        "model": "the memory anatomy's model: tiny-bert or small-bert (or --memory-size)",
+        "batch_size": "the memory anatomy's",
+    }
+    add_field_flags(p, (*_BASE_FLAGS, "model"), helps)
+    p.set_defaults(max_length=None)  # the device's grid's (with_device_grid)
     p.add_argument("--memory-size", default=None, help="the memory anatomy's width x layers")
-    p.add_argument("--batch-size", type=int, default=d.batch_size, help="the memory anatomy's")
     p.add_argument("--no-memory", action="store_true", help="skip the memory anatomy")
-    p.add_argument("--json", dest="json_path", help="write the points and the memory as JSON")
-    p.add_argument("--csv", dest="csv_path", help="write one row per point and precision")
-    p.add_argument("--quiet", action="store_true", help="no plan line on stderr")
+    json_, csv_ = "write the points and the memory as JSON", "write one row per point and precision"
+    add_output_flags(p, json_, csv_, "no plan line on stderr")
     p.add_argument(
         "--published",
         action="store_true",
@@ -138,18 +124,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     """The SweepSpec the flags describe (ConfigError, one line, where they cannot run)."""
     lim = Limits.from_env()
     args = with_device_grid(args)
-    base = RunConfig(
-        dataset=args.dataset,
-        train_slice=args.train_slice,
-        device=args.device,
-        seed=args.seed,
-        lr=args.lr,
-        max_length=args.max_length,
-        loss_scaling=args.loss_scaling,
-        init_scale=args.init_scale,
-        growth_interval=args.growth_interval,
-        batch_size=args.batch_size,
-    )
+    base = RunConfig(**{k: getattr(args, k) for k in _BASE_FLAGS})
     base.validate(lim)
     memory = None
     if not args.no_memory:
@@ -162,7 +137,6 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
             memory = builtin_size(args.model)
             if memory is None:
                 raise ConfigError("sweep_memory_model", value=args.model)
-    check_number("batch_size", args.batch_size, lim)
     budget = args.budget
     if not (0 < budget <= 3600):  # NaN fails both comparisons
         raise ConfigError("sweep_bad_budget", value=budget)
@@ -223,14 +197,12 @@ def memory_lines(ev: SweepMemory) -> list[str]:
             + [f"{peak / mib:.2f}" if peak is not None else "-"]
             + [f"{est / mib:.2f}" if est is not None else "-"]
         )
-    header = ["MiB", *cols]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    table = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in [header, *rows]]
+    lines = table([["MiB", *cols], *rows], str.rjust)
     title = (
         f"memory of one step: {ev.model} ({ev.hidden}x{ev.layers}, {ev.params:,} params), "
         f"batch {ev.batch_size} x {ev.seq}, {ev.device}"
     )
-    return [title, *table, *[f"  {n['text']}" for n in ev.notes], f"  {EN['anatomy_rule']}"]
+    return [title, *lines, *[f"  {n['text']}" for n in ev.notes], f"  {EN['anatomy_rule']}"]
 
 
 def _ratio_words(speedup: float) -> str:
@@ -246,14 +218,7 @@ def published_lines() -> list[str]:
         for p in PUBLISHED
     ]  # fmt: skip
     header = ["hardware", "workload", "precision", "speed-up", "figures", "source"]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in [header, *rows]]  # fmt: skip
-    return [f"# {EN['published_heading']}", *lines]
-
-
-def _write_json(path: str, doc: dict[str, object]) -> None:
-    write_text_atomic(path, json.dumps(doc, indent=1))
+    return [f"# {EN['published_heading']}", *(x.rstrip() for x in table([header, *rows]))]
 
 
 def sweep_main(args: argparse.Namespace) -> int:
@@ -263,19 +228,15 @@ def sweep_main(args: argparse.Namespace) -> int:
 
     spec = spec_from_args(args)
     # Every refusal comes here, before anything is timed: a path that cannot be written too.
-    check_output_paths([("--json", args.json_path), ("--csv", args.csv_path)])
+    check_outputs(args)
     plan = plan_sweep(spec)
     print(f"# {machine_note().text}")
     if not args.quiet:
         sizes = ",".join(s.name for s in spec.sizes)
         batches = ",".join(str(b) for b in spec.batch_sizes)
-        print(
-            f"# {len(plan.points)} points (sizes {sizes} x batch sizes {batches}) x "
-            f"{', '.join(plan.precisions)}, about "
-            f"{duration_text(plan.estimate_s)} by the estimate; {EN['flops_rule']}",
-            file=sys.stderr,
-            flush=True,
-        )
+        about = f"about {duration_text(plan.estimate_s)} by the estimate; {EN['flops_rule']}"
+        grid = f"(sizes {sizes} x batch sizes {batches}) x {', '.join(plan.precisions)}"
+        print(f"# {len(plan.points)} points {grid}, {about}", file=sys.stderr, flush=True)
     points: list[SweepPoint] = []
     memory: SweepMemory | None = None
     end: SweepFinished | None = None
@@ -291,26 +252,22 @@ def sweep_main(args: argparse.Namespace) -> int:
         elif ev.kind == "sweep_end":
             end = ev
 
-    interrupted = False
     stop = threading.Event()
-    # SIGINT and SIGTERM stop it at the next point, keeping the points measured (a second one
-    # interrupts at once); the files are written, and the exit is 130 / 143.
+    # SIGINT and SIGTERM stop it at the next point: the points measured are written, exit 130/143.
     with stop_on_signals(stop) as caught:
         try:
             run_sweep(plan, on_event, stop)  # this thread: torch's one OpenMP pool
         except KeyboardInterrupt:
             caught.setdefault("signal", signal.SIGINT)
     if caught:
-        interrupted = True
         print("mpdemo: interrupted; the points measured are kept", file=sys.stderr)
-    notes = (
-        end.notes
-        if end is not None
-        else [n.to_dict() for n in crossover_notes(points, plan.device.type)]
-    )
+    if end is None:
+        notes = [n.to_dict() for n in crossover_notes(points, plan.device.type)]
+    else:
+        notes = end.notes
     for n in notes:
         print(n["text"])
-    status = "stopped" if interrupted else (end.status if end is not None else "failed")
+    status = "stopped" if caught else (end.status if end is not None else "failed")
     if end is not None and end.error:
         print(f"mpdemo: error: {Note(end.error['key'], end.error['args']).text}", file=sys.stderr)
     if end is not None:
@@ -320,10 +277,8 @@ def sweep_main(args: argparse.Namespace) -> int:
     if args.published:  # after what ran here, under a heading that says it did not
         print("\n".join(published_lines()))
     if args.json_path:
-        _write_json(
-            args.json_path,
-            sweep_document(points, memory, machine_info(), spec, status, notes),
-        )
+        doc = sweep_document(points, memory, machine_info(), spec, status, notes)
+        write_text_atomic(args.json_path, json.dumps(doc, indent=1))
     if args.csv_path:
         write_csv_atomic(args.csv_path, CSV_COLUMNS, csv_rows(points))
     if caught:

@@ -83,7 +83,7 @@ def slice_dataset_dict(dsd: DatasetDict, spec: str) -> tuple[Dataset, list[Note]
 
 def entry_for(name: str) -> DatasetEntry:
     """The catalog entry, or a generic one for Hub ids and local folders (columns guessed)."""
-    return DATASETS.get(name) or DatasetEntry(name, False, name, text_column="", label_column="")
+    return DATASETS.get(name) or DatasetEntry(name, False, text_column="", label_column="")
 
 
 def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:

@@ -1,9 +1,5 @@
-"""Files written whole or not at all, and output paths checked before the work that fills them.
-
-A runs JSON or CSV is written to a temporary file in the same folder and renamed over the
-target (os.replace is atomic on one file system): a reader, a crash or a full disk never
-leaves half a file, and a file that was there stays as it was until the new one is complete.
-"""
+"""Files written whole or not at all (a temporary file renamed over the target: a crash or a full
+disk never leaves half a file), and output paths checked before the work that fills them."""
 
 from __future__ import annotations
 
@@ -38,11 +34,8 @@ def write_atomic(
     newline: str | None = None,
     encoding: str = "utf-8",
 ) -> None:
-    """Call `write(f)` on a temporary file beside `path`, then rename it onto `path`.
-
-    Only a regular file is replaced: a FIFO, a device or a symlink at `path` would become a
-    regular file (as root, `/dev/null`), so they are refused here too, whatever was checked first.
-    """
+    """Call `write(f)` on a temporary file beside `path`, then rename it onto `path`; only a
+    regular file is replaced (as root, `/dev/null` would become one)."""
     target = Path(path)
     _replaceable(target, "path")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
@@ -87,13 +80,7 @@ def _replaceable(target: Path, flag: str) -> None:
     except (FileNotFoundError, NotADirectoryError):
         return  # nothing there to replace (a missing folder is said by check_output_path)
     except OSError as err:
-        raise ConfigError(
-            "output_not_writable",
-            flag=flag,
-            path=str(target),
-            folder=str(target.parent),
-            detail=err.strerror or type(err).__name__,
-        ) from None
+        raise _not_writable(flag, target, err) from None
     if stat.S_ISDIR(info.st_mode):
         raise ConfigError("output_is_folder", flag=flag, path=str(target))
     if stat.S_ISLNK(info.st_mode):
@@ -103,12 +90,8 @@ def _replaceable(target: Path, flag: str) -> None:
 
 
 def check_output_path(path: str | Path, flag: str) -> Path:
-    """Raise a keyed ConfigError unless a file can be written at `path` (named by its `flag`).
-
-    Checked before any training: a missing folder, a folder given as the file, or a folder this
-    process cannot write in would otherwise fail after the whole grid, losing its runs; an
-    empty path, a FIFO, a device or a symlink is no file to replace.
-    """
+    """Raise a keyed ConfigError unless a file can be written at `path` (named by its `flag`):
+    checked before any training, so a bad path does not lose a whole grid's runs."""
     if not str(path).strip():
         raise ConfigError("output_empty", flag=flag)
     target = Path(path)
@@ -122,11 +105,16 @@ def check_output_path(path: str | Path, flag: str) -> Path:
         with tempfile.NamedTemporaryFile(prefix=f".{target.name}.", dir=folder):
             pass
     except OSError as err:
-        detail = err.strerror or type(err).__name__
-        raise ConfigError(
-            "output_not_writable", flag=flag, path=str(target), folder=str(folder), detail=detail
-        ) from None
+        raise _not_writable(flag, target, err) from None
     return target
+
+
+def _not_writable(flag: str, target: Path, err: OSError) -> ConfigError:
+    detail = err.strerror or type(err).__name__
+    folder = str(target.parent)
+    return ConfigError(
+        "output_not_writable", flag=flag, path=str(target), folder=folder, detail=detail
+    )
 
 
 def check_output_paths(paths: list[tuple[str, str | Path | None]]) -> None:

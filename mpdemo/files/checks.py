@@ -1,9 +1,7 @@
-"""The runs file's field checker: every field a renderer reads, its type and its bounds.
-
-`_Checker` raises a RecordingError naming the first bad field ("runs[0].summary.steps is NaN");
-the rule tables say what each field of a summary, a step, a machine and a config may hold.
-No torch, no gradio.
-"""
+"""The runs file's field checker: the rule tables say what each field a renderer reads may hold;
+`_Checker` raises a RecordingError naming the first bad one ("runs[0].summary.steps is NaN").
+Each rule returns what of its field stays in memory: only the keys the rules name (twelve open
+20 MiB files with keys no renderer reads took a server from 229 to 3,801 MiB)."""
 
 from __future__ import annotations
 
@@ -14,6 +12,7 @@ import re
 import string
 import unicodedata
 from collections.abc import Callable
+from dataclasses import fields
 from typing import Any, NoReturn
 
 from ..config import RunConfig
@@ -32,12 +31,29 @@ MAX_TEXT = 4000  # one warning or error sentence
 MAX_DETAIL = 20_000  # a traceback
 MAX_NOTES = 64  # warnings (and warning_keys) of one run
 MAX_NOTE_ARGS = 32
-STATUSES = ("completed", "stopped", "diverged", "failed")  # mpdemo.events.STATUSES
-SPEED_VERDICTS = ("faster", "slower", "same", "unsure")
+STATUSES = ("completed", "stopped", "diverged", "failed")  # a RunFinished's status
+SPEED_verdictS = ("faster", "slower", "same", "unsure")
 _NOTE_KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
 # A whole-number placeholder may be written "{n}", "{n:,}" or "{n:plural(...)}" in another
 # language (tests/test_locales.py allows the swap): an argument must render under each.
 _WHOLE_SPECS = ("", ",", "d", ",d", "plural(#|#)")
+
+
+def scalar(v: object) -> bool:
+    """None, a bool, a number or a name-long string: what may stay of another writer's figures."""
+    return (
+        v is None
+        or isinstance(v, (bool, int, float))
+        or (isinstance(v, str) and len(v) <= MAX_NAME)
+    )
+
+
+def small(data: object, limit: int = 16) -> dict[str, object]:
+    """At most `limit` of a dict's keys that hold a scalar (another writer's own figures)."""
+    if not isinstance(data, dict):
+        return {}
+    items = ((k, v) for k, v in data.items() if isinstance(k, str) and len(k) <= MAX_NAME)
+    return dict([(k, v) for k, v in items if scalar(v)][:limit])
 
 
 class RecordingError(MpdemoError):
@@ -61,35 +77,43 @@ class _Checker:
             self.fail(path, "field_not_object")
         return v
 
-    def seq(self, path: str, v: object, limit: int) -> list[object]:
+    def has(self, path: str, v: object, *keys: str) -> dict[str, object]:
+        """An object with each of `keys`."""
+        for key in keys:
+            if key not in self.obj(path, v):
+                self.fail(f"{path}.{key}", "field_missing")
+        return self.obj(path, v)
+
+    def items(self, path: str, v: object, limit: int) -> list[object]:
+        """A list of at most `limit` entries, or none (null)."""
+        return [] if v is None else self.seq(path, v, limit)
+
+    def seq(self, path: str, v: object, limit: int) -> list[Any]:
         if not isinstance(v, list):
             self.fail(path, "field_not_list")
         if len(v) > limit:
             self.fail(path, "field_too_many", count=len(v), limit=limit)
         return v
 
-    def number(self, path: str, v: object, lo: float, hi: float, finite: bool = True) -> None:
+    def number(self, path: str, v: Any, lo: float, hi: float, finite: bool = True) -> Any:
         """A number (never a bool) within [lo, hi]; NaN and ±inf only where `finite` is False."""
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.fail(path, "field_not_number")
-        if isinstance(v, float) and math.isnan(v):
+        if isinstance(v, float) and not math.isfinite(v):
             if finite:
-                self.fail(path, "field_nan")
-            return
-        if isinstance(v, float) and math.isinf(v):
-            if finite:
-                self.fail(path, "field_infinite")
-            return
-        if not lo <= v <= hi:  # int vs float compares exactly, however many digits
+                self.fail(path, "field_nan" if math.isnan(v) else "field_infinite")
+        elif not lo <= v <= hi:  # int vs float compares exactly, however many digits
             self.fail(path, "field_out_of_range", lo=lo, hi=hi)
+        return v
 
-    def whole(self, path: str, v: object, lo: int, hi: int) -> None:
+    def whole(self, path: str, v: Any, lo: int, hi: int) -> Any:
         """A whole number within [lo, hi] (100.0 counts: another writer may put it so)."""
         self.number(path, v, lo, hi)
         if isinstance(v, float) and not v.is_integer():
             self.fail(path, "field_not_whole")
+        return v
 
-    def text(self, path: str, v: object, limit: int, one_line: bool = False) -> None:
+    def text(self, path: str, v: Any, limit: int, one_line: bool = False) -> Any:
         """A str of at most `limit` characters; a name (`one_line`) has no control characters."""
         if not isinstance(v, str):
             self.fail(path, "field_not_text")
@@ -97,23 +121,29 @@ class _Checker:
             self.fail(path, "field_too_long", length=len(v), limit=limit)
         if one_line and any(unicodedata.category(ch) == "Cc" for ch in v):
             self.fail(path, "field_control_chars")
+        return v
 
-    def flag(self, path: str, v: object) -> None:
+    def flag(self, path: str, v: Any) -> Any:
         if not isinstance(v, bool):
             self.fail(path, "field_not_bool")
+        return v
 
-    def choice(self, path: str, v: object, allowed: tuple[str, ...]) -> None:
+    def choice(self, path: str, v: Any, allowed: tuple[str, ...]) -> Any:
         if not isinstance(v, str) or v not in allowed:
             self.fail(path, "field_not_choice", allowed=", ".join(allowed))
+        return v
 
-    def fields(self, path: str, data: dict[str, object], rules: dict[str, _Rule]) -> None:
-        """Each key of `rules` that `data` has: null, or what its rule allows."""
-        for key, rule in rules.items():
-            v = data.get(key)
-            if v is not None:
-                rule(self, f"{path}.{key}", v)
+    def fields(self, path: str, data: object, rules: dict[str, _Rule]) -> dict[str, Any]:
+        """The keys of `rules` that the object `data` has, in its order, each null or what its
+        rule allows (and keeps); no other key."""
+        data = self.obj(path, data)
+        return {
+            k: None if v is None else rules[k](self, f"{path}.{k}", v)
+            for k, v in data.items()
+            if k in rules
+        }
 
-    def note(self, path: str, v: object, depth: int = 0) -> None:
+    def note(self, path: str, v: object, depth: int = 0) -> dict[str, Any]:
         """A message as the summary keeps it ({"key", "args", "text"}) that renders in any language."""
         note = self.obj(path, v)
         key = note.get("key")
@@ -125,10 +155,11 @@ class _Checker:
         args = {} if args is None else self.obj(f"{path}.args", args)
         if len(args) > MAX_NOTE_ARGS:
             self.fail(f"{path}.args", "field_too_many", count=len(args), limit=MAX_NOTE_ARGS)
+        kept = dict(args)
         for k, a in args.items():
             where = f"{path}.args.{k}"
             if isinstance(a, dict) and depth < 2:
-                self.note(where, a, depth + 1)  # a nested message: "why" in a speed note
+                kept[k] = self.note(where, a, depth + 1)  # a nested message: a speed note's "why"
             elif isinstance(a, str):
                 self.text(where, a, MAX_TEXT)
             elif isinstance(a, (int, float)) and not isinstance(a, bool):
@@ -137,9 +168,13 @@ class _Checker:
                 self.fail(where, "field_not_value")
         if not _renders(key, args):
             self.fail(path, "field_not_shown")
+        out = {k: note[k] for k in ("key", "args", "text") if k in note}
+        if isinstance(out.get("args"), dict):
+            out["args"] = kept
+        return out
 
 
-_Rule = Callable[[_Checker, str, Any], None]
+_Rule = Callable[[_Checker, str, Any], Any]
 
 
 def _whole(lo: int, hi: int) -> _Rule:
@@ -158,26 +193,19 @@ def _text(limit: int) -> _Rule:
     return lambda c, p, v: c.text(p, v, limit)
 
 
-def _texts(c: _Checker, p: str, v: object) -> None:
-    for i, w in enumerate(c.seq(p, v, MAX_NOTES)):
-        c.text(f"{p}[{i}]", w, MAX_TEXT)
+def _texts(c: _Checker, p: str, v: object) -> list[str]:
+    return [c.text(f"{p}[{i}]", w, MAX_TEXT) for i, w in enumerate(c.seq(p, v, MAX_NOTES))]
 
 
-def _notes(c: _Checker, p: str, v: object) -> None:
-    for i, w in enumerate(c.seq(p, v, MAX_NOTES)):
-        c.note(f"{p}[{i}]", w)
+def _notes(c: _Checker, p: str, v: object) -> list[dict[str, Any]]:
+    return [c.note(f"{p}[{i}]", w) for i, w in enumerate(c.seq(p, v, MAX_NOTES))]
 
 
-def _interval(c: _Checker, p: str, v: object) -> None:
+def _interval(c: _Checker, p: str, v: object) -> list[float]:
     pair = c.seq(p, v, 2)
     if len(pair) != 2:
         c.fail(p, "field_not_pair")
-    for i, x in enumerate(pair):
-        c.number(f"{p}[{i}]", x, 0, 10**6)
-
-
-def _object(c: _Checker, p: str, v: object) -> None:
-    c.obj(p, v)
+    return [c.number(f"{p}[{i}]", x, 0, 10**6) for i, x in enumerate(pair)]
 
 
 _LOSS = _number(-FLOAT32_MAX, FLOAT32_MAX, finite=False)  # a diverged run's loss is NaN or inf
@@ -186,131 +214,112 @@ _SECONDS = _number(0, 10**7)
 _RATE = _number(0, 10**12)
 _BYTES = _number(0, 10**18)
 
+
+def _verdict(c: _Checker, p: str, v: object) -> str:
+    return c.choice(p, v, SPEED_verdictS)
+
+
 # Every Summary field a renderer reads (tests/test_hostile_files.py checks none is missing).
 SUMMARY_RULES: dict[str, _Rule] = {
-    "label": _name(),
-    "backend": _name(),
-    "precision": _name(),
-    "device": _name(),
-    "model": _name(MAX_SOURCE),
-    "dataset": _name(MAX_SOURCE),
-    "requested_dtype": _name(),
-    "effective_dtype": _name(),
+    **dict.fromkeys(("label", "backend", "precision", "device", "machine"), _name()),
+    **dict.fromkeys(
+        ("requested_dtype", "effective_dtype", "peak_mem_kind", "speed_reason"), _name()
+    ),
+    **dict.fromkeys(("model", "dataset"), _name(MAX_SOURCE)),
+    **dict.fromkeys(("steps", "skipped_steps"), _whole(0, MAX_STEPS_PER_RUN)),
+    **dict.fromkeys(("train_rows", "eval_rows"), _whole(0, MAX_NUMBER)),
+    **dict.fromkeys(("final_loss", "eval_loss"), _LOSS),
+    **dict.fromkeys(("mean_step_s", "median_step_s", "elapsed_s"), _SECONDS),
+    **dict.fromkeys(("samples_per_s", "tokens_per_s"), _RATE),
+    **dict.fromkeys(("step_time_cv", "step_time_mad", "speedup_vs_fp32"), _number(0, 10**6)),
+    **dict.fromkeys(("saved_activation_bytes", "peak_mem_bytes"), _BYTES),
     "params": _whole(0, MAX_PARAMS),
-    "steps": _whole(0, MAX_STEPS_PER_RUN),
-    "skipped_steps": _whole(0, MAX_STEPS_PER_RUN),
-    "final_loss": _LOSS,
-    "mean_step_s": _SECONDS,
-    "median_step_s": _SECONDS,
-    "samples_per_s": _RATE,
-    "tokens_per_s": _RATE,
-    "step_time_cv": _number(0, 10**6),
-    "step_time_mad": _number(0, 10**6),
-    "saved_activation_bytes": _BYTES,
-    "peak_mem_bytes": _BYTES,
-    "peak_mem_kind": _name(),
+    "processes": _whole(0, 10**6),
     "final_loss_scale": _SCALE,
     "status": lambda c, p, v: c.choice(p, v, STATUSES),
-    "train_rows": _whole(0, MAX_NUMBER),
-    "eval_rows": _whole(0, MAX_NUMBER),
-    "processes": _whole(0, 10**6),
-    "elapsed_s": _SECONDS,
     "warnings": _texts,
     "warning_keys": _notes,
-    "eval_loss": _LOSS,
     "eval_accuracy": _number(0, 1),
     "error": _text(MAX_TEXT),
     "error_detail": _text(MAX_DETAIL),
-    "fp8_audit": lambda c, p, v: _fp8_audit(c, p, v),
-    "speedup_vs_fp32": _number(0, 10**6),
-    "speedup_same_maths": lambda c, p, v: c.flag(p, v),
+    "fp8_audit": lambda c, p, v: c.fields(p, v, FP8_AUDIT_RULES),
+    "speedup_same_maths": _Checker.flag,
     "speedup_interval": _interval,
-    "speed_verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
-    "speed_reason": _name(),
+    "speed_verdict": _verdict,
     "speed_check": lambda c, p, v: _speed_check(c, p, v),
-    "machine": _name(),
 }
 _RATIO = _number(1e-9, 10**6)  # a speed-up and its interval's ends: the slowdown is 1 / it
 # mpdemo.runs.timing.SpeedCheck's fields, as a summary's speed_check carries them (its sentence is
 # rendered from them: plan.check_note).
 SPEED_CHECK_RULES: dict[str, _Rule] = {
-    "precision": _name(),
-    "baseline": _name(),
-    "speedup": _RATIO,
-    "low": _RATIO,
-    "high": _RATIO,
-    "rounds": _whole(0, 10**9),
-    "block": _whole(0, 10**9),
-    "step_s": _SECONDS,
-    "baseline_step_s": _SECONDS,
+    **dict.fromkeys(("precision", "baseline", "reason"), _name()),
+    **dict.fromkeys(("speedup", "low", "high"), _RATIO),
+    **dict.fromkeys(("rounds", "block"), _whole(0, 10**9)),
+    **dict.fromkeys(("step_s", "baseline_step_s"), _SECONDS),
+    **dict.fromkeys(("others_cpu", "steal"), _number(0, 1)),
     "spread": _number(0, 10**6),
-    "others_cpu": _number(0, 1),
-    "steal": _number(0, 1),
-    "verdict": lambda c, p, v: c.choice(p, v, SPEED_VERDICTS),
-    "reason": _name(),
+    "verdict": _verdict,
 }
 
 
+FP8_TENSORS = ("input", "weight", "grad_output")  # the casts an audit names a format for
+MAX_KEPT_LAYERS = 64
 # mpdemo.engine.fp8.audit's fields. The page reads none of them (its sentence is a warning key):
 # a file's audit is kept as the engine writes it, its layer names thinned to MAX_KEPT_LAYERS.
 FP8_AUDIT_RULES: dict[str, _Rule] = {
     "float8_layers": _whole(0, MAX_NUMBER),
     "linear_layers": _whole(0, MAX_NUMBER),
-    "kept": lambda c, p, v: c.seq(p, v, MAX_STEPS_PER_RUN),
-    "formats": lambda c, p, v: c.obj(p, v),
+    "kept": lambda c, p, v: [
+        n
+        for n in c.seq(p, v, MAX_STEPS_PER_RUN)[:MAX_KEPT_LAYERS]
+        if isinstance(n, str) and len(n) <= MAX_NAME
+    ],
+    "formats": lambda c, p, v: {
+        k: x for k, x in c.obj(p, v).items() if k in FP8_TENSORS and scalar(x)
+    },
 }
-FP8_TENSORS = ("input", "weight", "grad_output")  # the casts an audit names a format for
-MAX_KEPT_LAYERS = 64
 
 
-def _fp8_audit(c: _Checker, p: str, v: object) -> None:
-    c.fields(p, c.obj(p, v), FP8_AUDIT_RULES)
-
-
-def _speed_check(c: _Checker, p: str, v: object) -> None:
-    check = c.obj(p, v)
-    c.fields(p, check, SPEED_CHECK_RULES)
+def _speed_check(c: _Checker, p: str, v: object) -> dict[str, Any]:
+    check = c.fields(p, v, SPEED_CHECK_RULES)
     if not isinstance(check.get("precision"), str):
         c.fail(f"{p}.precision", "field_missing")
     if check.get("verdict") == "slower":  # "1.9x slower (1.7-2.2x)" divides by all three
         for key in ("speedup", "low", "high"):
             if check.get(key) is None:
                 c.fail(f"{p}.{key}", "field_missing")
+    return check
 
 
 STEP_RULES: dict[str, _Rule] = {
     "loss": _LOSS,
     "loss_scale": _SCALE,
-    "step_time_s": _SECONDS,
-    "samples_per_s": _RATE,
-    "tokens_per_s": _RATE,
+    # wall_s: seconds since the comparison started (its runs take turns)
+    **dict.fromkeys(("step_time_s", "elapsed_s", "wall_s"), _SECONDS),
+    **dict.fromkeys(("samples_per_s", "tokens_per_s"), _RATE),
     "lr": _number(0, MAX_NUMBER),
-    "elapsed_s": _SECONDS,
-    "wall_s": _SECONDS,  # seconds since the comparison started (its runs take turns)
-    "skipped": lambda c, p, v: c.flag(p, v),
-    # Pure 16-bit weights: the share of weight elements the step's update left unchanged
-    # (the master-weights lesson, mpdemo.teach.lesson_checks, reads a run's steps for it).
+    "skipped": _Checker.flag,
+    # pure 16-bit weights: the share of weight elements the step's update left unchanged
     "lost_update_share": _number(0, 1),
 }
 # The CPU flags a machine record carries (mpdemo.engine.machine.CPU_FLAGS; a test keeps them equal).
 CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
 _CPU_RULES: dict[str, _Rule] = {
-    "name": _name(),
-    "capability": _name(),
-    "flags": _object,
+    **dict.fromkeys(("name", "capability"), _name()),
+    "flags": lambda c, p, v: {
+        k: x for k, x in c.obj(p, v).items() if k in CPU_FLAGS and isinstance(x, bool)
+    },
     "cores": _whole(0, 10**6),
 }
 _GPU_RULES: dict[str, _Rule] = {
-    "kind": _name(),
-    "name": _name(),
-    "capability": _name(),
-    "bf16": lambda c, p, v: c.flag(p, v),
+    **dict.fromkeys(("kind", "name", "capability"), _name()),
+    "bf16": _Checker.flag,
     "memory_bytes": _BYTES,
     "count": _whole(0, 10**6),
 }
 
 
-def _versions(c: _Checker, p: str, v: object) -> None:
+def _versions(c: _Checker, p: str, v: object) -> dict[str, Any]:
     versions = c.obj(p, v)
     if len(versions) > MAX_NOTE_ARGS:
         c.fail(p, "field_too_many", count=len(versions), limit=MAX_NOTE_ARGS)
@@ -318,16 +327,14 @@ def _versions(c: _Checker, p: str, v: object) -> None:
         c.text(p, k, MAX_NAME, one_line=True)
         if x is not None:
             c.text(f"{p}.{k}", x, MAX_NAME, one_line=True)
+    return versions
 
 
 MACHINE_RULES: dict[str, _Rule] = {
-    "device_kind": _name(),
-    "device_name": _name(),
-    "cpu": lambda c, p, v: c.fields(p, c.obj(p, v), _CPU_RULES),
-    "gpu": lambda c, p, v: c.fields(p, c.obj(p, v), _GPU_RULES),
+    **dict.fromkeys(("device_kind", "device_name", "python", "platform"), _name()),
+    "cpu": lambda c, p, v: c.fields(p, v, _CPU_RULES),
+    "gpu": lambda c, p, v: c.fields(p, v, _GPU_RULES),
     "versions": _versions,
-    "python": _name(),
-    "platform": _name(),
     "torch_threads": _whole(0, 10**6),
     "date": _name(64),
 }
@@ -337,7 +344,7 @@ def _config_rule(default: object) -> _Rule:
     # A run's settings as RunConfig declares them: a renderer reads steps and loss_scaling, a
     # reload rebuilds a RunConfig from the rest.
     if isinstance(default, bool):
-        return lambda c, p, v: c.flag(p, v)
+        return _Checker.flag
     if isinstance(default, int):
         return _whole(0, 2**32)
     if isinstance(default, float):
@@ -347,8 +354,6 @@ def _config_rule(default: object) -> _Rule:
 
 @functools.cache
 def _config_rules() -> dict[str, _Rule]:
-    from dataclasses import fields
-
     rules = {f.name: _config_rule(f.default) for f in fields(RunConfig)}
     rules["steps"] = _whole(0, MAX_STEPS_PER_RUN)
     return rules

@@ -1,16 +1,7 @@
 """The runs file: the JSON every writer produces (CLI, app download, bench/gpu_check.py), read
-back, and its steps as CSV.
-
-Shape (version 2):
-
-    {"version": 2,
-     "machine": {...},          # mpdemo.engine.machine.machine_info() of the machine that ran them
-     "runs": [{"config": {...}, "summary": {...}, "steps": [{...}, ...], "evals": [...]}]}
-
-Version 1 is the first round's `{"runs": [...]}` without a machine: it still loads, tagged
-"recorded". A file from a newer version, one that is not JSON, or one of the wrong shape raises
-`RecordingError` with one line that says which; nothing is half-loaded. No torch, no gradio: the
-app reads files with this before any training was ever imported.
+back and checked, and its steps as CSV. Version 2 is {"version", "machine", "runs": [{"config",
+"summary", "steps", "evals"}]}; version 1 (no machine) still loads. A bad file raises
+RecordingError in one line; nothing is half-loaded. No torch, no gradio.
 """
 
 from __future__ import annotations
@@ -21,42 +12,28 @@ import logging
 import os
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.machine import machine_info
 from ..state import on_reset
 from ..teach.formats import LOW_PRECISION
-from . import kept
 from .atomic import write_csv_atomic, write_text_atomic
-from .checks import (  # noqa: F401 - the reader's rules, named here for their users
+from .checks import (
     FLOAT32_MAX,
     MACHINE_RULES,
-    MAX_DETAIL,
     MAX_NAME,
-    MAX_NOTE_ARGS,
-    MAX_NOTES,
     MAX_NUMBER,
-    MAX_PARAMS,
-    MAX_SOURCE,
     MAX_STEPS_PER_RUN,
-    MAX_TEXT,
-    SPEED_CHECK_RULES,
-    SPEED_VERDICTS,
     STATUSES,
     STEP_RULES,
     SUMMARY_RULES,
     RecordingError,
     _Checker,
     _config_rules,
+    small,
 )
-from .machines import (  # noqa: F401 - named here for their users
-    Machine,
-    cpu_short_name,
-    describe_machine,
-    gpu_short_name,
-    machine_tag,
-)
+from .machines import machine_tag
 from .summary import plain
 
 FORMAT_VERSION = 2
@@ -80,9 +57,6 @@ class Recording:
     version: int
     name: str = ""  # the file's name, for the status line
     digest: str = ""  # sha1 of the content: the same file loaded twice replaces itself
-    # Other top-level keys: dropped (a file's unknown key held 10 M empty objects in the server's
-    # memory while the tab stayed open); kept empty for readers that look.
-    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def tag(self) -> str:
@@ -96,14 +70,10 @@ class Recording:
         return str(d)[:10] if d else None
 
 
-# --- writing -----------------------------------------------------------------------------------
-
-
 def runs_document(runs: list[dict[str, object]], machine: dict[str, object] | None = None) -> dict:
     """The JSON document for `runs`, with this machine's profile unless one is given."""
     if machine is None:
         machine = machine_info()  # imports torch: only writers that trained come here
-
     runs = [{**r, "summary": plain(r["summary"])} for r in runs]
     return {"version": FORMAT_VERSION, "machine": machine, "runs": runs}
 
@@ -117,33 +87,13 @@ def write_runs(
     write_text_atomic(path, json.dumps(doc, indent=1, default=str))
 
 
-# --- reading -----------------------------------------------------------------------------------
-
-
+# The CSV's columns: a step's own, then its run's memory and its speed against fp32 (one figure
+# per run, on each of its rows).
 STEP_FIELDS = [
-    "run",
-    "backend",
-    "precision",
-    "step",
-    "loss",
-    "loss_scale",
-    "skipped",
-    "step_time_s",
-    "samples_per_s",
-    "tokens_per_s",
-    "lr",
-    "elapsed_s",
-    "wall_s",  # seconds since the comparison started: its runs take turns step by step
-    # The run's memory, on each of its rows (one figure per run): activations kept for backward
-    # in one step, and on CUDA the allocator's peak.
-    "saved_activation_bytes",
-    "peak_mem_bytes",
-    # The run's speed against fp32 (one measurement per run, on each of its rows): the
-    # speed-up, its 95 % interval and the verdict drawn from it.
-    "speedup_vs_fp32",
-    "speedup_low",
-    "speedup_high",
-    "speed_verdict",
+    *("run", "backend", "precision", "step", "loss", "loss_scale", "skipped", "step_time_s"),
+    *("samples_per_s", "tokens_per_s", "lr", "elapsed_s", "wall_s"),
+    *("saved_activation_bytes", "peak_mem_bytes"),
+    *("speedup_vs_fp32", "speedup_low", "speedup_high", "speed_verdict"),
 ]
 
 
@@ -153,55 +103,22 @@ def write_steps_csv(path: str | Path, runs: list[dict[str, object]]) -> None:
     def rows() -> Iterator[dict[str, object]]:
         for r in runs:
             s = r["summary"]
+            low, high = s.get("speedup_interval") or (None, None)
+            own = {k: s.get(k) for k in (*STEP_FIELDS[1:3], *STEP_FIELDS[-6:])}
+            own.update(run=s["label"], speedup_low=low, speedup_high=high)
             for step in r.get("steps", []):
-                yield (
-                    {
-                        **step,
-                        "run": s["label"],
-                        "backend": s["backend"],
-                        "precision": s["precision"],
-                        "saved_activation_bytes": s.get("saved_activation_bytes"),
-                        "peak_mem_bytes": s.get("peak_mem_bytes"),
-                        "speedup_vs_fp32": s.get("speedup_vs_fp32"),
-                        "speedup_low": (s.get("speedup_interval") or [None, None])[0],
-                        "speedup_high": (s.get("speedup_interval") or [None, None])[1],
-                        "speed_verdict": s.get("speed_verdict"),
-                    }
-                )
+                yield {**step, **own}
 
     write_csv_atomic(path, STEP_FIELDS, rows())
 
 
 def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:
     """Read and check a runs file (a path or its bytes); raises RecordingError."""
-    if isinstance(source, bytes):
-        raw = source
-        name = name or "runs.json"
-    else:
-        path = Path(source)
-        name = name or path.name
-        try:
-            st = path.stat()
-        except OSError as err:
-            raise RecordingError("runs_unreadable", name=name, detail=err.strerror or err) from None
-        if not stat.S_ISREG(st.st_mode):  # a folder, or a FIFO that would block the read forever
-            raise RecordingError("runs_unreadable", name=name, detail="not a regular file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise RecordingError(
-                "runs_too_big", name=name, mb=st.st_size / 2**20, limit=MAX_FILE_BYTES // 2**20
-            )
-        try:
-            # O_NONBLOCK: a FIFO put in its place since the look above must not block the read.
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as f:
-                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                    raise OSError(0, "not a regular file")
-                raw = f.read(MAX_FILE_BYTES + 1)
-        except OSError as err:
-            raise RecordingError("runs_unreadable", name=name, detail=err.strerror or err) from None
-    if len(raw) > MAX_FILE_BYTES:
+    name = name or ("runs.json" if isinstance(source, bytes) else Path(source).name)
+    raw, size = (source, len(source)) if isinstance(source, bytes) else _read_file(source, name)
+    if size > MAX_FILE_BYTES:
         raise RecordingError(
-            "runs_too_big", name=name, mb=len(raw) / 2**20, limit=MAX_FILE_BYTES // 2**20
+            "runs_too_big", name=name, mb=size / 2**20, limit=MAX_FILE_BYTES // 2**20
         )
     try:
         doc = json.loads(raw.decode("utf-8-sig"))
@@ -211,6 +128,20 @@ def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:
     rec = parse_document(doc, name)
     rec.digest = hashlib.sha1(raw).hexdigest()
     return rec
+
+
+def _read_file(path: str | Path, name: str) -> tuple[bytes, int]:
+    """A regular file's bytes (none past the cap) and its size; a FIFO there must not block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):  # a folder, a FIFO, a device
+                raise RecordingError("runs_unreadable", name=name, detail="not a regular file")
+            raw = f.read(MAX_FILE_BYTES + 1) if st.st_size <= MAX_FILE_BYTES else b""
+            return raw, max(st.st_size, len(raw))
+    except OSError as err:
+        raise RecordingError("runs_unreadable", name=name, detail=err.strerror or err) from None
 
 
 def parse_document(doc: object, name: str = "runs.json") -> Recording:
@@ -225,8 +156,7 @@ def parse_document(doc: object, name: str = "runs.json") -> Recording:
     version = int(version)
     machine = doc.get("machine")
     if machine is not None:
-        c.fields("machine", c.obj("machine", machine), MACHINE_RULES)
-        machine = kept.machine(machine)  # what the page reads of it, nothing else
+        machine = c.fields("machine", machine, MACHINE_RULES)  # what the page reads of it
     runs = doc["runs"]
     if not isinstance(runs, list) or not runs:
         raise RecordingError("runs_bad_shape", name=name, detail='"runs" is not a list of runs')
@@ -239,37 +169,26 @@ def parse_document(doc: object, name: str = "runs.json") -> Recording:
 
 
 def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
+    """One run checked, as it stays in memory: only what a renderer reads, and another writer's
+    own figures as a few small values (an unknown key's object would stay while the file is open)."""
     where = f"runs[{i}]"
-    c.obj(where, run)
-    if "summary" not in run:
-        c.fail(f"{where}.summary", "field_missing")
-    s = c.obj(f"{where}.summary", run["summary"])
+    s = c.obj(f"{where}.summary", c.has(where, run, "summary")["summary"])
     for key in ("backend", "precision"):
         if not isinstance(s.get(key), str) or not s[key].strip():
             c.fail(f"{where}.summary.{key}", "field_missing")
-    c.fields(f"{where}.summary", s, SUMMARY_RULES)
+    summary = c.fields(f"{where}.summary", s, SUMMARY_RULES)
     label = s.get("label")
     if not isinstance(label, str) or not label.strip():
         label = f"{s['backend']} · {s['precision']}"
     config = run.get("config")
     if config is not None:
-        c.fields(f"{where}.config", c.obj(f"{where}.config", config), _config_rules())
-    steps = run.get("steps")
-    steps = [] if steps is None else c.seq(f"{where}.steps", steps, MAX_STEPS_PER_RUN)
-    for j, st in enumerate(steps):
+        config = c.fields(f"{where}.config", config, _config_rules())
+    steps = []
+    for j, st in enumerate(c.items(f"{where}.steps", run.get("steps"), MAX_STEPS_PER_RUN)):
         path = f"{where}.steps[{j}]"
-        c.obj(path, st)
-        if "step" not in st:
-            c.fail(f"{path}.step", "field_missing")
-        c.whole(f"{path}.step", st["step"], 0, 10**9)
-        c.fields(path, st, STEP_RULES)
-    evals = run.get("evals")
-    evals = [] if evals is None else c.seq(f"{where}.evals", evals, MAX_STEPS_PER_RUN)
-    for j, ev in enumerate(evals):
-        c.obj(f"{where}.evals[{j}]", ev)
-    # JSON may carry NaN/Infinity (Python writes them for a diverged loss): kept as floats.
-    # What no renderer reads is dropped, or kept only as a small value (another writer's own
-    # figure): an unknown key's object would stay in memory as long as the file is open.
+        step = c.whole(f"{path}.step", c.has(path, st, "step")["step"], 0, 10**9)
+        steps.append({"step": step, **c.fields(path, st, STEP_RULES)})
+    evals = c.items(f"{where}.evals", run.get("evals"), MAX_STEPS_PER_RUN)
     out: dict[str, object] = {}
     if run.get("status") in STATUSES:
         out["status"] = run["status"]
@@ -277,26 +196,35 @@ def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
         out["grid"] = run["grid"]
     shared = run.get("shared_from")
     origin = (
-        kept.small({k: v for k, v in shared.items() if k in SHARED_FROM_KEYS})
+        small({k: shared[k] for k in SHARED_FROM_KEYS if k in shared})
         if isinstance(shared, dict)
         else {}
     )
     if origin:
         out["shared_from"] = origin
-    if config is not None:
-        config = {k: v for k, v in config.items() if k in _config_rules()}
-    hist = run.get("grad_histograms")
-    if hist is not None:
-        last = _last_histogram(c.seq(f"{where}.grad_histograms", hist, MAX_STEPS_PER_RUN), where, c)
-        if last is not None:
-            out["grad_histograms"] = [last]
+    hist = c.items(f"{where}.grad_histograms", run.get("grad_histograms"), MAX_STEPS_PER_RUN)
+    if hist:
+        out["grad_histograms"] = [_last_histogram(hist, where, c)]
+    others = small({k: v for k, v in s.items() if k not in SUMMARY_RULES})
     return {
         **out,
         "config": config,
-        "summary": kept.summary(s, label),
-        "steps": [kept.step(st) for st in steps],
-        "evals": [kept.evaluation(ev) for ev in evals],
+        "summary": {**summary, **others, "label": label},
+        "steps": steps,
+        "evals": [_evaluation(c.obj(f"{where}.evals[{j}]", ev)) for j, ev in enumerate(evals)],
     }
+
+
+def _evaluation(ev: dict[str, object]) -> dict[str, object]:
+    """An evaluation's step and its metrics (numbers under short names), nothing else."""
+    out: dict[str, object] = {"step": ev["step"]} if _number(ev.get("step")) else {}
+    if isinstance(ev.get("metrics"), dict):
+        out["metrics"] = {k: v for k, v in small(ev["metrics"]).items() if _number(v)}
+    return out
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 SHARED_FROM_KEYS = ("kind", "started_s_ago", "started_at", "live", "board")
@@ -305,19 +233,11 @@ MAX_LAYERS = 4096  # layers of one watched step (a 12-layer BERT has ~100)
 MAX_BINS = 256  # log2 bins of one layer's histogram (the engine writes 61)
 
 
-def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, object] | None:
-    """A run's last watched step, checked as the Train tab draws it; the earlier ones are not kept.
-
-    The page draws each run's latest histogram only, so a file holding one for every step costs
-    the server one; the counts must add up as the engine writes them (zeros in the lowest bin).
-    """
-    if not hist:
-        return None
+def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, object]:
+    """A run's last watched step, checked as the Train tab draws it (the page draws only the
+    latest); the counts must add up as the engine writes them (zeros in the lowest bin)."""
     p = f"{where}.grad_histograms[{len(hist) - 1}]"
-    h = c.obj(p, hist[-1])
-    for key in ("step", "format", "layers"):
-        if key not in h:
-            c.fail(f"{p}.{key}", "field_missing")
+    h = c.has(p, hist[-1], "step", "format", "layers")
     c.whole(f"{p}.step", h["step"], 0, 10**9)
     if h.get("scale") is not None:
         c.number(f"{p}.scale", h["scale"], 0, FLOAT32_MAX)
@@ -326,57 +246,34 @@ def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, ob
     edges0: list[int] | None = None
     for k, layer in enumerate(c.seq(f"{p}.layers", h["layers"], MAX_LAYERS)):
         lp = f"{p}.layers[{k}]"
-        c.obj(lp, layer)
-        for key in ("name", "bin_edges_log2", "counts", "elements", "nonzero"):
-            if key not in layer:
-                c.fail(f"{lp}.{key}", "field_missing")
-        c.text(f"{lp}.name", layer["name"], MAX_NAME, one_line=True)
+        c.has(lp, layer, "name", "bin_edges_log2", "counts", "elements", "nonzero")
+        name = c.text(f"{lp}.name", layer["name"], MAX_NAME, one_line=True)
         edges = c.seq(f"{lp}.bin_edges_log2", layer["bin_edges_log2"], MAX_BINS)
         if not edges:
             c.fail(f"{lp}.bin_edges_log2", "field_missing")
-        c.whole(f"{lp}.bin_edges_log2[0]", edges[0], -2000, 2000)
+        first = int(c.whole(f"{lp}.bin_edges_log2[0]", edges[0], -2000, 2000))
         # One bin a binade, and the same bins in every layer (the page adds the layers up).
-        want = edges0 or list(range(int(edges[0]), int(edges[0]) + len(edges)))
+        want = edges0 or list(range(first, first + len(edges)))
         if edges != want:
             c.fail(f"{lp}.bin_edges_log2", "field_not_binades")
         edges0 = want
         counts = c.seq(f"{lp}.counts", layer["counts"], MAX_BINS + 1)
-        for i, n in enumerate(counts):
-            c.whole(f"{lp}.counts[{i}]", n, 0, MAX_NUMBER)
+        counts = [int(c.whole(f"{lp}.counts[{i}]", n, 0, MAX_NUMBER)) for i, n in enumerate(counts)]
         if len(counts) != len(edges) + 1:
             c.fail(lp, "field_histogram_bins", counts=len(counts), edges=len(edges))
-        c.whole(f"{lp}.elements", layer["elements"], 0, MAX_NUMBER)
-        c.whole(f"{lp}.nonzero", layer["nonzero"], 0, MAX_NUMBER)
+        elements = int(c.whole(f"{lp}.elements", layer["elements"], 0, MAX_NUMBER))
+        nonzero = int(c.whole(f"{lp}.nonzero", layer["nonzero"], 0, MAX_NUMBER))
         # Every element is in a bin, and the exact zeros in the lowest (below 2^-40).
-        zeros = layer["elements"] - layer["nonzero"]
-        total = sum(int(n) for n in counts)
-        if zeros < 0 or total != layer["elements"] or int(counts[0]) < zeros:
+        if nonzero > elements or sum(counts) != elements or counts[0] < elements - nonzero:
             c.fail(lp, "field_counts_mismatch", elements=layer["elements"])
-        shares = {}
-        for key in ("flushed", "subnormal", "overflow"):
-            v = layer.get(key, 0.0)
-            c.number(f"{lp}.{key}", v, 0.0, 1.0)
-            shares[key] = float(v)
-        layers.append(
-            {
-                "name": layer["name"],
-                "bin_edges_log2": [int(e) for e in edges],
-                "counts": [int(n) for n in counts],
-                "elements": int(layer["elements"]),
-                "nonzero": int(layer["nonzero"]),
-                **shares,
-            }
-        )
-    scale = h.get("scale")
-    return {
-        "step": int(h["step"]),
-        "scale": None if scale is None else float(scale),
-        "format": h["format"],
-        "layers": layers,
-    }
-
-
-# --- compacting for the browser -----------------------------------------------------------------
+        shares = {
+            key: float(c.number(f"{lp}.{key}", layer.get(key, 0.0), 0.0, 1.0))
+            for key in ("flushed", "subnormal", "overflow")
+        }
+        whole = {"elements": elements, "nonzero": nonzero}
+        layers.append({"name": name, "bin_edges_log2": want, "counts": counts, **whole, **shares})
+    scale = None if h.get("scale") is None else float(h["scale"])
+    return {"step": int(h["step"]), "scale": scale, "format": h["format"], "layers": layers}
 
 
 def thin_steps(steps: list[dict[str, object]], max_points: int) -> list[dict[str, object]]:

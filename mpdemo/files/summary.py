@@ -1,11 +1,6 @@
-"""One run's result as a type (the runs file's writers are in recorded.py).
-
-The engine builds a `Summary` in two places (a run that trained, `Recorder.summary`; a run that
-could not start, `Summary.failed`) from this one declaration, so every run has the same keys.
-A Summary reads as the mapping it was before it had a type (`s["final_loss"]`, `s.get(...)`,
-`dict(s)`), so scripts written against that dict keep working; `to_dict()` is its JSON form.
-No torch, no gradio: the CLI's table and the app's file readers use it before any training.
-"""
+"""One run's result as a type: a trained run's (`Recorder.summary`) and one that could not start
+(`Summary.failed`) have the same keys. It reads as the mapping it was before it had a type
+(`s["final_loss"]`, `dict(s)`), so scripts keep working; `to_dict()` is its JSON form."""
 
 from __future__ import annotations
 
@@ -18,24 +13,11 @@ from typing import Any
 
 from ..runs.timing import SpeedCheck
 
-# Keys a summary has only when they apply: left out of to_dict() while None, so a completed
-# run's JSON has no "error" and a run that could not start carries no traceback it never had.
-# A language model has no accuracy: its summary has no "eval_accuracy" key (DESIGN.md).
-_ONLY_WHEN_SET = frozenset(
-    {
-        "eval_accuracy",
-        "error",
-        "error_detail",
-        "fp8_audit",
-        "speedup_vs_fp32",
-        "speedup_same_maths",
-        "speedup_interval",
-        "speed_verdict",
-        "speed_reason",
-        "speed_check",
-        "machine",
-    }
-)
+
+def _when_set() -> Any:
+    """A key left out of to_dict() while None: a completed run's JSON has no "error", a language
+    model's no "eval_accuracy" (DESIGN.md)."""
+    return field(default=None, metadata={"when_set": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,9 +37,7 @@ class Summary(Mapping[str, Any]):
     skipped_steps: int = 0
     final_loss: float | None = None
     mean_step_s: float | None = None  # warm-up steps left out
-    # The typical step: the median of the timed steps. A stall of another process (a browser
-    # drawing the plots on the same two cores) lands on a few steps; it moved the mean by up
-    # to 2x and flipped the page's verdict between identical runs, the median by a few %.
+    # The typical step: a stall of another process moved the mean by up to 2x, the median a few %.
     median_step_s: float | None = None
     samples_per_s: float | None = None  # batch / median step (/ mean step in older files)
     tokens_per_s: float | None = None
@@ -73,25 +53,21 @@ class Summary(Mapping[str, Any]):
     processes: int = 1
     elapsed_s: float | None = None
     warnings: list[str] = field(default_factory=list)  # English sentences
-    warning_keys: list[dict[str, object]] = field(
-        default_factory=list
-    )  # {"key", "args"}: any language
+    warning_keys: list[dict[str, object]] = field(default_factory=list)  # any language's
     eval_loss: float | None = None
-    # Only when they apply (see _ONLY_WHEN_SET):
-    eval_accuracy: float | None = None  # classifiers that were evaluated
-    error: str | None = None  # a run that could not start: why, in one line
-    error_detail: str | None = None  # a traceback, for a bug (never for bad input)
-    fp8_audit: dict[str, object] | None = None  # fp8: which Linear layers ran as Float8Linear
-    # with_speedups, from the one interleaved measurement (mpdemo.runs.timing.SpeedCheck) of this
-    # run's precision against fp32: fp32's step time over this one's, its 95 % interval and the
-    # verdict (faster | slower | same | unsure) with why it is unsure.
-    speedup_vs_fp32: float | None = None
-    speedup_interval: list[float] | None = None
-    speed_verdict: str | None = None
-    speed_reason: str | None = None  # too_few | busy | wide | not_interleaved | ran_fp32
-    speed_check: dict[str, object] | None = None  # the SpeedCheck itself, for its sentence
-    speedup_same_maths: bool | None = None  # asked for fp16/bf16, computed in fp32 anyway
-    machine: str | None = None  # a recorded run's machine tag ("H200")
+    eval_accuracy: float | None = _when_set()  # classifiers that were evaluated
+    error: str | None = _when_set()  # a run that could not start: why, in one line
+    error_detail: str | None = _when_set()  # a traceback, for a bug (never for bad input)
+    fp8_audit: dict[str, object] | None = _when_set()  # which Linear layers ran as Float8Linear
+    # with_speedups, from the interleaved measurement (SpeedCheck) against fp32: fp32's step time
+    # over this one's, its 95 % interval and the verdict, with why it is unsure.
+    speedup_vs_fp32: float | None = _when_set()
+    speedup_interval: list[float] | None = _when_set()
+    speed_verdict: str | None = _when_set()
+    speed_reason: str | None = _when_set()  # too_few | busy | wide | not_interleaved | ran_fp32
+    speed_check: dict[str, object] | None = _when_set()  # the SpeedCheck, for its sentence
+    speedup_same_maths: bool | None = _when_set()  # asked for fp16/bf16, computed in fp32
+    machine: str | None = _when_set()  # a recorded run's machine tag ("H200")
     extra: dict[str, object] = field(default_factory=dict)  # a file's keys this version lacks
 
     # --- the mapping it reads as ------------------------------------------------------------
@@ -102,7 +78,7 @@ class Summary(Mapping[str, Any]):
             if f.name == "extra":
                 continue
             value = getattr(self, f.name)
-            if value is None and f.name in _ONLY_WHEN_SET:
+            if value is None and f.metadata.get("when_set"):
                 continue
             out[f.name] = list(value) if isinstance(value, list) else value
         for key, value in self.extra.items():
@@ -111,8 +87,7 @@ class Summary(Mapping[str, Any]):
 
     @cached_property
     def _view(self) -> dict[str, object]:
-        # The mapping's keys and values, built once: a table reads ~25 keys of every summary.
-        # (cached_property writes the instance's __dict__ directly, which frozen allows.)
+        # Built once: a table reads ~25 keys of every summary (frozen allows cached_property).
         return self.to_dict()
 
     def __getitem__(self, key: str) -> Any:
@@ -146,13 +121,7 @@ class Summary(Mapping[str, Any]):
 
     @classmethod
     def failed(
-        cls,
-        *,
-        label: str,
-        backend: str,
-        precision: str,
-        note: object,
-        detail: str | None = None,
+        cls, *, label: str, backend: str, precision: str, note: object, detail: str | None = None
     ) -> Summary:
         """A run that could not even start (bad model, unreachable Hub...): why, and no figures."""
         return cls(
@@ -171,12 +140,8 @@ class Summary(Mapping[str, Any]):
 
 
 def peers(s: Mapping[str, object]) -> tuple[Any, ...]:
-    """What a run is compared within: its backend, model, machine and source (None for this
-    page's runs; a loaded file's name, date and content).
-
-    A loaded file's bf16 run is measured against that file's fp32 run, never this page's nor
-    another file's from the same machine, and a GPU check's small-bert against its own fp32.
-    """
+    """What a run is compared within: its backend, model, machine and source (a loaded file's),
+    so a file's bf16 run is measured against that file's fp32 run, never the page's."""
     return (s.get("backend"), s.get("model"), s.get("machine"), s.get("source"))
 
 
@@ -230,12 +195,9 @@ def _speed_fields(
 def with_speedups(
     summaries: Iterable[Mapping[str, object]], checks: Mapping[str, SpeedCheck] | None = None
 ) -> list[Summary]:
-    """The summaries with their speed-up against fp32, verdict and interval.
-
-    `checks` (precision -> SpeedCheck) is this grid's interleaved measurement; without one, a
-    run keeps what its file recorded, or gets the ratio of its and its peer fp32 run's median
-    steps (peers(): same backend, model and machine) with the verdict "unsure".
-    """
+    """The summaries with their speed-up against fp32, verdict and interval, from `checks` (this
+    grid's interleaved measurement), else what the file recorded, else the ratio of its peer
+    fp32 run's median step to its own, "unsure"."""
     runs = [Summary.from_dict(s) for s in summaries]
     base = {
         peers(s): s

@@ -1,9 +1,5 @@
-"""Every message the engine shows a person: a key, English text, and arguments.
-
-The engine raises `MpdemoError(key, **args)` and records warnings as `Note(key, args)`; the UI
-renders the same key in the page's language (mpdemo/ui/i18n.py), the CLI prints the English.
-The English templates live by subject beside this file; EN is all of them, in one table.
-"""
+"""Every message the engine shows a person: `MpdemoError(key, **args)` and `Note(key, args)`; the
+UI renders the key in the page's language, the CLI prints the English (EN: every template)."""
 
 from __future__ import annotations
 
@@ -42,10 +38,8 @@ def render(
     table: dict[str, str] | None = None,
     style: NumberStyle = ENGLISH,
 ) -> str:
-    """Fill a message template; fall back to English, then to the key itself.
-
-    `table` and `style` are another language's templates and number style (mpdemo/ui/i18n.py).
-    """
+    """Fill a message template (`table` and `style`: another language's); fall back to English,
+    then to the key itself."""
     template = (table or {}).get(key) or EN.get(key) or key
     # A nested message ({"key", "args"}) is rendered first, in the same language.
     args = {
@@ -73,11 +67,6 @@ class MpdemoError(Exception):
     def key(self) -> str:
         """The message key."""
         return self.note.key
-
-    @property
-    def args_dict(self) -> dict[str, object]:
-        """The message arguments."""
-        return self.note.args
 
 
 class ConfigError(MpdemoError, ValueError):

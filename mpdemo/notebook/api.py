@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import engine
-from ..cli.signals import stop_on_signals
+from ..cli.common import stop_on_signals
 from ..config import RunConfig
 from ..engine.machine import machine_info, machine_note
-from ..files.recorded import machine_tag, write_runs
+from ..files.machines import machine_tag
+from ..files.recorded import write_runs
 from ..files.summary import speedup_text, typical_step_s
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..runs.notes import memory_notes, run_speed_notes

@@ -23,13 +23,8 @@ from typing import Any
 import gradio as gr
 
 from ...colours import color_map
-from ...files.recorded import (
-    Recording,
-    RecordingError,
-    describe_machine,
-    read_runs,
-    reference_files,
-)
+from ...files.machines import describe_machine
+from ...files.recorded import Recording, RecordingError, read_runs, reference_files
 from ...log import logger
 from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
