@@ -52,7 +52,7 @@ def test_cli_json_carries_error_detail_and_stderr_stays_short(
     # test's capture): without it, main() makes one that writes where this test reads.
     from mpdemo import log
 
-    kept = [h for h in log.logger.handlers if not getattr(h, "_mpdemo", False)]
+    kept = [h for h in log.logger.handlers if not isinstance(h.formatter, log._Format)]
     monkeypatch.setattr(log.logger, "handlers", kept)
     out = tmp_path / "runs.json"
     code = main(["run", "--steps", "2", "--train-slice", "train[:32]", "--eval-slice",
