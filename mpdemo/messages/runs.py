@@ -33,8 +33,6 @@ RUNS: dict[str, str] = {
     "side_by_side": "the {runs} runs take turns on the same batches, round by round, so their own timings are the interleaved measurement of the speed-ups",
     "eta_rounds_slower": "re-estimated: the last rounds took {factor:.1f}x as long as the first ones (the machine's load changed): about {left} left",
     "eta_rounds_faster": "re-estimated: the last rounds went {factor:.1f}x as fast as the first ones (the machine's load changed): about {left} left",
-    "eta_revised_slower": "re-estimated: the runs step {factor:.1f}x slower than the step measured before them (the machine's load changed): about {left} left",
-    "eta_revised_faster": "re-estimated: the runs step {factor:.1f}x faster than the step measured before them (the machine's load changed): about {left} left",
     "mem_less": "{label} kept {pct:.0f}% less activation memory for backward than fp32 ({mb:.2f} vs {fp32_mb:.2f} MiB in one step)",
     "mem_more": "{label} kept {pct:.0f}% more activation memory for backward than fp32 ({mb:.2f} vs {fp32_mb:.2f} MiB in one step)",
     "mem_same": "{label} kept as much activation memory for backward as fp32 ({mb:.2f} vs {fp32_mb:.2f} MiB in one step)",
