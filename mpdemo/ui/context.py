@@ -9,6 +9,7 @@ from typing import TypeVar
 import gradio as gr
 
 from ..config import Limits
+from ..languages import DEFAULT_LANG, t
 
 Component = gr.components.Component
 # What a handler gives gradio: one value, gr.update(...) or gr.skip() an output (opaque here).
@@ -20,6 +21,12 @@ Frame = dict[str, Value]
 # An event's callback: gradio calls it with the inputs' values.
 Handler = Callable[..., Value]
 C = TypeVar("C", bound=Component | gr.blocks.BlockContext)
+# A small event of the page's own: no waiting in line, no progress shown, not in the API's docs.
+QUIET: dict[str, object] = {
+    "concurrency_limit": None,
+    "api_visibility": "undocumented",
+    "show_progress": "hidden",
+}
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,11 @@ class TabContext:
     load_hooks: list[TabHook] = field(default_factory=list)
 
     def i18n(self, component: C, **props: str) -> C:
-        """Re-label `component` on language change: props map e.g. label='steps_label'."""
+        """Label `component` by locale keys (e.g. label='steps_label'), now in the default
+        language and again on each language change."""
+        for prop, key in props.items():
+            text = t(key, DEFAULT_LANG)
+            setattr(component, prop, component.postprocess(text) if prop == "value" else text)
         self.registered.append((component, props))
         return component
 
