@@ -11,7 +11,7 @@ import gradio as gr
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
 from ...teach import listing as L
-from ..context import QUIET, Frame, Handler, TabContext, Value
+from ..context import QUIET, Frame, TabContext, Value
 from ..i18n import error_text, norm_lang, t
 from ..text import code_text, esc
 from ..train.controls import RUN_NAMES
@@ -261,22 +261,27 @@ def build_code_tab(ctx: TabContext) -> None:
                "changes": changes, "script": script, "picked": picked}  # fmt: skip
     sessions = [session] if session is not None else []
 
-    def render(prefer: str | None) -> Handler:
-        def on_change(lang: str, current: str | None, *rest: Value) -> list[Value]:
-            sess, vals = (rest[0], rest[1:]) if sessions else (None, rest)
-            form = dict(zip(names, vals, strict=True))
-            out = code_view(norm_lang(lang), form, current, limits, page_runs(sess), prefer)
-            return [out[k] for k in outputs]
+    def render(lang: str, current: str | None, prefer: str | None, *rest: Value) -> list[Value]:
+        sess, vals = (rest[0], rest[1:]) if sessions else (None, rest)
+        form = dict(zip(names, vals, strict=True))
+        out = code_view(norm_lang(lang), form, current, limits, page_runs(sess), prefer)
+        return [out[k] for k in outputs]
 
-        return on_change
+    def on_form(lang: str, current: str | None, *rest: Value) -> list[Value]:
+        return render(lang, current, "form", *rest)
 
-    on_pick = render(None)
+    def on_runs(lang: str, current: str | None, *rest: Value) -> list[Value]:
+        return render(lang, current, "run", *rest)
+
+    def on_pick(lang: str, current: str | None, *rest: Value) -> list[Value]:
+        return render(lang, current, None, *rest)
+
     inputs = [picked, *sessions, *(train[n] for n in names)]
     out_list = list(outputs.values())
     for name in names:
-        train[name].change(render("form"), [ctx.lang, *inputs], out_list, **QUIET)
+        train[name].change(on_form, [ctx.lang, *inputs], out_list, **QUIET)
     for comp in runs_changed:
-        comp.change(render("run"), [ctx.lang, *inputs], out_list, **QUIET)
+        comp.change(on_runs, [ctx.lang, *inputs], out_list, **QUIET)
     run.input(on_pick, [ctx.lang, run, *inputs[1:]], out_list, **QUIET)
     ctx.on_language(on_pick, inputs, out_list)
     ctx.on_load(on_pick, inputs, out_list, alone=True)  # its first listing takes ~0.4 s
