@@ -78,7 +78,7 @@ class RunConfig:
 
     A field's metadata (flag()) makes its command-line flag (cli/main.py builds the parser from
     these), its range lives in WHOLE_FIELDS/FLOAT_FIELDS below (page, API and CLI check it
-    there), and its label on the page is the locale key `<name>_label` (mpdemo/ui/labels.py);
+    there), and its label on the page is the locale key `<name>_label` (mpdemo/ui/i18n.py);
     the page builds a control for a flag that its table does not lay out itself.
     """
 

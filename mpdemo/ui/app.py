@@ -112,13 +112,12 @@ GRADIO_STRINGS = gr.I18n(
 )
 
 
-Hook = tuple[Handler, list[Component], list[Component]]
 TABS: list[Callable[[TabContext], None]] = [build_train_tab, *TEACH_TABS]
 
 
 def _wire_presets(ctx: TabContext) -> None:
     """The Why tab's Presets menu loads its settings into the Train tab and switches to it; the
-    status says what was loaded (and that a GPU preset fell back to auto on a machine without one)."""
+    status says what was loaded (and that a GPU preset fell back to auto where there is none)."""
     preset, tabs = ctx.preset, ctx.tabs
     if preset is None or ctx.train is None:
         return
@@ -166,7 +165,7 @@ def _wire_hooks(trigger: Handler, hooks: list[TabHook], lang: gr.Radio) -> None:
         trigger(fn, [lang, *inputs], outputs, **QUIET)
 
 
-def _merged(hooks: list[TabHook]) -> Hook:
+def _merged(hooks: list[TabHook]) -> tuple[Handler, list[Component], list[Component]]:
     """Many hooks as one: (fn(lang, *inputs), inputs, outputs), each component listed once; a
     component two hooks update gets both's properties (the later's win); a hook that raises
     leaves only its own outputs as they were (logged)."""
@@ -220,9 +219,6 @@ def _combined(first: Any, second: Any) -> Any:
     return {**as_update(first), **as_update(second)}
 
 
-LANG_STORAGE_KEY = "mpdemo-lang"
-
-
 def detect_language(stored: object, request: gr.Request) -> str:
     """The page's first language: the URL's ?lang=, else the one this browser last picked,
     else the browser's Accept-Language header."""
@@ -251,14 +247,6 @@ def end_session(request: gr.Request) -> None:
     sessions.release(getattr(request, "session_hash", None))
 
 
-def _wire_session(demo: gr.Blocks, ctx: TabContext) -> None:
-    if ctx.train is None:
-        return
-    state = ctx.train.session
-    demo.load(keep_session, [state], [state], queue=False, api_visibility="undocumented")
-    demo.unload(end_session)
-
-
 class LangRadio(gr.Radio):
     """The language picker: a value outside its choices (an API caller's "xx", a list) is the
     default language, not gradio's English "Value ... not in the list of choices" (an HTTP 500
@@ -281,14 +269,9 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     poll_gently()  # and its queue does not wake a thousand times a second
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
         with gr.Row(equal_height=True, elem_id="header"):
-            intro = gr.Markdown(t("intro", DEFAULT_LANG), elem_id="intro")
+            intro = gr.Markdown(elem_id="intro")
             lang = LangRadio(
-                choices=LANG_CHOICES,
-                value=DEFAULT_LANG,
-                label=t("lang_label", DEFAULT_LANG),
-                elem_id="lang",
-                scale=0,
-                min_width=200,
+                LANG_CHOICES, value=DEFAULT_LANG, elem_id="lang", scale=0, min_width=200
             )
         ctx = TabContext(lang=lang, limits=limits)
         ctx.i18n(intro, value="intro")
@@ -298,11 +281,14 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
             for build in TABS:
                 build(ctx)
         _wire_presets(ctx)
-        _wire_session(demo, ctx)
+        if ctx.train is not None:
+            state = ctx.train.session
+            demo.load(keep_session, [state], [state], queue=False, api_visibility="undocumented")
+            demo.unload(end_session)
 
         # The language picked survives a reload in this browser's storage. A fixed secret (a
         # language is no secret): gradio's random one made stored choices die with a restart.
-        lang_store = gr.BrowserState(None, storage_key=LANG_STORAGE_KEY, secret="mpdemo-lang")
+        lang_store = gr.BrowserState(None, storage_key="mpdemo-lang", secret="mpdemo-lang")
         # A switch is one event (hooks `alone` aside), as the load is: gradio's page sends one
         # trigger's events one after another, each costing a pass over the whole page.
         relabel = (_relabel(ctx.registered), [], [c for c, _ in ctx.registered], False)
@@ -328,7 +314,7 @@ def _progress_nowhere(demo: gr.Blocks, sink: gr.State) -> None:
 
 
 def run_app() -> None:
-    """`python app.py`: serve the page until Ctrl-C or SIGTERM, then exit (130 / 143 mid-run, 0 idle)."""
+    """`python app.py`: serve until Ctrl-C or SIGTERM, then exit (130 / 143 mid-run, 0 idle)."""
     log_setup("INFO")  # a Space's logs show each run's start, end and any failure's first line
     demo = build_app().queue(**queue_options())
     exit_now(serve(demo, **launch_options()))

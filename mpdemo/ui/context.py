@@ -38,9 +38,7 @@ class TrainShared:
     session: gr.State  # gr.State(Session): this page's runs
     summary: Component  # the runs table: its change means the runs changed
     script_run: gr.Dropdown  # the reproduce script's run picker: ditto
-    lesson: gr.Dropdown | None = (
-        None  # the lesson picker: its sweep lesson starts the sweep (tabs/pays_line.py)
-    )
+    lesson: gr.Dropdown | None = None  # its sweep lesson starts the sweep (tabs/pays_line.py)
 
 
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes

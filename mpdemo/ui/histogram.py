@@ -1,6 +1,5 @@
-"""One picture of gradient magnitudes against a format's range, drawn by the Underflow lab and by
-the Train tab's live gradient watch: bars of counts per log2 bin over the format's zero /
-subnormal / normal / overflow bands. Plain SVG text (no torch, no gradio)."""
+"""Gradient magnitudes against a format's range, for the Underflow lab and the gradient watch:
+counts per log2 bin over the format's zero / subnormal / normal / overflow bands, as SVG."""
 
 from __future__ import annotations
 
@@ -48,12 +47,9 @@ def histogram_svg(
     tick_every: int = 8,
     draw_title: bool = True,
 ) -> str:
-    """An SVG histogram: counts[i] values in log2 bin [lo+i, lo+i+1), as shares of `total`,
-    over fmt's zero/subnormal/normal/overflow bands (log2 edges in `band`, as
-    mpdemo.teach.magnitudes.format_band gives them). The first and last bins hold what lies
-    beyond the axis; each bar carries its bin (data-log2) and count (data-count). draw_title
-    False: the title only names the figure (aria-label), the page writes it in text that does
-    not shrink with the figure on a phone."""
+    """counts[i] values in log2 bin [lo+i, lo+i+1) as shares of `total`, over fmt's bands (log2
+    edges in `band`, magnitudes.format_band's); the end bins hold what lies beyond the axis.
+    draw_title False: the title only names the figure (the page writes it, unshrunk on a phone)."""
     hi = lo + len(counts)
     total = max(total, 1)
     peak = max(max(counts, default=0), 1) / total

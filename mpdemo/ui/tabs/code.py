@@ -34,7 +34,7 @@ CODE_SETTINGS = ("model", "dataset", "device", "steps", "batch_size", "lr", "see
 
 
 def why_key(english: str) -> str:
-    """The locale key of the source's English comment: an edited comment has no stale translation."""
+    """The locale key of the source's English comment (an edited one has no stale translation)."""
     return "code_why_" + hashlib.sha1(english.encode("utf-8")).hexdigest()[:8]
 
 
@@ -189,7 +189,7 @@ def code_view(
     prefer: str | None = None,
 ) -> Frame:
     """Every output by name ("picked": the value to remember): this page's `runs`, each with its
-    own config, then the Train tab's grid from `values` where it differs (refused as Train would)."""
+    own config, then the Train tab's grid from `values` where it differs (checked as Train does)."""
     runs = list(runs or [])
     try:
         form, form_error = check_inputs(values, limits), None

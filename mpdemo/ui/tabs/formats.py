@@ -3,6 +3,7 @@ what a scale does to a small value in a low-precision format (mpdemo.teach.forma
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -144,26 +145,21 @@ def _class_of(enc: dict) -> str:
     return "inf" if enc["overflow"] else enc["category"]
 
 
+WINDOW_KEYS = {"zero": "nf_window_zero", "subnormal": "nf_window_sub",
+               "normal": "nf_window_normal", "inf": "nf_window_inf"}  # fmt: skip
+
+
 def _window(lang: str, x: float, fmt: str = "fp16") -> str:
     """The ranges of k where x*2^k flushes, is subnormal, normal, or overflows in fmt."""
-    runs: list[list[object]] = []  # [category, first k, last k]
-    for k in range(NF_K_MIN, NF_K_MAX + 1):
-        cat = _class_of(formats.encode(x * 2.0**k, fmt))
-        if runs and runs[-1][0] == cat:
-            runs[-1][2] = k
-        else:
-            runs.append([cat, k, k])
+    scaled = range(NF_K_MIN, NF_K_MAX + 1)
+    cats = [(_class_of(formats.encode(x * 2.0**k, fmt)), k) for k in scaled]
     parts = []
-    name = FORMAT_NAMES[fmt]
-    for cat, a, b in runs:
-        if cat == "zero":
-            parts.append(t("nf_window_zero", lang, k=b))
-        elif cat == "subnormal":
-            parts.append(t("nf_window_sub", lang, a=a, b=b))
-        elif cat == "normal":
-            parts.append(t("nf_window_normal", lang, a=a, b=b, fmt=name))
-        elif cat == "inf":
-            parts.append(t("nf_window_inf", lang, k=a))
+    for cat, run in itertools.groupby(cats, key=lambda c: c[0]):
+        ks = [k for _, k in run]
+        a, b = ks[0], ks[-1]
+        if cat in WINDOW_KEYS:  # flushes up to 2^b, overflows from 2^a
+            k = b if cat == "zero" else a
+            parts.append(t(WINDOW_KEYS[cat], lang, a=a, b=b, k=k, fmt=FORMAT_NAMES[fmt]))
     return t("nf_window", lang, x=f"{x:g}", kmin=NF_K_MIN, kmax=NF_K_MAX, parts="; ".join(parts))
 
 

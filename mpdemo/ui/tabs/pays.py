@@ -34,6 +34,7 @@ from ..context import Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..text import shown
 from ..train import classroom
+from ..train.classroom import client_here
 from . import pays_line
 from .published import published_html
 
@@ -264,14 +265,9 @@ def check_sweep(
         raise ConfigError("sweep_bad_budget", value=str(budget)[:64]) from None
     if not (0 < seconds <= 3600):  # NaN fails both comparisons
         raise ConfigError("sweep_bad_budget", value=seconds)
-    if isinstance(precisions, str):  # one precision, as an API caller may send it
-        precisions = [precisions]
-    if precisions is None:
-        precisions = []
-    # Sent as they came (preprocess=False): anything but a list of names is refused in one line.
-    if not isinstance(precisions, (list, tuple)) or not all(
-        isinstance(p, str) and p in SWEEP_PRECISIONS for p in precisions
-    ):
+    # As sent (preprocess=False): one name, or a list of names; anything else is refused.
+    precisions = [precisions] if isinstance(precisions, str) else precisions or []
+    if not isinstance(precisions, (list, tuple)) or not set(precisions) <= set(SWEEP_PRECISIONS):
         raise ConfigError(
             "unknown_choice",
             field="precisions",
@@ -431,7 +427,7 @@ def build_pays_tab(ctx: TabContext) -> None:
         budget: object,
         st: SweepState,
     ) -> Iterator[Outputs]:
-        client = pays_line.client_now()  # the same per-address share as a comparison's
+        client = client_here()  # the same per-address share as a comparison's
         for out in run_sweep_ui(lang, sizes, batch_sizes, precisions, budget, st, limits, client):
             yield keyed(out)
 

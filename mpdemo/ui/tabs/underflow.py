@@ -120,17 +120,9 @@ def underflow_view(
     if lab is None:
         return t("uf_status_idle", lang), "", "", underflow_table(lang, None, k, fmt), ""
     band, name = format_band(fmt), FORMAT_NAMES[fmt]
-    params, loss = number(lab.params, lang, ","), number(lab.loss, lang, ".4f")
-    layers = lab.activation_layers
-    status = t(
-        "uf_status",
-        lang,
-        model=lab.model,
-        params=params,
-        batch=lab.batch_size,
-        loss=loss,
-        layers=layers,
-    )
+    status = t("uf_status", lang, model=lab.model, params=number(lab.params, lang, ","),
+               batch=lab.batch_size, loss=number(lab.loss, lang, ".4f"),
+               layers=lab.activation_layers)  # fmt: skip
     charts = []
     for kind in ("activation", "weight"):  # log2|g*2^k| against fmt's bands
         mags = lab.magnitudes[kind]
@@ -180,7 +172,7 @@ def underflow_view(
                 oa=_pct(ra["overflow_share"], lang),
                 ow=_pct(rw["overflow_share"], lang),
             )
-    if ma.nonzero and mw.nonzero:  # TF32: fp32's range, computed from the same bins
+        # TF32: fp32's range, computed from the same bins
         reading += "\n\n" + t(
             "uf_tf32",
             lang,

@@ -111,8 +111,8 @@ def preset_view(lang: str, preset_id: str | None) -> str:
         cfg.label + (" (loss_scaling=off)" if cfg.unscaled else "")
         for cfg in preset_configs(preset_id)
     )
-    desc = t(f"preset_{preset_id}_desc", lang)
-    return f"{desc}\n\n{t('preset_sets', lang, settings=settings)}\n\n{t('preset_runs', lang, runs=runs)}"
+    sets, runs = t("preset_sets", lang, settings=settings), t("preset_runs", lang, runs=runs)
+    return f"{t(f'preset_{preset_id}_desc', lang)}\n\n{sets}\n\n{runs}"
 
 
 WHY_KEYS = ("why_autocast", "why_scale", "why_speed", "why_bf16", "why_fp8")
