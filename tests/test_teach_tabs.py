@@ -292,12 +292,11 @@ def test_number_formats_take_the_pages_decimal_comma_and_say_errors_its_way() ->
     assert "relative error 0.000166" in F.scale_html("en", "0.0001", 16)
 
 
-def test_underflow_compute_reports_errors_in_the_page_language(monkeypatch) -> None:
-    from collections import OrderedDict
+def test_underflow_compute_reports_errors_in_the_page_language() -> None:
 
     from mpdemo.runs.runner import RUN_LOCK
 
-    monkeypatch.setattr(U, "_LABS", OrderedDict())  # no kept pass: the busy line is the answer
+    U.forget_labs()  # no kept pass: the busy line is the answer
     with pytest.raises(gr.Error) as err:
         U.underflow_compute("es", "tiny-bert", 0, 0)
     assert "Tamaño de lote debe ser un número entero" in str(err.value)  # by its label, in Spanish
@@ -306,14 +305,13 @@ def test_underflow_compute_reports_errors_in_the_page_language(monkeypatch) -> N
     assert i18n.message("busy", {}, "es") in str(err.value)
 
 
-def test_a_repeated_compute_shows_the_kept_pass_even_while_a_run_trains(monkeypatch) -> None:
+def test_a_repeated_compute_shows_the_kept_pass_even_while_a_run_trains() -> None:
     # A class presses Compute together: the same settings give the same pass (same seed, same
     # first batch), kept, so the second press answers at once, even while the server trains.
-    from collections import OrderedDict
 
     from mpdemo.runs.runner import RUN_LOCK
 
-    monkeypatch.setattr(U, "_LABS", OrderedDict())
+    U.forget_labs()
     first = U.underflow_compute("en", "tiny-bert", 8, 3)
     assert U.underflow_compute("en", "tiny-bert", 8, 3) is first
     with RUN_LOCK:
@@ -324,7 +322,7 @@ def test_a_repeated_compute_shows_the_kept_pass_even_while_a_run_trains(monkeypa
 
     assert "mpdemo.ui.tabs.underflow.forget_labs" in state._RESETS  # mpdemo.reset() empties it
     U.forget_labs()
-    assert not U._LABS
+    assert U._lab_for.cache_info().currsize == 0
 
 
 def test_preset_loads_train_tab_values() -> None:

@@ -56,9 +56,8 @@ def poll_gently() -> None:
 
 def busy(value: Any) -> bool:
     """Whether a session's state holds a run in progress or a published board."""
-    if not isinstance(value, Session):
-        return False
-    return value.running or classroom.board_code(value) is not None
+    board = isinstance(value, Session) and classroom.board_code(value) is not None
+    return isinstance(value, Session) and (value.running or board)
 
 
 def keep_busy_sessions() -> None:
@@ -132,11 +131,10 @@ def unserved_special_args(demo: gr.Blocks) -> list[str]:
             filled, _, event_index, _ = special_args(fn, inputs, request=marker)  # type: ignore[arg-type]
         for name, kind in wanted.items():
             i = positional.index(name) if name in positional else -1
-            if kind == "event":
-                ok = i >= 0 and event_index == i
-            else:
-                ok = 0 <= i < len(filled) and filled[i] is marker
-            if not ok:
+            served = (
+                event_index == i if kind == "event" else i < len(filled) and filled[i] is marker
+            )
+            if i < 0 or not served:
                 missing.append(f"{block_fn.name}({name})")
     return missing
 

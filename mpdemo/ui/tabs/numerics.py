@@ -21,6 +21,7 @@ ACC_VALUE_DEFAULT = "0.01"
 ACC_NAMES = {("fp16", "fp16"): "fp16", ("bf16", "bf16"): "bf16", ("fp32", "fp16"): "fp32 ← fp16",
              ("fp32", "fp32"): "fp32"}  # fmt: skip
 MICRO_BATCHES = 8
+DEMO_RUN = RunConfig(train_slice="train[:256]", batch_size=16, device="cpu")  # a few real steps
 
 
 def _cell(x: float | None, lang: str, spec: str = ".6g") -> str:
@@ -101,8 +102,7 @@ def accumulate_view(lang: str, value: object, n: object) -> tuple[str, pd.DataFr
 
 def micro_batch_html(lang: str) -> str:
     """The model's gradients of 8 micro-batches summed in fp16, bf16 and fp32 buffers."""
-    cfg = RunConfig(train_slice="train[:256]", batch_size=16, device="cpu")
-    grads = accumulate.model_micro_batch_grads(cfg, MICRO_BATCHES)
+    grads = accumulate.model_micro_batch_grads(DEMO_RUN, MICRO_BATCHES)
     rows = [
         [
             esc(r["buffer"]),
@@ -113,14 +113,13 @@ def micro_batch_html(lang: str) -> str:
     ]
     heads = _heads(lang, "buffer", "rel_error", "worse")
     n = sum(g.numel() for g in grads[0].values())
-    intro = t("nx_micro_done", lang, k=MICRO_BATCHES, model=cfg.model, n=n)
+    intro = t("nx_micro_done", lang, k=MICRO_BATCHES, model=DEMO_RUN.model, n=n)
     return f"<p>{esc(intro)}</p>" + html_table(heads, rows)
 
 
 def fp8_recipes_html(lang: str) -> str:
     """Every recipe on a real activation and gradient of the default model, in E4M3 and E5M2."""
-    cfg = RunConfig(train_slice="train[:256]", batch_size=16, device="cpu")
-    rep = fp8_scaling.model_report(cfg, steps=8)
+    rep = fp8_scaling.model_report(DEMO_RUN, steps=8)
     heads = _heads(
         lang, "tensor", "format", "recipe", "scales", "flushed", "saturated", "rel_error"
     )
@@ -136,13 +135,8 @@ def fp8_recipes_html(lang: str) -> str:
         ]
         for r in rep["results"]
     ]
-    intro = t(
-        "nx_fp8_done",
-        lang,
-        layer=rep["layer"],
-        steps=rep["steps"],
-        history=len(rep["tensors"]["gradient"]["amax_history"]),
-    )
+    history = len(rep["tensors"]["gradient"]["amax_history"])
+    intro = t("nx_fp8_done", lang, layer=rep["layer"], steps=rep["steps"], history=history)
     return f"<p>{esc(intro)}</p>" + html_table(heads, rows)
 
 

@@ -3,8 +3,7 @@ magnitudes against a low-precision format's range, and what a loss scale S saves
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+import functools
 from collections.abc import Iterator
 
 import gradio as gr
@@ -63,32 +62,16 @@ def underflow_table(lang: str, lab: GradientLab | None, k: int, fmt: str = "fp16
 
 # The pass is a pure function of its settings and a class presses Compute together: the last
 # few passes are kept (a few kB each, no tensors), so a repeated press shows one at once.
-LAB_CACHE = 8
-_LABS: OrderedDict[tuple[object, ...], GradientLab] = OrderedDict()
-_LABS_LOCK = threading.Lock()
+@functools.lru_cache(maxsize=8)
+def _lab_for(cfg: RunConfig, limits: Limits | None) -> GradientLab:
+    """The lab's pass for cfg: a kept one with the same settings, or a new one."""
+    return collect(cfg, wait=False, limits=limits)
 
 
 @on_reset
 def forget_labs() -> None:
     """Compute every pass again (mpdemo.reset())."""
-    with _LABS_LOCK:
-        _LABS.clear()
-
-
-def _lab_for(cfg: RunConfig, limits: Limits | None) -> GradientLab:
-    """The lab's pass for cfg: a kept one with the same settings on this device, or a new one."""
-    key = (cfg.model, cfg.dataset, cfg.train_slice, cfg.batch_size, cfg.max_length, cfg.seed,
-           cfg.device)  # fmt: skip
-    with _LABS_LOCK:
-        if key in _LABS:
-            _LABS.move_to_end(key)
-            return _LABS[key]
-    lab = collect(cfg, wait=False, limits=limits)
-    with _LABS_LOCK:
-        _LABS[key] = lab
-        while len(_LABS) > LAB_CACHE:
-            _LABS.popitem(last=False)
-    return lab
+    _lab_for.cache_clear()
 
 
 def underflow_compute(
