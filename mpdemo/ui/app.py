@@ -1,8 +1,5 @@
-"""The Gradio Blocks: a header, a language switch, and one tab per builder in `TABS`.
-
-A tab is `build_x_tab(ctx: TabContext) -> None`: it opens its `gr.Tab`, names its strings with
-`ctx.i18n(...)`, hooks `ctx.on_language` / `ctx.on_load`, and publishes on ctx only what another
-tab reads (context.py)."""
+"""The Gradio Blocks: a header, a language switch, and one tab per builder in `TABS`, each a
+`build_x_tab(ctx: TabContext)` that names its strings with `ctx.i18n` (context.py)."""
 
 from __future__ import annotations
 

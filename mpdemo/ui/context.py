@@ -74,11 +74,8 @@ class TabContext:
     def on_language(
         self, fn: Handler, inputs: list[Component], outputs: list[Component], alone: bool = False
     ) -> None:
-        """Call fn(lang, *inputs) when the language changes; it returns updates for outputs.
-
-        The hooks share one event; `alone`: an event of its own, for a hook that may wait
-        (imports torch, asks the Hub) while the others would not.
-        """
+        """Call fn(lang, *inputs) -> outputs' updates on a language change, in one event with the
+        other hooks; `alone`: an event of its own, for a hook that may wait (imports torch)."""
         self.language_hooks.append((fn, inputs, outputs, alone))
 
     def on_load(

@@ -1,12 +1,7 @@
-"""Inputs that take junk as their own value: every number, slider, choice and tick box of the page.
-
-gradio 6.31 answers a value outside a component's `preprocess` (a number "abc", a list for a
-radio) with an HTTP 500 off the queue, and anyone may call an undocumented event by its index
-(issue 52). So each component preprocesses what it can and takes anything else as the value it
-holds on the server; the handler then answers as for that value. `tolerate(demo)` swaps the
-class, not an attribute, because gradio re-makes a session's copy with `block.__class__(...)`.
-The events that check values as sent (/train, /sweep: preprocess=False) keep their own rule.
-"""
+"""Inputs that take junk as their own value: gradio 6.31 answers a value its `preprocess` refuses
+(a number "abc", a list for a radio) with an HTTP 500, and anyone may call any event (issue 52).
+`tolerate(demo)` swaps the class, not an attribute: gradio re-makes a session's copy with
+`block.__class__(...)`. /train and /sweep check the values as sent (preprocess=False)."""
 
 from __future__ import annotations
 

@@ -34,11 +34,8 @@ def _num(x: float | None) -> str:
         return "–"
     if not math.isfinite(x):
         return str(x)
-    text = f"{x:.7g}"
     mant, exp = math.frexp(x)
-    if mant == 0.5:
-        text += f" = 2^{exp - 1}"
-    return text
+    return f"{x:.7g}" + (f" = 2^{exp - 1}" if mant == 0.5 else "")
 
 
 NF_TABLE_COLUMNS = [
@@ -86,10 +83,8 @@ def fp8_cast_note(lang: str) -> str:
     """What torch's cast does past E4M3's and E5M2's largest values, measured on this machine."""
     import torch
 
-    words = {}
-    for fmt in ("e4m3", "e5m2"):
-        how = formats.cast_overflow(fmt)  # cast 4x past the range and look at the result
-        words[fmt] = t(f"nf_cast_{how}", lang)
+    # cast 4x past each range and look at the result
+    words = {fmt: t(f"nf_cast_{formats.cast_overflow(fmt)}", lang) for fmt in ("e4m3", "e5m2")}
     return t("nf_fp8_cast", lang, torch=torch.__version__.split("+")[0], **words)
 
 
@@ -122,22 +117,15 @@ def formats_html(lang: str, value: object) -> str:
         ]
         for e in encs
     ]
-    legend = (
-        '<p style="margin:4px 0">'
-        + " · ".join(
-            f'<span style="{style};padding:0 4px">{esc(word)}</span>'
-            for style, word in zip(LEGEND_STYLES, t("nf_legend", lang).split(" · "), strict=False)
-        )
-        + "</p>"
-    )
+    words = zip(LEGEND_STYLES, t("nf_legend", lang).split(" · "), strict=False)
+    spans = [f'<span style="{style};padding:0 4px">{esc(word)}</span>' for style, word in words]
+    legend = f'<p style="margin:4px 0">{" · ".join(spans)}</p>'
     note = f'<p class="mp-fp8-cast" style="margin-top:6px">{_md_inline(fp8_cast_note(lang))}</p>'
     return legend + html_table(headers, rows) + note
 
 
 def _err(x: float | None) -> str:
-    if x is None:
-        return "–"
-    return "0" if x == 0 else f"{x:.3g}"
+    return "–" if x is None else "0" if x == 0 else f"{x:.3g}"
 
 
 def _class_of(enc: dict) -> str:
@@ -176,7 +164,7 @@ def scale_html(lang: str, value: object, k: object, fmt: str = "fp16") -> str:
     x, got, name = r["value"], r["formats"][fmt], FORMAT_NAMES[fmt]
     rel = got["rel_error"]  # in a sentence: the page's digits ("error relativo 0,000283")
     err = "–" if rel is None else "0" if rel == 0 else number(rel, lang, ".3g")
-    cat = "inf" if got["overflow"] else got["category"]
+    cat = _class_of(got)
     if x == 0 or math.isinf(x):
         verdict = ""
     elif cat == "nan" or math.isnan(x):

@@ -432,20 +432,20 @@ def build_pays_tab(ctx: TabContext) -> None:
             yield keyed(out)
 
     lang = ctx.lang
-    run.click(
-        on_run,
-        [lang, sizes, batches, precisions, budget, state],
-        outputs,
-        # It waits its turn in the classroom's line, with the comparisons' handlers.
-        concurrency_limit=classroom.concurrency(),
-        concurrency_id=classroom.CONCURRENCY_ID,
-        api_name="sweep",
-        preprocess=False,  # as sent: check_sweep refuses "abc" in the page's language
-        show_progress="minimal",
-        show_progress_on=[status],
-    )
-    # The Train tab's "Where it pays" lesson starts the sweep here, one click as every lesson.
-    pays_line.wire_lesson(ctx, on_run, [lang, sizes, batches, precisions, budget, state], outputs)
+    inputs = [lang, sizes, batches, precisions, budget, state]
+    # It waits its turn in the classroom's line, with the comparisons' handlers; the values as
+    # sent (check_sweep refuses "abc" in the page's language).
+    line = {"concurrency_limit": classroom.concurrency(), "concurrency_id": classroom.CONCURRENCY_ID,
+            "preprocess": False, "show_progress": "minimal", "show_progress_on": [status]}  # fmt: skip
+    run.click(on_run, inputs, outputs, api_name="sweep", **line)
+    picker = ctx.train.lesson if ctx.train is not None else None
+    if picker is not None:  # the Train tab's sweep lesson (it switches here) starts the sweep
+
+        def on_lesson(name: object, *args: Value) -> Iterator[Outputs]:
+            if pays_line.sweep_lesson(name):
+                yield from on_run(*args)
+
+        picker.input(on_lesson, [picker, *inputs], outputs, api_visibility="undocumented", **line)
     # Stop never waits behind training: off the queue, as the Train tab's Stop.
     stop.click(stop_sweep, [state, lang], [status], queue=False,
                api_visibility="undocumented", show_progress="hidden")  # fmt: skip

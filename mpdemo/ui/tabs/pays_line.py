@@ -6,16 +6,13 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator
 
 from ...classroom import broadcast, caps
 from ...classroom.broadcast import Viewer
 from ...sweep.events import SweepPoint
 from ...sweep.spec import SweepPlan
 from ...teach.lessons import LESSONS
-from ..context import Component, Outputs, TabContext, Value
 from ..i18n import t
-from ..train import classroom
 from ..train.classroom import _duration, ordinal
 
 
@@ -51,35 +48,6 @@ def sweep_lesson(name: object) -> bool:
     """Whether the lesson picked on the Train tab is the size sweep (it runs on this tab)."""
     lesson = LESSONS.get(str(name or ""))
     return lesson is not None and lesson.sweep
-
-
-def wire_lesson(
-    ctx: TabContext,
-    run: Callable[..., Iterator[Outputs]],
-    inputs: list[Component],
-    outputs: list[Component],
-) -> None:
-    """The Train tab's sweep lesson (which switches to this tab) starts `run`, the Run sweep
-    handler, with `inputs`' values, streaming `outputs`."""
-    picker = ctx.train.lesson if ctx.train is not None else None
-    if picker is None:
-        return
-
-    def on_lesson(name: object, *args: Value) -> Iterator[Outputs]:
-        if sweep_lesson(name):
-            yield from run(*args)
-
-    picker.input(
-        on_lesson,
-        [picker, *inputs],
-        outputs,
-        concurrency_limit=classroom.concurrency(),  # in the line with Run sweep and Train
-        concurrency_id=classroom.CONCURRENCY_ID,
-        api_visibility="undocumented",
-        preprocess=False,  # as Run sweep: the values as sent
-        show_progress="minimal",
-        show_progress_on=[outputs[0]],
-    )
 
 
 def sweep_left_s(estimates: list[float], walls: list[float], in_point_s: float) -> float:
