@@ -116,8 +116,7 @@ class BoundUploads:
         if scope.get("method") != "POST" or not path.endswith(UPLOAD_PATH):
             await self.app(scope, receive, send)
             return
-        received = 0
-        status = 0
+        received = status = 0
         body: list[bytes] = []
         gone: list[str] = []
 
@@ -149,14 +148,10 @@ class BoundUploads:
             paths = [p for p in json.loads(body) if isinstance(p, str)]
         except (ValueError, TypeError):
             return []
-        return self.ledger.add(client_of_scope(scope), paths, nbytes) if paths else []
+        from starlette.requests import Request
 
-
-def client_of_scope(scope: Scope) -> str:
-    """The client of a request's ASGI scope, as the line counts it (the proxy's address)."""
-    from starlette.requests import Request
-
-    return client_of(Request(scope))
+        # The client as the line counts it: the proxy's address.
+        return self.ledger.add(client_of(Request(scope)), paths, nbytes) if paths else []
 
 
 def middleware() -> list[Middleware]:

@@ -114,55 +114,29 @@ def underflow_view(
         charts.append(histogram_svg(lang, counts, CHART_LO, mags.nonzero, title, band, fmt))
     a1, ak = lab.shares("activation", 1.0, fmt), lab.shares("activation", 2.0**k, fmt)
     w1, wk = lab.shares("weight", 1.0, fmt), lab.shares("weight", 2.0**k, fmt)
-    reading = t(
-        "uf_reading",
-        lang,
-        k=k,
-        scale=number(2**k, lang, ","),
-        fmt=name,
-        az=_pct(ak["underflow_share"], lang),
-        wz=_pct(wk["underflow_share"], lang),
-        az1=_pct(a1["underflow_share"], lang),
-        wz1=_pct(w1["underflow_share"], lang),
-        ao=_pct(ak["overflow_share"], lang),
-        wo=_pct(wk["overflow_share"], lang),
-    )
+
+    def pc(shares: dict[str, float], what: str) -> str:
+        return _pct(shares[f"{what}_share"], lang)
+
+    reading = t("uf_reading", lang, k=k, scale=number(2**k, lang, ","), fmt=name,
+                az=pc(ak, "underflow"), wz=pc(wk, "underflow"), az1=pc(a1, "underflow"),
+                wz1=pc(w1, "underflow"), ao=pc(ak, "overflow"), wo=pc(wk, "overflow"))  # fmt: skip
     ma, mw = lab.magnitudes["activation"], lab.magnitudes["weight"]
     if ma.nonzero and mw.nonzero:
         ba, bw = best_scale(ma, fmt), best_scale(mw, fmt)
-        reading += "\n\n" + t(
-            "uf_best",
-            lang,
-            fmt=name,
-            ka=ba["log2"],
-            kw=bw["log2"],
-            na=_pct(ba["normal_share"], lang),
-            nw=_pct(bw["normal_share"], lang),
-        )
-        if max(ba["log2"], bw["log2"]) > UF_K_MAX:  # say it rather than leave it unreachable
-            k_best = max(ba["log2"], bw["log2"])
+        reading += "\n\n" + t("uf_best", lang, fmt=name, ka=ba["log2"], kw=bw["log2"],
+                               na=pc(ba, "normal"), nw=pc(bw, "normal"))  # fmt: skip
+        k_best = max(ba["log2"], bw["log2"])
+        if k_best > UF_K_MAX:  # say it rather than leave it unreachable
             reading += " " + t("uf_best_beyond", lang, k=k_best, kmax=UF_K_MAX)
         ra, rw = amax_scale(ma, fmt), amax_scale(mw, fmt)
         if fmt in ("e4m3", "e5m2") and ra and rw:
-            reading += "\n\n" + t(
-                "uf_amax",
-                lang,
-                fmt=name,
-                ka=ra["log2"],
-                kw=rw["log2"],
-                za=_pct(ra["underflow_share"], lang),
-                zw=_pct(rw["underflow_share"], lang),
-                oa=_pct(ra["overflow_share"], lang),
-                ow=_pct(rw["overflow_share"], lang),
-            )
+            reading += "\n\n" + t("uf_amax", lang, fmt=name, ka=ra["log2"], kw=rw["log2"],
+                                   za=pc(ra, "underflow"), zw=pc(rw, "underflow"),
+                                   oa=pc(ra, "overflow"), ow=pc(rw, "overflow"))  # fmt: skip
         # TF32: fp32's range, computed from the same bins
-        reading += "\n\n" + t(
-            "uf_tf32",
-            lang,
-            k=k,
-            za=_pct(tf32_below_normal(ma, k), lang),
-            zw=_pct(tf32_below_normal(mw, k), lang),
-        )
+        za, zw = _pct(tf32_below_normal(ma, k), lang), _pct(tf32_below_normal(mw, k), lang)
+        reading += "\n\n" + t("uf_tf32", lang, k=k, za=za, zw=zw)
     paper = {"bf16": "uf_paper_bf16", "e4m3": "uf_paper_fp8", "e5m2": "uf_paper_fp8"}
     reading += "\n\n" + t(paper.get(fmt, "uf_paper"), lang, fmt=name)
     return status, charts[0], charts[1], underflow_table(lang, lab, k, fmt), reading
