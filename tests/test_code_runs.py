@@ -121,8 +121,8 @@ def test_a_burst_of_train_tab_changes_never_sends_a_stale_pick() -> None:
 
 def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
     from mpdemo.teach import listing as L
+    from mpdemo.ui.i18n import t
     from mpdemo.ui.tabs import code as C
-    from mpdemo.ui.tabs.common import tt
 
     sess = Session()
     sess.restore(stored)
@@ -132,7 +132,7 @@ def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
     # The runs changed (a training, a reload): the run, with its own settings.
     out = C.code_view("en", form, None, None, runs, "run")
     assert out["run"]["value"] == out["picked"] == "torch · bf16"
-    assert out["settings"].startswith(tt("code_settings_run", "en", run="<code>torch · bf16</code>",
+    assert out["settings"].startswith(t("code_settings_run", "en", run="<code>torch · bf16</code>",
                                          settings=""))  # fmt: skip
     assert "<code>steps=3</code>" in out["settings"] and "<code>lr=0.01</code>" in out["settings"]
     # The very script the Train tab's "Python script" downloads for that run.
@@ -144,7 +144,7 @@ def test_code_tab_shows_a_runs_own_config(stored: dict[str, Any]) -> None:
     # A Train-tab change shows the new settings, titled as not run; picking the run shows it.
     out = C.code_view("en", form, "torch · bf16", None, runs, "form")
     assert out["run"]["value"] == "form:torch · bf16" and "<code>lr=0.5</code>" in out["settings"]
-    assert out["settings"].startswith(tt("code_settings", "en", run="<code>torch · bf16</code>",
+    assert out["settings"].startswith(t("code_settings", "en", run="<code>torch · bf16</code>",
                                          settings=""))  # fmt: skip
     out = C.code_view("en", form, "torch · bf16", None, runs, None)
     assert "<code>lr=0.01</code>" in out["settings"] and "lr=0.01," in out["script"]

@@ -265,15 +265,15 @@ def test_convert_and_audit_report_what_really_ran(monkeypatch) -> None:
 @pytest.mark.parametrize("lang", ["en", "es", "pt"])
 def test_number_formats_show_fp8_and_what_torch_does_past_the_range(lang: str) -> None:
     from mpdemo.teach import formats
+    from mpdemo.ui.i18n import t
     from mpdemo.ui.tabs import formats as F
-    from mpdemo.ui.tabs.common import tt
 
     page = F.formats_html(lang, "500")
     assert "<b>E4M3</b>" in page and "<b>E5M2</b>" in page
     assert "448.0" in page  # E4M3's 500, as torch stores it here
     measured = formats.cast_overflow("e4m3")
-    assert tt(f"nf_cast_{measured}", lang) in page  # the sentence follows the measurement
-    assert tt(f"nf_cast_{formats.cast_overflow('e5m2')}", lang) in page
+    assert t(f"nf_cast_{measured}", lang) in page  # the sentence follows the measurement
+    assert t(f"nf_cast_{formats.cast_overflow('e5m2')}", lang) in page
     assert torch.__version__.split("+")[0] in page
     frame = F.format_table_frame(lang)
     assert list(frame.iloc[:, 0]) == ["fp32", "fp16", "bf16", "e4m3", "e5m2"]
@@ -281,8 +281,9 @@ def test_number_formats_show_fp8_and_what_torch_does_past_the_range(lang: str) -
 
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_scale_slider_per_format(lang: str) -> None:
+    from mpdemo.ui.i18n import t
     from mpdemo.ui.tabs import formats as F
-    from mpdemo.ui.tabs.common import esc, tt
+    from mpdemo.ui.text import esc
 
     # 1e-8 at S = 2^16: a normal fp16 number, still zero in E4M3 (smallest subnormal 2^-9).
     assert 'data-category="normal" data-format="fp16"' in F.scale_html(lang, "1e-8", 16)
@@ -292,8 +293,8 @@ def test_scale_slider_per_format(lang: str) -> None:
     down = F.scale_html(lang, "1000", -2, "e4m3")
     assert 'data-category="normal"' in down and "256.0" in down
     assert 'data-category="normal"' in F.scale_html(lang, "1000", 0, "e5m2")
-    assert esc(tt("nf_v_inf_fp8", lang)) in F.scale_html(lang, "1e6", 0, "e5m2")
-    assert esc(tt("nf_v_inf_scaler", lang)) in F.scale_html(lang, "1e6", 0, "fp16")
+    assert esc(t("nf_v_inf_fp8", lang)) in F.scale_html(lang, "1e6", 0, "e5m2")
+    assert esc(t("nf_v_inf_scaler", lang)) in F.scale_html(lang, "1e6", 0, "fp16")
     assert "2^-24" in F.scale_html(lang, "1000", 0, "e5m2")  # the window reaches below 1
 
 
@@ -302,8 +303,8 @@ def test_underflow_view_in_each_format() -> None:
 
     from mpdemo.teach.magnitudes import format_band, shares_at
     from mpdemo.teach.underflow import magnitudes_of
+    from mpdemo.ui.i18n import t
     from mpdemo.ui.tabs import underflow as U
-    from mpdemo.ui.tabs.common import tt
 
     gen = torch.Generator().manual_seed(1)
     grads = torch.exp2(torch.empty(4000).uniform_(-40, 2, generator=gen))
@@ -325,16 +326,16 @@ def test_underflow_view_in_each_format() -> None:
         assert len(lines) == len(edges) and lines == sorted(lines)
         assert len(edges) == (0 if fmt == "bf16" else 3)
     assert "Micikevicius et al., 2022" in U.underflow_view("en", lab, 8, "e4m3")[4]
-    assert tt("uf_amax", "en").split(",")[0] in U.underflow_view("en", lab, 8, "e5m2")[4]
+    assert t("uf_amax", "en").split(",")[0] in U.underflow_view("en", lab, 8, "e5m2")[4]
 
 
 @pytest.mark.parametrize("lang", ["en", "es", "pt"])
 def test_why_tab_explains_fp8_with_sources_and_no_claim_about_this_machine(lang: str) -> None:
+    from mpdemo.ui.i18n import t
     from mpdemo.ui.tabs import why as W
-    from mpdemo.ui.tabs.common import tt
 
     assert "why_fp8" in W.WHY_KEYS
-    text = tt("why_fp8", lang)
+    text = t("why_fp8", lang)
     for needle in ("E4M3", "E5M2", "8.9", "Hopper", "Ada", "arxiv.org/abs/2209.05433",
                    "transformer-engine", "torchao"):  # fmt: skip
         assert needle in text, needle

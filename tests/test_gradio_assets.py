@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from mpdemo.ui import gradio_assets
-from mpdemo.ui.gradio_assets import mend_timer, mended_chunk
+from mpdemo.ui.gradio_assets import mend_timer, mended
 
 
 def _chunk_names() -> dict[str, str]:
@@ -48,13 +48,13 @@ def test_the_installed_gradio_s_chunk_is_mended():
     module says how each was measured) and mend the new one, or drop the mend."""
     names = _chunk_names()
     assert set(names) == set(gradio_assets.MENDS)
-    assert b"status===`pending`&&" in (mended_chunk(names["statustracker"]) or b"")
+    assert b"status===`pending`&&" in (mended(names["statustracker"])[0] or b"")
 
 
 def test_the_app_serves_the_mended_chunks_and_revalidates(app_url: str):
     for name in _chunk_names().values():
         got = httpx.get(app_url + "assets/" + name)
-        assert got.status_code == 200 and got.content == mended_chunk(name)
+        assert got.status_code == 200 and got.content == mended(name)[0]
         assert got.headers["content-type"].startswith("application/javascript")
         again = httpx.get(
             app_url + "assets/" + name, headers={"if-none-match": got.headers["etag"]}

@@ -8,11 +8,12 @@ import tomllib
 
 import pytest
 
+from mpdemo import languages
 from mpdemo.messages import EN as EN_MESSAGES
 from mpdemo.ui import i18n
 from mpdemo.wording import ENGLISH, NumberStyle, is_plural_spec
 
-LOCALE_FILES = sorted(i18n.LOCALES_DIR.glob("*.toml"))
+LOCALE_FILES = sorted(languages.LOCALES_DIR.glob("*.toml"))
 CODES = [p.stem for p in LOCALE_FILES]
 
 
@@ -43,13 +44,13 @@ def test_every_file_parses_and_names_its_language(path) -> None:
     meta = data["meta"]
     assert meta["name"].strip()
     assert meta["decimal"] != meta["thousands"]
-    assert set(data) <= {"meta", "messages", *i18n.UI_SECTIONS}, set(data)
+    assert set(data) <= {"meta", "messages", *languages.UI_SECTIONS}, set(data)
 
 
 @pytest.mark.parametrize("code", [c for c in CODES if c != i18n.DEFAULT_LANG])
 def test_same_keys_and_placeholders_as_the_default_language(code: str) -> None:
     base, loc = i18n.LOCALES[i18n.DEFAULT_LANG], i18n.LOCALES[code]
-    for section in i18n.UI_SECTIONS:
+    for section in languages.UI_SECTIONS:
         ours, theirs = set(loc.sections[section]), set(base.sections[section])
         assert ours == theirs, (section, "missing", theirs - ours, "extra", ours - theirs)
         for key, template in base.sections[section].items():
@@ -160,7 +161,7 @@ def test_portuguese_counts_zero_and_one_as_singular() -> None:
 
 @pytest.mark.parametrize("code", [c for c in CODES if c != i18n.DEFAULT_LANG])
 def test_nothing_is_left_in_the_default_language_unless_the_file_says_so(code: str) -> None:
-    path = i18n.LOCALES_DIR / f"{code}.toml"
+    path = languages.LOCALES_DIR / f"{code}.toml"
     same = set(tomllib.loads(path.read_text(encoding="utf-8"))["meta"].get("same_as_default", []))
     base, loc = i18n.LOCALES[i18n.DEFAULT_LANG], i18n.LOCALES[code]
     assert same <= set(loc.strings), same - set(loc.strings)
@@ -171,7 +172,7 @@ def test_nothing_is_left_in_the_default_language_unless_the_file_says_so(code: s
 
 def test_no_code_names_a_language_but_the_default() -> None:
     """Adding a language is adding its file: no Python source special-cases one."""
-    root = i18n.LOCALES_DIR.parents[2]
+    root = languages.LOCALES_DIR.parents[2]
     codes = "|".join(c for c in i18n.LANGS if c != i18n.DEFAULT_LANG)
     pattern = re.compile(rf"""["']({codes})(-[A-Za-z]+)?["']""")
     hits = [
@@ -211,7 +212,7 @@ def test_every_template_fills_without_error(code: str) -> None:
 
 def test_every_literal_key_the_code_asks_for_exists() -> None:
     """t("some_key", ...) with no such key shows the key itself on the page: catch it here."""
-    root = i18n.LOCALES_DIR.parents[2]
+    root = languages.LOCALES_DIR.parents[2]
     keys = set(i18n.LOCALES[i18n.DEFAULT_LANG].strings)
     ui_call = re.compile(r"""\b(?:t|tt)\(\s*["']([A-Za-z0-9_]+)["']\s*[,)]""")
     engine_call = re.compile(r"""\b(?:MpdemoError|ConfigError|Note)\(\s*["']([A-Za-z0-9_]+)["']""")

@@ -13,12 +13,12 @@ import torch
 from mpdemo.config import Limits, RunConfig
 from mpdemo.registry import BACKENDS, PRECISIONS
 from mpdemo.ui import app, i18n
+from mpdemo.ui.i18n import t
 from mpdemo.ui.tabs import TEACH_TABS
 from mpdemo.ui.tabs import code as C
 from mpdemo.ui.tabs import formats as F
 from mpdemo.ui.tabs import underflow as U
 from mpdemo.ui.tabs import why as W
-from mpdemo.ui.tabs.common import tt
 from mpdemo.ui.train import controls
 
 # The teaching tabs' strings in the default language (every locale file has the same keys and
@@ -83,7 +83,7 @@ def _number(cell: str) -> float:
 @pytest.mark.parametrize("lang", LANGS)
 def test_formats_table_matches_finfo(lang: str) -> None:
     frame = F.format_table_frame(lang)
-    assert list(frame.columns) == [tt(k, lang) for _, k in F.NF_TABLE_COLUMNS]
+    assert list(frame.columns) == [t(k, lang) for _, k in F.NF_TABLE_COLUMNS]
     dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
               "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}  # fmt: skip
     assert [row[0] for row in frame.itertuples(index=False)] == list(dtypes)
@@ -106,10 +106,10 @@ def test_formats_handlers(lang: str) -> None:
         "".join(re.findall(r'mp-bit mp-\w+"[^>]*>([01])<', page)).find("0" + "01011" + "1001100110")
         >= 0
     )
-    assert tt("nf_col_stored", lang) in page
-    assert tt("nf_bad_input", lang) in F.formats_html(lang, "abc")
+    assert t("nf_col_stored", lang) in page
+    assert t("nf_bad_input", lang) in F.formats_html(lang, "abc")
     over = F.formats_html(lang, "70000")
-    assert tt("nf_overflowed", lang) in over
+    assert t("nf_overflowed", lang) in over
     for k, cat in ((0, "zero"), (8, "subnormal"), (16, "normal"), (44, "inf")):
         assert f'data-category="{cat}"' in F.scale_html(lang, "1e-8", k)
     window = F.scale_html(lang, "1e-8", 16)
@@ -150,9 +150,9 @@ def test_code_tab_follows_the_train_tab(lang: str) -> None:
     assert out["code-run"]["value"] == C.FORM_PREFIX + "accelerate · bf16"
     labels = ["accelerate · fp32", "accelerate · bf16", "trainer · fp32", "trainer · bf16"]
     assert out["code-run"]["choices"] == [
-        (tt("code_run_form", lang, label=lab), C.FORM_PREFIX + lab) for lab in labels
+        (t("code_run_form", lang, label=lab), C.FORM_PREFIX + lab) for lab in labels
     ]
-    title = tt("code_settings", lang, run="<code>accelerate · bf16</code>", settings="")
+    title = t("code_settings", lang, run="<code>accelerate · bf16</code>", settings="")
     assert out["code-settings"].startswith(title)
     from mpdemo.ui.text import code_text
 
@@ -163,7 +163,7 @@ def test_code_tab_follows_the_train_tab(lang: str) -> None:
     assert 'mixed_precision="bf16"' in out["code-ours"] and "steps=7," in out["code-ours"]
     assert "enabled=False" in out["code-ours"]  # loss scaling off reaches GradScalerKwargs
     assert out["code-course"].startswith('accelerator = Accelerator(mixed_precision="fp16")')
-    assert tt("code_changes_title", lang) in out["code-changes"]
+    assert t("code_changes_title", lang) in out["code-changes"]
     # Another run of the grid picked on the Code tab (kept in a State: a Train-tab change never
     # sends the radio's own, possibly stale, value): that run, same settings.
     picked = next(i for i, c in enumerate(fn.inputs) if isinstance(c, gr.State) and
@@ -195,7 +195,7 @@ def test_code_view_explains_in_the_page_language(lang: str) -> None:
     )
     assert out["script"] == L.script_for(cfg)
     bad = C.code_view(lang, {"steps": 0})
-    assert bad["script"].startswith("# " + tt("code_bad_settings", lang, error=""))
+    assert bad["script"].startswith("# " + t("code_bad_settings", lang, error=""))
     assert bad["run"]["choices"] == []
 
 
@@ -238,18 +238,18 @@ def test_presets_are_valid_run_configs() -> None:
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_why_and_preset_handlers(lang: str) -> None:
-    assert W.preset_view(lang, None) == tt("preset_none", lang)
+    assert W.preset_view(lang, None) == t("preset_none", lang)
     for pid in W.PRESETS:
         text = W.preset_view(lang, pid)
-        assert tt(f"preset_{pid}_desc", lang) in text
+        assert t(f"preset_{pid}_desc", lang) in text
     assert [v for _, v in W.preset_choices(lang)] == list(W.PRESETS)
-    assert "AVX512-FP16" in tt("why_speed", lang)
+    assert "AVX512-FP16" in t("why_speed", lang)
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_underflow_view(lang: str, tiny_lab) -> None:
     status, act, wgt, table, reading = U.underflow_view(lang, None, 16)
-    assert status == tt("uf_status_idle", lang) and act == wgt == "" and table.empty
+    assert status == t("uf_status_idle", lang) and act == wgt == "" and table.empty
     status, act, wgt, table, reading = U.underflow_view(lang, tiny_lab, 16)
     assert "tiny-bert" in status
     for svg in (act, wgt):
@@ -259,7 +259,7 @@ def test_underflow_view(lang: str, tiny_lab) -> None:
         assert bars
     counts = [int(n) for n in re.findall(r'data-count="(\d+)"', act)]
     assert sum(counts) == tiny_lab.magnitudes["activation"].nonzero
-    assert list(table.columns) == [tt(c, lang) for c in U.UF_TABLE_COLUMNS]
+    assert list(table.columns) == [t(c, lang) for c in U.UF_TABLE_COLUMNS]
     assert len(table) == 2
     assert U._pct(tiny_lab.shares("activation", 2.0**16)["underflow_share"], lang) in reading
     # Counts in the page's digits: 191.874 parámetros in Spanish, 191,874 params in English.
@@ -278,9 +278,9 @@ def test_the_lab_recommends_only_scales_its_slider_reaches(lang: str, tiny_lab) 
     for fmt in ("fp16", "e4m3"):
         reading = U.underflow_view(lang, tiny_lab, 16, fmt)[4]
         best = max(best_scale(mags[kind], fmt)["log2"] for kind in ("activation", "weight"))
-        beyond = tt("uf_best_beyond", lang, k=best, kmax=U.UF_K_MAX)
+        beyond = t("uf_best_beyond", lang, k=best, kmax=U.UF_K_MAX)
         assert (beyond in reading) == (best > U.UF_K_MAX)
-    assert f"2^{U.UF_K_MAX};" in tt("uf_scale_info", lang)
+    assert f"2^{U.UF_K_MAX};" in t("uf_scale_info", lang)
 
 
 def test_number_formats_take_the_pages_decimal_comma_and_say_errors_its_way() -> None:
@@ -292,12 +292,11 @@ def test_number_formats_take_the_pages_decimal_comma_and_say_errors_its_way() ->
     assert "relative error 0.000166" in F.scale_html("en", "0.0001", 16)
 
 
-def test_underflow_compute_reports_errors_in_the_page_language(monkeypatch) -> None:
-    from collections import OrderedDict
+def test_underflow_compute_reports_errors_in_the_page_language() -> None:
 
     from mpdemo.runs.runner import RUN_LOCK
 
-    monkeypatch.setattr(U, "_LABS", OrderedDict())  # no kept pass: the busy line is the answer
+    U.forget_labs()  # no kept pass: the busy line is the answer
     with pytest.raises(gr.Error) as err:
         U.underflow_compute("es", "tiny-bert", 0, 0)
     assert "Tamaño de lote debe ser un número entero" in str(err.value)  # by its label, in Spanish
@@ -306,14 +305,13 @@ def test_underflow_compute_reports_errors_in_the_page_language(monkeypatch) -> N
     assert i18n.message("busy", {}, "es") in str(err.value)
 
 
-def test_a_repeated_compute_shows_the_kept_pass_even_while_a_run_trains(monkeypatch) -> None:
+def test_a_repeated_compute_shows_the_kept_pass_even_while_a_run_trains() -> None:
     # A class presses Compute together: the same settings give the same pass (same seed, same
     # first batch), kept, so the second press answers at once, even while the server trains.
-    from collections import OrderedDict
 
     from mpdemo.runs.runner import RUN_LOCK
 
-    monkeypatch.setattr(U, "_LABS", OrderedDict())
+    U.forget_labs()
     first = U.underflow_compute("en", "tiny-bert", 8, 3)
     assert U.underflow_compute("en", "tiny-bert", 8, 3) is first
     with RUN_LOCK:
@@ -324,7 +322,7 @@ def test_a_repeated_compute_shows_the_kept_pass_even_while_a_run_trains(monkeypa
 
     assert "mpdemo.ui.tabs.underflow.forget_labs" in state._RESETS  # mpdemo.reset() empties it
     U.forget_labs()
-    assert not U._LABS
+    assert U._lab_for.cache_info().currsize == 0
 
 
 def test_preset_loads_train_tab_values() -> None:

@@ -533,7 +533,7 @@ def test_every_run_flag_is_a_control_of_the_page_labelled_in_every_language() ->
     parameters, above) and a label in each language, from the field: no second table."""
     from mpdemo.cli.main import build_parser
     from mpdemo.config import cli_fields
-    from mpdemo.ui.labels import label_key
+    from mpdemo.ui.i18n import label_key
     from mpdemo.ui.train import controls
 
     run = build_parser()._subparsers._group_actions[0].choices["run"]

@@ -1,13 +1,5 @@
-"""The Gradio Blocks: a header, a language switch, and one tab per builder in `TABS`.
-
-Extension point: a teaching tab is a function `build_x_tab(ctx: TabContext) -> None` that opens
-its own `gr.Tab`, registers its strings with `ctx.i18n(...)` (re-labelled when the language
-changes) and, for anything richer, `ctx.on_language(...)` / `ctx.on_load(...)`. Append it to
-`TABS`. Tabs reach each other's components through TabContext's typed fields (mpdemo/ui/context.py:
-the Train tab publishes `ctx.train`, the Why tab `ctx.preset`; the app sets `ctx.tabs`). Publish
-only what another tab reads.
-Strings live in mpdemo/ui/locales/ (one file per language).
-"""
+"""The Gradio Blocks: a header, a language switch, and one tab per builder in `TABS`, each a
+`build_x_tab(ctx: TabContext)` that names its strings with `ctx.i18n` (context.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +13,7 @@ from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
 from ..log import setup as log_setup
 from . import gradio_assets, pages, system, uploads
-from .context import Component, Handler, Registered, TabContext, TabHook, Value
+from .context import QUIET, Component, Handler, Registered, TabContext, TabHook, Value
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 from .serve import (
     check_special_args,
@@ -39,54 +31,43 @@ from .train.classroom import max_threads
 from .train.controls import BY_NAME, defaults
 from .train.tab import build_train_tab
 
-# The page's own CSS; gradio 6 takes it at launch(css=CSS) (app.py), not in gr.Blocks.
-# #status: a refused input fails the training event, so gradio marks the status line (its
-# show_progress_on) with a red "Error" badge and a clear button, centred over the line: they
-# hid the middle of the message. The line says what failed itself and the toast says Error.
+# The page's own CSS, given at launch(css=CSS). #status: gradio's red "Error" badge hid the middle
+# of the status line, which says what failed itself.
 CSS = """
 #status [data-testid="status-tracker"] .error,
 #status [data-testid="status-tracker"] .clear-status { display: none; }
-/* Rows that wrap instead of squeezing: at 400 px the title broke as "measure / d" beside the
-   language box and the status was a column of ~50 px, one word a line, beside the buttons. */
+/* Rows wrap instead of squeezing the title and the status at 400 px. */
 #header, #status-row { flex-wrap: wrap; }
 #intro { flex: 1 1 320px !important; min-width: min(320px, 100%) !important; }
 #intro h1 { overflow-wrap: normal; word-break: normal; hyphens: manual; }
 #status { flex: 1 1 300px !important; min-width: min(300px, 100%) !important; }
 /* A dropdown's arrow sits over the end of its input: keep the text out from under it. */
 input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis; }
-/* The summary table may use the page's width: gradio's own cap on it (about 1220 px at 1400)
-   left the results column 880 px. */
+/* The summary table may use the page's width (gradio capped it near 1220 px). */
 .gradio-container .main.app { max-width: min(1600px, 100%) !important; }
 #summary th, #summary .sizing-body td, #summary .body-cell { font-size: 13px; }
 #summary th, #summary .sizing-body td { padding-left: 3px; padding-right: 3px; }
 #summary th .cell-wrap { padding-left: 4px; padding-right: 4px; }
-/* No number or word breaks inside itself ("1,45 / 2" read as 1.45 on a projector, "comple /
-   ted"). The columns are "auto" (session_table.py): gradio measures each on its hidden sizing row,
-   one line a cell, so every cell fits on one line; the warnings' fixed column wraps between
-   words. gradio's own break-word (on the shown cells, which are divs, not td) broke them. */
+/* No number or word breaks inside itself ("1,45 / 2" read as 1.45 on a projector): the "auto"
+   columns (session_table.py) fit each cell on one line; gradio's break-word broke them. */
 #summary .body-cell span.text, #summary th span.text, #summary .sizing-body td {
   word-break: normal !important; overflow-wrap: normal !important; hyphens: none !important; }
-/* The run's name (pinned at the left) may wrap between words, so at 400 px it leaves room for
-   the figures; never narrower than "accelerate" or "weights+SR", the longest words a label has. */
+/* The run's name may wrap between words, never narrower than "accelerate" or "weights+SR". */
 #summary .sizing-body td:first-child { white-space: normal !important;
   min-width: calc(10ch + 22px); }
 #lesson-info p { margin: 2px 0; }
-/* At phone width the language box sits on a row of its own: across it, not 200 px wide with one
-   language a line (three lines pushed Train below the first screen once a sixth lesson came). */
+/* At phone width the language box spans a row of its own, the three languages on one line, so
+   Train stays on the first screen. */
 @media (max-width: 600px) {
   #header > .form:has(> #lang), #lang { flex: 1 1 100% !important; min-width: 100% !important; }
-  /* The three languages on one row (Português alone on a second pushed Train 1 px past a
-     400 x 860 first screen in Spanish once the lesson had a GPU recording). */
   #lang .wrap { gap: 6px !important; }
   #lang label { padding: 6px 8px !important; }
 }
-/* A phone: the status and the plots right after Train, the controls below the results (the
-   loss plot began 2,638 px down, under every control); the table's columns in the width. */
+/* A phone: the status and the plots right after Train, the controls below the results. */
 @media (max-width: 700px) {
   #train-results { order: -1; }
   #lesson-info p:has(> .lesson-rec) { display: none; }
-  /* The class columns in a phone's width (504 px of columns in 336 before): a narrower face,
-     10 px, and no padding but a pixel; every figure stays whole (measured at 400 px). */
+  /* The table's columns in a phone's width: a narrower face, 10 px, a pixel of padding. */
   #summary th, #summary .sizing-body td, #summary .body-cell, #summary span.text {
     font-size: 10px !important; font-family: Arial, Helvetica, sans-serif !important; }
   #summary th, #summary td, #summary .body-cell, #summary .cell-wrap, #summary .header-content {
@@ -97,14 +78,10 @@ input[role="combobox"] { padding-right: 26px !important; text-overflow: ellipsis
 }
 """
 
-# gradio's cache (uploads, and the copies of downloads it serves): every five minutes, what is
-# older than twenty goes (an upload nobody's event read stayed four hours before; a download is
-# written again by the next frame that changes it), and all of it when the server stops. An upload larger than a runs file may be is refused before it is stored; one address keeps at most
-# uploads.UPLOADS_PER_CLIENT uploads and UPLOAD_BYTES_PER_CLIENT bytes meanwhile, the oldest deleted first.
+# gradio's cache (uploads, served downloads): every 5 min what is older than 20 goes (uploads.py
+# bounds each address meanwhile); an upload larger than a runs file is refused.
 DELETE_CACHE = (300, 20 * 60)
-MAX_UPLOAD_BYTES = MAX_FILE_BYTES
-# gradio keeps every tab's own copy of the page's settings (~2 MB with plots drawn) until this
-# many newer tabs have come (its default is 10,000); the least recently used goes first.
+# Tabs whose settings gradio keeps (~2 MB each with plots drawn; its default is 10,000).
 STATE_SESSIONS = 400
 
 
@@ -112,24 +89,19 @@ def launch_options() -> dict[str, object]:
     """What `demo.launch(...)` takes besides the address: app.py and the tests launch with it."""
     return {
         "css": CSS,
-        "max_file_size": MAX_UPLOAD_BYTES,
+        "max_file_size": MAX_FILE_BYTES,
         "state_session_capacity": STATE_SESSIONS,
         "i18n": GRADIO_STRINGS,
-        # A class's pages follow one comparison at once, each holding a worker thread while it
-        # waits for events: gradio's default of 40 would leave none for Stop (classroom.py).
+        # A class's pages each hold a worker thread while they follow a comparison: gradio's
+        # default of 40 would leave none for Stop (classroom.py).
         "max_threads": max_threads(),
-        # Raw uploads bounded per address, the oldest deleted first (mpdemo/ui/uploads.py); an
-        # idle page asks for no frames (gradio 6.31's leaked timer, mpdemo/ui/gradio_assets.py);
-        # which pages are still there, for the boards and their followers (mpdemo/ui/pages.py).
         "app_kwargs": {
             "middleware": uploads.middleware() + gradio_assets.middleware() + pages.middleware()
         },
     }
 
 
-# gradio 6.31's screen-reader line announces `common.complete` when an event ends, a key its
-# own translations lack (the English "Complete" sits under `chat`): so a screen reader read
-# "common.complete". Given here, in each page language (gradio picks by the browser's locale).
+# gradio 6.31's screen-reader line reads the key `common.complete`, which its translations lack.
 GRADIO_STRINGS = gr.I18n(
     en={"common.complete": "Complete"},
     es={"common.complete": "Completado"},
@@ -137,18 +109,12 @@ GRADIO_STRINGS = gr.I18n(
 )
 
 
-Hook = tuple[Handler, list[Component], list[Component]]
-
-
 TABS: list[Callable[[TabContext], None]] = [build_train_tab, *TEACH_TABS]
 
 
 def _wire_presets(ctx: TabContext) -> None:
-    """The Why tab's Presets menu loads its settings into the Train tab and switches to it.
-
-    The Train tab's status says what was loaded, and, for a GPU preset on a machine without
-    one, that the device fell back to auto (so the runs measure the CPU).
-    """
+    """The Why tab's Presets menu loads its settings into the Train tab and switches to it; the
+    status says what was loaded (and that a GPU preset fell back to auto where there is none)."""
     preset, tabs = ctx.preset, ctx.tabs
     if preset is None or ctx.train is None:
         return
@@ -169,21 +135,12 @@ def _wire_presets(ctx: TabContext) -> None:
             out.append(note)
         return out
 
-    preset.input(  # a person's pick only: the language switch re-sets the value too
-        load,
-        [ctx.lang, preset],
-        outputs + extra,
-        concurrency_limit=None,
-        api_visibility="undocumented",
-        show_progress="hidden",
-    )
+    # A person's pick only: the language switch re-sets the value too.
+    preset.input(load, [ctx.lang, preset], outputs + extra, **QUIET)
 
 
-# Why not gr.I18n for the static labels: in gradio 6.31 it is handed to launch(i18n=...), not to
-# Blocks, and the browser picks the language from its own locale (or gradio's settings panel).
-# The handlers cannot see that choice, so labels and the text they render (status, tables,
-# errors, plots) could disagree, and the page's language radio could not drive it. One language
-# per page, from the radio: every registered label is re-set from the locale files on change.
+# Not gr.I18n: it follows the browser's locale, which the handlers cannot see, so labels and the
+# text they render could disagree. One language per page, from the radio, re-set on change.
 def _relabel(registered: list[Registered]) -> Callable[[str], list[Value]]:
     def relabel(lang: str) -> list[Value]:
         lang = norm_lang(lang)
@@ -202,23 +159,13 @@ def _wire_hooks(trigger: Handler, hooks: list[TabHook], lang: gr.Radio) -> None:
         if not group:
             continue
         fn, inputs, outputs = _merged(group)
-        trigger(
-            fn,
-            [lang, *inputs],
-            outputs,
-            concurrency_limit=None,
-            api_visibility="undocumented",
-            show_progress="hidden",
-        )
+        trigger(fn, [lang, *inputs], outputs, **QUIET)
 
 
-def _merged(hooks: list[TabHook]) -> Hook:
-    """Many hooks as one: (fn(lang, *inputs), inputs, outputs), each component listed once.
-
-    A component two hooks update gets one update with both's properties (the later hook's
-    win where both set one). A hook that raises leaves its outputs as they were (logged), not
-    the other hooks' too.
-    """
+def _merged(hooks: list[TabHook]) -> tuple[Handler, list[Component], list[Component]]:
+    """Many hooks as one: (fn(lang, *inputs), inputs, outputs), each component listed once; a
+    component two hooks update gets both's properties (the later's win); a hook that raises
+    leaves only its own outputs as they were (logged)."""
     inputs: list[Component] = []
     outputs: list[Component] = []
     plan: list[tuple[Handler, list[int], list[Component], list[int]]] = []
@@ -269,9 +216,6 @@ def _combined(first: Any, second: Any) -> Any:
     return {**as_update(first), **as_update(second)}
 
 
-LANG_STORAGE_KEY = "mpdemo-lang"
-
-
 def detect_language(stored: object, request: gr.Request) -> str:
     """The page's first language: the URL's ?lang=, else the one this browser last picked,
     else the browser's Accept-Language header."""
@@ -300,14 +244,6 @@ def end_session(request: gr.Request) -> None:
     sessions.release(getattr(request, "session_hash", None))
 
 
-def _wire_session(demo: gr.Blocks, ctx: TabContext) -> None:
-    if ctx.train is None:
-        return
-    state = ctx.train.session
-    demo.load(keep_session, [state], [state], queue=False, api_visibility="undocumented")
-    demo.unload(end_session)
-
-
 class LangRadio(gr.Radio):
     """The language picker: a value outside its choices (an API caller's "xx", a list) is the
     default language, not gradio's English "Value ... not in the list of choices" (an HTTP 500
@@ -330,14 +266,9 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     poll_gently()  # and its queue does not wake a thousand times a second
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
         with gr.Row(equal_height=True, elem_id="header"):
-            intro = gr.Markdown(t("intro", DEFAULT_LANG), elem_id="intro")
+            intro = gr.Markdown(elem_id="intro")
             lang = LangRadio(
-                choices=LANG_CHOICES,
-                value=DEFAULT_LANG,
-                label=t("lang_label", DEFAULT_LANG),
-                elem_id="lang",
-                scale=0,
-                min_width=200,
+                LANG_CHOICES, value=DEFAULT_LANG, elem_id="lang", scale=0, min_width=200
             )
         ctx = TabContext(lang=lang, limits=limits)
         ctx.i18n(intro, value="intro")
@@ -347,18 +278,16 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
             for build in TABS:
                 build(ctx)
         _wire_presets(ctx)
-        _wire_session(demo, ctx)
+        if ctx.train is not None:
+            state = ctx.train.session
+            demo.load(keep_session, [state], [state], queue=False, api_visibility="undocumented")
+            demo.unload(end_session)
 
-        # The language picked survives a reload: this browser keeps it (its local storage).
-        # A fixed secret: gradio's default is random per process, so a restart (a Space's push
-        # or sleep) made every stored choice unreadable and the page opened in English again.
-        # A language is no secret.
-        lang_store = gr.BrowserState(None, storage_key=LANG_STORAGE_KEY, secret="mpdemo-lang")
-        # A switch is one event: the labels, every tab's language hook and the stored choice
-        # (hooks `alone` aside), as every load hook is one. gradio 6.31's page sends the events
-        # of one trigger one after another, each answered and drawn before the next goes, and
-        # each event's status messages make it snapshot every component again: a switch cost
-        # chromium a round trip and a pass over the page for each of ~10 events.
+        # The language picked survives a reload in this browser's storage. A fixed secret (a
+        # language is no secret): gradio's random one made stored choices die with a restart.
+        lang_store = gr.BrowserState(None, storage_key="mpdemo-lang", secret="mpdemo-lang")
+        # A switch is one event (hooks `alone` aside), as the load is: gradio's page sends one
+        # trigger's events one after another, each costing a pass over the whole page.
         relabel = (_relabel(ctx.registered), [], [c for c, _ in ctx.registered], False)
         keep = (lambda lg: lg, [], [lang_store], False)  # the hooks get it normalised
         _wire_hooks(lang.change, [relabel, *ctx.language_hooks, keep], lang)
@@ -373,30 +302,16 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
 
 
 def _progress_nowhere(demo: gr.Blocks, sink: gr.State) -> None:
-    """Events that show no progress report their status to `sink`, a State, not to their outputs.
-
-    gradio 6.31's page keeps a loading status for every component an event has ever reported to
-    and, on each status message of any event (every frame a training streams), copies the
-    properties of each of those components and of all their children (update_loading_stati_state
-    in Blocks.svelte's dependency manager, then AppTree.update_state). The language switch
-    relabels the tabs and the lesson pick selects one: from then on each frame copied the whole
-    page. A State is not drawn, so its status costs nothing and shows nowhere, as "hidden" asks.
-    `python bench/page.py --rounds 2` twice on a 2-core EPYC, before -> after: a language
-    switch 1.56-1.59 -> 0.67-0.75 CPU-s of chromium, a streamed comparison 0.25 -> 0.18 a second.
-    """
+    """Events that show no progress report their status to `sink`, an undrawn State: gradio 6.31's
+    page copies every component an event ever reported to (tabs and their children) on each
+    status message (bench/page.py: a language switch 1.56 -> 0.7 CPU-s of chromium, 2-core EPYC)."""
     for fn in demo.fns.values():
         if fn.show_progress == "hidden" and not fn.show_progress_on:
             fn.show_progress_on = [sink]
 
 
 def run_app() -> None:
-    """Open the page and serve it until Ctrl-C or SIGTERM, then exit (130 / 143 mid-run, 0 idle).
-
-    What `python app.py` and `python -m mpdemo app` do; GRADIO_SERVER_NAME / GRADIO_SERVER_PORT
-    pick the address.
-    """
+    """`python app.py`: serve until Ctrl-C or SIGTERM, then exit (130 / 143 mid-run, 0 idle)."""
     log_setup("INFO")  # a Space's logs show each run's start, end and any failure's first line
-    keep_busy_sessions()  # a session with a run or a board is never the one gradio forgets
     demo = build_app().queue(**queue_options())
-    # The page's CSS and the upload cap; Ctrl-C / SIGTERM stop the runs.
     exit_now(serve(demo, **launch_options()))

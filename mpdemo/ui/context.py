@@ -9,6 +9,7 @@ from typing import TypeVar
 import gradio as gr
 
 from ..config import Limits
+from ..languages import DEFAULT_LANG, t
 
 Component = gr.components.Component
 # What a handler gives gradio: one value, gr.update(...) or gr.skip() an output (opaque here).
@@ -20,6 +21,12 @@ Frame = dict[str, Value]
 # An event's callback: gradio calls it with the inputs' values.
 Handler = Callable[..., Value]
 C = TypeVar("C", bound=Component | gr.blocks.BlockContext)
+# A small event of the page's own: no waiting in line, no progress shown, not in the API's docs.
+QUIET: dict[str, object] = {
+    "concurrency_limit": None,
+    "api_visibility": "undocumented",
+    "show_progress": "hidden",
+}
 
 
 @dataclass(frozen=True)
@@ -31,9 +38,7 @@ class TrainShared:
     session: gr.State  # gr.State(Session): this page's runs
     summary: Component  # the runs table: its change means the runs changed
     script_run: gr.Dropdown  # the reproduce script's run picker: ditto
-    lesson: gr.Dropdown | None = (
-        None  # the lesson picker: its sweep lesson starts the sweep (tabs/pays_line.py)
-    )
+    lesson: gr.Dropdown | None = None  # its sweep lesson starts the sweep (tabs/pays_line.py)
 
 
 # (component, {prop: i18n key}) - the props gr.update() re-sets when the language changes
@@ -58,18 +63,19 @@ class TabContext:
     load_hooks: list[TabHook] = field(default_factory=list)
 
     def i18n(self, component: C, **props: str) -> C:
-        """Re-label `component` on language change: props map e.g. label='steps_label'."""
+        """Label `component` by locale keys (e.g. label='steps_label'), now in the default
+        language and again on each language change."""
+        for prop, key in props.items():
+            text = t(key, DEFAULT_LANG)
+            setattr(component, prop, component.postprocess(text) if prop == "value" else text)
         self.registered.append((component, props))
         return component
 
     def on_language(
         self, fn: Handler, inputs: list[Component], outputs: list[Component], alone: bool = False
     ) -> None:
-        """Call fn(lang, *inputs) when the language changes; it returns updates for outputs.
-
-        The hooks share one event; `alone`: an event of its own, for a hook that may wait
-        (imports torch, asks the Hub) while the others would not.
-        """
+        """Call fn(lang, *inputs) -> outputs' updates on a language change, in one event with the
+        other hooks; `alone`: an event of its own, for a hook that may wait (imports torch)."""
         self.language_hooks.append((fn, inputs, outputs, alone))
 
     def on_load(

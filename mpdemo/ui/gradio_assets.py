@@ -1,29 +1,8 @@
 """gradio's front-end files, served mended where gradio 6.31 makes an idle page cost CPU.
 
-One mend, a condition added to one minified chunk, measured in headless chromium on a
-2-core EPYC (quiet; /tmp scripts reading chromium's CPU from /proc around each action):
-
-- **The leaked timer** (`statustracker-*.js`). The status tracker counts its timer on every
-  animation frame while its status is "pending" and stops when the status changes. The tracker
-  that covers the page while the app loads is removed in the moment its status turns
-  "complete", so its stop never runs and its loop asks for a frame 60 times a second for as
-  long as the page stays open: 0.42 CPU-s of renderer and 0.14 of the rest every 5 s idle (a
-  bare gradio Blocks page too), 0.0 mended. Mended: the loop asks for its next frame only while
-  its status is still "pending", which is all its stop did.
-
-Tried and withdrawn: handing a component its loading status only when it changed (gradio
-re-hands every status on every status message, each one snapshotting the component's value;
-lesson 1's renderer CPU fell from 3.6-3.9 to 2.2-2.4 CPU-s). The updates are applied
-asynchronously and can land out of order; re-handing all of them is what puts the last one on
-top, and without it a plot's status stayed "pending" and a language switch did not relabel it
-(3 browser tests of a whole-suite run failed once). What the app does instead leaves gradio's
-re-handing as it is and shrinks what is re-handed: events that show no progress report it to a
-State, which is never drawn (`_progress_nowhere` in app.py), so the statuses re-handed on each
-message are those of a few small components, not of every tab's components.
-
-`MendedAssets` (an ASGI middleware, in the app through `launch_options()`) serves that chunk
-mended; a chunk that does not read as expected (another gradio) is served as gradio ships it.
-"""
+The leaked timer (`statustracker-*.js`): the loading tracker is removed as it completes, so its
+stop never runs and it asks for a frame 60 times a second (0.56 CPU-s of chromium every 5 s idle,
+2-core EPYC); mended, only while "pending". A chunk that reads otherwise is served as shipped."""
 
 from __future__ import annotations
 
@@ -72,14 +51,9 @@ def assets_dir() -> Any:
     return importlib.resources.files("gradio").joinpath("templates/frontend/assets")
 
 
-def mended_chunk(name: str) -> bytes | None:
-    """gradio's chunk `name`, mended (read once); None when it is absent or reads otherwise."""
-    return _served(name)[0]
-
-
 @functools.lru_cache(maxsize=8)
-def _served(name: str) -> tuple[bytes | None, str]:
-    """The mended chunk and its ETag, made once per chunk rather than once per request."""
+def mended(name: str) -> tuple[bytes | None, str]:
+    """gradio's chunk `name` mended and its ETag, made once; None when absent or unexpected."""
     mend = MENDS.get(name.split("-", 1)[0])
     if mend is None:
         return None, ""
@@ -107,7 +81,7 @@ class MendedAssets:
             if scope.get("type") == "http" and scope.get("method") in ("GET", "HEAD")
             else None
         )
-        body, etag = _served(found[1]) if found else (None, "")
+        body, etag = mended(found[1]) if found else (None, "")
         if body is None:
             await self.app(scope, receive, send)
             return

@@ -1,6 +1,5 @@
-"""One picture of gradient magnitudes against a format's range, drawn by the Underflow lab and by
-the Train tab's live gradient watch: bars of counts per log2 bin over the format's zero /
-subnormal / normal / overflow bands. Plain SVG text (no torch, no gradio)."""
+"""Gradient magnitudes against a format's range, for the Underflow lab and the gradient watch:
+counts per log2 bin over the format's zero / subnormal / normal / overflow bands, as SVG."""
 
 from __future__ import annotations
 
@@ -48,12 +47,9 @@ def histogram_svg(
     tick_every: int = 8,
     draw_title: bool = True,
 ) -> str:
-    """An SVG histogram: counts[i] values in log2 bin [lo+i, lo+i+1), as shares of `total`,
-    over fmt's zero/subnormal/normal/overflow bands (log2 edges in `band`, as
-    mpdemo.teach.magnitudes.format_band gives them). The first and last bins hold what lies
-    beyond the axis; each bar carries its bin (data-log2) and count (data-count). draw_title
-    False: the title only names the figure (aria-label), the page writes it in text that does
-    not shrink with the figure on a phone."""
+    """counts[i] values in log2 bin [lo+i, lo+i+1) as shares of `total`, over fmt's bands (log2
+    edges in `band`, magnitudes.format_band's); the end bins hold what lies beyond the axis.
+    draw_title False: the title only names the figure (the page writes it, unshrunk on a phone)."""
     hi = lo + len(counts)
     total = max(total, 1)
     peak = max(max(counts, default=0), 1) / total
@@ -65,6 +61,11 @@ def histogram_svg(
     def x_of(v: float) -> float:
         return left + (min(max(v, lo), hi) - lo) / span * pw
 
+    def text(x: float, y: float, size: int, words: str, anchor: str = "middle", more: str = "",
+             fill: str = INK) -> str:  # fmt: skip
+        attrs = f'font-size="{size}" text-anchor="{anchor}" fill="{fill}" {more}'
+        return f'<text x="{x:.1f}" y="{y:.1f}" {attrs}>{esc(words)}</text>'
+
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" '
         f'style="width:100%;max-width:{w}px;background:#ffffff;border-radius:6px" '
@@ -72,10 +73,7 @@ def histogram_svg(
         f'aria-label="{esc(title)}">',
     ]
     if draw_title:
-        parts.append(
-            f'<text x="{left}" y="18" font-size="14" font-weight="600" fill="{INK}">'
-            f"{esc(title)}</text>"
-        )
+        parts.append(text(left, 18, 14, title, "start", 'font-weight="600"'))
     edges = [
         ("zero", lo, band["min_subnormal_log2"], "uf_band_zero"),
         ("sub", band["min_subnormal_log2"], band["min_normal_log2"], "uf_band_sub"),
@@ -98,10 +96,7 @@ def histogram_svg(
             x, anchor = x1 - 2, "end"
         elif x - half < left:
             x, anchor = x0 + 2, "start"
-        parts.append(
-            f'<text x="{x:.1f}" y="{top + 12}" font-size="10" text-anchor="{anchor}" '
-            f'fill="{BAR_COLORS[name]}">{esc(word)}</text>'
-        )
+        parts.append(text(x, top + 12, 10, word, anchor, fill=BAR_COLORS[name]))
     bw = pw / span
     for i, n in enumerate(counts):
         if not n:
@@ -124,22 +119,14 @@ def histogram_svg(
     axis_y = top + ph
     parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{axis_y}" y2="{axis_y}" stroke="{INK}"/>')
     first = -(-lo // tick_every) * tick_every  # the first multiple of tick_every on the axis
-    for v in range(first, hi + 1, tick_every):
-        parts.append(
-            f'<text x="{x_of(v):.1f}" y="{axis_y + 14}" font-size="10" text-anchor="middle" '
-            f'fill="{INK}">{v}</text>'
-        )
-    parts.append(
-        f'<text x="{left + pw / 2:.1f}" y="{h - 6}" font-size="11" text-anchor="middle" '
-        f'fill="{INK}">{esc(t("uf_axis_x", lang))} · {esc(t("uf_clamped", lang))}</text>'
-    )
-    parts.append(
-        f'<text x="14" y="{top + ph / 2:.1f}" font-size="11" text-anchor="middle" fill="{INK}" '
-        f'transform="rotate(-90 14 {top + ph / 2:.1f})">{esc(t("uf_axis_y", lang))}</text>'
-    )
-    parts.append(
-        f'<text x="{left - 4}" y="{top + 16}" font-size="10" text-anchor="end" fill="{INK}">'
-        f"{esc(pct(peak, lang))}</text>"
-    )
-    parts.append("</svg>")
+    parts += [text(x_of(v), axis_y + 14, 10, str(v)) for v in range(first, hi + 1, tick_every)]
+    x_words = f"{t('uf_axis_x', lang)} · {t('uf_clamped', lang)}"
+    mid = top + ph / 2
+    rotated = f'transform="rotate(-90 14 {mid:.1f})"'
+    parts += [
+        text(left + pw / 2, h - 6, 11, x_words),
+        text(14, mid, 11, t("uf_axis_y", lang), "middle", rotated),
+        text(left - 4, top + 16, 10, pct(peak, lang), "end"),
+        "</svg>",
+    ]
     return "".join(parts)

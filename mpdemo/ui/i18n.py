@@ -1,36 +1,39 @@
-"""The UI's languages, read from mpdemo/ui/locales/<code>.toml (one file per language).
-
-`t(key, lang, **args)` renders a UI string; `message(key, args, lang)` renders an engine message
-key (mpdemo/messages/) in the page's language. Adding a language is adding its file: its
-`[meta]` names it and says how it writes numbers, `[ui]` and `[teach]` hold the page's strings,
-`[messages]` the engine's. The default language's engine messages are mpdemo.messages.EN itself
-(the engine's own words, which the CLI prints), so its file has no `[messages]` table.
-
-Templates are filled by mpdemo.wording: numbers come out the language's way (`{n:,}` is
-"2.000" in Spanish, `{x:.2f}` is "0,69"), and `{n:plural(# ejecución|# ejecuciones)}` says a
-count with the form it takes in that language.
-"""
+"""The page's words in its language (mpdemo/ui/locales/<code>.toml, one file a language, read by
+mpdemo.languages): `t(key, lang)` a UI string, `message(key, args, lang)` an engine message,
+numbers and plurals the language's way (mpdemo.wording)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from ..config import cli_fields
 from ..languages import (  # noqa: F401 - the page's modules and tests name these here
     DEFAULT_LANG,
     LANG_CHOICES,
     LANGS,
     LOCALES,
-    LOCALES_DIR,
-    UI_SECTIONS,
-    Locale,
-    load_locale,
-    load_locales,
     norm_lang,
     t,
 )
 from ..messages import MpdemoError, render
-from .labels import label_key
+
+# A control `name` is labelled by the key `<name>_label`: train/controls.py labels its components
+# by this rule and field_label names a refused field by it. RunConfig fields set by a control of
+# another name (each run takes one of the ticked boxes):
+SET_BY = {"backend": "backends", "precision": "precisions"}
+# What a refusal may name that a Train-tab control sets: RunConfig's flags and the page's Repeat.
+_NAMED = frozenset({f.name for f in cli_fields()} | {"repeat"})
+
+
+def control_label(name: str) -> str:
+    """The locale key of the label of the Train-tab control `name`: '<name>_label'."""
+    return f"{name}_label"
+
+
+def label_key(field: str) -> str | None:
+    """The i18n key of the label of the control that sets `field` (None: no control does)."""
+    return control_label(SET_BY.get(field, field)) if field in _NAMED else None
 
 
 def number(value: Any, lang: str | None = DEFAULT_LANG, spec: str = "") -> str:
@@ -39,19 +42,13 @@ def number(value: Any, lang: str | None = DEFAULT_LANG, spec: str = "") -> str:
 
 
 def field_label(field: str, lang: str | None = DEFAULT_LANG) -> str:
-    """How the page names an engine field: the label of the control that sets it, else the name.
-
-    The engine names a field as the CLI's flag does ("steps"); the page says "Pasos".
-    """
+    """How the page names an engine field ("steps"): its control's label ("Pasos") or the name."""
     key = label_key(field)
     return t(key, lang) if key is not None else field
 
 
 def message(key: str, args: Mapping[str, object], lang: str | None = DEFAULT_LANG) -> str:
-    """An engine message key rendered in `lang`, numbers and plurals the language's way.
-
-    A `field` argument (bad input) is named by its control's label in `lang`.
-    """
+    """An engine message in `lang`; a `field` argument is named by its control's label."""
     loc = LOCALES[norm_lang(lang)]
     if isinstance(args.get("field"), str):
         args = {**args, "field": field_label(args["field"], lang)}

@@ -1,14 +1,7 @@
-"""Which pages are still there: each gradio page (and each gradio_client) keeps a heartbeat
-stream open (GET /gradio_api/heartbeat/<session hash>) for as long as it lives.
-
-`Heartbeats` (an ASGI middleware, in the app through `launch_options()`) counts the open streams
-by session hash; `gone(page, since)` says a page is gone once it has had no stream open for
-GRACE_S, or never opened one within GRACE_S of `since`. A board (mpdemo/classroom/boards.py)
-and a board's follower end with their page: a call with no page behind it (a bare HTTP call,
-whose session hash is its own) holds nothing past the grace.
-
-Where the middleware is not in the app (a test calling the functions directly), nothing is gone.
-"""
+"""Which pages are still there: each gradio page keeps a heartbeat stream open for as long as it
+lives. `Heartbeats` counts the open streams by session hash; a page is gone once it has had none
+open for GRACE_S (a board and its followers end with their page). Without the middleware in the
+app, nothing is gone."""
 
 from __future__ import annotations
 
@@ -63,12 +56,6 @@ def gone(page: str | None, since: float, now: float | None = None) -> bool:
     if closed is not None:
         return now - closed > grace_s()
     return now - since > grace_s()
-
-
-def open_pages() -> int:
-    """Session hashes with a heartbeat stream open now."""
-    with _LOCK:
-        return len(_OPEN)
 
 
 def _opened(page: str) -> None:

@@ -1,18 +1,6 @@
-"""The server's lifetime: its queue's settings, which sessions it may forget, and a clean stop.
-
-- `queue_options()`: what `demo.queue(...)` takes. Gradio's `max_size` counts every waiting
-  event (a Stop's too), so four sweeps from four tabs answered everyone's Stop "Queue is full":
-  the line of comparisons (mpdemo/classroom) bounds training, Stop and Publish skip the queue.
-- `keep_busy_sessions()`: gradio forgets the least recently used session past its capacity; a
-  stranger opening 401 sessions made a visitor's Stop say "Nothing is running" and changed the
-  teacher's board code. A session with a run in progress or a board is never the one forgotten.
-- `poll_gently()`: gradio's queue looks for new events every millisecond on Linux (every 50 ms on
-  Windows), and an idle app cost ~9 % of a core doing it, during a run too, beside the steps it
-  times. Every queue in the process polls every 20 ms instead.
-- `serve(demo)`: launch, and on Ctrl-C or SIGTERM stop the runs, wait for their threads (their
-  files are written whole, mpdemo/files/atomic.py), and exit 130 / 143 (0 when idle) rather than
-  let the interpreter tear torch's threads down mid-step (SIGABRT, "terminate called...").
-"""
+"""The server's lifetime: its queue's settings, which sessions it may forget, and a clean stop
+(on Ctrl-C or SIGTERM the runs stop and their files are written whole before the process exits,
+rather than the interpreter tearing torch's threads down mid-step)."""
 
 from __future__ import annotations
 
@@ -33,23 +21,16 @@ _log = logging.getLogger("mpdemo.ui.serve")
 
 
 def queue_options() -> dict[str, object]:
-    """demo.queue's settings: one at a time unless an event says otherwise, no global size cap;
-    gradio's per-event analytics summary off unless its variable is set."""
-    # gradio 6.31's queue rebuilds a pandas summary of its last 10,000 events after every event
-    # (queueing.py, compute_analytics_summary), read only by its monitoring dashboard, which this
-    # app never enables: 18-32 ms of CPU an event on a 2-core EPYC (100 to 10,000 events held),
-    # holding the GIL while a run's steps are timed in another thread, and ~3 % of the test
-    # suite's CPU. Its own variable, read when demo.queue() builds the queue, says how many
-    # events to wait between summaries.
+    """demo.queue's settings: one at a time unless an event says otherwise; no global size cap
+    (it counted a Stop's event too: the classroom's line bounds training)."""
+    # gradio 6.31 rebuilds a pandas summary of its last 10,000 events after every event for a
+    # dashboard this app never shows (18-32 ms of CPU an event on a 2-core EPYC, holding the GIL).
     os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", str(2**62))
     return {"default_concurrency_limit": 1, "max_size": None}
 
 
-# How often gradio's queue looks for a new event when it has none waiting, and for progress to
-# send. gradio 6.31 (queueing.py, Queue.__init__) polls every 1 ms and 10 ms on Linux, 50 ms and
-# 100 ms on Windows. On a 2-core EPYC (AVX512-BF16) an idle `python app.py` used 9.0 % of a core
-# at 1 ms, 2.9 % at 10 ms, 1.0 % at 50 ms (process CPU over 10 s, no page open); strace showed
-# ~1,100 wake-ups a second. 20 ms adds 10 ms to an event's start on average: nobody sees it.
+# gradio 6.31's queue polls every 1 ms on Linux: an idle app used 9 % of a core of a 2-core EPYC
+# (1 % at 50 ms). 20 ms adds 10 ms to an event's start on average.
 QUEUE_POLL_S = 0.02
 PROGRESS_POLL_S = 0.1  # this app sends no gr.Progress; gradio's Windows value
 
@@ -75,13 +56,13 @@ def poll_gently() -> None:
 
 def busy(value: Any) -> bool:
     """Whether a session's state holds a run in progress or a published board."""
-    if not isinstance(value, Session):
-        return False
-    return value.running or classroom.board_code(value) is not None
+    board = isinstance(value, Session) and classroom.board_code(value) is not None
+    return isinstance(value, Session) and (value.running or board)
 
 
 def keep_busy_sessions() -> None:
-    """Gradio's session store evicts the oldest session that is not busy (see the module)."""
+    """gradio's session store evicts the oldest session that is not busy: a stranger's 401 sessions
+    made a visitor's Stop say "Nothing is running" and changed a teacher's board code."""
     from gradio.state_holder import StateHolder
 
     if getattr(StateHolder.update, "_mpdemo", False):
@@ -127,11 +108,9 @@ def special_params(fn: Any) -> dict[str, str]:
 
 
 def unserved_special_args(demo: gr.Blocks) -> list[str]:
-    """Every registered handler's parameter that asks for the request or the event data and
-    that gradio would fill with None. gradio finds them by resolving the handler's type hints
-    (gradio.helpers.special_args, run here on each handler as served); a hint it cannot resolve
-    (a name imported only for type checkers) silently gives None: every visitor looked like one
-    client to the per-address limits (issue 52)."""
+    """Every handler parameter asking for the request or event data that gradio's own
+    special_args would fill with None (a hint it cannot resolve, e.g. a TYPE_CHECKING import:
+    every visitor looked like one client, issue 52)."""
     import inspect
     import warnings
 
@@ -152,11 +131,10 @@ def unserved_special_args(demo: gr.Blocks) -> list[str]:
             filled, _, event_index, _ = special_args(fn, inputs, request=marker)  # type: ignore[arg-type]
         for name, kind in wanted.items():
             i = positional.index(name) if name in positional else -1
-            if kind == "event":
-                ok = i >= 0 and event_index == i
-            else:
-                ok = 0 <= i < len(filled) and filled[i] is marker
-            if not ok:
+            served = (
+                event_index == i if kind == "event" else i < len(filled) and filled[i] is marker
+            )
+            if i < 0 or not served:
                 missing.append(f"{block_fn.name}({name})")
     return missing
 
@@ -169,11 +147,6 @@ def check_special_args(demo: gr.Blocks) -> None:
             "gradio would pass None to these handlers' request / event-data parameters (an "
             "annotation it cannot resolve): " + ", ".join(sorted(set(missing)))
         )
-
-
-def stop_everything(wait_s: float = STOP_WAIT_S) -> bool:
-    """Stop every comparison (running and waiting) and wait for it; True when one was running."""
-    return broadcast.hub().stop_all(wait_s)
 
 
 def serve(demo: gr.Blocks, **launch: object) -> int:
@@ -192,7 +165,7 @@ def serve(demo: gr.Blocks, **launch: object) -> int:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-    was_busy = stop_everything()
+    was_busy = broadcast.hub().stop_all(STOP_WAIT_S)  # running and waiting comparisons
     demo.close()
     signum = got[0] if got else signal.SIGINT
     code = 128 + int(signum) if was_busy else 0

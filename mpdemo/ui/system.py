@@ -1,9 +1,5 @@
-"""Cheap facts about this machine and the bundled data, asked lazily so start-up stays fast.
-
-Nothing here imports torch at module import time: the Hub check runs in a background thread,
-GPUs are detected from driver files (or torch, once something else has imported it), and row
-counts come from the bundled dataset's files (pyarrow, never torch).
-"""
+"""Cheap facts about this machine and the bundled data, without importing torch: the Hub check
+runs in a thread, GPUs are seen in driver files, row counts read with pyarrow."""
 
 from __future__ import annotations
 
@@ -73,12 +69,8 @@ def warm_engine() -> None:
             return
 
         def work() -> None:
-            # Any failure is the click's to report, with the real error.
-            # torch's import cost, paid before a click. Not transformers' modules: importing
-            # the default model's module here (first prepare() 4.1-4.5 s -> 1.0-1.1 s) raced a
-            # click's own transformers import in the runner thread, and lesson 1's first run
-            # failed "cannot import name 'get_constant_schedule' from 'transformers'" (a
-            # fresh `python app.py`, the lesson clicked 1.5 s after the page opened, 2-core EPYC).
+            # Any failure is the click's to report. Not transformers' modules: that import raced
+            # a click's own in the runner thread ("cannot import name 'get_constant_schedule'").
             with contextlib.suppress(Exception):
                 import mpdemo.engine.core  # noqa: F401
 
@@ -122,9 +114,6 @@ def trains_on_cpu(device: str | None) -> bool:
     )
 
 
-# --- bundled dataset row counts -------------------------------------------------------------
-
-
 def _rows_of_split(split_dir: Path) -> int:
     info = split_dir / "dataset_info.json"
     if info.exists():
@@ -164,23 +153,17 @@ def split_sizes(dataset: str) -> dict[str, int] | None:
 
 
 def slice_rows(spec: str, sizes: dict[str, int] | None) -> tuple[int, int, bool] | None:
-    """(rows selected, rows in the split, asked for more than there are) for a slice string.
-
-    The engine's own arithmetic (mpdemo.engine.slices, torch-free); raises ConfigError for bad syntax;
-    returns None when the split sizes are unknown.
-    """
+    """(rows selected, rows in the split, asked for more than there are) for a slice string, by
+    the engine's arithmetic; ConfigError for bad syntax, None when the sizes are unknown."""
     got = resolve(spec or "", sizes)
     return None if got is None else (got.rows, got.total, got.clamped)
 
 
 def fmt_params(n: int) -> str:
     """400000 → '0.4M', 67000000 → '67M', 330000 → '0.33M'."""
-    if n >= 1e9:
-        return f"{n / 1e9:.3g}B"
-    if n >= 1e6:
-        return f"{n / 1e6:.3g}M"
-    if n >= 1e3:
-        return f"{n / 1e3:.3g}k"
+    for size, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= size:
+            return f"{n / size:.3g}{unit}"
     return str(n)
 
 

@@ -1,10 +1,5 @@
-"""Text from a file or a visitor, made safe to put in the page's Markdown and HTML.
-
-gr.Markdown renders HTML, links, images and emphasis from whatever text it is given, and
-gr.HTML renders markup: a machine name, a label, a file name or an error text that came from
-outside is passed through `shown` (Markdown or HTML: it stays text) or `esc` (inside HTML the
-page builds itself) before it joins a template.
-"""
+"""Text from a file or a visitor made safe in the page's Markdown and HTML (gr.Markdown renders
+HTML, links and emphasis): `shown` keeps it text anywhere, `esc` inside HTML the page builds."""
 
 from __future__ import annotations
 
@@ -44,7 +39,6 @@ def shown_args(args: Mapping[str, object]) -> dict[str, object]:
 
 
 def esc(text: object, quote: bool = True) -> str:
-    """Text made safe inside HTML the page builds itself (attributes too; `quote=False` for
-    element text only, e.g. a toast, where quotes stay as typed); Markdown markers such as **
-    are kept, for the tabs that render them on purpose."""
+    """Text made safe inside HTML the page builds (`quote=False`: element text only, e.g. a
+    toast); Markdown markers such as ** are kept for the tabs that render them."""
     return html.escape(str(text), quote=quote)

@@ -1,25 +1,7 @@
-"""Inputs that take junk as their own value: every number, slider, choice and tick box of the page.
-
-gradio 6.31 checks what an event sends in each component's `preprocess`, and answers anything
-outside it (a number "abc", a slider's 5 above its 0.95, a list for a radio, a string for a
-group of tick boxes) with its generic "upstream app raised an exception" or its English "Value
-... not in the list of choices", HTTP 500 off the queue (issue 52: 63 of the Code tab's internal
-events, 12 of the Underflow lab's, /follow_board). `api_visibility` only hides an event from the
-docs: anyone may still call it by its index. The page itself never sends such a value.
-
-So each of those components preprocesses what it can and takes anything else as the value it
-holds on the server (the one the page opened with; gradio's empty one for a copy it re-made for
-a session), and the handler answers as for that value: a normal answer, or its own one-line
-refusal in the page's language (an empty number: "Steps is empty: ..."). The events that check
-the values as sent (/train, /sweep: preprocess=False) and the language picker (app.LangRadio)
-have their own rule and stay as they are.
-
-`tolerate(demo)` gives the built page's components these classes: the class, not an attribute of
-the object, because gradio re-makes a component for a session with `block.__class__(**kwargs)`
-on each update (a label in a new language, new choices), and one walk covers every event, the
-ones added later too. Each class is a gradio template (`is_template`): the page draws gradio's
-own component.
-"""
+"""Inputs that take junk as their own value: gradio 6.31 answers a value its `preprocess` refuses
+(a number "abc", a list for a radio) with an HTTP 500, and anyone may call any event (issue 52).
+`tolerate(demo)` swaps the class, not an attribute: gradio re-makes a session's copy with
+`block.__class__(...)`. /train and /sweep check the values as sent (preprocess=False)."""
 
 from __future__ import annotations
 
@@ -31,122 +13,49 @@ import gradio as gr
 from gradio.data_classes import FileData
 from pydantic import ConfigDict
 
+Check = Callable[[gr.components.Component, object], bool]
+
 
 def _number(x: object) -> bool:
     """A finite int or float (a bool is an int to gradio's Number too)."""
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def _tolerant(
-    comp: gr.components.Component,
-    base: Callable[[Any, Any], Any],
-    payload: Any,
-    sent_ok: Callable[[object], bool],
-    kept_ok: Callable[[object], bool],
-) -> Any:
-    """base's preprocess of payload when both checks pass, else of the component's own value."""
-    if sent_ok(payload):
+def _tolerant_class(base: type, sent_ok: Check, kept_ok: Check) -> type:
+    """`base` whose preprocess reads a value failing `sent_ok` or `kept_ok` as its own value."""
+
+    def preprocess(self: Any, payload: Any) -> Any:
+        if sent_ok(self, payload):
+            try:
+                out = base.preprocess(self, payload)
+            except Exception:  # noqa: BLE001 - gradio's refusal (Error, ValueError, TypeError)
+                pass
+            else:
+                if kept_ok(self, out):
+                    return out
+        own = self.value() if callable(self.value) else self.value
         try:
-            out = base(comp, payload)
-        except Exception:  # noqa: BLE001 - gradio's refusal (Error, ValueError, TypeError)
-            pass
-        else:
-            if kept_ok(out):
-                return out
-    own = comp.value() if callable(comp.value) else comp.value
-    try:
-        return base(comp, own)
-    except Exception:  # noqa: BLE001 - its own value is out of this session's choices now
-        return None
+            return base.preprocess(self, own)
+        except Exception:  # noqa: BLE001 - its own value is out of this session's choices now
+            return None
+
+    # is_template: the page draws it as gradio's own component
+    return type(
+        f"Tolerant{base.__name__}", (base,), {"is_template": True, "preprocess": preprocess}
+    )
 
 
-def _number_or_none(x: object) -> bool:
+def _number_or_none(_: object, x: object) -> bool:
     return x is None or _number(x)
 
 
-def _bool(x: object) -> bool:
-    return isinstance(x, bool)
-
-
-def _scalar(x: object) -> bool:
-    return x is None or isinstance(x, (str, int, float))
-
-
-def _list(x: object) -> bool:
-    return isinstance(x, list)
-
-
-def _any(_: object) -> bool:
+def _any(_: object, __: object) -> bool:
     return True
-
-
-class TolerantNumber(gr.Number):
-    """gr.Number: a value that is no finite number is the field's own value (often empty)."""
-
-    is_template = True
-
-    def preprocess(self, payload: Any) -> Any:
-        """A finite number (or None), whatever was sent."""
-        return _tolerant(self, gr.Number.preprocess, payload, _number_or_none, _number_or_none)
-
-
-class TolerantSlider(gr.Slider):
-    """gr.Slider: a value that is no number within its range is the slider's own value."""
-
-    is_template = True
-
-    def preprocess(self, payload: Any) -> Any:
-        """A finite number in the slider's range, whatever was sent."""
-        return _tolerant(self, gr.Slider.preprocess, payload, _number, _number)
-
-
-class TolerantRadio(gr.Radio):
-    """gr.Radio: a value outside its choices is the radio's own value."""
-
-    is_template = True
-
-    def preprocess(self, payload: Any) -> Any:
-        """One of its choices (or None, as gradio's), whatever was sent."""
-        return _tolerant(self, gr.Radio.preprocess, payload, _any, _any)
-
-
-class TolerantDropdown(gr.Dropdown):
-    """gr.Dropdown: a value outside its choices is the dropdown's own value."""
-
-    is_template = True
-
-    def preprocess(self, payload: Any) -> Any:
-        """Its choice(s) (or None, as gradio's), whatever was sent; a value typed in (where it
-        allows one) is text or a number, never a list or an object."""
-        sent_ok = _list if self.multiselect else _scalar
-        return _tolerant(self, gr.Dropdown.preprocess, payload, sent_ok, _any)
-
-
-class TolerantCheckboxGroup(gr.CheckboxGroup):
-    """gr.CheckboxGroup: anything but a list of its choices is the group's own ticks (a string
-    was read letter by letter; None or a number failed)."""
-
-    is_template = True
-
-    def preprocess(self, payload: Any) -> Any:
-        """A list of its choices, whatever was sent."""
-        return _tolerant(self, gr.CheckboxGroup.preprocess, payload, _list, _any)
-
-
-class TolerantCheckbox(gr.Checkbox):
-    """gr.Checkbox: anything but true or false is the box's own tick (gradio passed "abc" on)."""
-
-    is_template = True
-
-    def preprocess(self, payload: Any) -> Any:
-        """True or False, whatever was sent."""
-        return _tolerant(self, gr.Checkbox.preprocess, payload, _bool, _bool)
 
 
 class _FileOrNothing(FileData):
     """gradio's FileData, but a value that is none (5, "abc", a dict without a path) reads as no
-    file: the handler says "No file was given." in the page's language, where gradio's check
-    answered an API caller with its generic "upstream app raised an exception"."""
+    file, so the handler says "No file was given." in the page's language."""
 
     model_config = ConfigDict(title="FileData")  # the API's schema names it as before
 
@@ -161,9 +70,7 @@ class _FileOrNothing(FileData):
 
 class TolerantUploadButton(gr.UploadButton):
     """gr.UploadButton: a value that is no file is none. gradio checks an upload against the
-    component's data_model before preprocess, and its __init__ sets that model on the object (a
-    session's re-made copy too), so the rule is a property of the class that reads what __init__
-    set."""
+    data_model its __init__ set on the object (a session's copy too): a property of the class."""
 
     is_template = True
 
@@ -180,18 +87,27 @@ class TolerantUploadButton(gr.UploadButton):
 
 TOLERANT: dict[type, type] = {
     gr.UploadButton: TolerantUploadButton,
-    gr.Number: TolerantNumber,
-    gr.Slider: TolerantSlider,
-    gr.Radio: TolerantRadio,
-    gr.Dropdown: TolerantDropdown,
-    gr.CheckboxGroup: TolerantCheckboxGroup,
-    gr.Checkbox: TolerantCheckbox,
+    gr.Number: _tolerant_class(gr.Number, _number_or_none, _number_or_none),
+    gr.Slider: _tolerant_class(gr.Slider, lambda _, x: _number(x), lambda _, x: _number(x)),
+    gr.Radio: _tolerant_class(gr.Radio, _any, _any),
+    # a value typed in (where a dropdown allows one) is text or a number, never a list
+    gr.Dropdown: _tolerant_class(
+        gr.Dropdown,
+        lambda d, x: (
+            isinstance(x, list) if d.multiselect else x is None or isinstance(x, (str, int, float))
+        ),
+        _any,
+    ),
+    # a string was read letter by letter; None or a number failed
+    gr.CheckboxGroup: _tolerant_class(gr.CheckboxGroup, lambda _, x: isinstance(x, list), _any),
+    gr.Checkbox: _tolerant_class(
+        gr.Checkbox, lambda _, x: isinstance(x, bool), lambda _, x: isinstance(x, bool)
+    ),
 }
 
 
 def tolerate(demo: gr.Blocks) -> int:
-    """Give every plain gradio number, slider, choice, tick box and upload button of `demo` its tolerant class
-    (a subclass of gradio's own already has its rule); returns how many."""
+    """Give every plain gradio input of `demo` its tolerant class; returns how many."""
     n = 0
     for block in demo.blocks.values():
         tolerant = TOLERANT.get(type(block))

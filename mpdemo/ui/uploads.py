@@ -1,13 +1,7 @@
-"""Raw uploads bounded per visitor: gradio stores every upload in its cache before any event
-reads it (or none does), keyed by nobody. `BoundUploads` (an ASGI middleware, in the app through
-`launch_options()`) notes who sent each upload (the address the proxy saw, as the line's share
-does: mpdemo/ui/train/classroom.py's client_of) and keeps at most UPLOADS_PER_CLIENT uploads and
-UPLOAD_BYTES_PER_CLIENT bytes an address, deleting that address's oldest first. The rest of the
-cache goes after twenty minutes (app.py's DELETE_CACHE).
-
-Per address, not per session: a session id is whatever the client sends. The bound is wide
-enough for a class behind one address (each runs file is read the moment it lands).
-"""
+"""Raw uploads bounded per address (the one the proxy saw; a session id is whatever the client
+sends): gradio stores every upload before any event reads it. `BoundUploads` keeps at most
+UPLOADS_PER_CLIENT files and UPLOAD_BYTES_PER_CLIENT bytes an address, its oldest deleted first:
+wide enough for a class behind one address. The rest goes after 20 minutes (app.DELETE_CACHE)."""
 
 from __future__ import annotations
 
@@ -72,13 +66,12 @@ class Ledger:
         return gone
 
     def _held(self, path: str) -> bool:
-        # The same content from two visitors is one file in gradio's cache: kept while either
-        # still counts it.
+        # The same content from two visitors is one file in gradio's cache: kept while counted.
         return any(path in u.paths for q in self.by_client.values() for u in q)
 
     def _forget_missing(self) -> None:
-        # What gradio's own cleanup (twenty minutes) deleted stops counting, and empty addresses go.
-        # An upload's file is moved into place just after it is noted: young ones stay.
+        # What gradio's own cleanup deleted stops counting (a young upload's file may not be in
+        # place yet), and empty addresses go.
         now = time.monotonic()
         for client, q in list(self.by_client.items()):
             kept = [u for u in q if now - u.at < 60 or any(os.path.exists(p) for p in u.paths)]
@@ -123,8 +116,7 @@ class BoundUploads:
         if scope.get("method") != "POST" or not path.endswith(UPLOAD_PATH):
             await self.app(scope, receive, send)
             return
-        received = 0
-        status = 0
+        received = status = 0
         body: list[bytes] = []
         gone: list[str] = []
 
@@ -142,8 +134,7 @@ class BoundUploads:
             elif message.get("type") == "http.response.body":
                 body.append(message.get("body", b""))
                 if status == 200 and not message.get("more_body", False):
-                    # Noted before the answer leaves: when the client reads its paths, what
-                    # went past its bound is gone already.
+                    # Noted before the answer leaves: what went past the bound is gone already.
                     gone.extend(self._note(scope, b"".join(body), received))
             await send(message)
 
@@ -157,14 +148,10 @@ class BoundUploads:
             paths = [p for p in json.loads(body) if isinstance(p, str)]
         except (ValueError, TypeError):
             return []
-        return self.ledger.add(client_of_scope(scope), paths, nbytes) if paths else []
+        from starlette.requests import Request
 
-
-def client_of_scope(scope: Scope) -> str:
-    """The client of a request's ASGI scope, as the line counts it (the proxy's address)."""
-    from starlette.requests import Request
-
-    return client_of(Request(scope))
+        # The client as the line counts it: the proxy's address.
+        return self.ledger.add(client_of(Request(scope)), paths, nbytes) if paths else []
 
 
 def middleware() -> list[Middleware]:

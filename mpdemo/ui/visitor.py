@@ -1,11 +1,6 @@
-"""Who asks: the address the hosting proxy saw of the event's request (for the per-address
-limits: wrong board codes, boards, the shares of the line, the watchers and the followers) and
-the page it came from (gradio's session hash, whose heartbeat says it is still there).
-
-The request is read from gradio's context for the event being handled, never from a handler
-parameter whose annotation gradio must resolve: one it could not (a name imported for type
-checkers only) made gradio pass None, and every visitor was one client (issue 52).
-"""
+"""Who asks (the address the hosting proxy saw, for the per-address limits) and from which page
+(gradio's session hash), read from gradio's context for the event: a handler parameter whose
+annotation gradio could not resolve got None, and every visitor was one client (issue 52)."""
 
 from __future__ import annotations
 
@@ -29,8 +24,8 @@ def proxy_hops() -> int:
 
 
 def the_hub() -> Hub:
-    """The process's hub, its boards ending with their pages (mpdemo/ui/pages.py), its
-    comparisons run in a GPU call on a ZeroGPU Space (set once, when the hub is new)."""
+    """The process's hub, its boards ending with their pages, its comparisons in a GPU call on
+    ZeroGPU (set once, when the hub is new)."""
     hub = broadcast.hub()
     if hub.page_gone is None:
         hub.page_gone = pages.gone
@@ -40,9 +35,8 @@ def the_hub() -> Hub:
 
 
 def request_here() -> Any:
-    """The request of the event being handled (gradio sets it for every event, queued or
-    not); None only outside an event (a direct call). Raises RuntimeError inside a served event
-    that has none: every per-address limit would count all visitors as one client."""
+    """The request of the event being handled; None outside an event (a direct call). Raises
+    inside a served event without one: the per-address limits would see one client."""
     from gradio.context import LocalContext
 
     request = LocalContext.request.get(None)
@@ -63,9 +57,8 @@ def page_here() -> str:
 
 
 def client_of(request: Any) -> str:
-    """Who asks, for the per-client limits: what the hosting proxy saw, never what the client
-    wrote. A client may send any X-Forwarded-For; each trusted proxy appends the address it
-    saw, so with N proxies the Nth entry from the right is the client's; with none, the peer."""
+    """Who asks: what the hosting proxy saw, never what the client wrote. Each of N trusted
+    proxies appends to X-Forwarded-For: the Nth from the right is the client (else the peer)."""
     try:
         hops = proxy_hops()
         forwarded = [h.strip() for h in (request.headers.get("x-forwarded-for") or "").split(",")]

@@ -1,17 +1,7 @@
-"""ZeroGPU Spaces: a training request runs inside one `@spaces.GPU(duration=...)` call.
-
-On a ZeroGPU Space CUDA exists only inside a function decorated with `spaces.GPU`, which the
-`spaces` package runs in a worker process it forks, for at most the duration the call asks for.
-So there the Train tab's grid runs in `train_in_gpu` (the Runner and its thread live in that
-worker) and the page's process only relays the events it yields: `GpuRunner` has the Runner's
-interface, so the Train tab cannot tell the difference. Stop reaches the worker through a flag
-file (the worker is a fork: it shares the file system, not our objects); a closed tab closes
-the generator, which `spaces` turns into a stop of the worker's generator, whose `finally`
-stops the run.
-
-Elsewhere (no `spaces`, or the Space's flag unset) `make_runner` returns the plain Runner and
-nothing here is imported by the engine.
-"""
+"""ZeroGPU Spaces: CUDA exists only inside a `@spaces.GPU(duration=...)` call, in a worker
+process `spaces` forks. There the grid runs in `train_in_gpu` and `GpuRunner` (the Runner's
+interface) relays its events; Stop reaches the fork through a flag file, and a closed tab
+closes the generator, which `spaces` passes on. Elsewhere `make_runner` is the plain Runner."""
 
 from __future__ import annotations
 
@@ -33,30 +23,23 @@ from ..runs.runner import Runner, RunnerInterface, repeated
 from ..runs.state import ComparisonState
 from ..state import on_reset
 
-# The variable the `spaces` package itself reads (spaces/config.py: Settings.zero_gpu); a
-# ZeroGPU Space has it set to "true", with SPACES_ZERO_DEVICE_API_URL next to it.
-FLAG = "SPACES_ZERO_GPU"
-# The longest GPU call this app asks for, in seconds. ZeroGPU refuses a request above its
-# maximum ("requested GPU duration is larger than the maximum allowed"); the maximum is not
-# documented and depends on the visitor's plan, so the Space's owner sets it.
+FLAG = "SPACES_ZERO_GPU"  # what `spaces` itself reads (spaces/config.py)
+# The longest GPU call asked for: ZeroGPU refuses one above its maximum, which depends on the
+# visitor's plan and is not documented, so the Space's owner sets it.
 MAX_S_VAR = "MPDEMO_ZEROGPU_MAX_S"
 DEFAULT_MAX_S = 120
 MIN_S = 30  # a GPU call also starts the worker and builds the model
-# Conservative per-run guesses when no measured estimate exists (the page's process has no GPU
-# to calibrate on): preparing a run, and one step of a 4M-parameter model at 64 x 128 tokens.
+# Guesses (the page's process has no GPU to measure): preparing a run, and one step of a
+# 4M-parameter model at 64 x 128 tokens.
 SETUP_GUESS_S = 15.0
 STEP_GUESS_S = 0.05
 MARGIN = 1.5
 
 
-def _flag_set() -> bool:
-    # The same reading as spaces.config.boolean(): "1", "t" or "true", any case.
-    return os.environ.get(FLAG, "").strip().lower() in ("1", "t", "true")
-
-
 def enabled() -> bool:
-    """True on a ZeroGPU Space: the `spaces` package is installed and its flag is set."""
-    return _flag_set() and importlib.util.find_spec("spaces") is not None
+    """True on a ZeroGPU Space: `spaces` is installed and its flag reads true as it reads it."""
+    flag = os.environ.get(FLAG, "").strip().lower() in ("1", "t", "true")
+    return flag and importlib.util.find_spec("spaces") is not None
 
 
 def max_duration_s() -> int:
@@ -69,16 +52,15 @@ def max_duration_s() -> int:
     return max(MIN_S, value)
 
 
-def _guess_s(cfg: RunConfig) -> float:
-    entry = MODELS.get(cfg.model)
-    params = entry.approx_params if entry is not None else 100_000_000  # a Hub model: assume big
-    size = max(1.0, params / 4e6) * max(1.0, cfg.batch_size * cfg.max_length / (64 * 128))
-    return SETUP_GUESS_S + cfg.steps * STEP_GUESS_S * size
-
-
 def estimate_s(configs: list[RunConfig]) -> float:
     """Seconds the grid should take, guessed from its models' sizes (nothing is timed before)."""
-    return sum(_guess_s(c) for c in configs)
+    total = 0.0
+    for cfg in configs:
+        entry = MODELS.get(cfg.model)
+        params = entry.approx_params if entry is not None else 100_000_000  # a Hub model: big
+        size = max(1.0, params / 4e6) * max(1.0, cfg.batch_size * cfg.max_length / (64 * 128))
+        total += SETUP_GUESS_S + cfg.steps * STEP_GUESS_S * size
+    return total
 
 
 def duration_s(
@@ -87,13 +69,9 @@ def duration_s(
     beat_s: float = 0.0,
     repeat: int = 1,
 ) -> int:
-    """What the GPU call asks for: the estimate with a margin, capped to the allowed maximum.
-
-    spaces.GPU calls this with the decorated function's own arguments (train_in_gpu's).
-    """
-    configs = [RunConfig.from_dict(d) for d in config_dicts]
-    seconds = estimate_s(configs)
-    seconds *= max(1, repeat)  # each repetition runs the grid and measures again
+    """What the GPU call asks for (spaces.GPU passes train_in_gpu's arguments): the estimate
+    of every repetition with a margin, capped to the allowed maximum."""
+    seconds = estimate_s([RunConfig.from_dict(d) for d in config_dicts]) * max(1, repeat)
     want = math.ceil(seconds * MARGIN)
     return int(min(max(want, MIN_S), max_duration_s()))
 
@@ -104,10 +82,8 @@ def train_in_gpu(
     beat_s: float,
     repeat: int = 1,
 ) -> Iterator[list[Any]]:
-    """The whole grid, run where the GPU is; yields the engine's events in batches every beat.
-
-    The configs travel as dicts and the events come back pickled: both cross a process.
-    """
+    """The whole grid, run where the GPU is; yields its events in batches every beat (configs
+    travel as dicts, events pickled: both cross a process)."""
     configs = [RunConfig.from_dict(d) for d in config_dicts]
     runner = Runner(configs, Limits.from_env(), repeat=repeat)
     runner.start()
@@ -134,10 +110,7 @@ _gpu_lock = threading.Lock()
 
 
 def gpu_function() -> Any:
-    """train_in_gpu, wrapped by spaces.GPU on a ZeroGPU Space; itself elsewhere.
-
-    Wrapped once per process (spaces registers each GPU function before the app launches).
-    """
+    """train_in_gpu, wrapped once per process by spaces.GPU on a ZeroGPU Space; itself elsewhere."""
     global _gpu_fn
     with _gpu_lock:
         if _gpu_fn is None:
@@ -159,11 +132,8 @@ def forget_gpu_function() -> None:
 
 
 def setup() -> bool:
-    """Call while building the app: on ZeroGPU, register the GPU function and wrap nothing else.
-
-    With SPACES_GRADIO_AUTO_WRAP the `spaces` package would put every event handler (language
-    switch, previews) on a GPU; only the training needs one. Returns whether ZeroGPU is on.
-    """
+    """While building the app on ZeroGPU: register the GPU function and stop `spaces` from
+    putting every other handler on a GPU. Returns whether ZeroGPU is on."""
     if not enabled():
         return False
     import spaces
@@ -174,8 +144,7 @@ def setup() -> bool:
 
 
 class GpuRunner(RunnerInterface):
-    """The runner interface (mpdemo.runs.runner.RunnerInterface) for the Train tab; the
-    grid itself runs inside the GPU call, not in a thread of this process, stopped by a file."""
+    """The Runner's interface for a grid that runs inside the GPU call, stopped by a file."""
 
     def __init__(
         self,
@@ -188,18 +157,14 @@ class GpuRunner(RunnerInterface):
         self.repeat = repeat
         self.state = ComparisonState(repeated(self.configs, repeat))
         self._dir: str | None = None
+        self.stop_path = ""  # the flag file whose existence tells the worker to stop
         self._started = False
         self._done = threading.Event()
-
-    @property
-    def stop_path(self) -> str:
-        """The flag file whose existence tells the worker to stop."""
-        assert self._dir is not None, "start() first"
-        return str(Path(self._dir) / "stop")
 
     def start(self) -> GpuRunner:
         """Ready the stop flag; the GPU call itself starts when events() is first read."""
         self._dir = tempfile.mkdtemp(prefix="mpdemo-zerogpu-")
+        self.stop_path = str(Path(self._dir) / "stop")
         self._started = True
         return self
 
@@ -240,7 +205,6 @@ class GpuRunner(RunnerInterface):
 
 
 def make_runner(configs: list[RunConfig], repeat: int = 1) -> Runner | GpuRunner:
-    """The runner for a training request (the hub's factory on ZeroGPU, mpdemo.ui.visitor):
-    inside a GPU call on ZeroGPU, a thread elsewhere."""
+    """The runner for a training request: inside a GPU call on ZeroGPU, a thread elsewhere."""
     kind = GpuRunner if enabled() else Runner
     return kind(configs, repeat=repeat)

@@ -1,8 +1,4 @@
-"""The teaching tabs, one module each: Number formats, Underflow lab, Code and Why.
-
-Each `build_*_tab(ctx)` follows mpdemo.ui.app's tab protocol; `TEACH_TABS` lists them in the
-order the page shows them. A new tab is a module here and one entry below.
-"""
+"""The teaching tabs, one module each (mpdemo.ui.app's tab protocol), in the page's order."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The Code tab: the loop mpdemo runs, against the course's listing, for a run of this page or
-for the Train tab's settings, each line that differs explained from the backend's own comments.
-
-Handlers are plain functions of (lang, *inputs) so tests call them directly; the listing is
-mpdemo.teach.listing's, read from each backend's source.
-"""
+"""The Code tab: the loop mpdemo runs against the course's listing, for a run of this page or
+the Train tab's settings, each line that differs explained by the backend's own comments."""
 
 from __future__ import annotations
 
@@ -15,13 +11,12 @@ import gradio as gr
 from ...config import Limits, RunConfig
 from ...messages import MpdemoError
 from ...teach import listing as L
-from ..context import Frame, TabContext, Value
-from ..i18n import DEFAULT_LANG, error_text, norm_lang
-from ..text import code_text
+from ..context import QUIET, Frame, TabContext, Value
+from ..i18n import error_text, norm_lang, t
+from ..text import code_text, esc
 from ..train.controls import RUN_NAMES
 from ..train.inputs import check_inputs
 from ..train.session import Session
-from .common import esc, tt
 
 CODE_STYLES = {
     "changed": "background:#fef3c7;color:#713f12",
@@ -39,28 +34,15 @@ CODE_SETTINGS = ("model", "dataset", "device", "steps", "batch_size", "lr", "see
 
 
 def why_key(english: str) -> str:
-    """The locale key of a listing's explanation: a digest of the source's English comment.
-
-    The comment in the backend's source is the explanation; locale files hold translations
-    under this key, so an edited comment has no stale translation (tests ask for new ones).
-    """
+    """The locale key of the source's English comment (an edited one has no stale translation)."""
     return "code_why_" + hashlib.sha1(english.encode("utf-8")).hexdigest()[:8]
 
 
 def why_text(english: str, lang: str) -> str:
     """An explanation in `lang`; the source's own English where no translation exists."""
     key = why_key(english)
-    text = tt(key, lang)
+    text = t(key, lang)
     return english if text == key else text
-
-
-def pick_run(configs: list[RunConfig], current: str | None) -> RunConfig:
-    """The grid's run the Code tab shows: the one picked, else the first in mixed precision."""
-    for cfg in configs:
-        if cfg.label == current:
-            return cfg
-    mixed = [c for c in configs if c.precision != "fp32"]
-    return (mixed or configs)[0]
 
 
 # A code-run value that names the Train tab's settings rather than a run: "form:torch · bf16".
@@ -77,12 +59,10 @@ class CodeEntry:
 
 
 def page_runs(session: Session | None) -> list[RunConfig]:
-    """The page's runs that started (finished, restored after a reload, or running), each with
-    its own config as it ran; a run of the grid still waiting has not run, so the Train tab's
-    settings stand for it."""
+    """The page's runs that started (finished, restored, or running), each with its own config;
+    a run still waiting has not run, so the Train tab's settings stand for it."""
     if session is None:
         return []
-    # The running runs live in the session's fold (session.state.fold.current, by run id).
     started = [*session.runs, *session.state.fold.current.values()]
     out: dict[str, RunConfig] = {}
     for run in started:
@@ -106,11 +86,9 @@ def code_entries(runs: list[RunConfig], form: list[RunConfig]) -> list[CodeEntry
 def choose_entry(
     entries: list[CodeEntry], current: str | None, prefer: str | None
 ) -> CodeEntry | None:
-    """The entry to show: the picked one, or its counterpart on the side `prefer` names.
-
-    prefer="form": the Train tab's settings just changed, show them; "run": the runs changed
-    (a training, a reload, Clear runs), show the run; None: keep the pick as it is.
-    """
+    """The picked entry, or its counterpart on the side `prefer` names: "form" (the Train tab's
+    settings changed), "run" (the runs changed) or None (keep the pick); else the first in
+    mixed precision."""
     by_value = {e.value: e for e in entries}
     label = (current or "").removeprefix(FORM_PREFIX)
     order = {
@@ -121,10 +99,8 @@ def choose_entry(
         if value in by_value:
             return by_value[value]
     side = [e for e in entries if e.ran == (prefer != "form")] or entries
-    if not side:
-        return None
-    cfg = pick_run([e.cfg for e in side], None)
-    return next(e for e in side if e.cfg is cfg)
+    mixed = [e for e in side if e.cfg.precision != "fp32"]
+    return (mixed or side or [None])[0]
 
 
 def _numbers(lst: L.Listing) -> dict[str, str]:
@@ -134,9 +110,8 @@ def _numbers(lst: L.Listing) -> dict[str, str]:
 
 
 def listing_html(lst: L.Listing, lang: str) -> str:
-    """The loop as it runs, comments taken out: lines that differ from the course highlighted,
-    numbered like the explanations below (mpdemo's own lines grey, lettered). mpdemo's own
-    arguments of a call (the Trainer's) are folded under the course's, one click away."""
+    """The loop as it runs, without comments: lines that differ from the course highlighted and
+    numbered (mpdemo's own grey, lettered); mpdemo's own arguments of a call folded."""
     numbers = _numbers(lst)
     letters = {why: chr(ord("a") + i) for i, why in enumerate(lst.mpdemo_lines())}
     folded = sum(1 for ln in lst.lines if ln.fold == "in" and ln.kind != "neutral")
@@ -144,7 +119,7 @@ def listing_html(lst: L.Listing, lang: str) -> str:
     for ln in lst.lines:
         if ln.fold == "start" and not in_fold:
             # A comment line of its own, so the listing copied with the fold open is Python.
-            title = esc(tt("code_fold_title", lang, n=folded))
+            title = esc(t("code_fold_title", lang, n=folded))
             rows.append(
                 f'<details class="mp-fold"><summary style="{FOLD_SUMMARY}"># {title}</summary>'
             )
@@ -174,27 +149,24 @@ def listing_html(lst: L.Listing, lang: str) -> str:
 
 
 def changes_md(lst: L.Listing, lang: str) -> str:
-    """Why the loop differs from the course's, then what mpdemo's own lines do: both read from
-    the comments in the backend's source (mpdemo.teach.course), in the order of the lines."""
+    """Why the loop differs from the course's, then what mpdemo's own lines do (from the source)."""
     numbers = _numbers(lst)
-    out = [f"#### {tt('code_changes_title', lang)}"]
+    out = [f"#### {t('code_changes_title', lang)}"]
     out += [f"{numbers[w]}. {why_text(w, lang)}" for w in lst.shown_changes()]
-    # The folded arguments' notes fold too: the Trainer's slide has three arguments, and its
-    # listing grew to 22 highlighted ones and 27 notes.
+    # The folded arguments' notes fold too (the Trainer's listing has 27 notes).
     folded = lst.folded_changes()
     if folded:
-        title = tt("code_fold_notes", lang, n=len(folded), why=why_text(lst.fold_why or "", lang))
+        title = t("code_fold_notes", lang, n=len(folded), why=why_text(lst.fold_why or "", lang))
         out.append(f"\n<details><summary>{esc(title)}</summary>\n")
         out += [f"{numbers[w]}. {why_text(w, lang)}" for w in folded]
         out.append("\n</details>\n")
-    # mpdemo's own lines (events, timing, its data) and the course lines it drops are folded.
     own = [
         f"- **{chr(ord('a') + i)}** · {why_text(w, lang)}" for i, w in enumerate(lst.mpdemo_lines())
     ]
     if lst.removed:  # course lines this loop has no counterpart for
-        own += [f"\n**{tt('code_removed_title', lang)}**\n"]
+        own += [f"\n**{t('code_removed_title', lang)}**\n"]
         own += [f"- `{line.strip()}`" for line in lst.removed]
-    out.append(f"<details><summary>{tt('code_mpdemo_title', lang)}</summary>\n")
+    out.append(f"<details><summary>{t('code_mpdemo_title', lang)}</summary>\n")
     out += [*own, "\n</details>"]
     return "\n".join(out)
 
@@ -202,11 +174,10 @@ def changes_md(lst: L.Listing, lang: str) -> str:
 def settings_md(cfg: RunConfig, device: str, lang: str, ran: bool = False) -> str:
     """The settings this listing was filled in with: a run's own, or the Train tab's."""
     shown = {**{k: getattr(cfg, k) for k in CODE_SETTINGS}, "device": device}
-    # A visitor's dataset or model name, trained by a teacher, shows in a follower's page: as
-    # text, whatever backtick or newline it holds (a backtick span would end at the first).
+    # A visitor's model or dataset name stays text, whatever backtick or newline it holds.
     items = " · ".join(code_text(f"{k}={v}") for k, v in shown.items())
     key = "code_settings_run" if ran else "code_settings"
-    return tt(key, lang, run=code_text(cfg.label), settings=items)
+    return t(key, lang, run=code_text(cfg.label), settings=items)
 
 
 def code_view(
@@ -217,13 +188,8 @@ def code_view(
     runs: list[RunConfig] | None = None,
     prefer: str | None = None,
 ) -> Frame:
-    """The Code tab: every output, by name ("picked" is the value to remember).
-
-    `runs` are this page's runs (page_runs: finished, running, or back after a reload); each
-    shows its own config, as the Train tab's "Python script" does. The Train tab's values (by
-    control name) add its grid (check_inputs: what Train would refuse is refused here too)
-    wherever it differs from the runs, titled as not run yet.
-    """
+    """Every output by name ("picked": the value to remember): this page's `runs`, each with its
+    own config, then the Train tab's grid from `values` where it differs (checked as Train does)."""
     runs = list(runs or [])
     try:
         form, form_error = check_inputs(values, limits), None
@@ -232,7 +198,7 @@ def code_view(
     entries = code_entries(runs, form)
     entry = choose_entry(entries, current, prefer)
     choices = [
-        (e.cfg.label if e.ran else tt("code_run_form", lang, label=e.cfg.label), e.value)
+        (e.cfg.label if e.ran else t("code_run_form", lang, label=e.cfg.label), e.value)
         for e in entries
     ]
     if form_error is not None and (prefer == "form" or entry is None):
@@ -244,16 +210,11 @@ def code_view(
         except MpdemoError as err:  # e.g. a restored run's device is not on this machine
             entry, error = None, err
     if entry is None:
-        bad = tt("code_bad_settings", lang, error=error_text(error, lang)) if error else ""
-        return {
-            "run": gr.update(choices=choices, value=None),
-            "settings": bad,
-            "listing": "",
-            "course": "",
-            "changes": "",
-            "script": "# " + bad if bad else "",
-            "picked": None,
-        }
+        bad = t("code_bad_settings", lang, error=error_text(error, lang)) if error else ""
+        empty = dict.fromkeys(["listing", "course", "changes"], "")
+        script = "# " + bad if bad else ""
+        run = gr.update(choices=choices, value=None)
+        return {"run": run, "settings": bad, **empty, "script": script, "picked": None}
     return {
         "run": gr.update(choices=choices, value=entry.value),
         "settings": settings_md(entry.cfg, lst.device, lang, entry.ran),
@@ -266,50 +227,35 @@ def code_view(
 
 
 def build_code_tab(ctx: TabContext) -> None:
-    """Code: the loop mpdemo runs, against the course's listing, for a run or for the Train tab.
-
-    The run picker lists this page's runs (the Train tab's session: each shows its own config)
-    and the Train tab's grid where it differs from them; every run control's change shows its
-    settings (ctx.train.controls), and a new table of runs shows the run again.
-    """
-    lang0 = DEFAULT_LANG
+    """Code: the loop for a run of this page or the Train tab's settings, which it follows."""
     limits = ctx.limits
     shared = ctx.train
     train = shared.controls if shared is not None else {}
     session = shared.session if shared is not None else None  # gr.State(Session): this page's runs
-    # Components whose change means the runs changed: a grid started or ended a run, a reload
-    # restored runs, Clear runs.
     runs_changed = [shared.summary, shared.script_run] if shared is not None else []
     names = [n for n in RUN_NAMES if n in train]
-    with ctx.i18n(gr.Tab(tt("tab_code", lang0), id="code", elem_id="code-tab"), label="tab_code"):
-        ctx.i18n(gr.Markdown(tt("code_intro", lang0)), value="code_intro")
-        run = ctx.i18n(
-            gr.Radio([], value=None, label=tt("code_run_label", lang0), elem_id="code-run"),
-            label="code_run_label",
-        )
-        # Filled once the page has loaded: rendering imports torch, which the app's start
-        # leaves for later.
-        settings = gr.Markdown("", elem_id="code-settings")
+    code = {"language": "python", "interactive": False}
+    with ctx.i18n(gr.Tab(id="code", elem_id="code-tab"), label="tab_code"):
+        ctx.i18n(gr.Markdown(), value="code_intro")
+        run = ctx.i18n(gr.Radio([], value=None, elem_id="code-run"), label="code_run_label")
+        settings = gr.Markdown("", elem_id="code-settings")  # on load: rendering imports torch
         with gr.Row():
             with gr.Column(scale=3):
-                ctx.i18n(gr.Markdown(tt("code_listing_title", lang0)), value="code_listing_title")
+                ctx.i18n(gr.Markdown(), value="code_listing_title")
                 listing = gr.HTML("", elem_id="code-listing-box")
             with gr.Column(scale=2):
                 course = ctx.i18n(
-                    gr.Code("", language="python", label=tt("code_course_label", lang0),
-                            interactive=False, buttons=["copy"], elem_id="code-course"),
+                    gr.Code("", **code, buttons=["copy"], elem_id="code-course"),
                     label="code_course_label",
-                )  # fmt: skip
+                )
         changes = gr.Markdown("", elem_id="code-changes")
         script = ctx.i18n(
-            gr.Code("", language="python", label=tt("code_ours_label", lang0),
-                    interactive=False, buttons=["copy", "download"], elem_id="code-ours"),
+            gr.Code("", **code, buttons=["copy", "download"], elem_id="code-ours"),
             label="code_ours_label",
-        )  # fmt: skip
-        # The pick, kept on the server (inside the Tab: under gr.Tabs it would be a phantom
-        # tab). Only the radio's own .input reads the radio: a Train-tab change (a preset sets
-        # a dozen controls at once) fires one event per control, all sent with the radio's old
-        # value, and gradio refuses a value the first answer took out of the choices.
+        )
+        # The pick, kept on the server (inside the Tab: under gr.Tabs a State is a phantom tab).
+        # Only the radio's own .input reads the radio: a preset changes a dozen Train controls,
+        # each event sent with the radio's old value, which gradio refuses once out of choices.
         picked = gr.State(None)
     outputs = {"run": run, "settings": settings, "listing": listing, "course": course,
                "changes": changes, "script": script, "picked": picked}  # fmt: skip
@@ -317,10 +263,8 @@ def build_code_tab(ctx: TabContext) -> None:
 
     def render(lang: str, current: str | None, prefer: str | None, *rest: Value) -> list[Value]:
         sess, vals = (rest[0], rest[1:]) if sessions else (None, rest)
-        runs = page_runs(sess)
-        out = code_view(
-            norm_lang(lang), dict(zip(names, vals, strict=True)), current, limits, runs, prefer
-        )
+        form = dict(zip(names, vals, strict=True))
+        out = code_view(norm_lang(lang), form, current, limits, page_runs(sess), prefer)
         return [out[k] for k in outputs]
 
     def on_form(lang: str, current: str | None, *rest: Value) -> list[Value]:
@@ -334,11 +278,10 @@ def build_code_tab(ctx: TabContext) -> None:
 
     inputs = [picked, *sessions, *(train[n] for n in names)]
     out_list = list(outputs.values())
-    quiet = {"concurrency_limit": None, "api_visibility": "undocumented", "show_progress": "hidden"}
     for name in names:
-        train[name].change(on_form, [ctx.lang, *inputs], out_list, **quiet)
+        train[name].change(on_form, [ctx.lang, *inputs], out_list, **QUIET)
     for comp in runs_changed:
-        comp.change(on_runs, [ctx.lang, *inputs], out_list, **quiet)
-    run.input(on_pick, [ctx.lang, run, *inputs[1:]], out_list, **quiet)
+        comp.change(on_runs, [ctx.lang, *inputs], out_list, **QUIET)
+    run.input(on_pick, [ctx.lang, run, *inputs[1:]], out_list, **QUIET)
     ctx.on_language(on_pick, inputs, out_list)
     ctx.on_load(on_pick, inputs, out_list, alone=True)  # its first listing takes ~0.4 s

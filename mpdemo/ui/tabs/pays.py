@@ -1,17 +1,11 @@
-"""The "Where it pays" tab: the size sweep on this machine (speed-up against parameters, each
-point with its 95 % interval), the crossover sentence from the points, the memory one step
-holds per precision beside Accelerate's rule, and published figures from other machines.
-
-Handlers are plain functions of (lang, ...) that yield frames by name, so tests call them
-directly; the measuring is mpdemo.sweep's, imported when a sweep starts (torch stays out of
-the page's start-up).
-"""
+"""The "Where it pays" tab: the size sweep on this machine (speed-up against parameters with
+95 % intervals), its crossover sentence, the memory of one step per precision beside Accelerate's
+rule, and published figures from other machines. The measuring is mpdemo.sweep's."""
 
 from __future__ import annotations
 
 import html
 import math
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -38,7 +32,9 @@ from ...sweep.spec import SweepPlan, SweepSpec
 from .. import system
 from ..context import Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
+from ..text import shown
 from ..train import classroom
+from ..train.classroom import client_here
 from . import pays_line
 from .published import published_html
 
@@ -46,21 +42,15 @@ COMPARED = [p for p in SWEEP_PRECISIONS if p != "fp32"]  # fp32 is the baseline,
 OUTPUTS = ["status", "plot", "crossover", "table", "memory", "memory_notes", "stop"]
 BASELINE = "fp32 = 1"  # the plot's reference series: fp32's own speed
 PART_KEYS = ("weights_bytes", "grads_bytes", "optimizer_bytes", "saved_activation_bytes")
-# One colour per precision x batch series (Tableau 10 without its red and grey: fp32's line is
-# grey, and the interval's marks are a faint shade of their point's colour).
+# Tableau 10 without its red and grey (fp32's line is grey), one a precision x batch series.
 SERIES_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2",
                   "#bcbd22"]  # fmt: skip
 PART_COLOURS = ["#1f77b4", "#ff7f0e", "#9467bd", "#2ca02c", "#7f7f7f"]  # the rule's bar: grey
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
-
-
-def shown(text: object) -> str:
-    """Text (a visitor's input echoed in a message) as a Markdown block shows it, literally."""
-    return _MARKDOWN.sub(r"\\\1", html.escape(str(text), quote=False))
 
 
 class SweepState:
-    """One page's sweep: its stop Event and what it measured (in a gr.State, never global)."""
+    """One page's sweep: its stop Event and what it measured (in a gr.State, never global; not
+    a dataclass, which gradio would copy field by field through asdict)."""
 
     def __init__(self) -> None:
         self.stop: threading.Event | None = None
@@ -71,20 +61,16 @@ class SweepState:
         self.end: SweepFinished | None = None
         self.error: str | None = None
         self.view: Viewer | None = None  # its place in the classroom's line (pays_line.join_line)
-        self.began: float | None = None  # monotonic time its first point began (its turn came)
+        self.began: float | None = None  # monotonic time its turn came
         self.last_at: float | None = None  # ... and its last point ended (the estimate learns)
 
-    def __deepcopy__(self, memo: dict[int, object]) -> SweepState:
-        # gr.State deep-copies its default per page: a fresh page never shares a sweep.
-        return SweepState()
+    def __deepcopy__(self, _memo: dict[int, object]) -> SweepState:
+        return SweepState()  # gr.State copies its default per page: a fresh page, a fresh sweep
 
     @property
     def running(self) -> bool:
         """A sweep was started and has not ended."""
         return self.stop is not None and self.end is None and not self.stop.is_set()
-
-
-# --- what the plot, the table and the bars show --------------------------------------------------
 
 
 def series_name(precision: str, batch: int, part: str = "") -> str:
@@ -93,8 +79,8 @@ def series_name(precision: str, batch: int, part: str = "") -> str:
 
 
 def colour_map(precisions: list[str], batches: list[int]) -> dict[str, str]:
-    """Every series of a grid its colour, fixed before the first point (gradio 6.31 locks its
-    colour domain when a chart is rebuilt): the interval's marks a faint shade of the point's."""
+    """Every series of a grid its colour, fixed before the first point (gradio locks its colour
+    domain when a chart is rebuilt); the interval's marks a faint shade of the point's."""
     out = {BASELINE: "#4b5563"}
     combos = [(p, b) for p in precisions if p != "fp32" for b in batches]
     for i, (p, b) in enumerate(combos):
@@ -106,11 +92,8 @@ def colour_map(precisions: list[str], batches: list[int]) -> dict[str, str]:
 
 
 def plot_frame(state: SweepState) -> pd.DataFrame:
-    """Long frame (log10 params, speed-up, series): each point, its interval's ends, fp32 at 1.
-
-    A series with no point yet has one NaN row (no mark drawn): it is in the colour domain
-    from the start, so a series that appears later still has its colour.
-    """
+    """Long frame (log10 params, speed-up, series): each point, its interval's ends, fp32 at 1;
+    a series with no point yet has a NaN row, so it is in the colour domain from the start."""
     rows: list[tuple[float, float, str]] = []
     plan = state.plan
     if plan is None:
@@ -246,6 +229,11 @@ def crossover_text(state: SweepState, lang: str) -> str:
     return "\n".join(f"- {shown(message(n['key'], n['args'], lang))}" for n in notes)
 
 
+def plot_titles(lang: str) -> dict[str, str]:
+    """The speed-up plot's titles in `lang`."""
+    return {k: t(f"sweep_plot_{k.split('_')[0]}", lang) for k in ("title", "x_title", "y_title")}
+
+
 def frame(state: SweepState, lang: str) -> dict[str, Value]:
     """Every output by name, from the state."""
     return {
@@ -259,12 +247,8 @@ def frame(state: SweepState, lang: str) -> dict[str, Value]:
     }
 
 
-# --- the handlers ---------------------------------------------------------------------------------
-
-
 def page_grid() -> Grid:
-    """The default grid for the device this page's sweep runs on (sweep/sizes.py): on a CUDA
-    GPU it spans launch-bound small sizes through compute-bound ones."""
+    """The default grid for the device this page's sweep runs on (sweep/sizes.py)."""
     return default_grid("cuda" if system.cuda_present() else "cpu")
 
 
@@ -281,14 +265,9 @@ def check_sweep(
         raise ConfigError("sweep_bad_budget", value=str(budget)[:64]) from None
     if not (0 < seconds <= 3600):  # NaN fails both comparisons
         raise ConfigError("sweep_bad_budget", value=seconds)
-    if isinstance(precisions, str):  # one precision, as an API caller may send it
-        precisions = [precisions]
-    if precisions is None:
-        precisions = []
-    # Sent as they came (preprocess=False): anything but a list of names is refused in one line.
-    if not isinstance(precisions, (list, tuple)) or not all(
-        isinstance(p, str) and p in SWEEP_PRECISIONS for p in precisions
-    ):
+    # As sent (preprocess=False): one name, or a list of names; anything else is refused.
+    precisions = [precisions] if isinstance(precisions, str) else precisions or []
+    if not isinstance(precisions, (list, tuple)) or not set(precisions) <= set(SWEEP_PRECISIONS):
         raise ConfigError(
             "unknown_choice",
             field="precisions",
@@ -316,15 +295,14 @@ def run_sweep_ui(
     limits: Limits | None = None,
     client: str = "",
 ) -> Iterator[dict[str, Value]]:
-    """Run sweep: refuse bad input in the page's language, else wait its turn in the server's
-    line (its place shown) and stream the points as they come."""
+    """Run sweep: refuse bad input in the page's language, else wait its turn in the line (its
+    place shown) and stream the points."""
     lang = norm_lang(lang)
     state = state if state is not None else SweepState()
     if state.running:  # a second click while one runs (another tab of the same page)
         yield frame(state, lang)
         return
-    fresh = SweepState()
-    state.__dict__.update(fresh.__dict__)
+    state.__dict__.update(SweepState().__dict__)
     try:
         plan = check_sweep(sizes, batches, precisions, budget, limits)
         stop = threading.Event()
@@ -363,8 +341,7 @@ def run_sweep_ui(
                 continue
             yield frame(state, lang)
     finally:
-        # Tab closed or job cancelled: gradio closes this generator; end the sweep too (out of
-        # the line if it still waited).
+        # Tab closed or job cancelled: end the sweep too (out of the line if it still waited).
         stop.set()
         state.view.stop()
         state.ended.set()
@@ -376,11 +353,8 @@ STOP_WAIT_S = 15.0  # how long Stop waits for the step in progress to finish
 
 
 def stop_sweep(state: SweepState | None, lang: str) -> str:
-    """Stop: the sweep ends within the step in progress; the points measured stay.
-
-    Answers with the outcome, not "stopping": the sweep's own last message may reach the page
-    before this answer does, and this answer would then cover it.
-    """
+    """Stop: the sweep ends within the step in progress, its points stay. Answers with the
+    outcome, not "stopping", which could cover the sweep's own last message."""
     lang = norm_lang(lang)
     if state is None or not state.running:
         return t("sweep_status_nothing", lang)
@@ -393,73 +367,42 @@ def stop_sweep(state: SweepState | None, lang: str) -> str:
     return status_text(state, lang)
 
 
-# --- the tab ---------------------------------------------------------------------------------------
-
-
-def _plot(lang: str) -> gr.ScatterPlot:
-    return gr.ScatterPlot(
-        None,
-        x="log10_params",
-        y="speedup",
-        color="series",
-        title=t("sweep_plot_title", lang),
-        x_title=t("sweep_plot_x", lang),
-        y_title=t("sweep_plot_y", lang),
-        color_title="",
-        x_axis_format=".1f",
-        y_axis_format=".2f",
-        height=380,
-        show_label=False,
-        elem_id="sweep-plot",
-    )
-
-
 def build_pays_tab(ctx: TabContext) -> None:
     """Where it pays: the size sweep, its crossover sentence, memory anatomy, published figures."""
     lang0 = DEFAULT_LANG
     limits = ctx.limits
-    with ctx.i18n(gr.Tab(t("tab_pays", lang0), id="pays", elem_id="pays-tab"), label="tab_pays"):
-        ctx.i18n(gr.Markdown(t("pays_intro", lang0)), value="pays_intro")
+    grid = page_grid()
+    with ctx.i18n(gr.Tab(id="pays", elem_id="pays-tab"), label="tab_pays"):
+        ctx.i18n(gr.Markdown(), value="pays_intro")
         with gr.Row(equal_height=True):
-            sizes = ctx.i18n(
-                gr.Textbox(page_grid().sizes, label=t("sweep_sizes_label", lang0),
-                           info=t("sweep_sizes_info", lang0), elem_id="sweep-sizes", scale=3),
-                label="sweep_sizes_label", info="sweep_sizes_info",
-            )  # fmt: skip
-            batches = ctx.i18n(
-                gr.Textbox(page_grid().batch_sizes, label=t("sweep_batches_label", lang0),
-                           info=t("sweep_batches_info", lang0), elem_id="sweep-batches", scale=2),
-                label="sweep_batches_label", info="sweep_batches_info",
-            )  # fmt: skip
-            precisions = ctx.i18n(
-                gr.CheckboxGroup(COMPARED, value=["bf16"], label=t("sweep_precisions_label", lang0),
-                                 info=t("sweep_precisions_info", lang0),
-                                 elem_id="sweep-precisions", scale=2),
-                label="sweep_precisions_label", info="sweep_precisions_info",
-            )  # fmt: skip
-            budget = ctx.i18n(
-                gr.Number(page_grid().budget_s, label=t("sweep_budget_label", lang0),
-                          info=t("sweep_budget_info", lang0), minimum=1, maximum=3600,
-                          elem_id="sweep-budget", scale=1, min_width=120),
-                label="sweep_budget_label", info="sweep_budget_info",
-            )  # fmt: skip
-        with gr.Row():
-            run = ctx.i18n(
-                gr.Button(t("sweep_btn", lang0), variant="primary", elem_id="sweep-btn"),
-                value="sweep_btn",
+            sizes = gr.Textbox(grid.sizes, elem_id="sweep-sizes", scale=3)
+            batches = gr.Textbox(grid.batch_sizes, elem_id="sweep-batches", scale=2)
+            precisions = gr.CheckboxGroup(
+                COMPARED, value=["bf16"], elem_id="sweep-precisions", scale=2
             )
+            budget = gr.Number(grid.budget_s, minimum=1, maximum=3600, elem_id="sweep-budget",
+                               scale=1, min_width=120)  # fmt: skip
+            for name, comp in zip(
+                ("sizes", "batches", "precisions", "budget"),
+                (sizes, batches, precisions, budget),
+                strict=True,
+            ):
+                ctx.i18n(comp, label=f"sweep_{name}_label", info=f"sweep_{name}_info")
+        with gr.Row():
+            run = ctx.i18n(gr.Button(variant="primary", elem_id="sweep-btn"), value="sweep_btn")
             stop = ctx.i18n(
-                gr.Button(t("sweep_stop_btn", lang0), variant="stop", interactive=False,
-                          elem_id="sweep-stop-btn"),
+                gr.Button(variant="stop", interactive=False, elem_id="sweep-stop-btn"),
                 value="sweep_stop_btn",
-            )  # fmt: skip
+            )
         status = gr.Markdown(t("sweep_status_idle", lang0), elem_id="sweep-status")
-        plot = _plot(lang0)
-        crossover = gr.Markdown("", elem_id="sweep-crossover")
-        table = gr.DataFrame(
-            pd.DataFrame([], columns=[t(k, lang0) for k in TABLE_KEYS]),
-            interactive=False, elem_id="sweep-table", show_label=False,
+        plot = gr.ScatterPlot(
+            None, x="log10_params", y="speedup", color="series", color_title="",
+            x_axis_format=".1f", y_axis_format=".2f", height=380, show_label=False,
+            elem_id="sweep-plot", **plot_titles(lang0),
         )  # fmt: skip
+        crossover = gr.Markdown("", elem_id="sweep-crossover")
+        empty = pd.DataFrame([], columns=[t(k, lang0) for k in TABLE_KEYS])
+        table = gr.DataFrame(empty, interactive=False, elem_id="sweep-table", show_label=False)
         memory = gr.BarPlot(
             None, x="bar", y="mib", color="part", color_map=memory_colours(lang0),
             title=t("memory_plot_title", lang0), x_title=" ", y_title="MiB", color_title="",
@@ -467,8 +410,7 @@ def build_pays_tab(ctx: TabContext) -> None:
         )  # fmt: skip
         memory_notes = gr.Markdown("", elem_id="memory-notes")
         published = gr.HTML(published_html(lang0), elem_id="published-table")
-        # Inside the Tab: a State created directly under gr.Tabs shows up as a phantom tab.
-        state = gr.State(SweepState())
+        state = gr.State(SweepState())  # inside the Tab: under gr.Tabs a State is a phantom tab
     comps = {"status": status, "plot": plot, "crossover": crossover, "table": table,
              "memory": memory, "memory_notes": memory_notes, "stop": stop}  # fmt: skip
     outputs = [comps[n] for n in OUTPUTS]
@@ -476,7 +418,7 @@ def build_pays_tab(ctx: TabContext) -> None:
     def keyed(out: dict[str, Value]) -> Outputs:
         return {comps[n]: out.get(n, gr.skip()) for n in OUTPUTS}
 
-    # Named parameters (an API caller's /sweep sees lang, sizes, ...), not param_1...
+    # Named parameters: an API caller's /sweep sees lang, sizes, ..., not param_1...
     def on_run(
         lang: str,
         sizes: object,
@@ -485,28 +427,25 @@ def build_pays_tab(ctx: TabContext) -> None:
         budget: object,
         st: SweepState,
     ) -> Iterator[Outputs]:
-        client = pays_line.client_now()  # the same per-address share as a comparison's
+        client = client_here()  # the same per-address share as a comparison's
         for out in run_sweep_ui(lang, sizes, batch_sizes, precisions, budget, st, limits, client):
             yield keyed(out)
 
     lang = ctx.lang
-    run.click(
-        on_run,
-        [lang, sizes, batches, precisions, budget, state],
-        outputs,
-        # It waits its turn in the classroom's line (one grid or sweep at a time, the timings
-        # never share the cores), so its handler waits with the comparisons' handlers.
-        concurrency_limit=classroom.concurrency(),
-        concurrency_id=classroom.CONCURRENCY_ID,
-        api_name="sweep",
-        # The values as sent: gradio's Number refused "abc" in English; check_sweep refuses it
-        # in the page's language.
-        preprocess=False,
-        show_progress="minimal",
-        show_progress_on=[status],
-    )
-    # The Train tab's "Where it pays" lesson starts the sweep here, one click as every lesson.
-    pays_line.wire_lesson(ctx, on_run, [lang, sizes, batches, precisions, budget, state], outputs)
+    inputs = [lang, sizes, batches, precisions, budget, state]
+    # It waits its turn in the classroom's line, with the comparisons' handlers; the values as
+    # sent (check_sweep refuses "abc" in the page's language).
+    line = {"concurrency_limit": classroom.concurrency(), "concurrency_id": classroom.CONCURRENCY_ID,
+            "preprocess": False, "show_progress": "minimal", "show_progress_on": [status]}  # fmt: skip
+    run.click(on_run, inputs, outputs, api_name="sweep", **line)
+    picker = ctx.train.lesson if ctx.train is not None else None
+    if picker is not None:  # the Train tab's sweep lesson (it switches here) starts the sweep
+
+        def on_lesson(name: object, *args: Value) -> Iterator[Outputs]:
+            if pays_line.sweep_lesson(name):
+                yield from on_run(*args)
+
+        picker.input(on_lesson, [picker, *inputs], outputs, api_visibility="undocumented", **line)
     # Stop never waits behind training: off the queue, as the Train tab's Stop.
     stop.click(stop_sweep, [state, lang], [status], queue=False,
                api_visibility="undocumented", show_progress="hidden")  # fmt: skip
@@ -514,10 +453,9 @@ def build_pays_tab(ctx: TabContext) -> None:
     def on_lang(lang: str, st: SweepState) -> list[Value]:
         lang = norm_lang(lang)
         out = frame(st, lang)
-        bars = gr.update(value=out["memory"], color_map=memory_colours(lang),
-                         title=t("memory_plot_title", lang))  # fmt: skip
-        chart = gr.update(title=t("sweep_plot_title", lang), x_title=t("sweep_plot_x", lang),
-                          y_title=t("sweep_plot_y", lang))  # fmt: skip
+        title = t("memory_plot_title", lang)
+        bars = gr.update(value=out["memory"], color_map=memory_colours(lang), title=title)
+        chart = gr.update(**plot_titles(lang))
         return [out["status"], chart, out["crossover"], out["table"], bars,
                 out["memory_notes"], published_html(lang)]  # fmt: skip
 
@@ -526,13 +464,10 @@ def build_pays_tab(ctx: TabContext) -> None:
     )
 
     def on_load(lang: str) -> Value:
-        # What torch.autocast offers on this device by default (the engine's rule), once the
-        # page is up: reading the device imports torch, which the page's start does not.
+        # What autocast offers on this device, once the page is up (reading it imports torch).
         from ...sweep.plan import default_precisions
 
-        chosen = [
-            p for p in default_precisions(engine.resolve_device_device("auto")) if p != "fp32"
-        ]
-        return gr.update(value=chosen)
+        offered = default_precisions(engine.resolve_device_device("auto"))
+        return gr.update(value=[p for p in offered if p != "fp32"])
 
     ctx.on_load(on_load, [], [precisions])

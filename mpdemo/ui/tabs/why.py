@@ -7,13 +7,11 @@ import gradio as gr
 
 from ...config import RunConfig
 from ...runs.runner import grid
-from ..context import Frame, TabContext, Value
-from ..i18n import DEFAULT_LANG
-from .common import tt
+from ..context import QUIET, Frame, TabContext, Value
+from ..i18n import DEFAULT_LANG, t
 
 # Presets: RunConfig fields plus the Train tab's `backends`, `precisions` and `compare_scaling`
-# (each fp16 run also unscaled: "fp16 without scaling vs the scaled run"). preset_configs()
-# turns a preset into the exact list of RunConfigs the Train tab will run.
+# (each fp16 run also unscaled).
 PRESET_EXTRA_KEYS = ("backends", "precisions", "compare_scaling")
 PRESETS: dict[str, dict[str, object]] = {
     "fp16_vs_fp32_gpu": {
@@ -86,45 +84,35 @@ def _preset_settings(preset_id: str) -> str:
 def preset_load(
     lang: str, preset_id: str | None, defaults: Frame, devices: list[str]
 ) -> tuple[Frame, str]:
-    """(values for the Train tab's controls, the status line that says what was loaded).
-
-    A preset asking for a device this machine lacks (the GPU preset on a laptop) loads with
-    device=auto, and the status says so rather than loading silently.
-    """
+    """(the Train tab's control values, the status line saying what was loaded); a device this
+    machine lacks (the GPU preset on a laptop) loads as auto, and the status says so."""
     values = preset_values(preset_id, defaults)
     if not values or preset_id is None:
         return {}, ""
-    lines = [
-        tt("status_preset", lang, name=tt(f"preset_{preset_id}", lang),
-           settings=_preset_settings(preset_id))
-    ]  # fmt: skip
+    name, settings = t(f"preset_{preset_id}", lang), _preset_settings(preset_id)
+    lines = [t("status_preset", lang, name=name, settings=settings)]
     if values.get("device") not in devices:
         values["device"] = "auto"
-        lines.append(tt("status_preset_no_gpu", lang))
+        lines.append(t("status_preset_no_gpu", lang))
     return values, "\n\n".join(lines)
 
 
 def preset_choices(lang: str) -> list[tuple[str, str]]:
     """Dropdown entries (translated name, preset id)."""
-    return [(tt(f"preset_{pid}", lang), pid) for pid in PRESETS]
+    return [(t(f"preset_{pid}", lang), pid) for pid in PRESETS]
 
 
 def preset_view(lang: str, preset_id: str | None) -> str:
     """A preset's description, the settings it loads and the runs it makes."""
     if not preset_id or preset_id not in PRESETS:
-        return tt("preset_none", lang)
+        return t("preset_none", lang)
     settings = _preset_settings(preset_id)
     runs = ", ".join(
         cfg.label + (" (loss_scaling=off)" if cfg.unscaled else "")
         for cfg in preset_configs(preset_id)
     )
-    return "\n\n".join(
-        [
-            tt(f"preset_{preset_id}_desc", lang),
-            tt("preset_sets", lang, settings=settings),
-            tt("preset_runs", lang, runs=runs),
-        ]
-    )
+    sets, runs = t("preset_sets", lang, settings=settings), t("preset_runs", lang, runs=runs)
+    return f"{t(f'preset_{preset_id}_desc', lang)}\n\n{sets}\n\n{runs}"
 
 
 WHY_KEYS = ("why_autocast", "why_scale", "why_speed", "why_bf16", "why_fp8")
@@ -132,23 +120,19 @@ WHY_KEYS = ("why_autocast", "why_scale", "why_speed", "why_bf16", "why_fp8")
 
 def build_why_tab(ctx: TabContext) -> None:
     """Why: short explanations, and the teacher's Presets menu with a description."""
-    lang0 = DEFAULT_LANG
-    with ctx.i18n(gr.Tab(tt("tab_why", lang0), id="why", elem_id="why-tab"), label="tab_why"):
-        ctx.i18n(gr.Markdown(tt("why_presets_title", lang0)), value="why_presets_title")
+    with ctx.i18n(gr.Tab(id="why", elem_id="why-tab"), label="tab_why"):
+        ctx.i18n(gr.Markdown(), value="why_presets_title")
         with gr.Row(equal_height=True):
+            choices = preset_choices(DEFAULT_LANG)
             preset = ctx.i18n(
-                gr.Dropdown(preset_choices(lang0), value=None, label=tt("preset_label", lang0),
-                            elem_id="preset", scale=1),
-                label="preset_label",
-            )  # fmt: skip
-            desc = gr.Markdown(tt("preset_none", lang0), elem_id="preset-desc")
+                gr.Dropdown(choices, value=None, elem_id="preset", scale=1), label="preset_label"
+            )
+            desc = gr.Markdown(t("preset_none", DEFAULT_LANG), elem_id="preset-desc")
         for key in WHY_KEYS:
-            ctx.i18n(gr.Markdown(tt(key, lang0), elem_id=key.replace("_", "-")), value=key)
+            ctx.i18n(gr.Markdown(elem_id=key.replace("_", "-")), value=key)
     ctx.preset = preset  # app.py loads a pick into the Train tab
-    # A person's pick only: the language hook below re-sets the value and draws the text itself
-    # (on .change each switch cost chromium one more event's status passes over every component).
-    preset.input(preset_view, [ctx.lang, preset], [desc], concurrency_limit=None,
-                 api_visibility="undocumented", show_progress="hidden")  # fmt: skip
+    # A person's pick only: the language hook below re-sets the value and draws the text itself.
+    preset.input(preset_view, [ctx.lang, preset], [desc], **QUIET)
 
     def on_lang(lang: str, p: str | None) -> list[Value]:
         return [gr.update(choices=preset_choices(lang), value=p), preset_view(lang, p)]

@@ -10,7 +10,7 @@ A RunConfig field with a command-line flag that the table does not lay out gets 
 from the field itself (`from_field`: its kind from its type, its range from config.py, its label
 `<name>_label`), so a field added to RunConfig reaches the CLI, the page and the API without
 being listed again; the table is for where and how a control sits. Every control's label is
-the locale key `<name>_label` (mpdemo/ui/labels.py), checked at import.
+the locale key `<name>_label` (mpdemo/ui/i18n.py), checked at import.
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ from ...registry import BACKENDS, PRECISIONS
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
 from .. import system
 from ..context import Frame, Value
-from ..i18n import DEFAULT_LANG, LOCALES, t
-from ..labels import SET_BY, control_label
+from ..i18n import DEFAULT_LANG, LOCALES, SET_BY, control_label, t
 
 _FROM_CONFIG = object()  # marker: the default is RunConfig()'s value of the same name
 _EN = LOCALES[DEFAULT_LANG].strings  # every key a label or info line may use
