@@ -37,7 +37,7 @@ from .tolerant import tolerate
 from .train import session as sessions
 from .train.classroom import max_threads
 from .train.controls import BY_NAME, defaults
-from .train.tab import build_train_tab
+from .train.layout import build_train_tab
 
 # The page's own CSS; gradio 6 takes it at launch(css=CSS) (app.py), not in gr.Blocks.
 # #status: a refused input fails the training event, so gradio marks the status line (its

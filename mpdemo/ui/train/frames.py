@@ -23,7 +23,8 @@ from ..i18n import message, number, t
 from .colours import LegendFile, dash_css, dashes_for, legend_html
 from .controls import RUN_NAMES
 from .plots import PLOTS, View, plot_frame, scaled_labels, step_axis
-from .session import Session, summary_table
+from .session import Session
+from .session_table import summary_table
 
 # train()'s outputs, in the API's order. The plots come right after the status and the table
 # and downloads stay last, where API callers (tests/test_classroom.py) unpack them.

@@ -38,7 +38,8 @@ from .frames import (
 from .gradwatch import watch_update
 from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, check_repeat, ticked_scale_empty
 from .plots import PLOTS, View
-from .session import Session, column_widths
+from .session import Session
+from .session_table import column_widths
 from .status import status_text, stopped_text
 
 # --- the streamed outputs --------------------------------------------------------------------

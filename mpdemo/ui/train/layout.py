@@ -28,7 +28,8 @@ from .frames import (
 from .handlers import arm, train
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import PLOTS, step_axis
-from .session import Session, column_widths
+from .session import Session
+from .session_table import column_widths
 from .wiring import _wire
 
 # --- layout ----------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from ...messages import MpdemoError
 from ...runs.state import ComparisonState
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
-from .session_life import (  # noqa: F401 - named here for the app and the tests
+from .session_life import (  # noqa: F401 - the app reaches the lifetime through this module
     SESSIONS_ROOT,
     attach,
     give_back_memory,
@@ -42,21 +42,8 @@ from .session_life import (  # noqa: F401 - named here for the app and the tests
     release,
     sweep_session_dirs,
 )
-from .session_store import (  # noqa: F401
-    MAX_RECORDINGS,
-    MAX_STORED_CHARS,
-    STORED_POINTS,
-    StoredRuns,
-    series_from_steps,
-)
-from .session_table import (  # noqa: F401 - named here for the tab and the tests
-    TEXT_COLUMNS,
-    column_widths,
-    shown_table,
-    speedup_cell,
-    summary_table,
-    warnings_text,
-)
+from .session_store import MAX_RECORDINGS, STORED_POINTS, StoredRuns, series_from_steps
+from .session_table import shown_table, summary_table
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler

@@ -14,7 +14,8 @@ from ..histogram import pct
 from ..i18n import error_text, message, t
 from ..text import shown
 from . import classroom
-from .session import Session, speedup_cell
+from .session import Session
+from .session_table import speedup_cell
 
 if TYPE_CHECKING:
     from ...runs.runner import RunnerInterface
