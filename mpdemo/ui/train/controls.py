@@ -443,34 +443,3 @@ def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.com
         lo, hi = c.bounds(limits)
         return gr.Slider(lo, hi, value=value, step=c.step, min_width=160, **common)
     raise ValueError(f"unknown control kind {c.kind!r}")
-
-
-def whole(x: object) -> object:
-    """A float that is a whole number as an int (what RunConfig.validate wants)."""
-    if isinstance(x, float) and x.is_integer():
-        return int(x)
-    return x
-
-
-def number(x: object) -> object:
-    """An int as a float (lr, init_scale), anything else unchanged for validate to judge."""
-    return float(x) if isinstance(x, int) and not isinstance(x, bool) else x
-
-
-def config_fields(values: Frame) -> Frame:
-    """The RunConfig fields among the values, cleaned the way each control's kind needs."""
-    out: Frame = {}
-    for c in CONTROLS:
-        if c.name in UI_ONLY or c.name not in values:
-            continue
-        v = values[c.name]
-        if c.kind in ("textbox", "dropdown") and isinstance(v, str):
-            v = v.strip()
-        elif c.kind == "number":
-            v = whole(v) if c.whole else number(v)
-        elif c.kind == "checkbox":
-            v = bool(v)
-        out[c.name] = v
-    if not out.get("device"):
-        out["device"] = "auto"
-    return out

@@ -154,19 +154,17 @@ def machine_text(lang: str) -> str:
 
 
 def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]:
-    """The validated grid of RunConfigs from the controls' values (by name), or MpdemoError.
+    """The grid of RunConfigs from the controls' values (by name), or the engine's ConfigError.
 
-    Cheap checks first, preflight (imports torch) last. Out-of-range numbers are refused with
-    the CLI's message, never clamped.
+    Each value is checked once, where the CLI's is: coerce_field (mpdemo.config), then
+    engine.preflight per run and check_memory for the grid; nothing is clamped.
     """
     lim = limits or Limits.from_env()
     v = {**DEFAULTS, **values}
-    # The page's boxes and an API caller's values, by the CLI's rule (mpdemo.config): text,
-    # NaN, infinities and fractions in whole-number fields are refused, never rounded.
     model = coerce_field("model", v.get("model"), lim)
-    for name in controls.NAMES:
-        if name not in controls.UI_ONLY and name in v:
-            v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
+    fields = [n for n in controls.NAMES if n not in controls.UI_ONLY]
+    for name in fields:
+        v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
     axes = (("backends", BACKENDS), ("precisions", PRECISIONS), ("weights", WEIGHTS))
     for name, allowed in axes:
         got = v.get(name)  # an API caller may send 5 or [["x"]]: one line, not a traceback
@@ -186,18 +184,9 @@ def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]
         raise ConfigError("empty_choice", field="precision", allowed=", ".join(PRECISIONS))
     if not v["weights"]:
         raise ConfigError("empty_choice", field="weights", allowed=", ".join(WEIGHTS))
-    base = RunConfig(**controls.config_fields(v))
+    base = RunConfig(**{n: v[n] for n in fields}).replace(device=v["device"] or "auto")
     # weights x backends x precisions, as a lesson's own grid (teach/lessons.py).
     configs = grid(base, v["backends"], v["precisions"], bool(v["compare_scaling"]), v["weights"])
-    for cfg in configs:
-        cfg.validate(lim)
-    entry = MODELS.get(base.model)
-    if entry is None or entry.task != "regression":  # amp-mlp ignores the data settings
-        sizes = system.split_sizes(base.dataset)
-        for spec in (base.train_slice, base.eval_slice):
-            got = system.slice_rows(spec, sizes)  # torch-free: a typo errors at once
-            if got is not None and got[0] == 0:
-                raise ConfigError("empty_slice", value=spec, split=spec.split("[")[0], rows=got[1])
     for cfg in configs:
         engine.preflight(cfg, lim)
     check_memory(configs)  # the runs are alive together: refused in one line before loading
@@ -208,7 +197,7 @@ def check_repeat(value: object) -> int:
     """The Repeat box's value as a whole number of repetitions, or the keyed refusal."""
     c = controls.BY_NAME["repeat"]
     lo, hi = (int(x or 1) for x in c.bounds(Limits()))
-    n = controls.whole(value)
+    n = int(value) if isinstance(value, float) and value.is_integer() else value
     if isinstance(n, bool) or not isinstance(n, int) or not lo <= n <= hi:
         raise ConfigError(
             "bad_number",

@@ -397,21 +397,9 @@ def plot_frame(
     return line_frame(series, [c.label for c in configs], spec.metric, v, smooth=spec.smooth)
 
 
-NICE_SPANS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000)
-
-
-def step_axis(reached: int, total: int | None = None) -> list[float]:
-    """The x range of a step axis, at least MIN_STEP_AXIS steps (so Vega's ticks are whole).
-
-    With `total` (a run in progress): the next round span past the step reached, at most the
-    run's length, so the axis grows in a few jumps instead of squeezing a 2000-step run's first
-    steps into its left edge. Without: exactly what was reached.
-    """
-    reached = max(int(reached), MIN_STEP_AXIS)
-    if total is None:
-        return [0, reached]
-    nice = next((n for n in NICE_SPANS if n >= reached), reached)
-    return [0, min(nice, max(int(total), MIN_STEP_AXIS))]
+def step_axis(steps: int) -> list[float]:
+    """The x range of a step axis, at least MIN_STEP_AXIS steps (so Vega's ticks are whole)."""
+    return [0, max(int(steps), MIN_STEP_AXIS)]
 
 
 def lines_in(
