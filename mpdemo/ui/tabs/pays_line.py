@@ -17,7 +17,7 @@ from ...teach.lessons import LESSONS
 from ..context import Component, Outputs, TabContext, Value
 from ..i18n import t
 from ..train import classroom
-from ..train.classroom import _duration, client_here, ordinal
+from ..train.classroom import client_here, duration, ordinal
 
 
 def client_now() -> str:
@@ -46,7 +46,7 @@ def waiting_text(view: Viewer | None, lang: str) -> str | None:
     n, wait = place
     if wait is None:
         return t("class_queued_unknown", lang, place=ordinal(n, lang))
-    return t("class_queued", lang, place=ordinal(n, lang), wait=_duration(wait, lang))
+    return t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))
 
 
 def left_line(view: Viewer | None) -> bool:

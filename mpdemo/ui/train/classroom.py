@@ -17,7 +17,6 @@ publish it on their board.
 
 from __future__ import annotations
 
-import inspect
 import os
 import secrets
 import threading
@@ -34,7 +33,7 @@ from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
 from ...state import on_reset
 from .. import pages, system
-from ..context import Component, Frame, Outputs, TabContext, Value
+from ..context import Component, Frame, Outputs, TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for uploads and tests
@@ -45,7 +44,7 @@ from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for 
     the_hub,
 )
 from . import controls
-from .frames import FOLLOWED, by_component, keyed
+from .frames import FOLLOWED, QUIET, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .session import Session
 
@@ -70,6 +69,16 @@ def concurrency() -> int:
     """The training events' concurrency limit: the line is broadcast's, not gradio's, so every
     page that waits or follows runs its handler (they train one at a time all the same)."""
     return max_viewers()
+
+
+def streaming(comps: dict[str, Component]) -> dict[str, object]:
+    """The settings of an event that streams the Train tab's outputs (Train, a lesson, Run my own)."""
+    return {
+        "concurrency_limit": concurrency(),
+        "concurrency_id": CONCURRENCY_ID,
+        "show_progress": "minimal",
+        "show_progress_on": [comps["status"]],
+    }
 
 
 def max_threads() -> int:
@@ -129,7 +138,8 @@ def runner_for(
 # --- the status line -------------------------------------------------------------------------
 
 
-def _duration(seconds: float, lang: str) -> str:
+def duration(seconds: float, lang: str) -> str:
+    """'1 min 5 s' / '40 s' in `lang`."""
     m, s = system.fmt_duration(seconds)
     return t("time_min", lang, m=m, s=s) if m else t("time_s", lang, s=s)
 
@@ -160,7 +170,7 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
         n, wait = place
         if wait is None:
             return [t("class_queued_unknown", lang, place=ordinal(n, lang))], True
-        return [t("class_queued", lang, place=ordinal(n, lang), wait=_duration(wait, lang))], True
+        return [t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))], True
     lines: list[str] = []
     if view.kind == "own":
         others = 0 if view.closed or c.ended else view.viewers_besides()
@@ -172,7 +182,7 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     if view.closed and not c.ended:
         lines.append(t("class_left", lang))
     began = c.started_at if c.started_at is not None else c.created_at
-    ago = _duration(max(0.0, c.hub.clock() - began), lang)
+    ago = duration(max(0.0, c.hub.clock() - began), lang)
     live = not c.ended or view.joined_at < (c.finished_at or 0.0)
     if view.kind == "board":
         key = "class_board_live" if live else "class_board_done"
@@ -404,49 +414,22 @@ def wire(
     session: gr.State,
     train: TrainFn,
     arm: Callable[..., Frame],
+    own: Callable[..., Iterator[Outputs]],
 ) -> None:
-    """Run my own (api 'train_own'), Publish as board ('publish_board'), Follow board
-    ('follow_board'): the first and the last stream the Train tab's outputs."""
+    """Run my own (api 'train_own', `own`: /train's endpoint in mode "own"), Publish as board
+    ('publish_board'), Follow board ('follow_board')."""
     lang = ctx.lang
-    quiet: dict[str, object] = {
-        "concurrency_limit": None,
-        "api_visibility": "undocumented",
-        "show_progress": "hidden",
-    }
     outputs = [comps[n] for n in TRAIN_OUTPUTS]
-    streaming: dict[str, object] = {
-        "concurrency_limit": concurrency(),
-        "concurrency_id": CONCURRENCY_ID,
-        "show_progress": "minimal",
-        "show_progress_on": [comps["status"]],
-    }
-
-    def own(*args: Value) -> Iterator[Outputs]:
-        *vals, lg, sess = args
-        values = dict(zip(controls.NAMES, vals, strict=True))
-        for out in train(values, lg, sess, "own"):
-            yield keyed(comps, out)
-
-    # /train_own's parameters carry /train's names (an API caller saw param_0...param_19).
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    defaults = controls.defaults()
-    params = [inspect.Parameter(n, kind, default=defaults[n]) for n in controls.NAMES]
-    params += [
-        inspect.Parameter("lang", kind, default="en"),
-        inspect.Parameter("session", kind, default=None),
-    ]
-    own.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-
     armed_out = ["status", "stop_btn"]
     comps["run_own"].click(
-        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **quiet
+        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **QUIET
     ).then(
         own,
         [*(comps[n] for n in controls.NAMES), lang, session],
         outputs,
         api_name="train_own",
         preprocess=False,  # as /train: the values as sent, checked by the CLI's rule
-        **streaming,
+        **streaming(comps),
     )
 
     # The request is read from gradio's context (client_here), never from a parameter whose
@@ -481,7 +464,7 @@ def wire(
         api_name="follow_board",
         # Followers have their own group: waiting for a teacher's next comparison holds no
         # slot of Train's (six followers of an empty board held every one).
-        **{**streaming, "concurrency_id": FOLLOW_CONCURRENCY_ID},
+        **{**streaming(comps), "concurrency_id": FOLLOW_CONCURRENCY_ID},
     )
     ctx.on_language(board_note_for, [session], [comps["board_note"]])
 

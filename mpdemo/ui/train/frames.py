@@ -46,6 +46,13 @@ OUTPUTS: tuple[str, ...] = (
 # (lessons.followed), so the page never shows the follower's own settings beside those runs.
 FOLLOWED: tuple[str, ...] = ("lesson", "lesson_info", *RUN_NAMES)
 
+# An event nobody clicks for (previews, redraws, saves): no limit, no spinner, not in the API page.
+QUIET: dict[str, object] = {
+    "concurrency_limit": None,
+    "api_visibility": "undocumented",
+    "show_progress": "hidden",
+}
+
 # gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
 # at once rebuilds the chart from the old data, and the new data never shows. So an axis change
 # empties the plot first and the data follows in a later update (as at the start of a grid).
@@ -101,6 +108,16 @@ def recorded_colours(session: Session) -> dict[str, str]:
 def full_colour_map(session: Session) -> dict[str, str]:
     """The plots' colour map: the session's live lines (repetitions too), then its recorded ones."""
     return {**live_colours(session.live_labels()), **recorded_colours(session)}
+
+
+def file_updates(session: Session) -> dict[str, Any]:
+    """The CSV and JSON downloads of the session's runs, written anew; off when the write failed
+    (the status says why: no stale file is offered)."""
+    files = session.write_files()
+    if not files:
+        off = gr.update(value=None, interactive=False)
+        return {"csv": off, "json": off} if session.files_error else {}
+    return {k: gr.update(value=files[k], interactive=True) for k in ("csv", "json")}
 
 
 def remove_file(session: Session, key: str) -> bool:
@@ -287,24 +304,9 @@ def plot_frames(session: Session) -> dict[str, Any]:
 
 
 def grid_start(session: Session, lang: str) -> dict[str, Any]:
-    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set."""
-    configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
-    view = session.view or View()
-    total = max((c.steps for c in configs), default=1)
-    cmap = full_colour_map(session)  # repetitions ('· #2') are named only by this grid
-    out: dict[str, Any] = {}
-    for spec in PLOTS:
-        props: dict[str, Any] = {"value": None, "color_map": cmap}
-        props.update(x_props(view if spec.wall_clock else View(), lang, total))
-        if spec.scale:  # recorded runs with a scale keep the plot
-            props["visible"] = bool(scaled_labels(configs))
-        out[spec.name] = gr.update(**props)
-    empty = scale_empty_text(lang, configs, False, session)
-    out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
-    out["legend"] = run_legend(session, lang)
-    # Hidden until a run of this grid sends its first watched step.
-    out["grad_watch"] = gr.update(value="", visible=False)
-    return out
+    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set;
+    the watched gradients hidden until a run of this grid sends its first watched step."""
+    return {**plot_updates(session, lang, True), "grad_watch": gr.update(value="", visible=False)}
 
 
 def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
@@ -313,20 +315,20 @@ def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
     `rebuild`: None instead of the frames; the caller yields this first so each chart rebuilds
     its colour domain, then the bare frames (`plot_frames`): the colours stay set.
     """
-    cmap = full_colour_map(session)
-    frames = plot_frames(session)
-    configs = session.plot_configs()
+    cmap = full_colour_map(session)  # repetitions ('· #2') are named only by this grid
+    frames = {} if rebuild else plot_frames(session)
+    configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
     has_scale = bool(scaled_labels(configs))
     view = session.view or View()
     total = max((c.steps for c in configs), default=1)  # the longest run, live or recorded
     out: dict[str, Any] = {}
     for spec in PLOTS:
-        props: dict[str, Any] = {"color_map": cmap, "value": None if rebuild else frames[spec.name]}
+        props: dict[str, Any] = {"color_map": cmap, "value": frames.get(spec.name)}
         props.update(x_props(view if spec.wall_clock else View(), lang, total))
         if spec.scale:
             props["visible"] = has_scale
         out[spec.name] = gr.update(**props)
-    empty = "" if has_scale else scale_empty_text(lang, session.configs, True, session)
+    empty = "" if has_scale else t("scale_empty_none", lang)
     out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
     out["legend"] = run_legend(session, lang)
     return out

@@ -24,6 +24,7 @@ from .frames import (
     AXIS_SETTLE_S,
     empty_table,
     file_key,
+    file_updates,
     grid_start,
     keyed,
     plot_frames,
@@ -43,21 +44,6 @@ from .session_table import column_widths
 from .status import status_text, stopped_text
 
 # --- the streamed outputs --------------------------------------------------------------------
-
-
-def _file_updates(session: Session, table_changed: bool) -> dict[str, Any]:
-    if not table_changed:
-        return {}
-    files = session.write_files()
-    if not files and session.files_error:  # the status says why; no stale file is offered
-        off = gr.update(value=None, interactive=False)
-        return {"csv": off, "json": off}
-    if not files:
-        return {}
-    return {
-        "csv": gr.update(value=files["csv"], interactive=True),
-        "json": gr.update(value=files["json"], interactive=True),
-    }
 
 
 def summary_update(session: Session | None, lang: str) -> Any:
@@ -87,7 +73,7 @@ def _frame(
     grads_changed: bool = False,
 ) -> dict[str, Any]:
     # The files first: a failed write is said in this frame's status.
-    files = _file_updates(session, table_changed)
+    files = file_updates(session) if table_changed else {}
     out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
     out.update(plot_frames(session))
     if grads_changed:  # a run sent a watched step: its histogram replaces the last one
@@ -329,14 +315,14 @@ def scale_preview(
 # --- wiring helpers ----------------------------------------------------------------------------
 
 
-def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, Any]]]:
-    """train() as gradio calls it: one parameter per control (named, defaulted), then the
-    language and the session; every frame keyed by component."""
+def train_endpoint(comps: dict[str, Any], mode: str = "train") -> Callable[..., Iterator[dict]]:
+    """train() as gradio calls it: one parameter per control (named, defaulted: the API's
+    names), then the language and the session; every frame keyed by component."""
 
     def handler(*args: Any) -> Iterator[dict[Any, Any]]:
         *vals, lang, session = args
         values = dict(zip(controls.NAMES, vals, strict=True))
-        for frame in train(values, lang, session):
+        for frame in train(values, lang, session, mode):
             yield keyed(comps, frame)
 
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -346,6 +332,6 @@ def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, An
         inspect.Parameter("session", kind, default=None),
     ]
     handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    handler.__name__ = "train"
+    handler.__name__ = "train" if mode == "train" else f"train_{mode}"
     handler.__doc__ = train.__doc__
     return handler

@@ -25,7 +25,7 @@ from .frames import (
     REPEAT_COLUMNS,
     empty_table,
 )
-from .handlers import arm, train
+from .handlers import arm, train, train_endpoint
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import PLOTS, step_axis
 from .session import Session
@@ -262,4 +262,4 @@ def build_train_tab(ctx: TabContext) -> None:
     _wire(ctx, comps, session, lim)
     recorded_ui.wire(ctx, comps, session)
     notebook_ui.wire(ctx, comps, session)
-    classroom.wire(ctx, comps, session, train, arm)
+    classroom.wire(ctx, comps, session, train, arm, train_endpoint(comps, "own"))

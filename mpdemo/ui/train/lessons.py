@@ -27,7 +27,7 @@ from ..i18n import message, norm_lang, t
 from ..text import shown, shown_args
 from . import classroom, controls
 from .controls import BY_NAME, defaults
-from .frames import FOLLOWED, OUTPUTS
+from .frames import FOLLOWED, OUTPUTS, QUIET
 
 if TYPE_CHECKING:
     from .session import Session
@@ -177,11 +177,6 @@ def wire(
     lang = ctx.lang
     tabs = ctx.tabs
     names = [n for n in controls.NAMES if BY_NAME[n].run]
-    quiet: Frame = {
-        "concurrency_limit": None,
-        "api_visibility": "undocumented",
-        "show_progress": "hidden",
-    }
     extra = [comps["lesson_info"], *([tabs] if tabs is not None else [])]
 
     def pick(lg: str, name: str | None) -> list[Value]:
@@ -212,21 +207,18 @@ def wire(
         yield from endpoint(*args)
 
     picked = comps["lesson"].input(
-        pick, [lang, comps["lesson"]], [*(comps[n] for n in names), *extra], **quiet
+        pick, [lang, comps["lesson"]], [*(comps[n] for n in names), *extra], **QUIET
     )
     armed = picked.then(
-        arm_lesson, [comps["lesson"], session, lang], [comps["status"], comps["stop_btn"]], **quiet
+        arm_lesson, [comps["lesson"], session, lang], [comps["status"], comps["stop_btn"]], **QUIET
     )
     armed.then(
         run,
         [comps["lesson"], *(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
         preprocess=False,  # as Train: the values as sent (see wiring.py)
-        concurrency_limit=classroom.concurrency(),
-        concurrency_id=classroom.CONCURRENCY_ID,
-        show_progress="minimal",
-        show_progress_on=[comps["status"]],
         api_visibility="undocumented",
+        **classroom.streaming(comps),
     )
 
     def on_lang(lg: str, name: str | None) -> list[Value]:

@@ -10,14 +10,8 @@ import gradio as gr
 from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
 from ..context import Component, TabContext
 from ..i18n import norm_lang, t
+from .frames import QUIET
 from .session import Session
-
-# Undocumented in the API page, no spinner: it follows the runs, nobody clicks for it.
-QUIET: dict[str, object] = {
-    "concurrency_limit": None,
-    "api_visibility": "undocumented",
-    "show_progress": "hidden",
-}
 
 
 def build_button(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:

@@ -34,7 +34,16 @@ from ...log import logger
 from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
-from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
+from .frames import (
+    AXIS_SETTLE_S,
+    OUTPUTS,
+    QUIET,
+    empty_table,
+    file_updates,
+    keyed,
+    plot_frames,
+    plot_updates,
+)
 from .gradwatch import watch_update
 from .plots import PLOTS
 from .session import Session, attach
@@ -231,10 +240,7 @@ def restore_runs(lang: str, stored: object, session: Session) -> Frame:
     out["summary"] = session.table(lang)
     # The gradients watched in those runs: each run's last histogram, as the page last drew it.
     out["grad_watch"] = gr.update(**watch_update(session, lang))
-    files = session.write_files()
-    if files:
-        out["csv"] = gr.update(value=files["csv"], interactive=True)
-        out["json"] = gr.update(value=files["json"], interactive=True)
+    out.update(file_updates(session))
     # The restored runs came back with their configs: each can be reproduced, as after Train.
     out.update(script_updates(session))
     return out
@@ -307,11 +313,6 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
     """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
     lang = ctx.lang
     state = session  # the gr.State; the handlers' `session` parameters are its value
-    quiet: dict[str, object] = {
-        "concurrency_limit": None,
-        "api_visibility": "undocumented",
-        "show_progress": "hidden",
-    }
     # The plots, status and summary /train streams: load_runs answers with the same.
     load_names = [
         "status",
@@ -355,17 +356,17 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
         show_progress="hidden",
     )
     comps["reference"].input(
-        open_reference, [comps["reference"], lang, session], [comps[n] for n in load_names], **quiet
+        open_reference, [comps["reference"], lang, session], [comps[n] for n in load_names], **QUIET
     )
     clear_names = [*shown, "reference", "stored"]
     comps["clear_runs"].click(
         lambda sess, lg: keyed(comps, clear_runs(sess, lg), clear_names),
         [session, lang],
         [comps[n] for n in clear_names],
-        **quiet,
+        **QUIET,
     )
     # Every change of the table (a run finished, a file opened, a reload restored) is saved.
-    comps["summary"].change(save_runs, [session], [comps["stored"]], **quiet)
+    comps["summary"].change(save_runs, [session], [comps["stored"]], **QUIET)
 
     def restore_fn(lang: str, stored: object, sess: Session) -> Outputs:
         return keyed(comps, restore_runs(lang, stored, sess), shown)

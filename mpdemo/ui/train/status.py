@@ -9,7 +9,6 @@ from ...config import RunConfig
 from ...files.summary import Summary
 from ...messages import MpdemoError
 from ...runs.runner import side_by_side
-from .. import system
 from ..histogram import pct
 from ..i18n import error_text, message, t
 from ..text import shown
@@ -21,11 +20,6 @@ if TYPE_CHECKING:
     from ...runs.runner import RunnerInterface
 
 # --- status line -----------------------------------------------------------------------------
-
-
-def _duration(seconds: float, lang: str) -> str:
-    m, s = system.fmt_duration(seconds)
-    return t("time_min", lang, m=m, s=s) if m else t("time_s", lang, s=s)
 
 
 def status_text(session: Session, lang: str, finished: bool = False) -> str:
@@ -90,7 +84,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                 ):
                     lines.append(shown(message("calibrating", {}, lang)))
             elif left is not None:
-                lines.append(t("status_eta", lang, left=_duration(left, lang)))
+                lines.append(t("status_eta", lang, left=classroom.duration(left, lang)))
     if finished and session.runs:
         # What the runs themselves measured (speed vs fp32, memory): the load on a shared
         # machine may have changed since the calibration, so its sentences give way to these.
@@ -172,20 +166,20 @@ def _progress_line(session: Session, lang: str) -> str:
         if running and left is not None:
             return head + t(
                 "status_together", lang, n=per, step=p.get("step", 0), steps=p["steps"],
-                left=_duration(left, lang),
+                left=classroom.duration(left, lang),
             )  # fmt: skip
         return head + t("status_together_preparing", lang, n=per)
     if per == 1:  # one run (repeated or not): nothing to number
         if running and left is not None:
             return head + t(
                 "status_single_running", lang, label=label, step=p.get("step", 0),
-                steps=p["steps"], left=_duration(left, lang),
+                steps=p["steps"], left=classroom.duration(left, lang),
             )  # fmt: skip
         return head + t("status_single_preparing", lang, label=label)
     if running and left is not None:
         return head + t(
             "status_running", lang, i=i % per + 1, n=per, label=label,
-            step=p.get("step", 0), steps=p["steps"], left=_duration(left, lang),
+            step=p.get("step", 0), steps=p["steps"], left=classroom.duration(left, lang),
         )  # fmt: skip
     return head + t("status_preparing", lang, i=i % per + 1, n=per, label=label)
 

@@ -15,6 +15,7 @@ from . import classroom, controls, lessons
 from .controls import CONTROLS, dataset_choices, model_choices
 from .frames import (
     OUTPUTS,
+    QUIET,
     by_component,
     keyed,
     run_legend,
@@ -58,17 +59,12 @@ def lang_scale_empty(lang: str, sess: Session | None, ticked: tuple[Any, ...]) -
 def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: Limits) -> None:
     """Every event of the Train tab."""
     lang = ctx.lang
-    quiet: dict[str, object] = {
-        "concurrency_limit": None,
-        "api_visibility": "undocumented",
-        "show_progress": "hidden",
-    }
     armed_out = ["status", "stop_btn"]
     armed = comps["start_btn"].click(
         by_component(comps, arm, armed_out),
         [session, lang],
         [comps[n] for n in armed_out],
-        **quiet,
+        **QUIET,
     )
     trained = armed.then(
         train_endpoint(comps),
@@ -80,10 +76,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         preprocess=False,
         # Many at once: the server's line (classroom.py) still trains one grid at a time, and
         # the pages that wait or watch a shared comparison stream meanwhile.
-        concurrency_limit=classroom.concurrency(),
-        concurrency_id=classroom.CONCURRENCY_ID,
-        show_progress="minimal",
-        show_progress_on=[comps["status"]],
+        **classroom.streaming(comps),
     )
     # The lesson picker: one click loads a lesson and trains it, through the same handlers.
     lessons.wire(
@@ -99,7 +92,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         for out in legend_click(sess, norm_lang(lg), getattr(evt, "_data", None) or {}):
             yield keyed(comps, out, legend_names)
 
-    comps["legend"].click(on_legend, [session, lang], [comps[n] for n in legend_names], **quiet)
+    comps["legend"].click(on_legend, [session, lang], [comps[n] for n in legend_names], **QUIET)
     comps["stop_btn"].click(
         stop,
         [session, lang],
@@ -115,7 +108,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     preview_names = ("model", "dataset", "train_slice", "eval_slice")
     for name in preview_names:
         comps[name].change(
-            preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **quiet
+            preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **QUIET
         )
 
     def note_fn(lang: str, precs: list[str], dev: str, sess: Session) -> str:
@@ -137,17 +130,17 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         lambda lang, dev: gr.update(info=precision_info(norm_lang(lang), dev)),
         [lang, comps["device"]],
         [comps["precisions"]],
-        **quiet,
+        **QUIET,
     )
     # "All columns": the session keeps the choice, so every later frame draws those columns.
     comps["summary_all"].change(
         by_component(comps, lambda s, lg, on: show_columns(s, lg, on), ["summary"]),
         [session, lang, comps["summary_all"]],
         [comps["summary"]],
-        **quiet,
+        **QUIET,
     )
     comps["script_run"].input(
-        script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **quiet
+        script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **QUIET
     )
 
     plot_outputs = [comps[p.name] for p in PLOTS]
@@ -160,7 +153,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             yield keyed(comps, out, view_names)
 
     for name in controls.VIEW_NAMES:
-        comps[name].change(on_view, view_inputs, view_outputs, **quiet)
+        comps[name].change(on_view, view_inputs, view_outputs, **QUIET)
     grid_names = ("precisions", "loss_scaling", "compare_scaling")
     scale_names = ["scale", "scale_empty"]
     for name in grid_names:
@@ -170,7 +163,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             ),
             [session, lang, *(comps[n] for n in grid_names)],
             [comps[n] for n in scale_names],
-            **quiet,
+            **QUIET,
         )
 
     labelled = [c for c in CONTROLS]
