@@ -102,10 +102,7 @@ def picked(mode: str | Follow) -> Comparison | None:
 
 
 def runner_for(
-    session: Session | None,
-    configs: list[RunConfig],
-    repeat: int,
-    mode: str | Follow,
+    session: Session | None, configs: list[RunConfig], repeat: int, mode: str | Follow
 ) -> Viewer:
     """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams.
 
@@ -291,12 +288,7 @@ def follow(
 
 
 def _follow(
-    train: TrainFn,
-    board: Board,
-    lang: str,
-    session: Session,
-    view_values: Frame,
-    page: str,
+    train: TrainFn, board: Board, lang: str, session: Session, view_values: Frame, page: str
 ) -> Iterator[Frame]:
     hub = the_hub()
     began = time.monotonic()
@@ -359,12 +351,7 @@ def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> Non
     callers unpack by position.
     """
     comps["run_own"] = ctx.i18n(
-        gr.Button(
-            t("run_own_btn", lang),
-            elem_id="run-own-btn",
-            scale=0,
-            min_width=140,
-        ),
+        gr.Button(t("run_own_btn", lang), elem_id="run-own-btn", scale=0, min_width=140),
         value="run_own_btn",
     )
 
@@ -398,10 +385,7 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
             )
             comps["board_follow"] = ctx.i18n(
                 gr.Button(
-                    t("board_follow_btn", lang),
-                    elem_id="board-follow-btn",
-                    scale=0,
-                    min_width=140,
+                    t("board_follow_btn", lang), elem_id="board-follow-btn", scale=0, min_width=140
                 ),
                 value="board_follow_btn",
             )

@@ -216,34 +216,13 @@ _LAID_OUT: tuple[Control, ...] = (
         default=False,
         props=(("interactive", False),),
     ),
-    Control(
-        "device",
-        "dropdown",
-        "device",
-        "device_info",
-        section="run",
-        choices=device_choices,
-    ),
+    Control("device", "dropdown", "device", "device_info", section="run", choices=device_choices),
     # Numbers, not sliders: a slider clamps what is typed (0 became 1 without a word) and
     # cut its max label off in a narrow column. Out-of-range values are refused by
     # RunConfig.validate with the CLI's message.
+    Control("steps", "number", "steps", "range_info", section="run", row="size", whole=True),
     Control(
-        "steps",
-        "number",
-        "steps",
-        "range_info",
-        section="run",
-        row="size",
-        whole=True,
-    ),
-    Control(
-        "batch_size",
-        "number",
-        "batch-size",
-        "range_info",
-        section="run",
-        row="size",
-        whole=True,
+        "batch_size", "number", "batch-size", "range_info", section="run", row="size", whole=True
     ),
     # The whole comparison N times, each repetition measured anew (mpdemo.runs.runner.repeated):
     # the table under the summary shows how far each figure moved. 1 to the CLI's --repeat cap.
@@ -260,13 +239,7 @@ _LAID_OUT: tuple[Control, ...] = (
     ),
     Control("lr", "number", "lr", section="run", row="opt"),
     Control("seed", "number", "seed", section="run", row="opt", whole=True),
-    Control(
-        "loss_scaling",
-        "checkbox",
-        "loss-scaling",
-        "loss_scaling_info",
-        section="advanced",
-    ),
+    Control("loss_scaling", "checkbox", "loss-scaling", "loss_scaling_info", section="advanced"),
     Control("init_scale", "number", "init-scale", section="advanced"),
     Control(
         "growth_interval",
@@ -279,22 +252,12 @@ _LAID_OUT: tuple[Control, ...] = (
     # Every N steps each layer's gradients against the format's range (RunConfig.watch_grads,
     # mpdemo/engine/gradwatch.py): the runs JSON download carries them as grad_histograms.
     Control(
-        "watch_grads",
-        "number",
-        "watch-grads",
-        "watch_grads_info",
-        section="advanced",
-        whole=True,
+        "watch_grads", "number", "watch-grads", "watch_grads_info", section="advanced", whole=True
     ),
     # Tokens a sequence: the lessons set it (32 halves a 16-bit step on a CPU; their point is
     # the gradients' magnitudes, not the length).
     Control(
-        "max_length",
-        "number",
-        "max-length",
-        "max_length_info",
-        section="advanced",
-        whole=True,
+        "max_length", "number", "max-length", "max_length_info", section="advanced", whole=True
     ),
     Control(
         "compare_scaling",
@@ -416,11 +379,7 @@ def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> F
 def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.components.Component:
     """The control's component, labelled in `lang`, holding `value` (its default if None)."""
     value = c.default_value() if value is None else value
-    common: dict[str, object] = {
-        "label": t(c.label, lang),
-        "elem_id": c.elem_id,
-        **dict(c.props),
-    }
+    common: dict[str, object] = {"label": t(c.label, lang), "elem_id": c.elem_id, **dict(c.props)}
     info = info_text(c, lang, limits)
     if info is not None:
         common["info"] = info

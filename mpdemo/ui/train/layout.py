@@ -21,10 +21,7 @@ from . import notebook as notebook_ui
 from . import recorded as recorded_ui
 from .colours import LEGEND_CSS, LEGEND_JS
 from .controls import CONTROLS
-from .frames import (
-    REPEAT_COLUMNS,
-    empty_table,
-)
+from .frames import REPEAT_COLUMNS, empty_table
 from .handlers import arm, train, train_endpoint
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import PLOTS, step_axis

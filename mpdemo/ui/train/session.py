@@ -21,13 +21,7 @@ from ... import engine
 from ...classroom.broadcast import script_note
 from ...config import RunConfig
 from ...events import Event
-from ...files.recorded import (
-    Recording,
-    compact,
-    thin_steps,
-    write_runs,
-    write_steps_csv,
-)
+from ...files.recorded import Recording, compact, thin_steps, write_runs, write_steps_csv
 from ...files.summary import Summary, with_speedups
 from ...messages import MpdemoError
 from ...runs.state import ComparisonState

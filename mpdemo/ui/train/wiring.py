@@ -13,15 +13,7 @@ from ..context import Component, Outputs, TabContext, Value
 from ..i18n import norm_lang, t
 from . import classroom, controls, lessons
 from .controls import CONTROLS, dataset_choices, model_choices
-from .frames import (
-    OUTPUTS,
-    QUIET,
-    by_component,
-    keyed,
-    run_legend,
-    scale_empty_text,
-    x_props,
-)
+from .frames import OUTPUTS, QUIET, by_component, keyed, run_legend, scale_empty_text, x_props
 from .gradwatch import watch_update
 from .handlers import (
     arm,
@@ -61,10 +53,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     lang = ctx.lang
     armed_out = ["status", "stop_btn"]
     armed = comps["start_btn"].click(
-        by_component(comps, arm, armed_out),
-        [session, lang],
-        [comps[n] for n in armed_out],
-        **QUIET,
+        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **QUIET
     )
     trained = armed.then(
         train_endpoint(comps),
@@ -79,13 +68,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         **classroom.streaming(comps),
     )
     # The lesson picker: one click loads a lesson and trains it, through the same handlers.
-    lessons.wire(
-        ctx,
-        comps,
-        session,
-        train_endpoint(comps),
-        by_component(comps, arm, armed_out),
-    )
+    lessons.wire(ctx, comps, session, train_endpoint(comps), by_component(comps, arm, armed_out))
     legend_names = [*(p.name for p in PLOTS), "legend", "summary", "status"]
 
     def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[Outputs]:
