@@ -1,19 +1,6 @@
-"""A class on one Space, on the Train tab: shared comparisons, the line, the teacher's board.
-
-The engine is mpdemo/classroom/broadcast.py (no gradio): one line of comparisons per server, shared
-records, boards. Here is what the Train tab asks it for and shows of it:
-
-- `runner_for`: what the Train click trains with, in place of a Runner: a `broadcast.Viewer`
-  (the Runner's interface) of the same comparison another visitor is running or ran a few
-  minutes ago, or of a new one in line; "Run my own" asks for a new private one.
-- `status_lines`: the status's first lines, in the page's language: where the figures come from
-  ("the same comparison another visitor started 40 s ago on this server"), or the place in
-  line and the wait.
-- the "Run my own" button and the board's controls (`build_*`, `wire`).
-
-Nothing a visitor trains with "Run my own" is ever shown to another visitor, unless they
-publish it on their board.
-"""
+"""A class on one Space, on the Train tab: what it asks mpdemo.classroom.broadcast for (a Viewer
+of a shared, queued or private comparison), the status lines that say so, Run my own and the
+teacher's board. A "Run my own" comparison is never shown to another visitor unless published."""
 
 from __future__ import annotations
 
@@ -44,7 +31,7 @@ from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for 
     the_hub,
 )
 from . import controls
-from .frames import FOLLOWED, QUIET, by_component, keyed
+from .frames import FOLLOWED, QUIET, button, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .session import Session
 
@@ -66,8 +53,7 @@ def max_viewers() -> int:
 
 
 def concurrency() -> int:
-    """The training events' concurrency limit: the line is broadcast's, not gradio's, so every
-    page that waits or follows runs its handler (they train one at a time all the same)."""
+    """The training events' limit: the line is broadcast's, so every waiting page runs its handler."""
     return max_viewers()
 
 
@@ -82,9 +68,7 @@ def streaming(comps: dict[str, Component]) -> dict[str, object]:
 
 
 def max_threads() -> int:
-    """gradio's worker threads: each training and each following page holds one while it waits
-    for events, and the language switch and the previews need theirs too (gradio's default is
-    40)."""
+    """gradio's worker threads: one per training or following page, plus gradio's default 40."""
     return 40 + 2 * max_viewers()
 
 
@@ -110,15 +94,12 @@ def runner_for(
     """
     hub = the_hub()
     old = session.runner if session is not None else None
-    if isinstance(old, Viewer) and old.alive:
-        # This page's previous comparison first: pressed twice, Train must not show the
-        # visitor their own run as "another visitor's".
+    if isinstance(old, Viewer) and old.alive:  # else pressed twice, Train shows "another visitor's"
         old.stop()
     if isinstance(mode, Follow):  # bounded by the followers' share (follow())
         return mode.comparison.view("board", board=mode.board.code)
     client = client_here()
-    # Each page watching holds one of gradio's slots of this event (a global limit): one
-    # address holds at most half of them, so 64 tabs of one stranger leave the class its turn.
+    # Each watching page holds one of the event's slots: one address holds at most half of them.
     release = hub.shares.take("viewer", client, per_address(concurrency()), "viewers_full_client")
     try:
         view = hub.watch(configs, repeat, own=mode == "own", client=client)
@@ -191,8 +172,7 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
 
 # --- the teacher's board -----------------------------------------------------------------------
 
-# A session's board token, by the session object's id: the token goes (and the board with it)
-# when the session is collected. Not on the Session itself: that belongs to session.py.
+# A session's board token, by the session's id: it (and the board) goes when the session does.
 _OWNERS: dict[int, str] = {}
 _OWNERS_LOCK = threading.Lock()
 
@@ -238,8 +218,7 @@ def board_note(session: Session | None, lang: str) -> str:
 
 
 def publish(session: Session | None, lang: str, client: str = "", page: str = "") -> str:
-    """Publish as board: this page's comparisons, now and next, follow its code (the board
-    ends with `page`, gradio's session hash of the page that published it)."""
+    """Publish as board: this page's comparisons, now and next, under its code (until `page` goes)."""
     lang = norm_lang(lang)
     view = session.runner if session is not None else None
     comparison = view.comparison if isinstance(view, Viewer) else None
@@ -264,18 +243,13 @@ def follow(
     client: str,
     page: str = "",
 ) -> Iterator[Frame]:
-    """Follow board: the teacher's comparisons as they come, each streamed by train().
-
-    client: who follows (the address the proxy saw), for the wrong-code limit and the
-    followers' share; page: their page (gradio's session hash): the wait ends when it is gone.
-    """
+    """Follow board: the teacher's comparisons as they come, each streamed by train(); `client`
+    is the follower's address (limits), `page` their page: the wait ends when it is gone."""
     lang = norm_lang(lang)
     hub = the_hub()
     try:
         board = hub.board(code, client)
-        # A follower holds one of gradio's slots of this event while it waits (up to 20 min):
-        # one address holds at most half of them.
-        limit = per_address(concurrency())
+        limit = per_address(concurrency())  # a waiting follower holds a slot: half per address
         release = hub.shares.take("follower", client, limit, "followers_full_client")
     except (BoardError, ShareFull) as err:
         text = error_text(err, lang)
@@ -345,14 +319,10 @@ def _follow(
 
 
 def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
-    """Run my own, beside Train and Stop: a new comparison of one's own, never shared.
-
-    Always shown: its visibility would be one more output of /train, whose outputs API
-    callers unpack by position.
-    """
-    comps["run_own"] = ctx.i18n(
-        gr.Button(t("run_own_btn", lang), elem_id="run-own-btn", scale=0, min_width=140),
-        value="run_own_btn",
+    """Run my own, beside Train and Stop; always shown (its visibility would be one more output
+    of /train, which API callers unpack by position)."""
+    comps["run_own"] = button(
+        ctx, gr.Button, "run_own_btn", lang, elem_id="run-own-btn", scale=0, min_width=140
     )
 
 
@@ -361,14 +331,14 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
     with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:
         ctx.i18n(acc, label="board_label")
         with gr.Row(equal_height=True):
-            comps["board_publish"] = ctx.i18n(
-                gr.Button(
-                    t("board_publish_btn", lang),
-                    elem_id="board-publish-btn",
-                    scale=0,
-                    min_width=160,
-                ),
-                value="board_publish_btn",
+            comps["board_publish"] = button(
+                ctx,
+                gr.Button,
+                "board_publish_btn",
+                lang,
+                elem_id="board-publish-btn",
+                scale=0,
+                min_width=160,
             )
             comps["board_code"] = ctx.i18n(
                 gr.Textbox(
@@ -383,11 +353,14 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
                 label="board_code_label",
                 info="board_code_info",
             )
-            comps["board_follow"] = ctx.i18n(
-                gr.Button(
-                    t("board_follow_btn", lang), elem_id="board-follow-btn", scale=0, min_width=140
-                ),
-                value="board_follow_btn",
+            comps["board_follow"] = button(
+                ctx,
+                gr.Button,
+                "board_follow_btn",
+                lang,
+                elem_id="board-follow-btn",
+                scale=0,
+                min_width=140,
             )
         comps["board_note"] = gr.Markdown(t("board_idle", lang), elem_id="board-note")
 
@@ -416,9 +389,8 @@ def wire(
         **streaming(comps),
     )
 
-    # The request is read from gradio's context (client_here), never from a parameter whose
-    # annotation gradio must resolve: `Session` (imported for type checkers only) made gradio
-    # pass request=None here, and every visitor was one client (issue 52).
+    # The request from gradio's context (client_here), not a parameter: an annotation gradio could
+    # not resolve made it pass request=None, and every visitor was one client (issue 52).
     def on_publish(sess: Session, lg: str) -> str:
         return publish(sess, lg, client_here(), page_here())
 
@@ -446,8 +418,7 @@ def wire(
         [comps["board_code"], lang, session, comps["smoothing"], comps["x_axis"]],
         followed,
         api_name="follow_board",
-        # Followers have their own group: waiting for a teacher's next comparison holds no
-        # slot of Train's (six followers of an empty board held every one).
+        # Their own group: six followers of an empty board held every slot of Train's.
         **{**streaming(comps), "concurrency_id": FOLLOW_CONCURRENCY_ID},
     )
     ctx.on_language(board_note_for, [session], [comps["board_note"]])

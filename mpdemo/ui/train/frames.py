@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import gradio as gr
 import pandas as pd
@@ -19,12 +19,15 @@ import pandas as pd
 from ...colours import RECORDED_PALETTE, live_colours, palette_colour, with_series
 from ...config import RunConfig
 from ...files.summary import repeat_groups, typical_step_s
+from ..context import TabContext
 from ..i18n import message, number, t
 from .colours import LegendFile, dash_css, dashes_for, legend_html
 from .controls import RUN_NAMES
 from .plots import PLOTS, View, plot_frame, scaled_labels, step_axis
 from .session import Session
 from .session_table import summary_table
+
+B = TypeVar("B", gr.Button, gr.DownloadButton, gr.UploadButton)
 
 # train()'s outputs, in the API's order. The plots come right after the status and the table
 # and downloads stay last, where API callers (tests/test_classroom.py) unpack them.
@@ -73,6 +76,11 @@ def keyed(
     if names is None:
         return {comps[k]: v for k, v in frame.items()}
     return {comps[n]: frame.get(n, gr.skip()) for n in names}
+
+
+def button(ctx: TabContext, kind: type[B], key: str, lang: str, **props: Any) -> B:
+    """A button of `kind` showing the locale key `key`, re-labelled when the language changes."""
+    return ctx.i18n(kind(t(key, lang), **props), **{"value" if kind is gr.Button else "label": key})
 
 
 def by_component(

@@ -21,7 +21,7 @@ from . import notebook as notebook_ui
 from . import recorded as recorded_ui
 from .colours import LEGEND_CSS, LEGEND_JS
 from .controls import CONTROLS
-from .frames import REPEAT_COLUMNS, empty_table
+from .frames import REPEAT_COLUMNS, button, empty_table
 from .handlers import arm, train, train_endpoint
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import PLOTS, step_axis
@@ -98,27 +98,27 @@ def build_train_tab(ctx: TabContext) -> None:
         lessons.build(ctx, comps, lang0)
         # Not equal_height: a status of several lines stretched the buttons to its height.
         with gr.Row(equal_height=False, elem_id="status-row"):
-            comps["start_btn"] = ctx.i18n(
-                gr.Button(
-                    t("start_btn", lang0),
-                    variant="primary",
-                    elem_id="start-btn",
-                    scale=0,
-                    min_width=140,
-                ),
-                value="start_btn",
+            comps["start_btn"] = button(
+                ctx,
+                gr.Button,
+                "start_btn",
+                lang0,
+                variant="primary",
+                elem_id="start-btn",
+                scale=0,
+                min_width=140,
             )
             # Off while idle: there is nothing to stop until Train is pressed.
-            comps["stop_btn"] = ctx.i18n(
-                gr.Button(
-                    t("stop_btn", lang0),
-                    variant="stop",
-                    elem_id="stop-btn",
-                    scale=0,
-                    min_width=110,
-                    interactive=False,
-                ),
-                value="stop_btn",
+            comps["stop_btn"] = button(
+                ctx,
+                gr.Button,
+                "stop_btn",
+                lang0,
+                variant="stop",
+                elem_id="stop-btn",
+                scale=0,
+                min_width=110,
+                interactive=False,
             )
             classroom.build_button(ctx, comps, lang0)  # Run my own
             # After the buttons: at 400 px a long status pushed Train below the first screen.
@@ -205,23 +205,23 @@ def build_train_tab(ctx: TabContext) -> None:
                     label="repeats_label",
                 )
                 with gr.Row(equal_height=True):
-                    comps["csv"] = ctx.i18n(
-                        gr.DownloadButton(
-                            t("csv_btn", lang0),
-                            interactive=False,
-                            elem_id="csv-download",
-                            size="md",
-                        ),
-                        label="csv_btn",
+                    comps["csv"] = button(
+                        ctx,
+                        gr.DownloadButton,
+                        "csv_btn",
+                        lang0,
+                        interactive=False,
+                        elem_id="csv-download",
+                        size="md",
                     )
-                    comps["json"] = ctx.i18n(
-                        gr.DownloadButton(
-                            t("json_btn", lang0),
-                            interactive=False,
-                            elem_id="json-download",
-                            size="md",
-                        ),
-                        label="json_btn",
+                    comps["json"] = button(
+                        ctx,
+                        gr.DownloadButton,
+                        "json_btn",
+                        lang0,
+                        interactive=False,
+                        elem_id="json-download",
+                        size="md",
                     )
                     comps["script_run"] = ctx.i18n(
                         gr.Dropdown(
@@ -232,14 +232,14 @@ def build_train_tab(ctx: TabContext) -> None:
                         ),
                         label="script_run_label",
                     )
-                    comps["script_btn"] = ctx.i18n(
-                        gr.DownloadButton(
-                            t("script_btn", lang0),
-                            interactive=False,
-                            elem_id="script-download",
-                            size="md",
-                        ),
-                        label="script_btn",
+                    comps["script_btn"] = button(
+                        ctx,
+                        gr.DownloadButton,
+                        "script_btn",
+                        lang0,
+                        interactive=False,
+                        elem_id="script-download",
+                        size="md",
                     )
                     notebook_ui.build_button(ctx, comps, lang0)  # the same runs, as a notebook
                 # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).

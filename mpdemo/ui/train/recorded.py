@@ -38,6 +38,7 @@ from .frames import (
     AXIS_SETTLE_S,
     OUTPUTS,
     QUIET,
+    button,
     empty_table,
     file_updates,
     keyed,
@@ -290,21 +291,20 @@ def build_row(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
             label="recorded_label",
             info="recorded_info",
         )
-        comps["open_runs"] = ctx.i18n(
-            gr.UploadButton(
-                t("open_runs_btn", lang0),
-                file_types=[".json"],
-                file_count="single",
-                type="filepath",
-                elem_id="open-runs",
-                size="md",
-                scale=1,
-            ),
-            label="open_runs_btn",
+        comps["open_runs"] = button(
+            ctx,
+            gr.UploadButton,
+            "open_runs_btn",
+            lang0,
+            file_types=[".json"],
+            file_count="single",
+            type="filepath",
+            elem_id="open-runs",
+            size="md",
+            scale=1,
         )
-        comps["clear_runs"] = ctx.i18n(
-            gr.Button(t("clear_runs_btn", lang0), elem_id="clear-runs", size="md", scale=1),
-            value="clear_runs_btn",
+        comps["clear_runs"] = button(
+            ctx, gr.Button, "clear_runs_btn", lang0, elem_id="clear-runs", size="md", scale=1
         )
     comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=storage_secret())
 
