@@ -1,17 +1,7 @@
-"""The Train tab's controls, declared once: one `Control` per setting builds its component.
-
-A control is a `RunConfig` field (its default is `RunConfig()`'s) or a UI-only setting: the grid
-(`backends`, `precisions`, `compare_scaling`) and how the plots are drawn (`smoothing`,
-`x_axis`). The Train tab lays the components out by `section`/`row`, `train()` and
-`check_inputs()` take the values by name, and the API's parameters (`api_name="train"`) are these
-names in this order, each with its default.
-
-A RunConfig field with a command-line flag that the table does not lay out gets a control built
-from the field itself (`from_field`: its kind from its type, its range from config.py, its label
-`<name>_label`), so a field added to RunConfig reaches the CLI, the page and the API without
-being listed again; the table is for where and how a control sits. Every control's label is
-the locale key `<name>_label` (mpdemo/ui/labels.py), checked at import.
-"""
+"""The Train tab's controls, declared once: one `Control` a setting (a RunConfig field or a UI-only
+one) builds its component; /train's parameters are their names in this order. A RunConfig field
+the table does not lay out gets a control from the field itself (`from_field`), so a new field
+reaches the CLI, the page and the API without being listed again."""
 
 from __future__ import annotations
 
@@ -44,11 +34,8 @@ def catalog_key(prefix: str, name: str) -> str:
 
 
 def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """Dropdown entries: 'name · description (params)', Hub entries flagged when offline.
-
-    Built-ins show their exact parameter count (tests/test_ui.py builds them and compares);
-    Hub entries, which are only counted once downloaded, an approximate one.
-    """
+    """'name · description (params)': exact for built-ins, approximate for the Hub's (flagged
+    when offline)."""
     out = []
     for m in MODELS.values():
         n = m.approx_params
@@ -81,11 +68,8 @@ def backend_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]
 
 
 def precision_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """The registry's precisions (a new Precision record shows up here by itself).
-
-    One that needs a GPU generation (fp8: compute capability 8.9+) has a box of its own, which
-    says whether this machine has it: a checkbox group cannot disable one of its choices.
-    """
+    """The registry's precisions but those that need a GPU generation (fp8): a checkbox group
+    cannot disable one choice, so fp8 has a box of its own that says why it is off."""
     return [(p.name, p.name) for p in PRECISIONS.values() if p.needs_compute_capability is None]
 
 
@@ -95,8 +79,7 @@ def device_choices(lang: str, hub: bool | None = None) -> list[str]:
 
 
 def weights_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """Where the weights live (RunConfig.weights): the fp32 master copy, pure bf16, pure bf16
-    with stochastic rounding; each ticked one is a run of every backend x precision."""
+    """Where the weights live (RunConfig.weights); each ticked one is a grid of its own."""
     return [(t(f"weights_choice_{w.replace('-', '_')}", lang), w) for w in WEIGHTS]
 
 
@@ -112,18 +95,12 @@ def x_axis_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
 
 
 def default_precisions() -> list[str]:
-    """The precisions ticked when the page opens.
-
-    The first lesson's (teach/lessons.py): fp32 against fp16 with its loss scaler, so the
-    first click draws a loss-scale line, the course's central point.
-    """
+    """The first lesson's precisions: the first click draws a loss-scale line, the course's point."""
     return list(LESSONS[DEFAULT_LESSON].precisions)
 
 
 def opening_fields() -> Frame:
-    """The fields the opening comparison (the first lesson) sets on this machine's device: its
-    own settings (a language model, whose loss falls from the first step), and on a CUDA GPU its
-    size there (teach/device_sizes.py: small models are launch-bound on a GPU)."""
+    """The first lesson's settings on this machine's device (on a GPU its GPU size)."""
     return LESSONS[DEFAULT_LESSON].settings("cuda" if system.cuda_present() else "cpu")
 
 
@@ -136,7 +113,6 @@ class Control:
 
     name: str  # a RunConfig field, or a UI-only setting (see `run`)
     kind: str  # dropdown | textbox | checkboxes | number | slider | checkbox | radio
-    elem_id: str
     info: str | None = None  # i18n key; "{lo}"/"{hi}" in it are filled from the limits
     section: str = "data"  # data | grid | run | advanced | view: where the tab lays it out
     row: str | None = None  # consecutive controls with the same row share a gr.Row
@@ -151,6 +127,11 @@ class Control:
     props: tuple[tuple[str, object], ...] = ()  # further constructor arguments
 
     @property
+    def elem_id(self) -> str:
+        """The component's elem_id: the name in kebab case."""
+        return self.name.replace("_", "-")
+
+    @property
     def label(self) -> str:
         """The i18n key of the control's label (labels.py: engine messages name fields by it too)."""
         return control_label(self.name)
@@ -162,8 +143,7 @@ class Control:
         return self.default() if callable(self.default) else self.default
 
     def bounds(self, limits: Limits) -> tuple[float | None, float | None]:
-        """(lowest, highest) accepted under these server limits: config.py's for a RunConfig
-        whole-number field (what RunConfig.validate enforces), else the control's own."""
+        """(lowest, highest) accepted here: config.py's for a whole-number field, else its own."""
         if self.lo is None and self.hi is None and self.name in WHOLE_FIELDS:
             return number_range(self.name, limits)
         return self.lo, self.hi
@@ -173,7 +153,6 @@ _LAID_OUT: tuple[Control, ...] = (
     Control(
         "model",
         "dropdown",
-        "model",
         "model_info",
         choices=model_choices,
         props=(("allow_custom_value", True),),
@@ -181,17 +160,15 @@ _LAID_OUT: tuple[Control, ...] = (
     Control(
         "dataset",
         "dropdown",
-        "dataset",
         "dataset_info",
         choices=dataset_choices,
         props=(("allow_custom_value", True),),
     ),
-    Control("train_slice", "textbox", "train-slice", row="slices"),
-    Control("eval_slice", "textbox", "eval-slice", row="slices"),
+    Control("train_slice", "textbox", row="slices"),
+    Control("eval_slice", "textbox", row="slices"),
     Control(
         "backends",
         "checkboxes",
-        "backends",
         "backends_info",
         section="grid",
         default=lambda: ["torch"],
@@ -200,93 +177,54 @@ _LAID_OUT: tuple[Control, ...] = (
     Control(
         "precisions",
         "checkboxes",
-        "precisions",
         section="grid",  # its info line is the CPU/GPU note, set by the tab
         default=default_precisions,
         choices=precision_choices,
     ),
-    # fp8's own box (mpdemo/engine/fp8.py): built disabled, then enabled at page load where this machine
-    # trains fp8, or left disabled with the reason (what torch sees) as its info line.
+    # fp8's own box: built disabled; the page's load enables it, or says why not (inputs.fp8_box).
     Control(
         "fp8",
         "checkbox",
-        "fp8",
         "fp8_info",
         section="grid",
         default=False,
         props=(("interactive", False),),
     ),
-    Control("device", "dropdown", "device", "device_info", section="run", choices=device_choices),
-    # Numbers, not sliders: a slider clamps what is typed (0 became 1 without a word) and
-    # cut its max label off in a narrow column. Out-of-range values are refused by
-    # RunConfig.validate with the CLI's message.
-    Control("steps", "number", "steps", "range_info", section="run", row="size", whole=True),
+    Control("device", "dropdown", "device_info", section="run", choices=device_choices),
+    # Numbers, not sliders: a slider clamped what was typed (0 became 1 without a word).
+    Control("steps", "number", "range_info", section="run", row="size", whole=True),
+    Control("batch_size", "number", "range_info", section="run", row="size", whole=True),
+    # The whole comparison N times (runs.runner.repeated): a table shows how far figures moved.
     Control(
-        "batch_size", "number", "batch-size", "range_info", section="run", row="size", whole=True
+        "repeat", "number", "repeat_info", section="run", default=1, whole=True, lo=1, hi=MAX_REPEAT
     ),
-    # The whole comparison N times, each repetition measured anew (mpdemo.runs.runner.repeated):
-    # the table under the summary shows how far each figure moved. 1 to the CLI's --repeat cap.
+    Control("lr", "number", section="run", row="opt"),
+    Control("seed", "number", section="run", row="opt", whole=True),
+    Control("loss_scaling", "checkbox", "loss_scaling_info", section="advanced"),
+    Control("init_scale", "number", section="advanced"),
+    Control("growth_interval", "number", "growth_interval_info", section="advanced", whole=True),
+    # Every N steps each layer's gradients against the format's range (RunConfig.watch_grads).
+    Control("watch_grads", "number", "watch_grads_info", section="advanced", whole=True),
+    # Tokens a sequence: the lessons set 32 (it halves a 16-bit step on a CPU).
+    Control("max_length", "number", "max_length_info", section="advanced", whole=True),
     Control(
-        "repeat",
-        "number",
-        "repeat",
-        "repeat_info",
-        section="run",
-        default=1,
-        whole=True,
-        lo=1,
-        hi=MAX_REPEAT,
+        "compare_scaling", "checkbox", "compare_scaling_info", section="advanced", default=False
     ),
-    Control("lr", "number", "lr", section="run", row="opt"),
-    Control("seed", "number", "seed", section="run", row="opt", whole=True),
-    Control("loss_scaling", "checkbox", "loss-scaling", "loss_scaling_info", section="advanced"),
-    Control("init_scale", "number", "init-scale", section="advanced"),
-    Control(
-        "growth_interval",
-        "number",
-        "growth-interval",
-        "growth_interval_info",
-        section="advanced",
-        whole=True,
-    ),
-    # Every N steps each layer's gradients against the format's range (RunConfig.watch_grads,
-    # mpdemo/engine/gradwatch.py): the runs JSON download carries them as grad_histograms.
-    Control(
-        "watch_grads", "number", "watch-grads", "watch_grads_info", section="advanced", whole=True
-    ),
-    # Tokens a sequence: the lessons set it (32 halves a 16-bit step on a CPU; their point is
-    # the gradients' magnitudes, not the length).
-    Control(
-        "max_length", "number", "max-length", "max_length_info", section="advanced", whole=True
-    ),
-    Control(
-        "compare_scaling",
-        "checkbox",
-        "compare-scaling",
-        "compare_scaling_info",
-        section="advanced",
-        default=False,
-    ),
-    # The master-weights lesson's axis: pure bf16 weights (with or without stochastic rounding)
-    # beside the fp32 master copy. Pure bf16 needs precision bf16 and the torch backend:
-    # RunConfig.validate refuses the other runs of such a grid in one line.
+    # The master-weights lesson's axis (pure bf16 needs bf16 and torch: validate says so).
     Control(
         "weights",
         "checkboxes",
-        "weights",
         "weights_info",
         section="advanced",
         default=lambda: ["fp32"],
         choices=weights_choices,
     ),
-    # Each step's share of updates that rounded away, for fp32 weights too (the lesson's
-    # baseline); on by itself for bf16 weights.
-    Control("lost_updates", "checkbox", "lost-updates", "lost_updates_info", section="advanced"),
+    # Each step's share of updates that rounded away (on by itself for bf16 weights).
+    Control("lost_updates", "checkbox", "lost_updates_info", section="advanced"),
     # How the plots are drawn: changing them redraws what is on screen, mid-run too.
     Control(
         "smoothing",
         "slider",
-        "smoothing",
         section="view",
         default=0.6,  # TensorBoard's default weight; W&B and Trackio smooth by default too
         lo=0.0,
@@ -294,22 +232,13 @@ _LAID_OUT: tuple[Control, ...] = (
         step=0.05,
         run=False,
     ),
-    Control(
-        "x_axis",
-        "radio",
-        "x-axis",
-        section="view",
-        default="step",
-        choices=x_axis_choices,
-        run=False,
-    ),
+    Control("x_axis", "radio", section="view", default="step", choices=x_axis_choices, run=False),
 )
 
 
 def from_field(f: dataclasses.Field) -> Control:
-    """A control for a RunConfig field the table does not lay out, from the field alone: a
-    checkbox for on/off, a number box for a number (its range from config.py), a dropdown of its
-    flag's choices, else a text box; under Advanced, after the others."""
+    """A control for a RunConfig field the table does not lay out (its kind from its type), under
+    Advanced."""
     name, default = f.name, f.default
     info = f"{name}_info" if f"{name}_info" in _EN else None
     if info is None and name in WHOLE_FIELDS:
@@ -322,9 +251,7 @@ def from_field(f: dataclasses.Field) -> Control:
     elif f.metadata.get("choices"):
         allowed = tuple(f.metadata["choices"])
         kind, choices = "dropdown", (lambda lang, hub=None, allowed=allowed: list(allowed))
-    return Control(
-        name, kind, name.replace("_", "-"), info, section="advanced", whole=whole_, choices=choices
-    )
+    return Control(name, kind, info, section="advanced", whole=whole_, choices=choices)
 
 
 _SET_ELSEWHERE = {c.name for c in _LAID_OUT} | set(SET_BY)
@@ -335,8 +262,7 @@ BY_NAME: dict[str, Control] = {c.name: c for c in CONTROLS}
 NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS)
 RUN_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if c.run)
 VIEW_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if not c.run)
-# Not one RunConfig field's value: the UI's own settings, and the grid's axes (a checkbox group
-# is a list of values, each run takes one: backends, precisions, weights).
+# Not one RunConfig field's value: the UI's own settings, and the grid's axes (lists of values).
 UI_ONLY = tuple(
     n
     for n in NAMES
@@ -395,8 +321,7 @@ def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.com
     if c.kind == "checkbox":
         return gr.Checkbox(value, **common)
     if c.kind == "number":
-        # No minimum/maximum here: gradio would refuse out-of-range input in English;
-        # check_inputs refuses it in the page's language instead.
+        # No minimum/maximum: gradio would refuse in English; check_inputs does in the page's.
         return gr.Number(value, precision=0 if c.whole else None, min_width=120, **common)
     if c.kind == "slider":
         lo, hi = c.bounds(limits)
