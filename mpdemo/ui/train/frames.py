@@ -1,10 +1,5 @@
-"""What the Train tab's outputs show, drawn from a visitor's `Session`, and how it reaches gradio.
-
-A frame is a dict keyed by output name ("status", "loss", "legend", ...): the Train tab
-(mpdemo/ui/train/handlers.py) and its recorded runs (mpdemo/ui/train/recorded.py) both build them from
-the same session, with the plot frames, axes, colours and legend here. `keyed` is the one place
-a frame becomes gradio's {component: value}.
-"""
+"""What the Train tab's outputs show, drawn from a visitor's `Session`: frames (dicts keyed by
+output name) of plots, axes, colours and legend; `keyed` is where one becomes gradio's."""
 
 from __future__ import annotations
 
@@ -29,8 +24,7 @@ from .session_table import summary_table
 
 B = TypeVar("B", gr.Button, gr.DownloadButton, gr.UploadButton)
 
-# train()'s outputs, in the API's order. The plots come right after the status and the table
-# and downloads stay last, where API callers (tests/test_classroom.py) unpack them.
+# train()'s outputs, in the API's order (callers unpack them by position).
 OUTPUTS: tuple[str, ...] = (
     "status",
     *(p.name for p in PLOTS),
@@ -45,8 +39,7 @@ OUTPUTS: tuple[str, ...] = (
     "script_run",
     "script_btn",
 )
-# What a board's follower is sent besides them: the teacher's lesson header and settings
-# (lessons.followed), so the page never shows the follower's own settings beside those runs.
+# What a board's follower is sent besides them: the teacher's lesson header and settings.
 FOLLOWED: tuple[str, ...] = ("lesson", "lesson_info", *RUN_NAMES)
 
 # An event nobody clicks for (previews, redraws, saves): no limit, no spinner, not in the API page.
@@ -56,9 +49,8 @@ QUIET: dict[str, object] = {
     "show_progress": "hidden",
 }
 
-# gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
-# at once rebuilds the chart from the old data, and the new data never shows. So an axis change
-# empties the plot first and the data follows in a later update (as at the start of a grid).
+# gradio 6.31's LinePlot drops the data of an update that changes an axis too: the plot is
+# emptied first and the data follows this long after.
 AXIS_SETTLE_S = 0.3
 
 
@@ -68,11 +60,8 @@ AXIS_SETTLE_S = 0.3
 def keyed(
     comps: Mapping[str, Any], frame: Mapping[str, Any], names: Iterable[str] | None = None
 ) -> dict[Any, Any]:
-    """A frame ({name: value}) as gradio's {component: value}.
-
-    With `names` (the event's outputs by name) every one of them is present, gr.skip() where
-    the frame says nothing: gradio reads an empty dict as one value, not as "no updates".
-    """
+    """A frame ({name: value}) as gradio's {component: value}; with `names`, each of them is there
+    (gr.skip() where the frame is silent: gradio reads {} as one value)."""
     if names is None:
         return {comps[k]: v for k, v in frame.items()}
     return {comps[n]: frame.get(n, gr.skip()) for n in names}
@@ -169,11 +158,7 @@ def _span(values: list[float], lang: str, spec: str, unit: str = "") -> str:
 
 
 def repeat_rows(session: Session, lang: str) -> list[list[str]]:
-    """One row per repeated run of the live grid: how far its figures moved across repetitions.
-
-    From the finished runs' own summaries (mpdemo.files.summary.repeat_groups), so each cell is the
-    min–max of figures in the summary table above it.
-    """
+    """One row a repeated run: the min–max of its figures in the summary table, across repetitions."""
     rows = []
     for group in repeat_groups(r["summary"] for r in session.runs):
         if len(group) < 2:
@@ -200,21 +185,15 @@ def repeat_rows(session: Session, lang: str) -> list[list[str]]:
 
 
 def repeat_table(session: Session, lang: str) -> Any:
-    """The spread table under the summary: shown once a repeated comparison has a repetition
-    of some run done twice, hidden otherwise."""
+    """The spread table under the summary: shown once some run is done twice."""
     rows = repeat_rows(session, lang)
     headers = [t(k, lang) for k in REPEAT_COLUMNS]
     return gr.update(value=pd.DataFrame(rows, columns=headers), visible=bool(rows))
 
 
 def x_props(view: View, lang: str, total_steps: int) -> dict[str, Any]:
-    """The x-axis settings of a plot that follows the x-axis control.
-
-    Steps: whole-number ticks ("d") over the whole run from its start, so the axis never
-    changes mid-run (each change empties the chart for a moment in gradio 6.31: a point would
-    wait for it). Seconds: from 0 to wherever the data ends ([0, None]: None alone would leave
-    the step range in place, and a 40-step run's seconds were drawn on 0-40).
-    """
+    """The x-axis settings of a plot: steps over the whole run (an axis change mid-run empties the
+    chart), or seconds from 0 ([0, None]: None alone kept the step range)."""
     if view.x_axis == "time":
         return {"x_title": t("x_axis_time", lang), "x_lim": [0, None], "x_axis_format": "~r"}
     return {"x_title": t("x_step", lang), "x_lim": step_axis(total_steps), "x_axis_format": "d"}
@@ -249,8 +228,7 @@ def coinciding(series: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def coinciding_groups(series: dict[str, Any]) -> list[list[str]]:
-    """The runs whose lines lie on each other, grouped (a with b, b with c: one group), each
-    group and its runs in the plots' order: five runs make one short note, not ten pairs."""
+    """The runs whose lines lie on each other, grouped (a~b, b~c: one group), in the plots' order."""
     group: dict[str, list[str]] = {}
     for a, b in coinciding(series):
         ga, gb = group.setdefault(a, [a]), group.setdefault(b, [b])
@@ -267,15 +245,13 @@ def coinciding_groups(series: dict[str, Any]) -> list[list[str]]:
 
 
 def run_legend(session: Session | None, lang: str) -> str:
-    """The legend of the lines on screen (every run once, hidden ones struck through), each
-    opened file with its remove button, and the raw-curve note if smoothed."""
+    """The legend of the lines on screen, each opened file with its remove button, and its notes."""
     if session is None or not session.plot_labels():
         return ""
     view = session.view or View()
     notes = [t("legend_raw", lang)] if view.smoothing > 0 else []
-    # A line under an identical one is said, not lost: "where did fp32 go?"
     groups = coinciding_groups(session.plot_series())
-    if groups:  # one sentence: "torch · fp32 = torch · bf16; ..."
+    if groups:  # a line under an identical one is said: "where did fp32 go?"
         notes.append(t("legend_coincide", lang, groups="; ".join(" = ".join(g) for g in groups)))
     note = " · ".join(notes) or None
     files = [LegendFile(file_key(r), r.recording.name, list(r.labels)) for r in session.recordings]
@@ -290,9 +266,8 @@ def run_legend(session: Session | None, lang: str) -> str:
 
 
 def scale_flat_text(lang: str, configs: list[RunConfig]) -> str:
-    """One line when the loss scale cannot grow in these runs (fewer steps than GradScaler's
-    growth interval: the opening comparison's 100 against 2000), and which lesson shows it
-    move; '' when a scaled run may grow its scale, or none has one."""
+    """One line when no run's loss scale can grow (fewer steps than its growth interval), naming
+    the lesson that shows it move; else ''."""
     scaled = [c for c in configs if c.label in scaled_labels(configs)]
     if not scaled or any(c.steps >= c.growth_interval for c in scaled):
         return ""
@@ -318,11 +293,8 @@ def grid_start(session: Session, lang: str) -> dict[str, Any]:
 
 
 def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
-    """Every plot drawn from the session (live and recorded lines), with the colours they need.
-
-    `rebuild`: None instead of the frames; the caller yields this first so each chart rebuilds
-    its colour domain, then the bare frames (`plot_frames`): the colours stay set.
-    """
+    """Every plot's props from the session; `rebuild`: no data, so each chart rebuilds its colour
+    domain (the caller sends `plot_frames` next)."""
     cmap = full_colour_map(session)  # repetitions ('· #2') are named only by this grid
     frames = {} if rebuild else plot_frames(session)
     configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis

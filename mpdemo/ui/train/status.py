@@ -51,7 +51,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                 counts[r["status"]] = counts.get(r["status"], 0) + 1
             detail = ", ".join(t(f"status_count_{k}", lang, count=n) for k, n in counts.items())
             lines.append(t("status_done", lang, count=len(session.runs), detail=detail or "0"))
-            # The verdict in words, in the first sentence: "torch · fp16: 2.48× slower".
+            # The verdict in the first sentence: "torch · fp16: 2.48× slower".
             verdicts = [
                 f"{shown(x.get('label', ''))}: {cell}"
                 for x in session.summaries()
@@ -59,42 +59,31 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             ]
             if verdicts:
                 lines[-1] += " " + t("status_verdicts", lang, verdicts="; ".join(verdicts))
-            # Why a 16-bit precision was slower, in one plain sentence beside the verdict.
-            for why in why_slower(session.summaries(), lang):
-                lines.append(why)
-                head += 1
-            # The master-weights lesson's point, unfolded beside the verdicts: how many of
-            # each run's updates rounded away (runs that counted them: bf16 weights, or asked).
+            # Why a 16-bit precision was slower, and how many updates rounded away: unfolded.
             lost = lost_updates_text(session.runs, lang)
-            if lost:
-                lines.append(lost)
-                head += 1
+            unfolded = [*why_slower(session.summaries(), lang), *([lost] if lost else [])]
+            lines += unfolded
+            head += len(unfolded)
     elif session.stop_requested:
-        # Once the worker has reported the stopped run, say so (Stop's own reply already did).
         lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
     else:
         lines.append(_progress_line(session, lang))
         if p.get("phase") != "running" or not p.get("steps"):
-            left = _left(session)
+            left, base = _left(session), _one_repetition(session.configs)
             if session.state.plan is None:
-                # Only runs one after another are timed first (runs/runner.py), and a single
-                # run never is: runs taking turns time themselves, one run has nothing to compare.
-                if len(_one_repetition(session.configs)) > 1 and not side_by_side(
-                    _one_repetition(session.configs)
-                ):
+                # Only several runs one after another are timed first (runs/runner.py).
+                if len(base) > 1 and not side_by_side(base):
                     lines.append(shown(message("calibrating", {}, lang)))
             elif left is not None:
                 lines.append(t("status_eta", lang, left=classroom.duration(left, lang)))
     if finished and session.runs:
-        # What the runs themselves measured (speed vs fp32, memory): the load on a shared
-        # machine may have changed since the calibration, so its sentences give way to these.
+        # What the runs measured replaces what the calibration said (the load may have changed).
         from ...runs.notes import memory_notes, run_speed_notes
 
         summaries = session.summaries()
         speed = run_speed_notes(summaries)
         compared = {n.args["precision"] for n in speed if "precision" in n.args}
-        # A precision no run could be compared for (a grid without its fp32 run) keeps what the
-        # calibration measured, rather than losing its only speed sentence at the end.
+        # A precision no run could be compared for (no fp32 run) keeps the calibration's sentence.
         ran = {s.get("precision") for s in summaries}
         plan_notes = session.state.plan.notes if session.state.plan is not None else []
         kept = [
@@ -103,12 +92,10 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             if n["key"].startswith("speed_")
             and (n.get("args") or {}).get("precision") in ran - compared
         ]
-        # Engine sentences about the runs (a loaded file's names among them): shown as text.
         lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in kept]
         lines += speed_paragraphs(summaries, lang)
         lines += [shown(message(n.key, n.args, lang)) for n in memory_notes(summaries)]
-        # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU) in the status itself,
-        # not only in the table's warnings column.
+        # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU), not only in the table.
         for s in summaries:
             if s.get("speed_reason") == "ran_fp32":
                 for w in s.get("warning_keys") or []:
@@ -116,9 +103,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                         text = message(w["key"], w.get("args") or {}, lang)
                         lines.append(shown(f"{s.get('label')}: {text}"))
     elif session.state.plan is not None:
-        # What the calibration measured, said before the runs and while they go; once the runs
-        # step at another pace than measured (the load changed), the expectation gives way to
-        # the re-estimate and its reason: never "12 min left" beside "about 60 s in all".
+        # What the calibration measured; once the runs step at another pace, the re-estimate.
         from ...runs.estimate import eta_note
 
         revised = eta_note(session.state.estimate) if session.state.estimate is not None else None
@@ -148,45 +133,36 @@ def _one_repetition(configs: list[RunConfig]) -> list[RunConfig]:
 
 
 def _progress_line(session: Session, lang: str) -> str:
-    """Where the comparison is: 'n runs side by side: step k of N, about T left' when its runs
-    take turns step by step, 'Run i of n: label, step k of N...' when they go one after another,
-    'label, step k of N...' for one run; each after 'Repetition r of R: ' when repeated."""
+    """Where the comparison is: its runs side by side, run i of n, or its one run; each after
+    'Repetition r of R: ' when repeated."""
     p = session.state.progress
-    i = p.get("index", 0)  # the run's place among every repetition's runs
-    reps = repetitions(session.configs)
     base = _one_repetition(session.configs)
-    per = len(base)
+    per, reps, i = len(base), repetitions(session.configs), p.get("index", 0)
     head = t("status_repetition", lang, r=i // per + 1, rs=reps) if reps > 1 else ""
-    running = p.get("phase") == "running" and p.get("steps")
-    left = _left(session) if running else None
-    label = shown(p.get("label", ""))
-    if per > 1 and side_by_side(base):
-        # Every run of the comparison advances one step before any takes the next: one line
-        # for all of them (the step shown is the last run's, at most one behind the others).
-        if running and left is not None:
-            return head + t(
-                "status_together", lang, n=per, step=p.get("step", 0), steps=p["steps"],
-                left=classroom.duration(left, lang),
-            )  # fmt: skip
-        return head + t("status_together_preparing", lang, n=per)
-    if per == 1:  # one run (repeated or not): nothing to number
-        if running and left is not None:
-            return head + t(
-                "status_single_running", lang, label=label, step=p.get("step", 0),
-                steps=p["steps"], left=classroom.duration(left, lang),
-            )  # fmt: skip
-        return head + t("status_single_preparing", lang, label=label)
-    if running and left is not None:
-        return head + t(
-            "status_running", lang, i=i % per + 1, n=per, label=label,
-            step=p.get("step", 0), steps=p["steps"], left=classroom.duration(left, lang),
-        )  # fmt: skip
-    return head + t("status_preparing", lang, i=i % per + 1, n=per, label=label)
+    left = _left(session) if p.get("phase") == "running" and p.get("steps") else None
+    # Runs that take turns step by step: one line for all (the step is the last run's).
+    kind = "together" if per > 1 and side_by_side(base) else "single" if per == 1 else "run"
+    keys = {
+        "together": ("status_together_preparing", "status_together"),
+        "single": ("status_single_preparing", "status_single_running"),
+        "run": ("status_preparing", "status_running"),
+    }
+    args = {
+        "n": per,
+        "i": i % per + 1,
+        "label": shown(p.get("label", "")),
+        "step": p.get("step", 0),
+    }
+    if left is None:
+        return head + t(keys[kind][0], lang, **args)
+    return head + t(
+        keys[kind][1], lang, **args, steps=p["steps"], left=classroom.duration(left, lang)
+    )
 
 
 def why_slower(summaries: list[Summary], lang: str) -> list[str]:
-    """One sentence a precision that stepped slower than fp32 on this machine's CPU: it lacks
-    the precision's instructions (torch's probes), or it has them and the size decides."""
+    """One sentence a precision slower than fp32 on this CPU: it lacks the instructions, or the
+    size decides."""
     slower = dict.fromkeys(
         s.get("precision")
         for s in summaries
@@ -208,9 +184,8 @@ def why_slower(summaries: list[Summary], lang: str) -> list[str]:
 
 
 def speed_paragraphs(summaries: list[Summary], lang: str) -> list[str]:
-    """The runs' speed sentences, each after the runs it is about: '**torch · fp16**: fp16
-    stepped 1.73x slower...'. Two runs of one precision (scaled and unscaled fp16) read as two
-    identical lines without their names; runs whose sentence is the same share one."""
+    """The runs' speed sentences, each after the runs it is about ('**torch · fp16**: ...'); runs
+    whose sentence is the same share one."""
     from ...runs.notes import run_speed_notes
 
     machine = engine.machine_info()
@@ -230,8 +205,7 @@ def speed_paragraphs(summaries: list[Summary], lang: str) -> list[str]:
 
 
 def lost_updates_text(runs: list[dict[str, Any]], lang: str) -> str:
-    """'Updates that rounded away, on average a step: torch · bf16 0%; ...' for the runs that
-    counted them (their summaries' lost_update_share), '' when none did."""
+    """'Updates that rounded away, on average a step: torch · bf16 0%; ...', '' when none counted."""
     shares = []
     for r in runs:
         share = r["summary"].get("lost_update_share")
