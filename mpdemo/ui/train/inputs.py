@@ -1,6 +1,5 @@
-"""The Train tab's inputs: defaults, previews under the boxes, and the checks that turn the
-controls' values into a validated grid of RunConfigs (torch only where a function says so).
-"""
+"""The Train tab's inputs: defaults, previews under the boxes, and the controls' values as a
+checked grid of RunConfigs (torch only where a function says so)."""
 
 from __future__ import annotations
 
@@ -33,10 +32,8 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-# Plot updates per second. A browser drawing four charts five times a second on the same two
-# cores as the training (a classroom laptop, this machine) slowed the default comparison from
-# 5 s to 8.3 s after its plan, inflated its step times and threw the ETA off by -45 %; at one
-# update a second it took 5 s, as estimated. With more cores the drawing has its own.
+# Seconds between plot updates: four charts drawn 5 times a second on the training's two cores
+# slowed the default comparison from 5 s to 8.3 s; once a second it took 5 s.
 YIELD_EVERY_S = 0.2 if _cores() > 4 else 1.0
 DEFAULTS: Frame = controls.defaults()
 PLOT_HEIGHT = 300
@@ -78,14 +75,11 @@ def precision_info(lang: str, device: str | None) -> str:
 def precision_note(
     lang: str, precisions: list[str] | None, device: str | None, session: Session | None = None
 ) -> str:
-    """What this page's last comparison measured for the ticked precisions (one it ran or
-    joined: another visitor's private run is never read here)."""
+    """What this page's last comparison measured for the ticked precisions."""
     import sys
 
-    # Nothing trained or measured in this process yet: no claim, and no torch imported for it.
-    if "torch" not in sys.modules:
-        return ""
-    if not isinstance(session, Session):
+    # Nothing trained in this process yet: no claim, and no torch imported for it.
+    if "torch" not in sys.modules or not isinstance(session, Session):
         return ""
     try:  # measured on another device than the one picked now: no claim about this one
         here = engine.resolve_device(device or "auto").type
@@ -95,8 +89,7 @@ def precision_note(
 
 
 def _runs_note(lang: str, precisions: list[str], device: str, session: Session) -> str:
-    """The same sentences from the runs' own steps, when the last comparison's runs took turns
-    (no separate measurement came before them): its runs on `device` of a ticked precision."""
+    """The speed sentences of the last comparison's runs on `device` of a ticked precision."""
     mine = [r["summary"] for r in session.runs]  # with their speed-ups (the fold's)
     ticked = [
         s
@@ -118,11 +111,8 @@ def _runs_note(lang: str, precisions: list[str], device: str, session: Session) 
 
 
 def fp8_box(lang: str) -> Frame:
-    """The fp8 box's state: enabled where this machine trains fp8, else disabled with the reason.
-
-    The reason is the engine's refusal line (mpdemo/engine/fp8.py, read from torch) in the page's
-    language. Imports torch: called from a load event, not at build.
-    """
+    """The fp8 box: enabled where this machine trains fp8, else off with the engine's reason
+    (imports torch: a load event's)."""
     device = engine.resolve_device("auto")
     try:
         fp8.check(device)
@@ -145,8 +135,8 @@ def with_fp8(values: Frame) -> list[str]:
 
 
 def machine_text(lang: str) -> str:
-    """The 'This machine' line: names and instruction-set flags (torch's, read once per process)."""
-    note = machine_note()  # torch's probes: called from a load event, not at build
+    """The 'This machine' line: names and instruction-set flags (torch's: a load event's)."""
+    note = machine_note()
     return message(note.key, note.args, lang)
 
 
@@ -154,11 +144,8 @@ def machine_text(lang: str) -> str:
 
 
 def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]:
-    """The grid of RunConfigs from the controls' values (by name), or the engine's ConfigError.
-
-    Each value is checked once, where the CLI's is: coerce_field (mpdemo.config), then
-    engine.preflight per run and check_memory for the grid; nothing is clamped.
-    """
+    """The grid of RunConfigs from the controls' values (by name), or the engine's ConfigError:
+    each value is checked once, as the CLI's (coerce_field, preflight, check_memory), never clamped."""
     lim = limits or Limits.from_env()
     v = {**DEFAULTS, **values}
     model = coerce_field("model", v.get("model"), lim)
@@ -168,22 +155,15 @@ def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]
     axes = (("backends", BACKENDS), ("precisions", PRECISIONS), ("weights", WEIGHTS))
     for name, allowed in axes:
         got = v.get(name)  # an API caller may send 5 or [["x"]]: one line, not a traceback
-        if got is not None and (
-            not isinstance(got, (list, tuple)) or not all(isinstance(x, str) for x in got)
+        field, names = name if name == "weights" else name.removesuffix("s"), ", ".join(allowed)
+        if got is not None and not (
+            isinstance(got, list | tuple) and all(isinstance(x, str) for x in got)
         ):
-            raise ConfigError(
-                "unknown_choice",
-                field=name if name == "weights" else name.removesuffix("s"),
-                allowed=", ".join(allowed),
-                value=got,
-            )
-    if not v["backends"]:
-        raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
-    v["precisions"] = with_fp8(v)  # fp8: its own box (controls.py)
-    if not v["precisions"]:
-        raise ConfigError("empty_choice", field="precision", allowed=", ".join(PRECISIONS))
-    if not v["weights"]:
-        raise ConfigError("empty_choice", field="weights", allowed=", ".join(WEIGHTS))
+            raise ConfigError("unknown_choice", field=field, allowed=names, value=got)
+        if name == "precisions":
+            got = v[name] = with_fp8(v)  # fp8: its own box (controls.py)
+        if not got:
+            raise ConfigError("empty_choice", field=field, allowed=names)
     base = RunConfig(**{n: v[n] for n in fields}).replace(device=v["device"] or "auto")
     # weights x backends x precisions, as a lesson's own grid (teach/lessons.py).
     configs = grid(base, v["backends"], v["precisions"], bool(v["compare_scaling"]), v["weights"])

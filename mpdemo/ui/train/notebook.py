@@ -42,8 +42,7 @@ def notebook_update(session: Session | None, lang: str) -> Any:
 
 
 def wire(ctx: TabContext, comps: dict[str, Component], session: Any) -> None:
-    """Write it again when the runs change (a grid starts or ends a run, a reload, Clear runs)
-    and when the page's language does."""
+    """Write it again when the runs or the page's language change."""
     for comp in (comps["summary"], comps["script_run"]):
         comp.change(notebook_update, [session, ctx.lang], [comps["notebook_btn"]], **QUIET)
     ctx.on_language(

@@ -41,8 +41,7 @@ from .status import idle_status
 
 
 def lang_scale_empty(lang: str, sess: Session | None, ticked: tuple[Any, ...]) -> str:
-    """The loss-scale plot's sentence in a newly picked language: the grid's on screen, else
-    the one the ticked boxes (precisions, loss scaling, compare) would run, a preset's too."""
+    """The loss-scale plot's sentence in a new language: the grid's on screen, else the ticked one's."""
     if sess is not None and sess.configs:
         return scale_empty_text(lang, sess.configs, not sess.running, sess)
     return ticked_scale_empty(lang, *ticked)
@@ -60,11 +59,8 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         [*(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
         api_name="train",
-        # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in
-        # English; check_inputs refuses both by the CLI's rule, in the page's language.
+        # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in English.
         preprocess=False,
-        # Many at once: the server's line (classroom.py) still trains one grid at a time, and
-        # the pages that wait or watch a shared comparison stream meanwhile.
         **classroom.streaming(comps),
     )
     # The lesson picker: one click loads a lesson and trains it, through the same handlers.
@@ -80,7 +76,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         stop,
         [session, lang],
         [comps["status"]],
-        queue=False,  # never waits behind training, never counts against the queue's size
+        queue=False,  # never behind training, nor counted against the queue's size
         api_name="stop",
         show_progress="hidden",
     )
@@ -100,14 +96,8 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     note_inputs = [lang, comps["precisions"], comps["device"], session]
     note_args = (note_inputs, [comps["precision_note"]])
     for name in ("precisions", "device"):
-        comps[name].change(
-            note_fn,
-            *note_args,
-            concurrency_limit=1,
-            api_visibility="undocumented",
-            show_progress="hidden",
-        )
-    # A Train click measures the step: say what it measured under the boxes, as they promise.
+        comps[name].change(note_fn, *note_args, **{**QUIET, "concurrency_limit": 1})
+    # What a Train click measured, under the boxes.
     trained.then(note_fn, *note_args, api_visibility="undocumented", show_progress="hidden")
     comps["device"].change(
         lambda lang, dev: gr.update(info=precision_info(norm_lang(lang), dev)),
@@ -115,7 +105,6 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         [comps["precisions"]],
         **QUIET,
     )
-    # "All columns": the session keeps the choice, so every later frame draws those columns.
     comps["summary_all"].change(
         by_component(comps, lambda s, lg, on: show_columns(s, lg, on), ["summary"]),
         [session, lang, comps["summary_all"]],
@@ -149,13 +138,11 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             **QUIET,
         )
 
-    labelled = [c for c in CONTROLS]
-
     def on_lang(lang: str, sess: Session, dev: str, *args: Value) -> list[Value]:
         ticked, preview_args = args[: len(grid_names)], args[len(grid_names) :]
         hub = system.hub_status()
         out: list[Value] = []
-        for c in labelled:
+        for c in CONTROLS:
             props = controls.relabel(c, lang, lim, hub)
             if c.name == "precisions":
                 props["info"] = precision_info(lang, dev)
@@ -164,18 +151,12 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             out.append(gr.update(**props))
         view = (sess.view if sess is not None else None) or View()
         total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
-        for spec in PLOTS:
-            # The label too: hidden (show_label=False) but still the plot's accessible name.
-            props = {
-                "label": t(spec.title, lang),
-                "title": t(spec.title, lang),
-                "y_title": t(spec.y_title, lang),
-            }
-            if spec.wall_clock:
-                props["x_title"] = x_props(view, lang, total)["x_title"]
-            else:
-                props["x_title"] = t("x_step", lang)
-            out.append(gr.update(**props))
+        for spec in PLOTS:  # the label too: hidden, but still the plot's accessible name
+            x_title = x_props(view if spec.wall_clock else View(), lang, total)["x_title"]
+            title = t(spec.title, lang)
+            out.append(
+                gr.update(label=title, title=title, y_title=t(spec.y_title, lang), x_title=x_title)
+            )
         running = sess is not None and sess.running
         empty = lang_scale_empty(lang, sess, ticked)
         out += [
@@ -184,13 +165,12 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             gr.skip() if running else idle_status(sess, lang),
             gr.update(value=empty) if empty else gr.skip(),
             run_legend(sess, lang),
-            # The watched gradients' words and digits (a running training redraws them itself).
             (watch_update(sess, lang)["value"] or gr.skip()) if sess else gr.skip(),
         ]
         return out
 
     lang_outputs = [
-        *(comps[c.name] for c in labelled),
+        *(comps[c.name] for c in CONTROLS),
         *plot_outputs,
         comps["preview"],
         comps["summary"],
@@ -207,7 +187,6 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     ]
     ctx.on_language(on_lang, lang_inputs, lang_outputs, alone=True)  # may import torch
 
-    # The measured speeds under the precisions, in the new language too.
     ctx.on_language(
         note_fn, [comps["precisions"], comps["device"], session], [comps["precision_note"]]
     )
@@ -224,7 +203,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     def machine_fn(lang: str) -> str:
         return machine_text(norm_lang(lang))
 
-    # Separate from on_load: reading the flags imports torch, which must not hold up the menus.
+    # Apart from on_load: reading the flags imports torch, which must not hold up the menus.
     ctx.on_load(machine_fn, [], [comps["machine"]], alone=True)
     ctx.on_load(lambda lang: gr.update(**fp8_box(norm_lang(lang))), [], [comps["fp8"]], alone=True)
     ctx.on_language(machine_fn, [], [comps["machine"]], alone=True)
