@@ -80,11 +80,6 @@ class Follow:
     comparison: Comparison
 
 
-def picked(mode: str | Follow) -> Comparison | None:
-    """The comparison a board's follower watches (its configs and repeat); None otherwise."""
-    return mode.comparison if isinstance(mode, Follow) else None
-
-
 def runner_for(
     session: Session | None, configs: list[RunConfig], repeat: int, mode: str | Follow
 ) -> Viewer:
@@ -111,9 +106,6 @@ def runner_for(
     if token is not None:  # a teacher's board shows what they train or watch next
         hub.show(token, view.comparison)
     return view
-
-
-# --- the status line -------------------------------------------------------------------------
 
 
 def duration(seconds: float, lang: str) -> str:
@@ -169,8 +161,6 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
         lines.append(t("class_shared_live" if live else "class_shared_done", lang, ago=ago))
     return lines, False
 
-
-# --- the teacher's board -----------------------------------------------------------------------
 
 # A session's board token, by the session's id: it (and the board) goes when the session does.
 _OWNERS: dict[int, str] = {}
@@ -315,9 +305,6 @@ def _follow(
     session.armed = False
 
 
-# --- layout and events -----------------------------------------------------------------------
-
-
 def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
     """Run my own, beside Train and Stop; always shown (its visibility would be one more output
     of /train, which API callers unpack by position)."""
@@ -421,9 +408,4 @@ def wire(
         # Their own group: six followers of an empty board held every slot of Train's.
         **{**streaming(comps), "concurrency_id": FOLLOW_CONCURRENCY_ID},
     )
-    ctx.on_language(board_note_for, [session], [comps["board_note"]])
-
-
-def board_note_for(lang: str, session: Session | None) -> str:
-    """The board note in a new language (ctx.on_language passes the language first)."""
-    return board_note(session, norm_lang(lang))
+    ctx.on_language(lambda lg, s: board_note(s, norm_lang(lg)), [session], [comps["board_note"]])

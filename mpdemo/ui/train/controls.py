@@ -25,9 +25,6 @@ _FROM_CONFIG = object()  # marker: the default is RunConfig()'s value of the sam
 _EN = LOCALES[DEFAULT_LANG].strings  # every key a label or info line may use
 
 
-# --- choices (torch-free) --------------------------------------------------------------------
-
-
 def catalog_key(prefix: str, name: str) -> str:
     """The locale key of a catalog entry's description: 'model_desc_prajjwal1_bert_tiny'."""
     return prefix + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
@@ -91,9 +88,6 @@ def x_axis_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
     return [(t(f"x_axis_{x}", lang), x) for x in X_AXES]
 
 
-# --- UI-level defaults -------------------------------------------------------------------------
-
-
 def default_precisions() -> list[str]:
     """The first lesson's precisions: the first click draws a loss-scale line, the course's point."""
     return list(LESSONS[DEFAULT_LESSON].precisions)
@@ -102,9 +96,6 @@ def default_precisions() -> list[str]:
 def opening_fields() -> Frame:
     """The first lesson's settings on this machine's device (on a GPU its GPU size)."""
     return LESSONS[DEFAULT_LESSON].settings("cuda" if system.cuda_present() else "cpu")
-
-
-# --- the table ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

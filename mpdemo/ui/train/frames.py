@@ -54,9 +54,6 @@ QUIET: dict[str, object] = {
 AXIS_SETTLE_S = 0.3
 
 
-# --- frames to components --------------------------------------------------------------------
-
-
 def keyed(
     comps: Mapping[str, Any], frame: Mapping[str, Any], names: Iterable[str] | None = None
 ) -> dict[Any, Any]:
@@ -84,9 +81,6 @@ def by_component(
         return keyed(comps, fn(*args), names)
 
     return call
-
-
-# --- colours ---------------------------------------------------------------------------------
 
 
 def file_key(rec: Any) -> str:
@@ -132,9 +126,6 @@ def toggle_run(session: Session, label: str) -> bool:
         return False
     session.view = (session.view or View()).toggled(label)
     return True
-
-
-# --- what the plots show ---------------------------------------------------------------------
 
 
 def empty_table(lang: str, all_columns: bool = False) -> pd.DataFrame:

@@ -40,8 +40,6 @@ from .session import Session
 from .session_table import column_widths
 from .status import status_text, stopped_text
 
-# --- the streamed outputs --------------------------------------------------------------------
-
 
 def summary_update(session: Session | None, lang: str) -> Any:
     """The summary table with the widths of its columns: for a change of its column set."""
@@ -107,7 +105,7 @@ def train(
         # After this page's Stop a new comparison: joining the stopped one ended at once.
         if mode == "train" and stopped_text(session.runner, lang) is not None:
             mode = "own"
-        board = classroom.picked(mode)  # following a board: the teacher's comparison
+        board = mode.comparison if isinstance(mode, classroom.Follow) else None
         configs = board.configs if board else check_inputs(v)
         repeat = board.repeat if board else check_repeat(v.get("repeat"))
         if mode == "train" and _trained_here(session, configs, repeat):
@@ -140,7 +138,8 @@ def train(
         for ev in runner.events(timeout=YIELD_EVERY_S):
             if session.runner is not runner:  # a newer click took the session over
                 return
-            first_step = ev is not None and ev.kind == "step" and not _has_steps(session, ev.label)
+            series = session.series.get(ev.label) if ev is not None else None
+            first_step = ev is not None and ev.kind == "step" and not (series and series.step)
             if ev is not None and session.apply(ev):
                 table_changed = True
             grads_changed |= ev is not None and ev.kind == "grads"
@@ -162,11 +161,6 @@ def _trained_here(session: Session, configs: list[Any], repeat: int) -> bool:
     if not isinstance(view, Viewer):
         return False
     return view.comparison.key == comparison_key(configs, repeat)
-
-
-def _has_steps(session: Session, label: str) -> bool:
-    series = session.series.get(label)
-    return series is not None and bool(series.step)
 
 
 STOP_WAIT_S = 15.0  # how long Stop waits for the worker to finish its step
@@ -279,9 +273,6 @@ def scale_preview(
         "scale": gr.update(visible=not empty),
         "scale_empty": gr.update(value=empty, visible=bool(empty)),
     }
-
-
-# --- wiring helpers ----------------------------------------------------------------------------
 
 
 def train_endpoint(comps: dict[str, Any], mode: str = "train") -> Callable[..., Iterator[dict]]:

@@ -39,9 +39,6 @@ DEFAULTS: Frame = controls.defaults()
 PLOT_HEIGHT = 300
 
 
-# --- choices and previews (torch-free) -------------------------------------------------------
-
-
 def _one_slice(spec: str, sizes: dict[str, int] | None, lang: str) -> str:
     try:
         got = system.slice_rows(spec, sizes)
@@ -138,9 +135,6 @@ def machine_text(lang: str) -> str:
     """The 'This machine' line: names and instruction-set flags (torch's: a load event's)."""
     note = machine_note()
     return message(note.key, note.args, lang)
-
-
-# --- validation ------------------------------------------------------------------------------
 
 
 def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]:

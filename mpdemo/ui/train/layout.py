@@ -26,8 +26,6 @@ from .session import Session
 from .session_table import column_widths
 from .wiring import _wire
 
-# --- layout ----------------------------------------------------------------------------------
-
 
 def _close_session(session: Session | None) -> None:
     """gradio calls this when the session's state expires (tab closed + its TTL)."""

@@ -73,9 +73,6 @@ PLOTS: tuple[PlotSpec, ...] = (
 )
 
 
-# --- series --------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class StepPoint:
     """One step read back from a runs file: the StepEvent fields a Series draws (None: a gap)."""

@@ -50,21 +50,14 @@ SECRET_FILE = "storage-secret"
 EMPTY_STORE = '{"version": 2, "runs": []}'
 
 
-# --- the stored runs' secret -----------------------------------------------------------------
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mpdemo"
-
-
 def storage_secret() -> str | None:
     """MPDEMO_STORAGE_SECRET, else one made once in the user's cache folder (theirs only); None
     (gradio's per-process one) where neither can be had."""
     env = os.environ.get(SECRET_ENV, "").strip()
     if env:
         return env
-    path = _cache_dir() / SECRET_FILE
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(cache) / "mpdemo" / SECRET_FILE
     try:
         text = path.read_text(encoding="utf-8").strip()
         if len(text) >= 32:
@@ -91,9 +84,6 @@ def storage_secret() -> str | None:
             "no %s and no writable cache folder: stored runs last until a restart", SECRET_ENV
         )
         return None
-
-
-# --- what the handlers show ------------------------------------------------------------------
 
 
 def reference_choices() -> list[tuple[str, str]]:
@@ -247,9 +237,6 @@ def save_runs(session: Session) -> Value:
     page deep-copied an object of 10^5 numbers on every message, a core busy for a minute)."""
     value = session.stored() if session is not None else None
     return gr.skip() if value is None else json.dumps(value, separators=(",", ":"), default=str)
-
-
-# --- layout and wiring -----------------------------------------------------------------------
 
 
 def build_row(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:

@@ -98,7 +98,6 @@ class Session(StoredRuns):
         # gr.State deep-copies its default; a fresh session must never share a runner.
         return Session()
 
-    # --- lifecycle ----------------------------------------------------------------------
     def begin(self, configs: list[RunConfig], runner: RunnerInterface | None = None) -> None:
         """Follow `runner`'s comparison (every repetition's run in `configs`); its state is read."""
         self.stop()
@@ -136,7 +135,6 @@ class Session(StoredRuns):
             self.outdir = tempfile.mkdtemp(prefix="session-", dir=root)
         return Path(self.outdir)
 
-    # --- events -------------------------------------------------------------------------
     def apply(self, ev: Event) -> bool:
         """Draw one event's step and keep a finished run; True when a run finished."""
         if self.runner is None:
@@ -163,7 +161,6 @@ class Session(StoredRuns):
             return True
         return False
 
-    # --- renderers ----------------------------------------------------------------------
     def summaries(self) -> list[Summary]:
         """The finished runs' summaries with speedup_vs_fp32, then the loaded files' runs."""
         return [r["summary"] for r in self.runs] + self.recorded_summaries()
@@ -220,7 +217,6 @@ class Session(StoredRuns):
             raise
         return new
 
-    # --- recorded runs (runs files loaded next to the live runs) ---------------------------
     def add_recording(self, rec: Recording) -> list[str]:
         """Show a runs file's runs beside the live ones, thinned (the same file replaces itself;
         older ones close past RECORDED_POINTS_CAP); a file that cannot be drawn changes nothing."""

@@ -102,17 +102,12 @@ def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
     return text
 
 
-def number_cell(value: Any, lang: str) -> str:
-    """A table number as `lang` writes it: "1.523" and "0,6931" in Spanish, whole floats whole."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        value = int(value)
-    return number(value, lang, ",")
-
-
 def shown_table(table: pd.DataFrame, lang: str) -> Styler:
-    """The table with its numbers in `lang`'s digits (a Styler: the cells stay numbers, and sort)."""
+    """The table with its numbers in `lang`'s digits, whole floats whole (a Styler: the cells stay
+    numbers, and sort)."""
     numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]
-    return table.style.format(lambda v: number_cell(v, lang), subset=numeric, na_rep="")
+    whole = lambda v: int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else v  # noqa: E731
+    return table.style.format(lambda v: number(whole(v), lang, ","), subset=numeric, na_rep="")
 
 
 def summary_table(

@@ -19,8 +19,6 @@ from .session_table import speedup_cell
 if TYPE_CHECKING:
     from ...runs.runner import RunnerInterface
 
-# --- status line -----------------------------------------------------------------------------
-
 
 def status_text(session: Session, lang: str, finished: bool = False) -> str:
     """'Run i of n: label, step k of N, about T left', or how the grid ended."""
@@ -69,7 +67,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     else:
         lines.append(_progress_line(session, lang))
         if p.get("phase") != "running" or not p.get("steps"):
-            left, base = _left(session), _one_repetition(session.configs)
+            left, base = session.state.remaining_s(), _one_repetition(session.configs)
             if session.state.plan is None:
                 # Only several runs one after another are timed first (runs/runner.py).
                 if len(base) > 1 and not side_by_side(base):
@@ -115,7 +113,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         if p.get("kept_steps"):  # a preset's steps are its lesson: the time is said instead
             lines.append(t("status_kept_steps", lang, steps=p["kept_steps"]))
     for label, note in session.state.errors:
-        err = error_text(_note_error(note), lang)
+        err = error_text(MpdemoError(note.get("key", "failed"), **(note.get("args") or {})), lang)
         lines.append(t("status_run_failed", lang, label=shown(label), error=shown(err)))
     if session.files_error:  # the downloads failed to write: the runs above are all here
         lines.append(t("status_files_failed", lang, error=shown(session.files_error)))
@@ -139,7 +137,7 @@ def _progress_line(session: Session, lang: str) -> str:
     base = _one_repetition(session.configs)
     per, reps, i = len(base), repetitions(session.configs), p.get("index", 0)
     head = t("status_repetition", lang, r=i // per + 1, rs=reps) if reps > 1 else ""
-    left = _left(session) if p.get("phase") == "running" and p.get("steps") else None
+    left = session.state.remaining_s() if p.get("phase") == "running" and p.get("steps") else None
     # Runs that take turns step by step: one line for all (the step is the last run's).
     kind = "together" if per > 1 and side_by_side(base) else "single" if per == 1 else "run"
     keys = {
@@ -221,15 +219,6 @@ def folded(head: list[str], details: list[str], lang: str) -> str:
     body = "\n\n".join(details)
     summary = t("status_details", lang)
     return "\n\n".join(head) + f"\n\n<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
-
-
-def _left(session: Session) -> float | None:
-    """Seconds left for the whole grid: the calibrated estimate refined by measured speeds."""
-    return session.state.remaining_s()
-
-
-def _note_error(note: dict[str, Any]) -> MpdemoError:
-    return MpdemoError(note.get("key", "failed"), **(note.get("args") or {}))
 
 
 def stopped_text(runner: RunnerInterface | None, lang: str) -> str | None:
