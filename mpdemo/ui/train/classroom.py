@@ -23,13 +23,7 @@ from .. import pages, system
 from ..context import Component, Frame, Outputs, TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
-from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for uploads and tests
-    client_here,
-    client_of,
-    page_here,
-    proxy_hops,
-    the_hub,
-)
+from ..visitor import client_here, page_here, the_hub
 from . import controls
 from .frames import FOLLOWED, QUIET, button, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS

@@ -33,9 +33,7 @@ COLUMNS = ["step", "value", "run"]  # "step" holds seconds when the x axis is wa
 class PlotSpec:
     """One live plot: where it sits, what it shows, and how its frame is made."""
 
-    name: str  # the key of its output in train()'s frames
-    elem_id: str
-    title: str  # i18n key
+    name: str  # the key of its output in train()'s frames; "<name>-plot" its elem_id
     y_title: str  # i18n key
     metric: str  # a Series attribute
     row: int  # plots with the same row sit side by side
@@ -44,32 +42,24 @@ class PlotSpec:
     scale: bool = False  # the loss-scale plot: runs with a scaler, skipped-step ticks
     y_format: str | None = None
 
+    @property
+    def elem_id(self) -> str:
+        """The plot's elem_id: 'loss-plot'."""
+        return f"{self.name}-plot"
+
+    @property
+    def title(self) -> str:
+        """The i18n key of its title: 'loss_plot'."""
+        return f"{self.name}_plot"
+
 
 PLOTS: tuple[PlotSpec, ...] = (
-    PlotSpec("loss", "loss-plot", "loss_plot", "y_loss", "loss", 0, smooth=True),
+    PlotSpec("loss", "y_loss", "loss", 0, smooth=True),
     # log2 of a power of two: "16", not "16.000000"
-    PlotSpec(
-        "scale",
-        "scale-plot",
-        "scale_plot",
-        "y_scale",
-        "scale",
-        0,
-        wall_clock=False,
-        scale=True,
-        y_format="~g",
-    ),  # fmt: skip
+    PlotSpec("scale", "y_scale", "scale", 0, wall_clock=False, scale=True, y_format="~g"),
     # "~r": no grouping mark (Vega's "1,600" reads as 1.6 in Spanish; "~g" wrote "1.8e+3").
-    PlotSpec("time", "time-plot", "time_plot", "y_ms", "step_ms", 1, y_format="~r"),
-    PlotSpec(
-        "throughput",
-        "throughput-plot",
-        "throughput_plot",
-        "y_samples",
-        "samples_per_s",
-        1,
-        y_format="~r",
-    ),
+    PlotSpec("time", "y_ms", "step_ms", 1, y_format="~r"),
+    PlotSpec("throughput", "y_samples", "samples_per_s", 1, y_format="~r"),
 )
 
 
@@ -110,12 +100,8 @@ class Series:
     step_ms: list[float] = field(default_factory=list)
     samples_per_s: list[float] = field(default_factory=list)
     # (metric, smoothing, x, points, budget) → (xs, values): finished runs are not re-sampled
-    _cache: dict[tuple[object, ...], tuple[list[float], list[float]]] = field(
-        default_factory=dict, repr=False
-    )
-    _ema: dict[tuple[str, float], tuple[list[float], float, int]] = field(
-        default_factory=dict, repr=False
-    )
+    _cache: dict[tuple[object, ...], tuple[list[float], list[float]]] = field(default_factory=dict)
+    _ema: dict[tuple[str, float], tuple[list[float], float, int]] = field(default_factory=dict)
 
     def add(self, ev: StepEvent | StepPoint) -> None:
         """Append a StepEvent (or a step read back from a file)."""
