@@ -258,22 +258,12 @@ def _follow(
     beat = 0.0
     while time.monotonic() < deadline and session.runner is mine:
         if pages.gone(page, began):  # the follower's page is gone: its slot goes too
-            session.armed = False
-            return
-        if not hub.live(board):
-            session.armed = False
-            yield {
-                "status": t("class_board_closed", lang, code=shown(board.code)),
-                "stop_btn": gr.update(interactive=False),
-            }
-            return
-        if session.stop_requested:
-            session.armed = False
-            yield {
-                "status": t("status_stopped_plain", lang),
-                "stop_btn": gr.update(interactive=False),
-            }
-            return
+            break
+        if not hub.live(board) or session.stop_requested:
+            closed = t("class_board_closed", lang, code=shown(board.code))
+            said = closed if not hub.live(board) else t("status_stopped_plain", lang)
+            yield {"status": said, "stop_btn": gr.update(interactive=False)}
+            break
         c = board.comparison
         if c is not None and c is not seen:
             seen = c
@@ -286,15 +276,13 @@ def _follow(
                 return  # Stop during the comparison: train()'s last frame said so
             deadline = time.monotonic() + BOARD_WAIT_S
             continue
-        session.armed = True  # the Stop button ends the wait (train_tab.stop)
+        session.armed = True  # the Stop button ends the wait (handlers.stop)
         if time.monotonic() - beat >= BOARD_BEAT_S:
             beat = time.monotonic()
             # The comparison that ended stays readable above the wait for the next one.
             waiting = t("class_board_waiting", lang, code=shown(board.code))
-            yield {
-                "status": f"{last}\n\n{waiting}" if last else waiting,
-                "stop_btn": gr.update(interactive=True),
-            }
+            status = f"{last}\n\n{waiting}" if last else waiting
+            yield {"status": status, "stop_btn": gr.update(interactive=True)}
         time.sleep(BOARD_POLL_S)
     session.armed = False
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ...catalog import DATASETS, MODELS
+from ...catalog import DATASETS, MODELS, DatasetEntry, ModelEntry
 from ...config import MAX_REPEAT, WEIGHTS, WHOLE_FIELDS, Limits, RunConfig, cli_fields, number_range
 from ...registry import BACKENDS, PRECISIONS
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
@@ -30,62 +30,42 @@ def catalog_key(prefix: str, name: str) -> str:
     return prefix + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
+def _entry_text(
+    entry: ModelEntry | DatasetEntry, prefix: str, lang: str, hub: bool | None, extra: str = ""
+) -> str:
+    """'name · description', the Hub's entries flagged when offline."""
+    text = f"{entry.name} · {t(catalog_key(prefix, entry.name), lang)}{extra}"
+    return text + (f" · {t('needs_internet', lang)}" if not entry.builtin and hub is False else "")
+
+
 def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """'name · description (params)': exact for built-ins, approximate for the Hub's (flagged
-    when offline)."""
-    out = []
-    for m in MODELS.values():
-        n = m.approx_params
-        params = (
+    """'name · description (params)': exact for built-ins, approximate for the Hub's."""
+
+    def params(n: int, exact: bool) -> str:
+        return (
             t("params_exact", lang, params=n)
-            if m.builtin
+            if exact
             else t("params_approx", lang, params=system.fmt_params(n))
         )
-        text = f"{m.name} · {t(catalog_key('model_desc_', m.name), lang)} ({params})"
-        if not m.builtin and hub is False:
-            text += f" · {t('needs_internet', lang)}"
-        out.append((text, m.name))
-    return out
+
+    return [
+        (
+            _entry_text(m, "model_desc_", lang, hub, f" ({params(m.approx_params, m.builtin)})"),
+            m.name,
+        )
+        for m in MODELS.values()
+    ]
 
 
 def dataset_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """Dropdown entries for the catalog's datasets, Hub entries flagged when offline."""
-    out = []
-    for d in DATASETS.values():
-        text = f"{d.name} · {t(catalog_key('data_desc_', d.name), lang)}"
-        if not d.builtin and hub is False:
-            text += f" · {t('needs_internet', lang)}"
-        out.append((text, d.name))
-    return out
-
-
-def backend_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """The registry's backends, by display name."""
-    return [(b.display, b.name) for b in BACKENDS.values()]
+    """Dropdown entries for the catalog's datasets."""
+    return [(_entry_text(d, "data_desc_", lang, hub), d.name) for d in DATASETS.values()]
 
 
 def precision_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
     """The registry's precisions but those that need a GPU generation (fp8): a checkbox group
     cannot disable one choice, so fp8 has a box of its own that says why it is off."""
     return [(p.name, p.name) for p in PRECISIONS.values() if p.needs_compute_capability is None]
-
-
-def device_choices(lang: str, hub: bool | None = None) -> list[str]:
-    """auto and cpu, plus the accelerators this machine has."""
-    return system.device_choices()
-
-
-def weights_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """Where the weights live (RunConfig.weights); each ticked one is a grid of its own."""
-    return [(t(f"weights_choice_{w.replace('-', '_')}", lang), w) for w in WEIGHTS]
-
-
-X_AXES = ("step", "time")
-
-
-def x_axis_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """The plots' x axis: optimizer step, or seconds since the run started."""
-    return [(t(f"x_axis_{x}", lang), x) for x in X_AXES]
 
 
 def default_precisions() -> list[str]:
@@ -163,7 +143,7 @@ _LAID_OUT: tuple[Control, ...] = (
         "backends_info",
         section="grid",
         default=lambda: ["torch"],
-        choices=backend_choices,
+        choices=lambda lang, hub=None: [(b.display, b.name) for b in BACKENDS.values()],
     ),
     Control(
         "precisions",
@@ -181,7 +161,13 @@ _LAID_OUT: tuple[Control, ...] = (
         default=False,
         props=(("interactive", False),),
     ),
-    Control("device", "dropdown", "device_info", section="run", choices=device_choices),
+    Control(
+        "device",
+        "dropdown",
+        "device_info",
+        section="run",
+        choices=lambda lang, hub=None: system.device_choices(),
+    ),
     # Numbers, not sliders: a slider clamped what was typed (0 became 1 without a word).
     Control("steps", "number", "range_info", section="run", row="size", whole=True),
     Control("batch_size", "number", "range_info", section="run", row="size", whole=True),
@@ -208,7 +194,9 @@ _LAID_OUT: tuple[Control, ...] = (
         "weights_info",
         section="advanced",
         default=lambda: ["fp32"],
-        choices=weights_choices,
+        choices=lambda lang, hub=None: [
+            (t(f"weights_choice_{w.replace('-', '_')}", lang), w) for w in WEIGHTS
+        ],
     ),
     # Each step's share of updates that rounded away (on by itself for bf16 weights).
     Control("lost_updates", "checkbox", "lost_updates_info", section="advanced"),
@@ -223,7 +211,14 @@ _LAID_OUT: tuple[Control, ...] = (
         step=0.05,
         run=False,
     ),
-    Control("x_axis", "radio", section="view", default="step", choices=x_axis_choices, run=False),
+    Control(
+        "x_axis",
+        "radio",
+        section="view",
+        default="step",
+        choices=lambda lang, hub=None: [(t(f"x_axis_{x}", lang), x) for x in ("step", "time")],
+        run=False,
+    ),
 )
 
 
