@@ -80,9 +80,7 @@ def storage_secret() -> str | None:
         text = path.read_text(encoding="utf-8").strip()
         return text if len(text) >= 32 else None
     except OSError:
-        logger.warning(
-            "no %s and no writable cache folder: stored runs last until a restart", SECRET_ENV
-        )
+        logger.warning("no %s nor a writable cache: stored runs last until a restart", SECRET_ENV)
         return None
 
 
@@ -104,19 +102,10 @@ def reference_choices() -> list[tuple[str, str]]:
 
 
 def _loaded_status(session: Session, lang: str) -> str:
-    rec = session.recordings[-1]  # every part of the line came from the file: shown as text
-    return t(
-        "status_loaded",
-        lang,
-        **shown_args(
-            {
-                "name": rec.recording.name,
-                "machine": describe_machine(rec.recording.machine),
-                "date": rec.recording.date or "?",
-                "labels": ", ".join(rec.labels),
-            }
-        ),
-    )
+    opened = session.recordings[-1]  # every part of the line came from the file: shown as text
+    rec, labels = opened.recording, ", ".join(opened.labels)
+    args = {"name": rec.name, "machine": describe_machine(rec.machine), "date": rec.date or "?"}
+    return t("status_loaded", lang, **shown_args({**args, "labels": labels}))
 
 
 def _refused(session: Session, lang: str, error: str) -> Frame:
