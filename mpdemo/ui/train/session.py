@@ -197,14 +197,14 @@ class Session(StoredRuns):
                 summary = Summary.from_dict(summary).replace(
                     label=f"#{r['grid']} {summary['label']}"
                 )
+            extra = {k: r[k] for k in ("shared_from", "grad_histograms") if r.get(k)}
             runs.append(
                 {
                     "config": r["config"],
                     "summary": summary,
                     "steps": r["steps"],
                     "evals": r["evals"],
-                    **({"shared_from": r["shared_from"]} if r.get("shared_from") else {}),
-                    **{k: r[k] for k in ("grad_histograms",) if r.get(k)},  # --watch-grads
+                    **extra,
                 }
             )
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}
@@ -282,16 +282,10 @@ class Session(StoredRuns):
             for lab, run in zip(r.labels, r.recording.runs, strict=True):
                 cfg, summ = run.get("config") or {}, run["summary"]
                 steps = cfg.get("steps") if isinstance(cfg.get("steps"), int) else None
-                out.append(
-                    PlotRun(
-                        label=lab,
-                        backend=summ["backend"],
-                        precision=summ["precision"],
-                        # A file without its config: a logged scale says a scaler ran.
-                        loss_scaling=bool(cfg.get("loss_scaling", r.series[lab].has_scale)),
-                        steps=steps or summ.get("steps") or len(run.get("steps") or []) or 1,
-                    )
-                )
+                steps = steps or summ.get("steps") or len(run.get("steps") or []) or 1
+                # A file without its config: a logged scale says a scaler ran.
+                scaled = bool(cfg.get("loss_scaling", r.series[lab].has_scale))
+                out.append(PlotRun(lab, summ["backend"], summ["precision"], scaled, steps))
         return out
 
     def recorded_summaries(self) -> list[Summary]:

@@ -40,15 +40,7 @@ _COLUMNS: list[tuple[str, str, bool]] = [
 ]
 # The one column that wraps; every other is "auto" (its longest cell: no number is broken).
 WARNINGS_PX = 300
-TEXT_COLUMNS = {
-    "label",
-    "status",
-    "effective_dtype",
-    "backend",
-    "precision",
-    "requested_dtype",
-    "device",
-}
+TEXT_COLUMNS = ("label", "effective_dtype", "backend", "precision", "requested_dtype", "device")
 
 
 def summary_keys(all_columns: bool = False) -> list[str]:
