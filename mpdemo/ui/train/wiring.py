@@ -115,7 +115,6 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **QUIET
     )
 
-    plot_outputs = [comps[p.name] for p in PLOTS]
     view_inputs = [session, lang, *(comps[n] for n in controls.VIEW_NAMES)]
     view_names = [*(p.name for p in PLOTS), "legend"]
     view_outputs = [comps[n] for n in view_names]
@@ -128,15 +127,12 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         comps[name].change(on_view, view_inputs, view_outputs, **QUIET)
     grid_names = ("precisions", "loss_scaling", "compare_scaling")
     scale_names = ["scale", "scale_empty"]
+    preview = by_component(
+        comps, lambda s, lg, *x: scale_preview(s, norm_lang(lg), *x), scale_names
+    )
     for name in grid_names:
-        comps[name].change(
-            by_component(
-                comps, lambda s, lg, *vals: scale_preview(s, norm_lang(lg), *vals), scale_names
-            ),
-            [session, lang, *(comps[n] for n in grid_names)],
-            [comps[n] for n in scale_names],
-            **QUIET,
-        )
+        grid_inputs = [session, lang, *(comps[n] for n in grid_names)]
+        comps[name].change(preview, grid_inputs, [comps[n] for n in scale_names], **QUIET)
 
     def on_lang(lang: str, sess: Session, dev: str, *args: Value) -> list[Value]:
         ticked, preview_args = args[: len(grid_names)], args[len(grid_names) :]
@@ -153,10 +149,8 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
         for spec in PLOTS:  # the label too: hidden, but still the plot's accessible name
             x_title = x_props(view if spec.wall_clock else View(), lang, total)["x_title"]
-            title = t(spec.title, lang)
-            out.append(
-                gr.update(label=title, title=title, y_title=t(spec.y_title, lang), x_title=x_title)
-            )
+            title, y_title = t(spec.title, lang), t(spec.y_title, lang)
+            out.append(gr.update(label=title, title=title, y_title=y_title, x_title=x_title))
         running = sess is not None and sess.running
         empty = lang_scale_empty(lang, sess, ticked)
         out += [
@@ -169,22 +163,11 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         ]
         return out
 
+    shown = ("preview", "summary", "status", "scale_empty", "legend", "grad_watch")
     lang_outputs = [
-        *(comps[c.name] for c in CONTROLS),
-        *plot_outputs,
-        comps["preview"],
-        comps["summary"],
-        comps["status"],
-        comps["scale_empty"],
-        comps["legend"],
-        comps["grad_watch"],
+        comps[n] for n in (*(c.name for c in CONTROLS), *(p.name for p in PLOTS), *shown)
     ]
-    lang_inputs = [
-        session,
-        comps["device"],
-        *(comps[n] for n in grid_names),
-        *(comps[n] for n in preview_names),
-    ]
+    lang_inputs = [session, *(comps[n] for n in ("device", *grid_names, *preview_names))]
     ctx.on_language(on_lang, lang_inputs, lang_outputs, alone=True)  # may import torch
 
     ctx.on_language(
@@ -207,9 +190,6 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     ctx.on_load(machine_fn, [], [comps["machine"]], alone=True)
     ctx.on_load(lambda lang: gr.update(**fp8_box(norm_lang(lang))), [], [comps["fp8"]], alone=True)
     ctx.on_language(machine_fn, [], [comps["machine"]], alone=True)
-    ctx.on_load(  # alone too: it waits up to 2 s for the Hub's answer
-        on_load,
-        [comps[n] for n in preview_names],
-        [comps["model"], comps["dataset"], comps["device"], comps["preview"]],
-        alone=True,
-    )
+    loaded = [comps[n] for n in ("model", "dataset", "device", "preview")]
+    # Alone too: it waits up to 2 s for the Hub's answer.
+    ctx.on_load(on_load, [comps[n] for n in preview_names], loaded, alone=True)
