@@ -174,11 +174,8 @@ def wire(
 
     def arm_lesson(name: str | None, sess: Session, lg: str) -> Any:
         lesson = LESSONS.get(name or "")
-        if lesson is None or lesson.sweep:
-            return [
-                gr.skip(),
-                gr.skip(),
-            ]  # one an output: gradio read {} as one and ended the chain
+        if lesson is None or lesson.sweep:  # one skip an output: gradio read {} as one value
+            return [gr.skip(), gr.skip()]
         open_recording(sess, name)
         return arm_fn(sess, lg)
 
