@@ -40,23 +40,14 @@ class StoredRuns:
             | ({"grad_histograms": r["grad_histograms"][-1:]} if r.get("grad_histograms") else {})
             for r in self.history
         ]
-        recs = [
-            {
-                "name": r.recording.name,
-                "digest": r.recording.digest,
-                "version": r.recording.version,
-                "machine": r.recording.machine,
-                "runs": r.recording.runs,
-            }
-            for r in self.recordings
-        ]
+        kept = ("name", "digest", "version", "machine", "runs")
+        recs = [{k: getattr(r.recording, k) for k in kept} for r in self.recordings]
         history = history[-MAX_RUNS:]  # what is stored reads back: the newest runs
         points = STORED_POINTS
         while True:
             doc = runs_document(compact(history, points), self.machine() if history else {})
             doc["recordings"] = [{**r, "runs": compact(r["runs"], points)} for r in recs]
-            size = len(json.dumps(doc, default=str))
-            if size <= MAX_STORED_CHARS:
+            if len(json.dumps(doc, default=str)) <= MAX_STORED_CHARS:
                 return doc
             grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
             if any(
