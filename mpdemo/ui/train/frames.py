@@ -220,19 +220,12 @@ def coinciding(series: dict[str, Any]) -> list[tuple[str, str]]:
 
 def coinciding_groups(series: dict[str, Any]) -> list[list[str]]:
     """The runs whose lines lie on each other, grouped (a~b, b~c: one group), in the plots' order."""
-    group: dict[str, list[str]] = {}
-    for a, b in coinciding(series):
-        ga, gb = group.setdefault(a, [a]), group.setdefault(b, [b])
-        if ga is not gb:
-            ga.extend(gb)
-            for label in gb:
-                group[label] = ga
     order = {label: i for i, label in enumerate(series)}
-    out: list[list[str]] = []
-    for g in group.values():
-        if not any(g is seen for seen in out):
-            out.append(g)
-    return sorted((sorted(g, key=order.__getitem__) for g in out), key=lambda g: order[g[0]])
+    groups: list[set[str]] = []
+    for pair in coinciding(series):
+        joined = [g for g in groups if g & set(pair)]
+        groups = [g for g in groups if g not in joined] + [set(pair).union(*joined)]
+    return sorted((sorted(g, key=order.__getitem__) for g in groups), key=lambda g: order[g[0]])
 
 
 def run_legend(session: Session | None, lang: str) -> str:

@@ -3,13 +3,13 @@ checked grid of RunConfigs (torch only where a function says so)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ... import engine
 from ...catalog import MODELS
 from ...config import WEIGHTS, Limits, RunConfig, coerce_field
 from ...engine import fp8
+from ...engine.cores import _cores  # the CPUs this process may run on
 from ...engine.machine import machine_note
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
@@ -22,15 +22,6 @@ from ..text import shown
 from . import controls
 from .plots import scaled_labels
 from .session import Session
-
-
-def _cores() -> int:
-    """CPUs this process may use (a container's limit, where the OS says)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # macOS and Windows have no sched_getaffinity
-        return os.cpu_count() or 1
-
 
 # Seconds between plot updates: four charts drawn 5 times a second on the training's two cores
 # slowed the default comparison from 5 s to 8.3 s; once a second it took 5 s.
