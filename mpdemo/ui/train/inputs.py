@@ -73,28 +73,22 @@ def precision_note(
         here = engine.resolve_device(device or "auto").type
     except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
         return ""
-    return _runs_note(lang, precisions or [], here, session)
-
-
-def _runs_note(lang: str, precisions: list[str], device: str, session: Session) -> str:
-    """The speed sentences of the last comparison's runs on `device` of a ticked precision."""
-    mine = [r["summary"] for r in session.runs]  # with their speed-ups (the fold's)
-    ticked = [
+    precisions = precisions or []
+    ticked = [  # its runs on this device of a ticked precision, with their speed-ups
         s
-        for s in mine
-        if str(s.get("device") or "cpu").split(":")[0] == device
+        for s in (r["summary"] for r in session.runs)
+        if str(s.get("device") or "cpu").split(":")[0] == here
         and (s.get("precision") == "fp32" or s.get("precision") in precisions)
     ]
     notes = [n for n in run_speed_notes(ticked) if n.args.get("precision") in precisions]
     if not notes:
         return ""
     first = next(r for r in session.runs if r["summary"].get("precision") in precisions)
-    head = t(
-        "precision_note_runs",
-        lang,
-        model=shown(str(first["summary"].get("model", ""))),
-        batch=(first.get("config") or {}).get("batch_size", "?"),
+    model, batch = (
+        first["summary"].get("model", ""),
+        (first.get("config") or {}).get("batch_size", "?"),
     )
+    head = t("precision_note_runs", lang, model=shown(str(model)), batch=batch)
     return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
 
 
