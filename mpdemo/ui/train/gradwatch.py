@@ -64,17 +64,8 @@ def summed(ev: GradHistograms) -> Watched:
             worst = (layer["name"], layer["flushed"])
     counts[0] -= zeros  # counts[0] is everything below 2^LO, the exact zeros included
     share = (lambda n: n / nonzero) if nonzero else (lambda n: 0.0)
-    return Watched(
-        counts=counts,
-        lo=edges[0] - 1,
-        nonzero=nonzero,
-        zeros=zeros,
-        flushed=share(flushed),
-        subnormal=share(sub),
-        overflow=share(over),
-        worst=worst,
-        band=band_of(ev),
-    )
+    shares = (share(flushed), share(sub), share(over))
+    return Watched(counts, edges[0] - 1, nonzero, zeros, *shares, worst, band_of(ev))
 
 
 def run_figure(ev: GradHistograms, lang: str) -> str:
@@ -88,15 +79,9 @@ def run_figure(ev: GradHistograms, lang: str) -> str:
     svg = histogram_svg(
         lang, w.counts, w.lo, w.nonzero, title, w.band, ev.format, SVG_SIZE, 10, draw_title=False
     )
-    line = t(
-        "gw_line",
-        lang,
-        fmt=fmt,
-        flushed=pct(w.flushed, lang),
-        sub=pct(w.subnormal, lang),
-        over=pct(w.overflow, lang),
-        zeros=number(w.zeros, lang, ","),
-    )
+    shares = {"flushed": w.flushed, "sub": w.subnormal, "over": w.overflow}
+    shown = {k: pct(v, lang) for k, v in shares.items()}
+    line = t("gw_line", lang, fmt=fmt, zeros=number(w.zeros, lang, ","), **shown)
     if w.worst is not None and w.worst[1] > 0:
         layer = f'<code style="font-size:0.9em">{esc(w.worst[0])}</code>'  # from the model
         line += " " + t("gw_worst", lang, layer=layer, share=pct(w.worst[1], lang))
