@@ -138,8 +138,7 @@ def train(
         for ev in runner.events(timeout=YIELD_EVERY_S):
             if session.runner is not runner:  # a newer click took the session over
                 return
-            series = session.series.get(ev.label) if ev is not None else None
-            first_step = ev is not None and ev.kind == "step" and not (series and series.step)
+            first_step = ev is not None and ev.kind == "step" and not _has_steps(session, ev.label)
             if ev is not None and session.apply(ev):
                 table_changed = True
             grads_changed |= ev is not None and ev.kind == "grads"
@@ -161,6 +160,11 @@ def _trained_here(session: Session, configs: list[Any], repeat: int) -> bool:
     if not isinstance(view, Viewer):
         return False
     return view.comparison.key == comparison_key(configs, repeat)
+
+
+def _has_steps(session: Session, label: str) -> bool:
+    series = session.series.get(label)
+    return series is not None and bool(series.step)
 
 
 STOP_WAIT_S = 15.0  # how long Stop waits for the worker to finish its step

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ... import engine
@@ -31,22 +32,15 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     if finished:
         stopped = [r for r in session.runs if r["status"] == "stopped"]
         if stopped:
-            s = stopped[-1]["summary"]
+            s, steps = stopped[-1]["summary"], (stopped[-1]["config"] or {}).get("steps", "?")
+            label = shown(s.get("label", ""))
             lines.append(
-                t(
-                    "status_stopped",
-                    lang,
-                    label=shown(s.get("label", "")),
-                    step=s.get("steps", 0),
-                    steps=(stopped[-1]["config"] or {}).get("steps", "?"),
-                )
+                t("status_stopped", lang, label=label, step=s.get("steps", 0), steps=steps)
             )
         elif session.stop_requested:
             lines.append(t("status_stopped_plain", lang))
         else:
-            counts: dict[str, int] = {}
-            for r in session.runs:
-                counts[r["status"]] = counts.get(r["status"], 0) + 1
+            counts = Counter(r["status"] for r in session.runs)
             detail = ", ".join(t(f"status_count_{k}", lang, count=n) for k, n in counts.items())
             lines.append(t("status_done", lang, count=len(session.runs), detail=detail or "0"))
             # The verdict in the first sentence: "torch · fp16: 2.48× slower".
@@ -84,13 +78,12 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         # A precision no run could be compared for (no fp32 run) keeps the calibration's sentence.
         ran = {s.get("precision") for s in summaries}
         plan_notes = session.state.plan.notes if session.state.plan is not None else []
-        kept = [
-            n
+        lines += [
+            _said(n, lang)
             for n in plan_notes
             if n["key"].startswith("speed_")
             and (n.get("args") or {}).get("precision") in ran - compared
         ]
-        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in kept]
         lines += speed_paragraphs(summaries, lang)
         lines += [shown(message(n.key, n.args, lang)) for n in memory_notes(summaries)]
         # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU), not only in the table.
@@ -109,7 +102,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             n for n in session.state.plan.notes if revised is None or n["key"] != "plan_expect"
         ]
         notes += [revised.to_dict()] if revised is not None else []
-        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in notes]
+        lines += [_said(n, lang) for n in notes]
         if p.get("kept_steps"):  # a preset's steps are its lesson: the time is said instead
             lines.append(t("status_kept_steps", lang, steps=p["kept_steps"]))
     for label, note in session.state.errors:
@@ -118,6 +111,11 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     if session.files_error:  # the downloads failed to write: the runs above are all here
         lines.append(t("status_files_failed", lang, error=shown(session.files_error)))
     return folded(lines[:head], lines[head:], lang)
+
+
+def _said(note: dict[str, Any], lang: str) -> str:
+    """An engine note (a dict: key, args) in `lang`, shown as text (a file's names may be in it)."""
+    return shown(message(note["key"], note.get("args") or {}, lang))
 
 
 def repetitions(configs: list[RunConfig]) -> int:
