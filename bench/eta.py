@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 def main() -> int:
     """Run the comparison, print the estimate check; exit 1 when it misses ±30 %."""
     from mpdemo.runs.runner import Runner
+    from mpdemo.ui.train.inputs import DEFAULTS, check_inputs
     from mpdemo.ui.train.session import Session
-    from mpdemo.ui.train.tab import DEFAULTS, check_inputs
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=DEFAULTS["steps"])

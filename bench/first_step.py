@@ -26,7 +26,7 @@ def main() -> None:
     ap.add_argument("--times", type=int, default=3)
     a = ap.parse_args()
     from mpdemo.runs.runner import Runner
-    from mpdemo.ui.train.tab import DEFAULTS, check_inputs
+    from mpdemo.ui.train.inputs import DEFAULTS, check_inputs
 
     configs = check_inputs(dict(DEFAULTS))
     for i in range(a.times):

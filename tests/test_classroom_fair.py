@@ -207,7 +207,7 @@ def request(xff: str | None, peer: str) -> SimpleNamespace:
 
 
 def test_a_client_is_what_the_proxy_saw_not_what_it_wrote(monkeypatch) -> None:
-    from mpdemo.ui.train.classroom import client_of
+    from mpdemo.ui.visitor import client_of
 
     monkeypatch.delenv("SPACE_ID", raising=False)
     monkeypatch.delenv("MPDEMO_PROXY_HOPS", raising=False)

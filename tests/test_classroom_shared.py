@@ -12,8 +12,9 @@ from test_ui import FAST, wait_no_runner
 
 from mpdemo.classroom import broadcast
 from mpdemo.ui.train import classroom, plots
+from mpdemo.ui.train.handlers import stop, train
 from mpdemo.ui.train.session import Session
-from mpdemo.ui.train.tab import status_text, stop, train
+from mpdemo.ui.train.status import status_text
 
 # A seed no other test trains with: nothing here joins another test's comparison.
 SETTINGS = {**FAST, "steps": 6, "precisions": ["fp32"], "seed": 11}

@@ -414,7 +414,7 @@ def test_fp8_has_its_own_box_built_disabled() -> None:
 @pytest.mark.parametrize("lang", ["en", "es", "pt"])
 def test_fp8_box_stays_disabled_here_with_the_reason(monkeypatch, lang: str) -> None:
     from mpdemo.ui.i18n import error_text
-    from mpdemo.ui.train.tab import fp8_box
+    from mpdemo.ui.train.inputs import fp8_box
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     state = fp8_box(lang)
@@ -425,7 +425,7 @@ def test_fp8_box_stays_disabled_here_with_the_reason(monkeypatch, lang: str) -> 
 
 
 def test_fp8_box_is_enabled_on_a_capable_gpu(monkeypatch) -> None:
-    from mpdemo.ui.train.tab import fp8_box
+    from mpdemo.ui.train.inputs import fp8_box
 
     fake_gpu(monkeypatch, "NVIDIA L4", (8, 9))
     fake_torchao(monkeypatch, "0.18.0")
@@ -441,7 +441,7 @@ def test_fp8_box_is_enabled_on_a_capable_gpu(monkeypatch) -> None:
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="the refusal is for machines without one")
 def test_train_tab_refuses_a_ticked_fp8_box_with_the_sentence() -> None:
-    from mpdemo.ui.train.tab import check_inputs, with_fp8
+    from mpdemo.ui.train.inputs import check_inputs, with_fp8
 
     assert with_fp8({"precisions": ["fp32"], "fp8": True}) == ["fp32", "fp8"]
     assert with_fp8({"precisions": ["fp32"], "fp8": False}) == ["fp32"]

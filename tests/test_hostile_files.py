@@ -40,7 +40,8 @@ from mpdemo.messages import EN, ConfigError
 from mpdemo.runs.notes import memory_notes, run_speed_notes
 from mpdemo.ui import i18n
 from mpdemo.ui.train.gradwatch import watch_update
-from mpdemo.ui.train.session import Session, warnings_text
+from mpdemo.ui.train.session import Session
+from mpdemo.ui.train.session_table import warnings_text
 
 HTML = '<img src="http://127.0.0.1:9/t.png"> **Session expired** [log in](http://127.0.0.1:9/p)'
 NAN, INF = float("nan"), float("inf")

@@ -62,7 +62,7 @@ def test_master_weights_follows_loss_scaling_and_an_unknown_lesson_is_refused() 
 
 def test_the_page_opens_on_the_first_lesson() -> None:
     from mpdemo.ui.train import lessons as ui
-    from mpdemo.ui.train.tab import DEFAULTS, check_inputs
+    from mpdemo.ui.train.inputs import DEFAULTS, check_inputs
 
     assert DEFAULTS["precisions"] == list(L.get(L.DEFAULT_LESSON).precisions)
     grid = check_inputs(DEFAULTS)
@@ -118,7 +118,7 @@ def test_cli_runs_a_lesson_and_writes_its_files(tmp_path, monkeypatch, capsys) -
 
 
 def test_a_ratio_reads_n_times_faster_or_slower_with_n_at_least_one() -> None:
-    from mpdemo.ui.train.session import speedup_cell
+    from mpdemo.ui.train.session_table import speedup_cell
 
     slow = {"precision": "fp16", "speedup_vs_fp32": 816 / 2020, "speedup_interval": [0.35, 0.45],
             "speed_verdict": "slower"}  # fmt: skip
@@ -164,9 +164,8 @@ def test_stop_then_train_runs_the_new_comparison() -> None:
     # page that stopped it must train anew, not watch it end at once ("Done: 0 runs").
     import threading
 
-    from mpdemo.ui.train.handlers import arm
+    from mpdemo.ui.train.handlers import arm, stop, train
     from mpdemo.ui.train.session import Session
-    from mpdemo.ui.train.tab import stop, train
 
     values = {"precisions": ["fp32"], "steps": 400, "batch_size": 4, "device": "cpu",
               "train_slice": "train[:64]", "eval_slice": "validation[:16]"}  # fmt: skip

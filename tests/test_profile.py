@@ -284,7 +284,7 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     # when the grid ended, as no fp32 run was there to compare with.
     from mpdemo.events import GridPlanned
     from mpdemo.ui.train.session import Session
-    from mpdemo.ui.train.tab import status_text
+    from mpdemo.ui.train.status import status_text
 
     cal = _cal("cpu", 0.0173, 0.0173, 0.165)
     note = N.check_note(cal.checks["fp16"], M.machine_info(), cal.device)
@@ -402,7 +402,7 @@ def test_saved_bytes_count_step_one_only_and_never_leave_hooks(small_cfg):
 
 def test_loss_scale_and_speedups_are_shown_exactly():
     from mpdemo.files.summary import scale_text, speedup_text, with_speedups
-    from mpdemo.ui.train.session import speedup_cell
+    from mpdemo.ui.train.session_table import speedup_cell
 
     assert scale_text(65536.0) == "65536"
     assert scale_text(2.0**18) == "262144"
@@ -488,7 +488,7 @@ def test_offline_catalog_hub_entries_need_internet_in_the_cli(offline, capsys, a
 def test_offline_catalog_hub_entries_need_internet_in_the_ui(offline):
     from mpdemo.messages import MpdemoError
     from mpdemo.ui.i18n import error_text
-    from mpdemo.ui.train.tab import DEFAULTS, check_inputs
+    from mpdemo.ui.train.inputs import DEFAULTS, check_inputs
 
     for change in ({"model": "distilbert-base-uncased"}, {"dataset": "rotten_tomatoes"}):
         with pytest.raises(MpdemoError) as info:

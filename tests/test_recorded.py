@@ -14,7 +14,8 @@ from mpdemo.cli import main as cli
 from mpdemo.files.machines import cpu_short_name, gpu_short_name, machine_tag
 from mpdemo.files.recorded import FORMAT_VERSION, RecordingError, read_runs, reference_files
 from mpdemo.ui.train.recorded import save_runs
-from mpdemo.ui.train.session import MAX_STORED_CHARS, Session
+from mpdemo.ui.train.session import Session
+from mpdemo.ui.train.session_store import MAX_STORED_CHARS
 
 TINY = ["--train-slice", "train[:128]", "--eval-slice", "validation[:32]", "--batch-size", "8"]
 
@@ -350,7 +351,7 @@ def test_load_runs_api_draws_a_cli_file_and_a_broken_one_changes_nothing(
 
 
 def test_a_training_beside_a_recording_draws_both_on_one_axis(cli_json: Path) -> None:
-    from mpdemo.ui.train import tab as train_tab
+    from mpdemo.ui.train import handlers as train_tab
     from mpdemo.ui.train.plots import lines_in
 
     session = Session()

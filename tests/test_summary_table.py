@@ -11,8 +11,9 @@ import pytest
 from mpdemo.files.recorded import read_runs, reference_files
 from mpdemo.ui import i18n
 from mpdemo.ui.train import recorded
-from mpdemo.ui.train.session import Session, column_widths, summary_table
-from mpdemo.ui.train.tab import show_columns, summary_update, train
+from mpdemo.ui.train.handlers import show_columns, summary_update, train
+from mpdemo.ui.train.session import Session
+from mpdemo.ui.train.session_table import column_widths, summary_table
 
 # What a class reads first (issue 27): run, verdict (status and vs fp32), step ms, loss,
 # accuracy, memory, skipped steps, loss scale.

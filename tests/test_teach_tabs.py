@@ -213,7 +213,7 @@ def test_every_explanation_is_translated() -> None:
 
 
 def test_presets_are_valid_run_configs() -> None:
-    from mpdemo.ui.train.tab import DEFAULTS
+    from mpdemo.ui.train.inputs import DEFAULTS
 
     names = {f.name for f in fields(RunConfig)}
     assert {"fp16_vs_fp32_gpu", "bf16_cpu", "underflow_no_scaling", "scale_moves"} <= set(W.PRESETS)
@@ -326,7 +326,7 @@ def test_a_repeated_compute_shows_the_kept_pass_even_while_a_run_trains() -> Non
 
 
 def test_preset_loads_train_tab_values() -> None:
-    from mpdemo.ui.train.tab import DEFAULTS
+    from mpdemo.ui.train.inputs import DEFAULTS
 
     values = W.preset_values("underflow_no_scaling", DEFAULTS)
     assert set(values) == set(DEFAULTS)

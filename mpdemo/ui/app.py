@@ -29,7 +29,7 @@ from .tolerant import tolerate
 from .train import session as sessions
 from .train.classroom import max_threads
 from .train.controls import BY_NAME, defaults
-from .train.tab import build_train_tab
+from .train.layout import build_train_tab
 
 # The page's own CSS, given at launch(css=CSS). #status: gradio's red "Error" badge hid the middle
 # of the status line, which says what failed itself.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..files.recorded import MAX_FILE_BYTES
-from .train.classroom import client_of
+from .visitor import client_of
 
 if TYPE_CHECKING:
     from starlette.middleware import Middleware

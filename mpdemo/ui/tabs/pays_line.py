@@ -13,7 +13,7 @@ from ...sweep.events import SweepPoint
 from ...sweep.spec import SweepPlan
 from ...teach.lessons import LESSONS
 from ..i18n import t
-from ..train.classroom import _duration, ordinal
+from ..train.classroom import duration, ordinal
 
 
 def join_line(plan: SweepPlan, stop: threading.Event, client: str) -> Viewer:
@@ -36,7 +36,7 @@ def waiting_text(view: Viewer | None, lang: str) -> str | None:
     n, wait = place
     if wait is None:
         return t("class_queued_unknown", lang, place=ordinal(n, lang))
-    return t("class_queued", lang, place=ordinal(n, lang), wait=_duration(wait, lang))
+    return t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))
 
 
 def left_line(view: Viewer | None) -> bool:

@@ -1,23 +1,9 @@
-"""A class on one Space, on the Train tab: shared comparisons, the line, the teacher's board.
-
-The engine is mpdemo/classroom/broadcast.py (no gradio): one line of comparisons per server, shared
-records, boards. Here is what the Train tab asks it for and shows of it:
-
-- `runner_for`: what the Train click trains with, in place of a Runner: a `broadcast.Viewer`
-  (the Runner's interface) of the same comparison another visitor is running or ran a few
-  minutes ago, or of a new one in line; "Run my own" asks for a new private one.
-- `status_lines`: the status's first lines, in the page's language: where the figures come from
-  ("the same comparison another visitor started 40 s ago on this server"), or the place in
-  line and the wait.
-- the "Run my own" button and the board's controls (`build_*`, `wire`).
-
-Nothing a visitor trains with "Run my own" is ever shown to another visitor, unless they
-publish it on their board.
-"""
+"""A class on one Space, on the Train tab: what it asks mpdemo.classroom.broadcast for (a Viewer
+of a shared, queued or private comparison), the status lines that say so, Run my own and the
+teacher's board. A "Run my own" comparison is never shown to another visitor unless published."""
 
 from __future__ import annotations
 
-import inspect
 import os
 import secrets
 import threading
@@ -34,18 +20,12 @@ from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
 from ...state import on_reset
 from .. import pages, system
-from ..context import Component, Frame, Outputs, TabContext, Value
+from ..context import Component, Frame, Outputs, TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
-from ..visitor import (  # noqa: F401 - client_of and proxy_hops named here for uploads and tests
-    client_here,
-    client_of,
-    page_here,
-    proxy_hops,
-    the_hub,
-)
+from ..visitor import client_here, page_here, the_hub
 from . import controls
-from .frames import FOLLOWED, by_component, keyed
+from .frames import FOLLOWED, QUIET, button, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .session import Session
 
@@ -67,15 +47,22 @@ def max_viewers() -> int:
 
 
 def concurrency() -> int:
-    """The training events' concurrency limit: the line is broadcast's, not gradio's, so every
-    page that waits or follows runs its handler (they train one at a time all the same)."""
+    """The training events' limit: the line is broadcast's, so every waiting page runs its handler."""
     return max_viewers()
 
 
+def streaming(comps: dict[str, Component]) -> dict[str, object]:
+    """The settings of an event that streams the Train tab's outputs (Train, a lesson, Run my own)."""
+    return {
+        "concurrency_limit": concurrency(),
+        "concurrency_id": CONCURRENCY_ID,
+        "show_progress": "minimal",
+        "show_progress_on": [comps["status"]],
+    }
+
+
 def max_threads() -> int:
-    """gradio's worker threads: each training and each following page holds one while it waits
-    for events, and the language switch and the previews need theirs too (gradio's default is
-    40)."""
+    """gradio's worker threads: one per training or following page, plus gradio's default 40."""
     return 40 + 2 * max_viewers()
 
 
@@ -87,16 +74,8 @@ class Follow:
     comparison: Comparison
 
 
-def picked(mode: str | Follow) -> Comparison | None:
-    """The comparison a board's follower watches (its configs and repeat); None otherwise."""
-    return mode.comparison if isinstance(mode, Follow) else None
-
-
 def runner_for(
-    session: Session | None,
-    configs: list[RunConfig],
-    repeat: int,
-    mode: str | Follow,
+    session: Session | None, configs: list[RunConfig], repeat: int, mode: str | Follow
 ) -> Viewer:
     """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams.
 
@@ -104,15 +83,12 @@ def runner_for(
     """
     hub = the_hub()
     old = session.runner if session is not None else None
-    if isinstance(old, Viewer) and old.alive:
-        # This page's previous comparison first: pressed twice, Train must not show the
-        # visitor their own run as "another visitor's".
+    if isinstance(old, Viewer) and old.alive:  # else pressed twice, Train shows "another visitor's"
         old.stop()
     if isinstance(mode, Follow):  # bounded by the followers' share (follow())
         return mode.comparison.view("board", board=mode.board.code)
     client = client_here()
-    # Each page watching holds one of gradio's slots of this event (a global limit): one
-    # address holds at most half of them, so 64 tabs of one stranger leave the class its turn.
+    # Each watching page holds one of the event's slots: one address holds at most half of them.
     release = hub.shares.take("viewer", client, per_address(concurrency()), "viewers_full_client")
     try:
         view = hub.watch(configs, repeat, own=mode == "own", client=client)
@@ -126,10 +102,8 @@ def runner_for(
     return view
 
 
-# --- the status line -------------------------------------------------------------------------
-
-
-def _duration(seconds: float, lang: str) -> str:
+def duration(seconds: float, lang: str) -> str:
+    """'1 min 5 s' / '40 s' in `lang`."""
     m, s = system.fmt_duration(seconds)
     return t("time_min", lang, m=m, s=s) if m else t("time_s", lang, s=s)
 
@@ -160,7 +134,7 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
         n, wait = place
         if wait is None:
             return [t("class_queued_unknown", lang, place=ordinal(n, lang))], True
-        return [t("class_queued", lang, place=ordinal(n, lang), wait=_duration(wait, lang))], True
+        return [t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))], True
     lines: list[str] = []
     if view.kind == "own":
         others = 0 if view.closed or c.ended else view.viewers_besides()
@@ -172,7 +146,7 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     if view.closed and not c.ended:
         lines.append(t("class_left", lang))
     began = c.started_at if c.started_at is not None else c.created_at
-    ago = _duration(max(0.0, c.hub.clock() - began), lang)
+    ago = duration(max(0.0, c.hub.clock() - began), lang)
     live = not c.ended or view.joined_at < (c.finished_at or 0.0)
     if view.kind == "board":
         key = "class_board_live" if live else "class_board_done"
@@ -182,10 +156,7 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     return lines, False
 
 
-# --- the teacher's board -----------------------------------------------------------------------
-
-# A session's board token, by the session object's id: the token goes (and the board with it)
-# when the session is collected. Not on the Session itself: that belongs to session.py.
+# A session's board token, by the session's id: it (and the board) goes when the session does.
 _OWNERS: dict[int, str] = {}
 _OWNERS_LOCK = threading.Lock()
 
@@ -231,8 +202,7 @@ def board_note(session: Session | None, lang: str) -> str:
 
 
 def publish(session: Session | None, lang: str, client: str = "", page: str = "") -> str:
-    """Publish as board: this page's comparisons, now and next, follow its code (the board
-    ends with `page`, gradio's session hash of the page that published it)."""
+    """Publish as board: this page's comparisons, now and next, under its code (until `page` goes)."""
     lang = norm_lang(lang)
     view = session.runner if session is not None else None
     comparison = view.comparison if isinstance(view, Viewer) else None
@@ -257,18 +227,13 @@ def follow(
     client: str,
     page: str = "",
 ) -> Iterator[Frame]:
-    """Follow board: the teacher's comparisons as they come, each streamed by train().
-
-    client: who follows (the address the proxy saw), for the wrong-code limit and the
-    followers' share; page: their page (gradio's session hash): the wait ends when it is gone.
-    """
+    """Follow board: the teacher's comparisons as they come, each streamed by train(); `client`
+    is the follower's address (limits), `page` their page: the wait ends when it is gone."""
     lang = norm_lang(lang)
     hub = the_hub()
     try:
         board = hub.board(code, client)
-        # A follower holds one of gradio's slots of this event while it waits (up to 20 min):
-        # one address holds at most half of them.
-        limit = per_address(concurrency())
+        limit = per_address(concurrency())  # a waiting follower holds a slot: half per address
         release = hub.shares.take("follower", client, limit, "followers_full_client")
     except (BoardError, ShareFull) as err:
         text = error_text(err, lang)
@@ -281,12 +246,7 @@ def follow(
 
 
 def _follow(
-    train: TrainFn,
-    board: Board,
-    lang: str,
-    session: Session,
-    view_values: Frame,
-    page: str,
+    train: TrainFn, board: Board, lang: str, session: Session, view_values: Frame, page: str
 ) -> Iterator[Frame]:
     hub = the_hub()
     began = time.monotonic()
@@ -298,22 +258,12 @@ def _follow(
     beat = 0.0
     while time.monotonic() < deadline and session.runner is mine:
         if pages.gone(page, began):  # the follower's page is gone: its slot goes too
-            session.armed = False
-            return
-        if not hub.live(board):
-            session.armed = False
-            yield {
-                "status": t("class_board_closed", lang, code=shown(board.code)),
-                "stop_btn": gr.update(interactive=False),
-            }
-            return
-        if session.stop_requested:
-            session.armed = False
-            yield {
-                "status": t("status_stopped_plain", lang),
-                "stop_btn": gr.update(interactive=False),
-            }
-            return
+            break
+        if not hub.live(board) or session.stop_requested:
+            closed = t("class_board_closed", lang, code=shown(board.code))
+            said = closed if not hub.live(board) else t("status_stopped_plain", lang)
+            yield {"status": said, "stop_btn": gr.update(interactive=False)}
+            break
         c = board.comparison
         if c is not None and c is not seen:
             seen = c
@@ -326,36 +276,22 @@ def _follow(
                 return  # Stop during the comparison: train()'s last frame said so
             deadline = time.monotonic() + BOARD_WAIT_S
             continue
-        session.armed = True  # the Stop button ends the wait (train_tab.stop)
+        session.armed = True  # the Stop button ends the wait (handlers.stop)
         if time.monotonic() - beat >= BOARD_BEAT_S:
             beat = time.monotonic()
             # The comparison that ended stays readable above the wait for the next one.
             waiting = t("class_board_waiting", lang, code=shown(board.code))
-            yield {
-                "status": f"{last}\n\n{waiting}" if last else waiting,
-                "stop_btn": gr.update(interactive=True),
-            }
+            status = f"{last}\n\n{waiting}" if last else waiting
+            yield {"status": status, "stop_btn": gr.update(interactive=True)}
         time.sleep(BOARD_POLL_S)
     session.armed = False
 
 
-# --- layout and events -----------------------------------------------------------------------
-
-
 def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
-    """Run my own, beside Train and Stop: a new comparison of one's own, never shared.
-
-    Always shown: its visibility would be one more output of /train, whose outputs API
-    callers unpack by position.
-    """
-    comps["run_own"] = ctx.i18n(
-        gr.Button(
-            t("run_own_btn", lang),
-            elem_id="run-own-btn",
-            scale=0,
-            min_width=140,
-        ),
-        value="run_own_btn",
+    """Run my own, beside Train and Stop; always shown (its visibility would be one more output
+    of /train, which API callers unpack by position)."""
+    comps["run_own"] = button(
+        ctx, gr.Button, "run_own_btn", lang, elem_id="run-own-btn", scale=0, min_width=140
     )
 
 
@@ -364,14 +300,14 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
     with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:
         ctx.i18n(acc, label="board_label")
         with gr.Row(equal_height=True):
-            comps["board_publish"] = ctx.i18n(
-                gr.Button(
-                    t("board_publish_btn", lang),
-                    elem_id="board-publish-btn",
-                    scale=0,
-                    min_width=160,
-                ),
-                value="board_publish_btn",
+            comps["board_publish"] = button(
+                ctx,
+                gr.Button,
+                "board_publish_btn",
+                lang,
+                elem_id="board-publish-btn",
+                scale=0,
+                min_width=160,
             )
             comps["board_code"] = ctx.i18n(
                 gr.Textbox(
@@ -386,14 +322,14 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
                 label="board_code_label",
                 info="board_code_info",
             )
-            comps["board_follow"] = ctx.i18n(
-                gr.Button(
-                    t("board_follow_btn", lang),
-                    elem_id="board-follow-btn",
-                    scale=0,
-                    min_width=140,
-                ),
-                value="board_follow_btn",
+            comps["board_follow"] = button(
+                ctx,
+                gr.Button,
+                "board_follow_btn",
+                lang,
+                elem_id="board-follow-btn",
+                scale=0,
+                min_width=140,
             )
         comps["board_note"] = gr.Markdown(t("board_idle", lang), elem_id="board-note")
 
@@ -404,54 +340,26 @@ def wire(
     session: gr.State,
     train: TrainFn,
     arm: Callable[..., Frame],
+    own: Callable[..., Iterator[Outputs]],
 ) -> None:
-    """Run my own (api 'train_own'), Publish as board ('publish_board'), Follow board
-    ('follow_board'): the first and the last stream the Train tab's outputs."""
+    """Run my own (api 'train_own', `own`: /train's endpoint in mode "own"), Publish as board
+    ('publish_board'), Follow board ('follow_board')."""
     lang = ctx.lang
-    quiet: dict[str, object] = {
-        "concurrency_limit": None,
-        "api_visibility": "undocumented",
-        "show_progress": "hidden",
-    }
     outputs = [comps[n] for n in TRAIN_OUTPUTS]
-    streaming: dict[str, object] = {
-        "concurrency_limit": concurrency(),
-        "concurrency_id": CONCURRENCY_ID,
-        "show_progress": "minimal",
-        "show_progress_on": [comps["status"]],
-    }
-
-    def own(*args: Value) -> Iterator[Outputs]:
-        *vals, lg, sess = args
-        values = dict(zip(controls.NAMES, vals, strict=True))
-        for out in train(values, lg, sess, "own"):
-            yield keyed(comps, out)
-
-    # /train_own's parameters carry /train's names (an API caller saw param_0...param_19).
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    defaults = controls.defaults()
-    params = [inspect.Parameter(n, kind, default=defaults[n]) for n in controls.NAMES]
-    params += [
-        inspect.Parameter("lang", kind, default="en"),
-        inspect.Parameter("session", kind, default=None),
-    ]
-    own.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-
     armed_out = ["status", "stop_btn"]
     comps["run_own"].click(
-        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **quiet
+        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **QUIET
     ).then(
         own,
         [*(comps[n] for n in controls.NAMES), lang, session],
         outputs,
         api_name="train_own",
         preprocess=False,  # as /train: the values as sent, checked by the CLI's rule
-        **streaming,
+        **streaming(comps),
     )
 
-    # The request is read from gradio's context (client_here), never from a parameter whose
-    # annotation gradio must resolve: `Session` (imported for type checkers only) made gradio
-    # pass request=None here, and every visitor was one client (issue 52).
+    # The request from gradio's context (client_here), not a parameter: an annotation gradio could
+    # not resolve made it pass request=None, and every visitor was one client (issue 52).
     def on_publish(sess: Session, lg: str) -> str:
         return publish(sess, lg, client_here(), page_here())
 
@@ -479,13 +387,7 @@ def wire(
         [comps["board_code"], lang, session, comps["smoothing"], comps["x_axis"]],
         followed,
         api_name="follow_board",
-        # Followers have their own group: waiting for a teacher's next comparison holds no
-        # slot of Train's (six followers of an empty board held every one).
-        **{**streaming, "concurrency_id": FOLLOW_CONCURRENCY_ID},
+        # Their own group: six followers of an empty board held every slot of Train's.
+        **{**streaming(comps), "concurrency_id": FOLLOW_CONCURRENCY_ID},
     )
-    ctx.on_language(board_note_for, [session], [comps["board_note"]])
-
-
-def board_note_for(lang: str, session: Session | None) -> str:
-    """The board note in a new language (ctx.on_language passes the language first)."""
-    return board_note(session, norm_lang(lang))
+    ctx.on_language(lambda lg, s: board_note(s, norm_lang(lg)), [session], [comps["board_note"]])

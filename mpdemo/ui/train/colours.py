@@ -9,10 +9,8 @@ from dataclasses import dataclass
 
 from ...colours import color_map, faint
 
-# Lines on top of each other stay visible: each run after a grid's first is dashed, in its own
-# pattern, so the line under it shows through the gaps ("where did fp32 go?"). gradio 6.31's
-# LinePlot cannot dash a series (its Vega spec's strokeDash encoding is empty), but it draws
-# SVG, each run a <path stroke="its colour">: the legend carries a rule a colour (dash_css).
+# Each run after a grid's first is dashed, so a line under it shows through the gaps. gradio 6.31's
+# LinePlot cannot dash a series, but draws each as <path stroke="colour">: dash_css styles those.
 DASHES = ("7 4", "2 3", "10 3 2 3", "4 2", "12 4", "1 4")
 
 
@@ -51,20 +49,13 @@ def legend_html(
     dashes: dict[str, str] | None = None,
     notes: Iterable[str] = (),
 ) -> str:
-    """One legend for every plot: a swatch in each run's colour, wrapping over lines.
-
-    Vega's own legend sits on one row under a plot and cut a 12-run grid off after five names,
-    and gradio 6.31's LinePlot cannot hide a series from it, so the plots hide theirs
-    (colors_in_legend=[]) and this one names every run once. Each entry is a button: a click
-    hides or shows that run's lines (the Train tab's handler, via `data-run`); each opened file
-    has a remove button (`data-file`). `texts`: the page's words for the buttons' names.
-    """
+    """One legend for every plot (Vega's cut a 12-run grid off after five names): each run a button
+    that hides or shows it (`data-run`), each opened file a remove button (`data-file`)."""
     if not labels:
         return ""
     cmap = {**color_map(), **(colours or {})}  # colours: lines the registry does not name
     hide = set(hidden)
     words = {"show": "show", "hide": "hide", "remove": "remove", **(texts or {})}
-
     dash = dashes or {}
 
     def swatch(colour: str, width: int = 3, pattern: str = "") -> str:
@@ -106,8 +97,7 @@ def legend_html(
     return f'<div class="mp-legend">{"".join(items)}</div>'
 
 
-# The legend's clicks, sent to the Train tab's handler: which run to hide or show, or which
-# opened file to remove (delegated: the legend's HTML is replaced on every update).
+# The legend's clicks to the Train tab's handler (delegated: the HTML is replaced on each update).
 LEGEND_JS = """
 element.addEventListener('click', (e) => {
   const rm = e.target.closest('[data-file]');

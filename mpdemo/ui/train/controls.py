@@ -1,17 +1,7 @@
-"""The Train tab's controls, declared once: one `Control` per setting builds its component.
-
-A control is a `RunConfig` field (its default is `RunConfig()`'s) or a UI-only setting: the grid
-(`backends`, `precisions`, `compare_scaling`) and how the plots are drawn (`smoothing`,
-`x_axis`). The Train tab lays the components out by `section`/`row`, `train()` and
-`check_inputs()` take the values by name, and the API's parameters (`api_name="train"`) are these
-names in this order, each with its default.
-
-A RunConfig field with a command-line flag that the table does not lay out gets a control built
-from the field itself (`from_field`: its kind from its type, its range from config.py, its label
-`<name>_label`), so a field added to RunConfig reaches the CLI, the page and the API without
-being listed again; the table is for where and how a control sits. Every control's label is
-the locale key `<name>_label` (mpdemo/ui/i18n.py), checked at import.
-"""
+"""The Train tab's controls, declared once: one `Control` a setting (a RunConfig field or a UI-only
+one) builds its component; /train's parameters are their names in this order. A RunConfig field
+the table does not lay out gets a control from the field itself (`from_field`), so a new field
+reaches the CLI, the page and the API without being listed again."""
 
 from __future__ import annotations
 
@@ -22,7 +12,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ...catalog import DATASETS, MODELS
+from ...catalog import DATASETS, MODELS, DatasetEntry, ModelEntry
 from ...config import MAX_REPEAT, WEIGHTS, WHOLE_FIELDS, Limits, RunConfig, cli_fields, number_range
 from ...registry import BACKENDS, PRECISIONS
 from ...teach.lessons import DEFAULT_LESSON, LESSONS
@@ -34,99 +24,57 @@ _FROM_CONFIG = object()  # marker: the default is RunConfig()'s value of the sam
 _EN = LOCALES[DEFAULT_LANG].strings  # every key a label or info line may use
 
 
-# --- choices (torch-free) --------------------------------------------------------------------
-
-
 def catalog_key(prefix: str, name: str) -> str:
     """The locale key of a catalog entry's description: 'model_desc_prajjwal1_bert_tiny'."""
     return prefix + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """Dropdown entries: 'name · description (params)', Hub entries flagged when offline.
+def _entry_text(
+    entry: ModelEntry | DatasetEntry, prefix: str, lang: str, hub: bool | None, extra: str = ""
+) -> str:
+    """'name · description', the Hub's entries flagged when offline."""
+    text = f"{entry.name} · {t(catalog_key(prefix, entry.name), lang)}{extra}"
+    return text + (f" · {t('needs_internet', lang)}" if not entry.builtin and hub is False else "")
 
-    Built-ins show their exact parameter count (tests/test_ui.py builds them and compares);
-    Hub entries, which are only counted once downloaded, an approximate one.
-    """
-    out = []
-    for m in MODELS.values():
-        n = m.approx_params
-        params = (
+
+def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
+    """'name · description (params)': exact for built-ins, approximate for the Hub's."""
+
+    def params(n: int, exact: bool) -> str:
+        return (
             t("params_exact", lang, params=n)
-            if m.builtin
+            if exact
             else t("params_approx", lang, params=system.fmt_params(n))
         )
-        text = f"{m.name} · {t(catalog_key('model_desc_', m.name), lang)} ({params})"
-        if not m.builtin and hub is False:
-            text += f" · {t('needs_internet', lang)}"
-        out.append((text, m.name))
-    return out
+
+    return [
+        (
+            _entry_text(m, "model_desc_", lang, hub, f" ({params(m.approx_params, m.builtin)})"),
+            m.name,
+        )
+        for m in MODELS.values()
+    ]
 
 
 def dataset_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """Dropdown entries for the catalog's datasets, Hub entries flagged when offline."""
-    out = []
-    for d in DATASETS.values():
-        text = f"{d.name} · {t(catalog_key('data_desc_', d.name), lang)}"
-        if not d.builtin and hub is False:
-            text += f" · {t('needs_internet', lang)}"
-        out.append((text, d.name))
-    return out
-
-
-def backend_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """The registry's backends, by display name."""
-    return [(b.display, b.name) for b in BACKENDS.values()]
+    """Dropdown entries for the catalog's datasets."""
+    return [(_entry_text(d, "data_desc_", lang, hub), d.name) for d in DATASETS.values()]
 
 
 def precision_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """The registry's precisions (a new Precision record shows up here by itself).
-
-    One that needs a GPU generation (fp8: compute capability 8.9+) has a box of its own, which
-    says whether this machine has it: a checkbox group cannot disable one of its choices.
-    """
+    """The registry's precisions but those that need a GPU generation (fp8): a checkbox group
+    cannot disable one choice, so fp8 has a box of its own that says why it is off."""
     return [(p.name, p.name) for p in PRECISIONS.values() if p.needs_compute_capability is None]
 
 
-def device_choices(lang: str, hub: bool | None = None) -> list[str]:
-    """auto and cpu, plus the accelerators this machine has."""
-    return system.device_choices()
-
-
-def weights_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """Where the weights live (RunConfig.weights): the fp32 master copy, pure bf16, pure bf16
-    with stochastic rounding; each ticked one is a run of every backend x precision."""
-    return [(t(f"weights_choice_{w.replace('-', '_')}", lang), w) for w in WEIGHTS]
-
-
-X_AXES = ("step", "time")
-
-
-def x_axis_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
-    """The plots' x axis: optimizer step, or seconds since the run started."""
-    return [(t(f"x_axis_{x}", lang), x) for x in X_AXES]
-
-
-# --- UI-level defaults -------------------------------------------------------------------------
-
-
 def default_precisions() -> list[str]:
-    """The precisions ticked when the page opens.
-
-    The first lesson's (teach/lessons.py): fp32 against fp16 with its loss scaler, so the
-    first click draws a loss-scale line, the course's central point.
-    """
+    """The first lesson's precisions: the first click draws a loss-scale line, the course's point."""
     return list(LESSONS[DEFAULT_LESSON].precisions)
 
 
 def opening_fields() -> Frame:
-    """The fields the opening comparison (the first lesson) sets on this machine's device: its
-    own settings (a language model, whose loss falls from the first step), and on a CUDA GPU its
-    size there (teach/device_sizes.py: small models are launch-bound on a GPU)."""
+    """The first lesson's settings on this machine's device (on a GPU its GPU size)."""
     return LESSONS[DEFAULT_LESSON].settings("cuda" if system.cuda_present() else "cpu")
-
-
-# --- the table ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -135,7 +83,6 @@ class Control:
 
     name: str  # a RunConfig field, or a UI-only setting (see `run`)
     kind: str  # dropdown | textbox | checkboxes | number | slider | checkbox | radio
-    elem_id: str
     info: str | None = None  # i18n key; "{lo}"/"{hi}" in it are filled from the limits
     section: str = "data"  # data | grid | run | advanced | view: where the tab lays it out
     row: str | None = None  # consecutive controls with the same row share a gr.Row
@@ -150,6 +97,11 @@ class Control:
     props: tuple[tuple[str, object], ...] = ()  # further constructor arguments
 
     @property
+    def elem_id(self) -> str:
+        """The component's elem_id: the name in kebab case."""
+        return self.name.replace("_", "-")
+
+    @property
     def label(self) -> str:
         """The i18n key of the control's label (labels.py: engine messages name fields by it too)."""
         return control_label(self.name)
@@ -161,8 +113,7 @@ class Control:
         return self.default() if callable(self.default) else self.default
 
     def bounds(self, limits: Limits) -> tuple[float | None, float | None]:
-        """(lowest, highest) accepted under these server limits: config.py's for a RunConfig
-        whole-number field (what RunConfig.validate enforces), else the control's own."""
+        """(lowest, highest) accepted here: config.py's for a whole-number field, else its own."""
         if self.lo is None and self.hi is None and self.name in WHOLE_FIELDS:
             return number_range(self.name, limits)
         return self.lo, self.hi
@@ -172,7 +123,6 @@ _LAID_OUT: tuple[Control, ...] = (
     Control(
         "model",
         "dropdown",
-        "model",
         "model_info",
         choices=model_choices,
         props=(("allow_custom_value", True),),
@@ -180,36 +130,31 @@ _LAID_OUT: tuple[Control, ...] = (
     Control(
         "dataset",
         "dropdown",
-        "dataset",
         "dataset_info",
         choices=dataset_choices,
         props=(("allow_custom_value", True),),
     ),
-    Control("train_slice", "textbox", "train-slice", row="slices"),
-    Control("eval_slice", "textbox", "eval-slice", row="slices"),
+    Control("train_slice", "textbox", row="slices"),
+    Control("eval_slice", "textbox", row="slices"),
     Control(
         "backends",
         "checkboxes",
-        "backends",
         "backends_info",
         section="grid",
         default=lambda: ["torch"],
-        choices=backend_choices,
+        choices=lambda lang, hub=None: [(b.display, b.name) for b in BACKENDS.values()],
     ),
     Control(
         "precisions",
         "checkboxes",
-        "precisions",
         section="grid",  # its info line is the CPU/GPU note, set by the tab
         default=default_precisions,
         choices=precision_choices,
     ),
-    # fp8's own box (mpdemo/engine/fp8.py): built disabled, then enabled at page load where this machine
-    # trains fp8, or left disabled with the reason (what torch sees) as its info line.
+    # fp8's own box: built disabled; the page's load enables it, or says why not (inputs.fp8_box).
     Control(
         "fp8",
         "checkbox",
-        "fp8",
         "fp8_info",
         section="grid",
         default=False,
@@ -218,111 +163,46 @@ _LAID_OUT: tuple[Control, ...] = (
     Control(
         "device",
         "dropdown",
-        "device",
         "device_info",
         section="run",
-        choices=device_choices,
+        choices=lambda lang, hub=None: system.device_choices(),
     ),
-    # Numbers, not sliders: a slider clamps what is typed (0 became 1 without a word) and
-    # cut its max label off in a narrow column. Out-of-range values are refused by
-    # RunConfig.validate with the CLI's message.
+    # Numbers, not sliders: a slider clamped what was typed (0 became 1 without a word).
+    Control("steps", "number", "range_info", section="run", row="size", whole=True),
+    Control("batch_size", "number", "range_info", section="run", row="size", whole=True),
+    # The whole comparison N times (runs.runner.repeated): a table shows how far figures moved.
     Control(
-        "steps",
-        "number",
-        "steps",
-        "range_info",
-        section="run",
-        row="size",
-        whole=True,
+        "repeat", "number", "repeat_info", section="run", default=1, whole=True, lo=1, hi=MAX_REPEAT
     ),
+    Control("lr", "number", section="run", row="opt"),
+    Control("seed", "number", section="run", row="opt", whole=True),
+    Control("loss_scaling", "checkbox", "loss_scaling_info", section="advanced"),
+    Control("init_scale", "number", section="advanced"),
+    Control("growth_interval", "number", "growth_interval_info", section="advanced", whole=True),
+    # Every N steps each layer's gradients against the format's range (RunConfig.watch_grads).
+    Control("watch_grads", "number", "watch_grads_info", section="advanced", whole=True),
+    # Tokens a sequence: the lessons set 32 (it halves a 16-bit step on a CPU).
+    Control("max_length", "number", "max_length_info", section="advanced", whole=True),
     Control(
-        "batch_size",
-        "number",
-        "batch-size",
-        "range_info",
-        section="run",
-        row="size",
-        whole=True,
+        "compare_scaling", "checkbox", "compare_scaling_info", section="advanced", default=False
     ),
-    # The whole comparison N times, each repetition measured anew (mpdemo.runs.runner.repeated):
-    # the table under the summary shows how far each figure moved. 1 to the CLI's --repeat cap.
-    Control(
-        "repeat",
-        "number",
-        "repeat",
-        "repeat_info",
-        section="run",
-        default=1,
-        whole=True,
-        lo=1,
-        hi=MAX_REPEAT,
-    ),
-    Control("lr", "number", "lr", section="run", row="opt"),
-    Control("seed", "number", "seed", section="run", row="opt", whole=True),
-    Control(
-        "loss_scaling",
-        "checkbox",
-        "loss-scaling",
-        "loss_scaling_info",
-        section="advanced",
-    ),
-    Control("init_scale", "number", "init-scale", section="advanced"),
-    Control(
-        "growth_interval",
-        "number",
-        "growth-interval",
-        "growth_interval_info",
-        section="advanced",
-        whole=True,
-    ),
-    # Every N steps each layer's gradients against the format's range (RunConfig.watch_grads,
-    # mpdemo/engine/gradwatch.py): the runs JSON download carries them as grad_histograms.
-    Control(
-        "watch_grads",
-        "number",
-        "watch-grads",
-        "watch_grads_info",
-        section="advanced",
-        whole=True,
-    ),
-    # Tokens a sequence: the lessons set it (32 halves a 16-bit step on a CPU; their point is
-    # the gradients' magnitudes, not the length).
-    Control(
-        "max_length",
-        "number",
-        "max-length",
-        "max_length_info",
-        section="advanced",
-        whole=True,
-    ),
-    Control(
-        "compare_scaling",
-        "checkbox",
-        "compare-scaling",
-        "compare_scaling_info",
-        section="advanced",
-        default=False,
-    ),
-    # The master-weights lesson's axis: pure bf16 weights (with or without stochastic rounding)
-    # beside the fp32 master copy. Pure bf16 needs precision bf16 and the torch backend:
-    # RunConfig.validate refuses the other runs of such a grid in one line.
+    # The master-weights lesson's axis (pure bf16 needs bf16 and torch: validate says so).
     Control(
         "weights",
         "checkboxes",
-        "weights",
         "weights_info",
         section="advanced",
         default=lambda: ["fp32"],
-        choices=weights_choices,
+        choices=lambda lang, hub=None: [
+            (t(f"weights_choice_{w.replace('-', '_')}", lang), w) for w in WEIGHTS
+        ],
     ),
-    # Each step's share of updates that rounded away, for fp32 weights too (the lesson's
-    # baseline); on by itself for bf16 weights.
-    Control("lost_updates", "checkbox", "lost-updates", "lost_updates_info", section="advanced"),
+    # Each step's share of updates that rounded away (on by itself for bf16 weights).
+    Control("lost_updates", "checkbox", "lost_updates_info", section="advanced"),
     # How the plots are drawn: changing them redraws what is on screen, mid-run too.
     Control(
         "smoothing",
         "slider",
-        "smoothing",
         section="view",
         default=0.6,  # TensorBoard's default weight; W&B and Trackio smooth by default too
         lo=0.0,
@@ -333,19 +213,17 @@ _LAID_OUT: tuple[Control, ...] = (
     Control(
         "x_axis",
         "radio",
-        "x-axis",
         section="view",
         default="step",
-        choices=x_axis_choices,
+        choices=lambda lang, hub=None: [(t(f"x_axis_{x}", lang), x) for x in ("step", "time")],
         run=False,
     ),
 )
 
 
 def from_field(f: dataclasses.Field) -> Control:
-    """A control for a RunConfig field the table does not lay out, from the field alone: a
-    checkbox for on/off, a number box for a number (its range from config.py), a dropdown of its
-    flag's choices, else a text box; under Advanced, after the others."""
+    """A control for a RunConfig field the table does not lay out (its kind from its type), under
+    Advanced."""
     name, default = f.name, f.default
     info = f"{name}_info" if f"{name}_info" in _EN else None
     if info is None and name in WHOLE_FIELDS:
@@ -358,9 +236,7 @@ def from_field(f: dataclasses.Field) -> Control:
     elif f.metadata.get("choices"):
         allowed = tuple(f.metadata["choices"])
         kind, choices = "dropdown", (lambda lang, hub=None, allowed=allowed: list(allowed))
-    return Control(
-        name, kind, name.replace("_", "-"), info, section="advanced", whole=whole_, choices=choices
-    )
+    return Control(name, kind, info, section="advanced", whole=whole_, choices=choices)
 
 
 _SET_ELSEWHERE = {c.name for c in _LAID_OUT} | set(SET_BY)
@@ -371,8 +247,7 @@ BY_NAME: dict[str, Control] = {c.name: c for c in CONTROLS}
 NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS)
 RUN_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if c.run)
 VIEW_NAMES: tuple[str, ...] = tuple(c.name for c in CONTROLS if not c.run)
-# Not one RunConfig field's value: the UI's own settings, and the grid's axes (a checkbox group
-# is a list of values, each run takes one: backends, precisions, weights).
+# Not one RunConfig field's value: the UI's own settings, and the grid's axes (lists of values).
 UI_ONLY = tuple(
     n
     for n in NAMES
@@ -415,11 +290,7 @@ def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> F
 def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.components.Component:
     """The control's component, labelled in `lang`, holding `value` (its default if None)."""
     value = c.default_value() if value is None else value
-    common: dict[str, object] = {
-        "label": t(c.label, lang),
-        "elem_id": c.elem_id,
-        **dict(c.props),
-    }
+    common: dict[str, object] = {"label": t(c.label, lang), "elem_id": c.elem_id, **dict(c.props)}
     info = info_text(c, lang, limits)
     if info is not None:
         common["info"] = info
@@ -435,41 +306,9 @@ def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.com
     if c.kind == "checkbox":
         return gr.Checkbox(value, **common)
     if c.kind == "number":
-        # No minimum/maximum here: gradio would refuse out-of-range input in English;
-        # check_inputs refuses it in the page's language instead.
+        # No minimum/maximum: gradio would refuse in English; check_inputs does in the page's.
         return gr.Number(value, precision=0 if c.whole else None, min_width=120, **common)
     if c.kind == "slider":
         lo, hi = c.bounds(limits)
         return gr.Slider(lo, hi, value=value, step=c.step, min_width=160, **common)
     raise ValueError(f"unknown control kind {c.kind!r}")
-
-
-def whole(x: object) -> object:
-    """A float that is a whole number as an int (what RunConfig.validate wants)."""
-    if isinstance(x, float) and x.is_integer():
-        return int(x)
-    return x
-
-
-def number(x: object) -> object:
-    """An int as a float (lr, init_scale), anything else unchanged for validate to judge."""
-    return float(x) if isinstance(x, int) and not isinstance(x, bool) else x
-
-
-def config_fields(values: Frame) -> Frame:
-    """The RunConfig fields among the values, cleaned the way each control's kind needs."""
-    out: Frame = {}
-    for c in CONTROLS:
-        if c.name in UI_ONLY or c.name not in values:
-            continue
-        v = values[c.name]
-        if c.kind in ("textbox", "dropdown") and isinstance(v, str):
-            v = v.strip()
-        elif c.kind == "number":
-            v = whole(v) if c.whole else number(v)
-        elif c.kind == "checkbox":
-            v = bool(v)
-        out[c.name] = v
-    if not out.get("device"):
-        out["device"] = "auto"
-    return out

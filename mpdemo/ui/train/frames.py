@@ -1,17 +1,12 @@
-"""What the Train tab's outputs show, drawn from a visitor's `Session`, and how it reaches gradio.
-
-A frame is a dict keyed by output name ("status", "loss", "legend", ...): the Train tab
-(mpdemo/ui/train/handlers.py) and its recorded runs (mpdemo/ui/train/recorded.py) both build them from
-the same session, with the plot frames, axes, colours and legend here. `keyed` is the one place
-a frame becomes gradio's {component: value}.
-"""
+"""What the Train tab's outputs show, drawn from a visitor's `Session`: frames (dicts keyed by
+output name) of plots, axes, colours and legend; `keyed` is where one becomes gradio's."""
 
 from __future__ import annotations
 
 import html
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import gradio as gr
 import pandas as pd
@@ -19,14 +14,17 @@ import pandas as pd
 from ...colours import RECORDED_PALETTE, live_colours, palette_colour, with_series
 from ...config import RunConfig
 from ...files.summary import repeat_groups, typical_step_s
+from ..context import TabContext
 from ..i18n import message, number, t
 from .colours import LegendFile, dash_css, dashes_for, legend_html
 from .controls import RUN_NAMES
 from .plots import PLOTS, View, plot_frame, scaled_labels, step_axis
-from .session import Session, summary_table
+from .session import Session
+from .session_table import summary_table
 
-# train()'s outputs, in the API's order. The plots come right after the status and the table
-# and downloads stay last, where API callers (tests/test_classroom.py) unpack them.
+B = TypeVar("B", gr.Button, gr.DownloadButton, gr.UploadButton)
+
+# train()'s outputs, in the API's order (callers unpack them by position).
 OUTPUTS: tuple[str, ...] = (
     "status",
     *(p.name for p in PLOTS),
@@ -41,30 +39,34 @@ OUTPUTS: tuple[str, ...] = (
     "script_run",
     "script_btn",
 )
-# What a board's follower is sent besides them: the teacher's lesson header and settings
-# (lessons.followed), so the page never shows the follower's own settings beside those runs.
+# What a board's follower is sent besides them: the teacher's lesson header and settings.
 FOLLOWED: tuple[str, ...] = ("lesson", "lesson_info", *RUN_NAMES)
 
-# gradio 6.31's LinePlot: an update that changes an axis prop (x_lim, x_title) and the value
-# at once rebuilds the chart from the old data, and the new data never shows. So an axis change
-# empties the plot first and the data follows in a later update (as at the start of a grid).
+# An event nobody clicks for (previews, redraws, saves): no limit, no spinner, not in the API page.
+QUIET: dict[str, object] = {
+    "concurrency_limit": None,
+    "api_visibility": "undocumented",
+    "show_progress": "hidden",
+}
+
+# gradio 6.31's LinePlot drops the data of an update that changes an axis too: the plot is
+# emptied first and the data follows this long after.
 AXIS_SETTLE_S = 0.3
-
-
-# --- frames to components --------------------------------------------------------------------
 
 
 def keyed(
     comps: Mapping[str, Any], frame: Mapping[str, Any], names: Iterable[str] | None = None
 ) -> dict[Any, Any]:
-    """A frame ({name: value}) as gradio's {component: value}.
-
-    With `names` (the event's outputs by name) every one of them is present, gr.skip() where
-    the frame says nothing: gradio reads an empty dict as one value, not as "no updates".
-    """
+    """A frame ({name: value}) as gradio's {component: value}; with `names`, each of them is there
+    (gr.skip() where the frame is silent: gradio reads {} as one value)."""
     if names is None:
         return {comps[k]: v for k, v in frame.items()}
     return {comps[n]: frame.get(n, gr.skip()) for n in names}
+
+
+def button(ctx: TabContext, kind: type[B], key: str, lang: str, **props: Any) -> B:
+    """A button of `kind` showing the locale key `key`, re-labelled when the language changes."""
+    return ctx.i18n(kind(t(key, lang), **props), **{"value" if kind is gr.Button else "label": key})
 
 
 def by_component(
@@ -79,9 +81,6 @@ def by_component(
         return keyed(comps, fn(*args), names)
 
     return call
-
-
-# --- colours ---------------------------------------------------------------------------------
 
 
 def file_key(rec: Any) -> str:
@@ -102,6 +101,16 @@ def full_colour_map(session: Session) -> dict[str, str]:
     return {**live_colours(session.live_labels()), **recorded_colours(session)}
 
 
+def file_updates(session: Session) -> dict[str, Any]:
+    """The CSV and JSON downloads of the session's runs, written anew; off when the write failed
+    (the status says why: no stale file is offered)."""
+    files = session.write_files()
+    if not files:
+        off = gr.update(value=None, interactive=False)
+        return {"csv": off, "json": off} if session.files_error else {}
+    return {k: gr.update(value=files[k], interactive=True) for k in ("csv", "json")}
+
+
 def remove_file(session: Session, key: str) -> bool:
     """Close one opened runs file (its lines and rows go); True when one was open."""
     kept = [r for r in session.recordings if file_key(r) != key]
@@ -117,9 +126,6 @@ def toggle_run(session: Session, label: str) -> bool:
         return False
     session.view = (session.view or View()).toggled(label)
     return True
-
-
-# --- what the plots show ---------------------------------------------------------------------
 
 
 def empty_table(lang: str, all_columns: bool = False) -> pd.DataFrame:
@@ -143,11 +149,7 @@ def _span(values: list[float], lang: str, spec: str, unit: str = "") -> str:
 
 
 def repeat_rows(session: Session, lang: str) -> list[list[str]]:
-    """One row per repeated run of the live grid: how far its figures moved across repetitions.
-
-    From the finished runs' own summaries (mpdemo.files.summary.repeat_groups), so each cell is the
-    min–max of figures in the summary table above it.
-    """
+    """One row a repeated run: the min–max of its figures in the summary table, across repetitions."""
     rows = []
     for group in repeat_groups(r["summary"] for r in session.runs):
         if len(group) < 2:
@@ -174,21 +176,15 @@ def repeat_rows(session: Session, lang: str) -> list[list[str]]:
 
 
 def repeat_table(session: Session, lang: str) -> Any:
-    """The spread table under the summary: shown once a repeated comparison has a repetition
-    of some run done twice, hidden otherwise."""
+    """The spread table under the summary: shown once some run is done twice."""
     rows = repeat_rows(session, lang)
     headers = [t(k, lang) for k in REPEAT_COLUMNS]
     return gr.update(value=pd.DataFrame(rows, columns=headers), visible=bool(rows))
 
 
 def x_props(view: View, lang: str, total_steps: int) -> dict[str, Any]:
-    """The x-axis settings of a plot that follows the x-axis control.
-
-    Steps: whole-number ticks ("d") over the whole run from its start, so the axis never
-    changes mid-run (each change empties the chart for a moment in gradio 6.31: a point would
-    wait for it). Seconds: from 0 to wherever the data ends ([0, None]: None alone would leave
-    the step range in place, and a 40-step run's seconds were drawn on 0-40).
-    """
+    """The x-axis settings of a plot: steps over the whole run (an axis change mid-run empties the
+    chart), or seconds from 0 ([0, None]: None alone kept the step range)."""
     if view.x_axis == "time":
         return {"x_title": t("x_axis_time", lang), "x_lim": [0, None], "x_axis_format": "~r"}
     return {"x_title": t("x_step", lang), "x_lim": step_axis(total_steps), "x_axis_format": "d"}
@@ -223,33 +219,23 @@ def coinciding(series: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def coinciding_groups(series: dict[str, Any]) -> list[list[str]]:
-    """The runs whose lines lie on each other, grouped (a with b, b with c: one group), each
-    group and its runs in the plots' order: five runs make one short note, not ten pairs."""
-    group: dict[str, list[str]] = {}
-    for a, b in coinciding(series):
-        ga, gb = group.setdefault(a, [a]), group.setdefault(b, [b])
-        if ga is not gb:
-            ga.extend(gb)
-            for label in gb:
-                group[label] = ga
+    """The runs whose lines lie on each other, grouped (a~b, b~c: one group), in the plots' order."""
     order = {label: i for i, label in enumerate(series)}
-    out: list[list[str]] = []
-    for g in group.values():
-        if not any(g is seen for seen in out):
-            out.append(g)
-    return sorted((sorted(g, key=order.__getitem__) for g in out), key=lambda g: order[g[0]])
+    groups: list[set[str]] = []
+    for pair in coinciding(series):
+        joined = [g for g in groups if g & set(pair)]
+        groups = [g for g in groups if g not in joined] + [set(pair).union(*joined)]
+    return sorted((sorted(g, key=order.__getitem__) for g in groups), key=lambda g: order[g[0]])
 
 
 def run_legend(session: Session | None, lang: str) -> str:
-    """The legend of the lines on screen (every run once, hidden ones struck through), each
-    opened file with its remove button, and the raw-curve note if smoothed."""
+    """The legend of the lines on screen, each opened file with its remove button, and its notes."""
     if session is None or not session.plot_labels():
         return ""
     view = session.view or View()
     notes = [t("legend_raw", lang)] if view.smoothing > 0 else []
-    # A line under an identical one is said, not lost: "where did fp32 go?"
     groups = coinciding_groups(session.plot_series())
-    if groups:  # one sentence: "torch · fp32 = torch · bf16; ..."
+    if groups:  # a line under an identical one is said: "where did fp32 go?"
         notes.append(t("legend_coincide", lang, groups="; ".join(" = ".join(g) for g in groups)))
     note = " · ".join(notes) or None
     files = [LegendFile(file_key(r), r.recording.name, list(r.labels)) for r in session.recordings]
@@ -264,9 +250,8 @@ def run_legend(session: Session | None, lang: str) -> str:
 
 
 def scale_flat_text(lang: str, configs: list[RunConfig]) -> str:
-    """One line when the loss scale cannot grow in these runs (fewer steps than GradScaler's
-    growth interval: the opening comparison's 100 against 2000), and which lesson shows it
-    move; '' when a scaled run may grow its scale, or none has one."""
+    """One line when no run's loss scale can grow (fewer steps than its growth interval), naming
+    the lesson that shows it move; else ''."""
     scaled = [c for c in configs if c.label in scaled_labels(configs)]
     if not scaled or any(c.steps >= c.growth_interval for c in scaled):
         return ""
@@ -286,46 +271,28 @@ def plot_frames(session: Session) -> dict[str, Any]:
 
 
 def grid_start(session: Session, lang: str) -> dict[str, Any]:
-    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set."""
-    configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
-    view = session.view or View()
-    total = max((c.steps for c in configs), default=1)
-    cmap = full_colour_map(session)  # repetitions ('· #2') are named only by this grid
-    out: dict[str, Any] = {}
-    for spec in PLOTS:
-        props: dict[str, Any] = {"value": None, "color_map": cmap}
-        props.update(x_props(view if spec.wall_clock else View(), lang, total))
-        if spec.scale:  # recorded runs with a scale keep the plot
-            props["visible"] = bool(scaled_labels(configs))
-        out[spec.name] = gr.update(**props)
-    empty = scale_empty_text(lang, configs, False, session)
-    out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
-    out["legend"] = run_legend(session, lang)
-    # Hidden until a run of this grid sends its first watched step.
-    out["grad_watch"] = gr.update(value="", visible=False)
-    return out
+    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set;
+    the watched gradients hidden until a run of this grid sends its first watched step."""
+    return {**plot_updates(session, lang, True), "grad_watch": gr.update(value="", visible=False)}
 
 
 def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
-    """Every plot drawn from the session (live and recorded lines), with the colours they need.
-
-    `rebuild`: None instead of the frames; the caller yields this first so each chart rebuilds
-    its colour domain, then the bare frames (`plot_frames`): the colours stay set.
-    """
-    cmap = full_colour_map(session)
-    frames = plot_frames(session)
-    configs = session.plot_configs()
+    """Every plot's props from the session; `rebuild`: no data, so each chart rebuilds its colour
+    domain (the caller sends `plot_frames` next)."""
+    cmap = full_colour_map(session)  # repetitions ('· #2') are named only by this grid
+    frames = {} if rebuild else plot_frames(session)
+    configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
     has_scale = bool(scaled_labels(configs))
     view = session.view or View()
     total = max((c.steps for c in configs), default=1)  # the longest run, live or recorded
     out: dict[str, Any] = {}
     for spec in PLOTS:
-        props: dict[str, Any] = {"color_map": cmap, "value": None if rebuild else frames[spec.name]}
+        props: dict[str, Any] = {"color_map": cmap, "value": frames.get(spec.name)}
         props.update(x_props(view if spec.wall_clock else View(), lang, total))
         if spec.scale:
             props["visible"] = has_scale
         out[spec.name] = gr.update(**props)
-    empty = "" if has_scale else scale_empty_text(lang, session.configs, True, session)
+    empty = "" if has_scale else t("scale_empty_none", lang)
     out["scale_empty"] = gr.update(value=empty, visible=bool(empty))
     out["legend"] = run_legend(session, lang)
     return out

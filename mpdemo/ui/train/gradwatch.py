@@ -1,10 +1,5 @@
-"""The Train tab's live gradient watch: each watched run's latest GradHistograms event (RunConfig
-.watch_grads) drawn as the Underflow lab draws a backward pass, moving with the training.
-
-The event carries each layer's counts per log2 bin of |g·S| (mpdemo/engine/gradwatch.py) and the
-format's windows; here the layers are summed, the exact zeros taken out of the lowest bin, and
-the shares the format flushes, keeps subnormal and overflows are summed over layers by count.
-"""
+"""The Train tab's live gradient watch: each watched run's latest GradHistograms event, its layers
+summed (exact zeros apart, shares weighted by count), drawn as the Underflow lab draws one."""
 
 from __future__ import annotations
 
@@ -42,8 +37,7 @@ class Watched:
 def band_of(ev: GradHistograms) -> dict[str, float]:
     """The event's format windows as the histogram's band edges (log2)."""
     w = ev.windows[ev.format]
-    return {
-        # Values below half the smallest subnormal flush: the band ends at the subnormal itself.
+    return {  # values below half the smallest subnormal flush: the band ends at the subnormal
         "min_subnormal_log2": w["zero_below_log2"] + 1,
         "min_normal_log2": w["subnormal_below_log2"],
         "max_log2": w["overflow_above_log2"],
@@ -70,17 +64,8 @@ def summed(ev: GradHistograms) -> Watched:
             worst = (layer["name"], layer["flushed"])
     counts[0] -= zeros  # counts[0] is everything below 2^LO, the exact zeros included
     share = (lambda n: n / nonzero) if nonzero else (lambda n: 0.0)
-    return Watched(
-        counts=counts,
-        lo=edges[0] - 1,
-        nonzero=nonzero,
-        zeros=zeros,
-        flushed=share(flushed),
-        subnormal=share(sub),
-        overflow=share(over),
-        worst=worst,
-        band=band_of(ev),
-    )
+    shares = (share(flushed), share(sub), share(over))
+    return Watched(counts, edges[0] - 1, nonzero, zeros, *shares, worst, band_of(ev))
 
 
 def run_figure(ev: GradHistograms, lang: str) -> str:
@@ -94,15 +79,9 @@ def run_figure(ev: GradHistograms, lang: str) -> str:
     svg = histogram_svg(
         lang, w.counts, w.lo, w.nonzero, title, w.band, ev.format, SVG_SIZE, 10, draw_title=False
     )
-    line = t(
-        "gw_line",
-        lang,
-        fmt=fmt,
-        flushed=pct(w.flushed, lang),
-        sub=pct(w.subnormal, lang),
-        over=pct(w.overflow, lang),
-        zeros=number(w.zeros, lang, ","),
-    )
+    shares = {"flushed": w.flushed, "sub": w.subnormal, "over": w.overflow}
+    shown = {k: pct(v, lang) for k, v in shares.items()}
+    line = t("gw_line", lang, fmt=fmt, zeros=number(w.zeros, lang, ","), **shown)
     if w.worst is not None and w.worst[1] > 0:
         layer = f'<code style="font-size:0.9em">{esc(w.worst[0])}</code>'  # from the model
         line += " " + t("gw_worst", lang, layer=layer, share=pct(w.worst[1], lang))
@@ -134,8 +113,7 @@ def watch_html(events: Mapping[str, GradHistograms], order: Iterable[str], lang:
 
 
 def from_record(label: str, run: Mapping[str, object]) -> GradHistograms | None:
-    """A run record's last watched step (a runs file's or the browser's `grad_histograms`) as
-    the event the page draws; None for a run that was not watched."""
+    """A run record's last watched step (its `grad_histograms`) as an event; None if not watched."""
     hist = run.get("grad_histograms") or []
     if not hist or not hist[-1].get("layers"):
         return None
@@ -165,8 +143,7 @@ class WatchedSession(Protocol):
 
 
 def watched(session: WatchedSession) -> tuple[dict[str, GradHistograms], list[str]]:
-    """Every histogram the page draws, by label, and their order: this training's runs (live or
-    restored after a reload), then each opened file's runs."""
+    """Every histogram the page draws, by label, and their order: this training's, then the files'."""
     events = dict(session.state.grads)
     for rec in session.recordings:
         for label, run in zip(rec.labels, rec.recording.runs, strict=True):

@@ -1,8 +1,5 @@
-"""The Train tab's handlers: train (the streamed frames), stop, arm, redraw, legend clicks.
-
-Handlers take values by name and return dicts keyed by output name (frames.py's `keyed` maps
-them onto components); the wiring (wiring.py) connects them to the page.
-"""
+"""The Train tab's handlers: train (the streamed frames), stop, arm, redraw, legend clicks; each
+takes values by name and returns a frame keyed by output name (frames.keyed)."""
 
 from __future__ import annotations
 
@@ -24,6 +21,7 @@ from .frames import (
     AXIS_SETTLE_S,
     empty_table,
     file_key,
+    file_updates,
     grid_start,
     keyed,
     plot_frames,
@@ -38,25 +36,9 @@ from .frames import (
 from .gradwatch import watch_update
 from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, check_repeat, ticked_scale_empty
 from .plots import PLOTS, View
-from .session import Session, column_widths
+from .session import Session
+from .session_table import column_widths
 from .status import status_text, stopped_text
-
-# --- the streamed outputs --------------------------------------------------------------------
-
-
-def _file_updates(session: Session, table_changed: bool) -> dict[str, Any]:
-    if not table_changed:
-        return {}
-    files = session.write_files()
-    if not files and session.files_error:  # the status says why; no stale file is offered
-        off = gr.update(value=None, interactive=False)
-        return {"csv": off, "json": off}
-    if not files:
-        return {}
-    return {
-        "csv": gr.update(value=files["csv"], interactive=True),
-        "json": gr.update(value=files["json"], interactive=True),
-    }
 
 
 def summary_update(session: Session | None, lang: str) -> Any:
@@ -67,11 +49,7 @@ def summary_update(session: Session | None, lang: str) -> Any:
 
 
 def show_columns(session: Session | None, lang: str, all_columns: Any) -> dict[str, Any]:
-    """The "All columns" box: the table with every column, or the nine a class reads first.
-
-    Kept in the session, so the live frames, an opened runs file, a restored one and a
-    teacher's board all draw the same columns until the box changes.
-    """
+    """The "All columns" box, kept in the session: every later frame draws those columns."""
     if session is None:
         return {}
     session.all_columns = bool(all_columns)
@@ -86,7 +64,7 @@ def _frame(
     grads_changed: bool = False,
 ) -> dict[str, Any]:
     # The files first: a failed write is said in this frame's status.
-    files = _file_updates(session, table_changed)
+    files = file_updates(session) if table_changed else {}
     out: dict[str, Any] = {"status": status_text(session, lang, finished=finished)}
     out.update(plot_frames(session))
     if grads_changed:  # a run sent a watched step: its histogram replaces the last one
@@ -110,11 +88,8 @@ def train(
     session: Session | None = None,
     mode: str | classroom.Follow = "train",
 ) -> Iterator[dict[str, Any]]:
-    """Train the grid in a background thread; stream status, plots, table and files by name.
-
-    mode: "train" (watch the same comparison when another visitor runs it), "own" (Run my
-    own: a new one, never shared) or a classroom.Follow (a teacher's board).
-    """
+    """Train the grid; stream status, plots, table and files by name. mode: "train" (join the same
+    comparison another visitor runs), "own" (never shared) or a classroom.Follow (a board)."""
     lang = norm_lang(lang)
     session = session if session is not None else Session()
     v = {**DEFAULTS, **{k: x for k, x in (values or {}).items() if k in DEFAULTS}}
@@ -127,28 +102,21 @@ def train(
         yield {"status": t("status_stopped_plain", lang)}
         return
     try:
-        # Stop, then Train: the comparison just stopped is still joinable on the server, and
-        # watching it ended at once ("Done: 0 runs"). After this page's own Stop, a new one.
+        # After this page's Stop a new comparison: joining the stopped one ended at once.
         if mode == "train" and stopped_text(session.runner, lang) is not None:
             mode = "own"
-        board = classroom.picked(mode)  # following a board: the teacher's comparison
+        board = mode.comparison if isinstance(mode, classroom.Follow) else None
         configs = board.configs if board else check_inputs(v)
         repeat = board.repeat if board else check_repeat(v.get("repeat"))
-        # Steps always stand: the default comparison is the first lesson (teach/lessons.py),
-        # whose steps were chosen to show its point in about a minute on a 2-core CPU.
         if mode == "train" and _trained_here(session, configs, repeat):
-            # Train pressed again on this page: train again, live. Joining would replay the
-            # page's own last comparison in seconds as "another visitor's" (a teacher pressing
-            # Train twice saw that); other visitors still join it (runner_for shares it).
+            # Pressed again: train again, live (joining replayed it as "another visitor's").
             mode = "own"
-        # The same comparison run (or lately run) on this server is watched, not trained again;
-        # a new one waits its turn in the server's line (classroom.py, mpdemo/classroom/broadcast.py).
+        # The same comparison run lately on this server is watched; a new one waits in line.
         runner = classroom.runner_for(session, configs, repeat, mode)
     except MpdemoError as err:
         session.input_error = err
         text = error_text(err, lang)
-        # The toast fades; the status keeps saying what failed until the next click. Both show
-        # the visitor's own input as text (the toast renders HTML).
+        # The toast fades; the status keeps it until the next click (both show the input as text).
         yield {"status": t("status_not_started", lang, error=shown(text)), **settle(session)}
         raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
 
@@ -156,9 +124,7 @@ def train(
     session.begin(repeated(configs, repeat), runner)  # every repetition's line and row
     runner.start()
     try:
-        # Plots None first: each LinePlot rebuilds its colour domain from the next frame,
-        # which carries a placeholder for every series of this grid (see plots.py).
-        yield {
+        yield {  # the plots emptied first: each rebuilds its colour domain (plots.py)
             "status": status_text(session, lang),
             **grid_start(session, lang),
             "summary": empty_table(lang, session.all_columns),
@@ -170,23 +136,18 @@ def train(
         last = time.monotonic()
         table_changed = grads_changed = False
         for ev in runner.events(timeout=YIELD_EVERY_S):
-            if session.runner is not runner:
-                # A newer Train click took this session over (this comparison was stopped and
-                # is still ending): its events must not land in the new one's runs, nor its
-                # last frame ("Done: 0 runs") over the new one's status.
+            if session.runner is not runner:  # a newer click took the session over
                 return
             first_step = ev is not None and ev.kind == "step" and not _has_steps(session, ev.label)
             if ev is not None and session.apply(ev):
                 table_changed = True
             grads_changed |= ev is not None and ev.kind == "grads"
-            # A run's first step goes out at once, whatever the throttle: the status and its
-            # point on the loss plot arrive in the same message.
+            # A run's first step goes out at once, whatever the throttle.
             if first_step or time.monotonic() - last >= YIELD_EVERY_S:
                 yield _frame(session, lang, table_changed, grads_changed=grads_changed)
                 table_changed = grads_changed = False
                 last = time.monotonic()
-        # The stream's last message is what /train returns to an API caller: the status, the
-        # plots, the table and the watched gradients.
+        # The last message is what /train returns to an API caller.
         yield {**_frame(session, lang, True, True, grads_changed=True), **settle(session)}
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
@@ -214,8 +175,7 @@ def stop(session: Session, lang: str) -> str:
     lang = norm_lang(lang)
     runner = session.runner
     if (runner is None or not runner.alive) and not session.armed:
-        # Nothing runs and no click waits: say so, and do not swallow the next click.
-        return t("status_nothing_to_stop", lang)
+        return t("status_nothing_to_stop", lang)  # and the next click is not swallowed
     session.stop_requested = True
     if runner is None or not runner.alive:  # a click waits in the queue: it will not start
         return t("status_stopped_plain", lang)
@@ -231,18 +191,14 @@ def arm(session: Session, lang: str) -> dict[str, Any]:
     session.stop_requested = False
     session.armed = True
     out: dict[str, Any] = {"stop_btn": gr.update(interactive=True)}
-    # While this session trains, a new click waits for it; otherwise keep the status as it is
-    # (train() itself says what it does, or what was wrong with the input).
-    if session.running:
+    if session.running:  # else train() itself says what it does
         out["status"] = t("status_queued", norm_lang(lang))
     return out
 
 
 def settle(session: Session) -> dict[str, Any]:
-    """After a training (or its input error): Stop is off unless another click waits.
-
-    Part of train()'s own last frame: a chained .then() did not run after a gr.Error here.
-    """
+    """After a training or its input error: Stop is off unless another click waits (in train()'s
+    last frame: a chained .then() did not run after a gr.Error)."""
     return {"stop_btn": gr.update(interactive=session.running or session.armed)}
 
 
@@ -284,8 +240,7 @@ def redraw(
 def legend_click(
     session: Session | None, lang: str, data: dict[str, Any]
 ) -> Iterator[dict[str, Any]]:
-    """A click in the legend: {'run': label} hides or shows that run, {'remove': key} closes
-    that opened file (its lines and rows go; the browser's store follows the table)."""
+    """A legend click: {'run': label} hides or shows that run, {'remove': key} closes that file."""
     if session is None:
         return
     if data.get("remove") is not None:
@@ -306,8 +261,7 @@ def legend_click(
     if not toggle_run(session, str(data.get("run") or "")):
         return
     out = {"legend": run_legend(session, lang)}
-    # While a training runs its own next frame draws the change; otherwise draw it here.
-    if not session.running:
+    if not session.running:  # else the training's next frame draws it
         out.update(plot_frames(session))
     yield out
 
@@ -325,17 +279,14 @@ def scale_preview(
     }
 
 
-# --- wiring helpers ----------------------------------------------------------------------------
-
-
-def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, Any]]]:
-    """train() as gradio calls it: one parameter per control (named, defaulted), then the
-    language and the session; every frame keyed by component."""
+def train_endpoint(comps: dict[str, Any], mode: str = "train") -> Callable[..., Iterator[dict]]:
+    """train() as gradio calls it: one parameter per control (named, defaulted: the API's
+    names), then the language and the session; every frame keyed by component."""
 
     def handler(*args: Any) -> Iterator[dict[Any, Any]]:
         *vals, lang, session = args
         values = dict(zip(controls.NAMES, vals, strict=True))
-        for frame in train(values, lang, session):
+        for frame in train(values, lang, session, mode):
             yield keyed(comps, frame)
 
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -345,6 +296,6 @@ def train_endpoint(comps: dict[str, Any]) -> Callable[..., Iterator[dict[Any, An
         inspect.Parameter("session", kind, default=None),
     ]
     handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    handler.__name__ = "train"
+    handler.__name__ = "train" if mode == "train" else f"train_{mode}"
     handler.__doc__ = train.__doc__
     return handler

@@ -1,16 +1,15 @@
-"""The Train tab's inputs: defaults, previews under the boxes, and the checks that turn the
-controls' values into a validated grid of RunConfigs (torch only where a function says so).
-"""
+"""The Train tab's inputs: defaults, previews under the boxes, and the controls' values as a
+checked grid of RunConfigs (torch only where a function says so)."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ... import engine
 from ...catalog import MODELS
 from ...config import WEIGHTS, Limits, RunConfig, coerce_field
 from ...engine import fp8
+from ...engine.cores import _cores  # the CPUs this process may run on
 from ...engine.machine import machine_note
 from ...messages import ConfigError, MpdemoError
 from ...registry import BACKENDS, PRECISIONS
@@ -24,25 +23,11 @@ from . import controls
 from .plots import scaled_labels
 from .session import Session
 
-
-def _cores() -> int:
-    """CPUs this process may use (a container's limit, where the OS says)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # macOS and Windows have no sched_getaffinity
-        return os.cpu_count() or 1
-
-
-# Plot updates per second. A browser drawing four charts five times a second on the same two
-# cores as the training (a classroom laptop, this machine) slowed the default comparison from
-# 5 s to 8.3 s after its plan, inflated its step times and threw the ETA off by -45 %; at one
-# update a second it took 5 s, as estimated. With more cores the drawing has its own.
+# Seconds between plot updates: four charts drawn 5 times a second on the training's two cores
+# slowed the default comparison from 5 s to 8.3 s; once a second it took 5 s.
 YIELD_EVERY_S = 0.2 if _cores() > 4 else 1.0
 DEFAULTS: Frame = controls.defaults()
 PLOT_HEIGHT = 300
-
-
-# --- choices and previews (torch-free) -------------------------------------------------------
 
 
 def _one_slice(spec: str, sizes: dict[str, int] | None, lang: str) -> str:
@@ -78,51 +63,38 @@ def precision_info(lang: str, device: str | None) -> str:
 def precision_note(
     lang: str, precisions: list[str] | None, device: str | None, session: Session | None = None
 ) -> str:
-    """What this page's last comparison measured for the ticked precisions (one it ran or
-    joined: another visitor's private run is never read here)."""
+    """What this page's last comparison measured for the ticked precisions."""
     import sys
 
-    # Nothing trained or measured in this process yet: no claim, and no torch imported for it.
-    if "torch" not in sys.modules:
-        return ""
-    if not isinstance(session, Session):
+    # Nothing trained in this process yet: no claim, and no torch imported for it.
+    if "torch" not in sys.modules or not isinstance(session, Session):
         return ""
     try:  # measured on another device than the one picked now: no claim about this one
         here = engine.resolve_device(device or "auto").type
     except Exception:  # noqa: BLE001 - a device that cannot resolve was never measured
         return ""
-    return _runs_note(lang, precisions or [], here, session)
-
-
-def _runs_note(lang: str, precisions: list[str], device: str, session: Session) -> str:
-    """The same sentences from the runs' own steps, when the last comparison's runs took turns
-    (no separate measurement came before them): its runs on `device` of a ticked precision."""
-    mine = [r["summary"] for r in session.runs]  # with their speed-ups (the fold's)
-    ticked = [
+    precisions = precisions or []
+    ticked = [  # its runs on this device of a ticked precision, with their speed-ups
         s
-        for s in mine
-        if str(s.get("device") or "cpu").split(":")[0] == device
+        for s in (r["summary"] for r in session.runs)
+        if str(s.get("device") or "cpu").split(":")[0] == here
         and (s.get("precision") == "fp32" or s.get("precision") in precisions)
     ]
     notes = [n for n in run_speed_notes(ticked) if n.args.get("precision") in precisions]
     if not notes:
         return ""
     first = next(r for r in session.runs if r["summary"].get("precision") in precisions)
-    head = t(
-        "precision_note_runs",
-        lang,
-        model=shown(str(first["summary"].get("model", ""))),
-        batch=(first.get("config") or {}).get("batch_size", "?"),
+    model, batch = (
+        first["summary"].get("model", ""),
+        (first.get("config") or {}).get("batch_size", "?"),
     )
+    head = t("precision_note_runs", lang, model=shown(str(model)), batch=batch)
     return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
 
 
 def fp8_box(lang: str) -> Frame:
-    """The fp8 box's state: enabled where this machine trains fp8, else disabled with the reason.
-
-    The reason is the engine's refusal line (mpdemo/engine/fp8.py, read from torch) in the page's
-    language. Imports torch: called from a load event, not at build.
-    """
+    """The fp8 box: enabled where this machine trains fp8, else off with the engine's reason
+    (imports torch: a load event's)."""
     device = engine.resolve_device("auto")
     try:
         fp8.check(device)
@@ -145,59 +117,35 @@ def with_fp8(values: Frame) -> list[str]:
 
 
 def machine_text(lang: str) -> str:
-    """The 'This machine' line: names and instruction-set flags (torch's, read once per process)."""
-    note = machine_note()  # torch's probes: called from a load event, not at build
+    """The 'This machine' line: names and instruction-set flags (torch's: a load event's)."""
+    note = machine_note()
     return message(note.key, note.args, lang)
 
 
-# --- validation ------------------------------------------------------------------------------
-
-
 def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]:
-    """The validated grid of RunConfigs from the controls' values (by name), or MpdemoError.
-
-    Cheap checks first, preflight (imports torch) last. Out-of-range numbers are refused with
-    the CLI's message, never clamped.
-    """
+    """The grid of RunConfigs from the controls' values (by name), or the engine's ConfigError:
+    each value is checked once, as the CLI's (coerce_field, preflight, check_memory), never clamped."""
     lim = limits or Limits.from_env()
     v = {**DEFAULTS, **values}
-    # The page's boxes and an API caller's values, by the CLI's rule (mpdemo.config): text,
-    # NaN, infinities and fractions in whole-number fields are refused, never rounded.
     model = coerce_field("model", v.get("model"), lim)
-    for name in controls.NAMES:
-        if name not in controls.UI_ONLY and name in v:
-            v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
+    fields = [n for n in controls.NAMES if n not in controls.UI_ONLY]
+    for name in fields:
+        v[name] = coerce_field(name, v[name], lim, model if isinstance(model, str) else None)
     axes = (("backends", BACKENDS), ("precisions", PRECISIONS), ("weights", WEIGHTS))
     for name, allowed in axes:
         got = v.get(name)  # an API caller may send 5 or [["x"]]: one line, not a traceback
-        if got is not None and (
-            not isinstance(got, (list, tuple)) or not all(isinstance(x, str) for x in got)
+        field, names = name if name == "weights" else name.removesuffix("s"), ", ".join(allowed)
+        if got is not None and not (
+            isinstance(got, list | tuple) and all(isinstance(x, str) for x in got)
         ):
-            raise ConfigError(
-                "unknown_choice",
-                field=name if name == "weights" else name.removesuffix("s"),
-                allowed=", ".join(allowed),
-                value=got,
-            )
-    if not v["backends"]:
-        raise ConfigError("empty_choice", field="backend", allowed=", ".join(BACKENDS))
-    v["precisions"] = with_fp8(v)  # fp8: its own box (controls.py)
-    if not v["precisions"]:
-        raise ConfigError("empty_choice", field="precision", allowed=", ".join(PRECISIONS))
-    if not v["weights"]:
-        raise ConfigError("empty_choice", field="weights", allowed=", ".join(WEIGHTS))
-    base = RunConfig(**controls.config_fields(v))
+            raise ConfigError("unknown_choice", field=field, allowed=names, value=got)
+        if name == "precisions":
+            got = v[name] = with_fp8(v)  # fp8: its own box (controls.py)
+        if not got:
+            raise ConfigError("empty_choice", field=field, allowed=names)
+    base = RunConfig(**{n: v[n] for n in fields}).replace(device=v["device"] or "auto")
     # weights x backends x precisions, as a lesson's own grid (teach/lessons.py).
     configs = grid(base, v["backends"], v["precisions"], bool(v["compare_scaling"]), v["weights"])
-    for cfg in configs:
-        cfg.validate(lim)
-    entry = MODELS.get(base.model)
-    if entry is None or entry.task != "regression":  # amp-mlp ignores the data settings
-        sizes = system.split_sizes(base.dataset)
-        for spec in (base.train_slice, base.eval_slice):
-            got = system.slice_rows(spec, sizes)  # torch-free: a typo errors at once
-            if got is not None and got[0] == 0:
-                raise ConfigError("empty_slice", value=spec, split=spec.split("[")[0], rows=got[1])
     for cfg in configs:
         engine.preflight(cfg, lim)
     check_memory(configs)  # the runs are alive together: refused in one line before loading
@@ -208,7 +156,7 @@ def check_repeat(value: object) -> int:
     """The Repeat box's value as a whole number of repetitions, or the keyed refusal."""
     c = controls.BY_NAME["repeat"]
     lo, hi = (int(x or 1) for x in c.bounds(Limits()))
-    n = controls.whole(value)
+    n = int(value) if isinstance(value, float) and value.is_integer() else value
     if isinstance(n, bool) or not isinstance(n, int) or not lo <= n <= hi:
         raise ConfigError(
             "bad_number",

@@ -1,8 +1,5 @@
-"""The Train tab's layout: controls on the left; buttons, status, plots, table, downloads right.
-
-The controls come from controls.py (one table) and the plots from plots.py (one table); the
-events are connected in wiring.py.
-"""
+"""The Train tab's layout: controls (controls.py's table) on the left; buttons, status, plots
+(plots.py's table), table and downloads on the right."""
 
 from __future__ import annotations
 
@@ -21,21 +18,17 @@ from . import notebook as notebook_ui
 from . import recorded as recorded_ui
 from .colours import LEGEND_CSS, LEGEND_JS
 from .controls import CONTROLS
-from .frames import (
-    REPEAT_COLUMNS,
-    empty_table,
-)
-from .handlers import arm, train
+from .frames import REPEAT_COLUMNS, button, empty_table
+from .handlers import arm, train, train_endpoint
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import PLOTS, step_axis
-from .session import Session, column_widths
+from .session import Session
+from .session_table import column_widths
 from .wiring import _wire
-
-# --- layout ----------------------------------------------------------------------------------
 
 
 def _close_session(session: Session | None) -> None:
-    # gradio calls this when the session's state expires (tab closed + its TTL).
+    """gradio calls this when the session's state expires (tab closed + its TTL)."""
     if session is not None:
         session.close()
 
@@ -59,8 +52,7 @@ def _controls_of(section: str, comps: dict[str, Component], lang: str, lim: Limi
 
 
 def _plot(spec: Any, lang: str, cmap: dict[str, str]) -> gr.LinePlot:
-    # The title is drawn by Vega, not as the block label: gradio 6.31 sizes the chart to the
-    # block's height and the label's extra height pushed the legend out of view.
+    # The title drawn by Vega, not as the block's label: that pushed the legend out of view.
     return gr.LinePlot(
         None,
         x="step",
@@ -84,49 +76,141 @@ def _plot(spec: Any, lang: str, cmap: dict[str, str]) -> gr.LinePlot:
     )
 
 
+def _results(ctx: TabContext, comps: dict[str, Component], lang0: str, lim: Limits) -> None:
+    """The results column: view controls, legend, plots, tables, downloads, recorded runs, board."""
+    cmap = color_map()
+    with gr.Row(equal_height=True, elem_id="plot-view"):
+        _controls_of("view", comps, lang0, lim)
+    # Clickable: an entry hides or shows its run, × closes an opened file.
+    comps["legend"] = gr.HTML(
+        "", elem_id="run-legend", js_on_load=LEGEND_JS, css_template=LEGEND_CSS
+    )
+    for row in sorted({p.row for p in PLOTS}):
+        with gr.Row():
+            for spec in (p for p in PLOTS if p.row == row):
+                if not spec.scale:
+                    comps[spec.name] = _plot(spec, lang0, cmap)
+                    continue
+                with gr.Column(min_width=280):
+                    comps[spec.name] = _plot(spec, lang0, cmap)
+                    # In the plot's place when no run of the grid has a scaler.
+                    empty = opening_scale_empty(lang0)
+                    comps["scale_empty"] = gr.Markdown(
+                        empty,
+                        visible=bool(empty),
+                        elem_id="scale-empty",
+                        container=True,
+                        padding=True,
+                        min_height=PLOT_HEIGHT,
+                    )
+    # Below the plots, not a LinePlot caption: that is clipped by the block height.
+    ctx.i18n(gr.Markdown(t("scale_caption", lang0), elem_id="scale-note"), value="scale_caption")
+    # Each watched run's latest gradient histogram (gradwatch.py).
+    comps["grad_watch"] = gr.HTML("", elem_id="grad-watch", visible=False)
+    # The table opens on a class's nine columns; the rest are one tick away.
+    comps["summary_all"] = ctx.i18n(
+        gr.Checkbox(False, label=t("summary_all", lang0), elem_id="summary-all"),
+        label="summary_all",
+    )
+    table0 = empty_table(lang0)
+    comps["summary"] = ctx.i18n(
+        gr.DataFrame(
+            table0,
+            label=t("summary_label", lang0),
+            elem_id="summary",
+            interactive=False,
+            wrap=True,
+            pinned_columns=1,
+            max_height=420,
+            column_widths=column_widths(),
+        ),
+        label="summary_label",
+    )
+    # A repeated comparison: how far each run's figures moved (hidden until then).
+    comps["repeats"] = ctx.i18n(
+        gr.DataFrame(
+            pd.DataFrame([], columns=[t(k, lang0) for k in REPEAT_COLUMNS]),
+            label=t("repeats_label", lang0),
+            elem_id="repeat-spread",
+            interactive=False,
+            wrap=True,
+            visible=False,
+        ),
+        label="repeats_label",
+    )
+    with gr.Row(equal_height=True):
+        for name in ("csv", "json"):
+            comps[name] = button(
+                ctx,
+                gr.DownloadButton,
+                f"{name}_btn",
+                lang0,
+                interactive=False,
+                elem_id=f"{name}-download",
+                size="md",
+            )
+        comps["script_run"] = ctx.i18n(
+            gr.Dropdown(
+                [], label=t("script_run_label", lang0), elem_id="script-run", interactive=True
+            ),
+            label="script_run_label",
+        )
+        comps["script_btn"] = button(
+            ctx,
+            gr.DownloadButton,
+            "script_btn",
+            lang0,
+            interactive=False,
+            elem_id="script-download",
+            size="md",
+        )
+        notebook_ui.build_button(ctx, comps, lang0)  # the same runs, as a notebook
+    # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
+    recorded_ui.build_row(ctx, comps, lang0)
+    # The class board: publish this page's comparisons, or follow a teacher's code.
+    classroom.build_board(ctx, comps, lang0)
+
+
 def build_train_tab(ctx: TabContext) -> None:
     """Controls on the left; buttons, status, view controls, plots, summary, downloads right."""
     lang0 = DEFAULT_LANG
     lim: Limits = ctx.limits
-    cmap = color_map()
     zerogpu.setup()  # on a ZeroGPU Space: register the GPU function before launch
     comps: dict[str, Component] = {}
     with gr.Tab(t("tab_train", lang0), id="train", elem_id="train-tab") as tab:
         ctx.i18n(tab, label="tab_train")
         # Inside the Tab: a component directly under gr.Tabs would get a tab of its own.
         session = gr.State(Session(), delete_callback=_close_session)
-        # The course's lessons first, then Train and the status: at 400 px both are on the first
-        # screen (the controls below them; they were ~1,900 px down, under every control).
+        # The lessons, Train and the status first: at 400 px all on the first screen.
         lessons.build(ctx, comps, lang0)
         # Not equal_height: a status of several lines stretched the buttons to its height.
         with gr.Row(equal_height=False, elem_id="status-row"):
-            comps["start_btn"] = ctx.i18n(
-                gr.Button(
-                    t("start_btn", lang0),
-                    variant="primary",
-                    elem_id="start-btn",
-                    scale=0,
-                    min_width=140,
-                ),
-                value="start_btn",
+            comps["start_btn"] = button(
+                ctx,
+                gr.Button,
+                "start_btn",
+                lang0,
+                variant="primary",
+                elem_id="start-btn",
+                scale=0,
+                min_width=140,
             )
             # Off while idle: there is nothing to stop until Train is pressed.
-            comps["stop_btn"] = ctx.i18n(
-                gr.Button(
-                    t("stop_btn", lang0),
-                    variant="stop",
-                    elem_id="stop-btn",
-                    scale=0,
-                    min_width=110,
-                    interactive=False,
-                ),
-                value="stop_btn",
+            comps["stop_btn"] = button(
+                ctx,
+                gr.Button,
+                "stop_btn",
+                lang0,
+                variant="stop",
+                elem_id="stop-btn",
+                scale=0,
+                min_width=110,
+                interactive=False,
             )
             classroom.build_button(ctx, comps, lang0)  # Run my own
             # After the buttons: at 400 px a long status pushed Train below the first screen.
             comps["status"] = gr.Markdown(t("status_idle", lang0), elem_id="status", min_height=44)
-        # On a narrow screen the results come first, right after Train, and the controls below
-        # them (app.py's CSS): at 400 px the loss plot began 2,638 px down, under every control.
+        # On a narrow screen the results come before the controls (app.py's CSS).
         with gr.Row(equal_height=False, elem_id="train-main"):
             with gr.Column(scale=1, min_width=300, elem_id="train-controls"):
                 _controls_of("data", comps, lang0, lim)
@@ -143,113 +227,9 @@ def build_train_tab(ctx: TabContext) -> None:
                     ctx.i18n(advanced, label="advanced_label")
                     _controls_of("advanced", comps, lang0, lim)
             with gr.Column(scale=3, elem_id="train-results"):
-                with gr.Row(equal_height=True, elem_id="plot-view"):
-                    _controls_of("view", comps, lang0, lim)
-                # Clickable: an entry hides or shows its run, × closes an opened file.
-                comps["legend"] = gr.HTML(
-                    "", elem_id="run-legend", js_on_load=LEGEND_JS, css_template=LEGEND_CSS
-                )
-                for row in sorted({p.row for p in PLOTS}):
-                    with gr.Row():
-                        for spec in (p for p in PLOTS if p.row == row):
-                            if not spec.scale:
-                                comps[spec.name] = _plot(spec, lang0, cmap)
-                                continue
-                            with gr.Column(min_width=280):
-                                comps[spec.name] = _plot(spec, lang0, cmap)
-                                # In the plot's place when no run of the grid has a scaler.
-                                empty = opening_scale_empty(lang0)
-                                comps["scale_empty"] = gr.Markdown(
-                                    empty,
-                                    visible=bool(empty),
-                                    elem_id="scale-empty",
-                                    container=True,
-                                    padding=True,
-                                    min_height=PLOT_HEIGHT,
-                                )
-                # Below the plots, not a LinePlot caption: that is clipped by the block height.
-                ctx.i18n(
-                    gr.Markdown(t("scale_caption", lang0), elem_id="scale-note"),
-                    value="scale_caption",
-                )
-                # Watched gradients (RunConfig.watch_grads) beside what the scale does to them:
-                # each watched run's latest histogram, as the Underflow lab draws one (gradwatch.py).
-                comps["grad_watch"] = gr.HTML("", elem_id="grad-watch", visible=False)
-                # The table opens on a class's nine columns; the rest are one tick away.
-                comps["summary_all"] = ctx.i18n(
-                    gr.Checkbox(False, label=t("summary_all", lang0), elem_id="summary-all"),
-                    label="summary_all",
-                )
-                table0 = empty_table(lang0)
-                comps["summary"] = ctx.i18n(
-                    gr.DataFrame(
-                        table0,
-                        label=t("summary_label", lang0),
-                        elem_id="summary",
-                        interactive=False,
-                        wrap=True,
-                        pinned_columns=1,
-                        max_height=420,
-                        column_widths=column_widths(),
-                    ),
-                    label="summary_label",
-                )
-                # A repeated comparison: how far each run's figures moved (hidden until then).
-                comps["repeats"] = ctx.i18n(
-                    gr.DataFrame(
-                        pd.DataFrame([], columns=[t(k, lang0) for k in REPEAT_COLUMNS]),
-                        label=t("repeats_label", lang0),
-                        elem_id="repeat-spread",
-                        interactive=False,
-                        wrap=True,
-                        visible=False,
-                    ),
-                    label="repeats_label",
-                )
-                with gr.Row(equal_height=True):
-                    comps["csv"] = ctx.i18n(
-                        gr.DownloadButton(
-                            t("csv_btn", lang0),
-                            interactive=False,
-                            elem_id="csv-download",
-                            size="md",
-                        ),
-                        label="csv_btn",
-                    )
-                    comps["json"] = ctx.i18n(
-                        gr.DownloadButton(
-                            t("json_btn", lang0),
-                            interactive=False,
-                            elem_id="json-download",
-                            size="md",
-                        ),
-                        label="json_btn",
-                    )
-                    comps["script_run"] = ctx.i18n(
-                        gr.Dropdown(
-                            [],
-                            label=t("script_run_label", lang0),
-                            elem_id="script-run",
-                            interactive=True,
-                        ),
-                        label="script_run_label",
-                    )
-                    comps["script_btn"] = ctx.i18n(
-                        gr.DownloadButton(
-                            t("script_btn", lang0),
-                            interactive=False,
-                            elem_id="script-download",
-                            size="md",
-                        ),
-                        label="script_btn",
-                    )
-                    notebook_ui.build_button(ctx, comps, lang0)  # the same runs, as a notebook
-                # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
-                recorded_ui.build_row(ctx, comps, lang0)
-                # The class board: publish this page's comparisons, or follow a teacher's code.
-                classroom.build_board(ctx, comps, lang0)
+                _results(ctx, comps, lang0, lim)
 
-    # Their changes say the session's runs changed (the Code tab shows those runs' own code).
+    # What the other tabs read of this one (the Code tab shows the session's runs' code).
     ctx.train = TrainShared(
         controls={c.name: comps[c.name] for c in CONTROLS},
         status=comps["status"],
@@ -261,4 +241,4 @@ def build_train_tab(ctx: TabContext) -> None:
     _wire(ctx, comps, session, lim)
     recorded_ui.wire(ctx, comps, session)
     notebook_ui.wire(ctx, comps, session)
-    classroom.wire(ctx, comps, session, train, arm)
+    classroom.wire(ctx, comps, session, train, arm, train_endpoint(comps, "own"))

@@ -1,12 +1,5 @@
-"""The lesson picker at the top of the Train tab: one click loads a lesson's settings and runs it.
-
-The lessons are mpdemo/teach/lessons.py's records, in the course's order. Picking one sets the
-Train tab's controls to the lesson's (its steps stand: they are its point), says which slide it
-serves and what to look for, and starts the comparison; where this machine cannot show the
-point, one sentence says so. Where the lesson's own GPU recording ships
-(mpdemo/teach/lesson_recordings.py), the pick opens it beside the live runs, as "Compare with a
-recorded run" does, and the lesson's line names the GPU.
-"""
+"""The lesson picker at the top of the Train tab: one click sets a lesson's settings (mpdemo.teach
+.lessons), says its slide and what to look for, opens its GPU recording where one ships, and runs it."""
 
 from __future__ import annotations
 
@@ -27,7 +20,7 @@ from ..i18n import message, norm_lang, t
 from ..text import shown, shown_args
 from . import classroom, controls
 from .controls import BY_NAME, defaults
-from .frames import FOLLOWED, OUTPUTS
+from .frames import FOLLOWED, OUTPUTS, QUIET
 
 if TYPE_CHECKING:
     from .session import Session
@@ -35,7 +28,6 @@ if TYPE_CHECKING:
 
 def choices(lang: str) -> list[tuple[str, str]]:
     """Radio entries: (the lesson's title in `lang`, its name), in the course's order."""
-    # A lesson marked off the page (Lesson.on_page) is the command line's alone.
     shown = [x for x in LESSONS.values() if x.on_page]
     return [(f"{i}. {message(f'lesson_{x.key}_title', {}, lang)}", x.name)
             for i, x in enumerate(shown, 1)]  # fmt: skip
@@ -47,14 +39,12 @@ def on_cpu() -> bool:
 
 
 def device_kind() -> str:
-    """The kind of device the lessons train on here: 'cuda' where the auto device is a CUDA GPU
-    (the lessons then train their GPU size, teach/device_sizes.py), else 'cpu'."""
+    """'cuda' where the auto device is a CUDA GPU (the lessons train their GPU size), else 'cpu'."""
     return "cuda" if system.cuda_present() else "cpu"
 
 
 def info(lang: str, name: str | None) -> str:
-    """The lesson's slide and what to look for (and, on a CPU, what it cannot show here); none
-    picked yet: the first lesson's, which the page's opening comparison is."""
+    """The lesson's slide and what to look for (none picked: the first, the opening comparison)."""
     lesson = LESSONS.get(name or DEFAULT_LESSON)
     if lesson is None:
         return ""
@@ -68,16 +58,15 @@ def info(lang: str, name: str | None) -> str:
     rec = recording_for(lesson.name)
     if rec is not None:  # every part of it came from the file: shown as text
         args = {"machine": rec.machine_name, "date": rec.date or "?", "tag": rec.tag}
-        # A phone leaves it out (ui/app.py's CSS): Train stays on the first screen, and the
-        # recording's lines are in the plots' legend anyway.
+        # A phone hides it (app.py's CSS): Train stays on the first screen.
         recorded = t("lesson_recorded", lang, **shown_args(args))
         lines.append(f'<span class="lesson-rec">{recorded}</span>')
     return "\n\n".join(lines)
 
 
 def open_recording(session: Session, name: str | None) -> list[str]:
-    """Before a lesson trains: its recording joins the session's opened files (the last lesson's
-    leaves; files the visitor opened stay); the labels it drew, [] when none ships."""
+    """Before a lesson trains: its recording replaces the last lesson's among the opened files;
+    the labels it drew, [] when none ships."""
     lesson_files = {p.name for p in reference_files() if is_lesson_file(p.name)}
     rec = recording_for(name or "")
     keep = [r for r in session.recordings if r.recording.name not in lesson_files]
@@ -101,8 +90,7 @@ def open_recording(session: Session, name: str | None) -> list[str]:
 
 
 def values(lesson: Lesson) -> Frame:
-    """Every run control's value for the lesson: RunConfig's defaults where it is silent (not the
-    page's opening values: those are the first lesson's own settings), the page's for the rest."""
+    """Every run control's value for the lesson: RunConfig's defaults where it is silent."""
     plain = RunConfig().to_dict()  # the grid's controls (backends, precisions...) are no field
     base = {n: plain.get(n, v) for n, v in defaults().items() if BY_NAME[n].run}
     return {n: lesson.values(device_kind()).get(n, v) for n, v in base.items()}
@@ -133,8 +121,7 @@ def values_of(configs: list[RunConfig], repeat: int) -> Frame:
 
 
 def followed(configs: list[RunConfig], repeat: int, lang: str) -> Frame:
-    """What a board's follower sees of the teacher's comparison besides its runs: the lesson's
-    header (or that it is none of them) and the settings, by output name (FOLLOWED)."""
+    """A board follower's lesson header and settings for the teacher's comparison (FOLLOWED)."""
     lesson = lesson_for(configs)
     if lesson is not None:
         vals, head = {**values(lesson), "repeat": repeat}, info(lang, lesson.name)
@@ -151,10 +138,7 @@ def build(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
         comps["lesson"] = ctx.i18n(
             gr.Radio(
                 choices(lang0),
-                # None picked: a radio fires no event when its picked option is clicked again,
-                # so the first lesson, picked from the start, would not run on a click (Train
-                # runs it: the opening comparison is that lesson, and its line says so below).
-                value=None,
+                value=None,  # a radio fires no event when its picked option is clicked again
                 label=t("lesson_label", lang0),
                 elem_id="lesson-picker",
             ),
@@ -170,18 +154,11 @@ def wire(
     endpoint: Callable[..., Iterator[Outputs]],
     arm_fn: Callable[..., Outputs],
 ) -> None:
-    """A pick loads the lesson's settings (its steps stand), then arms and trains, as Train does.
-
-    The sweep lesson switches to the Where it pays tab instead (its sweep runs there).
-    """
+    """A pick loads the lesson's settings, then arms and trains as Train does (the sweep lesson
+    switches to the Where it pays tab instead)."""
     lang = ctx.lang
     tabs = ctx.tabs
     names = [n for n in controls.NAMES if BY_NAME[n].run]
-    quiet: Frame = {
-        "concurrency_limit": None,
-        "api_visibility": "undocumented",
-        "show_progress": "hidden",
-    }
     extra = [comps["lesson_info"], *([tabs] if tabs is not None else [])]
 
     def pick(lg: str, name: str | None) -> list[Value]:
@@ -197,11 +174,8 @@ def wire(
 
     def arm_lesson(name: str | None, sess: Session, lg: str) -> Any:
         lesson = LESSONS.get(name or "")
-        if lesson is None or lesson.sweep:
-            # One value an output: gradio read {} as one value for two outputs and refused it,
-            # which ended the chain (the sweep itself starts on its tab: tabs/pays.py).
+        if lesson is None or lesson.sweep:  # one skip an output: gradio read {} as one value
             return [gr.skip(), gr.skip()]
-        # Its GPU recording, where one ships: the run's first frame draws it beside the live runs.
         open_recording(sess, name)
         return arm_fn(sess, lg)
 
@@ -212,21 +186,18 @@ def wire(
         yield from endpoint(*args)
 
     picked = comps["lesson"].input(
-        pick, [lang, comps["lesson"]], [*(comps[n] for n in names), *extra], **quiet
+        pick, [lang, comps["lesson"]], [*(comps[n] for n in names), *extra], **QUIET
     )
     armed = picked.then(
-        arm_lesson, [comps["lesson"], session, lang], [comps["status"], comps["stop_btn"]], **quiet
+        arm_lesson, [comps["lesson"], session, lang], [comps["status"], comps["stop_btn"]], **QUIET
     )
     armed.then(
         run,
         [comps["lesson"], *(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
         preprocess=False,  # as Train: the values as sent (see wiring.py)
-        concurrency_limit=classroom.concurrency(),
-        concurrency_id=classroom.CONCURRENCY_ID,
-        show_progress="minimal",
-        show_progress_on=[comps["status"]],
         api_visibility="undocumented",
+        **classroom.streaming(comps),
     )
 
     def on_lang(lg: str, name: str | None) -> list[Value]:

@@ -9,24 +9,21 @@ import gradio as gr
 
 from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
 from ..context import Component, TabContext
-from ..i18n import norm_lang, t
+from ..i18n import norm_lang
+from .frames import QUIET, button
 from .session import Session
-
-# Undocumented in the API page, no spinner: it follows the runs, nobody clicks for it.
-QUIET: dict[str, object] = {
-    "concurrency_limit": None,
-    "api_visibility": "undocumented",
-    "show_progress": "hidden",
-}
 
 
 def build_button(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
     """The download button (off until a comparison has runs); call inside the downloads' row."""
-    comps["notebook_btn"] = ctx.i18n(
-        gr.DownloadButton(
-            t("nb_btn", lang0), interactive=False, elem_id="notebook-download", size="md"
-        ),
-        label="nb_btn",
+    comps["notebook_btn"] = button(
+        ctx,
+        gr.DownloadButton,
+        "nb_btn",
+        lang0,
+        interactive=False,
+        elem_id="notebook-download",
+        size="md",
     )
 
 
@@ -45,8 +42,7 @@ def notebook_update(session: Session | None, lang: str) -> Any:
 
 
 def wire(ctx: TabContext, comps: dict[str, Component], session: Any) -> None:
-    """Write it again when the runs change (a grid starts or ends a run, a reload, Clear runs)
-    and when the page's language does."""
+    """Write it again when the runs or the page's language change."""
     for comp in (comps["summary"], comps["script_run"]):
         comp.change(notebook_update, [session, ctx.lang], [comps["notebook_btn"]], **QUIET)
     ctx.on_language(

@@ -1,20 +1,8 @@
-"""Live plots: the plot table, and each run's step series → the frames gr.LinePlot draws.
+"""Live plots: the plot table (one `PlotSpec` a plot), and each run's steps → gr.LinePlot frames.
 
-Adding a plot is one `PlotSpec` in `PLOTS` (plus its title keys in the locale files); the runs'
-names and colours, and the legend, are mpdemo.ui.train.colours'.
-
-Gradio 6.31's LinePlot fixes its colour domain when the chart is (re)built, from the series in
-the data it has then; a series that appears later draws no stroke. So every frame carries one
-placeholder row (value NaN: no point drawn) for each series of the grid that has no data yet,
-and the caller yields None once at the start of a grid so the chart is rebuilt with that domain.
-The frontend re-bins any frame of 1000 rows or more on its own (and mangles NaN rows when it
-does), so each frame stays under that.
-
-gradio 6.31's LinePlot has no tooltip number format (only `tooltip=` columns) and no tick
-step: values are sent rounded to 4 significant digits so the hover reads "0.6931", and the
-step axis gets a d3 "d" format and an x range of at least MIN_STEP_AXIS steps so Vega's ticks
-fall on whole steps.
-"""
+gradio 6.31's LinePlot fixes its colour domain when built, so every frame carries a NaN
+placeholder row for each series without data yet; it re-bins frames of 1000+ rows (mangling
+NaN), so frames stay under that; it has no tooltip format, so values go rounded to 4 digits."""
 
 from __future__ import annotations
 
@@ -45,9 +33,7 @@ COLUMNS = ["step", "value", "run"]  # "step" holds seconds when the x axis is wa
 class PlotSpec:
     """One live plot: where it sits, what it shows, and how its frame is made."""
 
-    name: str  # the key of its output in train()'s frames
-    elem_id: str
-    title: str  # i18n key
+    name: str  # the key of its output in train()'s frames; "<name>-plot" its elem_id
     y_title: str  # i18n key
     metric: str  # a Series attribute
     row: int  # plots with the same row sit side by side
@@ -56,47 +42,31 @@ class PlotSpec:
     scale: bool = False  # the loss-scale plot: runs with a scaler, skipped-step ticks
     y_format: str | None = None
 
+    @property
+    def elem_id(self) -> str:
+        """The plot's elem_id: 'loss-plot'."""
+        return f"{self.name}-plot"
+
+    @property
+    def title(self) -> str:
+        """The i18n key of its title: 'loss_plot'."""
+        return f"{self.name}_plot"
+
 
 PLOTS: tuple[PlotSpec, ...] = (
-    PlotSpec("loss", "loss-plot", "loss_plot", "y_loss", "loss", 0, smooth=True),
+    PlotSpec("loss", "y_loss", "loss", 0, smooth=True),
     # log2 of a power of two: "16", not "16.000000"
-    PlotSpec(
-        "scale",
-        "scale-plot",
-        "scale_plot",
-        "y_scale",
-        "scale",
-        0,
-        wall_clock=False,
-        scale=True,
-        y_format="~g",
-    ),  # fmt: skip
-    # "~r" too: Vega's default grouped 1600 ms as "1,600", which reads as 1.6 in Spanish and
-    # Portuguese (gradio 6.31 gives no way to set Vega's number locale).
-    PlotSpec("time", "time-plot", "time_plot", "y_ms", "step_ms", 1, y_format="~r"),
-    # "~r": 1000, 1500 with no grouping mark (Vega's default "1,000" reads as 1 in Spanish;
-    # "~g" wrote "1.8e+3" once Vega set its precision from the tick step).
-    PlotSpec(
-        "throughput",
-        "throughput-plot",
-        "throughput_plot",
-        "y_samples",
-        "samples_per_s",
-        1,
-        y_format="~r",
-    ),
+    PlotSpec("scale", "y_scale", "scale", 0, wall_clock=False, scale=True, y_format="~g"),
+    # "~r": no grouping mark (Vega's "1,600" reads as 1.6 in Spanish; "~g" wrote "1.8e+3").
+    PlotSpec("time", "y_ms", "step_ms", 1, y_format="~r"),
+    PlotSpec("throughput", "y_samples", "samples_per_s", 1, y_format="~r"),
 )
-
-
-# --- series --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class StepPoint:
-    """One step read back from a runs file: the StepEvent fields a Series draws, no more."""
+    """One step read back from a runs file: the StepEvent fields a Series draws (None: a gap)."""
 
-    # A file's step has no run id, learning rate or tokens/s to give a StepEvent; its figures
-    # may be missing (None), which Series.add draws as a gap.
     step: int
     elapsed_s: float | None
     loss: float | None
@@ -130,22 +100,16 @@ class Series:
     step_ms: list[float] = field(default_factory=list)
     samples_per_s: list[float] = field(default_factory=list)
     # (metric, smoothing, x, points, budget) → (xs, values): finished runs are not re-sampled
-    _cache: dict[tuple[object, ...], tuple[list[float], list[float]]] = field(
-        default_factory=dict, repr=False
-    )
-    _ema: dict[tuple[str, float], tuple[list[float], float, int]] = field(
-        default_factory=dict, repr=False
-    )
+    _cache: dict[tuple[object, ...], tuple[list[float], list[float]]] = field(default_factory=dict)
+    _ema: dict[tuple[str, float], tuple[list[float], float, int]] = field(default_factory=dict)
 
     def add(self, ev: StepEvent | StepPoint) -> None:
         """Append a StepEvent (or a step read back from a file)."""
         self.step.append(int(ev.step))
         self.elapsed.append(_finite_or_nan(ev.elapsed_s))
         self.loss.append(_finite_or_nan(ev.loss))
-        s = ev.loss_scale
-        self.scale.append(
-            math.log2(s) if s is not None and s > 0 and math.isfinite(s) else math.nan
-        )
+        s = _finite_or_nan(ev.loss_scale)
+        self.scale.append(math.log2(s) if s > 0 else math.nan)
         self.skipped.append(bool(ev.skipped))
         self.step_ms.append(float(ev.step_time_s) * 1000.0)
         self.samples_per_s.append(_finite_or_nan(ev.samples_per_s))
@@ -156,10 +120,7 @@ class Series:
         return any(not math.isnan(v) for v in self.scale)
 
     def smoothed(self, metric: str, weight: float) -> list[float]:
-        """Debiased EMA of a metric (TensorBoard's), extended incrementally as steps arrive.
-
-        A NaN (a diverged step) stays NaN and does not reset the average.
-        """
+        """Debiased EMA of a metric (TensorBoard's), extended as steps arrive; NaN stays NaN."""
         vals = getattr(self, metric)
         out, last, count = self._ema.get((metric, weight), ([], 0.0, 0))
         for v in vals[len(out) :]:
@@ -247,8 +208,7 @@ def _frame(xs: list[float], values: list[float], runs: list[str], float_x: bool)
 
 @dataclass(frozen=True)
 class View:
-    """How the plots are drawn: EMA weight for smoothed plots (0 = off), the x axis, and the
-    runs hidden from the plots (a click on their legend entry)."""
+    """How the plots are drawn: EMA weight (0 = off), the x axis, the runs hidden by the legend."""
 
     smoothing: float = 0.6
     x_axis: str = "step"
@@ -276,15 +236,10 @@ def line_frame(
     view: View | None = None,
     smooth: bool = False,
 ) -> pd.DataFrame:
-    """Long-format frame (step, value, run) of one metric for the grid's runs.
-
-    With `smooth` and a smoothing weight, each run is its EMA plus its raw curve as
-    '<label> · raw'; without, the raw series is only a placeholder (so the colour domain, and
-    with it every colour, stays the same when smoothing is switched on or off mid-run).
-    """
+    """Long-format frame (step, value, run) of one metric: with `smooth`, each run's EMA and its
+    raw curve ('<label> · raw', a placeholder when not smoothed, so the colours never move)."""
     view = view or View(smoothing=0.0)
-    # A hidden run keeps its placeholder: it stays in the colour domain, so every other line
-    # keeps its colour and showing it again needs no rebuild of the chart.
+    # A hidden run keeps its placeholder: every colour stays, and showing it needs no rebuild.
     with_data = [
         lab for lab in labels if lab in series and series[lab].step and lab not in view.hidden
     ]
@@ -321,12 +276,8 @@ def line_frame(
 def scale_frame(
     series: dict[str, Series], scaled_labels: list[str], hidden: Iterable[str] = ()
 ) -> pd.DataFrame | None:
-    """log2(loss scale) per step for runs with a scaler, plus red ticks at skipped steps.
-
-    A tick is two points (scale - 0.3 → scale + 1.3, spanning the halving) followed by a NaN
-    row, which breaks the path so consecutive ticks are not joined (Vega-Lite's default for
-    invalid values on line marks). Its x is nudged by 1e-3 so the line's x-sort keeps order.
-    """
+    """log2(loss scale) per step for runs with a scaler, plus a tick at each skipped step: two
+    points spanning the halving, then a NaN row that breaks the path (x nudged to keep order)."""
     if not scaled_labels:
         return None
     off = set(hidden)
@@ -360,15 +311,13 @@ def scale_frame(
             steps += [x, x + 1e-3, x + 2e-3]
             values += [v - 0.3, v + 1.3, math.nan]
             runs += [tick] * 3
-    for lab in scaled_labels:
-        if lab not in active:
-            steps.append(1.0)
-            values.append(math.nan)
-            runs.append(lab)
-        if not marks.get(lab):
-            steps.append(1.0)
-            values.append(math.nan)
-            runs.append(skipped_label(lab))
+    for lab in scaled_labels:  # placeholders: the series is in the colour domain
+        holders = ([] if lab in active else [lab]) + (
+            [] if marks.get(lab) else [skipped_label(lab)]
+        )
+        steps += [1.0] * len(holders)
+        values += [math.nan] * len(holders)
+        runs += holders
     return _frame(steps, values, runs, float_x=True)
 
 
@@ -397,30 +346,15 @@ def plot_frame(
     return line_frame(series, [c.label for c in configs], spec.metric, v, smooth=spec.smooth)
 
 
-NICE_SPANS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000)
-
-
-def step_axis(reached: int, total: int | None = None) -> list[float]:
-    """The x range of a step axis, at least MIN_STEP_AXIS steps (so Vega's ticks are whole).
-
-    With `total` (a run in progress): the next round span past the step reached, at most the
-    run's length, so the axis grows in a few jumps instead of squeezing a 2000-step run's first
-    steps into its left edge. Without: exactly what was reached.
-    """
-    reached = max(int(reached), MIN_STEP_AXIS)
-    if total is None:
-        return [0, reached]
-    nice = next((n for n in NICE_SPANS if n >= reached), reached)
-    return [0, min(nice, max(int(total), MIN_STEP_AXIS))]
+def step_axis(steps: int) -> list[float]:
+    """The x range of a step axis, at least MIN_STEP_AXIS steps (so Vega's ticks are whole)."""
+    return [0, max(int(steps), MIN_STEP_AXIS)]
 
 
 def lines_in(
     frame: dict[str, object] | pd.DataFrame | None, every_series: bool = False
 ) -> dict[str, int]:
-    """Points with a finite value per run in a frame or in a LinePlot's serialized value.
-
-    Only the runs' own lines unless `every_series` (raw curves and skipped-step ticks too).
-    """
+    """Finite points per run in a frame or a LinePlot's value (raw curves and ticks: every_series)."""
     if frame is None:
         return {}
     if isinstance(frame, pd.DataFrame):

@@ -1,14 +1,6 @@
-"""The Train tab's recorded runs: open a runs file, compare with a shipped recording, keep a
-visitor's runs in their own browser across a reload, and Clear runs.
-
-Handlers return frames (dicts keyed by output name, mpdemo/ui/train/frames.py) like the rest of the
-Train tab; `build_row` adds the components under the downloads and `wire` their events. The
-runs themselves live in the visitor's `Session` (mpdemo/ui/train/session.py); what the browser keeps
-is `Session.stored()`, in a `gr.BrowserState` (local storage of that browser only), so the
-server keeps nothing for them. gradio encodes it with `storage_secret()`, which it also sends to
-every browser in /config: no secret, it only keeps the value readable across restarts; each run
-is checked on the way back like an uploaded file's (session_store.py).
-"""
+"""The Train tab's recorded runs: open a runs file, compare with a shipped recording, Clear runs,
+and keep a visitor's runs in their own browser across a reload (gr.BrowserState: the server
+keeps nothing; each run is checked on the way back like an uploaded file's)."""
 
 from __future__ import annotations
 
@@ -29,37 +21,38 @@ from ...log import logger
 from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
-from .frames import AXIS_SETTLE_S, OUTPUTS, empty_table, keyed, plot_frames, plot_updates
+from .frames import (
+    AXIS_SETTLE_S,
+    OUTPUTS,
+    QUIET,
+    button,
+    empty_table,
+    file_updates,
+    keyed,
+    plot_frames,
+    plot_updates,
+)
 from .gradwatch import watch_update
 from .plots import PLOTS
 from .session import Session, attach
 
 STORAGE_KEY = "mpdemo-runs"
-# The stored runs are encoded with this key: the same after a restart (a Space restarts on every
-# push and after sleeping), or every visitor's stored runs would be unreadable. Not a secret:
-# gradio puts it in the page's /config for every browser.
+# The stored runs' key, the same after a restart (else they would not read back); no secret:
+# gradio sends it to every browser.
 SECRET_ENV = "MPDEMO_STORAGE_SECRET"
 SECRET_FILE = "storage-secret"
-# What the browser hands back when it stores nothing: gr.BrowserState only writes a truthy
-# value, so "cleared" must be an empty document rather than None.
+# gr.BrowserState only writes a truthy value: "cleared" is an empty document, not None.
 EMPTY_STORE = '{"version": 2, "runs": []}'
 
 
-# --- the stored runs' secret -----------------------------------------------------------------
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "mpdemo"
-
-
 def storage_secret() -> str | None:
-    """MPDEMO_STORAGE_SECRET, else a secret made once and kept in the user's cache folder
-    (readable by that user only); None (gradio's per-process one) where neither can be had."""
+    """MPDEMO_STORAGE_SECRET, else one made once in the user's cache folder (theirs only); None
+    (gradio's per-process one) where neither can be had."""
     env = os.environ.get(SECRET_ENV, "").strip()
     if env:
         return env
-    path = _cache_dir() / SECRET_FILE
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = Path(cache) / "mpdemo" / SECRET_FILE
     try:
         text = path.read_text(encoding="utf-8").strip()
         if len(text) >= 32:
@@ -82,13 +75,8 @@ def storage_secret() -> str | None:
         text = path.read_text(encoding="utf-8").strip()
         return text if len(text) >= 32 else None
     except OSError:
-        logger.warning(
-            "no %s and no writable cache folder: stored runs last until a restart", SECRET_ENV
-        )
+        logger.warning("no %s nor a writable cache: stored runs last until a restart", SECRET_ENV)
         return None
-
-
-# --- what the handlers show ------------------------------------------------------------------
 
 
 def reference_choices() -> list[tuple[str, str]]:
@@ -109,24 +97,14 @@ def reference_choices() -> list[tuple[str, str]]:
 
 
 def _loaded_status(session: Session, lang: str) -> str:
-    rec = session.recordings[-1]
-    # Every part of this line came from the file: shown as text, never as Markdown or HTML.
-    return t(
-        "status_loaded",
-        lang,
-        **shown_args(
-            {
-                "name": rec.recording.name,
-                "machine": describe_machine(rec.recording.machine),
-                "date": rec.recording.date or "?",
-                "labels": ", ".join(rec.labels),
-            }
-        ),
-    )
+    opened = session.recordings[-1]  # every part of the line came from the file: shown as text
+    rec, labels = opened.recording, ", ".join(opened.labels)
+    args = {"name": rec.name, "machine": describe_machine(rec.machine), "date": rec.date or "?"}
+    return t("status_loaded", lang, **shown_args({**args, "labels": labels}))
 
 
 def _refused(session: Session, lang: str, error: str) -> Frame:
-    # One line, and the page as it was: the same plots and table go back out.
+    """One line, and the page as it was."""
     return {
         "status": t("status_load_failed", lang, error=shown(error)),
         **plot_frames(session),
@@ -135,8 +113,7 @@ def _refused(session: Session, lang: str, error: str) -> Frame:
 
 
 def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, Frame]:
-    """Add `rec` to a copy of the session's recordings and draw everything from it; only when
-    all of that worked does the session take it (raises whatever drawing raised)."""
+    """Add `rec` and draw everything from it; when drawing raises, the session is as it was."""
     before = list(session.recordings)
     try:
         session.add_recording(rec)
@@ -168,10 +145,8 @@ def _open(session: Session, lang: str, path: str | Path | None, name: str | None
         err = RecordingError("runs_not_drawn", name=rec.name)
         yield _refused(session, lang, error_text(err, lang))
         return
-    # The file's watched gradients (each run's last histogram) join the page's.
     watch = gr.update(**watch_update(session, lang))
     yield {"status": status, **updates, "summary": table, "grad_watch": watch}
-    # New axis props and data in one update: gradio 6.31 drops the data (see frames.py).
     time.sleep(AXIS_SETTLE_S)
     yield {"status": status, **plot_frames(session), "summary": table}
 
@@ -180,7 +155,6 @@ def load_runs(file: object, lang: str, session: Session) -> Iterator[Frame]:
     """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
     lang = norm_lang(lang)
     path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
-    # Name the file as the person named it, not gradio's temporary copy.
     name = Path(path).name if path else None
     yield from _open(session, lang, path, name)
 
@@ -224,14 +198,9 @@ def restore_runs(lang: str, stored: object, session: Session) -> Frame:
     out = plot_updates(session, lang, rebuild=False)
     out["status"] = t("status_restored", lang, n=n)
     out["summary"] = session.table(lang)
-    # The gradients watched in those runs: each run's last histogram, as the page last drew it.
     out["grad_watch"] = gr.update(**watch_update(session, lang))
-    files = session.write_files()
-    if files:
-        out["csv"] = gr.update(value=files["csv"], interactive=True)
-        out["json"] = gr.update(value=files["json"], interactive=True)
-    # The restored runs came back with their configs: each can be reproduced, as after Train.
-    out.update(script_updates(session))
+    out.update(file_updates(session))
+    out.update(script_updates(session))  # their configs came back: each can be reproduced
     return out
 
 
@@ -248,20 +217,10 @@ def script_updates(session: Session) -> Frame:
 
 
 def save_runs(session: Session) -> Value:
-    """After the table changed: what the browser keeps, as JSON text (nothing to keep: leave it
-    as it is)."""
+    """After the table changed: what the browser keeps, as JSON text (one string: gradio 6.31's
+    page deep-copied an object of 10^5 numbers on every message, a core busy for a minute)."""
     value = session.stored() if session is not None else None
-    # One string, not the document as an object: gradio 6.31's page deep-copies every
-    # component's value, leaf by leaf, on each status message of every event; a stored
-    # document of 10^5-10^6 numbers kept a CPU core busy for a minute after a run ended.
-    if value is None:
-        return gr.skip()
-    return json.dumps(
-        value, separators=(",", ":"), default=str
-    )  # default=str: as stored() sized it
-
-
-# --- layout and wiring -----------------------------------------------------------------------
+    return gr.skip() if value is None else json.dumps(value, separators=(",", ":"), default=str)
 
 
 def build_row(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
@@ -279,21 +238,20 @@ def build_row(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
             label="recorded_label",
             info="recorded_info",
         )
-        comps["open_runs"] = ctx.i18n(
-            gr.UploadButton(
-                t("open_runs_btn", lang0),
-                file_types=[".json"],
-                file_count="single",
-                type="filepath",
-                elem_id="open-runs",
-                size="md",
-                scale=1,
-            ),
-            label="open_runs_btn",
+        comps["open_runs"] = button(
+            ctx,
+            gr.UploadButton,
+            "open_runs_btn",
+            lang0,
+            file_types=[".json"],
+            file_count="single",
+            type="filepath",
+            elem_id="open-runs",
+            size="md",
+            scale=1,
         )
-        comps["clear_runs"] = ctx.i18n(
-            gr.Button(t("clear_runs_btn", lang0), elem_id="clear-runs", size="md", scale=1),
-            value="clear_runs_btn",
+        comps["clear_runs"] = button(
+            ctx, gr.Button, "clear_runs_btn", lang0, elem_id="clear-runs", size="md", scale=1
         )
     comps["stored"] = gr.BrowserState(None, storage_key=STORAGE_KEY, secret=storage_secret())
 
@@ -302,12 +260,7 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
     """load_runs (API), the recordings list, Clear runs, save after each change, restore on load."""
     lang = ctx.lang
     state = session  # the gr.State; the handlers' `session` parameters are its value
-    quiet: dict[str, object] = {
-        "concurrency_limit": None,
-        "api_visibility": "undocumented",
-        "show_progress": "hidden",
-    }
-    # The plots, status and summary /train streams: load_runs answers with the same.
+    # What /train streams of the plots, status and summary: load_runs answers with the same.
     load_names = [
         "status",
         *(p.name for p in PLOTS),
@@ -316,7 +269,6 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
         "legend",
         "grad_watch",
     ]
-    load_names = [n for n in load_names if n in comps]
     shown = [n for n in dict.fromkeys([*OUTPUTS, "legend"]) if n in comps]
 
     # Named parameters: the API's (gradio_client's) names for them.
@@ -328,8 +280,7 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
     ) -> Iterator[Outputs]:
         """Open a runs JSON: its runs join the plots and the summary, labelled by machine."""
         sess = session if session is not None else Session()
-        # An API caller never loads the page: the session that holds its file is attached (and
-        # is an output, so gradio expires it) here, and freed when that caller goes.
+        # An API caller never loads the page: its session is attached here, freed when it goes.
         attach(sess, getattr(request, "session_hash", None))
         for frame in load_runs(file, lang, sess):
             yield {**keyed(comps, frame, load_names), state: sess}
@@ -343,24 +294,22 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
         [comps["open_runs"], lang, session],
         [*(comps[n] for n in load_names), state],
         api_name="load_runs",
-        # Reading a file of the largest size allowed holds ~10x its size for a few seconds: at
-        # most two at once in the whole server (the others wait their turn in the queue).
+        # Reading the largest file allowed holds ~10x its size for seconds: two at once at most.
         concurrency_limit=2,
         concurrency_id="open_runs",
         show_progress="hidden",
     )
     comps["reference"].input(
-        open_reference, [comps["reference"], lang, session], [comps[n] for n in load_names], **quiet
+        open_reference, [comps["reference"], lang, session], [comps[n] for n in load_names], **QUIET
     )
     clear_names = [*shown, "reference", "stored"]
     comps["clear_runs"].click(
         lambda sess, lg: keyed(comps, clear_runs(sess, lg), clear_names),
         [session, lang],
         [comps[n] for n in clear_names],
-        **quiet,
+        **QUIET,
     )
-    # Every change of the table (a run finished, a file opened, a reload restored) is saved.
-    comps["summary"].change(save_runs, [session], [comps["stored"]], **quiet)
+    comps["summary"].change(save_runs, [session], [comps["stored"]], **QUIET)
 
     def restore_fn(lang: str, stored: object, sess: Session) -> Outputs:
         return keyed(comps, restore_runs(lang, stored, sess), shown)

@@ -1,11 +1,5 @@
-"""One browser session's training: its Runner, the runs it measured, and their downloads.
-
-A `Session` lives in a `gr.State` (never a module global), so no session sees another's
-lines. It only ever holds events and summaries, never torch objects. What one session may hold
-is bounded (opened files are thinned on load, at most RECORDED_POINTS_CAP of their steps in
-all), and its files live in a folder of this process that goes with the session (`close`) and,
-for processes that died, at the next start (`sweep_session_dirs`).
-"""
+"""One browser session's training (in a gr.State, never a global): its runner, the runs it
+measured, its opened files (bounded: RECORDED_POINTS_CAP) and its downloads' folder."""
 
 from __future__ import annotations
 
@@ -21,19 +15,13 @@ from ... import engine
 from ...classroom.broadcast import script_note
 from ...config import RunConfig
 from ...events import Event
-from ...files.recorded import (
-    Recording,
-    compact,
-    thin_steps,
-    write_runs,
-    write_steps_csv,
-)
+from ...files.recorded import Recording, compact, thin_steps, write_runs, write_steps_csv
 from ...files.summary import Summary, with_speedups
 from ...messages import MpdemoError
 from ...runs.state import ComparisonState
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
-from .session_life import (  # noqa: F401 - named here for the app and the tests
+from .session_life import (  # noqa: F401 - the app reaches the lifetime through this module
     SESSIONS_ROOT,
     attach,
     give_back_memory,
@@ -42,30 +30,16 @@ from .session_life import (  # noqa: F401 - named here for the app and the tests
     release,
     sweep_session_dirs,
 )
-from .session_store import (  # noqa: F401
-    MAX_RECORDINGS,
-    MAX_STORED_CHARS,
-    STORED_POINTS,
-    StoredRuns,
-    series_from_steps,
-)
-from .session_table import (  # noqa: F401 - named here for the tab and the tests
-    TEXT_COLUMNS,
-    column_widths,
-    shown_table,
-    speedup_cell,
-    summary_table,
-    warnings_text,
-)
+from .session_store import MAX_RECORDINGS, STORED_POINTS, StoredRuns, series_from_steps
+from .session_table import shown_table, summary_table
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
     from ...runs.runner import RunnerInterface
 
-# What one session holds of opened files: each run thinned to the points a plot line draws, and
-# at most this many steps over every file (the oldest files close first). A 29.5 MB file of
-# 10 runs x 200,000 steps held ~630 MB as read; thinned, its 5,000 points are a few MB.
+# Opened files' runs are thinned to what a line draws, at most this many steps in all (a 29.5 MB
+# file of 10 runs x 200,000 steps held ~630 MB as read; thinned, a few MB).
 RECORDED_POINTS = STORED_POINTS
 RECORDED_POINTS_CAP = 64 * RECORDED_POINTS  # one file of the most runs a file may have
 BIG_PARSE_STEPS = 50_000  # a file of more steps than this: the heap is trimmed once it is thinned
@@ -95,8 +69,7 @@ class Recorded:
         return sum(len(r.get("steps") or []) for r in self.recording.runs)
 
 
-# slots: a stale attribute (session.current, after it moved to session.fold.current) fails
-# loudly instead of reading as nothing; weakref_slot: the process's registry holds sessions weakly.
+# slots: a stale attribute fails loudly; weakref_slot: the open sessions' registry is weak.
 @dataclass(slots=True, weakref_slot=True)
 class Session(StoredRuns):
     """Per-session state: the current grid, its live series, finished runs, files."""
@@ -107,17 +80,14 @@ class Session(StoredRuns):
     runs: list[dict[str, Any]] = field(default_factory=list)  # this grid's finished runs
     history: list[dict[str, Any]] = field(default_factory=list)  # every finished run, all grids
     grid_no: int = 0
-    # The comparison's derived state (mpdemo.runs.state): its runner's, folded there once; the
-    # session's own only for events fed without a runner (tests) and for a restored page.
+    # The comparison's derived state: its runner's (folded there once), else the session's own.
     state: ComparisonState = field(default_factory=lambda: ComparisonState([]))
     origins: dict[str, Any] = field(default_factory=dict)  # run id -> shared_from, if shared
     stop_requested: bool = False
     armed: bool = False  # a Train click is on its way (maybe queued) and has not started
     input_error: MpdemoError | None = None  # why the last click was refused, until the next
     view: View | None = None  # how the plots are drawn (smoothing, x axis)
-    # The "All columns" box: every frame's table has the columns the box asked for, so the
-    # widths it set (column_widths) stay those of the columns shown.
-    all_columns: bool = False
+    all_columns: bool = False  # the "All columns" box: every frame's table draws those columns
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
     files_error: str | None = None  # why the last write of the downloads failed, if it did
@@ -128,10 +98,8 @@ class Session(StoredRuns):
         # gr.State deep-copies its default; a fresh session must never share a runner.
         return Session()
 
-    # --- lifecycle ----------------------------------------------------------------------
     def begin(self, configs: list[RunConfig], runner: RunnerInterface | None = None) -> None:
-        """Follow `runner`'s comparison (every repetition's run in `configs`): its state is
-        read, not copied; the previous grid's series go (its files stay until replaced)."""
+        """Follow `runner`'s comparison (every repetition's run in `configs`); its state is read."""
         self.stop()
         self.runner = runner
         self.configs = list(configs)
@@ -153,12 +121,8 @@ class Session(StoredRuns):
         return self.runner is not None and self.runner.alive
 
     def close(self) -> None:
-        """Session ended (tab closed, or its state expired): stop the worker, let go of every
-        run and opened file, and delete the session's folder."""
-        self.stop()
-        self.configs, self.series, self.state = [], {}, ComparisonState([])
-        self.runs, self.history, self.recordings = [], [], []
-        self.files = {}
+        """Session ended: stop the worker, let go of every run and file, delete its folder."""
+        self.clear()
         if self.outdir:
             shutil.rmtree(self.outdir, ignore_errors=True)
             self.outdir = None
@@ -171,10 +135,8 @@ class Session(StoredRuns):
             self.outdir = tempfile.mkdtemp(prefix="session-", dir=root)
         return Path(self.outdir)
 
-    # --- events -------------------------------------------------------------------------
     def apply(self, ev: Event) -> bool:
-        """Take one engine event (its runner folded it into the state already, else here);
-        draw its step, and keep a finished run; True when a run finished (the table changes)."""
+        """Draw one event's step and keep a finished run; True when a run finished."""
         if self.runner is None:
             self.state.fold.configs = self.configs  # a run that failed to start: its config
             self.state.apply(ev)
@@ -199,7 +161,6 @@ class Session(StoredRuns):
             return True
         return False
 
-    # --- renderers ----------------------------------------------------------------------
     def summaries(self) -> list[Summary]:
         """The finished runs' summaries with speedup_vs_fp32, then the loaded files' runs."""
         return [r["summary"] for r in self.runs] + self.recorded_summaries()
@@ -209,11 +170,8 @@ class Session(StoredRuns):
         return shown_table(summary_table(self.summaries(), lang, self.all_columns), lang)
 
     def write_files(self) -> dict[str, str]:
-        """Write every run this session finished as CSV and JSON (the CLI's formats).
-
-        A write that fails (a full disk, a read-only folder) returns {} and says why in
-        `files_error`: the runs, table and plots are shown all the same.
-        """
+        """Write every finished run as CSV and JSON (the CLI's formats); a failed write returns {}
+        and says why in `files_error`."""
         if not self.history:
             return {}
         try:
@@ -239,14 +197,14 @@ class Session(StoredRuns):
                 summary = Summary.from_dict(summary).replace(
                     label=f"#{r['grid']} {summary['label']}"
                 )
+            extra = {k: r[k] for k in ("shared_from", "grad_histograms") if r.get(k)}
             runs.append(
                 {
                     "config": r["config"],
                     "summary": summary,
                     "steps": r["steps"],
                     "evals": r["evals"],
-                    **({"shared_from": r["shared_from"]} if r.get("shared_from") else {}),
-                    **{k: r[k] for k in ("grad_histograms",) if r.get(k)},  # --watch-grads
+                    **extra,
                 }
             )
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}
@@ -259,17 +217,10 @@ class Session(StoredRuns):
             raise
         return new
 
-    # --- recorded runs (runs files loaded next to the live runs) ---------------------------
     def add_recording(self, rec: Recording) -> list[str]:
-        """Show a runs file's runs next to the live ones; the same file again replaces itself.
-
-        The file is thinned first (what the plots draw of a line), and older files close until
-        the session holds at most RECORDED_POINTS_CAP steps of them. Everything that can fail
-        is done before the session changes: a file that cannot be drawn leaves it as it was.
-        """
-        # Fresh objects for what is kept, made once the parsed file is gone: the steps kept are
-        # spread over the whole parse, and each would pin its piece of the heap (every piece,
-        # for an even spread), so a server's memory would only grow with each file opened.
+        """Show a runs file's runs beside the live ones, thinned (the same file replaces itself;
+        older ones close past RECORDED_POINTS_CAP); a file that cannot be drawn changes nothing."""
+        # Fresh objects, made once the parse is gone: kept steps would each pin their heap piece.
         text = json.dumps(
             [
                 {**r, "evals": thin_steps(r.get("evals") or [], RECORDED_POINTS)}
@@ -325,31 +276,23 @@ class Session(StoredRuns):
         return out
 
     def plot_configs(self) -> list[RunConfig | PlotRun]:
-        """What the plots read of each line's run (label, precision, loss_scaling, steps): the
-        current training's configs, then a PlotRun for each recorded run."""
+        """What the plots read of each line's run: the configs, then a PlotRun a recorded run."""
         out: list[RunConfig | PlotRun] = list(self.configs)
         for r in self.recordings:
             for lab, run in zip(r.labels, r.recording.runs, strict=True):
                 cfg, summ = run.get("config") or {}, run["summary"]
                 steps = cfg.get("steps") if isinstance(cfg.get("steps"), int) else None
-                out.append(
-                    PlotRun(
-                        label=lab,
-                        backend=summ["backend"],
-                        precision=summ["precision"],
-                        # A file without its config: a logged scale says a scaler ran.
-                        loss_scaling=bool(cfg.get("loss_scaling", r.series[lab].has_scale)),
-                        steps=steps or summ.get("steps") or len(run.get("steps") or []) or 1,
-                    )
-                )
+                steps = steps or summ.get("steps") or len(run.get("steps") or []) or 1
+                # A file without its config: a logged scale says a scaler ran.
+                scaled = bool(cfg.get("loss_scaling", r.series[lab].has_scale))
+                out.append(PlotRun(lab, summ["backend"], summ["precision"], scaled, steps))
         return out
 
     def recorded_summaries(self) -> list[Summary]:
         """Each loaded run's summary under its page label, with speed-ups within its own file."""
         out: list[Summary] = []
         for r in self.recordings:
-            # The file's own key (summary.peers): never compared with another file of the same
-            # machine, nor with this page's runs.
+            # The file's own key (summary.peers): compared with no other file's runs, nor the page's.
             key = f"{r.source} · {r.recording.digest[:12]}"
             out += with_speedups(
                 Summary.from_dict({**run["summary"], "source": key}).replace(
@@ -375,16 +318,14 @@ class Session(StoredRuns):
         return origin() if callable(origin) else None
 
     def machine(self) -> dict[str, Any]:
-        """The profile of the machine the runs ran on: the GPU worker's on ZeroGPU (its runner
-        brought it back), else this process's."""
-        return self.state.machine or _machine()
+        """The machine the runs ran on: the GPU worker's on ZeroGPU, else this process's."""
+        return self.state.machine or engine.machine_info()
 
     def script_file(self, label: str) -> str | None:
         """Write the reproduce script of the run `label` (`python -m mpdemo code`'s text)."""
         cfg = next((c for c in self.configs if c.label == label), None)
         if cfg is None:
             return None
-
         try:
             # A run this visitor watched but did not train says so in its first lines.
             text = script_note(self.shared_from()) + script_for(cfg)
@@ -396,7 +337,3 @@ class Session(StoredRuns):
         except OSError:  # no room to write it: the button stays off, the page goes on
             return None
         return str(path)
-
-
-def _machine() -> dict[str, Any]:
-    return engine.machine_info()

@@ -35,9 +35,8 @@ S = TypeVar("S", bound=Closable)
 SESSIONS_ROOT = Path(tempfile.gettempdir()) / "mpdemo-sessions"
 
 
-# gradio session hash → that tab's Session, so closing the tab frees it at once (gradio keeps a
-# closed tab's gr.State an hour before its delete_callback runs). Weak: the gr.State owns it, and
-# nothing but `release` reads it, with the hash of the tab that closed.
+# gradio session hash → that tab's Session, freed when the tab closes (gradio keeps a closed tab's
+# gr.State an hour); weak: the gr.State owns it.
 _OPEN: weakref.WeakValueDictionary[str, Closable] = weakref.WeakValueDictionary()
 _OPEN_LOCK = threading.Lock()
 _PROCESS_DIR: Path | None = None
@@ -72,8 +71,7 @@ def forget_open_sessions() -> None:
 
 
 def give_back_memory() -> None:
-    """Collect what a closed session or a parsed file left, and hand freed heap back to the OS
-    (glibc keeps it otherwise: a server's RSS would only ever grow)."""
+    """Collect, and hand freed heap back to the OS (glibc keeps it: a server's RSS only grew)."""
     import gc
 
     gc.collect()
@@ -118,11 +116,8 @@ def _alive(pid: int) -> bool:
 
 
 def sweep_session_dirs(root: Path | None = None) -> int:
-    """At start-up: delete the session folders of processes that are gone; returns how many.
-
-    Earlier versions put each session's folder straight in the temporary folder
-    ('mpdemo-session-*'): those older than a day go too.
-    """
+    """At start-up: delete the session folders of processes that are gone (and older versions'
+    'mpdemo-session-*' of more than a day); returns how many."""
     root = root or SESSIONS_ROOT
     removed = 0
     if root.is_dir():

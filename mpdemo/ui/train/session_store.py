@@ -1,8 +1,5 @@
-"""What the browser keeps of a visitor's runs across a reload (gr.BrowserState), and taking it back.
-
-What is stored reads back (mpdemo.files.recorded checks each run as a runs file's): at most
-MAX_RUNS runs, thinned, within MAX_STORED_CHARS; a run that fails a check is dropped alone.
-"""
+"""What the browser keeps of a visitor's runs across a reload (gr.BrowserState), and taking it
+back: each run is checked as a runs file's, and one that fails is dropped alone."""
 
 from __future__ import annotations
 
@@ -18,17 +15,14 @@ from ...runs.state import ComparisonState
 from .gradwatch import from_record
 from .plots import Series, StepPoint
 
-# What a browser keeps of a visitor's runs (gr.BrowserState, localStorage): thinned steps, and
-# at most about this many characters of JSON (localStorage holds ~5 MB per site, encrypted and
-# base64-encoded on top); the oldest trainings and recordings go first.
+# localStorage holds ~5 MB a site, and gradio encrypts and base64-encodes the JSON on top.
 MAX_STORED_CHARS = 1_500_000
 STORED_POINTS = 500  # per run: the plots draw at most 500 points a line
 MAX_RECORDINGS = 12  # files open at once in one session; the oldest is closed for a new one
 
 
 class StoredRuns:
-    """What the browser keeps of a page session across a reload: Session's own stored() and
-    restore(), kept in this file (the mixin reads the Session's fields through self)."""
+    """Session's stored() and restore() (a mixin: it reads the Session's fields through self)."""
 
     __slots__ = ()  # Session is a slotted dataclass: no per-instance __dict__ from here
 
@@ -36,7 +30,6 @@ class StoredRuns:
         """The value for gr.BrowserState: finished runs and loaded files, thinned; None if none."""
         if not self.history and not self.recordings:
             return None
-
         history = [
             {
                 k: r.get(k)
@@ -47,40 +40,22 @@ class StoredRuns:
             | ({"grad_histograms": r["grad_histograms"][-1:]} if r.get("grad_histograms") else {})
             for r in self.history
         ]
-        recs = [
-            {
-                "name": r.recording.name,
-                "digest": r.recording.digest,
-                "version": r.recording.version,
-                "machine": r.recording.machine,
-                "runs": r.recording.runs,
-            }
-            for r in self.recordings
-        ]
+        kept = ("name", "digest", "version", "machine", "runs")
+        recs = [{k: getattr(r.recording, k) for k in kept} for r in self.recordings]
         history = history[-MAX_RUNS:]  # what is stored reads back: the newest runs
         points = STORED_POINTS
         while True:
             doc = runs_document(compact(history, points), self.machine() if history else {})
             doc["recordings"] = [{**r, "runs": compact(r["runs"], points)} for r in recs]
-            size = len(json.dumps(doc, default=str))
-            if size <= MAX_STORED_CHARS:
+            if len(json.dumps(doc, default=str)) <= MAX_STORED_CHARS:
                 return doc
             grids = sorted({r.get("grid") for r in history}, key=lambda g: g or 0)
             if any(
                 r.get("grad_histograms") for r in [*history, *(x for c in recs for x in c["runs"])]
             ):
                 # The watched gradients' picture goes before any run: the runs are what was asked.
-                history = [{k: v for k, v in r.items() if k != "grad_histograms"} for r in history]
-                recs = [
-                    {
-                        **rec,
-                        "runs": [
-                            {k: v for k, v in x.items() if k != "grad_histograms"}
-                            for x in rec["runs"]
-                        ],
-                    }  # fmt: skip
-                    for rec in recs
-                ]
+                history = [_without_grads(r) for r in history]
+                recs = [{**rec, "runs": [_without_grads(x) for x in rec["runs"]]} for rec in recs]
             elif len(grids) > 1:  # the oldest training goes first
                 history = [r for r in history if r.get("grid") != grids[0]]
             elif recs:
@@ -91,13 +66,8 @@ class StoredRuns:
                 return None  # one enormous run: better nothing than a broken store
 
     def restore(self, value: Any) -> int:
-        """Take back what stored() gave the browser; returns how many runs came back (0: none).
-
-        The value comes from the visitor's browser: each run is checked like a runs file's, and
-        a run (or a file) that fails a check is dropped alone; the others come back. The page
-        keeps the document as JSON text; a browser that stored it as an object (before 2026-12)
-        hands back the object.
-        """
+        """Take back what stored() gave the browser (JSON text, or an object from before 2026-12);
+        returns how many runs came back."""
         if isinstance(value, str) and len(value) <= 2 * MAX_STORED_CHARS:
             try:
                 value = json.loads(value)
@@ -158,6 +128,10 @@ class StoredRuns:
         for rec in recs:
             self.add_recording(rec)
         return len(history) + sum(len(r.runs) for r in recs)
+
+
+def _without_grads(run: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in run.items() if k != "grad_histograms"}
 
 
 def series_from_steps(label: str, steps: list[dict[str, Any]]) -> Series:

@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
 
-# (header key, summary key, shown before "All columns" is ticked), most telling first. The
-# first nine are what a class reads (the issue-27 lesson table); the rest stay one tick away and
-# always in the CSV, which is written from the summaries, not from this table.
+# (header key, summary key, shown before "All columns" is ticked), most telling first.
 _COLUMNS: list[tuple[str, str, bool]] = [
     ("col_run", "label", True),
     ("col_status", "status", True),
@@ -40,22 +38,9 @@ _COLUMNS: list[tuple[str, str, bool]] = [
     ("col_steps", "steps", False),
     ("col_tokens", "tokens_per_s", False),
 ]
-# The one column that wraps (between words): its sentences would make the table a screen wide.
-# Every other column is "auto": gradio 6.31 sizes it to its longest cell on one line (its hidden
-# sizing row), so no number or word is ever broken; the table scrolls sideways instead.
+# The one column that wraps; every other is "auto" (its longest cell: no number is broken).
 WARNINGS_PX = 300
-TEXT_COLUMNS = {
-    "label",
-    "speedup_vs_fp32",
-    "final_loss_scale",
-    "status",
-    "effective_dtype",
-    "warnings",
-    "backend",
-    "precision",
-    "requested_dtype",
-    "device",
-}
+TEXT_COLUMNS = ("label", "effective_dtype", "backend", "precision", "requested_dtype", "device")
 
 
 def summary_keys(all_columns: bool = False) -> list[str]:
@@ -109,29 +94,18 @@ def speedup_cell(s: Mapping[str, Any], lang: str) -> str:
     return text
 
 
-def number_cell(value: Any, lang: str) -> str:
-    """A table number as `lang` writes it: "1.523" and "0,6931" in Spanish, whole floats whole."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        value = int(value)
-    return number(value, lang, ",")
-
-
 def shown_table(table: pd.DataFrame, lang: str) -> Styler:
-    """The table with its numbers in `lang`'s digits; the cells stay numbers, so columns sort.
-
-    gr.Dataframe (6.31) shows a pandas Styler's formatted text when it is not interactive.
-    """
+    """The table with its numbers in `lang`'s digits, whole floats whole (a Styler: the cells stay
+    numbers, and sort)."""
     numeric = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c])]
-    return table.style.format(lambda v: number_cell(v, lang), subset=numeric, na_rep="")
+    whole = lambda v: int(v) if isinstance(v, float) and v.is_integer() and abs(v) < 1e15 else v  # noqa: E731
+    return table.style.format(lambda v: number(whole(v), lang, ","), subset=numeric, na_rep="")
 
 
 def summary_table(
     summaries: list[Mapping[str, Any]], lang: str, all_columns: bool = False
 ) -> pd.DataFrame:
-    """One row per summary; numbers rounded, statuses and warnings in `lang`.
-
-    all_columns: every column (the "All columns" box), else the nine a class reads first.
-    """
+    """One row per summary (every column, or the nine a class reads first); cells in `lang`."""
     # Classifiers report accuracy (and a loss); LMs only a loss: one "eval" column either way.
     by_accuracy = any(s.get("eval_accuracy") is not None for s in summaries) or not summaries
     keys = summary_keys(all_columns)

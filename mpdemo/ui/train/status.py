@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ... import engine
@@ -9,22 +10,15 @@ from ...config import RunConfig
 from ...files.summary import Summary
 from ...messages import MpdemoError
 from ...runs.runner import side_by_side
-from .. import system
 from ..histogram import pct
 from ..i18n import error_text, message, t
 from ..text import shown
 from . import classroom
-from .session import Session, speedup_cell
+from .session import Session
+from .session_table import speedup_cell
 
 if TYPE_CHECKING:
     from ...runs.runner import RunnerInterface
-
-# --- status line -----------------------------------------------------------------------------
-
-
-def _duration(seconds: float, lang: str) -> str:
-    m, s = system.fmt_duration(seconds)
-    return t("time_min", lang, m=m, s=s) if m else t("time_s", lang, s=s)
 
 
 def status_text(session: Session, lang: str, finished: bool = False) -> str:
@@ -38,25 +32,18 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     if finished:
         stopped = [r for r in session.runs if r["status"] == "stopped"]
         if stopped:
-            s = stopped[-1]["summary"]
+            s, steps = stopped[-1]["summary"], (stopped[-1]["config"] or {}).get("steps", "?")
+            label = shown(s.get("label", ""))
             lines.append(
-                t(
-                    "status_stopped",
-                    lang,
-                    label=shown(s.get("label", "")),
-                    step=s.get("steps", 0),
-                    steps=(stopped[-1]["config"] or {}).get("steps", "?"),
-                )
+                t("status_stopped", lang, label=label, step=s.get("steps", 0), steps=steps)
             )
         elif session.stop_requested:
             lines.append(t("status_stopped_plain", lang))
         else:
-            counts: dict[str, int] = {}
-            for r in session.runs:
-                counts[r["status"]] = counts.get(r["status"], 0) + 1
+            counts = Counter(r["status"] for r in session.runs)
             detail = ", ".join(t(f"status_count_{k}", lang, count=n) for k, n in counts.items())
             lines.append(t("status_done", lang, count=len(session.runs), detail=detail or "0"))
-            # The verdict in words, in the first sentence: "torch · fp16: 2.48× slower".
+            # The verdict in the first sentence: "torch · fp16: 2.48× slower".
             verdicts = [
                 f"{shown(x.get('label', ''))}: {cell}"
                 for x in session.summaries()
@@ -64,56 +51,42 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             ]
             if verdicts:
                 lines[-1] += " " + t("status_verdicts", lang, verdicts="; ".join(verdicts))
-            # Why a 16-bit precision was slower, in one plain sentence beside the verdict.
-            for why in why_slower(session.summaries(), lang):
-                lines.append(why)
-                head += 1
-            # The master-weights lesson's point, unfolded beside the verdicts: how many of
-            # each run's updates rounded away (runs that counted them: bf16 weights, or asked).
+            # Why a 16-bit precision was slower, and how many updates rounded away: unfolded.
             lost = lost_updates_text(session.runs, lang)
-            if lost:
-                lines.append(lost)
-                head += 1
+            unfolded = [*why_slower(session.summaries(), lang), *([lost] if lost else [])]
+            lines += unfolded
+            head += len(unfolded)
     elif session.stop_requested:
-        # Once the worker has reported the stopped run, say so (Stop's own reply already did).
         lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
     else:
         lines.append(_progress_line(session, lang))
         if p.get("phase") != "running" or not p.get("steps"):
-            left = _left(session)
+            left, base = session.state.remaining_s(), _one_repetition(session.configs)
             if session.state.plan is None:
-                # Only runs one after another are timed first (runs/runner.py), and a single
-                # run never is: runs taking turns time themselves, one run has nothing to compare.
-                if len(_one_repetition(session.configs)) > 1 and not side_by_side(
-                    _one_repetition(session.configs)
-                ):
+                # Only several runs one after another are timed first (runs/runner.py).
+                if len(base) > 1 and not side_by_side(base):
                     lines.append(shown(message("calibrating", {}, lang)))
             elif left is not None:
-                lines.append(t("status_eta", lang, left=_duration(left, lang)))
+                lines.append(t("status_eta", lang, left=classroom.duration(left, lang)))
     if finished and session.runs:
-        # What the runs themselves measured (speed vs fp32, memory): the load on a shared
-        # machine may have changed since the calibration, so its sentences give way to these.
+        # What the runs measured replaces what the calibration said (the load may have changed).
         from ...runs.notes import memory_notes, run_speed_notes
 
         summaries = session.summaries()
         speed = run_speed_notes(summaries)
         compared = {n.args["precision"] for n in speed if "precision" in n.args}
-        # A precision no run could be compared for (a grid without its fp32 run) keeps what the
-        # calibration measured, rather than losing its only speed sentence at the end.
+        # A precision no run could be compared for (no fp32 run) keeps the calibration's sentence.
         ran = {s.get("precision") for s in summaries}
         plan_notes = session.state.plan.notes if session.state.plan is not None else []
-        kept = [
-            n
+        lines += [
+            _said(n, lang)
             for n in plan_notes
             if n["key"].startswith("speed_")
             and (n.get("args") or {}).get("precision") in ran - compared
         ]
-        # Engine sentences about the runs (a loaded file's names among them): shown as text.
-        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in kept]
         lines += speed_paragraphs(summaries, lang)
         lines += [shown(message(n.key, n.args, lang)) for n in memory_notes(summaries)]
-        # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU) in the status itself,
-        # not only in the table's warnings column.
+        # "Ran in fp32" (fp16 through Accelerate or the Trainer on a CPU), not only in the table.
         for s in summaries:
             if s.get("speed_reason") == "ran_fp32":
                 for w in s.get("warning_keys") or []:
@@ -121,9 +94,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                         text = message(w["key"], w.get("args") or {}, lang)
                         lines.append(shown(f"{s.get('label')}: {text}"))
     elif session.state.plan is not None:
-        # What the calibration measured, said before the runs and while they go; once the runs
-        # step at another pace than measured (the load changed), the expectation gives way to
-        # the re-estimate and its reason: never "12 min left" beside "about 60 s in all".
+        # What the calibration measured; once the runs step at another pace, the re-estimate.
         from ...runs.estimate import eta_note
 
         revised = eta_note(session.state.estimate) if session.state.estimate is not None else None
@@ -131,15 +102,20 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             n for n in session.state.plan.notes if revised is None or n["key"] != "plan_expect"
         ]
         notes += [revised.to_dict()] if revised is not None else []
-        lines += [shown(message(n["key"], n.get("args") or {}, lang)) for n in notes]
+        lines += [_said(n, lang) for n in notes]
         if p.get("kept_steps"):  # a preset's steps are its lesson: the time is said instead
             lines.append(t("status_kept_steps", lang, steps=p["kept_steps"]))
     for label, note in session.state.errors:
-        err = error_text(_note_error(note), lang)
+        err = error_text(MpdemoError(note.get("key", "failed"), **(note.get("args") or {})), lang)
         lines.append(t("status_run_failed", lang, label=shown(label), error=shown(err)))
     if session.files_error:  # the downloads failed to write: the runs above are all here
         lines.append(t("status_files_failed", lang, error=shown(session.files_error)))
     return folded(lines[:head], lines[head:], lang)
+
+
+def _said(note: dict[str, Any], lang: str) -> str:
+    """An engine note (a dict: key, args) in `lang`, shown as text (a file's names may be in it)."""
+    return shown(message(note["key"], note.get("args") or {}, lang))
 
 
 def repetitions(configs: list[RunConfig]) -> int:
@@ -153,45 +129,36 @@ def _one_repetition(configs: list[RunConfig]) -> list[RunConfig]:
 
 
 def _progress_line(session: Session, lang: str) -> str:
-    """Where the comparison is: 'n runs side by side: step k of N, about T left' when its runs
-    take turns step by step, 'Run i of n: label, step k of N...' when they go one after another,
-    'label, step k of N...' for one run; each after 'Repetition r of R: ' when repeated."""
+    """Where the comparison is: its runs side by side, run i of n, or its one run; each after
+    'Repetition r of R: ' when repeated."""
     p = session.state.progress
-    i = p.get("index", 0)  # the run's place among every repetition's runs
-    reps = repetitions(session.configs)
     base = _one_repetition(session.configs)
-    per = len(base)
+    per, reps, i = len(base), repetitions(session.configs), p.get("index", 0)
     head = t("status_repetition", lang, r=i // per + 1, rs=reps) if reps > 1 else ""
-    running = p.get("phase") == "running" and p.get("steps")
-    left = _left(session) if running else None
-    label = shown(p.get("label", ""))
-    if per > 1 and side_by_side(base):
-        # Every run of the comparison advances one step before any takes the next: one line
-        # for all of them (the step shown is the last run's, at most one behind the others).
-        if running and left is not None:
-            return head + t(
-                "status_together", lang, n=per, step=p.get("step", 0), steps=p["steps"],
-                left=_duration(left, lang),
-            )  # fmt: skip
-        return head + t("status_together_preparing", lang, n=per)
-    if per == 1:  # one run (repeated or not): nothing to number
-        if running and left is not None:
-            return head + t(
-                "status_single_running", lang, label=label, step=p.get("step", 0),
-                steps=p["steps"], left=_duration(left, lang),
-            )  # fmt: skip
-        return head + t("status_single_preparing", lang, label=label)
-    if running and left is not None:
-        return head + t(
-            "status_running", lang, i=i % per + 1, n=per, label=label,
-            step=p.get("step", 0), steps=p["steps"], left=_duration(left, lang),
-        )  # fmt: skip
-    return head + t("status_preparing", lang, i=i % per + 1, n=per, label=label)
+    left = session.state.remaining_s() if p.get("phase") == "running" and p.get("steps") else None
+    # Runs that take turns step by step: one line for all (the step is the last run's).
+    kind = "together" if per > 1 and side_by_side(base) else "single" if per == 1 else "run"
+    keys = {
+        "together": ("status_together_preparing", "status_together"),
+        "single": ("status_single_preparing", "status_single_running"),
+        "run": ("status_preparing", "status_running"),
+    }
+    args = {
+        "n": per,
+        "i": i % per + 1,
+        "label": shown(p.get("label", "")),
+        "step": p.get("step", 0),
+    }
+    if left is None:
+        return head + t(keys[kind][0], lang, **args)
+    return head + t(
+        keys[kind][1], lang, **args, steps=p["steps"], left=classroom.duration(left, lang)
+    )
 
 
 def why_slower(summaries: list[Summary], lang: str) -> list[str]:
-    """One sentence a precision that stepped slower than fp32 on this machine's CPU: it lacks
-    the precision's instructions (torch's probes), or it has them and the size decides."""
+    """One sentence a precision slower than fp32 on this CPU: it lacks the instructions, or the
+    size decides."""
     slower = dict.fromkeys(
         s.get("precision")
         for s in summaries
@@ -213,9 +180,8 @@ def why_slower(summaries: list[Summary], lang: str) -> list[str]:
 
 
 def speed_paragraphs(summaries: list[Summary], lang: str) -> list[str]:
-    """The runs' speed sentences, each after the runs it is about: '**torch · fp16**: fp16
-    stepped 1.73x slower...'. Two runs of one precision (scaled and unscaled fp16) read as two
-    identical lines without their names; runs whose sentence is the same share one."""
+    """The runs' speed sentences, each after the runs it is about ('**torch · fp16**: ...'); runs
+    whose sentence is the same share one."""
     from ...runs.notes import run_speed_notes
 
     machine = engine.machine_info()
@@ -235,8 +201,7 @@ def speed_paragraphs(summaries: list[Summary], lang: str) -> list[str]:
 
 
 def lost_updates_text(runs: list[dict[str, Any]], lang: str) -> str:
-    """'Updates that rounded away, on average a step: torch · bf16 0%; ...' for the runs that
-    counted them (their summaries' lost_update_share), '' when none did."""
+    """'Updates that rounded away, on average a step: torch · bf16 0%; ...', '' when none counted."""
     shares = []
     for r in runs:
         share = r["summary"].get("lost_update_share")
@@ -252,15 +217,6 @@ def folded(head: list[str], details: list[str], lang: str) -> str:
     body = "\n\n".join(details)
     summary = t("status_details", lang)
     return "\n\n".join(head) + f"\n\n<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
-
-
-def _left(session: Session) -> float | None:
-    """Seconds left for the whole grid: the calibrated estimate refined by measured speeds."""
-    return session.state.remaining_s()
-
-
-def _note_error(note: dict[str, Any]) -> MpdemoError:
-    return MpdemoError(note.get("key", "failed"), **(note.get("args") or {}))
 
 
 def stopped_text(runner: RunnerInterface | None, lang: str) -> str | None:

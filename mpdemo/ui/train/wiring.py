@@ -13,14 +13,7 @@ from ..context import Component, Outputs, TabContext, Value
 from ..i18n import norm_lang, t
 from . import classroom, controls, lessons
 from .controls import CONTROLS, dataset_choices, model_choices
-from .frames import (
-    OUTPUTS,
-    by_component,
-    keyed,
-    run_legend,
-    scale_empty_text,
-    x_props,
-)
+from .frames import OUTPUTS, QUIET, by_component, keyed, run_legend, scale_empty_text, x_props
 from .gradwatch import watch_update
 from .handlers import (
     arm,
@@ -48,8 +41,7 @@ from .status import idle_status
 
 
 def lang_scale_empty(lang: str, sess: Session | None, ticked: tuple[Any, ...]) -> str:
-    """The loss-scale plot's sentence in a newly picked language: the grid's on screen, else
-    the one the ticked boxes (precisions, loss scaling, compare) would run, a preset's too."""
+    """The loss-scale plot's sentence in a new language: the grid's on screen, else the ticked one's."""
     if sess is not None and sess.configs:
         return scale_empty_text(lang, sess.configs, not sess.running, sess)
     return ticked_scale_empty(lang, *ticked)
@@ -58,53 +50,33 @@ def lang_scale_empty(lang: str, sess: Session | None, ticked: tuple[Any, ...]) -
 def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: Limits) -> None:
     """Every event of the Train tab."""
     lang = ctx.lang
-    quiet: dict[str, object] = {
-        "concurrency_limit": None,
-        "api_visibility": "undocumented",
-        "show_progress": "hidden",
-    }
     armed_out = ["status", "stop_btn"]
     armed = comps["start_btn"].click(
-        by_component(comps, arm, armed_out),
-        [session, lang],
-        [comps[n] for n in armed_out],
-        **quiet,
+        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **QUIET
     )
     trained = armed.then(
         train_endpoint(comps),
         [*(comps[n] for n in controls.NAMES), lang, session],
         [comps[n] for n in OUTPUTS],
         api_name="train",
-        # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in
-        # English; check_inputs refuses both by the CLI's rule, in the page's language.
+        # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in English.
         preprocess=False,
-        # Many at once: the server's line (classroom.py) still trains one grid at a time, and
-        # the pages that wait or watch a shared comparison stream meanwhile.
-        concurrency_limit=classroom.concurrency(),
-        concurrency_id=classroom.CONCURRENCY_ID,
-        show_progress="minimal",
-        show_progress_on=[comps["status"]],
+        **classroom.streaming(comps),
     )
     # The lesson picker: one click loads a lesson and trains it, through the same handlers.
-    lessons.wire(
-        ctx,
-        comps,
-        session,
-        train_endpoint(comps),
-        by_component(comps, arm, armed_out),
-    )
+    lessons.wire(ctx, comps, session, train_endpoint(comps), by_component(comps, arm, armed_out))
     legend_names = [*(p.name for p in PLOTS), "legend", "summary", "status"]
 
     def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[Outputs]:
         for out in legend_click(sess, norm_lang(lg), getattr(evt, "_data", None) or {}):
             yield keyed(comps, out, legend_names)
 
-    comps["legend"].click(on_legend, [session, lang], [comps[n] for n in legend_names], **quiet)
+    comps["legend"].click(on_legend, [session, lang], [comps[n] for n in legend_names], **QUIET)
     comps["stop_btn"].click(
         stop,
         [session, lang],
         [comps["status"]],
-        queue=False,  # never waits behind training, never counts against the queue's size
+        queue=False,  # never behind training, nor counted against the queue's size
         api_name="stop",
         show_progress="hidden",
     )
@@ -115,7 +87,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     preview_names = ("model", "dataset", "train_slice", "eval_slice")
     for name in preview_names:
         comps[name].change(
-            preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **quiet
+            preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **QUIET
         )
 
     def note_fn(lang: str, precs: list[str], dev: str, sess: Session) -> str:
@@ -124,33 +96,25 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     note_inputs = [lang, comps["precisions"], comps["device"], session]
     note_args = (note_inputs, [comps["precision_note"]])
     for name in ("precisions", "device"):
-        comps[name].change(
-            note_fn,
-            *note_args,
-            concurrency_limit=1,
-            api_visibility="undocumented",
-            show_progress="hidden",
-        )
-    # A Train click measures the step: say what it measured under the boxes, as they promise.
+        comps[name].change(note_fn, *note_args, **{**QUIET, "concurrency_limit": 1})
+    # What a Train click measured, under the boxes.
     trained.then(note_fn, *note_args, api_visibility="undocumented", show_progress="hidden")
     comps["device"].change(
         lambda lang, dev: gr.update(info=precision_info(norm_lang(lang), dev)),
         [lang, comps["device"]],
         [comps["precisions"]],
-        **quiet,
+        **QUIET,
     )
-    # "All columns": the session keeps the choice, so every later frame draws those columns.
     comps["summary_all"].change(
         by_component(comps, lambda s, lg, on: show_columns(s, lg, on), ["summary"]),
         [session, lang, comps["summary_all"]],
         [comps["summary"]],
-        **quiet,
+        **QUIET,
     )
     comps["script_run"].input(
-        script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **quiet
+        script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **QUIET
     )
 
-    plot_outputs = [comps[p.name] for p in PLOTS]
     view_inputs = [session, lang, *(comps[n] for n in controls.VIEW_NAMES)]
     view_names = [*(p.name for p in PLOTS), "legend"]
     view_outputs = [comps[n] for n in view_names]
@@ -160,26 +124,21 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             yield keyed(comps, out, view_names)
 
     for name in controls.VIEW_NAMES:
-        comps[name].change(on_view, view_inputs, view_outputs, **quiet)
+        comps[name].change(on_view, view_inputs, view_outputs, **QUIET)
     grid_names = ("precisions", "loss_scaling", "compare_scaling")
     scale_names = ["scale", "scale_empty"]
+    preview = by_component(
+        comps, lambda s, lg, *x: scale_preview(s, norm_lang(lg), *x), scale_names
+    )
     for name in grid_names:
-        comps[name].change(
-            by_component(
-                comps, lambda s, lg, *vals: scale_preview(s, norm_lang(lg), *vals), scale_names
-            ),
-            [session, lang, *(comps[n] for n in grid_names)],
-            [comps[n] for n in scale_names],
-            **quiet,
-        )
-
-    labelled = [c for c in CONTROLS]
+        grid_inputs = [session, lang, *(comps[n] for n in grid_names)]
+        comps[name].change(preview, grid_inputs, [comps[n] for n in scale_names], **QUIET)
 
     def on_lang(lang: str, sess: Session, dev: str, *args: Value) -> list[Value]:
         ticked, preview_args = args[: len(grid_names)], args[len(grid_names) :]
         hub = system.hub_status()
         out: list[Value] = []
-        for c in labelled:
+        for c in CONTROLS:
             props = controls.relabel(c, lang, lim, hub)
             if c.name == "precisions":
                 props["info"] = precision_info(lang, dev)
@@ -188,18 +147,10 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             out.append(gr.update(**props))
         view = (sess.view if sess is not None else None) or View()
         total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
-        for spec in PLOTS:
-            # The label too: hidden (show_label=False) but still the plot's accessible name.
-            props = {
-                "label": t(spec.title, lang),
-                "title": t(spec.title, lang),
-                "y_title": t(spec.y_title, lang),
-            }
-            if spec.wall_clock:
-                props["x_title"] = x_props(view, lang, total)["x_title"]
-            else:
-                props["x_title"] = t("x_step", lang)
-            out.append(gr.update(**props))
+        for spec in PLOTS:  # the label too: hidden, but still the plot's accessible name
+            x_title = x_props(view if spec.wall_clock else View(), lang, total)["x_title"]
+            title, y_title = t(spec.title, lang), t(spec.y_title, lang)
+            out.append(gr.update(label=title, title=title, y_title=y_title, x_title=x_title))
         running = sess is not None and sess.running
         empty = lang_scale_empty(lang, sess, ticked)
         out += [
@@ -208,30 +159,17 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             gr.skip() if running else idle_status(sess, lang),
             gr.update(value=empty) if empty else gr.skip(),
             run_legend(sess, lang),
-            # The watched gradients' words and digits (a running training redraws them itself).
             (watch_update(sess, lang)["value"] or gr.skip()) if sess else gr.skip(),
         ]
         return out
 
+    shown = ("preview", "summary", "status", "scale_empty", "legend", "grad_watch")
     lang_outputs = [
-        *(comps[c.name] for c in labelled),
-        *plot_outputs,
-        comps["preview"],
-        comps["summary"],
-        comps["status"],
-        comps["scale_empty"],
-        comps["legend"],
-        comps["grad_watch"],
+        comps[n] for n in (*(c.name for c in CONTROLS), *(p.name for p in PLOTS), *shown)
     ]
-    lang_inputs = [
-        session,
-        comps["device"],
-        *(comps[n] for n in grid_names),
-        *(comps[n] for n in preview_names),
-    ]
+    lang_inputs = [session, *(comps[n] for n in ("device", *grid_names, *preview_names))]
     ctx.on_language(on_lang, lang_inputs, lang_outputs, alone=True)  # may import torch
 
-    # The measured speeds under the precisions, in the new language too.
     ctx.on_language(
         note_fn, [comps["precisions"], comps["device"], session], [comps["precision_note"]]
     )
@@ -248,13 +186,10 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     def machine_fn(lang: str) -> str:
         return machine_text(norm_lang(lang))
 
-    # Separate from on_load: reading the flags imports torch, which must not hold up the menus.
+    # Apart from on_load: reading the flags imports torch, which must not hold up the menus.
     ctx.on_load(machine_fn, [], [comps["machine"]], alone=True)
     ctx.on_load(lambda lang: gr.update(**fp8_box(norm_lang(lang))), [], [comps["fp8"]], alone=True)
     ctx.on_language(machine_fn, [], [comps["machine"]], alone=True)
-    ctx.on_load(  # alone too: it waits up to 2 s for the Hub's answer
-        on_load,
-        [comps[n] for n in preview_names],
-        [comps["model"], comps["dataset"], comps["device"], comps["preview"]],
-        alone=True,
-    )
+    loaded = [comps[n] for n in ("model", "dataset", "device", "preview")]
+    # Alone too: it waits up to 2 s for the Hub's answer.
+    ctx.on_load(on_load, [comps[n] for n in preview_names], loaded, alone=True)
