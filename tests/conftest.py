@@ -322,15 +322,83 @@ SLOW_TESTS = (
 )
 
 
-def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001 - pytest's hook
-    """Mark the browser tests and the slow ones above `slow`.
+# Seconds a file (or a split file's test) took in one process with AVX2-only kernels
+# (ATEN_CPU_CAPABILITY=avx2) on a 2-core Xeon, 2026-12-05; CPU seconds where the machine was
+# loaded. The files go out longest first, so that no long file starts last while the other
+# worker idles; files not named here follow, those with the most tests first.
+LESSON_POINT = (
+    "tests/test_lesson_points.py::test_each_lesson_makes_its_point_on_a_seed_nobody_tuned_to"
+)
+FILE_SECONDS = {
+    "tests/test_doors_served.py": 54,
+    LESSON_POINT + "[master-weights]": 34,
+    "tests/test_ui.py": 30,
+    "tests/browser/test_class.py": 29,
+    "tests/browser/test_browser.py": 26,
+    LESSON_POINT + "[backends]": 24,
+    "tests/browser/test_lessons_each.py": 21,
+    "tests/browser/test_lessons_page.py": 21,
+    "tests/test_bench_scripts.py": 20,
+    LESSON_POINT + "[underflow]": 19,
+    LESSON_POINT + "[still-trains]": 18,
+    "tests/test_serve.py": 16,
+    "tests/browser/test_hostile.py": 14,
+    "tests/browser/test_tabs_i18n.py": 14,
+    "tests/test_hostile_files.py": 14,
+    "tests/browser/test_summary_page.py": 13,
+    LESSON_POINT + "[loss-scaling]": 12,
+    "tests/test_cli_files.py": 11,
+    "tests/test_listing.py": 11,
+    "tests/browser/test_board.py": 10,
+    "tests/browser/test_reload.py": 10,
+    "tests/test_profile.py": 9,
+    "tests/browser/test_first_screen.py": 9,
+    "tests/test_notebook.py": 9,
+    "tests/browser/test_pays.py": 8,
+    "tests/test_engine.py": 8,
+    "tests/test_sweep.py": 7,
+    "tests/test_space.py": 6,
+    "tests/test_classroom_shared.py": 6,
+    "tests/test_distributed.py": 6,
+    "tests/test_sweep_line.py": 6,
+    "tests/test_cli_and_sources.py": 6,
+    "tests/test_classroom.py": 5,
+}
+# Files whose tests each run whole lessons: each test is a work unit of its own, so the two
+# workers share them (as one file they were the suite's last 107 s on one worker with AVX2).
+SPLIT_FILES = ("tests/test_lesson_points.py",)
 
-    The files' order is pytest-xdist's: 3.8 hands out the files with the most tests first (its
-    --loadscope-reorder default), which overrode the longest-first sort this hook used to do
-    (so that sort, and last round's sort by measured seconds, never changed a run). In a
-    profiled whole-suite run the two workers ended within a second of each other.
-    """
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.replace("\\", "/").split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(config, items) -> None:  # noqa: ANN001 - pytest's hook
+    """Mark the browser tests and the slow ones above `slow`; the longest files first."""
     for item in items:
         node = item.nodeid.replace("\\", "/")
         if node.startswith("tests/browser/") or any(s in node for s in SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+    count: dict[str, int] = {}
+    for item in items:
+        count[_file_of(item.nodeid)] = count.get(_file_of(item.nodeid), 0) + 1
+
+    def cost(item) -> tuple[float, int]:  # noqa: ANN001
+        file = _file_of(item.nodeid)
+        return -FILE_SECONDS.get(item.nodeid, FILE_SECONDS.get(file, 0)), -count[file]
+
+    items.sort(key=cost)  # stable: the tests of a file keep their order
+
+
+def pytest_xdist_make_scheduler(config, log):  # noqa: ANN001, ANN201 - pytest-xdist's hook
+    """--dist loadfile, in the collection's order (above), with the split files' tests apart."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            file = _file_of(nodeid)
+            return nodeid if file in SPLIT_FILES else file
+
+    # xdist 3.8 would reorder the files by their number of tests (--loadscope-reorder).
+    config.option.loadscopereorder = False
+    return Scheduling(config, log)
