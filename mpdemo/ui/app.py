@@ -13,7 +13,7 @@ from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
 from ..log import setup as log_setup
 from . import gradio_assets, pages, system, uploads
-from .context import QUIET, Component, Handler, Registered, TabContext, TabHook, Value
+from .context import QUIET, Component, Handler, TabContext, TabHook, Value
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 from .serve import (
     check_special_args,
@@ -137,19 +137,6 @@ def _wire_presets(ctx: TabContext) -> None:
 
     # A person's pick only: the language switch re-sets the value too.
     preset.input(load, [ctx.lang, preset], outputs + extra, **QUIET)
-
-
-# Not gr.I18n: it follows the browser's locale, which the handlers cannot see, so labels and the
-# text they render could disagree. One language per page, from the radio, re-set on change.
-def _relabel(registered: list[Registered]) -> Callable[[str], list[Value]]:
-    def relabel(lang: str) -> list[Value]:
-        lang = norm_lang(lang)
-        return [
-            gr.update(**{prop: t(key, lang) for prop, key in props.items()})
-            for _, props in registered
-        ]
-
-    return relabel
 
 
 def _wire_hooks(trigger: Handler, hooks: list[TabHook], lang: gr.Radio) -> None:
@@ -286,11 +273,17 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         # The language picked survives a reload in this browser's storage. A fixed secret (a
         # language is no secret): gradio's random one made stored choices die with a restart.
         lang_store = gr.BrowserState(None, storage_key="mpdemo-lang", secret="mpdemo-lang")
+
+        # Not gr.I18n: it follows the browser's locale, which the handlers cannot see, so labels
+        # and the text they render could disagree. One language per page, re-set on change.
+        def relabel(lg: str) -> list[Value]:
+            return [gr.update(**{p: t(k, lg) for p, k in kv.items()}) for _, kv in ctx.registered]
+
         # A switch is one event (hooks `alone` aside), as the load is: gradio's page sends one
         # trigger's events one after another, each costing a pass over the whole page.
-        relabel = (_relabel(ctx.registered), [], [c for c, _ in ctx.registered], False)
+        hook = (relabel, [], [c for c, _ in ctx.registered], False)
         keep = (lambda lg: lg, [], [lang_store], False)  # the hooks get it normalised
-        _wire_hooks(lang.change, [relabel, *ctx.language_hooks, keep], lang)
+        _wire_hooks(lang.change, [hook, *ctx.language_hooks, keep], lang)
         loaded = demo.load(
             detect_language, [lang_store], [lang], queue=False, api_visibility="undocumented"
         )
