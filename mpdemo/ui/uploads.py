@@ -80,11 +80,6 @@ class Ledger:
             if not kept:
                 del self.by_client[client]
 
-    def count(self, client: str) -> int:
-        """Files this address has in the cache, as noted here."""
-        with self.lock:
-            return sum(len(u.paths) for u in self.by_client.get(client, ()))
-
 
 def _delete(path: str) -> None:
     """Delete an upload and its folder (gradio gives each upload a folder of its own)."""
