@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from ..config import Limits
 from ..files.recorded import MAX_FILE_BYTES
@@ -95,8 +96,12 @@ def launch_options() -> dict[str, object]:
         # A class's pages each hold a worker thread while they follow a comparison: gradio's
         # default of 40 would leave none for Stop (classroom.py).
         "max_threads": max_threads(),
+        # Uploads bounded per address, gradio's idle timer mended, each page's heartbeat counted.
         "app_kwargs": {
-            "middleware": uploads.middleware() + gradio_assets.middleware() + pages.middleware()
+            "middleware": [
+                Middleware(m)
+                for m in (uploads.BoundUploads, gradio_assets.MendedAssets, pages.Heartbeats)
+            ]
         },
     }
 

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from starlette.middleware import Middleware
     from starlette.types import Receive, Scope, Send
 
 # gradio's built chunks, e.g. /assets/statustracker-DQF-KcRT.js (hashed, minified names).
@@ -97,10 +96,3 @@ class MendedAssets:
             if scope["method"] == "HEAD":
                 response.headers["content-length"] = str(len(body))
         await response(scope, receive, send)
-
-
-def middleware() -> list[Middleware]:
-    """What `launch(app_kwargs={"middleware": ...})` takes: gradio's chunks, mended."""
-    from starlette.middleware import Middleware
-
-    return [Middleware(MendedAssets)]

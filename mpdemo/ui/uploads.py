@@ -19,7 +19,6 @@ from ..files.recorded import MAX_FILE_BYTES
 from .visitor import client_of
 
 if TYPE_CHECKING:
-    from starlette.middleware import Middleware
     from starlette.types import Receive, Scope, Send
 
 UPLOADS_PER_CLIENT = 32
@@ -147,10 +146,3 @@ class BoundUploads:
 
         # The client as the line counts it: the proxy's address.
         return self.ledger.add(client_of(Request(scope)), paths, nbytes) if paths else []
-
-
-def middleware() -> list[Middleware]:
-    """What `launch(app_kwargs={"middleware": ...})` takes: the bound on uploads."""
-    from starlette.middleware import Middleware
-
-    return [Middleware(BoundUploads)]
