@@ -446,18 +446,13 @@ def build_pays_tab(ctx: TabContext) -> None:
     stop.click(stop_sweep, [state, lang], [status], queue=False,
                api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
-    def on_lang(lang: str, st: SweepState) -> list[Value]:
-        lang = norm_lang(lang)
-        out = frame(st, lang)
+    def on_lang(lang: str, st: SweepState) -> Outputs:
+        out = {**frame(st, lang), "plot": gr.update(**plot_titles(lang))}
         title = t("memory_plot_title", lang)
-        bars = gr.update(value=out["memory"], color_map=memory_colours(lang), title=title)
-        chart = gr.update(**plot_titles(lang))
-        return [out["status"], chart, out["crossover"], out["table"], bars,
-                out["memory_notes"], published_html(lang)]  # fmt: skip
+        out["memory"] = gr.update(value=out["memory"], color_map=memory_colours(lang), title=title)
+        return {**keyed(out), published: published_html(lang)}
 
-    ctx.on_language(
-        on_lang, [state], [status, plot, crossover, table, memory, memory_notes, published]
-    )
+    ctx.on_language(on_lang, [state], [*outputs, published])
 
     def on_load(lang: str) -> Value:
         # What autocast offers on this device, once the page is up (reading it imports torch).
