@@ -48,16 +48,12 @@ def underflow_table(lang: str, lab: GradientLab | None, k: int, fmt: str = "fp16
     rows = []
     for kind in ("activation", "weight"):
         s1, sk = lab.shares(kind, 1.0, fmt), lab.shares(kind, 2.0**k, fmt)
-        rows.append(
-            [
-                t(f"uf_kind_{kind}", lang),
-                number(lab.magnitudes[kind].nonzero, lang, ","),
-                _pct(s1["underflow_share"], lang),
-                _pct(sk["underflow_share"], lang),
-                _pct(sk["subnormal_share"], lang),
-                _pct(sk["overflow_share"], lang),
-            ]
-        )
+        shares = [
+            s1["underflow_share"],
+            *(sk[f"{x}_share"] for x in ("underflow", "subnormal", "overflow")),
+        ]
+        head = [t(f"uf_kind_{kind}", lang), number(lab.magnitudes[kind].nonzero, lang, ",")]
+        rows.append(head + [_pct(x, lang) for x in shares])
     return pd.DataFrame(rows, columns=cols)
 
 
