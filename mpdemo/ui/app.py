@@ -121,27 +121,20 @@ def _wire_presets(ctx: TabContext) -> None:
     """The Why tab's Presets menu loads its settings into the Train tab and switches to it; the
     status says what was loaded (and that a GPU preset fell back to auto where there is none)."""
     preset, tabs = ctx.preset, ctx.tabs
-    if preset is None or ctx.train is None:
+    if preset is None or ctx.train is None or tabs is None:
         return
-    controls, status = ctx.train.controls, ctx.train.status
-
+    controls = ctx.train.controls
     names = [n for n in controls if BY_NAME[n].run]  # not the plots' view settings
-    outputs = [controls[n] for n in names]
-    extra = [c for c in (tabs, status) if c is not None]
+    outputs = [*(controls[n] for n in names), tabs, ctx.train.status]
 
     def load(lang: str, preset_id: str | None) -> list[Value]:
         values, note = preset_load(norm_lang(lang), preset_id, defaults(), system.device_choices())
         if not values:
-            return [gr.skip()] * (len(outputs) + len(extra))
-        out = [gr.update(value=values[n]) for n in names]
-        if tabs is not None:
-            out.append(gr.Tabs(selected="train"))
-        if status is not None:
-            out.append(note)
-        return out
+            return [gr.skip()] * len(outputs)
+        return [*(gr.update(value=values[n]) for n in names), gr.Tabs(selected="train"), note]
 
     # A person's pick only: the language switch re-sets the value too.
-    preset.input(load, [ctx.lang, preset], outputs + extra, **QUIET)
+    preset.input(load, [ctx.lang, preset], outputs, **QUIET)
 
 
 def _wire_hooks(trigger: Handler, hooks: list[TabHook], lang: gr.Radio) -> None:
