@@ -229,18 +229,6 @@ def end_session(request: gr.Request) -> None:
     sessions.release(getattr(request, "session_hash", None))
 
 
-class LangRadio(gr.Radio):
-    """The language picker: a value outside its choices (an API caller's "xx", a list) is the
-    default language, not gradio's English "Value ... not in the list of choices" (an HTTP 500
-    at the events off the queue, /stop and /publish_board), so every handler answers in one line."""
-
-    is_template = True  # the page draws it as gradio's own Radio
-
-    def preprocess(self, payload: object) -> str:
-        """A supported language code, whatever was sent."""
-        return norm_lang(payload)
-
-
 def build_app(limits: Limits | None = None) -> gr.Blocks:
     """Build the whole app (no launch, no queue settings: app.py and tests add those)."""
     limits = limits or Limits.from_env()
@@ -252,7 +240,9 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
         with gr.Row(equal_height=True, elem_id="header"):
             intro = gr.Markdown(elem_id="intro")
-            lang = LangRadio(
+            # tolerate() below: a value outside its choices (an API caller's "xx") is the default
+            # language, so every handler answers in one line, not with gradio's HTTP 500.
+            lang = gr.Radio(
                 LANG_CHOICES, value=DEFAULT_LANG, elem_id="lang", scale=0, min_width=200
             )
         ctx = TabContext(lang=lang, limits=limits)

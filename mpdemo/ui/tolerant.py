@@ -87,7 +87,8 @@ TOLERANT: dict[type, type] = {
     gr.UploadButton: TolerantUploadButton,
     gr.Number: _tolerant_class(gr.Number, lambda _, x: x is None or _number(x)),
     gr.Slider: _tolerant_class(gr.Slider, lambda _, x: _number(x)),
-    gr.Radio: _tolerant_class(gr.Radio, _any),
+    # none sent is its own value too: the language picker's is the default language
+    gr.Radio: _tolerant_class(gr.Radio, lambda _, x: x is not None, _any),
     # a value typed in (where a dropdown allows one) is text or a number, never a list
     gr.Dropdown: _tolerant_class(
         gr.Dropdown,
