@@ -48,7 +48,7 @@ def test_the_underflow_labs_results_are_in_one_language(tiny_lab, code: str) -> 
     # computes it through the page too.
     from mpdemo.ui.tabs import underflow
 
-    for fmt in underflow.SCALE_FORMATS:
+    for fmt in underflow.LOW_PRECISION:
         status, act, wgt, table, reading = underflow.underflow_view(code, tiny_lab, 16, fmt)
         svg_words = "\n".join(SVG_TEXT.findall(act) + SVG_TEXT.findall(wgt))
         assert svg_words.strip(), fmt

@@ -218,8 +218,9 @@ def test_presets_are_valid_run_configs() -> None:
     names = {f.name for f in fields(RunConfig)}
     assert {"fp16_vs_fp32_gpu", "bf16_cpu", "underflow_no_scaling", "scale_moves"} <= set(W.PRESETS)
     for pid, preset in W.PRESETS.items():
-        cfg = RunConfig(**W.preset_fields(pid)).validate()
-        assert set(W.preset_fields(pid)) <= names
+        own = {k: v for k, v in preset.items() if k not in W.PRESET_EXTRA_KEYS}
+        cfg = RunConfig(**own).validate()
+        assert set(own) <= names
         # Every field maps onto a Train-tab control, so the lead can load it there.
         assert set(preset) <= set(DEFAULTS), pid
         assert set(preset["backends"]) <= set(BACKENDS)
@@ -328,8 +329,8 @@ def test_a_repeated_compute_shows_the_kept_pass_even_while_a_run_trains() -> Non
 def test_preset_loads_train_tab_values() -> None:
     from mpdemo.ui.train.inputs import DEFAULTS
 
-    values = W.preset_values("underflow_no_scaling", DEFAULTS)
+    values, _ = W.preset_load("en", "underflow_no_scaling", DEFAULTS, ["auto", "cpu"])
     assert set(values) == set(DEFAULTS)
     assert values["compare_scaling"] is True and values["precisions"] == ["fp32", "fp16"]
     assert values["lr"] == DEFAULTS["lr"]  # silent fields fall back to the tab's defaults
-    assert W.preset_values(None, DEFAULTS) == {}
+    assert W.preset_load("en", None, DEFAULTS, ["auto"]) == ({}, "")

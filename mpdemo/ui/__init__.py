@@ -6,6 +6,6 @@ from .quick_import import skip_stub_writing
 
 skip_stub_writing()  # before gradio's first import (two seconds of every start: see the module)
 
-from .app import CSS, TABS, TabContext, build_app, launch_options, run_app  # noqa: E402
+from .app import build_app, launch_options, run_app  # noqa: E402
 
-__all__ = ["CSS", "TABS", "TabContext", "build_app", "launch_options", "run_app"]
+__all__ = ["build_app", "launch_options", "run_app"]

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
+from starlette.middleware import Middleware
 
 from ..config import Limits
 from ..files.recorded import MAX_FILE_BYTES
 from ..log import logger as log
 from ..log import setup as log_setup
 from . import gradio_assets, pages, system, uploads
-from .context import QUIET, Component, Handler, Registered, TabContext, TabHook, Value
+from .context import QUIET, Component, Handler, TabContext, TabHook, Value
 from .i18n import DEFAULT_LANG, LANG_CHOICES, lang_from_header, norm_lang, t
 from .serve import (
     check_special_args,
@@ -95,8 +96,12 @@ def launch_options() -> dict[str, object]:
         # A class's pages each hold a worker thread while they follow a comparison: gradio's
         # default of 40 would leave none for Stop (classroom.py).
         "max_threads": max_threads(),
+        # Uploads bounded per address, gradio's idle timer mended, each page's heartbeat counted.
         "app_kwargs": {
-            "middleware": uploads.middleware() + gradio_assets.middleware() + pages.middleware()
+            "middleware": [
+                Middleware(m)
+                for m in (uploads.BoundUploads, gradio_assets.MendedAssets, pages.Heartbeats)
+            ]
         },
     }
 
@@ -116,40 +121,20 @@ def _wire_presets(ctx: TabContext) -> None:
     """The Why tab's Presets menu loads its settings into the Train tab and switches to it; the
     status says what was loaded (and that a GPU preset fell back to auto where there is none)."""
     preset, tabs = ctx.preset, ctx.tabs
-    if preset is None or ctx.train is None:
+    if preset is None or ctx.train is None or tabs is None:
         return
-    controls, status = ctx.train.controls, ctx.train.status
-
+    controls = ctx.train.controls
     names = [n for n in controls if BY_NAME[n].run]  # not the plots' view settings
-    outputs = [controls[n] for n in names]
-    extra = [c for c in (tabs, status) if c is not None]
+    outputs = [*(controls[n] for n in names), tabs, ctx.train.status]
 
     def load(lang: str, preset_id: str | None) -> list[Value]:
         values, note = preset_load(norm_lang(lang), preset_id, defaults(), system.device_choices())
         if not values:
-            return [gr.skip()] * (len(outputs) + len(extra))
-        out = [gr.update(value=values[n]) for n in names]
-        if tabs is not None:
-            out.append(gr.Tabs(selected="train"))
-        if status is not None:
-            out.append(note)
-        return out
+            return [gr.skip()] * len(outputs)
+        return [*(gr.update(value=values[n]) for n in names), gr.Tabs(selected="train"), note]
 
     # A person's pick only: the language switch re-sets the value too.
-    preset.input(load, [ctx.lang, preset], outputs + extra, **QUIET)
-
-
-# Not gr.I18n: it follows the browser's locale, which the handlers cannot see, so labels and the
-# text they render could disagree. One language per page, from the radio, re-set on change.
-def _relabel(registered: list[Registered]) -> Callable[[str], list[Value]]:
-    def relabel(lang: str) -> list[Value]:
-        lang = norm_lang(lang)
-        return [
-            gr.update(**{prop: t(key, lang) for prop, key in props.items()})
-            for _, props in registered
-        ]
-
-    return relabel
+    preset.input(load, [ctx.lang, preset], outputs, **QUIET)
 
 
 def _wire_hooks(trigger: Handler, hooks: list[TabHook], lang: gr.Radio) -> None:
@@ -244,18 +229,6 @@ def end_session(request: gr.Request) -> None:
     sessions.release(getattr(request, "session_hash", None))
 
 
-class LangRadio(gr.Radio):
-    """The language picker: a value outside its choices (an API caller's "xx", a list) is the
-    default language, not gradio's English "Value ... not in the list of choices" (an HTTP 500
-    at the events off the queue, /stop and /publish_board), so every handler answers in one line."""
-
-    is_template = True  # the page draws it as gradio's own Radio
-
-    def preprocess(self, payload: object) -> str:
-        """A supported language code, whatever was sent."""
-        return norm_lang(payload)
-
-
 def build_app(limits: Limits | None = None) -> gr.Blocks:
     """Build the whole app (no launch, no queue settings: app.py and tests add those)."""
     limits = limits or Limits.from_env()
@@ -267,7 +240,9 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
     with gr.Blocks(title=t("page_title", DEFAULT_LANG), delete_cache=DELETE_CACHE) as demo:
         with gr.Row(equal_height=True, elem_id="header"):
             intro = gr.Markdown(elem_id="intro")
-            lang = LangRadio(
+            # tolerate() below: a value outside its choices (an API caller's "xx") is the default
+            # language, so every handler answers in one line, not with gradio's HTTP 500.
+            lang = gr.Radio(
                 LANG_CHOICES, value=DEFAULT_LANG, elem_id="lang", scale=0, min_width=200
             )
         ctx = TabContext(lang=lang, limits=limits)
@@ -286,11 +261,17 @@ def build_app(limits: Limits | None = None) -> gr.Blocks:
         # The language picked survives a reload in this browser's storage. A fixed secret (a
         # language is no secret): gradio's random one made stored choices die with a restart.
         lang_store = gr.BrowserState(None, storage_key="mpdemo-lang", secret="mpdemo-lang")
+
+        # Not gr.I18n: it follows the browser's locale, which the handlers cannot see, so labels
+        # and the text they render could disagree. One language per page, re-set on change.
+        def relabel(lg: str) -> list[Value]:
+            return [gr.update(**{p: t(k, lg) for p, k in kv.items()}) for _, kv in ctx.registered]
+
         # A switch is one event (hooks `alone` aside), as the load is: gradio's page sends one
         # trigger's events one after another, each costing a pass over the whole page.
-        relabel = (_relabel(ctx.registered), [], [c for c, _ in ctx.registered], False)
+        hook = (relabel, [], [c for c, _ in ctx.registered], False)
         keep = (lambda lg: lg, [], [lang_store], False)  # the hooks get it normalised
-        _wire_hooks(lang.change, [relabel, *ctx.language_hooks, keep], lang)
+        _wire_hooks(lang.change, [hook, *ctx.language_hooks, keep], lang)
         loaded = demo.load(
             detect_language, [lang_store], [lang], queue=False, api_visibility="undocumented"
         )

@@ -10,11 +10,9 @@ import functools
 import hashlib
 import importlib.resources
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from starlette.middleware import Middleware
     from starlette.types import Receive, Scope, Send
 
 # gradio's built chunks, e.g. /assets/statustracker-DQF-KcRT.js (hashed, minified names).
@@ -41,11 +39,6 @@ def mend_timer(source: str) -> str | None:
     return source[: m.start()] + fixed + source[m.end() :]
 
 
-MENDS: dict[str, Callable[[str], str | None]] = {
-    "statustracker": mend_timer,
-}
-
-
 def assets_dir() -> Any:
     """Where the installed gradio keeps its built front-end chunks."""
     return importlib.resources.files("gradio").joinpath("templates/frontend/assets")
@@ -54,14 +47,11 @@ def assets_dir() -> Any:
 @functools.lru_cache(maxsize=8)
 def mended(name: str) -> tuple[bytes | None, str]:
     """gradio's chunk `name` mended and its ETag, made once; None when absent or unexpected."""
-    mend = MENDS.get(name.split("-", 1)[0])
-    if mend is None:
-        return None, ""
     try:
         source = assets_dir().joinpath(name).read_text(encoding="utf-8")
     except (OSError, ValueError):
         return None, ""
-    fixed = mend(source)
+    fixed = mend_timer(source)
     if fixed is None:
         return None, ""
     body = fixed.encode("utf-8")
@@ -97,10 +87,3 @@ class MendedAssets:
             if scope["method"] == "HEAD":
                 response.headers["content-length"] = str(len(body))
         await response(scope, receive, send)
-
-
-def middleware() -> list[Middleware]:
-    """What `launch(app_kwargs={"middleware": ...})` takes: gradio's chunks, mended."""
-    from starlette.middleware import Middleware
-
-    return [Middleware(MendedAssets)]

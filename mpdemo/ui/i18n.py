@@ -13,10 +13,11 @@ from ..languages import (  # noqa: F401 - the page's modules and tests name thes
     LANG_CHOICES,
     LANGS,
     LOCALES,
+    engine_text,
     norm_lang,
     t,
 )
-from ..messages import MpdemoError, render
+from ..messages import MpdemoError
 
 # A control `name` is labelled by the key `<name>_label`: train/controls.py labels its components
 # by this rule and field_label names a refused field by it. RunConfig fields set by a control of
@@ -49,10 +50,9 @@ def field_label(field: str, lang: str | None = DEFAULT_LANG) -> str:
 
 def message(key: str, args: Mapping[str, object], lang: str | None = DEFAULT_LANG) -> str:
     """An engine message in `lang`; a `field` argument is named by its control's label."""
-    loc = LOCALES[norm_lang(lang)]
     if isinstance(args.get("field"), str):
         args = {**args, "field": field_label(args["field"], lang)}
-    return render(key, args, loc.messages, loc.style)
+    return engine_text(key, dict(args), lang)
 
 
 def error_text(err: BaseException, lang: str | None = DEFAULT_LANG) -> str:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from ..state import on_reset
 
 if TYPE_CHECKING:
-    from starlette.middleware import Middleware
     from starlette.types import Receive, Scope, Send
 
 HEARTBEAT_PATH = "/gradio_api/heartbeat/"
@@ -96,10 +95,3 @@ class Heartbeats:
             await self.app(scope, receive, send)
         finally:
             _closed(page)
-
-
-def middleware() -> list[Middleware]:
-    """What `launch(app_kwargs={"middleware": ...})` takes: the heartbeat counter."""
-    from starlette.middleware import Middleware
-
-    return [Middleware(Heartbeats)]

@@ -56,8 +56,7 @@ def poll_gently() -> None:
 
 def busy(value: Any) -> bool:
     """Whether a session's state holds a run in progress or a published board."""
-    board = isinstance(value, Session) and classroom.board_code(value) is not None
-    return isinstance(value, Session) and (value.running or board)
+    return isinstance(value, Session) and (value.running or classroom.board_code(value) is not None)
 
 
 def keep_busy_sessions() -> None:

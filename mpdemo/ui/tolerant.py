@@ -21,8 +21,10 @@ def _number(x: object) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(x)
 
 
-def _tolerant_class(base: type, sent_ok: Check, kept_ok: Check) -> type:
-    """`base` whose preprocess reads a value failing `sent_ok` or `kept_ok` as its own value."""
+def _tolerant_class(base: type, sent_ok: Check, kept_ok: Check | None = None) -> type:
+    """`base` whose preprocess reads a value failing `sent_ok` or `kept_ok` (by default the same
+    check) as its own value."""
+    kept_ok = kept_ok or sent_ok
 
     def preprocess(self: Any, payload: Any) -> Any:
         if sent_ok(self, payload):
@@ -43,10 +45,6 @@ def _tolerant_class(base: type, sent_ok: Check, kept_ok: Check) -> type:
     return type(
         f"Tolerant{base.__name__}", (base,), {"is_template": True, "preprocess": preprocess}
     )
-
-
-def _number_or_none(_: object, x: object) -> bool:
-    return x is None or _number(x)
 
 
 def _any(_: object, __: object) -> bool:
@@ -87,9 +85,10 @@ class TolerantUploadButton(gr.UploadButton):
 
 TOLERANT: dict[type, type] = {
     gr.UploadButton: TolerantUploadButton,
-    gr.Number: _tolerant_class(gr.Number, _number_or_none, _number_or_none),
-    gr.Slider: _tolerant_class(gr.Slider, lambda _, x: _number(x), lambda _, x: _number(x)),
-    gr.Radio: _tolerant_class(gr.Radio, _any, _any),
+    gr.Number: _tolerant_class(gr.Number, lambda _, x: x is None or _number(x)),
+    gr.Slider: _tolerant_class(gr.Slider, lambda _, x: _number(x)),
+    # none sent is its own value too: the language picker's is the default language
+    gr.Radio: _tolerant_class(gr.Radio, lambda _, x: x is not None, _any),
     # a value typed in (where a dropdown allows one) is text or a number, never a list
     gr.Dropdown: _tolerant_class(
         gr.Dropdown,
@@ -100,9 +99,7 @@ TOLERANT: dict[type, type] = {
     ),
     # a string was read letter by letter; None or a number failed
     gr.CheckboxGroup: _tolerant_class(gr.CheckboxGroup, lambda _, x: isinstance(x, list), _any),
-    gr.Checkbox: _tolerant_class(
-        gr.Checkbox, lambda _, x: isinstance(x, bool), lambda _, x: isinstance(x, bool)
-    ),
+    gr.Checkbox: _tolerant_class(gr.Checkbox, lambda _, x: isinstance(x, bool)),
 }
 
 

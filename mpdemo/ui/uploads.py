@@ -19,7 +19,6 @@ from ..files.recorded import MAX_FILE_BYTES
 from .visitor import client_of
 
 if TYPE_CHECKING:
-    from starlette.middleware import Middleware
     from starlette.types import Receive, Scope, Send
 
 UPLOADS_PER_CLIENT = 32
@@ -79,11 +78,6 @@ class Ledger:
                 self.by_client[client] = collections.deque(kept)
             if not kept:
                 del self.by_client[client]
-
-    def count(self, client: str) -> int:
-        """Files this address has in the cache, as noted here."""
-        with self.lock:
-            return sum(len(u.paths) for u in self.by_client.get(client, ()))
 
 
 def _delete(path: str) -> None:
@@ -152,10 +146,3 @@ class BoundUploads:
 
         # The client as the line counts it: the proxy's address.
         return self.ledger.add(client_of(Request(scope)), paths, nbytes) if paths else []
-
-
-def middleware() -> list[Middleware]:
-    """What `launch(app_kwargs={"middleware": ...})` takes: the bound on uploads."""
-    from starlette.middleware import Middleware
-
-    return [Middleware(BoundUploads)]

@@ -146,14 +146,8 @@ def setup() -> bool:
 class GpuRunner(RunnerInterface):
     """The Runner's interface for a grid that runs inside the GPU call, stopped by a file."""
 
-    def __init__(
-        self,
-        configs: list[RunConfig],
-        limits: Limits | None = None,
-        repeat: int = 1,
-    ) -> None:
-        self.configs = list(configs)
-        self.limits = limits or Limits.from_env()
+    def __init__(self, configs: list[RunConfig], repeat: int = 1) -> None:
+        self.configs = list(configs)  # limits: the worker reads them where it runs
         self.repeat = repeat
         self.state = ComparisonState(repeated(self.configs, repeat))
         self._dir: str | None = None

@@ -5,8 +5,7 @@ from __future__ import annotations
 from ...teach.formats import LOW_PRECISION
 from ..histogram import FORMAT_NAMES
 
-SCALE_FORMATS = LOW_PRECISION
-FORMAT_CHOICES = [(FORMAT_NAMES[f], f) for f in SCALE_FORMATS]
+FORMAT_CHOICES = [(FORMAT_NAMES[f], f) for f in LOW_PRECISION]
 SCALE_K_DEFAULT = 16  # both tabs' scale sliders open at S = 2^16, GradScaler's init_scale
 
 # The teaching tabs' own computations run one at a time in the whole server: six pages looping

@@ -15,7 +15,7 @@ from ..context import QUIET, TabContext, Value
 from ..histogram import FORMAT_NAMES
 from ..i18n import LOCALES, norm_lang, number, t
 from ..text import esc
-from .common import FORMAT_CHOICES, SCALE_FORMATS, SCALE_K_DEFAULT, html_table
+from .common import FORMAT_CHOICES, SCALE_K_DEFAULT, html_table
 from .numerics import build_numerics
 
 NF_K_MAX = 48  # number-format slider: enough for 1e-8 to overflow (at 2^43)
@@ -153,7 +153,7 @@ def _window(lang: str, x: float, fmt: str = "fp16") -> str:
 
 def scale_html(lang: str, value: object, k: object, fmt: str = "fp16") -> str:
     """value × 2^k stored in fmt (fp16 by default): what survives, what is lost, what overflows."""
-    fmt = fmt if fmt in SCALE_FORMATS else "fp16"
+    fmt = fmt if fmt in formats.LOW_PRECISION else "fp16"
     value = _literal(value, lang)
     try:
         k = int(k)

@@ -4,7 +4,6 @@ rule, and published figures from other machines. The measuring is mpdemo.sweep's
 
 from __future__ import annotations
 
-import html
 import math
 import threading
 import time
@@ -32,14 +31,13 @@ from ...sweep.spec import SweepPlan, SweepSpec
 from .. import system
 from ..context import Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
-from ..text import shown
+from ..text import esc, shown
 from ..train import classroom
-from ..train.classroom import client_here
+from ..visitor import client_here
 from . import pays_line
 from .published import published_html
 
 COMPARED = [p for p in SWEEP_PRECISIONS if p != "fp32"]  # fp32 is the baseline, always timed
-OUTPUTS = ["status", "plot", "crossover", "table", "memory", "memory_notes", "stop"]
 BASELINE = "fp32 = 1"  # the plot's reference series: fp32's own speed
 PART_KEYS = ("weights_bytes", "grads_bytes", "optimizer_bytes", "saved_activation_bytes")
 # Tableau 10 without its red and grey (fp32's line is grey), one a precision x batch series.
@@ -311,9 +309,7 @@ def run_sweep_ui(
         text = error_text(err, lang)
         state.error = shown(text)
         yield {**frame(state, lang), "plot": None}
-        raise gr.Error(
-            html.escape(text, quote=False), title="mpdemo", print_exception=False
-        ) from None
+        raise gr.Error(esc(text, quote=False), title="mpdemo", print_exception=False) from None
     state.plan = plan
     state.stop = stop
     cmap = colour_map(list(plan.precisions), list(plan.spec.batch_sizes))
@@ -413,10 +409,10 @@ def build_pays_tab(ctx: TabContext) -> None:
         state = gr.State(SweepState())  # inside the Tab: under gr.Tabs a State is a phantom tab
     comps = {"status": status, "plot": plot, "crossover": crossover, "table": table,
              "memory": memory, "memory_notes": memory_notes, "stop": stop}  # fmt: skip
-    outputs = [comps[n] for n in OUTPUTS]
+    outputs = list(comps.values())
 
     def keyed(out: dict[str, Value]) -> Outputs:
-        return {comps[n]: out.get(n, gr.skip()) for n in OUTPUTS}
+        return {c: out.get(n, gr.skip()) for n, c in comps.items()}
 
     # Named parameters: an API caller's /sweep sees lang, sizes, ..., not param_1...
     def on_run(
@@ -450,18 +446,13 @@ def build_pays_tab(ctx: TabContext) -> None:
     stop.click(stop_sweep, [state, lang], [status], queue=False,
                api_visibility="undocumented", show_progress="hidden")  # fmt: skip
 
-    def on_lang(lang: str, st: SweepState) -> list[Value]:
-        lang = norm_lang(lang)
-        out = frame(st, lang)
+    def on_lang(lang: str, st: SweepState) -> Outputs:
+        out = {**frame(st, lang), "plot": gr.update(**plot_titles(lang))}
         title = t("memory_plot_title", lang)
-        bars = gr.update(value=out["memory"], color_map=memory_colours(lang), title=title)
-        chart = gr.update(**plot_titles(lang))
-        return [out["status"], chart, out["crossover"], out["table"], bars,
-                out["memory_notes"], published_html(lang)]  # fmt: skip
+        out["memory"] = gr.update(value=out["memory"], color_map=memory_colours(lang), title=title)
+        return {**keyed(out), published: published_html(lang)}
 
-    ctx.on_language(
-        on_lang, [state], [status, plot, crossover, table, memory, memory_notes, published]
-    )
+    ctx.on_language(on_lang, [state], [*outputs, published])
 
     def on_load(lang: str) -> Value:
         # What autocast offers on this device, once the page is up (reading it imports torch).

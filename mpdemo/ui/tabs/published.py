@@ -3,21 +3,19 @@
 
 from __future__ import annotations
 
-import html
-
 from ...files.summary import oriented
 from ...teach.published import PUBLISHED
 from ..i18n import number, t
+from ..text import esc
+from .common import html_table
+
+HEADS = ("pub_hardware", "pub_workload", "col_precision", "col_speedup", "pub_figures",
+         "pub_source")  # fmt: skip
 
 
 def published_html(lang: str) -> str:
     """The published figures as a table headed 'published, not run here', each with its link."""
-    head = "".join(
-        f"<th>{html.escape(t(k, lang))}</th>"
-        for k in ("pub_hardware", "pub_workload", "col_precision", "col_speedup", "pub_figures",
-                  "pub_source")
-    )  # fmt: skip
-    body = []
+    rows = []
     for p in PUBLISHED:
         figures = (
             f"{number(p.figure, lang, 'g')} / {number(p.baseline_figure, lang, 'g')} "
@@ -30,15 +28,9 @@ def published_html(lang: str) -> str:
         speed = f"{number(ratio, lang, '.2f')}× {t('verdict_slower' if slower else 'verdict_faster', lang)}"
         cells = [p.hardware, p.workload, f"{p.precision} / {p.baseline}", speed, figures]
         link = (
-            f'<a href="{html.escape(p.url, quote=True)}" target="_blank" rel="noopener noreferrer">'
-            f"{html.escape(p.source)}</a>"
+            f'<a href="{esc(p.url)}" target="_blank" rel="noopener noreferrer">{esc(p.source)}</a>'
         )
-        body.append(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + f"<td>{link}</td></tr>"
-        )
-    title = html.escape(t("published_title", lang))
-    note = html.escape(t("published_note", lang))
-    return (
-        f'<div class="mp-published"><h3>{title}</h3><p>{note}</p>'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
-    )
+        rows.append([*map(esc, cells), link])
+    title, note = esc(t("published_title", lang)), esc(t("published_note", lang))
+    table = html_table([esc(t(k, lang)) for k in HEADS], rows)
+    return f'<div class="mp-published"><h3>{title}</h3><p>{note}</p>{table}</div>'

@@ -13,6 +13,7 @@ from ...catalog import DEFAULT_MODEL, MODELS
 from ...config import Limits, RunConfig, coerce_field
 from ...messages import MpdemoError
 from ...state import on_reset
+from ...teach.formats import LOW_PRECISION
 from ...teach.magnitudes import (
     amax_scale,
     best_scale,
@@ -28,7 +29,7 @@ from ..histogram import pct as _pct
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, number, t
 from ..text import esc
 from ..train.controls import model_choices
-from .common import FORMAT_CHOICES, SCALE_FORMATS, SCALE_K_DEFAULT, SIDE_WORK
+from .common import FORMAT_CHOICES, SCALE_K_DEFAULT, SIDE_WORK
 
 # S from 1 to 2^32: the best scale for tiny-bert's fp16 activation gradients was 2^26 (e4m3: 2^28).
 UF_K_MAX = 32
@@ -47,16 +48,12 @@ def underflow_table(lang: str, lab: GradientLab | None, k: int, fmt: str = "fp16
     rows = []
     for kind in ("activation", "weight"):
         s1, sk = lab.shares(kind, 1.0, fmt), lab.shares(kind, 2.0**k, fmt)
-        rows.append(
-            [
-                t(f"uf_kind_{kind}", lang),
-                number(lab.magnitudes[kind].nonzero, lang, ","),
-                _pct(s1["underflow_share"], lang),
-                _pct(sk["underflow_share"], lang),
-                _pct(sk["subnormal_share"], lang),
-                _pct(sk["overflow_share"], lang),
-            ]
-        )
+        shares = [
+            s1["underflow_share"],
+            *(sk[f"{x}_share"] for x in ("underflow", "subnormal", "overflow")),
+        ]
+        head = [t(f"uf_kind_{kind}", lang), number(lab.magnitudes[kind].nonzero, lang, ",")]
+        rows.append(head + [_pct(x, lang) for x in shares])
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -97,7 +94,7 @@ def underflow_view(
     lang: str, lab: GradientLab | None, k: object, fmt: str = "fp16"
 ) -> tuple[str, str, str, pd.DataFrame, str]:
     """Status, the two histograms, the shares table and a reading at S = 2^k, in format fmt."""
-    fmt = fmt if fmt in SCALE_FORMATS else "fp16"
+    fmt = fmt if fmt in LOW_PRECISION else "fp16"
     k = int(k or 0)
     k = max(k, binned_k_range(fmt).start)  # bf16 shares fp32's range: S below 1 is not binned
     if lab is None:

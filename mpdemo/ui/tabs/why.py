@@ -53,24 +53,11 @@ PRESETS: dict[str, dict[str, object]] = {
 }
 
 
-def preset_fields(preset_id: str) -> dict[str, object]:
-    """The RunConfig fields a preset sets (no backends/precisions/compare_scaling)."""
-    return {k: v for k, v in PRESETS[preset_id].items() if k not in PRESET_EXTRA_KEYS}
-
-
 def preset_configs(preset_id: str) -> list[RunConfig]:
     """Every run a preset asks for, in order: the Train tab's own grid of its settings."""
     p = PRESETS[preset_id]
-    base = RunConfig(**preset_fields(preset_id))
+    base = RunConfig(**{k: v for k, v in p.items() if k not in PRESET_EXTRA_KEYS})
     return grid(base, p["backends"], p["precisions"], p.get("compare_scaling", False))
-
-
-def preset_values(preset_id: str | None, defaults: Frame) -> Frame:
-    """The Train tab's control values a preset loads (the tab's defaults where it is silent)."""
-    if not preset_id or preset_id not in PRESETS:
-        return {}
-    p = PRESETS[preset_id]
-    return {name: p.get(name, default) for name, default in defaults.items()}
 
 
 def _preset_settings(preset_id: str) -> str:
@@ -84,11 +71,11 @@ def _preset_settings(preset_id: str) -> str:
 def preset_load(
     lang: str, preset_id: str | None, defaults: Frame, devices: list[str]
 ) -> tuple[Frame, str]:
-    """(the Train tab's control values, the status line saying what was loaded); a device this
-    machine lacks (the GPU preset on a laptop) loads as auto, and the status says so."""
-    values = preset_values(preset_id, defaults)
-    if not values or preset_id is None:
+    """(the Train tab's control values, the tab's defaults where the preset is silent, and the
+    status line saying what was loaded); a device this machine lacks loads as auto, said so."""
+    if not preset_id or preset_id not in PRESETS or not defaults:
         return {}, ""
+    values = {name: PRESETS[preset_id].get(name, default) for name, default in defaults.items()}
     name, settings = t(f"preset_{preset_id}", lang), _preset_settings(preset_id)
     lines = [t("status_preset", lang, name=name, settings=settings)]
     if values.get("device") not in devices:
