@@ -143,14 +143,6 @@ class _Folder:
         return mags, cast
 
 
-def magnitudes_of(*tensors: torch.Tensor, kind: str = "values") -> Magnitudes:
-    """Fold any tensors into a Magnitudes (what collect does to each gradient)."""
-    folder = _Folder(kind, ())
-    for t in tensors:
-        folder.add(t)
-    return folder.result()[0]
-
-
 @dataclass(frozen=True)
 class GradientLab:
     """One backward pass, summarized: the UI keeps this and asks for shares at any 2^k."""
