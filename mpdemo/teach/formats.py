@@ -1,8 +1,6 @@
-"""Every float format's facts in one record (Layout: its bits, range and torch dtype; torch-free),
-and the "Number formats" view's engine: how fp32, fp16, bf16 and fp8's E4M3 (torch's
-float8_e4m3fn, no inf) and E5M2 store a number. Casts to fp8 work on any CPU; only fp8 matmuls
-need a GPU (mpdemo/engine/fp8.py). torch is imported inside functions; the tests check the
-records against torch.finfo.
+"""Every float format's facts in one record (Layout, torch-free, checked against torch.finfo by
+the tests) and the Number formats view's engine: how each format stores a number (fp8 casts work
+on any CPU). torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -26,9 +24,8 @@ class Layout:
     mantissa_bits: int
     max: float
     dtype: str | None  # torch attribute ("float8_e4m3fn"); None: torch has none (TF32)
-    # Beyond the range a plain cast gives inf. E4M3 "fn" has no inf: its all-ones exponent still
-    # holds normal numbers (448 = 0.1111.110) and only S.1111.111 is NaN; its max is even, so
-    # the tie above it rounds back to max, where the IEEE formats' odd max rounds to inf.
+    # E4M3 "fn" has no inf: its all-ones exponent holds normal numbers (only S.1111.111 is NaN),
+    # and its even max makes the tie above it round back to max, not past it.
     ieee_inf: bool = True
 
     @property
@@ -68,8 +65,7 @@ class Layout:
         return self.max + 2.0 ** (top - self.mantissa_bits) / 2
 
 
-# TF32 (NVIDIA Ampere's tensor-core input format): fp32's 8 exponent bits, fp16's 10 mantissa
-# bits, stored in 19 bits. Its max is fp32's exponent with 10 mantissa bits: (2 - 2^-10) 2^127.
+# TF32 (Ampere's tensor-core input format): fp32's 8 exponent bits, fp16's 10 mantissa bits.
 LAYOUTS: dict[str, Layout] = {
     lay.name: lay
     for lay in [
@@ -97,8 +93,7 @@ def layout(fmt: str) -> Layout:
 # Inputs come from a public web page: bound the work a single request can cause.
 MAX_INPUT_LEN = 64
 
-# Inline colours mirror the mp-sign / mp-exp / mp-man classes so the snippet reads
-# correctly even without the app's stylesheet; explicit fg+bg keeps it legible in dark mode.
+# Inline colours (fg and bg) so the bits read without the app's stylesheet and in dark mode.
 _FIELD_STYLE = {
     "sign": ("mp-sign", "background:#fde2e1;color:#b42318"),
     "exponent": ("mp-exp", "background:#dcfce7;color:#166534"),
@@ -125,17 +120,10 @@ def torch_dtype(fmt: str) -> torch.dtype:
     return getattr(torch, _stored(fmt).dtype)
 
 
-def _int_dtype(fmt: str) -> torch.dtype:
-    """Same-width integer dtype used to reinterpret the float's bits (unsigned for 8 bits)."""
-    import torch
-
-    return {32: torch.int32, 16: torch.int16, 8: torch.uint8}[_stored(fmt).bits]
-
-
 def parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
     """Parse user input into (Python float, exact Decimal or None when not finite)."""
-    if isinstance(value, bool):
-        # bool is an int subclass; True -> 1.0 would be a confusing silent conversion.
+    # bool is an int subclass: True -> 1.0 would be a confusing silent conversion.
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"not a number: {_PARSE_HELP}")
     if isinstance(value, (int, float)):
         try:
@@ -144,8 +132,6 @@ def parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
             # Huge Python ints: keep the exact value so overflow is still reported.
             return math.copysign(math.inf, value), decimal.Decimal(value)
         return x, decimal.Decimal(x) if math.isfinite(x) else None
-    if not isinstance(value, str):
-        raise ValueError(f"not a number: {_PARSE_HELP}")
     if len(value) > MAX_INPUT_LEN:
         raise ValueError(f"input too long (max {MAX_INPUT_LEN} characters)")
     text = value.strip()
@@ -156,8 +142,7 @@ def parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
         raise ValueError(f"not a number: {_PARSE_HELP}") from None
     if not math.isfinite(x) and text.lstrip("+-").lower() in ("inf", "infinity", "nan"):
         return x, None
-    # float() rounds "1e-400" to 0 and "1e400" to inf; the exact Decimal keeps the true
-    # magnitude so under/overflow of the *typed* number is reported honestly.
+    # float() rounds "1e-400" to 0: the exact Decimal reports the typed number's under/overflow.
     try:
         exact = decimal.Decimal(text)
     except decimal.InvalidOperation:
@@ -223,7 +208,8 @@ def encode(value: float | str, fmt: str) -> dict:
     # to nearest even; for fp32 itself this is the double -> float conversion.
     t = torch.tensor(x, dtype=torch.float32).to(torch_dtype(fmt))
     stored = float(t.item())
-    raw = int(t.view(_int_dtype(fmt)).item()) & ((1 << lay.bits) - 1)
+    int_dtype = {32: torch.int32, 16: torch.int16, 8: torch.uint8}[lay.bits]  # same width
+    raw = int(t.view(int_dtype).item()) & ((1 << lay.bits) - 1)
     bits = format(raw, f"0{lay.bits}b")
     e_end = 1 + lay.exponent_bits
     sign, exponent, mantissa = bits[0], bits[1:e_end], bits[e_end:]

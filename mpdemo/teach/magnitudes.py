@@ -1,9 +1,6 @@
-"""Gradient magnitudes as counts per fp32 binade (plus where each mantissa sits against the
-formats' rounding thresholds), and the shares a format flushes, keeps as subnormals or overflows
-at a scale S: the underflow lab's arithmetic (the pass is mpdemo.teach.underflow's). A
-power-of-two S only shifts binades, so the counts give the shares of casting `(g*S).to(format)`
-exactly, with no backward pass redone (GradScaler only uses powers of two); other scales are
-counted by casting. torch is imported inside functions.
+"""The underflow lab's arithmetic: gradient magnitudes counted per fp32 binade and mantissa tie,
+so a power-of-two scale (all GradScaler uses) only shifts binades and its shares come exactly with
+no backward pass redone; other scales are counted by casting. torch is imported inside functions.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Underflow lab: where a real backward pass puts gradient magnitudes against a format's range.
-
-Rebuilds the figure of Micikevicius et al. (ICLR 2018) on the selected model: one fp32
-forward/backward on the first batch, every non-zero activation and weight gradient folded into
-counts (mpdemo.teach.magnitudes, 8 MB of tables per kind whatever the model) from which the
-shares a format (fp16, bf16, E4M3, E5M2) flushes, keeps as subnormals or overflows come at any
-scale S = 2^k: the loss scale, or fp8's per-tensor scale. torch is imported inside functions.
+"""Underflow lab: Micikevicius et al.'s (ICLR 2018) figure on the selected model, from one fp32
+backward pass whose gradients are folded into counts (mpdemo.teach.magnitudes) that give a format's
+shares at any scale 2^k. torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -77,8 +73,7 @@ class _Folder:
         for chunk in grad.detach().reshape(-1).split(CHUNK):
             g = chunk.to("cpu", torch.float32).contiguous()
             self.values += g.numel()
-            # Integer ops on the bits: several times faster than frexp and boolean masks, which
-            # matters for amp-mlp's 50M weight gradients.
+            # Integer ops on the bits: several times faster than frexp (amp-mlp: 50M gradients).
             bits = g.view(torch.int32) & 0x7FFFFFFF  # |g|
             tables = _tables(bits)
             self.normal = self.normal + tables
@@ -122,9 +117,6 @@ class _Folder:
                 ge[j][bins] = fine[:, j:].sum(1)
                 eq[j][bins] = exact[:, j]
 
-        def ints(t: torch.Tensor) -> tuple[int, ...]:
-            return tuple(int(v) for v in t.tolist())
-
         nonzero = self.values - zeros - nonfinite
         mags = Magnitudes(
             self.kind,
@@ -132,9 +124,9 @@ class _Folder:
             nonzero,
             nonfinite,
             self.tensors,
-            ints(total),
-            {j: ints(v) for j, v in ge.items()},
-            {j: ints(v) for j, v in eq.items()},
+            tuple(total.tolist()),
+            {j: tuple(v.tolist()) for j, v in ge.items()},
+            {j: tuple(v.tolist()) for j, v in eq.items()},
             self.amax,
         )
         cast: dict[str, dict[float, dict[str, object]]] = {}
@@ -202,8 +194,8 @@ class GradientLab:
 
 
 def _activation_layers() -> tuple[type, ...]:
-    """Layers whose output gradient counts as an activation gradient: Linear and GPT-2's Conv1D
-    (not Embedding: BERT sums three, so each would count the same gradient again)."""
+    """Layers whose output gradient counts as an activation gradient (not Embedding: BERT sums
+    three, so each would count the same gradient again)."""
     from torch import nn
     from transformers.pytorch_utils import Conv1D
 
