@@ -111,12 +111,10 @@ def _norm(code: str) -> str:
 
 
 def _neutral(code: str) -> bool:
+    """A blank, bracket-only or import line: never counted as a difference."""
     norm = _norm(code)
-    return not norm or bool(re.fullmatch(r"[()\[\]{},:]*", norm)) or _is_import(code)
-
-
-def _is_import(code: str) -> bool:
-    return bool(re.match(r"\s*(from\s+\S+\s+)?import\s", code))
+    imports = re.match(r"\s*(from\s+\S+\s+)?import\s", code)
+    return not norm or bool(re.fullmatch(r"[()\[\]{},:]*", norm)) or bool(imports)
 
 
 def _covering_comments(text: str, src: list[_Src]) -> list[str | None]:
@@ -148,8 +146,8 @@ def _unmarked(comment: str) -> str:
 
 
 def _folds(src: list[_Src]) -> dict[int, str]:
-    """Line index -> "start" or "in": a `# mpdemo:` comment line inside a statement (a call's
-    arguments) folds the lines under it, up to the line that closes that statement."""
+    """Line index -> "start" or "in": a `# mpdemo:` comment inside a call folds the lines under it
+    up to the one that closes the call."""
     out: dict[int, str] = {}
     for i, s in enumerate(src):
         if s.stmt >= 0 or s.code.strip() or not (s.comment or "").startswith(MPDEMO_MARK + ":"):

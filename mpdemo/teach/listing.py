@@ -1,7 +1,6 @@
-"""The code on screen is the code that runs: `listing(cfg)` is the backend's `train_loop` as read
-from its module (teach/loop_source.py) with this run's settings filled in, compared line by line
-with the course's (teach/course.py), each difference explained by its comment in the source.
-`script_for(cfg)` wraps the same text into the runnable script the app and `mpdemo code` give.
+"""The code on screen is the code that runs: the backend's `train_loop` as read from its module,
+with this run's settings filled in, compared with the course's; `script_for` wraps the same text
+into the runnable script the app and `mpdemo code` give.
 """
 
 from __future__ import annotations
@@ -29,8 +28,8 @@ from .loop_source import (
 if TYPE_CHECKING:
     import torch
 
-# Settings the loop reads off prepare()'s result: the listing keeps their names (the comment "the
-# model's own device type, not a hard-coded 'cpu'" must not sit above "cpu"); the script defines them.
+# Settings the loop reads off prepare()'s result: the listing keeps their names (a comment about
+# "the model's own device type" must not sit above "cpu"); the script defines them.
 FROM_PREPARED: dict[str, str] = {"device_type": "prep.device.type"}
 
 
@@ -172,8 +171,8 @@ SPACE_URL = "https://huggingface.co/spaces/{space}"
 
 
 def install_text() -> str:
-    """How to install mpdemo, for the script's docstring: on a Space, from the Space's own
-    repository (its files are the package; a visitor has no mpdemo folder), else the README's."""
+    """How to install mpdemo, for the script's docstring: on a Space, from its own repository (a
+    visitor has no mpdemo folder), else the README's."""
     space = os.environ.get("SPACE_ID", "").strip()
     if not space:
         return LOCAL_INSTALL
