@@ -10,8 +10,6 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from .loop_source import loop_source
-
 # The course's listings, as the slides show them (../shared/seeds/): the one text typed here.
 COURSE: dict[str, str] = {
     "torch": """scaler = torch.amp.GradScaler()
@@ -209,17 +207,3 @@ def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
                 why = _unmarked(why)
         lines.append(Line(text, s.code, kind, why, fold))
     return lines, removed
-
-
-def explanations(backend: str) -> list[str]:
-    """Every explanation the backend's loop can show: its comments, as the listing reads them."""
-    source = loop_source(backend)
-    src = _analyse(source)
-    out: list[str] = []
-    for s, block in zip(src, _covering_comments(source, src), strict=True):
-        if block:
-            out.append(_unmarked(block) if block.startswith(MPDEMO_MARK + ":") else block)
-        if s.stmt >= 0 and s.comment is not None:
-            mark = s.comment.startswith(MPDEMO_MARK)
-            out.append(_unmarked(s.comment) if mark else s.comment)
-    return unique(out)
