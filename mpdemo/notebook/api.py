@@ -1,8 +1,5 @@
-"""Run a lesson or a comparison from a notebook cell, as `python -m mpdemo run` runs them (in the
-cell's thread: the kernel's interrupt stops them at the next step), and get the steps and summary
-as DataFrames, the page's plots and verdict, and its runs JSON:
-
-    r = lesson("still-trains"); r.steps, r.summary, r.verdict; r.save()
+"""Run a lesson or a comparison from a notebook cell, as `python -m mpdemo run` runs them, and get
+its steps and summary as DataFrames, the page's plots and verdict, and its runs JSON.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ from ..runs.notes import memory_notes, run_speed_notes
 from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..runs.state import ComparisonState
 from ..teach import lessons as lessons_mod
-from ..teach.lesson_recordings import file_name
+from ..teach.lesson_recordings import file_name, slug
 from . import figures as figs
 
 if TYPE_CHECKING:
@@ -122,8 +119,7 @@ class Result:
         device = str(self.runs[0]["summary"].get("device") or "cpu") if self.runs else "cpu"
         if self.lesson is not None:
             return file_name(self.lesson, self.machine, device)
-        slug = "".join(c if c.isalnum() else "-" for c in machine_tag(self.machine).lower())
-        return f"runs-{slug.strip('-') or 'machine'}.json"
+        return f"runs-{slug(machine_tag(self.machine), 'machine')}.json"
 
     def _lines(self) -> list[str]:
         out = []
@@ -233,7 +229,10 @@ def lesson(
     configs = [c.replace(device=device) for c in les.configs(kind)]
     result = run(configs, lang, progress=progress, lesson_name=les.name)
     if show:
-        _say_cpu_note(les, result, lang)
+        # A lesson whose point a CPU cannot show says so, on a CPU only (the page's sentence).
+        devices = {str(r["summary"].get("device") or "").split(":")[0] for r in result.runs}
+        if lessons_mod.cpu_note_here(les, devices == {"cpu"}):
+            print(engine_text(f"lesson_{les.key}_cpu", {}, lang))
         result.show()
     return result
 
@@ -258,10 +257,3 @@ def compare(
     if show:
         result.show()
     return result
-
-
-def _say_cpu_note(les: lessons_mod.Lesson, result: Result, lang: str) -> None:
-    """A lesson whose point a CPU cannot show says so, on a CPU only (the page's sentence)."""
-    devices = {str(r["summary"].get("device") or "").split(":")[0] for r in result.runs}
-    if lessons_mod.cpu_note_here(les, devices == {"cpu"}):
-        print(engine_text(f"lesson_{les.key}_cpu", {}, lang))

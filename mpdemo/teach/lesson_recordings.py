@@ -39,8 +39,9 @@ _Facts = tuple[tuple[str, ...], str, str | None, str, tuple[tuple[str, dict[str,
 UNCOMPARED = ("steps", "eval_slice", "watch_grads", "device")
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
+def slug(text: str, empty: str = "device") -> str:
+    """`text` as a file name's part: "NVIDIA H200" -> "nvidia-h200"."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or empty
 
 
 def file_name(lesson: str, machine: dict[str, object], device: str) -> str:
@@ -51,7 +52,7 @@ def file_name(lesson: str, machine: dict[str, object], device: str) -> str:
     else:
         cpu = machine.get("cpu") or {}
         tag = "cpu " + cpu_short_name(str(cpu.get("name") or "CPU"), cpu.get("capability"))
-    return f"{PREFIX}{lesson}-{_slug(tag)}.json"
+    return f"{PREFIX}{lesson}-{slug(tag)}.json"
 
 
 def is_lesson_file(name: str) -> bool:

@@ -193,15 +193,6 @@ class GradientLab:
         return out
 
 
-def _activation_layers() -> tuple[type, ...]:
-    """Layers whose output gradient counts as an activation gradient (not Embedding: BERT sums
-    three, so each would count the same gradient again)."""
-    from torch import nn
-    from transformers.pytorch_utils import Conv1D
-
-    return (nn.Linear, Conv1D)
-
-
 def collect(
     cfg: RunConfig,
     scales: Iterable[float] = (),
@@ -212,6 +203,7 @@ def collect(
     """fp32 forward + backward of the first batch of cfg, every gradient folded into a GradientLab;
     `scales` x `fmts` are also counted by casting during the pass (any S, not only 2^k)."""
     import torch
+    from transformers.pytorch_utils import Conv1D
 
     scales = tuple(dict.fromkeys(float(s) for s in scales))
     fmts = tuple(dict.fromkeys(fmts))
@@ -229,7 +221,9 @@ def collect(
         prep = engine.prepare(cfg, limits)
         model = prep.model
         act, wgt = _Folder("activation", scales, fmts), _Folder("weight", scales, fmts)
-        kinds = _activation_layers()
+        # Linear and GPT-2's Conv1D outputs, not Embedding's: BERT sums three embeddings, so each
+        # would count the same gradient again.
+        kinds = (torch.nn.Linear, Conv1D)
 
         def on_output(
             _module: torch.nn.Module, _inputs: tuple[torch.Tensor, ...], output: torch.Tensor
