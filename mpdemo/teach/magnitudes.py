@@ -10,12 +10,8 @@ import functools
 import math
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING
 
 from .formats import LOW_PRECISION, Layout, layout, torch_dtype
-
-if TYPE_CHECKING:
-    import torch
 
 KINDS = ("activation", "weight")
 HIST_LO, HIST_HI = -60, 20  # displayed log2 bins; values outside are counted in the end bins
@@ -155,7 +151,7 @@ def binned_k_range(fmt: str) -> range:
     return range(low, K_MAX + 1)
 
 
-def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, object]:
+def shares_at(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, object]:
     """Exact shares of fmt(g*scale) from the bins; scale must be a power of two."""
     k = log2_of_power(scale)
     ks = binned_k_range(fmt)
@@ -194,23 +190,12 @@ def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, i
     return zero, below_normal, over
 
 
-def shares_at(
-    values: Magnitudes | torch.Tensor, scale: float, fmt: str = "fp16"
-) -> dict[str, object]:
-    """Shares of fmt at scale S: from a Magnitudes' bins (power-of-two S) or by casting a tensor."""
-    if isinstance(values, Magnitudes):
-        return _binned_shares(values, scale, fmt)
-    g = values.detach().reshape(-1).float()
-    g = g[(g != 0) & g.isfinite()]
-    return shares_of_counts(*cast_counts(g, scale, fmt), g.numel(), scale)
-
-
 def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, object]:
     """The power-of-two scale that keeps the most values as normal numbers of fmt; ties go to the
     scale nearest 1 (then the smaller one): the least rescaling that fits."""
     ks = sorted(binned_k_range(fmt), key=lambda k: (abs(k), k))
-    best = max(ks, key=lambda k: _binned_shares(m, 2.0**k, fmt)["normal_share"])
-    return {**_binned_shares(m, 2.0**best, fmt), "log2": best}
+    best = max(ks, key=lambda k: shares_at(m, 2.0**k, fmt)["normal_share"])
+    return {**shares_at(m, 2.0**best, fmt), "log2": best}
 
 
 def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
@@ -222,7 +207,7 @@ def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
     k = math.floor(math.log2(exact))
     ks = binned_k_range(fmt)
     k = min(max(k, ks.start), ks.stop - 1)
-    return {"amax": m.amax, "exact_scale": exact, "log2": k, **_binned_shares(m, 2.0**k, fmt)}
+    return {"amax": m.amax, "exact_scale": exact, "log2": k, **shares_at(m, 2.0**k, fmt)}
 
 
 def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
