@@ -93,13 +93,10 @@ def forget_recordings() -> None:
     _read.cache_clear()
 
 
-def recording_for(
-    name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
-) -> LessonRecording | None:
-    """The newest counted recording of lesson `name` (on `devices`, default COUNTED_DEVICES)."""
-    devices = COUNTED_DEVICES if devices is None else devices
+def recording_for(name: str) -> LessonRecording | None:
+    """The newest recording of lesson `name` whose runs all ran on COUNTED_DEVICES, or None."""
     lesson = LESSONS.get(name)
-    base = folder if folder is not None else reference_dir()
+    base = reference_dir()
     if lesson is None or lesson.sweep or not base.is_dir():
         return None
     found = []
@@ -112,7 +109,7 @@ def recording_for(
         if facts is None:
             continue
         ran_on, machine_name, date, tag, configs = facts
-        if not ran_on or any(d not in devices for d in ran_on):
+        if not ran_on or any(d not in COUNTED_DEVICES for d in ran_on):
             continue
         want = {c.label: c.to_dict() for c in lesson.configs(ran_on[0])}  # the lesson there
         if sorted(want) != sorted(label for label, _ in configs) or any(
