@@ -64,6 +64,24 @@ class Layout:
         top = math.frexp(self.max)[1] - 1
         return self.max + 2.0 ** (top - self.mantissa_bits) / 2
 
+    def facts(self) -> dict[str, object]:
+        """Its bits, range and precision, JSON-ready, with log2 of each edge."""
+        return {
+            "format": self.name,
+            "dtype": f"torch.{self.dtype}",
+            "bits": self.bits,
+            "exponent_bits": self.exponent_bits,
+            "mantissa_bits": self.mantissa_bits,
+            "max": self.max,
+            "min_normal": self.min_normal,
+            "min_subnormal": self.min_subnormal,
+            "eps": self.eps,
+            "overflow_threshold": self.overflow_threshold,
+            "max_log2": math.log2(self.max),
+            "min_normal_log2": math.log2(self.min_normal),
+            "min_subnormal_log2": math.log2(self.min_subnormal),
+        }
+
 
 # TF32 (Ampere's tensor-core input format): fp32's 8 exponent bits, fp16's 10 mantissa bits.
 LAYOUTS: dict[str, Layout] = {
@@ -165,18 +183,7 @@ def _category(exponent: str, mantissa: str, lay: Layout) -> str:
 
 def format_range(fmt: str) -> dict[str, object]:
     """A format's row of the table: its dtype, bits, range and precision."""
-    lay = _stored(fmt)
-    return {
-        "format": fmt,
-        "dtype": f"torch.{lay.dtype}",
-        "bits": lay.bits,
-        "exponent_bits": lay.exponent_bits,
-        "mantissa_bits": lay.mantissa_bits,
-        "max": lay.max,
-        "min_normal": lay.min_normal,
-        "min_subnormal": lay.min_subnormal,
-        "eps": lay.eps,
-    }
+    return _stored(fmt).facts()
 
 
 def format_table() -> list[dict[str, object]]:

@@ -36,20 +36,6 @@ class Band:
     inf_bin: int
     inf_j: int
 
-    def to_dict(self) -> dict[str, object]:
-        """The range of the format, JSON-ready, with log2 of each edge."""
-        lay = self.lay
-        return {
-            "format": lay.name,
-            "max": lay.max,
-            "min_normal": lay.min_normal,
-            "min_subnormal": lay.min_subnormal,
-            "overflow_threshold": lay.overflow_threshold,
-            "max_log2": math.log2(lay.max),
-            "min_normal_log2": math.log2(lay.min_normal),
-            "min_subnormal_log2": math.log2(lay.min_subnormal),
-        }
-
 
 @functools.cache
 def band(fmt: str) -> Band:
@@ -220,5 +206,5 @@ def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
 
 def format_band(fmt: str) -> dict[str, float]:
     """log2 of a format's smallest subnormal, smallest normal and largest value."""
-    b = band(fmt).to_dict()
-    return {k: b[k] for k in ("min_subnormal_log2", "min_normal_log2", "max_log2")}
+    facts = layout(fmt).facts()
+    return {k: facts[k] for k in ("min_subnormal_log2", "min_normal_log2", "max_log2")}

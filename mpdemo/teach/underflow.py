@@ -22,7 +22,6 @@ from .magnitudes import (
     NBINS,
     Magnitudes,
     amax_scale,
-    band,
     best_scale,
     cast_counts,
     format_band,
@@ -159,7 +158,7 @@ class GradientLab:
 
     def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
         """The JSON-ready report at scale `scale` in format `fmt`."""
-        rng = band(fmt).to_dict()
+        rng = layout(fmt).facts()
         out: dict[str, object] = {
             f.name: getattr(self, f.name)
             for f in fields(self)
@@ -167,10 +166,8 @@ class GradientLab:
         }
         out |= {
             "scale": scale,
-            "format": fmt,
-            "dtype": f"torch.{layout(fmt).dtype}",
             # The format's range next to the shares it explains.
-            **{k: rng[k] for k in ("max", "min_normal", "min_subnormal")},
+            **{k: rng[k] for k in ("format", "dtype", "max", "min_normal", "min_subnormal")},
             "cast_overflow": cast_overflow(fmt),  # what torch's cast does past max
             "band": rng,
             "fp16_band": format_band("fp16"),
