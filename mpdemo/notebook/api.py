@@ -106,8 +106,7 @@ class Result:
             display(Image(data=figs.png(fig), format="png"))
 
     def save(self, path: str | Path | None = None) -> Path:
-        """Write the finished runs as the runs JSON the page opens (the CLI's writer), by default
-        as default_name(); returns its path."""
+        """Write the finished runs as the runs JSON the page opens (default: default_name())."""
         if not self.runs:  # the CLI writes none either: mpdemo opens no runs file without runs
             raise ValueError("no run finished: there is no runs file to write")
         path = Path(path or self.default_name())
@@ -188,8 +187,7 @@ def run(
                 bar.set_postfix_str(f"{ev.label}: loss {ev.loss:.4f}", refresh=False)
 
     stop = threading.Event()
-    # The kernel's interrupt is SIGINT: the first ends the runs at their next step, a second at
-    # once (KeyboardInterrupt); either way what they trained is returned.
+    # The kernel's interrupt (SIGINT) ends the runs at their next step, a second one at once.
     with stop_on_signals(stop) as caught:
         try:
             run_grid(configs, on_event, stop, repeat=repeat)
@@ -221,8 +219,7 @@ def lesson(
     show: bool = True,
     progress: bool = True,
 ) -> Result:
-    """Run one of the course's lessons (`python -m mpdemo lesson --list` names them) on `device`
-    (auto: the GPU where there is one), show its table, sentences and plots, and return them."""
+    """Run one of the course's lessons on `device` (auto: a GPU where there is one), and show it."""
     les = lessons_mod.get(name, lessons_mod.trained_names())
     # The lesson's runs at this device's size, as `mpdemo lesson` trains them (device_sizes.py).
     kind = engine.resolve_device(device).type
@@ -249,8 +246,7 @@ def compare(
     progress: bool = True,
     **fields: object,
 ) -> Result:
-    """Run a comparison as the Train tab does: every backend × precision (× weights) with the
-    RunConfig `fields` given (model, steps, batch_size, lr, ...), on `device`."""
+    """Run a comparison as the Train tab does: each backend × precision, `fields` set."""
     base = RunConfig(**{**fields, "device": device})
     configs = grid(base, backends, precisions, compare_scaling, weights)
     result = run(configs, lang, repeat=repeat, progress=progress)

@@ -15,12 +15,10 @@ from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..runs.runner import grid
 from ..teach.lessons import get, trained_names
 
-# The install cell's package spec is a placeholder until the project has a public home: the
-# README's "In a notebook, on a GPU" says what to put there (a git URL, or a copy's folder).
+# A placeholder until the project has a public home (the README's "In a notebook, on a GPU").
 SPEC_PLACEHOLDER = "mpdemo[notebook] @ git+https://HOST/OWNER/mpdemo.git"
 NBFORMAT = (4, 5)
-# A comparison's call names only what differs from RunConfig's defaults; the grid's own fields
-# are compare()'s arguments, and the device is the notebook's (auto: its GPU).
+# Not a comparison call's fields: the grid's are compare()'s arguments, the device the notebook's.
 GRID_FIELDS = ("backend", "precision", "weights", "trial", "device")
 
 INSTALL = """\
@@ -123,8 +121,7 @@ def lessons_notebook(names: Iterable[str] = (), lang: str = DEFAULT_LANG) -> dic
 
 
 def comparison_notebook(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> dict[str, object]:
-    """The notebook of one comparison (the Train tab's current runs): a lesson's own notebook
-    when the runs are a lesson's, else a compare(...) call with their settings."""
+    """The notebook of one comparison: its lesson's notebook, else a compare(...) call."""
     lang = norm_lang(lang)
     one = _once(configs)
     name = lesson_of(one)

@@ -60,8 +60,7 @@ def running_sum(value: float | str, n: int, accumulator: str, values_in: str) ->
     steps, sums = [0], [0.0]
     last_growth = 0
     prev = 0.0
-    # One add at a time, each sum rounded to the accumulator's format as a loop over micro-batches
-    # does (torch.cumsum would accumulate in a wider type on some backends).
+    # One add at a time, as a loop does: torch.cumsum may accumulate in a wider type.
     for i in range(1, n + 1):
         total = total + x
         cur = float(total)

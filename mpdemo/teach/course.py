@@ -1,6 +1,4 @@
-"""The course's listings, as the slides show them, and a loop compared with them line by line:
-each line that differs is explained by the comment on it in the backend's source.
-"""
+"""The course's listings, and a loop compared with them line by line, each change explained."""
 
 from __future__ import annotations
 

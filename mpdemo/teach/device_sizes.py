@@ -49,8 +49,7 @@ def device_fields(lesson: str, device: str | None) -> dict[str, object]:
 
 
 def size_line(lesson: str, device: str | None) -> tuple[str, dict[str, object]] | None:
-    """The message key and arguments of the line naming the size the lesson picked here and why;
-    None where it keeps its own settings."""
+    """The key and arguments of the line naming the size the lesson picked here, or None."""
     fields = device_fields(lesson, device)
     if "model" not in fields:
         return None

@@ -76,9 +76,8 @@ class Lesson:
         }
 
 
-# Settings chosen so each lesson's check holds on any seed (bench/lessons.py prints the figures per
-# seed; tests/test_lessons.py asserts them on a seed nobody tuned to). Measured on a 2-core Xeon
-# with AVX512-FP16 and AMX, seeds 0-4 and others: 2-10 s each, 13-38 s with AVX2-only kernels.
+# Settings chosen so each lesson's check holds on any seed (bench/lessons.py; 2-10 s each on a
+# 2-core Xeon with AVX512-FP16, 13-38 s with AVX2-only kernels).
 LESSONS: dict[str, Lesson] = {
     lesson.name: lesson
     for lesson in [
@@ -127,8 +126,7 @@ LESSONS: dict[str, Lesson] = {
             weights=WEIGHTS,
             check=checks.master_weights,
         ),
-        # On a CPU fp16 through Accelerate or the Trainer runs fp32: bf16 is the flag all three
-        # apply there (the curves agree to the printed digit).
+        # On a CPU fp16 through Accelerate or the Trainer runs fp32: bf16 is applied by all three.
         Lesson(
             "backends",
             "backends",
@@ -149,8 +147,7 @@ FAST_16BIT_FLAGS = ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
 
 
 def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
-    """Whether the lesson's "this machine cannot show it" sentence is true here: on a CPU (for
-    the sweep, one with no bf16 or fp16 instructions)."""
+    """Whether "this machine cannot show it" holds: a CPU (the sweep: one without fast 16-bit)."""
     if not (lesson.cpu_note and on_cpu):
         return False
     if lesson.sweep:

@@ -96,8 +96,7 @@ def fill_in(source: str, values: dict[str, object], imports: list[str] | None = 
 
 
 def drop_dead_branches(source: str) -> str:
-    """Leave out `if False:` blocks (and the comments heading them) and unwrap `if True:` ones:
-    a branch off for this run (fp8's in fp32) is not shown."""
+    """Drop `if False:` blocks (a branch off for this run) and their comments; unwrap `if True:`."""
     tree = _parse(source)
     lines = source.splitlines(keepends=True)
     done: list[tuple[int, int]] = []  # (first, last) 1-based line ranges already rewritten

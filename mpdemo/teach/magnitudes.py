@@ -197,8 +197,7 @@ def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
 
 
 def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
-    """Share of the non-zero |g| * 2^k below 2^-126, TF32's smallest normal: fp32's, as TF32 keeps
-    fp32's 8 exponent bits and cuts only the mantissa."""
+    """Share of the non-zero |g| * 2^k below 2^-126, TF32's smallest normal (fp32's exponent)."""
     if not m.nonzero:
         return 0.0
     return _below(m, FP32_MIN_NORMAL_BIN - k) / m.nonzero

@@ -14,8 +14,7 @@ if TYPE_CHECKING:
 
 
 def log2_windows(fmts: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    """log2 of each format's edges (zero below, subnormal below, overflow above), as the gradient
-    watch's events carry them and a runs file's histograms are drawn (no torch)."""
+    """log2 of each format's edges, as the gradient watch's events carry them (no torch)."""
     return {
         lay.name: {
             "zero_below_log2": math.log2(lay.min_subnormal) - 1,
