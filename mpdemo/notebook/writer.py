@@ -1,5 +1,5 @@
 """The lessons (or one comparison) as a Jupyter notebook in the page's language, written as plain
-JSON so the app does not depend on the notebook extra (the tests check it with nbformat). Torch-free.
+JSON: the app does not depend on the notebook extra (the tests check it with nbformat). Torch-free.
 """
 
 from __future__ import annotations

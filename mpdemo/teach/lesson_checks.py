@@ -130,7 +130,7 @@ def still_trains(traces: Mapping[str, Trace]) -> list[Reading]:
 
 
 def underflow(traces: Mapping[str, Trace]) -> list[Reading]:
-    """Unscaled fp16 leaves many times the scaled run's share of gradients below its normal range."""
+    """Unscaled fp16 puts many times the scaled run's share of gradients below its normal range."""
     bare = _one(traces, lambda c: c.precision == "fp16" and not c.scales_loss)
     scaled = _one(traces, lambda c: c.precision == "fp16" and c.scales_loss)
     low, high = min(bare.below_normal, default=0.0), max(scaled.below_normal, default=1.0)

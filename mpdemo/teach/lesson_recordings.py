@@ -45,7 +45,7 @@ def slug(text: str, empty: str = "device") -> str:
 
 
 def file_name(lesson: str, machine: dict[str, object], device: str) -> str:
-    """`lesson-underflow-h200.json` for runs on an H200, `lesson-underflow-cpu-epyc.json` on a CPU."""
+    """`lesson-underflow-h200.json` for runs on an H200, `lesson-underflow-cpu-epyc.json` on CPU."""
     gpu = machine.get("gpu") or {}
     if device.split(":")[0] == "cuda" and gpu.get("name"):
         tag = gpu_short_name(str(gpu["name"]))
