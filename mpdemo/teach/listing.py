@@ -5,6 +5,7 @@ into the runnable script the app and `mpdemo code` give.
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from dataclasses import dataclass, fields
@@ -75,14 +76,10 @@ class Listing:
         return unique(ln.why for ln in self.lines if ln.kind == "mpdemo" and ln.why)
 
 
-MAX_LISTINGS = 256
-_LISTINGS: dict[tuple[object, ...], Listing] = {}
-
-
 @on_reset
 def forget_listings() -> None:
     """Build every listing again on next use (mpdemo.reset())."""
-    _LISTINGS.clear()
+    _listing.cache_clear()
 
 
 def listing(cfg: RunConfig, device: torch.device | None = None, task: str | None = None) -> Listing:
@@ -90,17 +87,11 @@ def listing(cfg: RunConfig, device: torch.device | None = None, task: str | None
     if device is None or task is None:  # the engine's own checks: ConfigError
         src = engine.preflight(cfg)
         device, task = src.device, src.task
-    key = (cfg, str(device), task)
-    with PARSE_LOCK:
-        done = _LISTINGS.get(key)
-        if done is None:
-            done = _listing(cfg, device, task)
-            if len(_LISTINGS) >= MAX_LISTINGS:
-                _LISTINGS.pop(next(iter(_LISTINGS)))
-            _LISTINGS[key] = done
-    return done
+    with PARSE_LOCK:  # one build per listing, however many pages ask at once
+        return _listing(cfg, device, task)
 
 
+@functools.lru_cache(maxsize=256)
 def _listing(cfg: RunConfig, device: torch.device, task: str) -> Listing:
     module = BACKENDS[cfg.backend].load()
     values = module.settings(cfg, device, task)
