@@ -14,8 +14,7 @@ from .formats import parse, torch_dtype
 if TYPE_CHECKING:
     from ..config import RunConfig
 
-# (accumulator, what each added value is stored in): "fp32 of fp16 values" is the trick tensor
-# cores and torch's fp16 matmul reductions use.
+# (accumulator, what each added value is stored in): fp32 of fp16 values is tensor cores' trick.
 ACCUMULATORS: tuple[tuple[str, str], ...] = (
     ("fp16", "fp16"),
     ("bf16", "bf16"),

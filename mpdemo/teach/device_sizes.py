@@ -18,9 +18,8 @@ GPU_STEPS = 300
 GPU_FIELDS: dict[str, dict[str, object]] = {
     # A language model on every device: a BERT classifier from scratch sits at ln 2 first.
     "still-trains": {**GPU_SIZE, "model": "base-gpt2", "steps": GPU_STEPS},
-    # On an H200 base-bert's query/key gradients fell below 2^-32, wider than fp16's range under
-    # any scale that does not overflow, and its check failed; base-gpt2 is not yet measured on a
-    # GPU. The scale doubles after 10 clean steps to reach the largest that fits in 300 steps.
+    # base-bert failed this check on an H200 (query/key gradients below 2^-32, past fp16's range
+    # at any safe scale); base-gpt2 is not yet measured there. The scale doubles every 10 steps.
     "underflow": {
         **GPU_SIZE,
         "model": "base-gpt2",
@@ -29,8 +28,7 @@ GPU_FIELDS: dict[str, dict[str, object]] = {
         "growth_interval": 10,
     },
     "loss-scaling": {**GPU_SIZE, "steps": GPU_STEPS},
-    # base-bert's three curves agreed on an H200 (gap 0.1 %); base-gpt2's Trainer curve ran 7 %
-    # under the other two, unexplained, so not this lesson's size.
+    # base-bert's curves agreed on an H200; base-gpt2's Trainer curve ran 7 % under, unexplained.
     "backends": {**GPU_SIZE, "steps": GPU_STEPS},
 }
 SIZE_KEY = "lesson_device_size"  # the page's line: which size, and why

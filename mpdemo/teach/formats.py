@@ -1,6 +1,5 @@
-"""Every float format's facts in one record (Layout, torch-free, checked against torch.finfo by
-the tests) and the Number formats view's engine: how each format stores a number (fp8 casts work
-on any CPU). torch is imported inside functions.
+"""Every float format's facts in one record (Layout, torch-free, checked against torch.finfo) and
+the Number formats view's engine: how each stores a number. torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -211,8 +210,7 @@ def encode(value: float | str, fmt: str) -> dict:
 
     lay = _stored(fmt)
     x, exact = parse(value)
-    # Through fp32 as a mixed-precision cast does (fp32 master copy -> low precision), rounding
-    # to nearest even; for fp32 itself this is the double -> float conversion.
+    # Through fp32, as a mixed-precision cast from the fp32 master copy does (nearest even).
     t = torch.tensor(x, dtype=torch.float32).to(torch_dtype(fmt))
     stored = float(t.item())
     int_dtype = {32: torch.int32, 16: torch.int16, 8: torch.uint8}[lay.bits]  # same width
@@ -274,8 +272,7 @@ def scale_survival(value: float, scale: float) -> dict:
     per_format = {}
     for fmt in LOW_PRECISION:
         enc = encode(x * s, fmt)
-        # Unscale in fp32, as GradScaler.unscale_ (and an fp8 matmul's scale_inv) does;
-        # every low-precision value is exact in fp32, so only the division can round.
+        # Unscale in fp32, as GradScaler.unscale_ does: only the division can round.
         f32 = torch.tensor(enc["stored"], dtype=torch.float32)
         recovered = float((f32 / torch.tensor(s, dtype=torch.float32)).item())
         keep = ("stored", "category", "overflow", "saturated", "underflow")

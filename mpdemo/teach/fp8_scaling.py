@@ -1,6 +1,5 @@
-"""fp8's scaling recipes (tensorwise, rowwise, OCP MX blocks, Transformer Engine's delayed amax
-history), emulated exactly on any machine: what each flushes to zero or saturates. torch inside
-functions.
+"""fp8's scaling recipes (tensorwise, rowwise, OCP MX blocks, delayed amax history), emulated
+exactly on any machine: what each flushes to zero or saturates. torch inside functions.
 """
 
 from __future__ import annotations

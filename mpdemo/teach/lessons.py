@@ -81,9 +81,8 @@ class Lesson:
 LESSONS: dict[str, Lesson] = {
     lesson.name: lesson
     for lesson in [
-        # fp32 against fp16 with its GradScaler (the course's listing). A language model: its loss
-        # falls from the first step on every seed (last 10 / first 5 0.62-0.64, fp16 within 0.1 %
-        # of fp32); tiny-bert's classifier sat at ln 2 for ~55 of 100 steps.
+        # A language model: its loss falls from the first step on every seed (last 10 / first 5
+        # 0.62-0.64); tiny-bert's classifier sat at ln 2 for ~55 of 100 steps.
         Lesson(
             "still-trains",
             "still_trains",
@@ -109,9 +108,8 @@ LESSONS: dict[str, Lesson] = {
             precisions=("fp16",),
             check=checks.loss_scaling,
         ),
-        # AdamW moves each weight by about lr, under half a bf16 ulp for weights above ~2^-1, so
-        # pure bf16 loses updates: last-10 loss 0.085-0.093 above the fp32 master, stochastic
-        # rounding within 0.01 (at lr 1e-4 the gap was 0.03, under a line's width).
+        # AdamW moves each weight by about lr, under half a bf16 ulp above ~2^-1: pure bf16 ends
+        # 0.085-0.093 above the fp32 master, stochastic rounding within 0.01 (lr 1e-4: gap 0.03).
         Lesson(
             "master-weights",
             "master_weights",

@@ -12,8 +12,7 @@ import tokenize
 
 from ..registry import BACKENDS
 
-# ast.parse from many of gradio's threads at once failed with "SystemError: AST constructor
-# recursion depth mismatch" (CPython 3.11): every parse here takes this lock.
+# ast.parse from many threads at once failed ("AST constructor recursion depth mismatch", 3.11).
 PARSE_LOCK = threading.RLock()
 
 

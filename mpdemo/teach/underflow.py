@@ -1,6 +1,5 @@
 """Underflow lab: Micikevicius et al.'s (ICLR 2018) figure on the selected model, from one fp32
-backward pass whose gradients are folded into counts (mpdemo.teach.magnitudes) that give a format's
-shares at any scale 2^k. torch is imported inside functions.
+backward pass folded into counts (mpdemo.teach.magnitudes). torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -54,8 +53,7 @@ class _Folder:
     values: int = 0
     tensors: int = 0
     amax: float = 0.0
-    # _tables of the values' bits, and of the fp32 subnormals' (rare) after x 2^64, which is
-    # exact and normal, so their mantissas are kept too. 0 until a value comes.
+    # _tables of the values' bits, and of the rare fp32 subnormals' x 2^64 (exact and normal).
     normal: torch.Tensor | int = 0
     subnormal: torch.Tensor | int = 0
     cast: dict[tuple[str, float], list[int]] = field(default_factory=dict)
