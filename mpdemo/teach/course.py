@@ -114,8 +114,7 @@ def _neutral(code: str) -> bool:
 
 
 def _covering_comments(text: str, src: list[_Src]) -> list[str | None]:
-    """Per line, the comment block heading it: until a blank line, the next block at its
-    indentation, or code indented less than the block."""
+    """Per line, the comment block heading it (until a blank line, a new block or a dedent)."""
     stack: list[tuple[int, str]] = []  # (indent, text), innermost last
     out: list[str | None] = []
     pending: list[str] = []
@@ -142,8 +141,7 @@ def _unmarked(comment: str) -> str:
 
 
 def _folds(src: list[_Src]) -> dict[int, str]:
-    """Line index -> "start" or "in": a `# mpdemo:` comment inside a call folds the lines under it
-    up to the one that closes the call."""
+    """Line index -> "start" or "in": a `# mpdemo:` comment inside a call folds the call's lines."""
     out: dict[int, str] = {}
     for i, s in enumerate(src):
         if s.stmt >= 0 or s.code.strip() or not (s.comment or "").startswith(MPDEMO_MARK + ":"):

@@ -1,6 +1,5 @@
-"""A lesson's recordings (`lesson-<name>-<device>.json` in the reference folder), shown beside the
-live run: only one whose runs all completed on a GPU at the lesson's settings there counts, so
-neither a CPU recording nor an older size stands in for the lesson. Torch-free.
+"""A lesson's recordings, shown beside the live run: only one whose runs all completed on a GPU at
+the lesson's settings there counts, so no CPU recording or older size stands in. Torch-free.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The code on screen is the code that runs: the backend's `train_loop` as read from its module,
-with this run's settings filled in, compared with the course's; `script_for` wraps the same text
-into the runnable script the app and `mpdemo code` give.
+settings filled in, compared with the course's, and the same text as a runnable script.
 """
 
 from __future__ import annotations
@@ -162,8 +161,7 @@ SPACE_URL = "https://huggingface.co/spaces/{space}"
 
 
 def install_text() -> str:
-    """How to install mpdemo, for the script's docstring: on a Space, from its own repository (a
-    visitor has no mpdemo folder), else the README's."""
+    """How to install mpdemo, for the script: on a Space from its repository, else the README's."""
     space = os.environ.get("SPACE_ID", "").strip()
     if not space:
         return LOCAL_INSTALL

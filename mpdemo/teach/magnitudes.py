@@ -1,6 +1,5 @@
-"""The underflow lab's arithmetic: gradient magnitudes counted per fp32 binade and mantissa tie,
-so a power-of-two scale (all GradScaler uses) only shifts binades and its shares come exactly with
-no backward pass redone; other scales are counted by casting. torch is imported inside functions.
+"""The underflow lab's arithmetic: magnitudes counted per fp32 binade and mantissa tie, so the
+shares at any power-of-two scale (all GradScaler uses) come exactly with no pass redone.
 """
 
 from __future__ import annotations
@@ -177,16 +176,14 @@ def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, i
 
 
 def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, object]:
-    """The power-of-two scale that keeps the most values as normal numbers of fmt; ties go to the
-    scale nearest 1 (then the smaller one): the least rescaling that fits."""
+    """The power-of-two scale keeping the most values normal in fmt (ties: the one nearest 1)."""
     ks = sorted(binned_k_range(fmt), key=lambda k: (abs(k), k))
     best = max(ks, key=lambda k: shares_at(m, 2.0**k, fmt)["normal_share"])
     return {**shares_at(m, 2.0**best, fmt), "log2": best}
 
 
 def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
-    """Per-tensor scaling as torchao and Transformer Engine do it: S = max / amax, with the binned
-    shares at its power-of-two floor. None without values."""
+    """Per-tensor scaling as torchao does it (S = max / amax), binned at its power-of-two floor."""
     if not m.nonzero or not (m.amax > 0 and math.isfinite(m.amax)):
         return None
     exact = layout(fmt).max / m.amax
