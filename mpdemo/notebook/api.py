@@ -1,6 +1,4 @@
-"""Run a lesson or a comparison from a notebook cell, as `python -m mpdemo run` runs them, and get
-its steps and summary as DataFrames, the page's plots and verdict, and its runs JSON.
-"""
+"""A lesson or comparison run from a notebook cell: DataFrames, the page's plots, its runs JSON."""
 
 from __future__ import annotations
 

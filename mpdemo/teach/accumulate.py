@@ -96,8 +96,7 @@ def compare_sums(value: float | str = "0.01", n: int = 1000) -> list[SumResult]:
 
 
 def micro_batch_accumulation(grads: list[dict[str, object]]) -> list[dict[str, object]]:
-    """Sum per-micro-batch gradients (name -> fp32 tensor) in a buffer of each dtype: its relative
-    L2 error against the float64 sum, beside that of storing the exact sum once in that dtype."""
+    """Per buffer dtype: relative L2 error of summing micro-batch gradients in it, and of one store."""
     import torch
 
     names = list(grads[0])

@@ -136,8 +136,7 @@ def compare(
 
 
 def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
-    """Every recipe on the input activation and output gradient of cfg's middle Linear layer after
-    `steps` fp32 steps (the earlier steps' amaxes: delayed scaling's history)."""
+    """Every recipe on cfg's middle Linear layer's input and output gradient after `steps` steps."""
     import torch
 
     prep = engine.prepare(cfg.replace(steps=steps, precision="fp32"))
