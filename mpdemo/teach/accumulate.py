@@ -96,7 +96,7 @@ def compare_sums(value: float | str = "0.01", n: int = 1000) -> list[SumResult]:
 
 
 def micro_batch_accumulation(grads: list[dict[str, object]]) -> list[dict[str, object]]:
-    """Per buffer dtype: relative L2 error of summing micro-batch gradients in it, and of one store."""
+    """Relative L2 error of summing micro-batch gradients in each buffer dtype, and of one store."""
     import torch
 
     names = list(grads[0])
