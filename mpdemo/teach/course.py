@@ -183,8 +183,7 @@ def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
             removed += course_lines[a0:a1]
     folds = _folds(src)
     lines = []
-    for i, s in enumerate(src):
-        text = ours.splitlines()[i]
+    for i, (s, text) in enumerate(zip(src, ours.splitlines(), strict=True)):
         fold = folds.get(i, "")
         if s.stmt in stmt_mark:
             lines.append(Line(text, s.code, "mpdemo", stmt_mark[s.stmt], fold))
