@@ -61,6 +61,20 @@ def small_cfg() -> RunConfig:
 
 
 @pytest.fixture(scope="session")
+def magnitudes_of():
+    """Folds any tensors into a Magnitudes, as the Underflow lab folds each gradient."""
+    from mpdemo.teach.underflow import _Folder
+
+    def fold(*tensors, kind: str = "values"):
+        folder = _Folder(kind, ())
+        for t in tensors:
+            folder.add(t)
+        return folder.result()[0]
+
+    return fold
+
+
+@pytest.fixture(scope="session")
 def tiny_lab():
     """The Underflow lab's one backward pass on the default model (its GradientLab)."""
     from mpdemo.teach.underflow import collect

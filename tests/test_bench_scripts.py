@@ -9,6 +9,7 @@ import sys
 from conftest import ROOT
 
 from mpdemo.files.recorded import read_runs
+from mpdemo.teach import lesson_recordings as R
 from mpdemo.teach.lesson_recordings import recording_for
 from mpdemo.teach.lessons import get
 
@@ -75,8 +76,10 @@ def test_gpu_check_runs_on_cpu_and_writes_json(tmp_path, monkeypatch, capsys):
     )
     assert all(r["summary"]["device"] == "cpu" and len(r["steps"]) == 2 for r in rec.runs)
     # Found as the lesson's recording only where CPU runs are asked for: never as a GPU one.
-    assert recording_for("underflow", folder=tmp_path) is None
-    found = recording_for("underflow", ("cpu",), folder=tmp_path)
+    monkeypatch.setenv("MPDEMO_REFERENCE_DIR", str(tmp_path))
+    assert recording_for("underflow") is None
+    monkeypatch.setattr(R, "COUNTED_DEVICES", ("cpu",))
+    found = recording_for("underflow")
     assert found is not None and found.path.name == lesson["file"]
 
 

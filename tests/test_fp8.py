@@ -298,11 +298,10 @@ def test_scale_slider_per_format(lang: str) -> None:
     assert "2^-24" in F.scale_html(lang, "1000", 0, "e5m2")  # the window reaches below 1
 
 
-def test_underflow_view_in_each_format() -> None:
+def test_underflow_view_in_each_format(magnitudes_of) -> None:
     import re
 
     from mpdemo.teach.magnitudes import format_band, shares_at
-    from mpdemo.teach.underflow import magnitudes_of
     from mpdemo.ui.i18n import t
     from mpdemo.ui.tabs import underflow as U
 

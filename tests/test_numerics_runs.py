@@ -234,10 +234,9 @@ def test_tf32_on_an_ampere_gpu_is_allowed_set_for_the_run_and_restored(monkeypat
     assert P.dtype_name(torch.float32) == "fp32"
 
 
-def test_underflow_lab_counts_tf32s_share_below_its_smallest_normal() -> None:
+def test_underflow_lab_counts_tf32s_share_below_its_smallest_normal(magnitudes_of) -> None:
     from mpdemo.teach.formats import layout
     from mpdemo.teach.magnitudes import tf32_below_normal
-    from mpdemo.teach.underflow import magnitudes_of
 
     g = torch.tensor([2.0**-130, 2.0**-127, 2.0**-126, 1e-3, 0.0])
     m = magnitudes_of(g)

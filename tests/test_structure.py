@@ -83,6 +83,7 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     # calls them all (tests, a server's restart). Restored afterwards by monkeypatch.
     import mpdemo
     from mpdemo.classroom import broadcast
+    from mpdemo.config import RunConfig
     from mpdemo.engine import core, data, hfhub
     from mpdemo.files import recorded
     from mpdemo.teach import listing
@@ -92,7 +93,7 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     monkeypatch.setattr(broadcast, "_HUB", broadcast.hub())
     monkeypatch.setattr(zerogpu, "_gpu_fn", zerogpu.gpu_function())
     monkeypatch.setattr(hfhub, "_reachable", True)
-    monkeypatch.setattr(listing, "_LISTINGS", {("torch",): object()})
+    listing.listing(RunConfig(device="cpu"))
     monkeypatch.setattr(data, "_TOKENIZED", {("fingerprint",): object()})
     monkeypatch.setattr(system, "_hub_result", [True])
     monkeypatch.setattr(system, "_hub_done", system.threading.Event())
@@ -120,7 +121,7 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     assert pages._OPEN == {} and pages._CLOSED_AT == {} and set() == recorded._SKIPPED
     assert data._TOKENIZED == {}
     assert broadcast._HUB is None and zerogpu._gpu_fn is None and hfhub._reachable is None
-    assert listing._LISTINGS == {}
+    assert listing._listing.cache_info().currsize == 0
     assert system._hub_result == [] and classroom._OWNERS == {} and core._collect_s is None
 
 

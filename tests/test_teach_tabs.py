@@ -199,9 +199,24 @@ def test_code_view_explains_in_the_page_language(lang: str) -> None:
     assert bad["run"]["choices"] == []
 
 
-def test_every_explanation_is_translated() -> None:
-    from mpdemo.teach.course import explanations
+def explanations(backend: str) -> list[str]:
+    """Every explanation the backend's loop can show: its comments, as the listing reads them."""
+    from mpdemo.teach.course import MPDEMO_MARK, _analyse, _covering_comments, _unmarked
+    from mpdemo.teach.loop_source import loop_source
 
+    source = loop_source(backend)
+    src = _analyse(source)
+    out: list[str] = []
+    for s, block in zip(src, _covering_comments(source, src), strict=True):
+        if block:
+            out.append(_unmarked(block) if block.startswith(MPDEMO_MARK + ":") else block)
+        if s.stmt >= 0 and s.comment is not None:
+            mark = s.comment.startswith(MPDEMO_MARK)
+            out.append(_unmarked(s.comment) if mark else s.comment)
+    return list(dict.fromkeys(out))
+
+
+def test_every_explanation_is_translated() -> None:
     wanted = {C.why_key(e): e for b in BACKENDS for e in explanations(b)}
     for code in LANGS:
         have = {k for k in i18n.LOCALES[code].sections["teach"] if k.startswith("code_why_")}

@@ -1,6 +1,4 @@
-"""The lessons in a notebook: api.py (`lesson`, `compare` from a cell), figures.py (the plots),
-writer.py and command.py (`python -m mpdemo notebook`). The API loads on first use.
-"""
+"""The lessons in a notebook, from a cell or as `python -m mpdemo notebook` writes them."""
 
 from __future__ import annotations
 
@@ -10,6 +8,7 @@ __all__ = ["Result", "compare", "lesson", "run", "runtime"]
 
 
 def __getattr__(name: str) -> Any:
+    """The API loads on first use: `python -m mpdemo notebook` does not need it."""
     if name in __all__:
         from . import api
 

@@ -1,9 +1,4 @@
-"""Run a lesson or a comparison from a notebook cell, as `python -m mpdemo run` runs them (in the
-cell's thread: the kernel's interrupt stops them at the next step), and get the steps and summary
-as DataFrames, the page's plots and verdict, and its runs JSON:
-
-    r = lesson("still-trains"); r.steps, r.summary, r.verdict; r.save()
-"""
+"""A lesson or comparison run from a notebook cell: DataFrames, the page's plots, its runs JSON."""
 
 from __future__ import annotations
 
@@ -27,7 +22,7 @@ from ..runs.notes import memory_notes, run_speed_notes
 from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..runs.state import ComparisonState
 from ..teach import lessons as lessons_mod
-from ..teach.lesson_recordings import file_name
+from ..teach.lesson_recordings import file_name, slug
 from . import figures as figs
 
 if TYPE_CHECKING:
@@ -109,8 +104,7 @@ class Result:
             display(Image(data=figs.png(fig), format="png"))
 
     def save(self, path: str | Path | None = None) -> Path:
-        """Write the finished runs as the runs JSON the page opens (the CLI's writer), by default
-        as default_name(); returns its path."""
+        """Write the finished runs as the runs JSON the page opens (default: default_name())."""
         if not self.runs:  # the CLI writes none either: mpdemo opens no runs file without runs
             raise ValueError("no run finished: there is no runs file to write")
         path = Path(path or self.default_name())
@@ -122,8 +116,7 @@ class Result:
         device = str(self.runs[0]["summary"].get("device") or "cpu") if self.runs else "cpu"
         if self.lesson is not None:
             return file_name(self.lesson, self.machine, device)
-        slug = "".join(c if c.isalnum() else "-" for c in machine_tag(self.machine).lower())
-        return f"runs-{slug.strip('-') or 'machine'}.json"
+        return f"runs-{slug(machine_tag(self.machine), 'machine')}.json"
 
     def _lines(self) -> list[str]:
         out = []
@@ -192,8 +185,7 @@ def run(
                 bar.set_postfix_str(f"{ev.label}: loss {ev.loss:.4f}", refresh=False)
 
     stop = threading.Event()
-    # The kernel's interrupt is SIGINT: the first ends the runs at their next step, a second at
-    # once (KeyboardInterrupt); either way what they trained is returned.
+    # The kernel's interrupt (SIGINT) ends the runs at their next step, a second one at once.
     with stop_on_signals(stop) as caught:
         try:
             run_grid(configs, on_event, stop, repeat=repeat)
@@ -225,15 +217,17 @@ def lesson(
     show: bool = True,
     progress: bool = True,
 ) -> Result:
-    """Run one of the course's lessons (`python -m mpdemo lesson --list` names them) on `device`
-    (auto: the GPU where there is one), show its table, sentences and plots, and return them."""
+    """Run one of the course's lessons on `device` (auto: a GPU where there is one), and show it."""
     les = lessons_mod.get(name, lessons_mod.trained_names())
     # The lesson's runs at this device's size, as `mpdemo lesson` trains them (device_sizes.py).
     kind = engine.resolve_device(device).type
     configs = [c.replace(device=device) for c in les.configs(kind)]
     result = run(configs, lang, progress=progress, lesson_name=les.name)
     if show:
-        _say_cpu_note(les, result, lang)
+        # A lesson whose point a CPU cannot show says so, on a CPU only (the page's sentence).
+        devices = {str(r["summary"].get("device") or "").split(":")[0] for r in result.runs}
+        if lessons_mod.cpu_note_here(les, devices == {"cpu"}):
+            print(engine_text(f"lesson_{les.key}_cpu", {}, lang))
         result.show()
     return result
 
@@ -250,18 +244,10 @@ def compare(
     progress: bool = True,
     **fields: object,
 ) -> Result:
-    """Run a comparison as the Train tab does: every backend × precision (× weights) with the
-    RunConfig `fields` given (model, steps, batch_size, lr, ...), on `device`."""
+    """Run a comparison as the Train tab does: each backend × precision, `fields` set."""
     base = RunConfig(**{**fields, "device": device})
     configs = grid(base, backends, precisions, compare_scaling, weights)
     result = run(configs, lang, repeat=repeat, progress=progress)
     if show:
         result.show()
     return result
-
-
-def _say_cpu_note(les: lessons_mod.Lesson, result: Result, lang: str) -> None:
-    """A lesson whose point a CPU cannot show says so, on a CPU only (the page's sentence)."""
-    devices = {str(r["summary"].get("device") or "").split(":")[0] for r in result.runs}
-    if lessons_mod.cpu_note_here(les, devices == {"cpu"}):
-        print(engine_text(f"lesson_{les.key}_cpu", {}, lang))

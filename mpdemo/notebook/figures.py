@@ -1,6 +1,5 @@
-"""The Train tab's three plots (loss, loss scale with skipped steps in red, step time) as
-matplotlib figures in the page's colours and words, drawn from runs-JSON records, so a recording
-read back draws the same. matplotlib is the notebook extra's: imported only here.
+"""The Train tab's three plots as matplotlib figures drawn from runs-JSON records, so a recording
+read back draws the same; matplotlib (the notebook extra's) is imported only here.
 """
 
 from __future__ import annotations

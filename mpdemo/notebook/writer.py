@@ -1,7 +1,5 @@
-"""The lessons (or one comparison) as a Jupyter notebook in the page's language: an install cell,
-the runtime, each lesson's slide and "look for" text with the cell that runs it, and a cell that
-saves the recordings. nbformat 4.5's JSON written as plain JSON (the app does not depend on the
-notebook extra; tests check it with nbformat). Torch-free.
+"""The lessons (or one comparison) as a Jupyter notebook in the page's language, written as plain
+JSON: the app does not depend on the notebook extra (the tests check it with nbformat). Torch-free.
 """
 
 from __future__ import annotations
@@ -17,12 +15,10 @@ from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..runs.runner import grid
 from ..teach.lessons import get, trained_names
 
-# The install cell's package spec is a placeholder until the project has a public home: the
-# README's "In a notebook, on a GPU" says what to put there (a git URL, or a copy's folder).
+# A placeholder until the project has a public home (the README's "In a notebook, on a GPU").
 SPEC_PLACEHOLDER = "mpdemo[notebook] @ git+https://HOST/OWNER/mpdemo.git"
 NBFORMAT = (4, 5)
-# A comparison's call names only what differs from RunConfig's defaults; the grid's own fields
-# are compare()'s arguments, and the device is the notebook's (auto: its GPU).
+# Not a comparison call's fields: the grid's are compare()'s arguments, the device the notebook's.
 GRID_FIELDS = ("backend", "precision", "weights", "trial", "device")
 
 INSTALL = """\
@@ -71,8 +67,21 @@ def _code(source: str) -> dict[str, object]:
     }
 
 
-def _document(cells: list[dict[str, object]], lang: str) -> dict[str, object]:
-    """nbformat 4.5's document: the cells numbered, a Python 3 kernel, the page's language."""
+def _document(middle: list[dict[str, object]], lang: str) -> dict[str, object]:
+    """nbformat 4.5's document: the install and runtime cells, `middle`, the cell that saves the
+    runs, all numbered; a Python 3 kernel; the page's language."""
+    save_md = t(
+        "nb_save_md", lang, recorded=t("recorded_label", lang), open=t("open_runs_btn", lang)
+    )
+    cells = [
+        _markdown(f"# {t('nb_title', lang)}\n\n{t('nb_intro', lang)}"),
+        _code(INSTALL.format(spec=SPEC_PLACEHOLDER)),
+        _markdown(t("nb_runtime_md", lang)),
+        _code(RUNTIME.format(lang=lang)),
+        *middle,
+        _markdown(save_md),
+        _code(SAVE),
+    ]
     for i, cell in enumerate(cells, 1):
         cell["id"] = f"mpdemo-{i}"
     return {
@@ -86,24 +95,6 @@ def _document(cells: list[dict[str, object]], lang: str) -> dict[str, object]:
         },
         "cells": cells,
     }
-
-
-def _opening(lang: str) -> list[dict[str, object]]:
-    return [
-        _markdown(f"# {t('nb_title', lang)}\n\n{t('nb_intro', lang)}"),
-        _code(INSTALL.format(spec=SPEC_PLACEHOLDER)),
-        _markdown(t("nb_runtime_md", lang)),
-        _code(RUNTIME.format(lang=lang)),
-    ]
-
-
-def _closing(lang: str) -> list[dict[str, object]]:
-    return [
-        _markdown(
-            t("nb_save_md", lang, recorded=t("recorded_label", lang), open=t("open_runs_btn", lang))
-        ),
-        _code(SAVE),
-    ]
 
 
 def lesson_cells(name: str, i: int, lang: str) -> list[dict[str, object]]:
@@ -125,27 +116,22 @@ def lessons_notebook(names: Iterable[str] = (), lang: str = DEFAULT_LANG) -> dic
     """The notebook of `names` (every lesson that trains runs when none), in `lang`."""
     lang = norm_lang(lang)
     chosen = list(names) or trained_names()
-    cells = _opening(lang)
-    for i, name in enumerate(chosen, 1):
-        cells += lesson_cells(name, i, lang)
-    return _document(cells + _closing(lang), lang)
+    cells = [cell for i, name in enumerate(chosen, 1) for cell in lesson_cells(name, i, lang)]
+    return _document(cells, lang)
 
 
 def comparison_notebook(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> dict[str, object]:
-    """The notebook of one comparison (the Train tab's current runs): a lesson's own notebook
-    when the runs are a lesson's, else a compare(...) call with their settings."""
+    """The notebook of one comparison: its lesson's notebook, else a compare(...) call."""
     lang = norm_lang(lang)
     one = _once(configs)
     name = lesson_of(one)
     if name is not None:
         return lessons_notebook([name], lang)
     labels = ", ".join(c.label for c in one)
-    cells = _opening(lang)
-    cells.append(_markdown(t("nb_comparison_md", lang, runs=labels)))
     call = comparison_call(configs, lang)
     head = "" if call.startswith("compare(") else RUN_IMPORT
-    cells.append(_code(f'{head}results["comparison"] = {call}'))
-    return _document(cells + _closing(lang), lang)
+    md = _markdown(t("nb_comparison_md", lang, runs=labels))
+    return _document([md, _code(f'{head}results["comparison"] = {call}')], lang)
 
 
 def _once(configs: list[RunConfig]) -> list[RunConfig]:

@@ -1,6 +1,5 @@
-"""fp32 accumulation (CS336's exercise, the Ultra-Scale Playbook's third trick): a 16-bit running
-sum stalls once each addend is under half an ulp of it, an fp32 one of the same 16-bit values
-does not; `micro_batch_accumulation` shows it on micro-batch gradients. torch inside functions.
+"""fp32 accumulation (CS336's exercise): a 16-bit running sum stalls once each addend is under
+half an ulp of it, an fp32 sum of the same 16-bit values does not. torch inside functions.
 """
 
 from __future__ import annotations
@@ -15,9 +14,7 @@ from .formats import parse, torch_dtype
 if TYPE_CHECKING:
     from ..config import RunConfig
 
-# (accumulator, what each added value is stored in): the accumulator is the lesson; "fp32 of
-# fp16 values" is the trick (16-bit inputs, fp32 sum), what tensor cores and torch's fp16 matmul
-# reductions do.
+# (accumulator, what each added value is stored in): fp32 of fp16 values is tensor cores' trick.
 ACCUMULATORS: tuple[tuple[str, str], ...] = (
     ("fp16", "fp16"),
     ("bf16", "bf16"),
@@ -62,8 +59,7 @@ def running_sum(value: float | str, n: int, accumulator: str, values_in: str) ->
     steps, sums = [0], [0.0]
     last_growth = 0
     prev = 0.0
-    # One add at a time, each sum rounded to the accumulator's format as a loop over micro-batches
-    # does (torch.cumsum would accumulate in a wider type on some backends).
+    # One add at a time, as a loop does: torch.cumsum may accumulate in a wider type.
     for i in range(1, n + 1):
         total = total + x
         cur = float(total)
@@ -74,8 +70,7 @@ def running_sum(value: float | str, n: int, accumulator: str, values_in: str) ->
             steps.append(i)
             sums.append(cur)
     final = float(total)
-    with decimal.localcontext() as ctx:
-        ctx.prec = 50
+    with decimal.localcontext(prec=50):
         exact = exact_value * n
         err = abs(decimal.Decimal(final) - exact)
         rel = float(err / abs(exact)) if exact != 0 else None
@@ -101,9 +96,7 @@ def compare_sums(value: float | str = "0.01", n: int = 1000) -> list[SumResult]:
 
 
 def micro_batch_accumulation(grads: list[dict[str, object]]) -> list[dict[str, object]]:
-    """Sum per-micro-batch gradients (name -> fp32 tensor) in a buffer of each dtype: the relative
-    error (L2) against the float64 sum, and that of storing the exact sum once in the buffer's
-    format (the first over the second: what accumulating costs beyond storing)."""
+    """Relative L2 error of summing micro-batch gradients in each buffer dtype, and of one store."""
     import torch
 
     names = list(grads[0])

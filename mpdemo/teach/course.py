@@ -1,6 +1,4 @@
-"""The course's listings, as the slides show them, and a loop compared with them line by line:
-each line that differs is explained by the comment on it in the backend's source.
-"""
+"""The course's listings, and a loop compared with them line by line, each change explained."""
 
 from __future__ import annotations
 
@@ -9,8 +7,6 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-
-from .loop_source import loop_source
 
 # The course's listings, as the slides show them (../shared/seeds/): the one text typed here.
 COURSE: dict[str, str] = {
@@ -111,17 +107,14 @@ def _norm(code: str) -> str:
 
 
 def _neutral(code: str) -> bool:
+    """A blank, bracket-only or import line: never counted as a difference."""
     norm = _norm(code)
-    return not norm or bool(re.fullmatch(r"[()\[\]{},:]*", norm)) or _is_import(code)
-
-
-def _is_import(code: str) -> bool:
-    return bool(re.match(r"\s*(from\s+\S+\s+)?import\s", code))
+    imports = re.match(r"\s*(from\s+\S+\s+)?import\s", code)
+    return not norm or bool(re.fullmatch(r"[()\[\]{},:]*", norm)) or bool(imports)
 
 
 def _covering_comments(text: str, src: list[_Src]) -> list[str | None]:
-    """Per line, the comment block heading it: until a blank line, the next block at its
-    indentation, or code indented less than the block."""
+    """Per line, the comment block heading it (until a blank line, a new block or a dedent)."""
     stack: list[tuple[int, str]] = []  # (indent, text), innermost last
     out: list[str | None] = []
     pending: list[str] = []
@@ -148,8 +141,7 @@ def _unmarked(comment: str) -> str:
 
 
 def _folds(src: list[_Src]) -> dict[int, str]:
-    """Line index -> "start" or "in": a `# mpdemo:` comment line inside a statement (a call's
-    arguments) folds the lines under it, up to the line that closes that statement."""
+    """Line index -> "start" or "in": a `# mpdemo:` comment inside a call folds the call's lines."""
     out: dict[int, str] = {}
     for i, s in enumerate(src):
         if s.stmt >= 0 or s.code.strip() or not (s.comment or "").startswith(MPDEMO_MARK + ":"):
@@ -191,8 +183,7 @@ def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
             removed += course_lines[a0:a1]
     folds = _folds(src)
     lines = []
-    for i, s in enumerate(src):
-        text = ours.splitlines()[i]
+    for i, (s, text) in enumerate(zip(src, ours.splitlines(), strict=True)):
         fold = folds.get(i, "")
         if s.stmt in stmt_mark:
             lines.append(Line(text, s.code, "mpdemo", stmt_mark[s.stmt], fold))
@@ -211,17 +202,3 @@ def compare(ours: str, course: str) -> tuple[list[Line], list[str]]:
                 why = _unmarked(why)
         lines.append(Line(text, s.code, kind, why, fold))
     return lines, removed
-
-
-def explanations(backend: str) -> list[str]:
-    """Every explanation the backend's loop can show: its comments, as the listing reads them."""
-    source = loop_source(backend)
-    src = _analyse(source)
-    out: list[str] = []
-    for s, block in zip(src, _covering_comments(source, src), strict=True):
-        if block:
-            out.append(_unmarked(block) if block.startswith(MPDEMO_MARK + ":") else block)
-        if s.stmt >= 0 and s.comment is not None:
-            mark = s.comment.startswith(MPDEMO_MARK)
-            out.append(_unmarked(s.comment) if mark else s.comment)
-    return unique(out)

@@ -1,18 +1,10 @@
-"""The size a lesson trains at on each kind of device: a CPU keeps the lessons' own settings; a
-CUDA GPU trains the comparison lessons at BERT-base's shape, where the tensor cores, not kernel
-launches, set the step time. Torch-free.
-
-Why (one NVIDIA H200, ../shared/gpu/h200-2026-12-04/): the CPU-sized comparison (tiny-bert,
-32 x 64) ran bf16 1.19x slower than fp32 there; base-bert (86.7 M) at 32 x 256 ran bf16 4.20x
-faster (fp32 110 ms a step). bench/gpu_check.py --lessons all checks each lesson's point at
-these sizes. master-weights keeps its settings everywhere: its point is lr against tiny-gpt2's
-weight magnitudes, not speed.
+"""The size a lesson trains at on a CUDA GPU: BERT-base's shape, where tensor cores, not launches,
+set the step time (H200: tiny-bert bf16 1.19x slower than fp32, base-bert 4.20x faster). Torch-free.
 """
 
 from __future__ import annotations
 
-# BERT-base's shape at 32 x 256 tokens. lr 1e-4: BERT's own pre-training rate (chosen, not
-# measured); the CPU lessons' 1e-3 suits 2- and 4-layer models.
+# lr 1e-4: BERT's own pre-training rate (chosen, not measured); 1e-3 suits the CPU's small models.
 GPU_SIZE: dict[str, object] = {
     "model": "base-bert",
     "batch_size": 32,
@@ -20,17 +12,13 @@ GPU_SIZE: dict[str, object] = {
     "lr": 1e-4,
 }
 GPU_STEPS = 300
-# Per lesson: the fields a CUDA run changes (its others stand); a lesson not named here trains at
-# its own settings on every device.
+# Per lesson: the fields a CUDA run changes; a lesson not named here (master-weights: its point
+# is lr against tiny-gpt2's weights, not speed) keeps its own settings everywhere.
 GPU_FIELDS: dict[str, dict[str, object]] = {
-    # The first lesson is a language model on every device (its loss falls from the first step;
-    # a BERT classifier from scratch sits at ln 2 first): GPT-2 small's shape, base-gpt2.
+    # A language model on every device: a BERT classifier from scratch sits at ln 2 first.
     "still-trains": {**GPU_SIZE, "model": "base-gpt2", "steps": GPU_STEPS},
-    # Watched 4 times. A language model, as the first lesson: on an H200 (2026-12-04) base-bert sat
-    # near ln 2 and its layers' query/key gradients fell below 2^-32 (9-13 % of all its gradients),
-    # wider than fp16's normal range under any scale that does not overflow its largest (2^-2), so
-    # its check (at most 5 % scaled, 10x apart) failed. base-gpt2 here is not yet measured on a GPU;
-    # the scale doubles after 10 clean steps to reach the largest that fits in 300 steps.
+    # base-bert failed this check on an H200 (query/key gradients below 2^-32, past fp16's range
+    # at any safe scale); base-gpt2 is not yet measured there. The scale doubles every 10 steps.
     "underflow": {
         **GPU_SIZE,
         "model": "base-gpt2",
@@ -39,16 +27,14 @@ GPU_FIELDS: dict[str, dict[str, object]] = {
         "growth_interval": 10,
     },
     "loss-scaling": {**GPU_SIZE, "steps": GPU_STEPS},
-    # base-bert's three curves agreed on an H200 (gap 0.1 %); base-gpt2's Trainer curve ran 7 %
-    # under the other two, unexplained, so not this lesson's size.
+    # base-bert's curves agreed on an H200; base-gpt2's Trainer curve ran 7 % under, unexplained.
     "backends": {**GPU_SIZE, "steps": GPU_STEPS},
 }
 SIZE_KEY = "lesson_device_size"  # the page's line: which size, and why
 
 
 def kind_of(device: str | None) -> str:
-    """'cuda' for a CUDA device ('cuda:1' too); 'cpu' for anything else (MPS: nothing measured).
-    'auto' must be resolved by the caller first."""
+    """'cuda' for a CUDA device ('cuda:1' too), else 'cpu' (MPS: nothing measured); not 'auto'."""
     return "cuda" if str(device or "").split(":")[0] == "cuda" else "cpu"
 
 
@@ -60,8 +46,7 @@ def device_fields(lesson: str, device: str | None) -> dict[str, object]:
 
 
 def size_line(lesson: str, device: str | None) -> tuple[str, dict[str, object]] | None:
-    """The message key and arguments of the line saying which size the lesson picked for this
-    device and why; None where it keeps its own settings (a CPU, or a lesson with no GPU size)."""
+    """The key and arguments of the line naming the size the lesson picked here, or None."""
     fields = device_fields(lesson, device)
     if "model" not in fields:
         return None

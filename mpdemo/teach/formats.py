@@ -1,8 +1,5 @@
-"""Every float format's facts in one record (Layout: its bits, range and torch dtype; torch-free),
-and the "Number formats" view's engine: how fp32, fp16, bf16 and fp8's E4M3 (torch's
-float8_e4m3fn, no inf) and E5M2 store a number. Casts to fp8 work on any CPU; only fp8 matmuls
-need a GPU (mpdemo/engine/fp8.py). torch is imported inside functions; the tests check the
-records against torch.finfo.
+"""Every float format's facts in one record (Layout, torch-free, checked against torch.finfo) and
+the Number formats view's engine: how each stores a number. torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -26,9 +23,8 @@ class Layout:
     mantissa_bits: int
     max: float
     dtype: str | None  # torch attribute ("float8_e4m3fn"); None: torch has none (TF32)
-    # Beyond the range a plain cast gives inf. E4M3 "fn" has no inf: its all-ones exponent still
-    # holds normal numbers (448 = 0.1111.110) and only S.1111.111 is NaN; its max is even, so
-    # the tie above it rounds back to max, where the IEEE formats' odd max rounds to inf.
+    # E4M3 "fn" has no inf: its all-ones exponent holds normal numbers (only S.1111.111 is NaN),
+    # and its even max makes the tie above it round back to max, not past it.
     ieee_inf: bool = True
 
     @property
@@ -67,9 +63,26 @@ class Layout:
         top = math.frexp(self.max)[1] - 1
         return self.max + 2.0 ** (top - self.mantissa_bits) / 2
 
+    def facts(self) -> dict[str, object]:
+        """Its bits, range and precision, JSON-ready, with log2 of each edge."""
+        return {
+            "format": self.name,
+            "dtype": f"torch.{self.dtype}",
+            "bits": self.bits,
+            "exponent_bits": self.exponent_bits,
+            "mantissa_bits": self.mantissa_bits,
+            "max": self.max,
+            "min_normal": self.min_normal,
+            "min_subnormal": self.min_subnormal,
+            "eps": self.eps,
+            "overflow_threshold": self.overflow_threshold,
+            "max_log2": math.log2(self.max),
+            "min_normal_log2": math.log2(self.min_normal),
+            "min_subnormal_log2": math.log2(self.min_subnormal),
+        }
 
-# TF32 (NVIDIA Ampere's tensor-core input format): fp32's 8 exponent bits, fp16's 10 mantissa
-# bits, stored in 19 bits. Its max is fp32's exponent with 10 mantissa bits: (2 - 2^-10) 2^127.
+
+# TF32 (Ampere's tensor-core input format): fp32's 8 exponent bits, fp16's 10 mantissa bits.
 LAYOUTS: dict[str, Layout] = {
     lay.name: lay
     for lay in [
@@ -97,8 +110,7 @@ def layout(fmt: str) -> Layout:
 # Inputs come from a public web page: bound the work a single request can cause.
 MAX_INPUT_LEN = 64
 
-# Inline colours mirror the mp-sign / mp-exp / mp-man classes so the snippet reads
-# correctly even without the app's stylesheet; explicit fg+bg keeps it legible in dark mode.
+# Inline colours (fg and bg) so the bits read without the app's stylesheet and in dark mode.
 _FIELD_STYLE = {
     "sign": ("mp-sign", "background:#fde2e1;color:#b42318"),
     "exponent": ("mp-exp", "background:#dcfce7;color:#166534"),
@@ -125,17 +137,10 @@ def torch_dtype(fmt: str) -> torch.dtype:
     return getattr(torch, _stored(fmt).dtype)
 
 
-def _int_dtype(fmt: str) -> torch.dtype:
-    """Same-width integer dtype used to reinterpret the float's bits (unsigned for 8 bits)."""
-    import torch
-
-    return {32: torch.int32, 16: torch.int16, 8: torch.uint8}[_stored(fmt).bits]
-
-
 def parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
     """Parse user input into (Python float, exact Decimal or None when not finite)."""
-    if isinstance(value, bool):
-        # bool is an int subclass; True -> 1.0 would be a confusing silent conversion.
+    # bool is an int subclass: True -> 1.0 would be a confusing silent conversion.
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"not a number: {_PARSE_HELP}")
     if isinstance(value, (int, float)):
         try:
@@ -144,8 +149,6 @@ def parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
             # Huge Python ints: keep the exact value so overflow is still reported.
             return math.copysign(math.inf, value), decimal.Decimal(value)
         return x, decimal.Decimal(x) if math.isfinite(x) else None
-    if not isinstance(value, str):
-        raise ValueError(f"not a number: {_PARSE_HELP}")
     if len(value) > MAX_INPUT_LEN:
         raise ValueError(f"input too long (max {MAX_INPUT_LEN} characters)")
     text = value.strip()
@@ -156,8 +159,7 @@ def parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
         raise ValueError(f"not a number: {_PARSE_HELP}") from None
     if not math.isfinite(x) and text.lstrip("+-").lower() in ("inf", "infinity", "nan"):
         return x, None
-    # float() rounds "1e-400" to 0 and "1e400" to inf; the exact Decimal keeps the true
-    # magnitude so under/overflow of the *typed* number is reported honestly.
+    # float() rounds "1e-400" to 0: the exact Decimal reports the typed number's under/overflow.
     try:
         exact = decimal.Decimal(text)
     except decimal.InvalidOperation:
@@ -180,18 +182,7 @@ def _category(exponent: str, mantissa: str, lay: Layout) -> str:
 
 def format_range(fmt: str) -> dict[str, object]:
     """A format's row of the table: its dtype, bits, range and precision."""
-    lay = _stored(fmt)
-    return {
-        "format": fmt,
-        "dtype": f"torch.{lay.dtype}",
-        "bits": lay.bits,
-        "exponent_bits": lay.exponent_bits,
-        "mantissa_bits": lay.mantissa_bits,
-        "max": lay.max,
-        "min_normal": lay.min_normal,
-        "min_subnormal": lay.min_subnormal,
-        "eps": lay.eps,
-    }
+    return _stored(fmt).facts()
 
 
 def format_table() -> list[dict[str, object]]:
@@ -219,11 +210,11 @@ def encode(value: float | str, fmt: str) -> dict:
 
     lay = _stored(fmt)
     x, exact = parse(value)
-    # Through fp32 as a mixed-precision cast does (fp32 master copy -> low precision), rounding
-    # to nearest even; for fp32 itself this is the double -> float conversion.
+    # Through fp32, as a mixed-precision cast from the fp32 master copy does (nearest even).
     t = torch.tensor(x, dtype=torch.float32).to(torch_dtype(fmt))
     stored = float(t.item())
-    raw = int(t.view(_int_dtype(fmt)).item()) & ((1 << lay.bits) - 1)
+    int_dtype = {32: torch.int32, 16: torch.int16, 8: torch.uint8}[lay.bits]  # same width
+    raw = int(t.view(int_dtype).item()) & ((1 << lay.bits) - 1)
     bits = format(raw, f"0{lay.bits}b")
     e_end = 1 + lay.exponent_bits
     sign, exponent, mantissa = bits[0], bits[1:e_end], bits[e_end:]
@@ -281,8 +272,7 @@ def scale_survival(value: float, scale: float) -> dict:
     per_format = {}
     for fmt in LOW_PRECISION:
         enc = encode(x * s, fmt)
-        # Unscale in fp32, as GradScaler.unscale_ (and an fp8 matmul's scale_inv) does;
-        # every low-precision value is exact in fp32, so only the division can round.
+        # Unscale in fp32, as GradScaler.unscale_ does: only the division can round.
         f32 = torch.tensor(enc["stored"], dtype=torch.float32)
         recovered = float((f32 / torch.tensor(s, dtype=torch.float32)).item())
         keep = ("stored", "category", "overflow", "saturated", "underflow")

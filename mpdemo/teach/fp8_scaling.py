@@ -1,10 +1,5 @@
-"""fp8's scaling recipes, emulated exactly on any machine: what each flushes to zero or saturates.
-
-A tensor is multiplied by a scale, cast to E4M3 or E5M2 (clamped to +-max first, as torchao and
-Transformer Engine do; rounding.round_nearest) and divided back. Recipes: tensorwise (max / the
-tensor's amax), rowwise (per row), mx (OCP Microscaling: 32 elements share a power-of-two E8M0
-scale, 2^(floor(log2 amax) - emax)), delayed (max / the largest amax of earlier steps, Transformer
-Engine's history: a tensor larger than its history saturates). torch is imported inside functions.
+"""fp8's scaling recipes (tensorwise, rowwise, OCP MX blocks, delayed amax history), emulated
+exactly on any machine: what each flushes to zero or saturates. torch inside functions.
 """
 
 from __future__ import annotations
@@ -61,14 +56,13 @@ def _scales(x: torch.Tensor, fmt: str, recipe: str, history: list[float] | None)
     import torch
 
     fmax = layout(fmt).max
-    tiny = AMAX_EPS  # an all-zero tensor or row gets a finite scale
     if recipe == "tensorwise":
-        return fmax / x.abs().amax().float().clamp(min=tiny)
+        return fmax / x.abs().amax().float().clamp(min=AMAX_EPS)
     if recipe == "rowwise":
-        return fmax / x.abs().amax(dim=-1, keepdim=True).float().clamp(min=tiny)
+        return fmax / x.abs().amax(dim=-1, keepdim=True).float().clamp(min=AMAX_EPS)
     if recipe == "delayed":
         amax = max(history) if history else float(x.abs().amax())  # first step: current
-        return torch.tensor(fmax / max(amax, tiny), dtype=torch.float32)
+        return torch.tensor(fmax / max(amax, AMAX_EPS), dtype=torch.float32)
     raise ValueError(f"unknown recipe {recipe!r}")
 
 
@@ -142,8 +136,7 @@ def compare(
 
 
 def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
-    """Train cfg's model `steps` fp32 steps and run every recipe on its middle Linear layer's input
-    activation and output gradient of the last step (the earlier steps' amaxes: their history)."""
+    """Every recipe on cfg's middle Linear layer's input and output gradient after `steps` steps."""
     import torch
 
     prep = engine.prepare(cfg.replace(steps=steps, precision="fp32"))

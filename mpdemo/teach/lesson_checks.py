@@ -1,7 +1,4 @@
-"""Each lesson's point as figures its runs must show on any seed: a check reads the runs' traces
-and returns Readings (the figure, its bar, whether it cleared it). The bars are issue #48's.
-Torch-free.
-"""
+"""Each lesson's point as figures its runs must show on any seed (issue #48's bars). Torch-free."""
 
 from __future__ import annotations
 
@@ -15,9 +12,7 @@ from ..config import RunConfig
 FALLS = 0.8  # last-10 mean over first-5 mean, at most
 AGREE = 0.02  # curves agree: mean |gap| per step, as a share of the reference's mean loss
 LAG = 0.05  # a lagging run's last-10 mean, at least this much above the other's
-# Unscaled fp16: at every watched step at least this share of its gradients below fp16's normal
-# range, and UNDERFLOW_RATIO times the scaled run's largest; scaled fp16: at most SCALED_SHARE
-# (tiny-bert measured 0.40-0.97 unscaled, 0.002-0.006 scaled, seeds 0-4).
+# Shares of gradients below fp16's normal range (tiny-bert: 0.40-0.97 unscaled, 0.002-0.006 scaled).
 UNDERFLOW_SHARE = 0.25
 UNDERFLOW_RATIO = 10
 SCALED_SHARE = 0.05
@@ -32,8 +27,7 @@ class Trace:
     losses: list[float] = field(default_factory=list)
     scales: list[float | None] = field(default_factory=list)
     skipped: int = 0
-    # Per watched step: the share of non-zero gradients the run's format holds below its smallest
-    # normal number (stored with fewer digits, or flushed to 0), summed over layers by count.
+    # Per watched step: the share of non-zero gradients below the format's smallest normal.
     below_normal: list[float] = field(default_factory=list)
 
     def first(self, n: int = 5) -> float:
@@ -68,8 +62,7 @@ def below_normal_share(layers: Iterable[Mapping[str, object]]) -> float:
 
 
 def traces_of(runs: Iterable[Mapping[str, object]]) -> dict[str, Trace]:
-    """The lesson's runs by label, from runs-JSON entries (a RunFold's runs: the CLI's, a bench's
-    or a test's; a recording's)."""
+    """The lesson's runs by label, from runs-JSON entries (a RunFold's runs or a recording's)."""
     traces: dict[str, Trace] = {}
     for run in runs:
         if not run.get("config"):
@@ -137,8 +130,7 @@ def still_trains(traces: Mapping[str, Trace]) -> list[Reading]:
 
 
 def underflow(traces: Mapping[str, Trace]) -> list[Reading]:
-    """Without loss scaling a large share of fp16's gradients sits below its normal range, many
-    times the scaled run's share."""
+    """Unscaled fp16 puts many times the scaled run's share of gradients below its normal range."""
     bare = _one(traces, lambda c: c.precision == "fp16" and not c.scales_loss)
     scaled = _one(traces, lambda c: c.precision == "fp16" and c.scales_loss)
     low, high = min(bare.below_normal, default=0.0), max(scaled.below_normal, default=1.0)

@@ -1,8 +1,5 @@
-"""A lesson's recordings: its runs file (`lesson-<name>-<device>.json`, bench/gpu_check.py's) in
-mpdemo/assets/reference/ or $MPDEMO_REFERENCE_DIR, opened by the Train tab's picker beside the
-live run and named by `python -m mpdemo lesson NAME`. Only a file whose runs all completed on a
-GPU, at the lesson's settings for that device, counts: a CPU recording never stands in for a GPU
-one, nor an older size for the lesson as it is now. Torch-free.
+"""A lesson's recordings, shown beside the live run: only one whose runs all completed on a GPU at
+the lesson's settings there counts, so no CPU recording or older size stands in. Torch-free.
 """
 
 from __future__ import annotations
@@ -18,8 +15,7 @@ from ..files.recorded import RecordingError, read_runs, reference_dir, reference
 from ..state import on_reset
 from .lessons import LESSONS
 
-# The devices whose recordings count, read at each look: a GPU's only. Tests widen it to ("cpu",)
-# to take the page's and the CLI's path with a recording made here.
+# The devices whose recordings count, read at each look (tests widen it to take the path on a CPU).
 COUNTED_DEVICES: tuple[str, ...] = ("cuda",)
 PREFIX = "lesson-"
 
@@ -36,28 +32,26 @@ class LessonRecording:
     tag: str  # what the page puts after each of its runs' labels ("H200")
 
 
-# What a lookup needs of a file: each run's device type, the machine's name, the date, its tag,
-# and each run's (label, settings).
+# A file's runs' device types, machine name, date, tag and each run's (label, settings).
 _Facts = tuple[tuple[str, ...], str, str | None, str, tuple[tuple[str, dict[str, object]], ...]]
-# Fields a recording need not share with the lesson: how long it ran (MPDEMO_LESSON_STEPS and
-# --lesson-steps shorten these) and where (the device is checked on its own).
+# Fields a recording need not share with the lesson: how long it ran, and where (checked apart).
 UNCOMPARED = ("steps", "eval_slice", "watch_grads", "device")
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "device"
+def slug(text: str, empty: str = "device") -> str:
+    """`text` as a file name's part: "NVIDIA H200" -> "nvidia-h200"."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or empty
 
 
 def file_name(lesson: str, machine: dict[str, object], device: str) -> str:
-    """`lesson-underflow-h200.json` for runs on an H200, `lesson-underflow-cpu-epyc.json` on a CPU
-    (named by the device the runs ran on, not the machine's best one)."""
+    """`lesson-underflow-h200.json` for runs on an H200, `lesson-underflow-cpu-epyc.json` on CPU."""
     gpu = machine.get("gpu") or {}
     if device.split(":")[0] == "cuda" and gpu.get("name"):
         tag = gpu_short_name(str(gpu["name"]))
     else:
         cpu = machine.get("cpu") or {}
         tag = "cpu " + cpu_short_name(str(cpu.get("name") or "CPU"), cpu.get("capability"))
-    return f"{PREFIX}{lesson}-{_slug(tag)}.json"
+    return f"{PREFIX}{lesson}-{slug(tag)}.json"
 
 
 def is_lesson_file(name: str) -> bool:
@@ -67,8 +61,7 @@ def is_lesson_file(name: str) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _read(path: str, mtime_ns: int, size: int) -> _Facts | None:
-    """What a lookup needs of a file, or None; cached by its time and size (the page asks on each
-    pick and each language switch)."""
+    """What a lookup needs of a file, or None; cached by its time and size (asked on each pick)."""
     try:
         rec = read_runs(path)
     except RecordingError:
@@ -99,14 +92,10 @@ def forget_recordings() -> None:
     _read.cache_clear()
 
 
-def recording_for(
-    name: str, devices: tuple[str, ...] | None = None, folder: Path | None = None
-) -> LessonRecording | None:
-    """The newest recording of lesson `name` in the shipped folder whose runs all completed on
-    `devices` (default COUNTED_DEVICES) at the lesson's settings there, or None."""
-    devices = COUNTED_DEVICES if devices is None else devices
+def recording_for(name: str) -> LessonRecording | None:
+    """The newest recording of lesson `name` whose runs all ran on COUNTED_DEVICES, or None."""
     lesson = LESSONS.get(name)
-    base = folder if folder is not None else reference_dir()
+    base = reference_dir()
     if lesson is None or lesson.sweep or not base.is_dir():
         return None
     found = []
@@ -119,7 +108,7 @@ def recording_for(
         if facts is None:
             continue
         ran_on, machine_name, date, tag, configs = facts
-        if not ran_on or any(d not in devices for d in ran_on):
+        if not ran_on or any(d not in COUNTED_DEVICES for d in ran_on):
             continue
         want = {c.label: c.to_dict() for c in lesson.configs(ran_on[0])}  # the lesson there
         if sorted(want) != sorted(label for label, _ in configs) or any(

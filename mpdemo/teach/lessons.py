@@ -1,8 +1,5 @@
-"""The course's lessons: one record each, in the course's order; the Train tab and the CLI run them.
-
-Each lesson is a comparison whose settings were picked and measured (bench/lessons.py) so its
-point shows within about a minute on a 2-core CPU; its words are message keys (`lesson_<key>_title`,
-`_slide`, `_look`, `_cpu`). Torch-free.
+"""The course's lessons: one record each, in the course's order, with settings measured
+(bench/lessons.py) to show the point within a minute on a 2-core CPU. Torch-free.
 """
 
 from __future__ import annotations
@@ -43,23 +40,20 @@ class Lesson:
     compare_scaling: bool = False  # each fp16 run also without loss scaling (the underflow one)
     weights: tuple[str, ...] = ("fp32",)  # where the weights live, one run each
     sweep: bool = False  # the size sweep (Where it pays), not a comparison of runs
-    # Where a CPU cannot show the point, lesson_<key>_cpu says so in one sentence, on a CPU only.
-    cpu_note: bool = False
+    cpu_note: bool = False  # a CPU cannot show the point: lesson_<key>_cpu says so, there only
     on_page: bool = True  # whether the Train tab's picker offers it (False: the CLI's only)
     # What its runs must show, as figures (lesson_checks.py); None for the sweep.
     check: Callable[[Mapping[str, Trace]], list[Reading]] | None = None
 
     def settings(self, device: str | None = None) -> dict[str, object]:
-        """The RunConfig fields it sets on `device` (a GPU: teach/device_sizes.py's size over its
-        own). MPDEMO_LESSON_STEPS (tests only) shortens its steps and evaluation, and a watched
-        lesson then watches at its middle step and its last, as the full lesson watches twice."""
+        """The RunConfig fields it sets on `device` (a GPU: device_sizes.py's size over its own);
+        MPDEMO_LESSON_STEPS (tests only) shortens its steps, evaluation and watch interval."""
         fields = {**self.fields, **device_fields(self.name, device)}
         short = os.environ.get("MPDEMO_LESSON_STEPS", "").strip()
         if not short.isdigit():
             return fields
         steps = int(short)
-        # A few steps' run spent as long again evaluating 500 rows (fp16 on an AVX2-only CPU:
-        # 2.0 s for 5 steps, 2.1 s for the evaluation): a shortened lesson tests the wiring.
+        # Evaluating 500 rows took as long as 5 steps: a shortened lesson only tests the wiring.
         eval_slice = fields.get("eval_slice", RunConfig.eval_slice)
         out = {**fields, "steps": steps, "eval_slice": _at_most(eval_slice, SHORT_EVAL_ROWS)}
         if fields.get("watch_grads"):
@@ -82,17 +76,13 @@ class Lesson:
         }
 
 
-# Settings chosen so each lesson's check holds on any seed (bench/lessons.py prints the figures per
-# seed; tests/test_lessons.py asserts them on a seed nobody tuned to). Measured on a 2-core Xeon
-# with AVX512-FP16 and AMX, seeds 0-4 and others: 2-10 s each, 13-38 s with AVX2-only kernels.
+# Settings chosen so each lesson's check holds on any seed (bench/lessons.py; 2-10 s each on a
+# 2-core Xeon with AVX512-FP16, 13-38 s with AVX2-only kernels).
 LESSONS: dict[str, Lesson] = {
     lesson.name: lesson
     for lesson in [
-        # The first click: fp32 against fp16 with its GradScaler (the course's listing), so the
-        # loss-scale plot has a line. A language model: its loss falls from the first step on
-        # every seed (tiny-gpt2, lr 1e-3, batch 16, 60 steps: 6.5 -> 4.1-4.2, last 10 / first 5
-        # 0.62-0.64 on seeds 0-4, 17, 1234; fp16 within 0.1 % of fp32). tiny-bert's classifier
-        # sat at ln 2 for ~55 of 100 steps and on some seeds never left it (lr 1e-3 to 5e-3).
+        # A language model: its loss falls from the first step on every seed (last 10 / first 5
+        # 0.62-0.64); tiny-bert's classifier sat at ln 2 for ~55 of 100 steps.
         Lesson(
             "still-trains",
             "still_trains",
@@ -100,10 +90,8 @@ LESSONS: dict[str, Lesson] = {
             precisions=("fp32", "fp16"),
             check=checks.still_trains,
         ),
-        # fp16 with and without loss scaling, and fp32, gradients watched every 20 steps: unscaled,
-        # 40-97 % of tiny-bert's non-zero gradients sit below fp16's normal range; scaled, 0.2-0.6 %
-        # (seeds 0-9, 11). The loss lines need not show it (AdamW divides each update by the
-        # gradient's size), and the "look for" line says so.
+        # Unscaled, 40-97 % of tiny-bert's gradients sit below fp16's normal range; scaled,
+        # 0.2-0.6 %. The loss lines need not show it (AdamW divides by the gradient's size).
         Lesson(
             "underflow",
             "underflow",
@@ -112,8 +100,7 @@ LESSONS: dict[str, Lesson] = {
             compare_scaling=True,
             check=checks.underflow,
         ),
-        # The scale grows every 5 clean steps from 2^20 until a step overflows: that step is
-        # skipped and the scale halves. 32 tokens, 80 steps: 11-13 skipped steps on seeds 0-4.
+        # The scale grows every 5 clean steps until a step overflows: 11-13 skipped steps.
         Lesson(
             "loss-scaling",
             "loss_scaling",
@@ -121,11 +108,8 @@ LESSONS: dict[str, Lesson] = {
             precisions=("fp16",),
             check=checks.loss_scaling,
         ),
-        # The fp32 master copy against pure bf16 weights, with and without stochastic rounding.
-        # AdamW moves each weight by about lr a step, under half a bf16 ulp for every weight
-        # above about 2^-1 (LayerNorm's gains among them), so pure bf16 loses a share of its
-        # updates. Last-10 loss, seeds 0-4, 17, 1234: pure bf16 0.085-0.093 above the master,
-        # stochastic rounding within 0.01 of it. At lr 1e-4 the gap was 0.03, under a line's width.
+        # AdamW moves each weight by about lr, under half a bf16 ulp above ~2^-1: pure bf16 ends
+        # 0.085-0.093 above the fp32 master, stochastic rounding within 0.01 (lr 1e-4: gap 0.03).
         Lesson(
             "master-weights",
             "master_weights",
@@ -140,9 +124,7 @@ LESSONS: dict[str, Lesson] = {
             weights=WEIGHTS,
             check=checks.master_weights,
         ),
-        # One flag through the three backends. On a CPU fp16 through Accelerate or the Trainer
-        # runs fp32 (no autocast, no scaler): bf16 is the flag all three apply there. The three
-        # curves are the same to the printed digit on seeds 0-4.
+        # On a CPU fp16 through Accelerate or the Trainer runs fp32: bf16 is applied by all three.
         Lesson(
             "backends",
             "backends",
@@ -152,8 +134,7 @@ LESSONS: dict[str, Lesson] = {
             cpu_note=True,
             check=checks.backends,
         ),
-        # The size sweep beside the published figures (Where it pays). A CPU without fast 16-bit
-        # instructions shows no speed-up at any size (nor the shipped CPU recording: bf16 1.01x).
+        # A CPU without fast 16-bit instructions shows no speed-up at any size.
         Lesson("where-it-pays", "where_it_pays", sweep=True, cpu_note=True),
     ]
 }
@@ -164,8 +145,7 @@ FAST_16BIT_FLAGS = ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
 
 
 def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
-    """Whether the lesson's "this machine cannot show it" sentence is true here: it trains on a
-    CPU and, for the sweep, that CPU has no bf16 or fp16 instructions (torch's probes)."""
+    """Whether "this machine cannot show it" holds: a CPU (the sweep: one without fast 16-bit)."""
     if not (lesson.cpu_note and on_cpu):
         return False
     if lesson.sweep:

@@ -1,11 +1,10 @@
-"""The code on screen is the code that runs: `listing(cfg)` is the backend's `train_loop` as read
-from its module (teach/loop_source.py) with this run's settings filled in, compared line by line
-with the course's (teach/course.py), each difference explained by its comment in the source.
-`script_for(cfg)` wraps the same text into the runnable script the app and `mpdemo code` give.
+"""The code on screen is the code that runs: the backend's `train_loop` as read from its module,
+settings filled in, compared with the course's, and the same text as a runnable script.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from dataclasses import dataclass, fields
@@ -29,8 +28,8 @@ from .loop_source import (
 if TYPE_CHECKING:
     import torch
 
-# Settings the loop reads off prepare()'s result: the listing keeps their names (the comment "the
-# model's own device type, not a hard-coded 'cpu'" must not sit above "cpu"); the script defines them.
+# Settings the loop reads off prepare()'s result: the listing keeps their names (a comment about
+# "the model's own device type" must not sit above "cpu"); the script defines them.
 FROM_PREPARED: dict[str, str] = {"device_type": "prep.device.type"}
 
 
@@ -76,14 +75,10 @@ class Listing:
         return unique(ln.why for ln in self.lines if ln.kind == "mpdemo" and ln.why)
 
 
-MAX_LISTINGS = 256
-_LISTINGS: dict[tuple[object, ...], Listing] = {}
-
-
 @on_reset
 def forget_listings() -> None:
     """Build every listing again on next use (mpdemo.reset())."""
-    _LISTINGS.clear()
+    _listing.cache_clear()
 
 
 def listing(cfg: RunConfig, device: torch.device | None = None, task: str | None = None) -> Listing:
@@ -91,17 +86,11 @@ def listing(cfg: RunConfig, device: torch.device | None = None, task: str | None
     if device is None or task is None:  # the engine's own checks: ConfigError
         src = engine.preflight(cfg)
         device, task = src.device, src.task
-    key = (cfg, str(device), task)
-    with PARSE_LOCK:
-        done = _LISTINGS.get(key)
-        if done is None:
-            done = _listing(cfg, device, task)
-            if len(_LISTINGS) >= MAX_LISTINGS:
-                _LISTINGS.pop(next(iter(_LISTINGS)))
-            _LISTINGS[key] = done
-    return done
+    with PARSE_LOCK:  # one build per listing, however many pages ask at once
+        return _listing(cfg, device, task)
 
 
+@functools.lru_cache(maxsize=256)
 def _listing(cfg: RunConfig, device: torch.device, task: str) -> Listing:
     module = BACKENDS[cfg.backend].load()
     values = module.settings(cfg, device, task)
@@ -172,8 +161,7 @@ SPACE_URL = "https://huggingface.co/spaces/{space}"
 
 
 def install_text() -> str:
-    """How to install mpdemo, for the script's docstring: on a Space, from the Space's own
-    repository (its files are the package; a visitor has no mpdemo folder), else the README's."""
+    """How to install mpdemo, for the script: on a Space from its repository, else the README's."""
     space = os.environ.get("SPACE_ID", "").strip()
     if not space:
         return LOCAL_INSTALL

@@ -1,6 +1,4 @@
-"""A backend's `train_loop`, read from its module (inspect + tokenize, never retyped), and its
-settings filled in: the text the Code tab shows and the reproduce script runs.
-"""
+"""A backend's `train_loop` read from its module (never retyped), its settings filled in."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ import tokenize
 
 from ..registry import BACKENDS
 
-# ast.parse from many of gradio's threads at once failed with "SystemError: AST constructor
-# recursion depth mismatch" (CPython 3.11): every parse here takes this lock.
+# ast.parse from many threads at once failed ("AST constructor recursion depth mismatch", 3.11).
 PARSE_LOCK = threading.RLock()
 
 
@@ -73,8 +70,7 @@ def _quoted(text: str) -> str:
 
 def in_docstring(text: str) -> str:
     """`text` escaped for the inside of a triple-quoted docstring: it reads back exactly."""
-    # repr's escapes (backslashes, newlines, control characters), and every " escaped so no
-    # three in a row can close the docstring early.
+    # Every " escaped too, so no three in a row can close the docstring early.
     return repr(text)[1:-1].replace('"', '\\"')
 
 
@@ -99,8 +95,7 @@ def fill_in(source: str, values: dict[str, object], imports: list[str] | None = 
 
 
 def drop_dead_branches(source: str) -> str:
-    """Leave out `if False:` blocks (and the comments heading them) and unwrap `if True:` ones,
-    once the settings are filled in: a branch off for this run (fp8's in fp32) is not shown."""
+    """Drop `if False:` blocks (a branch off for this run) and their comments; unwrap `if True:`."""
     tree = _parse(source)
     lines = source.splitlines(keepends=True)
     done: list[tuple[int, int]] = []  # (first, last) 1-based line ranges already rewritten

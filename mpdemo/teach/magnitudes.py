@@ -1,9 +1,5 @@
-"""Gradient magnitudes as counts per fp32 binade (plus where each mantissa sits against the
-formats' rounding thresholds), and the shares a format flushes, keeps as subnormals or overflows
-at a scale S: the underflow lab's arithmetic (the pass is mpdemo.teach.underflow's). A
-power-of-two S only shifts binades, so the counts give the shares of casting `(g*S).to(format)`
-exactly, with no backward pass redone (GradScaler only uses powers of two); other scales are
-counted by casting. torch is imported inside functions.
+"""The underflow lab's arithmetic: magnitudes counted per fp32 binade and mantissa tie, so the
+shares at any power-of-two scale (all GradScaler uses) come exactly with no pass redone.
 """
 
 from __future__ import annotations
@@ -13,12 +9,8 @@ import functools
 import math
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import TYPE_CHECKING
 
 from .formats import LOW_PRECISION, Layout, layout, torch_dtype
-
-if TYPE_CHECKING:
-    import torch
 
 KINDS = ("activation", "weight")
 HIST_LO, HIST_HI = -60, 20  # displayed log2 bins; values outside are counted in the end bins
@@ -42,20 +34,6 @@ class Band:
     normal_j: int
     inf_bin: int
     inf_j: int
-
-    def to_dict(self) -> dict[str, object]:
-        """The range of the format, JSON-ready, with log2 of each edge."""
-        lay = self.lay
-        return {
-            "format": lay.name,
-            "max": lay.max,
-            "min_normal": lay.min_normal,
-            "min_subnormal": lay.min_subnormal,
-            "overflow_threshold": lay.overflow_threshold,
-            "max_log2": math.log2(lay.max),
-            "min_normal_log2": math.log2(lay.min_normal),
-            "min_subnormal_log2": math.log2(lay.min_subnormal),
-        }
 
 
 @functools.cache
@@ -158,7 +136,7 @@ def binned_k_range(fmt: str) -> range:
     return range(low, K_MAX + 1)
 
 
-def _binned_shares(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, object]:
+def shares_at(m: Magnitudes, scale: float, fmt: str = "fp16") -> dict[str, object]:
     """Exact shares of fmt(g*scale) from the bins; scale must be a power of two."""
     k = log2_of_power(scale)
     ks = binned_k_range(fmt)
@@ -197,40 +175,26 @@ def cast_counts(values: object, scale: float, fmt: str = "fp16") -> tuple[int, i
     return zero, below_normal, over
 
 
-def shares_at(
-    values: Magnitudes | torch.Tensor, scale: float, fmt: str = "fp16"
-) -> dict[str, object]:
-    """Shares of fmt at scale S: from a Magnitudes' bins (power-of-two S) or by casting a tensor."""
-    if isinstance(values, Magnitudes):
-        return _binned_shares(values, scale, fmt)
-    g = values.detach().reshape(-1).float()
-    g = g[(g != 0) & g.isfinite()]
-    return shares_of_counts(*cast_counts(g, scale, fmt), g.numel(), scale)
-
-
 def best_scale(m: Magnitudes, fmt: str = "fp16") -> dict[str, object]:
-    """The power-of-two scale that keeps the most values as normal numbers of fmt; ties go to the
-    scale nearest 1 (then the smaller one): the least rescaling that fits."""
+    """The power-of-two scale keeping the most values normal in fmt (ties: the one nearest 1)."""
     ks = sorted(binned_k_range(fmt), key=lambda k: (abs(k), k))
-    best = max(ks, key=lambda k: _binned_shares(m, 2.0**k, fmt)["normal_share"])
-    return {**_binned_shares(m, 2.0**best, fmt), "log2": best}
+    best = max(ks, key=lambda k: shares_at(m, 2.0**k, fmt)["normal_share"])
+    return {**shares_at(m, 2.0**best, fmt), "log2": best}
 
 
 def amax_scale(m: Magnitudes, fmt: str) -> dict[str, object] | None:
-    """Per-tensor scaling as torchao and Transformer Engine do it: S = max / amax, with the binned
-    shares at its power-of-two floor. None without values."""
+    """Per-tensor scaling as torchao does it (S = max / amax), binned at its power-of-two floor."""
     if not m.nonzero or not (m.amax > 0 and math.isfinite(m.amax)):
         return None
     exact = layout(fmt).max / m.amax
     k = math.floor(math.log2(exact))
     ks = binned_k_range(fmt)
     k = min(max(k, ks.start), ks.stop - 1)
-    return {"amax": m.amax, "exact_scale": exact, "log2": k, **_binned_shares(m, 2.0**k, fmt)}
+    return {"amax": m.amax, "exact_scale": exact, "log2": k, **shares_at(m, 2.0**k, fmt)}
 
 
 def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
-    """Share of the non-zero |g| * 2^k below 2^-126, TF32's smallest normal: fp32's, as TF32 keeps
-    fp32's 8 exponent bits and cuts only the mantissa."""
+    """Share of the non-zero |g| * 2^k below 2^-126, TF32's smallest normal (fp32's exponent)."""
     if not m.nonzero:
         return 0.0
     return _below(m, FP32_MIN_NORMAL_BIN - k) / m.nonzero
@@ -238,5 +202,5 @@ def tf32_below_normal(m: Magnitudes, k: int = 0) -> float:
 
 def format_band(fmt: str) -> dict[str, float]:
     """log2 of a format's smallest subnormal, smallest normal and largest value."""
-    b = band(fmt).to_dict()
-    return {k: b[k] for k in ("min_subnormal_log2", "min_normal_log2", "max_log2")}
+    facts = layout(fmt).facts()
+    return {k: facts[k] for k in ("min_subnormal_log2", "min_normal_log2", "max_log2")}

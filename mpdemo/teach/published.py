@@ -1,6 +1,5 @@
-"""Published mixed-precision figures, for a class without a GPU: data only, never run here. Each
-row is what its source printed, with its link; the page and the CLI show them labelled
-"published, not run here", beside (never inside) the plots of what this machine measured.
+"""Published mixed-precision figures for a class without a GPU: each row as its source printed it,
+shown labelled "published, not run here", never inside the plots of what this machine measured.
 """
 
 from __future__ import annotations
@@ -34,8 +33,7 @@ def _ratio(source: str, url: str, hw: str, work: str, p: str, base: str, fig: fl
 
 
 PUBLISHED: tuple[Published, ...] = (
-    # Hugging Face's single-GPU guide: bert-large-uncased with the Trainer, batch 4 x 512 tokens
-    # (the workload's text is names and sizes only: the page shows it in every language).
+    # The workload's text is names and sizes only: the page shows it in every language.
     _ratio("Hugging Face single-GPU guide", HF_GUIDE, "V100 (16 GB)",
            "bert-large-uncased, Trainer, 4 x 512", "fp16", "fp32", 18.64, 8.86,
            "samples/s"),

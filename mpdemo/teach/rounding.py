@@ -1,9 +1,5 @@
-"""Exact emulation of a float format's rounding, for formats torch has no dtype for (TF32) and
-for fp8 recipes on any CPU: round to nearest even, or stochastically.
-
-`round_nearest` works in float64, where every fp32 value and every quantum 2^k used here is
-exact, so `torch.round` (half to even) on x / quantum is the format's own rounding; the tests
-check it against torch's casts element by element.
+"""Exact emulation of a format's rounding (nearest even, or stochastic), for TF32, which torch has
+no dtype for, and fp8 recipes on any CPU; the tests check it against torch's casts.
 """
 
 from __future__ import annotations
@@ -18,8 +14,7 @@ if TYPE_CHECKING:
 
 
 def log2_windows(fmts: tuple[str, ...]) -> dict[str, dict[str, float]]:
-    """log2 of each format's edges (zero below, subnormal below, overflow above), as the gradient
-    watch's events carry them and a runs file's histograms are drawn (no torch)."""
+    """log2 of each format's edges, as the gradient watch's events carry them (no torch)."""
     return {
         lay.name: {
             "zero_below_log2": math.log2(lay.min_subnormal) - 1,
@@ -32,12 +27,12 @@ def log2_windows(fmts: tuple[str, ...]) -> dict[str, dict[str, float]]:
 
 
 def round_nearest(x: torch.Tensor, fmt: str, saturate: bool = False) -> torch.Tensor:
-    """x rounded to fmt (nearest, ties to even) as float64 holding the exact values, subnormals
-    kept; beyond the range +-inf, or +-max with saturate=True (fp8 recipes clamp first)."""
+    """x rounded to fmt (nearest, ties to even) as exact float64, subnormals kept; beyond the range
+    +-inf, or +-max with saturate=True (fp8 recipes clamp first)."""
     import torch
 
     lay = layout(fmt)
-    x64 = x.detach().to(torch.float64)
+    x64 = x.detach().to(torch.float64)  # holds every fp32 value and quantum 2^k exactly
     # floor(log2|x|) exactly: frexp gives |x| = m 2^e with m in [0.5, 1).
     _, e = torch.frexp(x64)
     binade = torch.clamp(e - 1, min=lay.min_exp)  # subnormals share the lowest binade's quantum

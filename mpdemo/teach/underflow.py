@@ -1,10 +1,5 @@
-"""Underflow lab: where a real backward pass puts gradient magnitudes against a format's range.
-
-Rebuilds the figure of Micikevicius et al. (ICLR 2018) on the selected model: one fp32
-forward/backward on the first batch, every non-zero activation and weight gradient folded into
-counts (mpdemo.teach.magnitudes, 8 MB of tables per kind whatever the model) from which the
-shares a format (fp16, bf16, E4M3, E5M2) flushes, keeps as subnormals or overflows come at any
-scale S = 2^k: the loss scale, or fp8's per-tensor scale. torch is imported inside functions.
+"""Underflow lab: Micikevicius et al.'s (ICLR 2018) figure on the selected model, from one fp32
+backward pass folded into counts (mpdemo.teach.magnitudes). torch is imported inside functions.
 """
 
 from __future__ import annotations
@@ -26,7 +21,6 @@ from .magnitudes import (
     NBINS,
     Magnitudes,
     amax_scale,
-    band,
     best_scale,
     cast_counts,
     format_band,
@@ -59,8 +53,7 @@ class _Folder:
     values: int = 0
     tensors: int = 0
     amax: float = 0.0
-    # _tables of the values' bits, and of the fp32 subnormals' (rare) after x 2^64, which is
-    # exact and normal, so their mantissas are kept too. 0 until a value comes.
+    # _tables of the values' bits, and of the rare fp32 subnormals' x 2^64 (exact and normal).
     normal: torch.Tensor | int = 0
     subnormal: torch.Tensor | int = 0
     cast: dict[tuple[str, float], list[int]] = field(default_factory=dict)
@@ -77,8 +70,7 @@ class _Folder:
         for chunk in grad.detach().reshape(-1).split(CHUNK):
             g = chunk.to("cpu", torch.float32).contiguous()
             self.values += g.numel()
-            # Integer ops on the bits: several times faster than frexp and boolean masks, which
-            # matters for amp-mlp's 50M weight gradients.
+            # Integer ops on the bits: several times faster than frexp (amp-mlp: 50M gradients).
             bits = g.view(torch.int32) & 0x7FFFFFFF  # |g|
             tables = _tables(bits)
             self.normal = self.normal + tables
@@ -122,9 +114,6 @@ class _Folder:
                 ge[j][bins] = fine[:, j:].sum(1)
                 eq[j][bins] = exact[:, j]
 
-        def ints(t: torch.Tensor) -> tuple[int, ...]:
-            return tuple(int(v) for v in t.tolist())
-
         nonzero = self.values - zeros - nonfinite
         mags = Magnitudes(
             self.kind,
@@ -132,23 +121,15 @@ class _Folder:
             nonzero,
             nonfinite,
             self.tensors,
-            ints(total),
-            {j: ints(v) for j, v in ge.items()},
-            {j: ints(v) for j, v in eq.items()},
+            tuple(total.tolist()),
+            {j: tuple(v.tolist()) for j, v in ge.items()},
+            {j: tuple(v.tolist()) for j, v in eq.items()},
             self.amax,
         )
         cast: dict[str, dict[float, dict[str, object]]] = {}
         for (fmt, s), c in self.cast.items():
             cast.setdefault(fmt, {})[s] = shares_of_counts(*c, nonzero, s)
         return mags, cast
-
-
-def magnitudes_of(*tensors: torch.Tensor, kind: str = "values") -> Magnitudes:
-    """Fold any tensors into a Magnitudes (what collect does to each gradient)."""
-    folder = _Folder(kind, ())
-    for t in tensors:
-        folder.add(t)
-    return folder.result()[0]
 
 
 @dataclass(frozen=True)
@@ -175,7 +156,7 @@ class GradientLab:
 
     def report(self, scale: float = 1.0, fmt: str = "fp16") -> dict[str, object]:
         """The JSON-ready report at scale `scale` in format `fmt`."""
-        rng = band(fmt).to_dict()
+        rng = layout(fmt).facts()
         out: dict[str, object] = {
             f.name: getattr(self, f.name)
             for f in fields(self)
@@ -183,10 +164,8 @@ class GradientLab:
         }
         out |= {
             "scale": scale,
-            "format": fmt,
-            "dtype": f"torch.{layout(fmt).dtype}",
             # The format's range next to the shares it explains.
-            **{k: rng[k] for k in ("max", "min_normal", "min_subnormal")},
+            **{k: rng[k] for k in ("format", "dtype", "max", "min_normal", "min_subnormal")},
             "cast_overflow": cast_overflow(fmt),  # what torch's cast does past max
             "band": rng,
             "fp16_band": format_band("fp16"),
@@ -209,15 +188,6 @@ class GradientLab:
         return out
 
 
-def _activation_layers() -> tuple[type, ...]:
-    """Layers whose output gradient counts as an activation gradient: Linear and GPT-2's Conv1D
-    (not Embedding: BERT sums three, so each would count the same gradient again)."""
-    from torch import nn
-    from transformers.pytorch_utils import Conv1D
-
-    return (nn.Linear, Conv1D)
-
-
 def collect(
     cfg: RunConfig,
     scales: Iterable[float] = (),
@@ -228,6 +198,7 @@ def collect(
     """fp32 forward + backward of the first batch of cfg, every gradient folded into a GradientLab;
     `scales` x `fmts` are also counted by casting during the pass (any S, not only 2^k)."""
     import torch
+    from transformers.pytorch_utils import Conv1D
 
     scales = tuple(dict.fromkeys(float(s) for s in scales))
     fmts = tuple(dict.fromkeys(fmts))
@@ -245,7 +216,9 @@ def collect(
         prep = engine.prepare(cfg, limits)
         model = prep.model
         act, wgt = _Folder("activation", scales, fmts), _Folder("weight", scales, fmts)
-        kinds = _activation_layers()
+        # Linear and GPT-2's Conv1D outputs, not Embedding's: BERT sums three embeddings, so each
+        # would count the same gradient again.
+        kinds = (torch.nn.Linear, Conv1D)
 
         def on_output(
             _module: torch.nn.Module, _inputs: tuple[torch.Tensor, ...], output: torch.Tensor
