@@ -5,7 +5,6 @@ the allocator's peak), beside what Accelerate's `estimate-memory` rule would say
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,7 @@ import torch
 
 from ..messages import Note
 from .models import count_params
-from .precision import autocast, grad_scaler, synchronize
+from .precision import timed_step
 from .probes import SavedBytes
 
 if TYPE_CHECKING:
@@ -68,24 +67,14 @@ def one_step(
     precision: str,
     cfg: RunConfig,
 ) -> Anatomy:
-    """Run one real training step of `precision` and count what it held, part by part.
-
-    Gradients are counted after the optimizer step, left in place; a fresh model (no optimizer
-    state yet) makes the peak include the state's first allocation, as a run's first step does.
-    """
-    scaler = grad_scaler(device, precision, cfg)
+    """Run one real training step of `precision` (the sweep's) and count what it held, part by part;
+    a fresh model makes the peak include the optimizer state's first allocation, as a run's does."""
+    step = timed_step(model, optimizer, device, precision, cfg, lambda: batch)
     if device.type == "cuda":
-        synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
     model.train()
-    t0 = time.perf_counter()
-    with SavedBytes(model) as saved, autocast(device, precision):
-        loss = model(**batch).loss
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    synchronize(device)
-    step_s = time.perf_counter() - t0
+    with SavedBytes(model) as saved:
+        step_s = step()
     peak = int(torch.cuda.max_memory_allocated(device)) if device.type == "cuda" else None
     return Anatomy(
         precision=precision,

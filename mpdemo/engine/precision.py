@@ -192,19 +192,19 @@ def timed_step(
     next_batch: Callable[[], Any],
 ) -> Callable[[], float]:
     """One real training step of `precision` (autocast, GradScaler, synchronize) that returns
-    its seconds: what the size sweep times, interleaved."""
+    its seconds: what the size sweep times, interleaved, and the memory anatomy counts."""
     scaler = grad_scaler(device, precision, cfg)
 
     def step() -> float:
         batch = next_batch()
         synchronize(device)  # queued GPU work of the previous step is not this step's
         t0 = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)  # first: the anatomy counts the step's gradients
         with autocast(device, precision):
             loss = model(**batch).loss
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-        optimizer.zero_grad(set_to_none=True)
         synchronize(device)  # the clock reads when the GPU is done, not when it was queued
         return time.perf_counter() - t0
 
