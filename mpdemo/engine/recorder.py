@@ -20,9 +20,9 @@ from ..messages import MpdemoError, Note
 from ..registry import BACKENDS, PRECISIONS
 from . import fp8
 from .cores import Cores
+from .memory import SavedBytes
 from .numerics import RunNumerics
 from .precision import DtypeProbe, autocast_supported, dtype_name, synchronize
-from .probes import SavedBytes
 
 if TYPE_CHECKING:
     from ..runs.turns import Lane
