@@ -95,9 +95,8 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
         train_rows, train_notes = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
         eval_rows, eval_notes = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
         notes += train_notes + eval_notes
-        entry = D.entry_for(cfg.dataset)
-        text, label = D.find_columns(train_rows, entry, cfg.dataset, src.task == "cls")
-        D.find_columns(eval_rows, entry, cfg.dataset, src.task == "cls")
+        text, label = D.find_columns(train_rows, cfg.dataset, src.task == "cls")
+        D.find_columns(eval_rows, cfg.dataset, src.task == "cls")
         num_labels = D.num_labels_of(train_rows, label) if label else 0
         tok_source = str(BUNDLED_TOKENIZER_DIR) if src.model == "builtin" else cfg.model
         tokenizer = load_tokenizer(tok_source, hub=src.model == "hub")

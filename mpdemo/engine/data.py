@@ -74,18 +74,6 @@ def check_slices(name: str, source: str, specs: list[str]) -> None:
         parse_slice(spec, sizes if sizes is not None else {split_of(spec): 10**12})
 
 
-def slice_dataset_dict(dsd: DatasetDict, spec: str) -> tuple[Dataset, list[Note]]:
-    """Slice an in-memory/on-disk DatasetDict with the `datasets` split syntax (and its notes)."""
-    got = parse_slice(spec, {name: len(ds) for name, ds in dsd.items()})
-    notes = [Note("slice_clamped", {"slice": spec, "rows": got.rows})] if got.clamped else []
-    return dsd[got.split].select(range(got.start, got.stop)), notes
-
-
-def entry_for(name: str) -> DatasetEntry:
-    """The catalog entry, or a generic one for Hub ids and local folders (columns guessed)."""
-    return DATASETS.get(name) or DatasetEntry(name, False, text_column="", label_column="")
-
-
 def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
     """One split of the bundled dataset, a local save_to_disk folder or a Hub id, sliced (and
     the notes the slicing calls for)."""
@@ -95,7 +83,9 @@ def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
         dsd = open_on_disk(name, source)
         if isinstance(dsd, datasets.Dataset):  # a single split saved on its own
             dsd = datasets.DatasetDict({split_of(spec): dsd})
-        return slice_dataset_dict(dsd, spec)
+        got = parse_slice(spec, {split: len(ds) for split, ds in dsd.items()})
+        notes = [Note("slice_clamped", {"slice": spec, "rows": got.rows})] if got.clamped else []
+        return dsd[got.split].select(range(got.start, got.stop)), notes
     entry = DATASETS.get(name)
     config = entry.hub_config if entry and entry.hub_config else None
     hub_name = name.split("/", 1)[0] if config else name
@@ -112,11 +102,10 @@ def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
     return ds, []
 
 
-def find_columns(
-    ds: Dataset, entry: DatasetEntry, name: str, need_label: bool
-) -> tuple[str, str | None]:
+def find_columns(ds: Dataset, name: str, need_label: bool) -> tuple[str, str | None]:
     """The text and label column names, from the catalog or guessed; raise ConfigError if missing."""
     cols = list(ds.column_names)
+    entry = DATASETS.get(name) or DatasetEntry(name, False, text_column="", label_column="")
 
     def column(named: str | None, guesses: tuple[str, ...], missing: str) -> str:
         found = named if named in cols else next((c for c in guesses if c in cols), None)
