@@ -1,9 +1,5 @@
-"""The few calls a backend's training loop makes to mpdemo (the lines marked `# mpdemo`), all on `rec`:
-`rec.steps(loader)` times each step and ends the loop (last step, Stop, divergence), `rec.record(loss,
-scaler, skipped)` hands a step to the plots, `rec.evaluate(model, loader)` computes the validation
-metrics once, `rec.attach(trainer)` does all three for the Trainer through a read-only TrainerCallback.
-In the app `rec` is the Recorder (engine/recorder.py); in a reproduce script, a StepPrinter.
-"""
+"""The few calls a backend's training loop makes to mpdemo (the lines marked `# mpdemo`), all on
+`rec`: the Recorder (engine/recorder.py) in the app, a StepPrinter in a reproduce script."""
 
 from __future__ import annotations
 
@@ -44,11 +40,6 @@ class StepHooks:
         return True
 
     # A run holds its turn (mpdemo.runs.turns) from fetching its batch to its step's end.
-    def take_turn(self) -> None:
-        """Wait for this run's turn (before the step's batch is fetched)."""
-        if self.lane is not None:
-            self.lane.take()
-
     def next_turn(self) -> None:
         """The step is done: hand the turn on and wait for this run's next one."""
         if self.lane is not None:
@@ -68,7 +59,8 @@ class StepHooks:
         """Yield the batches; each step is timed from its first line to its rec.record()."""
         it = iter(batches)
         try:
-            self.take_turn()  # each batch is fetched in the run's turn: Accelerate's loader state
+            if self.lane is not None:  # batches are fetched in the run's turn (Accelerate's state)
+                self.lane.take()
             for batch in it:
                 self._logged = None
                 self.begin()

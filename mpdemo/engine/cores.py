@@ -1,10 +1,6 @@
-"""The threads torch computes with: all of torch's while nothing else runs, fewer while other
-programs take cores. libgomp's spinning threads (GOMP_SPINCOUNT, mpdemo/__init__.py) keep short
-parallel regions fast on a quiet machine but fight busy processes for the cores (2-core EPYC,
-tiny-bert: 19.8 ms a step quiet; 1,316 ms beside 20 busy processes, 392 ms on one thread;
-`python bench/turns.py --load N`). So every second Cores reads what other processes took and
-fits torch's threads to the cores they leave; each run's notes say so.
-"""
+"""The threads torch computes with, fitted every second to the cores other programs leave: libgomp's
+spinning threads (mpdemo/__init__.py) fight busy processes for them (tiny-bert: 19.8 ms a step
+quiet, 1,316 ms beside 20 busy processes, 392 ms on one thread; `bench/turns.py --load N`)."""
 
 from __future__ import annotations
 
@@ -23,9 +19,8 @@ QUIET_CORES = 0.3  # below this the runs get every thread back (between: as they
 
 
 def mark_thread() -> None:
-    """Give the calling thread its Python name in the OS (Linux), before it computes anything.
-
-    The threads it starts (torch's OpenMP pool) inherit the name: LoadMeter tells them apart."""
+    """Give the calling thread its Python name in the OS (Linux), before it computes anything: the
+    threads it starts (torch's OpenMP pool) inherit it, so LoadMeter tells them apart."""
     main = threading.current_thread() is threading.main_thread()
     if main or not sys.platform.startswith("linux"):
         return

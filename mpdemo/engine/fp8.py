@@ -1,8 +1,6 @@
 """fp8 training where the hardware has it (CUDA, compute capability >= 8.9): the check, torchao's
-conversion, and the audit. The three backends convert the same layers through torchao's
-Float8Linear: every Linear but the first and last whose sizes are multiples of 16 (accelerate
-1.15's default filter, written out in `linear_filter`). torchao is optional (requirements-gpu.txt).
-"""
+conversion of the same layers in the three backends (`linear_filter`), and the audit. torchao is
+optional (requirements-gpu.txt)."""
 
 from __future__ import annotations
 
@@ -80,11 +78,8 @@ def check(device: Any) -> None:
 
 
 def linear_filter(model: Any) -> Callable[[Any, str], bool]:
-    """Which nn.Linear layers become Float8Linear: accelerate 1.15's default rule, written out.
-
-    The first and last Linear stay in high precision (fp8 there hurts convergence), and so does
-    any Linear whose in/out features are not multiples of 16 (`torch._scaled_mm` needs that).
-    """
+    """Which nn.Linear layers become Float8Linear (accelerate 1.15's default rule): not the first
+    and last (fp8 there hurts convergence), nor one with sizes `torch._scaled_mm` refuses."""
     from torch import nn
 
     names = [name for name, mod in model.named_modules() if isinstance(mod, nn.Linear)]
