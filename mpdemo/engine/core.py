@@ -166,31 +166,26 @@ def execute(
     """Run one prepared config in this thread, emitting events; return the summary (lane: its turns)."""
     rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total, lane=lane)
     rec.start()
-    try:
-        run_backend(prep, rec)
+    try:  # the backend's train_loop on prepare()'s objects and its settings: the one call site
+        backend = BACKENDS[prep.cfg.backend]
+        module = backend.load()
+        inputs = {name: getattr(prep, attr) for name, attr in module.INPUTS.items()}
+        settings = module.settings(prep.cfg, prep.device, prep.task)
+        if backend.uses_accelerate:
+            reset_accelerate_state()
+        try:
+            with matmul_precision(prep.cfg.precision):  # tf32: TF32 matmuls on for this run only
+                module.train_loop(**inputs, rec=rec, **settings)
+            if backend.uses_accelerate:  # under `accelerate launch` each process trained a share
+                from accelerate.state import PartialState
+
+                rec.processes = max(rec.processes, PartialState().num_processes)
+        finally:
+            if backend.uses_accelerate:
+                reset_accelerate_state()
     except Exception as err:  # noqa: BLE001 - a run that breaks is a result, not a crash
         rec.fail(err)
     return rec.finish()
-
-
-def run_backend(prep: Prepared, rec: Recorder) -> None:
-    """The backend's train_loop on prepare()'s objects and its settings: the one call site."""
-    backend = BACKENDS[prep.cfg.backend]
-    module = backend.load()
-    inputs = {name: getattr(prep, attr) for name, attr in module.INPUTS.items()}
-    settings = module.settings(prep.cfg, prep.device, prep.task)
-    if backend.uses_accelerate:
-        reset_accelerate_state()
-    try:
-        with matmul_precision(prep.cfg.precision):  # tf32: TF32 matmuls on for this run only
-            module.train_loop(**inputs, rec=rec, **settings)
-        if backend.uses_accelerate:  # under `accelerate launch` each process trained a share
-            from accelerate.state import PartialState
-
-            rec.processes = max(rec.processes, PartialState().num_processes)
-    finally:
-        if backend.uses_accelerate:
-            reset_accelerate_state()
 
 
 def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:

@@ -127,10 +127,3 @@ def audit(model: Any) -> dict[str, Any]:
             kept.append(name)
     total = len(float8) + len(kept)
     return {"float8_layers": len(float8), "linear_layers": total, "kept": kept, "formats": formats}
-
-
-def effective_dtype(model: Any) -> Any:
-    """torch.float8_e4m3fn when any layer trained as Float8Linear, else None (nothing in fp8)."""
-    import torch
-
-    return torch.float8_e4m3fn if audit(model)["float8_layers"] else None

@@ -34,9 +34,8 @@ _CAST_OR_VIEW = (
 
 
 class SavedBytes:
-    """Counts the bytes autograd saves for backward while active (torch saved_tensors_hooks): each
-    storage the model computed once, leaving out the batch, the parameters and autocast's copies
-    of them. What is left is the activations (bf16/fp16 wherever autocast runs)."""
+    """Counts the activations autograd saves for backward while active (saved_tensors_hooks): each
+    storage the model computed once, not the batch, the parameters or autocast's copies of them."""
 
     def __init__(self, model: torch.nn.Module | None = None) -> None:
         self.bytes = 0
@@ -176,10 +175,8 @@ def measure(
 
 
 def accelerate_estimate(params: int, precision: str) -> dict[str, int] | None:
-    """Accelerate's estimate for AdamW training of `params` fp32 parameters: its own
-    `estimate_training_usage`, "Training using Adam" being the largest part, not their sum (S the
-    fp32 size: 4S for fp32, 2S for fp16/bf16; no activations). None where the rule says nothing.
-    """
+    """Accelerate's own `estimate_training_usage` for AdamW on `params` fp32 parameters, "training"
+    its largest part (no activations); None where the rule says nothing."""
     name = _ACCELERATE_DTYPES.get(precision)
     if name is None:
         return None

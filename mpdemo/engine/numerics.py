@@ -1,8 +1,5 @@
-"""What the Recorder watches beyond time and loss: gradient histograms (`--watch-grads N`),
-lost updates (engine/master.py), bytes per parameter and the TF32 audit. The Recorder calls
-`before_step()` before its clock starts, subtracts `excluded_s()` (the hooks' seconds inside the
-step) and calls `after_step()` once the clock stopped.
-"""
+"""What the Recorder watches beyond time and loss: gradient histograms (`--watch-grads N`), lost
+updates (engine/master.py), bytes per parameter and the TF32 audit, their seconds off the clock."""
 
 from __future__ import annotations
 

@@ -149,17 +149,15 @@ def grad_scaler(device: torch.device, precision: str, cfg: RunConfig) -> torch.a
     )
 
 
-def _is_conv1d(module: nn.Module) -> bool:
-    return type(module).__name__ == "Conv1D"  # by name: transformers stays unimported here
-
-
 class DtypeProbe:
     """A forward hook that records the dtype a matmul layer really produced, then removes itself."""
 
     def __init__(self, model: nn.Module) -> None:
         self.dtype: torch.dtype | None = None
-        # The first matmul layer (nn.Linear or GPT-2's Conv1D): its output dtype tells what ran.
-        matmuls = (m for m in model.modules() if isinstance(m, nn.Linear) or _is_conv1d(m))
+        # The first matmul layer (nn.Linear or GPT-2's Conv1D, by name: transformers unimported).
+        matmuls = (
+            m for m in model.modules() if isinstance(m, nn.Linear) or type(m).__name__ == "Conv1D"
+        )
         module = next(matmuls, None)
         self._handle = module.register_forward_hook(self._hook) if module is not None else None
 

@@ -222,8 +222,13 @@ class Recorder(StepHooks):
         self.effective_dtype = self._probe.dtype
         self.numerics.close()
         self.notes += self.numerics.notes()
-        if self.precision.float8:  # fp8: what ran is which layers torchao converted
-            self._audit_fp8()
+        # fp8: what ran is which layers torchao converted (none: the probe's bf16 stands)
+        a = self.fp8_audit = fp8.audit(self.prep.model) if self.precision.float8 else None
+        if a and a["float8_layers"]:
+            self.effective_dtype = torch.float8_e4m3fn
+            kept_in = dtype_name(self.precision.torch_autocast_dtype())  # the kept layers'
+            args = {"float8": a["float8_layers"], "linear": a["linear_layers"], "dtype": kept_in}
+            self.notes.append(Note("fp8_layers", {**args, "kept": len(a["kept"])}))
         if self.cores is not None:
             self.notes += self.cores.notes()
             if self.lane is None:
@@ -240,17 +245,6 @@ class Recorder(StepHooks):
             if self.lane is not None:  # the other runs go on without it
                 self.lane.finish()
         return summary
-
-    def _audit_fp8(self) -> None:
-        """fp8's dtype audit: count the Float8Linear layers in the model that trained."""
-        self.fp8_audit = fp8.audit(self.prep.model)
-        # No Float8Linear at all: the probe's dtype (bf16) stands, and the summary says so.
-        self.effective_dtype = fp8.effective_dtype(self.prep.model) or self.effective_dtype
-        a = self.fp8_audit
-        if a["float8_layers"]:  # the kept layers run in the precision's autocast dtype (bf16)
-            kept_in = dtype_name(self.precision.torch_autocast_dtype())
-            args = {"float8": a["float8_layers"], "linear": a["linear_layers"], "dtype": kept_in}
-            self.notes.append(Note("fp8_layers", {**args, "kept": len(a["kept"])}))
 
     # --- summary --------------------------------------------------------------------------
     def _dtype_notes(self, effective: str | None) -> list[Note]:

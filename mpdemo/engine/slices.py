@@ -1,7 +1,5 @@
-"""The `datasets` split syntax ('train[:2000]', 'train[:10%]', 'validation[100:600]'), read once in
-pure Python (the page previews a slice's rows while typing), with datasets' ReadInstruction
-arithmetic: 'closest' rounding of percentages, negative indices from the end, bounds clamped.
-"""
+"""The `datasets` split syntax ('train[:2000]', 'train[:10%]'), in pure Python so the page previews
+a slice's rows while typing, with datasets' ReadInstruction arithmetic (rounding, clamping)."""
 
 from __future__ import annotations
 
