@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..engine.hfhub import hub_reachable
@@ -146,12 +147,12 @@ def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallb
     return StepReporter()
 
 
+@dataclass
 class StepPrinter(StepHooks):
     """A reproduce script's `rec`: prints one line per step, `step N  loss L  scale S ...`."""
 
-    def __init__(self, prep: Prepared) -> None:
-        self.prep = prep
-        self.step = 0
+    prep: Prepared
+    step: int = 0
 
     def end(
         self, loss: Any, scale: float | None, skipped: bool = False, dt: float | None = None

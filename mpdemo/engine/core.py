@@ -127,8 +127,7 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
     model.to(src.device)
     order = D.step_order(len(train_ds), cfg.steps, cfg.batch_size, cfg.seed)
     ordered = D.in_step_order(train_ds, order)
-    # Pure bf16 weights (weights=bf16 / bf16-sr): the model itself in bf16, AdamW's moments
-    # made like it; fp32 (default): the fp32 master weights of mixed precision.
+    # weights=bf16 / bf16-sr: the model itself in bf16 (AdamW's moments follow); fp32: the master
     model = master.cast_weights(model, cfg.weights)
     optimizer = master.build_optimizer(model, cfg.lr, cfg.weights, cfg.seed)
     return Prepared(
@@ -228,8 +227,7 @@ def collect_garbage() -> None:
 
 
 def next_collect_s() -> float | None:
-    """Seconds the next collection should take: the latest one's (0 before any); None while the
-    first (the one that scans everything the imports made) is still ahead."""
+    """Seconds the next collection should take (the latest's); None before the first, full one."""
     return (_collect_s or 0.0) if _frozen else None
 
 

@@ -68,9 +68,8 @@ def _threads_cpu() -> dict[int, tuple[str, float]]:
 
 
 class LoadMeter:
-    """Share of the machine's CPU time taken by other processes, by this process's own other work
-    (its threads that are not the training's: another visitor's Number formats loop), and a VM's
-    steal, over a span. Made in the training's thread (mark_thread named it)."""
+    """Share of all cores' time other processes, this process's other threads (another visitor's
+    work) and a VM's steal took over a span; made in the training's thread (see mark_thread)."""
 
     def __init__(self) -> None:
         name = _comm("/proc/thread-self/comm")
@@ -134,8 +133,7 @@ def _cores() -> int:
 
 
 class Cores:
-    """torch's thread count for a run or a comparison, fitted every second to the cores that
-    other processes leave free; close() gives torch its own count back."""
+    """torch's thread count for a run or a comparison; close() gives torch its own count back."""
 
     def __init__(
         self,

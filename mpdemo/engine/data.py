@@ -75,8 +75,7 @@ def check_slices(name: str, source: str, specs: list[str]) -> None:
 
 
 def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
-    """One split of the bundled dataset, a local save_to_disk folder or a Hub id, sliced (and
-    the notes the slicing calls for)."""
+    """One split, sliced, of the bundled dataset, a local folder or a Hub id, and its notes."""
     import datasets
 
     if source in ("builtin", "local"):
@@ -231,8 +230,7 @@ class StepBatches(torch.utils.data.Dataset):
 def batch_loader(
     ds: Dataset | torch.utils.data.Dataset, order: list[int] | None, batch_size: int
 ) -> torch.utils.data.DataLoader:
-    """A DataLoader of whole batches, rows in `order` (None: as stored): gathered from the columns
-    for a datasets.Dataset, the DataLoader's own batching for anything else."""
+    """A DataLoader of whole batches in `order` (None: as stored); a datasets' one from columns."""
     order = list(range(len(ds))) if order is None else order
     if hasattr(ds, "with_format"):
         return torch.utils.data.DataLoader(StepBatches(ds, order, batch_size), batch_size=None)

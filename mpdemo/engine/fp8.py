@@ -109,8 +109,7 @@ def converter() -> Callable[..., Any]:
 
 
 def audit(model: Any) -> dict[str, Any]:
-    """What really ran, read from the trained model: its Float8Linear layers, the Linear kept,
-    and the formats where this torchao records them in the layers' config."""
+    """What really ran, read from the trained model: Float8Linear layers, Linear kept, formats."""
     from torch import nn
 
     float8, kept = [], []

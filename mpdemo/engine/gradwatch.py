@@ -105,15 +105,14 @@ class GradWatch:
     def collect(self, step: int, scale: float | None) -> dict[str, Any] | None:
         """The armed step's histograms (outside the timed step), or None when not watched."""
         self.close()
-        if not self.armed or not self._layers:
-            self.armed = False
+        self.armed = False
+        if not self._layers:  # only an armed step's hooks fill it
             return None
         layers = [
             {"name": name, **histogram(torch.cat(parts), self.fmt)}
             for name, parts in self._layers.items()
         ]
         self._layers.clear()
-        self.armed = False
         return {"step": step, "scale": scale, "format": self.fmt, "layers": layers}
 
     def close(self) -> None:

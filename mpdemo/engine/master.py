@@ -29,14 +29,11 @@ class SRAdamW(torch.optim.Optimizer):
         self,
         params: Any,
         lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
         weight_decay: float = 1e-2,
         seed: int = 0,
     ) -> None:
-        super().__init__(
-            params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}
-        )
+        defaults = {"lr": lr, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": weight_decay}
+        super().__init__(params, defaults)
         self._gen: torch.Generator | None = None
         self._seed = seed
 

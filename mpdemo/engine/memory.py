@@ -171,9 +171,6 @@ def measure(
     return out
 
 
-# --- what Accelerate's rule would say ------------------------------------------------------------
-
-
 def accelerate_estimate(params: int, precision: str) -> dict[str, int] | None:
     """Accelerate's own `estimate_training_usage` for AdamW on `params` fp32 parameters, "training"
     its largest part (no activations); None where the rule says nothing."""

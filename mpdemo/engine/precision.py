@@ -1,5 +1,4 @@
-"""The torch side of the precision records (mpdemo/registry.py): the device check, the process-wide
-matmul flags, autocast and GradScaler, what a run computes in, the effective-dtype audit."""
+"""The torch side of the precision records (mpdemo/registry.py): checks, autocast, GradScaler."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from . import fp8
 if TYPE_CHECKING:
     from ..config import RunConfig
 
-# Read from the precision registry: one record per precision (mpdemo/registry.py).
 DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISIONS.items()}
 # float32 is "fp32" (tf32 stores fp32 too): the first name of each dtype
 NAMES: dict[torch.dtype, str] = {d: n for n, d in reversed(DTYPES.items())}
@@ -72,8 +70,7 @@ def effective_precision(backend: str, precision: str, device_type: str) -> str:
 
 
 def tf32_in_effect(device: torch.device) -> str | None:
-    """The setting under which fp32 matmuls run in TF32 on this (sm >= 8.0) GPU now, else None:
-    a float32 matmul precision other than "highest", or cuBLAS's allow_tf32."""
+    """The setting that makes fp32 matmuls run in TF32 on this (sm >= 8.0) GPU now, else None."""
     if device.type != "cuda" or not torch.cuda.is_available():
         return None
     if torch.cuda.get_device_capability(device) < (8, 0):

@@ -1,5 +1,4 @@
-"""The Recorder: a backend's `rec` in the app. It times each step, emits the events, decides
-stop/diverge and builds the run's Summary."""
+"""The Recorder, a backend's `rec` in the app: times each step, emits events, builds the Summary."""
 
 from __future__ import annotations
 
@@ -75,7 +74,6 @@ class Recorder(StepHooks):
         # torch's threads (engine/cores.py): the comparison's, or (a run alone) its own, from start()
         self.cores: Cores | None = lane.pace.cores if lane is not None else None
 
-    # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
         """Emit RunStarted; arm the dtype probe and the memory baseline."""
         if self.cfg.unscaled:
@@ -246,7 +244,6 @@ class Recorder(StepHooks):
                 self.lane.finish()
         return summary
 
-    # --- summary --------------------------------------------------------------------------
     def _dtype_notes(self, effective: str | None) -> list[Note]:
         requested = self.cfg.precision
         if effective is None or effective == requested:
@@ -265,8 +262,7 @@ class Recorder(StepHooks):
         mean_step = statistics.fmean(warm) if warm else None
         effective = self.numerics.effective(dtype_name(self.effective_dtype))
         notes = self._dtype_notes(effective) + self.notes
-        # Memory: the activations kept for backward in one step; on CUDA also the allocator's
-        # peak (a CPU process's RSS depends on what ran before the run).
+        # CUDA's allocator peak (a CPU process's RSS depends on what ran before the run)
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
         median = statistics.median(warm) if warm else None

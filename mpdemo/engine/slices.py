@@ -41,8 +41,7 @@ def split_of(spec: str) -> str:
 
 
 def resolve(spec: str, sizes: dict[str, int] | None) -> Slice | None:
-    """The slice `spec` selects; None when the split sizes are unknown. Raises ConfigError for
-    bad syntax (bad_slice) or a split the dataset lacks (unknown_split)."""
+    """The slice `spec` selects, None without sizes; ConfigError: bad syntax or an unknown split."""
     text = spec.strip() if isinstance(spec, str) else ""
     m = SLICE_RE.match(text)
     splits = ", ".join(sizes) if sizes else "?"
