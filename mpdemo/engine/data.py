@@ -150,18 +150,6 @@ def tokenize(
             if key in _TOKENIZED:
                 _TOKENIZED[key] = _TOKENIZED.pop(key)  # the most recent last
                 return _TOKENIZED[key]
-    out = _tokenize(ds, tokenizer, text, label, max_length)
-    if fingerprint is not None:
-        with _TOKENIZED_LOCK:
-            _TOKENIZED[key] = out
-            while len(_TOKENIZED) > _TOKENIZED_KEEP:
-                _TOKENIZED.pop(next(iter(_TOKENIZED)))
-    return out
-
-
-def _tokenize(
-    ds: Dataset, tokenizer: PreTrainedTokenizerBase, text: str, label: str | None, max_length: int
-) -> Dataset:
 
     def fn(batch: dict[str, list]) -> dict[str, object]:
         texts = [str(t) for t in batch[text]]
@@ -181,16 +169,19 @@ def _tokenize(
     # keep_in_memory: never write cache files next to the bundled dataset in assets/.
     out = ds.map(fn, batched=True, remove_columns=ds.column_names, keep_in_memory=True)
     out.set_format("torch")
+    if fingerprint is not None:
+        with _TOKENIZED_LOCK:
+            _TOKENIZED[key] = out
+            while len(_TOKENIZED) > _TOKENIZED_KEEP:
+                _TOKENIZED.pop(next(iter(_TOKENIZED)))
     return out
 
 
 def random_regression(rows: int, width: int, seed: int) -> torch.utils.data.StackDataset:
     """The AMP recipe's data: random inputs and random targets, fixed by a seed."""
     gen = torch.Generator().manual_seed(seed)
-    inputs = torch.randn(rows, width, generator=gen)
-    return torch.utils.data.StackDataset(
-        inputs=inputs, labels=torch.randn(rows, width, generator=gen)
-    )
+    inputs, labels = (torch.randn(rows, width, generator=gen) for _ in range(2))
+    return torch.utils.data.StackDataset(inputs=inputs, labels=labels)
 
 
 def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]:
