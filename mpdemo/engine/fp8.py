@@ -47,15 +47,6 @@ def refusal(device: Any = None) -> ConfigError:
     return ConfigError("fp8_old_gpu", gpu=name, cc=cc)
 
 
-def supported(device: Any) -> bool:
-    """Whether fp8 matmuls can run on this device: CUDA with compute capability >= 8.9."""
-    if getattr(device, "type", None) != "cuda":
-        return False
-    found = gpu(device)
-    needs = PRECISIONS[NAME].needs_compute_capability
-    return found is not None and needs is not None and found[1] >= needs
-
-
 def torchao_version() -> tuple[int, ...] | None:
     """torchao's installed version as numbers, or None when it is not installed."""
     if importlib.util.find_spec("torchao") is None:
@@ -68,7 +59,9 @@ def torchao_version() -> tuple[int, ...] | None:
 
 def check(device: Any) -> None:
     """Refuse fp8 before anything loads: no capable GPU, or no (recent enough) torchao."""
-    if not supported(device):
+    card = gpu(device) if getattr(device, "type", None) == "cuda" else None
+    needs = PRECISIONS[NAME].needs_compute_capability  # 8.9: fp8 matmuls
+    if card is None or needs is None or card[1] < needs:
         raise refusal(device)
     version = torchao_version()
     if version is None or version < TORCHAO_MIN:
