@@ -78,9 +78,7 @@ def tf32_in_effect(device: torch.device) -> str | None:
     mode = torch.get_float32_matmul_precision()
     if mode != "highest":
         return f'"{mode}"'
-    if torch.backends.cuda.matmul.allow_tf32:
-        return "allow_tf32"
-    return None
+    return "allow_tf32" if torch.backends.cuda.matmul.allow_tf32 else None
 
 
 TorchFlags = tuple[str, bool, bool]  # float32 matmul precision, cuBLAS TF32, cuDNN TF32
