@@ -17,7 +17,7 @@ from conftest import events_of, summary_of
 
 from mpdemo import RunConfig
 from mpdemo.engine import machine as M
-from mpdemo.engine import probes
+from mpdemo.engine.memory import SavedBytes
 from mpdemo.engine.precision import effective_precision
 from mpdemo.messages import EN, Note, render
 from mpdemo.runs import notes as N
@@ -323,7 +323,7 @@ def test_autocast_keeps_fewer_activation_bytes_on_the_built_in_models(model, dat
     batch = next(iter(prep.train_dataloader))
     saved = {}
     for precision in ("fp32", "bf16", "fp16"):
-        with probes.SavedBytes(prep.model) as meter, autocast(prep.device, precision):
+        with SavedBytes(prep.model) as meter, autocast(prep.device, precision):
             loss = prep.model(**batch).loss
         loss.backward()
         prep.optimizer.zero_grad(set_to_none=True)

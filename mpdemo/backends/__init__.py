@@ -1,5 +1,3 @@
-"""The three backends: siblings with the same skeleton (begin → step → end, then eval), listed in
-mpdemo/registry.py. Each module's `train_loop` is the listing the Code tab shows and `python -m
-mpdemo code` writes out: its keyword-only parameters are this run's settings (from `settings()`),
-filled in as values there; INPUTS maps its other parameters to prepare()'s result.
-"""
+"""The three backends, siblings listed in mpdemo/registry.py. Each `train_loop` is the listing the
+Code tab shows: its keyword-only parameters are `settings()`'s values; INPUTS maps the others to
+prepare()'s result."""

@@ -1,14 +1,11 @@
-"""The few calls a backend's training loop makes to mpdemo (the lines marked `# mpdemo`), all on `rec`:
-`rec.steps(loader)` times each step and ends the loop (last step, Stop, divergence), `rec.record(loss,
-scaler, skipped)` hands a step to the plots, `rec.evaluate(model, loader)` computes the validation
-metrics once, `rec.attach(trainer)` does all three for the Trainer through a read-only TrainerCallback.
-In the app `rec` is the Recorder (engine/recorder.py); in a reproduce script, a StepPrinter.
-"""
+"""The few calls a backend's training loop makes to mpdemo (the lines marked `# mpdemo`), all on
+`rec`: the Recorder (engine/recorder.py) in the app, a StepPrinter in a reproduce script."""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..engine.hfhub import hub_reachable
@@ -44,11 +41,6 @@ class StepHooks:
         return True
 
     # A run holds its turn (mpdemo.runs.turns) from fetching its batch to its step's end.
-    def take_turn(self) -> None:
-        """Wait for this run's turn (before the step's batch is fetched)."""
-        if self.lane is not None:
-            self.lane.take()
-
     def next_turn(self) -> None:
         """The step is done: hand the turn on and wait for this run's next one."""
         if self.lane is not None:
@@ -68,7 +60,8 @@ class StepHooks:
         """Yield the batches; each step is timed from its first line to its rec.record()."""
         it = iter(batches)
         try:
-            self.take_turn()  # each batch is fetched in the run's turn: Accelerate's loader state
+            if self.lane is not None:  # batches are fetched in the run's turn (Accelerate's state)
+                self.lane.take()
             for batch in it:
                 self._logged = None
                 self.begin()
@@ -154,12 +147,12 @@ def _trainer_callback(hooks: StepHooks, trainer: Any) -> Any:  # -> TrainerCallb
     return StepReporter()
 
 
+@dataclass
 class StepPrinter(StepHooks):
     """A reproduce script's `rec`: prints one line per step, `step N  loss L  scale S ...`."""
 
-    def __init__(self, prep: Prepared) -> None:
-        self.prep = prep
-        self.step = 0
+    prep: Prepared
+    step: int = 0
 
     def end(
         self, loss: Any, scale: float | None, skipped: bool = False, dt: float | None = None

@@ -22,7 +22,6 @@ INPUTS = {
     "train_dataset": "train_dataset",
     "eval_dataset": "eval_dataset",
 }
-# The Trainer makes this folder and, with save_strategy="no", writes nothing into it.
 OUTPUT_DIR = os.path.join(tempfile.gettempdir(), "mpdemo-trainer")
 
 

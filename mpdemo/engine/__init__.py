@@ -23,7 +23,6 @@ _WHERE = {
     "resolve_device": "precision",
     "set_torch_flags": "precision",
     "torch_flags": "precision",
-    "Anatomy": "memory",
 }
 __all__ = sorted(_WHERE)
 

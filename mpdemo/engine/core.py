@@ -95,9 +95,8 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
         train_rows, train_notes = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
         eval_rows, eval_notes = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
         notes += train_notes + eval_notes
-        entry = D.entry_for(cfg.dataset)
-        text, label = D.find_columns(train_rows, entry, cfg.dataset, src.task == "cls")
-        D.find_columns(eval_rows, entry, cfg.dataset, src.task == "cls")
+        text, label = D.find_columns(train_rows, cfg.dataset, src.task == "cls")
+        D.find_columns(eval_rows, cfg.dataset, src.task == "cls")
         num_labels = D.num_labels_of(train_rows, label) if label else 0
         tok_source = str(BUNDLED_TOKENIZER_DIR) if src.model == "builtin" else cfg.model
         tokenizer = load_tokenizer(tok_source, hub=src.model == "hub")
@@ -128,8 +127,7 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
     model.to(src.device)
     order = D.step_order(len(train_ds), cfg.steps, cfg.batch_size, cfg.seed)
     ordered = D.in_step_order(train_ds, order)
-    # Pure bf16 weights (weights=bf16 / bf16-sr): the model itself in bf16, AdamW's moments
-    # made like it; fp32 (default): the fp32 master weights of mixed precision.
+    # weights=bf16 / bf16-sr: the model itself in bf16 (AdamW's moments follow); fp32: the master
     model = master.cast_weights(model, cfg.weights)
     optimizer = master.build_optimizer(model, cfg.lr, cfg.weights, cfg.seed)
     return Prepared(
@@ -167,31 +165,26 @@ def execute(
     """Run one prepared config in this thread, emitting events; return the summary (lane: its turns)."""
     rec = Recorder(prep, emit, stop or threading.Event(), index=index, total=total, lane=lane)
     rec.start()
-    try:
-        run_backend(prep, rec)
+    try:  # the backend's train_loop on prepare()'s objects and its settings: the one call site
+        backend = BACKENDS[prep.cfg.backend]
+        module = backend.load()
+        inputs = {name: getattr(prep, attr) for name, attr in module.INPUTS.items()}
+        settings = module.settings(prep.cfg, prep.device, prep.task)
+        if backend.uses_accelerate:
+            reset_accelerate_state()
+        try:
+            with matmul_precision(prep.cfg.precision):  # tf32: TF32 matmuls on for this run only
+                module.train_loop(**inputs, rec=rec, **settings)
+            if backend.uses_accelerate:  # under `accelerate launch` each process trained a share
+                from accelerate.state import PartialState
+
+                rec.processes = max(rec.processes, PartialState().num_processes)
+        finally:
+            if backend.uses_accelerate:
+                reset_accelerate_state()
     except Exception as err:  # noqa: BLE001 - a run that breaks is a result, not a crash
         rec.fail(err)
     return rec.finish()
-
-
-def run_backend(prep: Prepared, rec: Recorder) -> None:
-    """The backend's train_loop on prepare()'s objects and its settings: the one call site."""
-    backend = BACKENDS[prep.cfg.backend]
-    module = backend.load()
-    inputs = {name: getattr(prep, attr) for name, attr in module.INPUTS.items()}
-    settings = module.settings(prep.cfg, prep.device, prep.task)
-    if backend.uses_accelerate:
-        reset_accelerate_state()
-    try:
-        with matmul_precision(prep.cfg.precision):  # tf32: TF32 matmuls on for this run only
-            module.train_loop(**inputs, rec=rec, **settings)
-        if backend.uses_accelerate:  # under `accelerate launch` each process trained a share
-            from accelerate.state import PartialState
-
-            rec.processes = max(rec.processes, PartialState().num_processes)
-    finally:
-        if backend.uses_accelerate:
-            reset_accelerate_state()
 
 
 def failed_event(cfg: RunConfig, err: BaseException, index: int = 0) -> RunFinished:
@@ -221,11 +214,8 @@ def forget_collect_time() -> None:
 
 
 def collect_garbage() -> None:
-    """Free what the finished run left in reference cycles; the first time, freeze the rest.
-
-    A full collection scans the ~0.5M objects the imports made (0.2 s holding the GIL here);
-    frozen after the first, later ones scan only what a run made (under 1 ms here).
-    """
+    """Free what the finished run left in reference cycles; the first time, freeze the rest, so
+    later ones scan only what a run made, not the imports' ~0.5M objects (0.2 s → under 1 ms)."""
     global _frozen, _collect_s
     t0 = time.perf_counter()
     gc.collect()
@@ -237,17 +227,14 @@ def collect_garbage() -> None:
 
 
 def next_collect_s() -> float | None:
-    """Seconds the next collection should take: the latest one's (0 before any); None while the
-    first (the one that scans everything the imports made) is still ahead."""
+    """Seconds the next collection should take (the latest's); None before the first, full one."""
     return (_collect_s or 0.0) if _frozen else None
 
 
 def train(cfg: RunConfig, stop: threading.Event | None = None) -> Iterator[Event]:
-    """Train one run, yielding start/step/eval/end events as they happen; closing it stops the run.
-
-    The run (its preparation too) happens in a worker thread, as the Trainer reports only through
-    callbacks; a second thread's OpenMP pool would compete (2 cores: 18 → 34 ms a step).
-    """
+    """Train one run, yielding its events as they happen; closing it stops the run. It runs (its
+    preparation too: a second thread's OpenMP pool would compete) in a worker thread, as the
+    Trainer reports only through callbacks."""
     stop = stop or threading.Event()
     preflight(cfg)  # the cheap checks: bad input fails before any thread starts
     yield from stream(lambda emit: execute(prepare(cfg), emit, stop), stop, "mpdemo-train")

@@ -1,10 +1,6 @@
-"""The threads torch computes with: all of torch's while nothing else runs, fewer while other
-programs take cores. libgomp's spinning threads (GOMP_SPINCOUNT, mpdemo/__init__.py) keep short
-parallel regions fast on a quiet machine but fight busy processes for the cores (2-core EPYC,
-tiny-bert: 19.8 ms a step quiet; 1,316 ms beside 20 busy processes, 392 ms on one thread;
-`python bench/turns.py --load N`). So every second Cores reads what other processes took and
-fits torch's threads to the cores they leave; each run's notes say so.
-"""
+"""The threads torch computes with, fitted every second to the cores other programs leave: libgomp's
+spinning threads (mpdemo/__init__.py) fight busy processes for them (tiny-bert: 19.8 ms a step
+quiet, 1,316 ms beside 20 busy processes, 392 ms on one thread; `bench/turns.py --load N`)."""
 
 from __future__ import annotations
 
@@ -23,9 +19,8 @@ QUIET_CORES = 0.3  # below this the runs get every thread back (between: as they
 
 
 def mark_thread() -> None:
-    """Give the calling thread its Python name in the OS (Linux), before it computes anything.
-
-    The threads it starts (torch's OpenMP pool) inherit the name: LoadMeter tells them apart."""
+    """Give the calling thread its Python name in the OS (Linux), before it computes anything: the
+    threads it starts (torch's OpenMP pool) inherit it, so LoadMeter tells them apart."""
     main = threading.current_thread() is threading.main_thread()
     if main or not sys.platform.startswith("linux"):
         return
@@ -73,9 +68,8 @@ def _threads_cpu() -> dict[int, tuple[str, float]]:
 
 
 class LoadMeter:
-    """Share of the machine's CPU time taken by other processes, by this process's own other work
-    (its threads that are not the training's: another visitor's Number formats loop), and a VM's
-    steal, over a span. Made in the training's thread (mark_thread named it)."""
+    """Share of all cores' time other processes, this process's other threads (another visitor's
+    work) and a VM's steal took over a span; made in the training's thread (see mark_thread)."""
 
     def __init__(self) -> None:
         name = _comm("/proc/thread-self/comm")
@@ -139,8 +133,7 @@ def _cores() -> int:
 
 
 class Cores:
-    """torch's thread count for a run or a comparison, fitted every second to the cores that
-    other processes leave free; close() gives torch its own count back."""
+    """torch's thread count for a run or a comparison; close() gives torch its own count back."""
 
     def __init__(
         self,

@@ -1,8 +1,6 @@
 """fp8 training where the hardware has it (CUDA, compute capability >= 8.9): the check, torchao's
-conversion, and the audit. The three backends convert the same layers through torchao's
-Float8Linear: every Linear but the first and last whose sizes are multiples of 16 (accelerate
-1.15's default filter, written out in `linear_filter`). torchao is optional (requirements-gpu.txt).
-"""
+conversion of the same layers in the three backends (`linear_filter`), and the audit. torchao is
+optional (requirements-gpu.txt)."""
 
 from __future__ import annotations
 
@@ -49,15 +47,6 @@ def refusal(device: Any = None) -> ConfigError:
     return ConfigError("fp8_old_gpu", gpu=name, cc=cc)
 
 
-def supported(device: Any) -> bool:
-    """Whether fp8 matmuls can run on this device: CUDA with compute capability >= 8.9."""
-    if getattr(device, "type", None) != "cuda":
-        return False
-    found = gpu(device)
-    needs = PRECISIONS[NAME].needs_compute_capability
-    return found is not None and needs is not None and found[1] >= needs
-
-
 def torchao_version() -> tuple[int, ...] | None:
     """torchao's installed version as numbers, or None when it is not installed."""
     if importlib.util.find_spec("torchao") is None:
@@ -70,7 +59,9 @@ def torchao_version() -> tuple[int, ...] | None:
 
 def check(device: Any) -> None:
     """Refuse fp8 before anything loads: no capable GPU, or no (recent enough) torchao."""
-    if not supported(device):
+    card = gpu(device) if getattr(device, "type", None) == "cuda" else None
+    needs = PRECISIONS[NAME].needs_compute_capability  # 8.9: fp8 matmuls
+    if card is None or needs is None or card[1] < needs:
         raise refusal(device)
     version = torchao_version()
     if version is None or version < TORCHAO_MIN:
@@ -80,11 +71,8 @@ def check(device: Any) -> None:
 
 
 def linear_filter(model: Any) -> Callable[[Any, str], bool]:
-    """Which nn.Linear layers become Float8Linear: accelerate 1.15's default rule, written out.
-
-    The first and last Linear stay in high precision (fp8 there hurts convergence), and so does
-    any Linear whose in/out features are not multiples of 16 (`torch._scaled_mm` needs that).
-    """
+    """Which nn.Linear layers become Float8Linear (accelerate 1.15's default rule): not the first
+    and last (fp8 there hurts convergence), nor one with sizes `torch._scaled_mm` refuses."""
     from torch import nn
 
     names = [name for name, mod in model.named_modules() if isinstance(mod, nn.Linear)]
@@ -114,8 +102,7 @@ def converter() -> Callable[..., Any]:
 
 
 def audit(model: Any) -> dict[str, Any]:
-    """What really ran, read from the trained model: its Float8Linear layers, the Linear kept,
-    and the formats where this torchao records them in the layers' config."""
+    """What really ran, read from the trained model: Float8Linear layers, Linear kept, formats."""
     from torch import nn
 
     float8, kept = [], []
@@ -132,10 +119,3 @@ def audit(model: Any) -> dict[str, Any]:
             kept.append(name)
     total = len(float8) + len(kept)
     return {"float8_layers": len(float8), "linear_layers": total, "kept": kept, "formats": formats}
-
-
-def effective_dtype(model: Any) -> Any:
-    """torch.float8_e4m3fn when any layer trained as Float8Linear, else None (nothing in fp8)."""
-    import torch
-
-    return torch.float8_e4m3fn if audit(model)["float8_layers"] else None

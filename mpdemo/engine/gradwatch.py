@@ -1,9 +1,6 @@
-"""Underflow watched live (`--watch-grads N`): every N steps, each layer's gradient magnitudes
-binned on log2 against a format's windows. On a watched step a hook on every parameter notes its
-gradient once backward completed it, and one callback on autograd's engine (as DDP's reducer
-queues) copies them all when backward ends: still multiplied by the loss scale, as the scaler
-sees them. The Recorder takes the copy's seconds (`spent`) out of the step's time.
-"""
+"""Underflow watched live (`--watch-grads N`): every N steps, each layer's gradient magnitudes, as
+the scaler sees them (scaled), binned on log2 against a format's windows; the copy's seconds
+(`spent`) are taken out of the step's time."""
 
 from __future__ import annotations
 
@@ -21,11 +18,8 @@ WATCH_FORMATS = LOW_PRECISION  # every format a run can be watched against (a re
 
 
 def histogram(g: torch.Tensor, fmt: str) -> dict[str, Any]:
-    """|g| binned on log2 edges LO..HI, with the shares fmt flushes, keeps subnormal, overflows.
-
-    counts[0] is below 2^LO (zeros included), counts[i] is [2^edges[i-1], 2^edges[i]), the last
-    2^HI and above (inf, NaN): they sum to g's elements. Shares round as a cast to fmt does.
-    """
+    """|g| binned on log2 edges LO..HI (counts[0] below 2^LO with the zeros, the last 2^HI and up
+    with inf and NaN), with the shares a cast to fmt flushes, keeps subnormal, overflows."""
     lay = layout(fmt)
     a = g.detach().abs().to(torch.float32).flatten()
     # On the gradient's device: CPU boundaries failed every watched step of a CUDA model.
@@ -111,15 +105,14 @@ class GradWatch:
     def collect(self, step: int, scale: float | None) -> dict[str, Any] | None:
         """The armed step's histograms (outside the timed step), or None when not watched."""
         self.close()
-        if not self.armed or not self._layers:
-            self.armed = False
+        self.armed = False
+        if not self._layers:  # only an armed step's hooks fill it
             return None
         layers = [
             {"name": name, **histogram(torch.cat(parts), self.fmt)}
             for name, parts in self._layers.items()
         ]
         self._layers.clear()
-        self.armed = False
         return {"step": step, "scale": scale, "format": self.fmt, "layers": layers}
 
     def close(self) -> None:

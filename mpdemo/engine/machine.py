@@ -1,6 +1,5 @@
-"""What this machine is: names, instruction-set flags, library versions, and the sentences that
-say so (`machine_info()` goes into every run's JSON). Torch-free to import: the probes load torch.
-"""
+"""What this machine is (names, CPU flags, versions: in every run's JSON) and the sentences that say
+so. Torch-free to import: the probes load torch."""
 
 from __future__ import annotations
 
@@ -155,8 +154,7 @@ def _static_info() -> Machine:
 
 
 def machine_info() -> Machine:
-    """This machine as a JSON-ready dict: device kind/name, CPU flags, GPU, versions, threads, date
-    (the static part cached; threads and date read each call: a run may change the first)."""
+    """This machine as a JSON-ready dict (cached, but threads and date, which a run may change)."""
     import torch
 
     info = Machine(**_static_info())

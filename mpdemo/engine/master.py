@@ -1,9 +1,6 @@
-"""Master weights and what replaces them: `fp32` (default: the fp32 weights are the master copy
-the update lands in, autocast computes in 16 bits); `bf16` (pure bf16 weights and AdamW moments:
-an update under half a bf16 ulp rounds away); `bf16-sr` (the same, the update rounded to bf16
-stochastically, through torchao's `_AdamW` or, without torchao, `SRAdamW` below). `LostUpdates`
-measures each step the share of elements an update should have changed that did not change.
-"""
+"""Master weights and what replaces them: `fp32` (the master copy the update lands in), `bf16` (pure
+bf16 weights and moments: an update under half an ulp rounds away), `bf16-sr` (stochastic rounding);
+`LostUpdates` measures the share of elements an update should have changed that did not change."""
 
 from __future__ import annotations
 
@@ -32,14 +29,11 @@ class SRAdamW(torch.optim.Optimizer):
         self,
         params: Any,
         lr: float = 1e-3,
-        betas: tuple[float, float] = (0.9, 0.999),
-        eps: float = 1e-8,
         weight_decay: float = 1e-2,
         seed: int = 0,
     ) -> None:
-        super().__init__(
-            params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}
-        )
+        defaults = {"lr": lr, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": weight_decay}
+        super().__init__(params, defaults)
         self._gen: torch.Generator | None = None
         self._seed = seed
 
@@ -154,9 +148,8 @@ class LostUpdates:
 
 
 def bytes_per_param(model: torch.nn.Module, optimizer: Any) -> dict[str, float]:
-    """What each parameter costs in this run, from its tensors: weights, gradients (in the weights'
-    dtype when absent), master_copy (none here: under autocast the fp32 weights are the master)
-    and adam_moments (exp_avg + exp_avg_sq)."""
+    """Bytes each parameter costs in this run, from its tensors (no master_copy: under autocast the
+    fp32 weights are the master; gradients in the weights' dtype when absent)."""
     params = [p for p in model.parameters() if p.requires_grad]
     n = sum(p.numel() for p in params) or 1
     grads = sum((p.grad if p.grad is not None else p).nbytes for p in params)

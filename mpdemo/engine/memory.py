@@ -1,11 +1,10 @@
 """Memory anatomy: what one training step holds, per precision, counted from the tensors themselves
-(weights, gradients, AdamW's state by `nbytes`; saved activations by probes.SavedBytes; on CUDA
-the allocator's peak), beside what Accelerate's `estimate-memory` rule would say.
+(weights, gradients, AdamW's state by `nbytes`; saved activations by SavedBytes, which a run's first
+step uses too; on CUDA the allocator's peak), beside what Accelerate's `estimate-memory` rule says.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -14,8 +13,7 @@ import torch
 
 from ..messages import Note
 from .models import count_params
-from .precision import autocast, grad_scaler, synchronize
-from .probes import SavedBytes
+from .precision import timed_step
 
 if TYPE_CHECKING:
     from ..config import RunConfig
@@ -23,6 +21,72 @@ if TYPE_CHECKING:
 # Accelerate's own names for what its rule is given (accelerate/commands/estimate.py).
 _ACCELERATE_DTYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 PARTS = ("weights_bytes", "grads_bytes", "optimizer_bytes", "saved_activation_bytes")
+_CAST_OR_VIEW = (
+    "ToCopyBackward",
+    "TBackward",
+    "TransposeBackward",
+    "PermuteBackward",
+    "ViewBackward",
+    "UnsafeViewBackward",
+    "ExpandBackward",
+    "AliasBackward",
+)
+
+
+class SavedBytes:
+    """Counts the activations autograd saves for backward while active (saved_tensors_hooks): each
+    storage the model computed once, not the batch, the parameters or autocast's copies of them."""
+
+    def __init__(self, model: torch.nn.Module | None = None) -> None:
+        self.bytes = 0
+        self._seen: set[int] = set()
+        self._params = {p.data_ptr() for p in model.parameters()} if model is not None else set()
+        self._ctx: Any = None
+
+    def _pack(self, t: torch.Tensor) -> torch.Tensor:
+        try:
+            ptr = t.untyped_storage().data_ptr()
+        except (RuntimeError, NotImplementedError):  # tensors without storage (sparse, meta)
+            return t
+        # Only what the model computed (it has a grad_fn): the batch and its casts are data.
+        if t.grad_fn is None or ptr in self._seen or ptr in self._params or self._is_param_cast(t):
+            return t
+        self._seen.add(ptr)
+        self.bytes += t.untyped_storage().nbytes()
+        return t
+
+    @staticmethod
+    def _is_param_cast(t: torch.Tensor) -> bool:
+        # A weight saved as autocast's cast and/or a view of it (Linear saves weight.t()):
+        # cast/view nodes only, back to a leaf (AccumulateGrad).
+        fn = t.grad_fn
+        for _ in range(8):
+            if fn is None:
+                return False
+            name = type(fn).__name__
+            if name == "AccumulateGrad":
+                return True
+            if not name.startswith(_CAST_OR_VIEW):
+                return False
+            inputs = [f for f, _ in fn.next_functions if f is not None]
+            if len(inputs) != 1:
+                return False
+            fn = inputs[0]
+        return False
+
+    def __enter__(self) -> SavedBytes:
+        self._ctx = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
+        self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Pop the hooks (idempotent): the thread's later steps run without them."""
+        if self._ctx is not None:
+            ctx, self._ctx = self._ctx, None
+            ctx.__exit__(None, None, None)
 
 
 @dataclass(frozen=True)
@@ -68,24 +132,14 @@ def one_step(
     precision: str,
     cfg: RunConfig,
 ) -> Anatomy:
-    """Run one real training step of `precision` and count what it held, part by part.
-
-    Gradients are counted after the optimizer step, left in place; a fresh model (no optimizer
-    state yet) makes the peak include the state's first allocation, as a run's first step does.
-    """
-    scaler = grad_scaler(device, precision, cfg)
+    """Run one real training step of `precision` (the sweep's) and count what it held, part by part;
+    a fresh model makes the peak include the optimizer state's first allocation, as a run's does."""
+    step = timed_step(model, optimizer, device, precision, cfg, lambda: batch)
     if device.type == "cuda":
-        synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
     model.train()
-    t0 = time.perf_counter()
-    with SavedBytes(model) as saved, autocast(device, precision):
-        loss = model(**batch).loss
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    synchronize(device)
-    step_s = time.perf_counter() - t0
+    with SavedBytes(model) as saved:
+        step_s = step()
     peak = int(torch.cuda.max_memory_allocated(device)) if device.type == "cuda" else None
     return Anatomy(
         precision=precision,
@@ -117,14 +171,9 @@ def measure(
     return out
 
 
-# --- what Accelerate's rule would say ------------------------------------------------------------
-
-
 def accelerate_estimate(params: int, precision: str) -> dict[str, int] | None:
-    """Accelerate's estimate for AdamW training of `params` fp32 parameters: its own
-    `estimate_training_usage`, "Training using Adam" being the largest part, not their sum (S the
-    fp32 size: 4S for fp32, 2S for fp16/bf16; no activations). None where the rule says nothing.
-    """
+    """Accelerate's own `estimate_training_usage` for AdamW on `params` fp32 parameters, "training"
+    its largest part (no activations); None where the rule says nothing."""
     name = _ACCELERATE_DTYPES.get(precision)
     if name is None:
         return None

@@ -15,11 +15,9 @@ from ..config import Limits
 from ..messages import ConfigError, MpdemoError
 from .hfhub import check_hub_id, hub_reachable
 
-# The built-in BERTs: width, layers, heads (of 64 where the width allows). base-bert is
-# BERT-base's shape, the size where a GPU's tensor cores are the bottleneck (teach/device_sizes.py).
+# The built-in BERTs and GPT-2s: width, layers, heads; base-* are BERT-base's and GPT-2 small's
+# shapes, where a GPU's tensor cores are the bottleneck (teach/device_sizes.py).
 BERT_SHAPES = {"tiny-bert": (64, 2, 2), "small-bert": (256, 4, 4), "base-bert": (768, 12, 12)}
-# The built-in GPT-2s: width, layers, heads. base-gpt2 is GPT-2 small's shape: a CUDA GPU's first
-# lesson trains it (a language model's loss falls from the first step, as on the CPU's tiny one).
 GPT2_SHAPES = {"tiny-gpt2": (64, 2, 2), "base-gpt2": (768, 12, 12)}
 MLP_WIDTH = 4096  # the PyTorch AMP recipe: in_size = out_size = 4096, 3 layers
 

@@ -1,8 +1,5 @@
-"""What the Recorder watches beyond time and loss: gradient histograms (`--watch-grads N`),
-lost updates (engine/master.py), bytes per parameter and the TF32 audit. The Recorder calls
-`before_step()` before its clock starts, subtracts `excluded_s()` (the hooks' seconds inside the
-step) and calls `after_step()` once the clock stopped.
-"""
+"""What the Recorder watches beyond time and loss: gradient histograms (`--watch-grads N`), lost
+updates (engine/master.py), bytes per parameter and the TF32 audit, their seconds off the clock."""
 
 from __future__ import annotations
 
@@ -28,11 +25,9 @@ class RunNumerics:
         cfg = prep.cfg
         self.prep = prep
         self.precision = PRECISIONS[cfg.precision]
-        self.watch: gradwatch.GradWatch | None = None
-        if cfg.watch_grads:  # against its own format (fp32's and tf32's: fp16's, what it flushes)
-            self.watch = gradwatch.GradWatch(
-                prep.model, self.precision.watch_format, cfg.watch_grads
-            )
+        # Watched against its own format (fp32's and tf32's: fp16's, what it flushes).
+        fmt, every = self.precision.watch_format, cfg.watch_grads
+        self.watch = gradwatch.GradWatch(prep.model, fmt, every) if every else None
         self.lost = master.LostUpdates(prep.optimizer) if cfg.tracks_updates else None
         self.lost_shares: list[float] = []
         self.bytes_per_param: dict[str, float] | None = None

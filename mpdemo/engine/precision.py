@@ -1,5 +1,4 @@
-"""The torch side of the precision records (mpdemo/registry.py): the device check, the process-wide
-matmul flags, autocast and GradScaler, what a run computes in, the effective-dtype audit."""
+"""The torch side of the precision records (mpdemo/registry.py): checks, autocast, GradScaler."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from . import fp8
 if TYPE_CHECKING:
     from ..config import RunConfig
 
-# Read from the precision registry: one record per precision (mpdemo/registry.py).
 DTYPES: dict[str, torch.dtype] = {name: p.torch_dtype() for name, p in PRECISIONS.items()}
 # float32 is "fp32" (tf32 stores fp32 too): the first name of each dtype
 NAMES: dict[torch.dtype, str] = {d: n for n, d in reversed(DTYPES.items())}
@@ -72,8 +70,7 @@ def effective_precision(backend: str, precision: str, device_type: str) -> str:
 
 
 def tf32_in_effect(device: torch.device) -> str | None:
-    """The setting under which fp32 matmuls run in TF32 on this (sm >= 8.0) GPU now, else None:
-    a float32 matmul precision other than "highest", or cuBLAS's allow_tf32."""
+    """The setting that makes fp32 matmuls run in TF32 on this (sm >= 8.0) GPU now, else None."""
     if device.type != "cuda" or not torch.cuda.is_available():
         return None
     if torch.cuda.get_device_capability(device) < (8, 0):
@@ -81,9 +78,7 @@ def tf32_in_effect(device: torch.device) -> str | None:
     mode = torch.get_float32_matmul_precision()
     if mode != "highest":
         return f'"{mode}"'
-    if torch.backends.cuda.matmul.allow_tf32:
-        return "allow_tf32"
-    return None
+    return "allow_tf32" if torch.backends.cuda.matmul.allow_tf32 else None
 
 
 TorchFlags = tuple[str, bool, bool]  # float32 matmul precision, cuBLAS TF32, cuDNN TF32
@@ -149,17 +144,15 @@ def grad_scaler(device: torch.device, precision: str, cfg: RunConfig) -> torch.a
     )
 
 
-def _is_conv1d(module: nn.Module) -> bool:
-    return type(module).__name__ == "Conv1D"  # by name: transformers stays unimported here
-
-
 class DtypeProbe:
     """A forward hook that records the dtype a matmul layer really produced, then removes itself."""
 
     def __init__(self, model: nn.Module) -> None:
         self.dtype: torch.dtype | None = None
-        # The first matmul layer (nn.Linear or GPT-2's Conv1D): its output dtype tells what ran.
-        matmuls = (m for m in model.modules() if isinstance(m, nn.Linear) or _is_conv1d(m))
+        # The first matmul layer (nn.Linear or GPT-2's Conv1D, by name: transformers unimported).
+        matmuls = (
+            m for m in model.modules() if isinstance(m, nn.Linear) or type(m).__name__ == "Conv1D"
+        )
         module = next(matmuls, None)
         self._handle = module.register_forward_hook(self._hook) if module is not None else None
 
@@ -192,19 +185,19 @@ def timed_step(
     next_batch: Callable[[], Any],
 ) -> Callable[[], float]:
     """One real training step of `precision` (autocast, GradScaler, synchronize) that returns
-    its seconds: what the size sweep times, interleaved."""
+    its seconds: what the size sweep times, interleaved, and the memory anatomy counts."""
     scaler = grad_scaler(device, precision, cfg)
 
     def step() -> float:
         batch = next_batch()
         synchronize(device)  # queued GPU work of the previous step is not this step's
         t0 = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)  # first: the anatomy counts the step's gradients
         with autocast(device, precision):
             loss = model(**batch).loss
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-        optimizer.zero_grad(set_to_none=True)
         synchronize(device)  # the clock reads when the GPU is done, not when it was queued
         return time.perf_counter() - t0
 

@@ -35,12 +35,12 @@ class Prepared:
     notes: list[Note] = field(default_factory=list)
 
 
+@dataclass
 class DeviceLoader:
     """Wraps a DataLoader so batches arrive on the device, as the course's loop expects."""
 
-    def __init__(self, loader: torch.utils.data.DataLoader, device: torch.device) -> None:
-        self.loader = loader
-        self.device = device
+    loader: torch.utils.data.DataLoader
+    device: torch.device
 
     def __len__(self) -> int:
         return len(self.loader)

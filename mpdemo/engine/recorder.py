@@ -1,5 +1,4 @@
-"""The Recorder: a backend's `rec` in the app. It times each step, emits the events, decides
-stop/diverge and builds the run's Summary."""
+"""The Recorder, a backend's `rec` in the app: times each step, emits events, builds the Summary."""
 
 from __future__ import annotations
 
@@ -20,9 +19,9 @@ from ..messages import MpdemoError, Note
 from ..registry import BACKENDS, PRECISIONS
 from . import fp8
 from .cores import Cores
+from .memory import SavedBytes
 from .numerics import RunNumerics
 from .precision import DtypeProbe, autocast_supported, dtype_name, synchronize
-from .probes import SavedBytes
 
 if TYPE_CHECKING:
     from ..runs.turns import Lane
@@ -75,7 +74,6 @@ class Recorder(StepHooks):
         # torch's threads (engine/cores.py): the comparison's, or (a run alone) its own, from start()
         self.cores: Cores | None = lane.pace.cores if lane is not None else None
 
-    # --- lifecycle ------------------------------------------------------------------------
     def start(self) -> None:
         """Emit RunStarted; arm the dtype probe and the memory baseline."""
         if self.cfg.unscaled:
@@ -222,8 +220,13 @@ class Recorder(StepHooks):
         self.effective_dtype = self._probe.dtype
         self.numerics.close()
         self.notes += self.numerics.notes()
-        if self.precision.float8:  # fp8: what ran is which layers torchao converted
-            self._audit_fp8()
+        # fp8: what ran is which layers torchao converted (none: the probe's bf16 stands)
+        a = self.fp8_audit = fp8.audit(self.prep.model) if self.precision.float8 else None
+        if a and a["float8_layers"]:
+            self.effective_dtype = torch.float8_e4m3fn
+            kept_in = dtype_name(self.precision.torch_autocast_dtype())  # the kept layers'
+            args = {"float8": a["float8_layers"], "linear": a["linear_layers"], "dtype": kept_in}
+            self.notes.append(Note("fp8_layers", {**args, "kept": len(a["kept"])}))
         if self.cores is not None:
             self.notes += self.cores.notes()
             if self.lane is None:
@@ -241,18 +244,6 @@ class Recorder(StepHooks):
                 self.lane.finish()
         return summary
 
-    def _audit_fp8(self) -> None:
-        """fp8's dtype audit: count the Float8Linear layers in the model that trained."""
-        self.fp8_audit = fp8.audit(self.prep.model)
-        # No Float8Linear at all: the probe's dtype (bf16) stands, and the summary says so.
-        self.effective_dtype = fp8.effective_dtype(self.prep.model) or self.effective_dtype
-        a = self.fp8_audit
-        if a["float8_layers"]:  # the kept layers run in the precision's autocast dtype (bf16)
-            kept_in = dtype_name(self.precision.torch_autocast_dtype())
-            args = {"float8": a["float8_layers"], "linear": a["linear_layers"], "dtype": kept_in}
-            self.notes.append(Note("fp8_layers", {**args, "kept": len(a["kept"])}))
-
-    # --- summary --------------------------------------------------------------------------
     def _dtype_notes(self, effective: str | None) -> list[Note]:
         requested = self.cfg.precision
         if effective is None or effective == requested:
@@ -271,8 +262,7 @@ class Recorder(StepHooks):
         mean_step = statistics.fmean(warm) if warm else None
         effective = self.numerics.effective(dtype_name(self.effective_dtype))
         notes = self._dtype_notes(effective) + self.notes
-        # Memory: the activations kept for backward in one step; on CUDA also the allocator's
-        # peak (a CPU process's RSS depends on what ran before the run).
+        # CUDA's allocator peak (a CPU process's RSS depends on what ran before the run)
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
         median = statistics.median(warm) if warm else None

@@ -1,7 +1,5 @@
-"""The `datasets` split syntax ('train[:2000]', 'train[:10%]', 'validation[100:600]'), read once in
-pure Python (the page previews a slice's rows while typing), with datasets' ReadInstruction
-arithmetic: 'closest' rounding of percentages, negative indices from the end, bounds clamped.
-"""
+"""The `datasets` split syntax ('train[:2000]', 'train[:10%]'), in pure Python so the page previews
+a slice's rows while typing, with datasets' ReadInstruction arithmetic (rounding, clamping)."""
 
 from __future__ import annotations
 
@@ -43,8 +41,7 @@ def split_of(spec: str) -> str:
 
 
 def resolve(spec: str, sizes: dict[str, int] | None) -> Slice | None:
-    """The slice `spec` selects; None when the split sizes are unknown. Raises ConfigError for
-    bad syntax (bad_slice) or a split the dataset lacks (unknown_split)."""
+    """The slice `spec` selects, None without sizes; ConfigError: bad syntax or an unknown split."""
     text = spec.strip() if isinstance(spec, str) else ""
     m = SLICE_RE.match(text)
     splits = ", ".join(sizes) if sizes else "?"
