@@ -13,7 +13,7 @@ from .. import engine
 from ..config import Limits, RunConfig
 from ..engine.machine import machine_info, machine_note
 from ..files.atomic import write_csv_atomic, write_text_atomic
-from ..files.summary import oriented
+from ..files.summary import ratio_text
 from ..messages import EN, ConfigError, Note
 from ..runs.notes import duration_text
 from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, params_label, sweep_document
@@ -164,12 +164,8 @@ def point_line(ev: SweepPoint) -> str:
         text = f"{precision} {_ms(step)} ms"
         c = ev.check(precision)
         if c is not None and c.speedup is not None:
-            # "1.85x (1.70-2.01) slower": N >= 1 in words, as every ratio mpdemo prints.
-            ratio, iv, slower = oriented(c.speedup, (c.low, c.high) if c.interval else None)
-            span = f" ({iv[0]:.2f}-{iv[1]:.2f})" if iv else ""
-            verdict = f" ({c.verdict})" if c.verdict in ("same", "unsure") else ""
             why = f", {c.reason}" if c.reason else ""
-            text += f" {ratio:.2f}x{span} {'slower' if slower else 'faster'}{verdict}{why}"
+            text += f" {ratio_text(c.speedup, c.interval, c.verdict)}{why}"
         text += f", {ev.samples_per_s[precision]:.0f} samples/s, {ev.tflops[precision]:.3g} TFLOP/s"
         if ev.mfu.get(precision) is not None:
             kind, peak = ev.peak[precision]
@@ -205,15 +201,10 @@ def memory_lines(ev: SweepMemory) -> list[str]:
     return [title, *lines, *[f"  {n['text']}" for n in ev.notes], f"  {EN['anatomy_rule']}"]
 
 
-def _ratio_words(speedup: float) -> str:
-    ratio, _iv, slower = oriented(speedup)
-    return f"{ratio:.2f}x {'slower' if slower else 'faster'}"
-
-
 def published_lines() -> list[str]:
     """The published figures as a table under the heading that says they were not run here."""
     rows = [
-        [p.hardware, p.workload, f"{p.precision} vs {p.baseline}", _ratio_words(p.speedup),
+        [p.hardware, p.workload, f"{p.precision} vs {p.baseline}", ratio_text(p.speedup),
          f"{p.figure:g} vs {p.baseline_figure:g} {p.unit}" if p.unit else "-", p.url]
         for p in PUBLISHED
     ]  # fmt: skip

@@ -221,26 +221,27 @@ def oriented(
     return ratio, iv, slower
 
 
-def speedup_text(s: Mapping[str, object], ran_fp32: str = "ran in fp32", times: str = "x") -> str:
-    """'1.52x [1.41-1.60] faster', '1.85x slower (unsure)', 'ran in fp32', '1.00x' (fp32 itself)
-    or '-': the CLI's cell (the UI localizes the same)."""
-    get = s.get  # a Summary reads as its mapping too
-    if get("speed_reason") == "ran_fp32":
-        return ran_fp32
-    v = get("speedup_vs_fp32")
+def ratio_text(
+    speedup: float, interval: Sequence[float] | None = None, verdict: str | None = None
+) -> str:
+    """'1.52x [1.41-1.60] faster', '1.85x slower (unsure)': every ratio the CLI prints."""
+    ratio, iv, slower = oriented(speedup, interval)
+    span = f" [{iv[0]:.2f}-{iv[1]:.2f}]" if iv else ""
+    # same or unsure: the interval did not decide, said beside the figure
+    undecided = f" ({verdict})" if verdict in ("same", "unsure") else ""
+    return f"{ratio:.2f}x{span} {'slower' if slower else 'faster'}{undecided}"
+
+
+def speedup_text(s: Mapping[str, object]) -> str:
+    """A run's 'vs fp32' cell: its ratio_text, 'ran in fp32', '1.00x' (fp32 itself) or '-'."""
+    if s.get("speed_reason") == "ran_fp32":
+        return "ran in fp32"
+    v = s.get("speedup_vs_fp32")
     if v is None:
         return "-"
-    if get("precision") == "fp32" or not v:
-        return f"{v:.2f}{times}"  # the baseline against itself
-    ratio, iv, slower = oriented(v, get("speedup_interval"))
-    text = f"{ratio:.2f}{times}"
-    if iv:
-        text += f" [{iv[0]:.2f}-{iv[1]:.2f}]"
-    text += " slower" if slower else " faster"
-    verdict = get("speed_verdict")
-    if verdict in ("same", "unsure"):  # the interval did not decide: said beside the figure
-        text += f" ({verdict})"
-    return text
+    if s.get("precision") == "fp32" or not v:
+        return f"{v:.2f}x"  # the baseline against itself
+    return ratio_text(v, s.get("speedup_interval"), s.get("speed_verdict"))
 
 
 def repeat_groups(summaries: Iterable[Summary]) -> list[list[Summary]]:
