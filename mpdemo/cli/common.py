@@ -64,7 +64,12 @@ def add_field_flags(
             p.add_argument(flag, choices=choices, default=default, help=help_)
 
 
-def add_output_flags(p: argparse.ArgumentParser, json: str, csv: str, quiet: str) -> None:
+def add_output_flags(
+    p: argparse.ArgumentParser,
+    json: str = "write every run and step as JSON",
+    csv: str = "write every step as CSV",
+    quiet: str = "no per-run progress lines",
+) -> None:
     """--json PATH, --csv PATH and --quiet, with what each command says of them."""
     p.add_argument("--json", dest="json_path", help=json)
     p.add_argument("--csv", dest="csv_path", help=csv)

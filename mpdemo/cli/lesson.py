@@ -4,17 +4,14 @@ lessons (mpdemo/teach/lessons.py), trained by `run`'s code or `sweep`'s, to try 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from .. import engine
 from ..catalog import DEVICES
 from ..messages import render
-from ..teach.device_sizes import size_line
 from ..teach.lesson_checks import check_runs, traces_of
 from ..teach.lesson_recordings import recording_for
-from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
+from ..teach.lessons import LESSONS, Lesson, cpu_note_here
 from .common import add_output_flags
-from .sweep import sweep_main
 
 
 def add_lesson_parser(
@@ -24,12 +21,8 @@ def add_lesson_parser(
     p = sub.add_parser("lesson", help="run one of the course's lessons (--list names them)")
     p.add_argument("name", nargs="?", help="the lesson to run (see --list)")
     p.add_argument("--list", action="store_true", help="list the lessons in the course's order")
-    add_output_flags(
-        p,
-        "write every run and step as JSON",
-        "write every step as CSV",
-        "no per-run progress lines",
-    )
+    add_output_flags(p)
+    p.set_defaults(repeat=1)  # `run`'s flag, which _run reads: a lesson runs once
     # bench/gpu_check.py records each lesson on the device it measures (--device cuda there).
     p.add_argument(
         "--device",
@@ -75,37 +68,6 @@ def list_text() -> str:
             lines.append(f"   {recorded}")
         out.append("\n".join(lines))
     return "\n\n".join(out)
-
-
-def lesson_main(
-    args: argparse.Namespace,
-    run: Callable[..., int],
-    parse: Callable[[list[str]], argparse.Namespace],
-) -> int:
-    """List the lessons, or run one through `run`'s code (or `sweep`'s) and print its table;
-    run and parse: cli.main's `_run` and its parser's parse_args (passed in: no import cycle)."""
-    if args.list or not args.name:
-        print(list_text())
-        return 0
-    lesson = get(args.name)  # an unknown name: ConfigError, exit 2 with the names
-    files = [
-        *(["--json", args.json_path] if args.json_path else []),
-        *(["--csv", args.csv_path] if args.csv_path else []),
-        *(["--quiet"] if args.quiet else []),
-    ]
-    if lesson.sweep:
-        return sweep_main(parse(["sweep", *files]))
-    print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
-    recorded = recording_text(lesson.name)
-    print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
-    kind = engine.resolve_device(args.device or "auto").type
-    configs = lesson.configs(kind)  # a CUDA GPU: teach/device_sizes.py's size
-    sized = size_line(lesson.name, kind)
-    if sized is not None:
-        print(f"# {render(*sized)}")
-    if args.device:
-        configs = [c.replace(device=args.device) for c in configs]
-    return run(parse(["run", *files]), configs, after=lambda runs: print_check(lesson, runs))
 
 
 def print_check(lesson: Lesson, runs: list[dict[str, object]]) -> None:

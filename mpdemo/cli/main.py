@@ -18,12 +18,14 @@ from ..config import FLOAT_FIELDS, MAX_REPEAT, WHOLE_FIELDS, RunConfig, cli_fiel
 from ..files.atomic import write_text_atomic
 from ..files.recorded import write_runs, write_steps_csv
 from ..files.summary import repeat_groups, scale_text, speedup_text, typical_step_s
-from ..messages import ConfigError, MpdemoError
+from ..messages import ConfigError, MpdemoError, render
 from ..notebook.command import add_notebook_parser, notebook_main
 from ..registry import BACKEND_NAMES, PRECISION_NAMES
 from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..runs.state import ComparisonState
+from ..teach.device_sizes import size_line
 from ..teach.formats import LOW_PRECISION
+from ..teach.lessons import get
 from ..teach.listing import script_for
 from ..teach.underflow import collect
 from .common import (
@@ -38,7 +40,7 @@ from .common import (
     stop_on_signals,
     table,
 )
-from .lesson import add_lesson_parser, lesson_main
+from .lesson import add_lesson_parser, list_text, print_check, recording_text
 from .sweep import add_sweep_parser, sweep_main
 
 if TYPE_CHECKING:
@@ -69,12 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="train the grid of backends x precisions, print a summary")
     add_field_flags(run, lists={"backend": BACKEND_NAMES, "precision": PRECISION_NAMES})
-    add_output_flags(
-        run,
-        "write every run and step as JSON",
-        "write every step as CSV",
-        "no per-run progress lines",
-    )
+    add_output_flags(run)
     run.add_argument(
         "--repeat",
         type=int,
@@ -136,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         "code": _code,
         "underflow": _underflow,
         "sweep": sweep_main,
-        "lesson": lambda a: lesson_main(a, _run, parser.parse_args),
+        "lesson": _lesson,
         "notebook": notebook_main,
     }
     try:
@@ -249,6 +246,29 @@ def _run(
     if after is not None:  # a lesson: whether its runs showed its point
         after(runs)
     return code
+
+
+def _lesson(args: argparse.Namespace) -> int:
+    """List the lessons, or run one through `run`'s code (or `sweep`'s) and print its check."""
+    if args.list or not args.name:
+        print(list_text())
+        return EXIT_OK
+    lesson = get(args.name)  # an unknown name: ConfigError, exit 2 with the names
+    if lesson.sweep:  # the sweep's defaults with the lesson's output flags
+        sweep = build_parser().parse_args(["sweep"])
+        vars(sweep).update({k: getattr(args, k) for k in ("json_path", "csv_path", "quiet")})
+        return sweep_main(sweep)
+    print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
+    recorded = recording_text(lesson.name)
+    print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
+    kind = engine.resolve_device(args.device or "auto").type
+    configs = lesson.configs(kind)  # a CUDA GPU: teach/device_sizes.py's size
+    sized = size_line(lesson.name, kind)
+    if sized is not None:
+        print(f"# {render(*sized)}")
+    if args.device:
+        configs = [c.replace(device=args.device) for c in configs]
+    return _run(args, configs, after=lambda runs: print_check(lesson, runs))
 
 
 def _cell(s: dict[str, Any], key: str) -> str:
