@@ -7,12 +7,12 @@ from __future__ import annotations
 import colorsys
 from collections.abc import Iterable
 
+from .config import RunConfig
 from .registry import BACKENDS, PRECISIONS
 
 RAW = "raw"  # '<label> · raw': the unsmoothed curve behind the smoothed one
 SKIPPED = "skipped"  # '<label> · skipped': red ticks at skipped steps on the scale plot
 SKIP_COLOR = "#d62728"  # red: no run's colour family is red
-UNSCALED = "S=1"  # RunConfig.label's suffix for a scaler-less run of a precision that has one
 
 # A class matches eight runs to the legend only when no two lines are shades of one colour: live
 # runs take LIVE_PALETTE by label, backend-major; recorded lines RECORDED_PALETTE in loading
@@ -30,18 +30,6 @@ RECORDED_PALETTE = [
     *("#a6761d", "#fb9a99", "#4d4d9f", "#1b7837", "#f781bf", "#80b1d3"),
 ]
 GOLDEN = 0.618033988749895  # beyond a palette: hues a golden angle apart never repeat
-
-
-def variants() -> list[tuple[str, bool]]:
-    """(precision, scaled) for every run kind: each precision, then the unscaled ones."""
-    out = [(p, True) for p in PRECISIONS]
-    return out + [(p.name, False) for p in PRECISIONS.values() if p.needs_scaler]
-
-
-def run_label(backend: str, precision: str, scaled: bool = True) -> str:
-    """The label RunConfig gives such a run ('torch · fp16 · S=1')."""
-    needs = PRECISIONS[precision].needs_scaler if precision in PRECISIONS else False
-    return f"{backend} · {precision}" + ("" if scaled or not needs else f" · {UNSCALED}")
 
 
 def series_id(label: str, kind: str) -> str:
@@ -77,15 +65,12 @@ def faint(colour: str, amount: float = 0.62) -> str:
     return _hex(c + (1.0 - c) * amount for c in _rgb(colour))
 
 
-def extra_colour(i: int, offset: float = 0.0) -> str:
-    """The i-th colour past a palette's end: golden-angle hues at two lightnesses."""
-    hue = (offset + i * GOLDEN) % 1.0
-    return _hex(colorsys.hls_to_rgb(hue, 0.38 if i % 2 else 0.5, 0.65))
-
-
 def palette_colour(palette: list[str], i: int, offset: float) -> str:
-    """The palette's i-th colour, or a generated one past its end."""
-    return palette[i] if i < len(palette) else extra_colour(i - len(palette), offset)
+    """The palette's i-th colour; past its end, golden-angle hues at two lightnesses."""
+    if i < len(palette):
+        return palette[i]
+    k = i - len(palette)
+    return _hex(colorsys.hls_to_rgb((offset + k * GOLDEN) % 1.0, 0.38 if k % 2 else 0.5, 0.65))
 
 
 def with_series(out: dict[str, str], label: str, colour: str) -> None:
@@ -98,7 +83,12 @@ def with_series(out: dict[str, str], label: str, colour: str) -> None:
 def color_map() -> dict[str, str]:
     """A colour for every run any grid can make, its raw curve and its skipped-step ticks."""
     out: dict[str, str] = {}
-    labels = [run_label(b, p, s) for b in BACKENDS for p, s in variants()]
+    # each precision, then fp16 without its scaler ('torch · fp16 · S=1')
+    kinds = [(p, True) for p in PRECISIONS]
+    kinds += [(p.name, False) for p in PRECISIONS.values() if p.needs_scaler]
+    labels = [
+        RunConfig(backend=b, precision=p, loss_scaling=s).label for b in BACKENDS for p, s in kinds
+    ]
     for i, label in enumerate(labels):
         with_series(out, label, palette_colour(LIVE_PALETTE, i, 0.11))
     return out

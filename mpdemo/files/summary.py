@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
+from ..colours import trial_of
 from ..runs.timing import SpeedCheck
 
 
@@ -245,10 +246,10 @@ def speedup_text(s: Mapping[str, object]) -> str:
 
 
 def repeat_groups(summaries: Iterable[Summary]) -> list[list[Summary]]:
-    """The runs of a repeated comparison grouped by what was repeated (label without '· #k')."""
+    """The runs of a repeated comparison grouped by what was repeated."""
     groups: dict[str, list[Summary]] = {}
     for s in summaries:
-        groups.setdefault(s.label.split(" · #")[0], []).append(s)
+        groups.setdefault(trial_of(s.label)[0], []).append(s)
     return list(groups.values())
 
 
