@@ -13,6 +13,7 @@ if "OMP_WAIT_POLICY" not in os.environ:
 
 from .config import Limits, RunConfig  # noqa: E402 - after the OpenMP setting
 from .messages import ConfigError, MpdemoError
+from .state import reset
 
 __all__ = [
     "RunConfig",
@@ -36,8 +37,4 @@ def __getattr__(name: str) -> Any:
         from .runs.runner import Runner
 
         return Runner
-    if name == "reset":
-        from .state import reset
-
-        return reset
     raise AttributeError(name)

@@ -16,6 +16,7 @@ from dataclasses import fields
 from typing import Any, NoReturn
 
 from ..config import RunConfig
+from ..engine.machine import CPU_FLAGS
 from ..messages import EN, MpdemoError, render
 from ..wording import ENGLISH, is_plural_spec
 
@@ -302,8 +303,6 @@ STEP_RULES: dict[str, _Rule] = {
     # pure 16-bit weights: the share of weight elements the step's update left unchanged
     "lost_update_share": _number(0, 1),
 }
-# The CPU flags a machine record carries (mpdemo.engine.machine.CPU_FLAGS; a test keeps them equal).
-CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
 _CPU_RULES: dict[str, _Rule] = {
     **dict.fromkeys(("name", "capability"), _name()),
     "flags": lambda c, p, v: {
