@@ -54,8 +54,6 @@ class DatasetEntry:
     text_column: str = "text"
     label_column: str | None = "label"
     hub_config: str | None = None
-    train_split: str = "train"
-    eval_split: str = "validation"
 
 
 DATASETS: dict[str, DatasetEntry] = {
@@ -65,8 +63,8 @@ DATASETS: dict[str, DatasetEntry] = {
         DatasetEntry("random", True),
         DatasetEntry("rotten_tomatoes", False),
         DatasetEntry("glue/sst2", False, "sentence", hub_config="sst2"),
-        DatasetEntry("imdb", False, eval_split="test"),
-        DatasetEntry("ag_news", False, eval_split="test"),
+        DatasetEntry("imdb", False),
+        DatasetEntry("ag_news", False),
         DatasetEntry("roneneldan/TinyStories", False, label_column=None),
     ]
 }
