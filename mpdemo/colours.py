@@ -14,9 +14,7 @@ RAW = "raw"  # '<label> · raw': the unsmoothed curve behind the smoothed one
 SKIPPED = "skipped"  # '<label> · skipped': red ticks at skipped steps on the scale plot
 SKIP_COLOR = "#d62728"  # red: no run's colour family is red
 
-# A class matches eight runs to the legend only when no two lines are shades of one colour: live
-# runs take LIVE_PALETTE by label, backend-major; recorded lines RECORDED_PALETTE in loading
-# order. No red (it marks skipped steps); the first nine are Tableau 10 without its red.
+# No two lines shades of one colour, so a class can match runs to the legend; no red (skipped).
 LIVE_PALETTE = [
     # blue, orange, green, purple, brown, cyan, pink, olive (Tableau 10 without red)
     *("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22"),
