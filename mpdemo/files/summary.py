@@ -1,6 +1,5 @@
-"""One run's result as a type: a trained run's (`Recorder.summary`) and one that could not start
-(`Summary.failed`) have the same keys. It reads as the mapping it was before it had a type
-(`s["final_loss"]`, `dict(s)`), so scripts keep working; `to_dict()` is its JSON form."""
+"""One run's result as a type that still reads as the mapping it was (`s["final_loss"]`), so
+scripts keep working; `to_dict()` is its JSON form."""
 
 from __future__ import annotations
 
@@ -16,8 +15,7 @@ from ..runs.timing import SpeedCheck
 
 
 def _when_set() -> Any:
-    """A key left out of to_dict() while None: a completed run's JSON has no "error", a language
-    model's no "eval_accuracy" (DESIGN.md)."""
+    """A key left out of to_dict() while None (a completed run's JSON has no "error")."""
     return field(default=None, metadata={"when_set": True})
 
 
@@ -60,8 +58,7 @@ class Summary(Mapping[str, Any]):
     error: str | None = _when_set()  # a run that could not start: why, in one line
     error_detail: str | None = _when_set()  # a traceback, for a bug (never for bad input)
     fp8_audit: dict[str, object] | None = _when_set()  # which Linear layers ran as Float8Linear
-    # with_speedups, from the interleaved measurement (SpeedCheck) against fp32: fp32's step time
-    # over this one's, its 95 % interval and the verdict, with why it is unsure.
+    # with_speedups, from the interleaved measurement against fp32 (SpeedCheck).
     speedup_vs_fp32: float | None = _when_set()
     speedup_interval: list[float] | None = _when_set()
     speed_verdict: str | None = _when_set()
@@ -141,8 +138,7 @@ class Summary(Mapping[str, Any]):
 
 
 def peers(s: Mapping[str, object]) -> tuple[Any, ...]:
-    """What a run is compared within: its backend, model, machine and source (a loaded file's),
-    so a file's bf16 run is measured against that file's fp32 run, never the page's."""
+    """What a run is compared within: a file's bf16 run against that file's fp32 run."""
     return (s.get("backend"), s.get("model"), s.get("machine"), s.get("source"))
 
 
@@ -184,8 +180,7 @@ def _speed_fields(
     ref_step = typical_step_s(ref) if ref is not None else None
     if not ref_step:
         return {}
-    # Timed one after the other, not interleaved (an older file, the speed check off): the ratio
-    # of the medians is shown, but no verdict is drawn from it.
+    # Not interleaved (an older file): the ratio of the medians is shown, no verdict drawn from it.
     return {
         "speedup_vs_fp32": ref_step / typical_step_s(s),
         "speed_verdict": "unsure",
@@ -196,9 +191,8 @@ def _speed_fields(
 def with_speedups(
     summaries: Iterable[Mapping[str, object]], checks: Mapping[str, SpeedCheck] | None = None
 ) -> list[Summary]:
-    """The summaries with their speed-up against fp32, verdict and interval, from `checks` (this
-    grid's interleaved measurement), else what the file recorded, else the ratio of its peer
-    fp32 run's median step to its own, "unsure"."""
+    """The summaries with their speed-up against fp32, verdict and interval: from `checks`, else
+    as recorded, else its peer fp32 run's median step over its own, "unsure"."""
     runs = [Summary.from_dict(s) for s in summaries]
     base = {
         peers(s): s
@@ -211,8 +205,7 @@ def with_speedups(
 def oriented(
     speedup: float, interval: Sequence[float] | None = None
 ) -> tuple[float, tuple[float, float] | None, bool]:
-    """(N >= 1, its interval, slower?): one notation for ratios everywhere, "N× faster" or
-    "N× slower" (a speed-up of 0.54 reads "1.85× slower", its interval turned round too)."""
+    """(N >= 1, its interval, slower?): a speed-up of 0.54 reads "1.85× slower" everywhere."""
     slower = speedup < 1
     ratio = 1 / speedup if slower and speedup > 0 else speedup
     iv = None
