@@ -1,5 +1,5 @@
 """What the commands share: exit codes, the parser, flags from RunConfig's fields, output files,
-tables, and SIGINT/SIGTERM that stop at the next step or point, keeping what was measured."""
+tables, and signals that stop at the next step, keeping what was measured."""
 
 from __future__ import annotations
 
@@ -47,8 +47,7 @@ def add_field_flags(
     helps: dict[str, str] | None = None,
     lists: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
-    """RunConfig's fields `names` (default: every command-line one) as flags, `lists` taking a
-    comma list; number flags stay text, read by config.coerce_field as the page's are."""
+    """RunConfig's fields `names` (default: all) as flags; numbers stay text for coerce_field."""
     d, helps, lists = RunConfig(), helps or {}, lists or {}
     for f in cli_fields():
         if names is not None and f.name not in names:
@@ -93,8 +92,7 @@ def table(
 
 @contextmanager
 def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[dict[str, int]]:
-    """SIGINT and SIGTERM set `stop` (the caller writes what finished); a second one, or the first
-    without `graceful` (`accelerate launch`), interrupts at once. Yields {"signal": its number}."""
+    """SIGINT and SIGTERM set `stop`; a second, or any without `graceful`, interrupts at once."""
     caught: dict[str, int] = {}
     if threading.current_thread() is not threading.main_thread():
         yield caught  # signal handlers belong to the main thread (the CLI called from a test)

@@ -1,5 +1,4 @@
-"""`python -m mpdemo lesson --list` / `lesson NAME [--json PATH] [--csv PATH]`: the Train tab's
-lessons (mpdemo/teach/lessons.py), trained by `run`'s code or `sweep`'s, to try the evening before."""
+"""`python -m mpdemo lesson --list` / `lesson NAME`: the Train tab's lessons, from the terminal."""
 
 from __future__ import annotations
 

@@ -146,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_SIGNAL + signal.SIGINT
 
 
-# RunConfig's number flags (and on/off): read by config.coerce_field, the page's and the API's
-# rule, so '2.5' steps, 'nan' lr or a max length past the model's positions are refused alike.
+# RunConfig's number and on/off flags, read by the page's and API's rule (config.coerce_field).
 _NUMBER_FLAGS = tuple(
     f.name
     for f in cli_fields()

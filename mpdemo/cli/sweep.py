@@ -107,8 +107,7 @@ def add_sweep_parser(
 
 
 def with_device_grid(args: argparse.Namespace) -> argparse.Namespace:
-    """The flags left unset filled from the device's default grid (sweep/sizes.py: a CPU's, or
-    CUDA's, which spans launch-bound small sizes through compute-bound ones)."""
+    """The flags left unset filled from the device's default grid (sweep/sizes.py)."""
     unset = [
         k for k in ("sizes", "batch_sizes", "budget", "max_length") if getattr(args, k) is None
     ]
