@@ -92,11 +92,9 @@ def table(
 
 @contextmanager
 def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[dict[str, int]]:
-    """SIGINT and SIGTERM set `stop`; a second, or any without `graceful`, interrupts at once."""
+    """SIGINT and SIGTERM set `stop`; a second, or any without `graceful`, interrupts at once.
+    Yields {"signal": its number} once one came."""
     caught: dict[str, int] = {}
-    if threading.current_thread() is not threading.main_thread():
-        yield caught  # signal handlers belong to the main thread (the CLI called from a test)
-        return
 
     def handler(signum: int, _frame: Any) -> None:
         first = "signal" not in caught
@@ -105,9 +103,13 @@ def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[di
         if not (graceful and first):
             raise KeyboardInterrupt
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # not the CLI called from a test
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield caught
+    except KeyboardInterrupt:  # the second signal, or Ctrl-C where no handler could be set
+        caught.setdefault("signal", signal.SIGINT)
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)

@@ -214,10 +214,7 @@ def _run(
     # The grid runs in this thread, like a plain script: torch's OpenMP pool is the only one.
     stop = threading.Event()
     with stop_on_signals(stop, graceful=single) as caught:
-        try:
-            run_grid(configs, on_event, stop, repeat=args.repeat)
-        except KeyboardInterrupt:
-            caught.setdefault("signal", signal.SIGINT)
+        run_grid(configs, on_event, stop, repeat=args.repeat)
     if caught:
         name = signal.Signals(caught["signal"]).name
         print(f"mpdemo: stopped by {name}; the runs that finished are below", file=sys.stderr)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -245,16 +244,10 @@ def sweep_main(args: argparse.Namespace) -> int:
     stop = threading.Event()
     # SIGINT and SIGTERM stop it at the next point: the points measured are written, exit 130/143.
     with stop_on_signals(stop) as caught:
-        try:
-            run_sweep(plan, on_event, stop)  # this thread: torch's one OpenMP pool
-        except KeyboardInterrupt:
-            caught.setdefault("signal", signal.SIGINT)
+        run_sweep(plan, on_event, stop)  # this thread: torch's one OpenMP pool
     if caught:
         print("mpdemo: interrupted; the points measured are kept", file=sys.stderr)
-    if end is None:
-        notes = [n.to_dict() for n in crossover_notes(points, plan.device.type)]
-    else:
-        notes = end.notes
+    notes = end.notes if end else [n.to_dict() for n in crossover_notes(points, plan.device.type)]
     for n in notes:
         print(n["text"])
     status = "stopped" if caught else (end.status if end is not None else "failed")
