@@ -14,7 +14,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from .. import engine, log
-from ..config import FLOAT_FIELDS, MAX_REPEAT, WHOLE_FIELDS, RunConfig, cli_fields, coerce_field
+from ..config import MAX_REPEAT, RunConfig, cli_fields, coerce_field
 from ..files.atomic import write_text_atomic
 from ..files.recorded import write_runs, write_steps_csv
 from ..files.summary import repeat_groups, scale_text, speedup_text, typical_step_s
@@ -112,9 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     """The grid of RunConfigs the flags describe, each validated."""
     names = {f.name for f in fields(RunConfig)} - {"backend", "precision"}
-    base = RunConfig(
-        **{k: coerce_field(k, v, model=args.model) for k, v in vars(args).items() if k in names}
-    )
+    base = RunConfig(**{k: v for k, v in vars(args).items() if k in names})  # read by _read_flags
     return [cfg.validate() for cfg in grid(base, args.backend, args.precision)]
 
 
@@ -122,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    _read_number_flags(parser, args)
+    _read_flags(parser, args)
     log.setup()  # warnings and failures on stderr; MPDEMO_LOG_LEVEL=DEBUG adds tracebacks
     if args.command == "app":
         from ..ui import run_app  # gradio: only for the page, never for the other commands
@@ -146,17 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_SIGNAL + signal.SIGINT
 
 
-# RunConfig's number and on/off flags, read by the page's and API's rule (config.coerce_field).
-_NUMBER_FLAGS = tuple(
-    f.name
-    for f in cli_fields()
-    if f.name in (*WHOLE_FIELDS, *FLOAT_FIELDS) or isinstance(f.default, bool)
-)
-
-
-def _read_number_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Each number flag as its field's type; a bad one is a usage error (one line, exit 2)."""
-    for name in _NUMBER_FLAGS:
+def _read_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Each RunConfig flag as its field holds it, by the page's rule (config.coerce_field); a bad
+    one is a usage error (one line, exit 2)."""
+    for name in (f.name for f in cli_fields()):
         # None: a flag left unset whose default the command fills later (the sweep's grid).
         if getattr(args, name, None) is not None:
             try:
