@@ -35,9 +35,7 @@ def load_locale(path: Path) -> Locale:
     meta = data.get("meta", {})
     code = path.stem
     sections = {name: dict(data.get(name, {})) for name in UI_SECTIONS}
-    strings: dict[str, str] = {}
-    for table in sections.values():
-        strings.update(table)
+    strings = {k: v for table in sections.values() for k, v in table.items()}
     messages = dict(data.get("messages", {}))
     if code == DEFAULT_LANG and not messages:
         messages = EN_MESSAGES  # the engine's own language: the same dict, never a copy

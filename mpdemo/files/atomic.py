@@ -27,18 +27,14 @@ def _umask() -> int:
 
 
 def write_atomic(
-    path: str | Path,
-    write: Callable[[IO[str]], None],
-    *,
-    newline: str | None = None,
-    encoding: str = "utf-8",
+    path: str | Path, write: Callable[[IO[str]], None], newline: str | None = None
 ) -> None:
     """Call `write(f)` on a temporary file beside `path`, renamed onto it (never onto /dev/null)."""
     target = Path(path)
     _replaceable(target, "path")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline=newline) as f:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())  # the data is on disk before the name points at it
@@ -64,9 +60,9 @@ def write_csv_atomic(
     write_atomic(path, write, newline="")
 
 
-def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> None:
+def write_text_atomic(path: str | Path, text: str) -> None:
     """Write `text` to `path` whole or not at all."""
-    write_atomic(path, lambda f: f.write(text), encoding=encoding)
+    write_atomic(path, lambda f: f.write(text))
 
 
 def _replaceable(target: Path, flag: str) -> None:
