@@ -1,6 +1,4 @@
-"""The runs' names and colours on every plot, the page's and the notebook's: a run is its label
-('torch · fp16 · S=1'), its unsmoothed curve '<label> · raw', its skipped steps '<label> · skipped'
-(never translated); every run any grid can make has its own colour."""
+"""The runs' series names and colours on every plot: every run any grid can make has its own."""
 
 from __future__ import annotations
 

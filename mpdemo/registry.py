@@ -1,6 +1,4 @@
-"""One record per backend and per precision: a new precision is one `Precision` record (the rest
-read its fields, never its name), a new backend one `Backend` record plus its module. No torch:
-dtypes are named by their torch attribute."""
+"""One record per backend and per precision: the rest read its fields, never its name. No torch."""
 
 from __future__ import annotations
 
@@ -42,8 +40,7 @@ class Precision:
         return getattr(torch, self.autocast_dtype) if self.autocast_dtype else None
 
     def runs_as(self, backend: str, device_type: str, autocasts: bool = True) -> str:
-        """What its matmuls compute in: fp32 where its autocast does not apply (Accelerate's and
-        the Trainer's fp16 on a CPU; `autocasts` False: the device cannot autocast it)."""
+        """What its matmuls compute in: fp32 where its autocast does not apply (`autocasts`)."""
         if self.autocast_dtype is None:
             return self.name
         b = BACKENDS.get(backend)

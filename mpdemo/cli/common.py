@@ -1,5 +1,4 @@
-"""What the commands share: exit codes, the parser, flags from RunConfig's fields, output files,
-tables, and signals that stop at the next step, keeping what was measured."""
+"""What the commands share: exit codes, the parser, flags, output files, tables, signals."""
 
 from __future__ import annotations
 

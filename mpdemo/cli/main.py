@@ -145,8 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _read_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Each RunConfig flag as its field holds it, by the page's rule (config.coerce_field); a bad
-    one is a usage error (one line, exit 2)."""
+    """Each RunConfig flag read by the page's rule (config.coerce_field); a bad one: exit 2."""
     for name in (f.name for f in cli_fields()):
         # None: a flag left unset whose default the command fills later (the sweep's grid).
         if getattr(args, name, None) is not None:

@@ -291,8 +291,7 @@ def reference_dir() -> Path:
 
 
 def reference_files(pattern: str = "*.json", folder: Path | None = None) -> list[Path]:
-    """The shipped recordings, by name: regular files only, anything else logged once and left out
-    (a FIFO opened would block start-up)."""
+    """The shipped recordings, by name: regular files only (a FIFO opened would block start-up)."""
     folder = reference_dir() if folder is None else folder
     if not folder.is_dir():
         return []

@@ -1,5 +1,4 @@
-"""English templates of what refuses a person's input: bad settings, a model or dataset that
-cannot load, a device or precision this machine lacks, output files, runs files read back."""
+"""English templates of what refuses a person's input: settings, sources, devices and files."""
 
 INPUTS: dict[str, str] = {
     # --- bad input -------------------------------------------------------------------------
