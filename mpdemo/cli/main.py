@@ -65,6 +65,9 @@ TABLE_COLUMNS = [
 ]
 
 
+_UNDERFLOW_FLAGS = ("model", "dataset", "train_slice", "batch_size", "seed")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; flags are RunConfig's fields in kebab case."""
     p = Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
@@ -97,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="fp16",
         help="the format the gradients are cast to: fp16, bf16, or fp8's e4m3 / e5m2",
     )
-    add_field_flags(und, ("model", "dataset", "train_slice", "batch_size", "seed"))
+    add_field_flags(und, _UNDERFLOW_FLAGS)
     und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
     add_sweep_parser(sub)
@@ -328,8 +331,7 @@ def _underflow(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.scale) and 0 < args.scale <= 2.0**64):
         rule = {"key": "rule_above", "args": {"lo": 0, "hi": "2^64"}}
         raise ConfigError("bad_number", field="scale", rule=rule, value=args.scale)
-    names = ("model", "dataset", "train_slice", "batch_size", "seed")
-    cfg = RunConfig(**{k: getattr(args, k) for k in names}).validate()
+    cfg = RunConfig(**{k: getattr(args, k) for k in _UNDERFLOW_FLAGS}).validate()
     fmt = args.fmt
     # S = 1 counted too: the page's table shows what flushes to zero without a scale beside S.
     lab = collect(cfg, scales=(args.scale, 1.0), fmts=(fmt,))
@@ -341,18 +343,15 @@ def _underflow(args: argparse.Namespace) -> int:
     )
     for kind in ("activation", "weight"):
         r = report[kind]
-        best = r["best_scale"]
+        best, kept = r["best_scale"], ""
+        if best:
+            kept = f"; most kept as normals at 2^{best['log2']} ({_share(best['normal_share'])})"
         at_one = lab.shares(kind, 1.0, fmt)["underflow_share"]
         print(
             f"{kind} gradients: {r['nonzero']:,} non-zero values; in {name} at scale 1: "
             f"{_share(at_one)} flush to zero; at scale {args.scale:g}: "
-            f"{_share(r['underflow_share'])} flush to zero, "
-            f"{_share(r['subnormal_share'])} subnormal, {_share(r['overflow_share'])} overflow"
-            + (
-                f"; most kept as normals at 2^{best['log2']} ({_share(best['normal_share'])})"
-                if best
-                else ""
-            )
+            f"{_share(r['underflow_share'])} flush to zero, {_share(r['subnormal_share'])} "
+            f"subnormal, {_share(r['overflow_share'])} overflow{kept}"
         )
     if args.json_path:
         write_text_atomic(args.json_path, json.dumps(report, indent=1))

@@ -113,9 +113,8 @@ def with_device_grid(args: argparse.Namespace) -> argparse.Namespace:
     if not unset:
         return args
     grid = default_grid(kind_of(engine.resolve_device(args.device).type))
-    values = {"sizes": grid.sizes, "batch_sizes": grid.batch_sizes, "budget": grid.budget_s,
-              "max_length": grid.max_length}  # fmt: skip
-    return argparse.Namespace(**{**vars(args), **{k: values[k] for k in unset}})
+    filled = {k: getattr(grid, "budget_s" if k == "budget" else k) for k in unset}
+    return argparse.Namespace(**{**vars(args), **filled})
 
 
 def spec_from_args(args: argparse.Namespace) -> SweepSpec:
