@@ -186,12 +186,8 @@ def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
         out["status"] = run["status"]
     if isinstance(run.get("grid"), int) and not isinstance(run.get("grid"), bool):
         out["grid"] = run["grid"]
-    shared = run.get("shared_from")
-    origin = (
-        small({k: shared[k] for k in SHARED_FROM_KEYS if k in shared})
-        if isinstance(shared, dict)
-        else {}
-    )
+    shared = run.get("shared_from") if isinstance(run.get("shared_from"), dict) else {}
+    origin = small({k: v for k, v in shared.items() if k in SHARED_FROM_KEYS})
     if origin:
         out["shared_from"] = origin
     hist = c.items(f"{where}.grad_histograms", run.get("grad_histograms"), MAX_STEPS_PER_RUN)
