@@ -48,8 +48,8 @@ def _hex(rgb: Iterable[float]) -> str:
     return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in rgb)
 
 
-def shade(base: str, i: int, n: int, step: float = 0.15) -> str:
-    """The i-th of n shades of a colour: the colour itself, then darker, lighter, darker..."""
+def shade(base: str, i: int, step: float) -> str:
+    """The i-th shade of a colour, `step` apart: itself, then darker, lighter, darker..."""
     h, light, s = colorsys.rgb_to_hls(*_rgb(base))
     k = (i + 1) // 2
     offset = 0.0 if i == 0 else (-k * step if i % 2 else k * step)
@@ -112,6 +112,6 @@ def live_colours(labels: list[str]) -> dict[str, str]:
         kind, k = trial_of(lab)
         colour = base.get(kind, "#7f7f7f")
         if k:
-            colour = shade(colour, k - 1, trials[kind], step=0.28 / max(trials[kind] - 1, 1))
+            colour = shade(colour, k - 1, step=0.28 / max(trials[kind] - 1, 1))
         with_series(out, lab, colour)
     return out
