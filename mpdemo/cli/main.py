@@ -1,4 +1,5 @@
-"""`python -m mpdemo run ...`: the same engine, headless, with a summary table and JSON/CSV."""
+"""`python -m mpdemo run ...` (and code, underflow, lesson): the engine, headless, with a summary
+table and JSON/CSV."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from .. import engine, log
+from ..catalog import DEVICES
 from ..config import MAX_REPEAT, RunConfig, cli_fields, coerce_field
 from ..files.atomic import write_text_atomic
 from ..files.recorded import write_runs, write_steps_csv
@@ -25,7 +27,9 @@ from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..runs.state import ComparisonState
 from ..teach.device_sizes import size_line
 from ..teach.formats import LOW_PRECISION
-from ..teach.lessons import get
+from ..teach.lesson_checks import check_runs, traces_of
+from ..teach.lesson_recordings import recording_for
+from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
 from ..teach.listing import script_for
 from ..teach.underflow import collect
 from .common import (
@@ -40,7 +44,6 @@ from .common import (
     stop_on_signals,
     table,
 )
-from .lesson import add_lesson_parser, list_text, print_check, recording_text
 from .sweep import add_sweep_parser, sweep_main
 
 if TYPE_CHECKING:
@@ -104,7 +107,18 @@ def build_parser() -> argparse.ArgumentParser:
     und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
     add_sweep_parser(sub)
-    add_lesson_parser(sub)
+    les = sub.add_parser("lesson", help="run one of the course's lessons (--list names them)")
+    les.add_argument("name", nargs="?", help="the lesson to run (see --list)")
+    les.add_argument("--list", action="store_true", help="list the lessons in the course's order")
+    add_output_flags(les)
+    les.set_defaults(repeat=1)  # `run`'s flag, which _run reads: a lesson runs once
+    # bench/gpu_check.py records each lesson on the device it measures (--device cuda there).
+    les.add_argument(
+        "--device",
+        choices=DEVICES,
+        default=None,
+        help="train the lesson's runs on this device (default: its own, auto)",
+    )
     add_notebook_parser(sub)
     sub.add_parser(
         "app", help="open the page, as `python app.py` does (GRADIO_SERVER_PORT picks the port)"
@@ -258,6 +272,57 @@ def _lesson(args: argparse.Namespace) -> int:
     if args.device:
         configs = [c.replace(device=args.device) for c in configs]
     return _run(args, configs, after=lambda runs: print_check(lesson, runs))
+
+
+def recording_text(name: str) -> str | None:
+    """Where the lesson's GPU recording is, and on which GPU; None when none ships."""
+    rec = recording_for(name)
+    if rec is None:
+        return None
+    return (
+        f"recorded on {rec.machine_name} ({rec.date or 'no date'}): {rec.path}; the Train "
+        "tab's lesson picker draws it beside the live runs"
+    )
+
+
+def list_text() -> str:
+    """One paragraph a lesson: name, title, the slide it serves, what to look for, its runs."""
+    on_cpu = engine.resolve_device("auto").type == "cpu"
+    out = []
+    for i, lesson in enumerate(LESSONS.values(), 1):
+        say = lambda part, k=lesson.key: render(f"lesson_{k}_{part}", {})  # noqa: E731
+        if lesson.sweep:
+            runs = "the size sweep (python -m mpdemo sweep)"
+        else:
+            cfgs = lesson.configs()
+            runs = f"{', '.join(c.label for c in cfgs)}; {cfgs[0].model}, {cfgs[0].steps} steps"
+        lines = [
+            f"{i}. {lesson.name}: {say('title')}",
+            f"   slide: {say('slide')}",
+            f"   look for: {say('look')}",
+            f"   runs: {runs}",
+        ]
+        if cpu_note_here(lesson, on_cpu):
+            lines.append(f"   here: {say('cpu')}")
+        recorded = recording_text(lesson.name)
+        if recorded:
+            lines.append(f"   {recorded}")
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def print_check(lesson: Lesson, runs: list[dict[str, object]]) -> None:
+    """Whether the runs showed the lesson's point: each figure its check reads, and its bar."""
+    if lesson.check is None:
+        return
+    readings = check_runs(lesson.check, traces_of(runs))
+    if not readings:
+        print("# the lesson's check: too few steps to read")
+        return
+    held = all(r.ok for r in readings)
+    print(f"# the lesson's check {'held' if held else 'did NOT hold'} on these runs:")
+    for r in readings:
+        print(f"#   {r}")
 
 
 def _cell(s: dict[str, Any], key: str) -> str:
