@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-# OpenMP's idle threads spin briefly before they sleep (set before torch loads; the environment
-# wins): on a quiet 2-core EPYC tiny-bert stepped at 19.8 ms with this spin, 33.6 ms passive;
-# libgomp's default spin collapsed under load (4.1 s a step). bench/turns.py measures it.
+# OpenMP's idle threads spin briefly before they sleep (set before torch loads): tiny-bert 19.8 ms
+# a step with it, 33.6 ms passive, 4.1 s with libgomp's default under load (bench/turns.py).
 if "OMP_WAIT_POLICY" not in os.environ:
     os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
 from .config import Limits, RunConfig  # noqa: E402 - after the OpenMP setting
 from .messages import ConfigError, MpdemoError
+from .state import reset
 
 __all__ = [
     "RunConfig",
@@ -36,8 +36,4 @@ def __getattr__(name: str) -> Any:
         from .runs.runner import Runner
 
         return Runner
-    if name == "reset":
-        from .state import reset
-
-        return reset
     raise AttributeError(name)

@@ -20,8 +20,7 @@ class ModelEntry:
     name: str
     task: str
     builtin: bool
-    # Shown before anything is built. Built-ins: the exact count with the bundled tokenizer and
-    # reviews' two labels (tests/test_ui.py builds each one and compares); Hub: approximate.
+    # Shown before anything is built: exact for a built-in (tests/test_ui.py), approximate for Hub.
     approx_params: int
 
 
@@ -30,8 +29,7 @@ MODELS: dict[str, ModelEntry] = {
     for m in [
         ModelEntry("tiny-bert", "cls", True, 191_874),
         ModelEntry("small-bert", "cls", True, 3_575_810),
-        # BERT-base's shape: where a GPU's tensor cores, not kernel launches, set the step time
-        # (teach/device_sizes.py trains it on CUDA); minutes a step on a 2-core CPU.
+        # BERT-base's shape: a GPU's tensor cores, not kernel launches, set its step time.
         ModelEntry("base-bert", "cls", True, 86_697_986),
         ModelEntry("tiny-gpt2", "lm", True, 187_456),
         ModelEntry("base-gpt2", "lm", True, 86_104_320),
@@ -54,8 +52,6 @@ class DatasetEntry:
     text_column: str = "text"
     label_column: str | None = "label"
     hub_config: str | None = None
-    train_split: str = "train"
-    eval_split: str = "validation"
 
 
 DATASETS: dict[str, DatasetEntry] = {
@@ -65,8 +61,8 @@ DATASETS: dict[str, DatasetEntry] = {
         DatasetEntry("random", True),
         DatasetEntry("rotten_tomatoes", False),
         DatasetEntry("glue/sst2", False, "sentence", hub_config="sst2"),
-        DatasetEntry("imdb", False, eval_split="test"),
-        DatasetEntry("ag_news", False, eval_split="test"),
+        DatasetEntry("imdb", False),
+        DatasetEntry("ag_news", False),
         DatasetEntry("roneneldan/TinyStories", False, label_column=None),
     ]
 }

@@ -1,22 +1,18 @@
-"""The runs' names and colours on every plot, the page's and the notebook's: a run is its label
-('torch · fp16 · S=1'), its unsmoothed curve '<label> · raw', its skipped steps '<label> · skipped'
-(never translated); every run any grid can make has its own colour."""
+"""The runs' series names and colours on every plot: every run any grid can make has its own."""
 
 from __future__ import annotations
 
 import colorsys
 from collections.abc import Iterable
 
+from .config import RunConfig
 from .registry import BACKENDS, PRECISIONS
 
 RAW = "raw"  # '<label> · raw': the unsmoothed curve behind the smoothed one
 SKIPPED = "skipped"  # '<label> · skipped': red ticks at skipped steps on the scale plot
 SKIP_COLOR = "#d62728"  # red: no run's colour family is red
-UNSCALED = "S=1"  # RunConfig.label's suffix for a scaler-less run of a precision that has one
 
-# A class matches eight runs to the legend only when no two lines are shades of one colour: live
-# runs take LIVE_PALETTE by label, backend-major; recorded lines RECORDED_PALETTE in loading
-# order. No red (it marks skipped steps); the first nine are Tableau 10 without its red.
+# No two lines shades of one colour, so a class can match runs to the legend; no red (skipped).
 LIVE_PALETTE = [
     # blue, orange, green, purple, brown, cyan, pink, olive (Tableau 10 without red)
     *("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#bcbd22"),
@@ -30,18 +26,6 @@ RECORDED_PALETTE = [
     *("#a6761d", "#fb9a99", "#4d4d9f", "#1b7837", "#f781bf", "#80b1d3"),
 ]
 GOLDEN = 0.618033988749895  # beyond a palette: hues a golden angle apart never repeat
-
-
-def variants() -> list[tuple[str, bool]]:
-    """(precision, scaled) for every run kind: each precision, then the unscaled ones."""
-    out = [(p, True) for p in PRECISIONS]
-    return out + [(p.name, False) for p in PRECISIONS.values() if p.needs_scaler]
-
-
-def run_label(backend: str, precision: str, scaled: bool = True) -> str:
-    """The label RunConfig gives such a run ('torch · fp16 · S=1')."""
-    needs = PRECISIONS[precision].needs_scaler if precision in PRECISIONS else False
-    return f"{backend} · {precision}" + ("" if scaled or not needs else f" · {UNSCALED}")
 
 
 def series_id(label: str, kind: str) -> str:
@@ -64,8 +48,8 @@ def _hex(rgb: Iterable[float]) -> str:
     return "#" + "".join(f"{round(min(max(c, 0.0), 1.0) * 255):02x}" for c in rgb)
 
 
-def shade(base: str, i: int, n: int, step: float = 0.15) -> str:
-    """The i-th of n shades of a colour: the colour itself, then darker, lighter, darker..."""
+def shade(base: str, i: int, step: float) -> str:
+    """The i-th shade of a colour, `step` apart: itself, then darker, lighter, darker..."""
     h, light, s = colorsys.rgb_to_hls(*_rgb(base))
     k = (i + 1) // 2
     offset = 0.0 if i == 0 else (-k * step if i % 2 else k * step)
@@ -77,15 +61,12 @@ def faint(colour: str, amount: float = 0.62) -> str:
     return _hex(c + (1.0 - c) * amount for c in _rgb(colour))
 
 
-def extra_colour(i: int, offset: float = 0.0) -> str:
-    """The i-th colour past a palette's end: golden-angle hues at two lightnesses."""
-    hue = (offset + i * GOLDEN) % 1.0
-    return _hex(colorsys.hls_to_rgb(hue, 0.38 if i % 2 else 0.5, 0.65))
-
-
 def palette_colour(palette: list[str], i: int, offset: float) -> str:
-    """The palette's i-th colour, or a generated one past its end."""
-    return palette[i] if i < len(palette) else extra_colour(i - len(palette), offset)
+    """The palette's i-th colour; past its end, golden-angle hues at two lightnesses."""
+    if i < len(palette):
+        return palette[i]
+    k = i - len(palette)
+    return _hex(colorsys.hls_to_rgb((offset + k * GOLDEN) % 1.0, 0.38 if k % 2 else 0.5, 0.65))
 
 
 def with_series(out: dict[str, str], label: str, colour: str) -> None:
@@ -98,7 +79,12 @@ def with_series(out: dict[str, str], label: str, colour: str) -> None:
 def color_map() -> dict[str, str]:
     """A colour for every run any grid can make, its raw curve and its skipped-step ticks."""
     out: dict[str, str] = {}
-    labels = [run_label(b, p, s) for b in BACKENDS for p, s in variants()]
+    # each precision, then fp16 without its scaler ('torch · fp16 · S=1')
+    kinds = [(p, True) for p in PRECISIONS]
+    kinds += [(p.name, False) for p in PRECISIONS.values() if p.needs_scaler]
+    labels = [
+        RunConfig(backend=b, precision=p, loss_scaling=s).label for b in BACKENDS for p, s in kinds
+    ]
     for i, label in enumerate(labels):
         with_series(out, label, palette_colour(LIVE_PALETTE, i, 0.11))
     return out
@@ -126,6 +112,6 @@ def live_colours(labels: list[str]) -> dict[str, str]:
         kind, k = trial_of(lab)
         colour = base.get(kind, "#7f7f7f")
         if k:
-            colour = shade(colour, k - 1, trials[kind], step=0.28 / max(trials[kind] - 1, 1))
+            colour = shade(colour, k - 1, step=0.28 / max(trials[kind] - 1, 1))
         with_series(out, lab, colour)
     return out

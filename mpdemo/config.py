@@ -73,9 +73,7 @@ def flag(help: str = "", cli: bool = True, choices: tuple[str, ...] = ()) -> dic
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Everything that defines one run. A field's metadata (flag()) makes its command-line flag
-    and its page control, its range is in WHOLE_FIELDS/FLOAT_FIELDS, its page label the locale
-    key `<name>_label`."""
+    """Everything that defines one run; a field's flag() makes its command-line flag and control."""
 
     model: str = field(default=DEFAULT_MODEL, metadata=flag("a built-in, a Hub id or a folder"))
     dataset: str = field(default=DEFAULT_DATASET, metadata=flag("a built-in, a Hub id or a folder"))
@@ -136,8 +134,7 @@ class RunConfig:
         names = {f.name for f in fields(cls)}
         out = {k: v for k, v in data.items() if k in names}
         for k in floats & out.keys():
-            # JSON writes 65536.0 back as 65536: a float field gets its float again, so a
-            # restored run's script says init_scale=65536.0 like the run's own.
+            # JSON writes 65536.0 back as 65536: a restored script must say 65536.0 like the run's.
             if isinstance(out[k], int) and not isinstance(out[k], bool):
                 out[k] = float(out[k])
         return cls(**out)
@@ -215,8 +212,7 @@ def _rule(key: str, **args: Any) -> dict[str, Any]:
 # A comparison may be run at most this many times over (--repeat, the page's Repeat ×N).
 MAX_REPEAT = 10
 
-# RunConfig's number fields and the values they accept: (lowest, highest), the highest a Limits
-# attribute's name where a server sets it; page, API and command line refuse alike from it.
+# RunConfig's number fields: (lowest, highest), highest a Limits attribute where a server sets it.
 WHOLE_FIELDS: dict[str, tuple[int, int | str]] = {
     "steps": (1, "max_steps"),
     "batch_size": (1, "max_batch_size"),
@@ -303,10 +299,8 @@ def check_number(
 def coerce_field(
     name: str, raw: Any, limits: Limits | None = None, model: str | None = None
 ) -> Any:
-    """A raw value (the page's box, an API call, a command-line flag) as RunConfig's field
-    `name` holds it, range-checked, or a keyed ConfigError naming the field and its range: whole
-    numbers as an int, a whole float (a number box sends 5.0) or digits; floats as a finite
-    number or its text; on/off fields as a bool or on/off; text stripped."""
+    """A raw value (the page's box, an API call, a flag) as RunConfig's field `name` holds it,
+    range-checked, or a keyed ConfigError naming the field and its range."""
     lim = limits or Limits.from_env()
     if name in WHOLE_FIELDS or name in FLOAT_FIELDS:
         if raw is None or (isinstance(raw, str) and not raw.strip()):

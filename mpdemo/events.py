@@ -55,12 +55,9 @@ class StepEvent(_RunEvent):
     tokens_per_s: float | None
     lr: float
     elapsed_s: float
-    # Seconds since the comparison started (the run's own start when it runs alone): the runs
-    # of a comparison take turns, and the files show it.
-    wall_s: float | None = None
+    wall_s: float | None = None  # since the comparison started: its runs take turns
     kind: Literal["step"] = "step"
-    # Pure 16-bit weights (or --lost-updates on): share of the weight elements this step's
-    # update should have changed that kept their value (mpdemo/engine/master.py).
+    # --lost-updates: the share of weights this step's update should have changed that kept theirs
     lost_update_share: float | None = None
 
 
@@ -93,16 +90,14 @@ class GridPlanned(_Event):
 
     machine: dict[str, Any]
     notes: list[dict[str, Any]] = field(default_factory=list)  # sentences: {"key", "args", "text"}
-    # The runs take turns step by step (mpdemo.runs.together): their own steps are the
-    # measurement, and the estimate counts rounds, not runs one after another.
+    # The runs take turns step by step: their own steps are the measurement.
     interleaved: bool = False
     kind: Literal["plan"] = "plan"
 
 
 @dataclass
 class GradHistograms(_RunEvent):
-    """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format, at the
-    loss `scale` they carried; the runs JSON keeps them as the run's `grad_histograms`."""
+    """Every N steps (--watch-grads N): each layer's gradient magnitudes against a format."""
 
     step: int
     scale: float | None
@@ -120,8 +115,7 @@ Emit = Callable[[Event], None]
 
 
 class Pump:
-    """Work run in a daemon thread of its own, its emits handed on as they come (a training's, a
-    sweep's, a stream's); an MpdemoError the work raises is raised by `events()`, in the reader's."""
+    """Work in a daemon thread, its emits handed on; events() raises an MpdemoError it raised."""
 
     def __init__(
         self, work: Callable[[Emit], None], name: str, stop: threading.Event | None = None

@@ -1,5 +1,4 @@
-"""The page's languages, read from mpdemo/ui/locales/<code>.toml without gradio or torch (the page
-and the notebook speak from them); `t(key, lang, **args)` is a UI string in `lang`."""
+"""The page's languages, read from mpdemo/ui/locales/<code>.toml without gradio or torch."""
 
 from __future__ import annotations
 
@@ -36,9 +35,7 @@ def load_locale(path: Path) -> Locale:
     meta = data.get("meta", {})
     code = path.stem
     sections = {name: dict(data.get(name, {})) for name in UI_SECTIONS}
-    strings: dict[str, str] = {}
-    for table in sections.values():
-        strings.update(table)
+    strings = {k: v for table in sections.values() for k, v in table.items()}
     messages = dict(data.get("messages", {}))
     if code == DEFAULT_LANG and not messages:
         messages = EN_MESSAGES  # the engine's own language: the same dict, never a copy
@@ -80,7 +77,6 @@ def t(key: str, lang: str | None = DEFAULT_LANG, **args: Any) -> str:
 
 
 def engine_text(key: str, args: dict[str, Any], lang: str | None = DEFAULT_LANG) -> str:
-    """An engine message key (mpdemo/messages/) in `lang`, numbers the language's way (the page's
-    mpdemo.ui.i18n.message, less its naming of a bad input's field by the page's control)."""
+    """An engine message key (mpdemo/messages/) in `lang`, numbers the language's way."""
     loc = LOCALES[norm_lang(lang)]
     return render(key, args, loc.messages, loc.style)

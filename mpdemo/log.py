@@ -1,5 +1,4 @@
-"""Logging: one `mpdemo` logger (a NullHandler, as libraries should); the app and the CLI call
-`setup()`. A run's records carry its id; tracebacks print only at DEBUG (the JSON keeps them)."""
+"""One `mpdemo` logger (a NullHandler, as libraries should); the app and the CLI call `setup()`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""One record per backend and per precision: a new precision is one `Precision` record (the rest
-read its fields, never its name), a new backend one `Backend` record plus its module. No torch:
-dtypes are named by their torch attribute."""
+"""One record per backend and per precision: the rest read its fields, never its name. No torch."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ from typing import Any
 
 @dataclass(frozen=True, kw_only=True)
 class Precision:
-    """A precision the app trains in: where it runs, how each library is told to use it, what
-    it stores. The torch side reads these fields in one place (mpdemo/engine/precision.py)."""
+    """A precision the app trains in: where it runs, how each library is told to use it."""
 
     name: str  # the CLI's and RunConfig's value
     dtype: str  # torch attribute of what its tensors hold, e.g. "float16"
@@ -23,12 +20,10 @@ class Precision:
     autocast_dtype: str | None = None  # what torch.autocast runs matmuls in; None: no autocast
     needs_scaler: bool = False  # a GradScaler guards it against underflow (only fp16)
     watch_format: str = "fp16"  # the format its gradients are watched against (gradwatch)
-    # Only trains where the hardware has it: checked before anything loads, refused in one
-    # line (`refusal`, a message key) elsewhere.
+    # checked before anything loads; elsewhere refused by the message key `refusal` ({device})
     needs_compute_capability: tuple[int, int] | None = None
-    refusal: str = ""  # its message key, given the {device} it found
-    # Process-wide torch flags its run sets for its turns and restores after: float32 matmul
-    # precision, cuBLAS TF32, cuDNN TF32 (mpdemo.engine.precision.torch_flags).
+    refusal: str = ""
+    # Process-wide (matmul precision, cuBLAS TF32, cuDNN TF32), set for its run's turns only.
     matmul_flags: tuple[str, bool, bool] | None = None
     float8: bool = False  # torchao's Float8Linear layers run its matmuls (mpdemo/engine/fp8.py)
 
@@ -45,8 +40,7 @@ class Precision:
         return getattr(torch, self.autocast_dtype) if self.autocast_dtype else None
 
     def runs_as(self, backend: str, device_type: str, autocasts: bool = True) -> str:
-        """What its matmuls compute in: fp32 where its autocast does not apply (Accelerate's and
-        the Trainer's fp16 on a CPU; `autocasts` False: the device cannot autocast it)."""
+        """What its matmuls compute in: fp32 where its autocast does not apply (`autocasts`)."""
         if self.autocast_dtype is None:
             return self.name
         b = BACKENDS.get(backend)
@@ -62,11 +56,9 @@ class Backend:
     name: str  # the CLI's and RunConfig's value
     display: str  # in the UI's checkboxes and tables
     module: str  # mpdemo.backends.<module>: its INPUTS, settings() and train_loop()
-    # Its loop makes an Accelerator (directly or through the Trainer): Accelerate's process-wide
-    # state is reset before and after, so the next run may pick another mixed_precision.
+    # Accelerate's process-wide state is reset around it: the next run may pick another precision.
     uses_accelerate: bool = False
-    # Autocasts fp16 on a CPU. Accelerate 1.15's and the Trainer's fp16 set no autocast and no
-    # scaler there (DESIGN.md), so those runs compute in fp32; each run's dtype audit checks it.
+    # Autocasts fp16 on a CPU (Accelerate's and the Trainer's fp16 run in fp32 there: DESIGN.md).
     cpu_fp16: bool = True
 
     def load(self) -> ModuleType:
@@ -107,9 +99,8 @@ PRECISIONS: dict[str, Precision] = {
             refusal="tf32_needs_gpu",
             matmul_flags=("high", True, True),
         ),
-        # fp8 (engine/fp8.py): torchao's Float8Linear runs the matmuls in E4M3 (E5M2 gradients)
-        # with per-tensor scales, so no GradScaler; the rest autocasts to bf16, as Accelerate's
-        # mixed_precision="fp8" does (the Trainer gets it through its Accelerator).
+        # fp8: torchao's Float8Linear, per-tensor scales (no GradScaler), the rest in bf16 autocast,
+        # as Accelerate's mixed_precision="fp8" does.
         Precision(
             name="fp8",
             dtype="float8_e4m3fn",

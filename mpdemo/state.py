@@ -1,5 +1,4 @@
-"""The process's state that outlives a request, reset in one call (tests, a server's restart):
-each module that keeps some registers the function that empties it with `@on_reset`."""
+"""The process's state that outlives a request, reset in one call: `@on_reset` registers each."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""str.format with a language's digits and plural words, for messages and the UI: `{n:,}` is
-"2,000" in English and "2.000" in Spanish; `{n:plural(# run|# runs)}` picks the form for n (`#` is
-n), the singular counts being the language's (`plural_one`: [0, 1] in Portuguese, as CLDR has it)."""
+"""str.format with a language's digits and plurals: `{n:,}` is "2.000" in Spanish, and
+`{n:plural(# run|# runs)}` picks the form for n (`#` is n) by the language's `plural_one`."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ class _Formatter(string.Formatter):
         self.style = style
 
     def convert_field(self, value: object, conversion: str | None) -> Any:
-        # `{value!r}` quotes a text the person typed; a number stays a number, so it is written
-        # the language's way ("-1,5" in Spanish) and reads as repr() did in English.
+        # `{value!r}` quotes typed text; a number stays one, written the language's way ("-1,5").
         if conversion == "r" and isinstance(value, numbers.Real) and not isinstance(value, bool):
             return value
         return super().convert_field(value, conversion)

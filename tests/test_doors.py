@@ -72,13 +72,6 @@ def test_a_runs_files_nested_junk_is_not_kept() -> None:
         f"k{i}": i for i in range(1, 15)}}}]  # fmt: skip
 
 
-def test_the_engines_cpu_flags_are_the_ones_a_file_keeps() -> None:
-    from mpdemo.engine.machine import CPU_FLAGS
-    from mpdemo.files.checks import CPU_FLAGS as KEPT
-
-    assert KEPT == CPU_FLAGS
-
-
 # --- MPDEMO_REFERENCE_DIR --------------------------------------------------------------------
 
 

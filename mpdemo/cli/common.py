@@ -1,5 +1,4 @@
-"""What the commands share: exit codes, the parser, flags from RunConfig's fields, output files,
-tables, and SIGINT/SIGTERM that stop at the next step or point, keeping what was measured."""
+"""What the commands share: exit codes, the parser, flags, output files, tables, signals."""
 
 from __future__ import annotations
 
@@ -47,8 +46,7 @@ def add_field_flags(
     helps: dict[str, str] | None = None,
     lists: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
-    """RunConfig's fields `names` (default: every command-line one) as flags, `lists` taking a
-    comma list; number flags stay text, read by config.coerce_field as the page's are."""
+    """RunConfig's fields `names` (default: all) as flags; numbers stay text for coerce_field."""
     d, helps, lists = RunConfig(), helps or {}, lists or {}
     for f in cli_fields():
         if names is not None and f.name not in names:
@@ -64,7 +62,12 @@ def add_field_flags(
             p.add_argument(flag, choices=choices, default=default, help=help_)
 
 
-def add_output_flags(p: argparse.ArgumentParser, json: str, csv: str, quiet: str) -> None:
+def add_output_flags(
+    p: argparse.ArgumentParser,
+    json: str = "write every run and step as JSON",
+    csv: str = "write every step as CSV",
+    quiet: str = "no per-run progress lines",
+) -> None:
     """--json PATH, --csv PATH and --quiet, with what each command says of them."""
     p.add_argument("--json", dest="json_path", help=json)
     p.add_argument("--csv", dest="csv_path", help=csv)
@@ -88,12 +91,9 @@ def table(
 
 @contextmanager
 def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[dict[str, int]]:
-    """SIGINT and SIGTERM set `stop` (the caller writes what finished); a second one, or the first
-    without `graceful` (`accelerate launch`), interrupts at once. Yields {"signal": its number}."""
+    """SIGINT and SIGTERM set `stop`; a second, or any without `graceful`, interrupts at once.
+    Yields {"signal": its number} once one came."""
     caught: dict[str, int] = {}
-    if threading.current_thread() is not threading.main_thread():
-        yield caught  # signal handlers belong to the main thread (the CLI called from a test)
-        return
 
     def handler(signum: int, _frame: Any) -> None:
         first = "signal" not in caught
@@ -102,9 +102,13 @@ def stop_on_signals(stop: threading.Event, graceful: bool = True) -> Iterator[di
         if not (graceful and first):
             raise KeyboardInterrupt
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {}
+    if threading.current_thread() is threading.main_thread():  # not the CLI called from a test
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield caught
+    except KeyboardInterrupt:  # the second signal, or Ctrl-C where no handler could be set
+        caught.setdefault("signal", signal.SIGINT)
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)

@@ -1,4 +1,5 @@
-"""`python -m mpdemo run ...`: the same engine, headless, with a summary table and JSON/CSV."""
+"""`python -m mpdemo run ...` (and code, underflow, lesson): the engine, headless, with a summary
+table and JSON/CSV."""
 
 from __future__ import annotations
 
@@ -14,16 +15,21 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from .. import engine, log
-from ..config import FLOAT_FIELDS, MAX_REPEAT, WHOLE_FIELDS, RunConfig, cli_fields, coerce_field
+from ..catalog import DEVICES
+from ..config import MAX_REPEAT, RunConfig, cli_fields, coerce_field
 from ..files.atomic import write_text_atomic
 from ..files.recorded import write_runs, write_steps_csv
 from ..files.summary import repeat_groups, scale_text, speedup_text, typical_step_s
-from ..messages import ConfigError, MpdemoError
+from ..messages import ConfigError, MpdemoError, render
 from ..notebook.command import add_notebook_parser, notebook_main
 from ..registry import BACKEND_NAMES, PRECISION_NAMES
 from ..runs.runner import check_memory, grid, repeated, run_grid
 from ..runs.state import ComparisonState
+from ..teach.device_sizes import size_line
 from ..teach.formats import LOW_PRECISION
+from ..teach.lesson_checks import check_runs, traces_of
+from ..teach.lesson_recordings import recording_for
+from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
 from ..teach.listing import script_for
 from ..teach.underflow import collect
 from .common import (
@@ -38,7 +44,6 @@ from .common import (
     stop_on_signals,
     table,
 )
-from .lesson import add_lesson_parser, lesson_main
 from .sweep import add_sweep_parser, sweep_main
 
 if TYPE_CHECKING:
@@ -63,18 +68,16 @@ TABLE_COLUMNS = [
 ]
 
 
+_UNDERFLOW_FLAGS = ("model", "dataset", "train_slice", "batch_size", "seed")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; flags are RunConfig's fields in kebab case."""
     p = Parser(prog="python -m mpdemo", description="Mixed precision, measured.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="train the grid of backends x precisions, print a summary")
     add_field_flags(run, lists={"backend": BACKEND_NAMES, "precision": PRECISION_NAMES})
-    add_output_flags(
-        run,
-        "write every run and step as JSON",
-        "write every step as CSV",
-        "no per-run progress lines",
-    )
+    add_output_flags(run)
     run.add_argument(
         "--repeat",
         type=int,
@@ -100,11 +103,22 @@ def build_parser() -> argparse.ArgumentParser:
         default="fp16",
         help="the format the gradients are cast to: fp16, bf16, or fp8's e4m3 / e5m2",
     )
-    add_field_flags(und, ("model", "dataset", "train_slice", "batch_size", "seed"))
+    add_field_flags(und, _UNDERFLOW_FLAGS)
     und.add_argument("--scale", type=float, default=1.0, help="loss (or per-tensor) scale S")
     und.add_argument("--json", dest="json_path")
     add_sweep_parser(sub)
-    add_lesson_parser(sub)
+    les = sub.add_parser("lesson", help="run one of the course's lessons (--list names them)")
+    les.add_argument("name", nargs="?", help="the lesson to run (see --list)")
+    les.add_argument("--list", action="store_true", help="list the lessons in the course's order")
+    add_output_flags(les)
+    les.set_defaults(repeat=1)  # `run`'s flag, which _run reads: a lesson runs once
+    # bench/gpu_check.py records each lesson on the device it measures (--device cuda there).
+    les.add_argument(
+        "--device",
+        choices=DEVICES,
+        default=None,
+        help="train the lesson's runs on this device (default: its own, auto)",
+    )
     add_notebook_parser(sub)
     sub.add_parser(
         "app", help="open the page, as `python app.py` does (GRADIO_SERVER_PORT picks the port)"
@@ -115,9 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
 def configs_from_args(args: argparse.Namespace) -> list[RunConfig]:
     """The grid of RunConfigs the flags describe, each validated."""
     names = {f.name for f in fields(RunConfig)} - {"backend", "precision"}
-    base = RunConfig(
-        **{k: coerce_field(k, v, model=args.model) for k, v in vars(args).items() if k in names}
-    )
+    base = RunConfig(**{k: v for k, v in vars(args).items() if k in names})  # read by _read_flags
     return [cfg.validate() for cfg in grid(base, args.backend, args.precision)]
 
 
@@ -125,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    _read_number_flags(parser, args)
+    _read_flags(parser, args)
     log.setup()  # warnings and failures on stderr; MPDEMO_LOG_LEVEL=DEBUG adds tracebacks
     if args.command == "app":
         from ..ui import run_app  # gradio: only for the page, never for the other commands
@@ -136,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         "code": _code,
         "underflow": _underflow,
         "sweep": sweep_main,
-        "lesson": lambda a: lesson_main(a, _run, parser.parse_args),
+        "lesson": _lesson,
         "notebook": notebook_main,
     }
     try:
@@ -149,18 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_SIGNAL + signal.SIGINT
 
 
-# RunConfig's number flags (and on/off): read by config.coerce_field, the page's and the API's
-# rule, so '2.5' steps, 'nan' lr or a max length past the model's positions are refused alike.
-_NUMBER_FLAGS = tuple(
-    f.name
-    for f in cli_fields()
-    if f.name in (*WHOLE_FIELDS, *FLOAT_FIELDS) or isinstance(f.default, bool)
-)
-
-
-def _read_number_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Each number flag as its field's type; a bad one is a usage error (one line, exit 2)."""
-    for name in _NUMBER_FLAGS:
+def _read_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Each RunConfig flag read by the page's rule (config.coerce_field); a bad one: exit 2."""
+    for name in (f.name for f in cli_fields()):
         # None: a flag left unset whose default the command fills later (the sweep's grid).
         if getattr(args, name, None) is not None:
             try:
@@ -218,10 +221,7 @@ def _run(
     # The grid runs in this thread, like a plain script: torch's OpenMP pool is the only one.
     stop = threading.Event()
     with stop_on_signals(stop, graceful=single) as caught:
-        try:
-            run_grid(configs, on_event, stop, repeat=args.repeat)
-        except KeyboardInterrupt:
-            caught.setdefault("signal", signal.SIGINT)
+        run_grid(configs, on_event, stop, repeat=args.repeat)
     if caught:
         name = signal.Signals(caught["signal"]).name
         print(f"mpdemo: stopped by {name}; the runs that finished are below", file=sys.stderr)
@@ -249,6 +249,80 @@ def _run(
     if after is not None:  # a lesson: whether its runs showed its point
         after(runs)
     return code
+
+
+def _lesson(args: argparse.Namespace) -> int:
+    """List the lessons, or run one through `run`'s code (or `sweep`'s) and print its check."""
+    if args.list or not args.name:
+        print(list_text())
+        return EXIT_OK
+    lesson = get(args.name)  # an unknown name: ConfigError, exit 2 with the names
+    if lesson.sweep:  # the sweep's defaults with the lesson's output flags
+        sweep = build_parser().parse_args(["sweep"])
+        vars(sweep).update({k: getattr(args, k) for k in ("json_path", "csv_path", "quiet")})
+        return sweep_main(sweep)
+    print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
+    recorded = recording_text(lesson.name)
+    print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
+    kind = engine.resolve_device(args.device or "auto").type
+    configs = lesson.configs(kind)  # a CUDA GPU: teach/device_sizes.py's size
+    sized = size_line(lesson.name, kind)
+    if sized is not None:
+        print(f"# {render(*sized)}")
+    if args.device:
+        configs = [c.replace(device=args.device) for c in configs]
+    return _run(args, configs, after=lambda runs: print_check(lesson, runs))
+
+
+def recording_text(name: str) -> str | None:
+    """Where the lesson's GPU recording is, and on which GPU; None when none ships."""
+    rec = recording_for(name)
+    if rec is None:
+        return None
+    return (
+        f"recorded on {rec.machine_name} ({rec.date or 'no date'}): {rec.path}; the Train "
+        "tab's lesson picker draws it beside the live runs"
+    )
+
+
+def list_text() -> str:
+    """One paragraph a lesson: name, title, the slide it serves, what to look for, its runs."""
+    on_cpu = engine.resolve_device("auto").type == "cpu"
+    out = []
+    for i, lesson in enumerate(LESSONS.values(), 1):
+        say = lambda part, k=lesson.key: render(f"lesson_{k}_{part}", {})  # noqa: E731
+        if lesson.sweep:
+            runs = "the size sweep (python -m mpdemo sweep)"
+        else:
+            cfgs = lesson.configs()
+            runs = f"{', '.join(c.label for c in cfgs)}; {cfgs[0].model}, {cfgs[0].steps} steps"
+        lines = [
+            f"{i}. {lesson.name}: {say('title')}",
+            f"   slide: {say('slide')}",
+            f"   look for: {say('look')}",
+            f"   runs: {runs}",
+        ]
+        if cpu_note_here(lesson, on_cpu):
+            lines.append(f"   here: {say('cpu')}")
+        recorded = recording_text(lesson.name)
+        if recorded:
+            lines.append(f"   {recorded}")
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+def print_check(lesson: Lesson, runs: list[dict[str, object]]) -> None:
+    """Whether the runs showed the lesson's point: each figure its check reads, and its bar."""
+    if lesson.check is None:
+        return
+    readings = check_runs(lesson.check, traces_of(runs))
+    if not readings:
+        print("# the lesson's check: too few steps to read")
+        return
+    held = all(r.ok for r in readings)
+    print(f"# the lesson's check {'held' if held else 'did NOT hold'} on these runs:")
+    for r in readings:
+        print(f"#   {r}")
 
 
 def _cell(s: dict[str, Any], key: str) -> str:
@@ -322,8 +396,7 @@ def _underflow(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.scale) and 0 < args.scale <= 2.0**64):
         rule = {"key": "rule_above", "args": {"lo": 0, "hi": "2^64"}}
         raise ConfigError("bad_number", field="scale", rule=rule, value=args.scale)
-    names = ("model", "dataset", "train_slice", "batch_size", "seed")
-    cfg = RunConfig(**{k: getattr(args, k) for k in names}).validate()
+    cfg = RunConfig(**{k: getattr(args, k) for k in _UNDERFLOW_FLAGS}).validate()
     fmt = args.fmt
     # S = 1 counted too: the page's table shows what flushes to zero without a scale beside S.
     lab = collect(cfg, scales=(args.scale, 1.0), fmts=(fmt,))
@@ -335,18 +408,15 @@ def _underflow(args: argparse.Namespace) -> int:
     )
     for kind in ("activation", "weight"):
         r = report[kind]
-        best = r["best_scale"]
+        best, kept = r["best_scale"], ""
+        if best:
+            kept = f"; most kept as normals at 2^{best['log2']} ({_share(best['normal_share'])})"
         at_one = lab.shares(kind, 1.0, fmt)["underflow_share"]
         print(
             f"{kind} gradients: {r['nonzero']:,} non-zero values; in {name} at scale 1: "
             f"{_share(at_one)} flush to zero; at scale {args.scale:g}: "
-            f"{_share(r['underflow_share'])} flush to zero, "
-            f"{_share(r['subnormal_share'])} subnormal, {_share(r['overflow_share'])} overflow"
-            + (
-                f"; most kept as normals at 2^{best['log2']} ({_share(best['normal_share'])})"
-                if best
-                else ""
-            )
+            f"{_share(r['underflow_share'])} flush to zero, {_share(r['subnormal_share'])} "
+            f"subnormal, {_share(r['overflow_share'])} overflow{kept}"
         )
     if args.json_path:
         write_text_atomic(args.json_path, json.dumps(report, indent=1))

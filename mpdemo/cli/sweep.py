@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -13,7 +12,7 @@ from .. import engine
 from ..config import Limits, RunConfig
 from ..engine.machine import machine_info, machine_note
 from ..files.atomic import write_csv_atomic, write_text_atomic
-from ..files.summary import oriented
+from ..files.summary import ratio_text
 from ..messages import EN, ConfigError, Note
 from ..runs.notes import duration_text
 from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, params_label, sweep_document
@@ -107,17 +106,15 @@ def add_sweep_parser(
 
 
 def with_device_grid(args: argparse.Namespace) -> argparse.Namespace:
-    """The flags left unset filled from the device's default grid (sweep/sizes.py: a CPU's, or
-    CUDA's, which spans launch-bound small sizes through compute-bound ones)."""
+    """The flags left unset filled from the device's default grid (sweep/sizes.py)."""
     unset = [
         k for k in ("sizes", "batch_sizes", "budget", "max_length") if getattr(args, k) is None
     ]
     if not unset:
         return args
     grid = default_grid(kind_of(engine.resolve_device(args.device).type))
-    values = {"sizes": grid.sizes, "batch_sizes": grid.batch_sizes, "budget": grid.budget_s,
-              "max_length": grid.max_length}  # fmt: skip
-    return argparse.Namespace(**{**vars(args), **{k: values[k] for k in unset}})
+    filled = {k: getattr(grid, "budget_s" if k == "budget" else k) for k in unset}
+    return argparse.Namespace(**{**vars(args), **filled})
 
 
 def spec_from_args(args: argparse.Namespace) -> SweepSpec:
@@ -164,12 +161,8 @@ def point_line(ev: SweepPoint) -> str:
         text = f"{precision} {_ms(step)} ms"
         c = ev.check(precision)
         if c is not None and c.speedup is not None:
-            # "1.85x (1.70-2.01) slower": N >= 1 in words, as every ratio mpdemo prints.
-            ratio, iv, slower = oriented(c.speedup, (c.low, c.high) if c.interval else None)
-            span = f" ({iv[0]:.2f}-{iv[1]:.2f})" if iv else ""
-            verdict = f" ({c.verdict})" if c.verdict in ("same", "unsure") else ""
             why = f", {c.reason}" if c.reason else ""
-            text += f" {ratio:.2f}x{span} {'slower' if slower else 'faster'}{verdict}{why}"
+            text += f" {ratio_text(c.speedup, c.interval, c.verdict)}{why}"
         text += f", {ev.samples_per_s[precision]:.0f} samples/s, {ev.tflops[precision]:.3g} TFLOP/s"
         if ev.mfu.get(precision) is not None:
             kind, peak = ev.peak[precision]
@@ -205,15 +198,10 @@ def memory_lines(ev: SweepMemory) -> list[str]:
     return [title, *lines, *[f"  {n['text']}" for n in ev.notes], f"  {EN['anatomy_rule']}"]
 
 
-def _ratio_words(speedup: float) -> str:
-    ratio, _iv, slower = oriented(speedup)
-    return f"{ratio:.2f}x {'slower' if slower else 'faster'}"
-
-
 def published_lines() -> list[str]:
     """The published figures as a table under the heading that says they were not run here."""
     rows = [
-        [p.hardware, p.workload, f"{p.precision} vs {p.baseline}", _ratio_words(p.speedup),
+        [p.hardware, p.workload, f"{p.precision} vs {p.baseline}", ratio_text(p.speedup),
          f"{p.figure:g} vs {p.baseline_figure:g} {p.unit}" if p.unit else "-", p.url]
         for p in PUBLISHED
     ]  # fmt: skip
@@ -255,16 +243,10 @@ def sweep_main(args: argparse.Namespace) -> int:
     stop = threading.Event()
     # SIGINT and SIGTERM stop it at the next point: the points measured are written, exit 130/143.
     with stop_on_signals(stop) as caught:
-        try:
-            run_sweep(plan, on_event, stop)  # this thread: torch's one OpenMP pool
-        except KeyboardInterrupt:
-            caught.setdefault("signal", signal.SIGINT)
+        run_sweep(plan, on_event, stop)  # this thread: torch's one OpenMP pool
     if caught:
         print("mpdemo: interrupted; the points measured are kept", file=sys.stderr)
-    if end is None:
-        notes = [n.to_dict() for n in crossover_notes(points, plan.device.type)]
-    else:
-        notes = end.notes
+    notes = end.notes if end else [n.to_dict() for n in crossover_notes(points, plan.device.type)]
     for n in notes:
         print(n["text"])
     status = "stopped" if caught else (end.status if end is not None else "failed")

@@ -1,5 +1,4 @@
-"""Files written whole or not at all (a temporary file renamed over the target: a crash or a full
-disk never leaves half a file), and output paths checked before the work that fills them."""
+"""Files written whole or not at all, and output paths checked before the work that fills them."""
 
 from __future__ import annotations
 
@@ -28,19 +27,14 @@ def _umask() -> int:
 
 
 def write_atomic(
-    path: str | Path,
-    write: Callable[[IO[str]], None],
-    *,
-    newline: str | None = None,
-    encoding: str = "utf-8",
+    path: str | Path, write: Callable[[IO[str]], None], newline: str | None = None
 ) -> None:
-    """Call `write(f)` on a temporary file beside `path`, then rename it onto `path`; only a
-    regular file is replaced (as root, `/dev/null` would become one)."""
+    """Call `write(f)` on a temporary file beside `path`, renamed onto it (never onto /dev/null)."""
     target = Path(path)
     _replaceable(target, "path")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline=newline) as f:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())  # the data is on disk before the name points at it
@@ -66,9 +60,9 @@ def write_csv_atomic(
     write_atomic(path, write, newline="")
 
 
-def write_text_atomic(path: str | Path, text: str, encoding: str = "utf-8") -> None:
+def write_text_atomic(path: str | Path, text: str) -> None:
     """Write `text` to `path` whole or not at all."""
-    write_atomic(path, lambda f: f.write(text), encoding=encoding)
+    write_atomic(path, lambda f: f.write(text))
 
 
 def _replaceable(target: Path, flag: str) -> None:
@@ -90,8 +84,7 @@ def _replaceable(target: Path, flag: str) -> None:
 
 
 def check_output_path(path: str | Path, flag: str) -> Path:
-    """Raise a keyed ConfigError unless a file can be written at `path` (named by its `flag`):
-    checked before any training, so a bad path does not lose a whole grid's runs."""
+    """Raise a keyed ConfigError unless a file can be written at `path` (named by its `flag`)."""
     if not str(path).strip():
         raise ConfigError("output_empty", flag=flag)
     target = Path(path)
@@ -100,8 +93,7 @@ def check_output_path(path: str | Path, flag: str) -> Path:
         raise ConfigError("output_no_folder", flag=flag, path=str(target), folder=str(folder))
     _replaceable(target, flag)
     try:
-        # Create a file where the real one will go: the permission bits, a read-only mount
-        # and a full quota all answer here (os.access says yes to root on a read-only mount).
+        # Permission, a read-only mount and a full quota all answer a real file (os.access may not).
         with tempfile.NamedTemporaryFile(prefix=f".{target.name}.", dir=folder):
             pass
     except OSError as err:

@@ -1,7 +1,5 @@
-"""The runs file's field checker: the rule tables say what each field a renderer reads may hold;
-`_Checker` raises a RecordingError naming the first bad one ("runs[0].summary.steps is NaN").
-Each rule returns what of its field stays in memory: only the keys the rules name (twelve open
-20 MiB files with keys no renderer reads took a server from 229 to 3,801 MiB)."""
+"""The runs file's field checker: rule tables say what each field a renderer reads may hold, and
+keep only that (twelve open 20 MiB files of unread keys took a server from 229 to 3,801 MiB)."""
 
 from __future__ import annotations
 
@@ -16,12 +14,12 @@ from dataclasses import fields
 from typing import Any, NoReturn
 
 from ..config import RunConfig
+from ..engine.machine import CPU_FLAGS
 from ..messages import EN, MpdemoError, render
 from ..wording import ENGLISH, is_plural_spec
 
 MAX_STEPS_PER_RUN = 200_000
-# What a renderer may rely on once a file is read: a whole number converts to float and int
-# without overflow (10**400 did not), a name fits a table cell and the one-line status.
+# What a renderer may rely on: a number converts without overflow (10**400 did not), a name fits.
 MAX_PARAMS = 10**13
 MAX_NUMBER = 10**15  # any whole number a file carries, and every bound below
 FLOAT32_MAX = 3.4028234663852886e38  # a loss and a loss scale are fp32: any finite one fits
@@ -34,8 +32,7 @@ MAX_NOTE_ARGS = 32
 STATUSES = ("completed", "stopped", "diverged", "failed")  # a RunFinished's status
 SPEED_verdictS = ("faster", "slower", "same", "unsure")
 _NOTE_KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
-# A whole-number placeholder may be written "{n}", "{n:,}" or "{n:plural(...)}" in another
-# language (tests/test_locales.py allows the swap): an argument must render under each.
+# Another language may write a whole-number placeholder any of these ways: each must render.
 _WHOLE_SPECS = ("", ",", "d", ",d", "plural(#|#)")
 
 
@@ -134,8 +131,7 @@ class _Checker:
         return v
 
     def fields(self, path: str, data: object, rules: dict[str, _Rule]) -> dict[str, Any]:
-        """The keys of `rules` that the object `data` has, in its order, each null or what its
-        rule allows (and keeps); no other key."""
+        """The keys of `rules` that `data` has, each null or what its rule keeps; no other key."""
         data = self.obj(path, data)
         return {
             k: None if v is None else rules[k](self, f"{path}.{k}", v)
@@ -249,8 +245,7 @@ SUMMARY_RULES: dict[str, _Rule] = {
     "speed_check": lambda c, p, v: _speed_check(c, p, v),
 }
 _RATIO = _number(1e-9, 10**6)  # a speed-up and its interval's ends: the slowdown is 1 / it
-# mpdemo.runs.timing.SpeedCheck's fields, as a summary's speed_check carries them (its sentence is
-# rendered from them: plan.check_note).
+# mpdemo.runs.timing.SpeedCheck's fields, as a summary's speed_check carries them.
 SPEED_CHECK_RULES: dict[str, _Rule] = {
     **dict.fromkeys(("precision", "baseline", "reason"), _name()),
     **dict.fromkeys(("speedup", "low", "high"), _RATIO),
@@ -264,8 +259,7 @@ SPEED_CHECK_RULES: dict[str, _Rule] = {
 
 FP8_TENSORS = ("input", "weight", "grad_output")  # the casts an audit names a format for
 MAX_KEPT_LAYERS = 64
-# mpdemo.engine.fp8.audit's fields. The page reads none of them (its sentence is a warning key):
-# a file's audit is kept as the engine writes it, its layer names thinned to MAX_KEPT_LAYERS.
+# mpdemo.engine.fp8.audit's fields, kept as the engine writes them but for MAX_KEPT_LAYERS names.
 FP8_AUDIT_RULES: dict[str, _Rule] = {
     "float8_layers": _whole(0, MAX_NUMBER),
     "linear_layers": _whole(0, MAX_NUMBER),
@@ -302,8 +296,6 @@ STEP_RULES: dict[str, _Rule] = {
     # pure 16-bit weights: the share of weight elements the step's update left unchanged
     "lost_update_share": _number(0, 1),
 }
-# The CPU flags a machine record carries (mpdemo.engine.machine.CPU_FLAGS; a test keeps them equal).
-CPU_FLAGS = ("avx2", "avx512", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
 _CPU_RULES: dict[str, _Rule] = {
     **dict.fromkeys(("name", "capability"), _name()),
     "flags": lambda c, p, v: {
@@ -341,8 +333,7 @@ MACHINE_RULES: dict[str, _Rule] = {
 
 
 def _config_rule(default: object) -> _Rule:
-    # A run's settings as RunConfig declares them: a renderer reads steps and loss_scaling, a
-    # reload rebuilds a RunConfig from the rest.
+    # A run's settings as RunConfig declares them: a reload rebuilds a RunConfig from them.
     if isinstance(default, bool):
         return _Checker.flag
     if isinstance(default, int):

@@ -27,8 +27,7 @@ class MachineGPU(TypedDict, total=False):
 
 
 class Machine(TypedDict, total=False):
-    """What a run's JSON says of the machine that ran it (engine.machine.machine_info()); read from
-    files too, so every key may be missing: readers use .get."""
+    """What a run's JSON says of its machine; read from files too, so every key may be missing."""
 
     device_kind: str
     device_name: str

@@ -1,8 +1,5 @@
-"""The runs file: the JSON every writer produces (CLI, app download, bench/gpu_check.py), read
-back and checked, and its steps as CSV. Version 2 is {"version", "machine", "runs": [{"config",
-"summary", "steps", "evals"}]}; version 1 (no machine) still loads. A bad file raises
-RecordingError in one line; nothing is half-loaded. No torch, no gradio.
-"""
+"""The runs file every writer produces, read back and checked (RecordingError in one line, nothing
+half-loaded), and its steps as CSV. Version 2 has a "machine"; version 1 still loads."""
 
 from __future__ import annotations
 
@@ -39,12 +36,10 @@ from .summary import plain
 FORMAT_VERSION = 2
 # A visitor's upload on a public server: bound the work one file may cause.
 MAX_FILE_BYTES = 32 * 2**20
-# Every grid the CLI or the page may write reads back (tests/test_cli_files.py): three
-# backends x five precisions x ten repetitions.
+# Every grid the CLI or the page may write reads back: 3 backends x 5 precisions x 10 repetitions.
 MAX_RUNS = 160
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "assets" / "reference"
-# Another folder of shipped recordings (tests: a lesson recorded into a temp folder; a server
-# whose recordings live outside the package). Read at each look, so a test may set it late.
+# Another folder of shipped recordings, read at each look (a test may set it late).
 REFERENCE_DIR_ENV = "MPDEMO_REFERENCE_DIR"
 
 
@@ -81,14 +76,12 @@ def runs_document(runs: list[dict[str, object]], machine: dict[str, object] | No
 def write_runs(
     path: str | Path, runs: list[dict[str, object]], machine: dict | None = None
 ) -> None:
-    """Write `runs` as a runs JSON file (UTF-8, indented one space like the first version),
-    whole or not at all: a reader never sees half a file, a failed write leaves the old one."""
+    """Write `runs` as a runs JSON file, whole or not at all."""
     doc = runs_document(runs, machine)
     write_text_atomic(path, json.dumps(doc, indent=1, default=str))
 
 
-# The CSV's columns: a step's own, then its run's memory and its speed against fp32 (one figure
-# per run, on each of its rows).
+# The CSV's columns: a step's own, then its run's memory and speed against fp32 (on each row).
 STEP_FIELDS = [
     *("run", "backend", "precision", "step", "loss", "loss_scale", "skipped", "step_time_s"),
     *("samples_per_s", "tokens_per_s", "lr", "elapsed_s", "wall_s"),
@@ -169,8 +162,7 @@ def parse_document(doc: object, name: str = "runs.json") -> Recording:
 
 
 def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
-    """One run checked, as it stays in memory: only what a renderer reads, and another writer's
-    own figures as a few small values (an unknown key's object would stay while the file is open)."""
+    """One run checked, as it stays in memory: what a renderer reads and a few small values."""
     where = f"runs[{i}]"
     s = c.obj(f"{where}.summary", c.has(where, run, "summary")["summary"])
     for key in ("backend", "precision"):
@@ -194,12 +186,8 @@ def _check_run(run: object, i: int, c: _Checker) -> dict[str, object]:
         out["status"] = run["status"]
     if isinstance(run.get("grid"), int) and not isinstance(run.get("grid"), bool):
         out["grid"] = run["grid"]
-    shared = run.get("shared_from")
-    origin = (
-        small({k: shared[k] for k in SHARED_FROM_KEYS if k in shared})
-        if isinstance(shared, dict)
-        else {}
-    )
+    shared = run.get("shared_from") if isinstance(run.get("shared_from"), dict) else {}
+    origin = small({k: v for k, v in shared.items() if k in SHARED_FROM_KEYS})
     if origin:
         out["shared_from"] = origin
     hist = c.items(f"{where}.grad_histograms", run.get("grad_histograms"), MAX_STEPS_PER_RUN)
@@ -234,8 +222,7 @@ MAX_BINS = 256  # log2 bins of one layer's histogram (the engine writes 61)
 
 
 def _last_histogram(hist: list[object], where: str, c: _Checker) -> dict[str, object]:
-    """A run's last watched step, checked as the Train tab draws it (the page draws only the
-    latest); the counts must add up as the engine writes them (zeros in the lowest bin)."""
+    """A run's last watched step (the page draws only the latest), checked as it is drawn."""
     p = f"{where}.grad_histograms[{len(hist) - 1}]"
     h = c.has(p, hist[-1], "step", "format", "layers")
     c.whole(f"{p}.step", h["step"], 0, 10**9)
@@ -300,9 +287,7 @@ def reference_dir() -> Path:
 
 
 def reference_files(pattern: str = "*.json", folder: Path | None = None) -> list[Path]:
-    """The recordings shipped in mpdemo/assets/reference/ (or $MPDEMO_REFERENCE_DIR), by name:
-    regular files only. Anything else named *.json there (a folder, a FIFO, a file this process
-    may not read) is left out with one logged line, once: a FIFO opened would block start-up."""
+    """The shipped recordings, by name: regular files only (a FIFO opened would block start-up)."""
     folder = reference_dir() if folder is None else folder
     if not folder.is_dir():
         return []

@@ -1,6 +1,5 @@
-"""One run's result as a type: a trained run's (`Recorder.summary`) and one that could not start
-(`Summary.failed`) have the same keys. It reads as the mapping it was before it had a type
-(`s["final_loss"]`, `dict(s)`), so scripts keep working; `to_dict()` is its JSON form."""
+"""One run's result as a type that still reads as the mapping it was (`s["final_loss"]`), so
+scripts keep working; `to_dict()` is its JSON form."""
 
 from __future__ import annotations
 
@@ -11,12 +10,12 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
+from ..colours import trial_of
 from ..runs.timing import SpeedCheck
 
 
 def _when_set() -> Any:
-    """A key left out of to_dict() while None: a completed run's JSON has no "error", a language
-    model's no "eval_accuracy" (DESIGN.md)."""
+    """A key left out of to_dict() while None (a completed run's JSON has no "error")."""
     return field(default=None, metadata={"when_set": True})
 
 
@@ -59,8 +58,7 @@ class Summary(Mapping[str, Any]):
     error: str | None = _when_set()  # a run that could not start: why, in one line
     error_detail: str | None = _when_set()  # a traceback, for a bug (never for bad input)
     fp8_audit: dict[str, object] | None = _when_set()  # which Linear layers ran as Float8Linear
-    # with_speedups, from the interleaved measurement (SpeedCheck) against fp32: fp32's step time
-    # over this one's, its 95 % interval and the verdict, with why it is unsure.
+    # with_speedups, from the interleaved measurement against fp32 (SpeedCheck).
     speedup_vs_fp32: float | None = _when_set()
     speedup_interval: list[float] | None = _when_set()
     speed_verdict: str | None = _when_set()
@@ -140,8 +138,7 @@ class Summary(Mapping[str, Any]):
 
 
 def peers(s: Mapping[str, object]) -> tuple[Any, ...]:
-    """What a run is compared within: its backend, model, machine and source (a loaded file's),
-    so a file's bf16 run is measured against that file's fp32 run, never the page's."""
+    """What a run is compared within: a file's bf16 run against that file's fp32 run."""
     return (s.get("backend"), s.get("model"), s.get("machine"), s.get("source"))
 
 
@@ -183,8 +180,7 @@ def _speed_fields(
     ref_step = typical_step_s(ref) if ref is not None else None
     if not ref_step:
         return {}
-    # Timed one after the other, not interleaved (an older file, the speed check off): the ratio
-    # of the medians is shown, but no verdict is drawn from it.
+    # Not interleaved (an older file): the ratio of the medians is shown, no verdict drawn from it.
     return {
         "speedup_vs_fp32": ref_step / typical_step_s(s),
         "speed_verdict": "unsure",
@@ -195,9 +191,8 @@ def _speed_fields(
 def with_speedups(
     summaries: Iterable[Mapping[str, object]], checks: Mapping[str, SpeedCheck] | None = None
 ) -> list[Summary]:
-    """The summaries with their speed-up against fp32, verdict and interval, from `checks` (this
-    grid's interleaved measurement), else what the file recorded, else the ratio of its peer
-    fp32 run's median step to its own, "unsure"."""
+    """The summaries with their speed-up against fp32, verdict and interval: from `checks`, else
+    as recorded, else its peer fp32 run's median step over its own, "unsure"."""
     runs = [Summary.from_dict(s) for s in summaries]
     base = {
         peers(s): s
@@ -210,8 +205,7 @@ def with_speedups(
 def oriented(
     speedup: float, interval: Sequence[float] | None = None
 ) -> tuple[float, tuple[float, float] | None, bool]:
-    """(N >= 1, its interval, slower?): one notation for ratios everywhere, "N× faster" or
-    "N× slower" (a speed-up of 0.54 reads "1.85× slower", its interval turned round too)."""
+    """(N >= 1, its interval, slower?): a speed-up of 0.54 reads "1.85× slower" everywhere."""
     slower = speedup < 1
     ratio = 1 / speedup if slower and speedup > 0 else speedup
     iv = None
@@ -221,33 +215,34 @@ def oriented(
     return ratio, iv, slower
 
 
-def speedup_text(s: Mapping[str, object], ran_fp32: str = "ran in fp32", times: str = "x") -> str:
-    """'1.52x [1.41-1.60] faster', '1.85x slower (unsure)', 'ran in fp32', '1.00x' (fp32 itself)
-    or '-': the CLI's cell (the UI localizes the same)."""
-    get = s.get  # a Summary reads as its mapping too
-    if get("speed_reason") == "ran_fp32":
-        return ran_fp32
-    v = get("speedup_vs_fp32")
+def ratio_text(
+    speedup: float, interval: Sequence[float] | None = None, verdict: str | None = None
+) -> str:
+    """'1.52x [1.41-1.60] faster', '1.85x slower (unsure)': every ratio the CLI prints."""
+    ratio, iv, slower = oriented(speedup, interval)
+    span = f" [{iv[0]:.2f}-{iv[1]:.2f}]" if iv else ""
+    # same or unsure: the interval did not decide, said beside the figure
+    undecided = f" ({verdict})" if verdict in ("same", "unsure") else ""
+    return f"{ratio:.2f}x{span} {'slower' if slower else 'faster'}{undecided}"
+
+
+def speedup_text(s: Mapping[str, object]) -> str:
+    """A run's 'vs fp32' cell: its ratio_text, 'ran in fp32', '1.00x' (fp32 itself) or '-'."""
+    if s.get("speed_reason") == "ran_fp32":
+        return "ran in fp32"
+    v = s.get("speedup_vs_fp32")
     if v is None:
         return "-"
-    if get("precision") == "fp32" or not v:
-        return f"{v:.2f}{times}"  # the baseline against itself
-    ratio, iv, slower = oriented(v, get("speedup_interval"))
-    text = f"{ratio:.2f}{times}"
-    if iv:
-        text += f" [{iv[0]:.2f}-{iv[1]:.2f}]"
-    text += " slower" if slower else " faster"
-    verdict = get("speed_verdict")
-    if verdict in ("same", "unsure"):  # the interval did not decide: said beside the figure
-        text += f" ({verdict})"
-    return text
+    if s.get("precision") == "fp32" or not v:
+        return f"{v:.2f}x"  # the baseline against itself
+    return ratio_text(v, s.get("speedup_interval"), s.get("speed_verdict"))
 
 
 def repeat_groups(summaries: Iterable[Summary]) -> list[list[Summary]]:
-    """The runs of a repeated comparison grouped by what was repeated (label without '· #k')."""
+    """The runs of a repeated comparison grouped by what was repeated."""
     groups: dict[str, list[Summary]] = {}
     for s in summaries:
-        groups.setdefault(s.label.split(" · #")[0], []).append(s)
+        groups.setdefault(trial_of(s.label)[0], []).append(s)
     return list(groups.values())
 
 

@@ -1,5 +1,4 @@
-"""Every message the engine shows a person: `MpdemoError(key, **args)` and `Note(key, args)`; the
-UI renders the key in the page's language, the CLI prints the English (EN: every template)."""
+"""Every message the engine shows a person, by key: the UI renders it in the page's language."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ def render(
     table: dict[str, str] | None = None,
     style: NumberStyle = ENGLISH,
 ) -> str:
-    """Fill a message template (`table` and `style`: another language's); fall back to English,
-    then to the key itself."""
+    """Fill a message template (`table`, `style`: a language's), else English's, else the key."""
     template = (table or {}).get(key) or EN.get(key) or key
     # A nested message ({"key", "args"}) is rendered first, in the same language.
     args = {
@@ -51,8 +49,7 @@ def render(
     try:
         return style.format(template, args)
     except (KeyError, IndexError, ValueError, TypeError, OverflowError):
-        # A wrong argument (None under a number format, an infinite plural) must not take the
-        # page down with it: the template and its arguments, as they are.
+        # A wrong argument (None under a number format) must not take the page down with it.
         return f"{template} {args}"
 
 

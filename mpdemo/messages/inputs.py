@@ -1,13 +1,11 @@
-"""English templates of what refuses a person's input: bad settings, a model or dataset that
-cannot load, a device or precision this machine lacks, output files, runs files read back."""
+"""English templates of what refuses a person's input: settings, sources, devices and files."""
 
 INPUTS: dict[str, str] = {
     # --- bad input -------------------------------------------------------------------------
     "unknown_choice": "{field} must be one of {allowed}; got {value!r}",
     "bad_number": "{field} must be {rule}; got {value!r}",
     "missing_number": "{field} is empty: enter {rule}",
-    # A bad_number's `rule` is one of these, nested ({"key", "args"}): a page says it in its
-    # own language, numbers its own way ("from 1 to 20.000" in Spanish).
+    # A bad_number's `rule`, nested ({"key", "args"}) so a page says it in its own language.
     "rule_whole": "a whole number from {lo:,} to {hi:,}",
     "rule_above": "a number above {lo} and at most {hi}",
     "rule_text": "a non-empty text",
@@ -62,8 +60,7 @@ INPUTS: dict[str, str] = {
     "runs_unreadable": "could not read {name}: {detail}",
     # A file the reader passed that the page still could not draw (a gap in the reader's rules).
     "runs_not_drawn": "{name} holds a value this page cannot draw",
-    # One field of a runs file, named by its path ("runs[0].summary.steps"); `problem` is one of
-    # the field_* messages below, nested, so a page says it in its own language.
+    # A runs file's field by its path ("runs[0].summary.steps"); `problem`: a nested field_* key.
     "runs_bad_field": "{name}: {path} {problem}",
     "field_missing": "is missing",
     "field_nan": "is NaN",

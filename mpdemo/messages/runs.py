@@ -1,5 +1,4 @@
-"""English templates of what a run records and says: the warnings in its summary, the speed
-verdicts and the hardware behind them, the plan and its estimate, the activation memory."""
+"""English templates of what a run records and says: warnings, speed verdicts, plan, memory."""
 
 RUNS: dict[str, str] = {
     # --- warnings recorded in the summary -----------------------------------------------------

@@ -1,5 +1,4 @@
-"""English templates of the size sweep: its refusals, the crossover rendered from its points'
-verdicts, and the memory anatomy."""
+"""English templates of the size sweep: its refusals, the crossover and the memory anatomy."""
 
 SWEEP: dict[str, str] = {
     # --- the size sweep (mpdemo/sweep/plan.py): refusals before anything runs ----------------------

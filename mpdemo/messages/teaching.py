@@ -1,5 +1,4 @@
-"""English templates of a class on one server (its queue, boards and caps) and of the
-course's lessons."""
+"""English templates of a class on one server (queue, boards, caps) and of the course's lessons."""
 
 TEACHING: dict[str, str] = {
     # --- a class on one server (mpdemo/classroom/broadcast.py) ---------------------------------------

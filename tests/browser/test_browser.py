@@ -308,7 +308,7 @@ def startable_precisions() -> list[str]:
 
 
 def test_the_biggest_grid_gives_every_run_its_own_colour(page) -> None:
-    from mpdemo.colours import run_label
+    from mpdemo.config import RunConfig
     from mpdemo.registry import BACKENDS
 
     backends = [b.display for b in BACKENDS.values()]
@@ -321,7 +321,12 @@ def test_the_biggest_grid_gives_every_run_its_own_colour(page) -> None:
         box.click()
     set_number(page, "steps", "2000")
     page.click("#start-btn")
-    want = {run_label(b, p, s) for b in BACKENDS for p in runnable for s in (True, False)}
+    want = {
+        RunConfig(backend=b, precision=p, loss_scaling=s).label
+        for b in BACKENDS
+        for p in runnable
+        for s in (True, False)
+    }
     try:
         # The first frame of this grid: a (still empty) line for every run in both plots. Counted
         # by the runs' own labels, not by paths: the module's page still shows the last test's
