@@ -389,7 +389,7 @@ def test_a_failed_download_write_is_said_and_the_runs_still_show(
 ) -> None:
     from gradio_client import Client
 
-    from mpdemo.ui.train.plots import lines_in
+    from tests.conftest import lines_in
 
     def read_only(*_args: Any, **_kw: Any) -> None:
         raise PermissionError(13, "Permission denied")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ...colours import RAW, SKIPPED, series_id, skipped_label
+from ...colours import RAW, series_id, skipped_label
 from ...registry import PRECISIONS
 
 if TYPE_CHECKING:
@@ -349,21 +349,3 @@ def plot_frame(
 def step_axis(steps: int) -> list[float]:
     """The x range of a step axis, at least MIN_STEP_AXIS steps (so Vega's ticks are whole)."""
     return [0, max(int(steps), MIN_STEP_AXIS)]
-
-
-def lines_in(
-    frame: dict[str, object] | pd.DataFrame | None, every_series: bool = False
-) -> dict[str, int]:
-    """Finite points per run in a frame or a LinePlot's value (raw curves and ticks: every_series)."""
-    if frame is None:
-        return {}
-    if isinstance(frame, pd.DataFrame):
-        df = frame
-    else:
-        df = pd.DataFrame(frame["data"], columns=frame["columns"])
-    df = df[pd.to_numeric(df["value"], errors="coerce").notna()]
-    counts = {str(k): int(v) for k, v in df.groupby("run").size().items()}
-    if every_series:
-        return counts
-    derived = (f" · {RAW}", f" · {SKIPPED}")
-    return {k: v for k, v in counts.items() if not k.endswith(derived)}
