@@ -26,6 +26,7 @@ from .frames import (
     OUTPUTS,
     QUIET,
     button,
+    by_component,
     empty_table,
     file_updates,
     keyed,
@@ -304,14 +305,11 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
     )
     clear_names = [*shown, "reference", "stored"]
     comps["clear_runs"].click(
-        lambda sess, lg: keyed(comps, clear_runs(sess, lg), clear_names),
+        by_component(comps, clear_runs, clear_names),
         [session, lang],
         [comps[n] for n in clear_names],
         **QUIET,
     )
     comps["summary"].change(save_runs, [session], [comps["stored"]], **QUIET)
-
-    def restore_fn(lang: str, stored: object, sess: Session) -> Outputs:
-        return keyed(comps, restore_runs(lang, stored, sess), shown)
-
-    ctx.on_load(restore_fn, [comps["stored"], session], [comps[n] for n in shown])
+    restore = by_component(comps, restore_runs, shown)
+    ctx.on_load(restore, [comps["stored"], session], [comps[n] for n in shown])
