@@ -72,9 +72,14 @@ def default_precisions() -> list[str]:
     return list(LESSONS[DEFAULT_LESSON].precisions)
 
 
+def device_kind() -> str:
+    """'cuda' where the auto device is a CUDA GPU (the lessons train their GPU size), else 'cpu'."""
+    return "cuda" if system.cuda_present() else "cpu"
+
+
 def opening_fields() -> Frame:
     """The first lesson's settings on this machine's device (on a GPU its GPU size)."""
-    return LESSONS[DEFAULT_LESSON].settings("cuda" if system.cuda_present() else "cpu")
+    return LESSONS[DEFAULT_LESSON].settings(device_kind())
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from typing import Any
 
 import gradio as gr
@@ -36,19 +38,10 @@ def _close_session(session: Session | None) -> None:
 def _controls_of(section: str, comps: dict[str, Component], lang: str, lim: Limits) -> None:
     """Build the controls of one section in table order; same `row` → one gr.Row."""
     specs = [c for c in CONTROLS if c.section == section]
-    i = 0
-    while i < len(specs):
-        row = specs[i].row
-        group = [specs[i]]
-        while row is not None and i + len(group) < len(specs) and specs[i + len(group)].row == row:
-            group.append(specs[i + len(group)])
-        if row is None:
-            comps[specs[i].name] = controls.build(specs[i], lang, lim)
-        else:
-            with gr.Row():
-                for c in group:
-                    comps[c.name] = controls.build(c, lang, lim)
-        i += len(group)
+    for row, group in itertools.groupby(specs, key=lambda c: c.row):
+        with gr.Row() if row is not None else contextlib.nullcontext():
+            for c in group:
+                comps[c.name] = controls.build(c, lang, lim)
 
 
 def _plot(spec: Any, lang: str, cmap: dict[str, str]) -> gr.LinePlot:

@@ -140,15 +140,13 @@ class Series:
         budget: int,
         smoothing: float = 0.0,
         x_axis: str = "step",
-        keep_skipped: bool = False,
     ) -> tuple[list[float], list[float]]:
         """(xs, values) of a metric, maybe smoothed, down-sampled to the budget; cached."""
         key = (metric, smoothing, x_axis, len(self.step), budget)
         hit = self._cache.get(key)
         if hit is None:
             vals = self.smoothed(metric, smoothing) if smoothing > 0 else getattr(self, metric)
-            keep = [i for i, k in enumerate(self.skipped) if k] if keep_skipped else None
-            idx = downsample(vals, budget, keep)
+            idx = downsample(vals, budget)
             xs: list[float] = self.elapsed if x_axis == "time" else self.step
             hit = ([xs[i] for i in idx], [vals[i] for i in idx])
             self._cache = {k: v for k, v in self._cache.items() if k[:3] != key[:3]}

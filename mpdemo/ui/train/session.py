@@ -59,11 +59,6 @@ class Recorded:
     series: dict[str, Series]
 
     @property
-    def source(self) -> str:
-        """What tells this file apart from another of the same machine: its name and date."""
-        return recording_source(self.recording)
-
-    @property
     def points(self) -> int:
         """The steps this file holds in the session, over all its runs."""
         return sum(len(r.get("steps") or []) for r in self.recording.runs)
@@ -293,7 +288,7 @@ class Session(StoredRuns):
         out: list[Summary] = []
         for r in self.recordings:
             # The file's own key (summary.peers): compared with no other file's runs, nor the page's.
-            key = f"{r.source} · {r.recording.digest[:12]}"
+            key = f"{recording_source(r.recording)} · {r.recording.digest[:12]}"
             out += with_speedups(
                 Summary.from_dict({**run["summary"], "source": key}).replace(
                     label=lab, machine=r.recording.tag
