@@ -77,10 +77,8 @@ class Follow:
 def runner_for(
     session: Session | None, configs: list[RunConfig], repeat: int, mode: str | Follow
 ) -> Viewer:
-    """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams.
-
-    Raises broadcast.QueueFull (keyed) when the line is full.
-    """
+    """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams; raises
+    broadcast.QueueFull (keyed) when the line is full."""
     hub = the_hub()
     old = session.runner if session is not None else None
     if isinstance(old, Viewer) and old.alive:  # else pressed twice, Train shows "another visitor's"

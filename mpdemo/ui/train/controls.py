@@ -1,7 +1,5 @@
-"""The Train tab's controls, declared once: one `Control` a setting (a RunConfig field or a UI-only
-one) builds its component; /train's parameters are their names in this order. A RunConfig field
-the table does not lay out gets a control from the field itself (`from_field`), so a new field
-reaches the CLI, the page and the API without being listed again."""
+"""The Train tab's controls, declared once: one `Control` a setting builds its component; /train's
+parameters are their names in this order (a RunConfig field not laid out here: `from_field`)."""
 
 from __future__ import annotations
 
@@ -227,8 +225,8 @@ _LAID_OUT: tuple[Control, ...] = (
 
 
 def from_field(f: dataclasses.Field) -> Control:
-    """A control for a RunConfig field the table does not lay out (its kind from its type), under
-    Advanced."""
+    """A control under Advanced for a RunConfig field not laid out (its kind from its type): a new
+    field reaches the CLI, the page and the API without being listed again."""
     name, default = f.name, f.default
     info = f"{name}_info" if f"{name}_info" in _EN else None
     if info is None and name in WHOLE_FIELDS:

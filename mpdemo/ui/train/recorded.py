@@ -129,13 +129,13 @@ def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, Frame]
     return status, table, updates
 
 
-def _open(session: Session, lang: str, path: str | Path | None, name: str | None) -> Iterator[dict]:
+def _open(session: Session, lang: str, path: str | Path | None) -> Iterator[dict]:
     """Read a runs file into the session and draw it; a bad file changes nothing."""
     if path is None:
         yield {"status": t("status_load_none", lang)}
         return
     try:
-        rec = read_runs(path, name)
+        rec = read_runs(path)  # named by its file
     except RecordingError as err:
         yield _refused(session, lang, error_text(err, lang))
         return
@@ -156,8 +156,7 @@ def load_runs(file: object, lang: str, session: Session) -> Iterator[Frame]:
     """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
     lang = norm_lang(lang)
     path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
-    name = Path(path).name if path else None
-    yield from _open(session, lang, path, name)
+    yield from _open(session, lang, path)
 
 
 def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[Frame]:
@@ -166,8 +165,7 @@ def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[
     if not choice:
         return
     by_name = {p.name: p for p in reference_files()}  # only these: never a path from the page
-    path = by_name.get(str(choice))
-    yield from _open(session, lang, path, path.name if path else None)
+    yield from _open(session, lang, by_name.get(str(choice)))
 
 
 def clear_runs(session: Session, lang: str) -> Frame:
