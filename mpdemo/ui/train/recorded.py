@@ -129,13 +129,16 @@ def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, Frame]
     return status, table, updates
 
 
-def _open(session: Session, lang: str, path: str | Path | None) -> Iterator[dict]:
-    """Read a runs file into the session and draw it; a bad file changes nothing."""
+def _open(
+    session: Session, lang: str, path: str | Path | None, name: str | None = None
+) -> Iterator[dict]:
+    """Read a runs file (named by its path unless `name`) into the session and draw it; a bad file
+    changes nothing."""
     if path is None:
         yield {"status": t("status_load_none", lang)}
         return
     try:
-        rec = read_runs(path)  # named by its file
+        rec = read_runs(path, name)
     except RecordingError as err:
         yield _refused(session, lang, error_text(err, lang))
         return

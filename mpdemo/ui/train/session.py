@@ -22,10 +22,8 @@ from ...runs.state import ComparisonState
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
 from .session_life import (  # noqa: F401 - the app reaches the lifetime through this module
-    SESSIONS_ROOT,
     attach,
     give_back_memory,
-    open_sessions,
     process_dir,
     release,
     sweep_session_dirs,
