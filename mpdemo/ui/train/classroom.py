@@ -288,9 +288,7 @@ def _follow(
 def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
     """Run my own, beside Train and Stop; always shown (its visibility would be one more output
     of /train, which API callers unpack by position)."""
-    comps["run_own"] = button(
-        ctx, gr.Button, "run_own_btn", lang, elem_id="run-own-btn", scale=0, min_width=140
-    )
+    comps["run_own"] = button(ctx, gr.Button, "run_own_btn", lang, scale=0, min_width=140)
 
 
 def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
@@ -299,13 +297,7 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
         ctx.i18n(acc, label="board_label")
         with gr.Row(equal_height=True):
             comps["board_publish"] = button(
-                ctx,
-                gr.Button,
-                "board_publish_btn",
-                lang,
-                elem_id="board-publish-btn",
-                scale=0,
-                min_width=160,
+                ctx, gr.Button, "board_publish_btn", lang, scale=0, min_width=160
             )
             comps["board_code"] = ctx.i18n(
                 gr.Textbox(
@@ -321,13 +313,7 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
                 info="board_code_info",
             )
             comps["board_follow"] = button(
-                ctx,
-                gr.Button,
-                "board_follow_btn",
-                lang,
-                elem_id="board-follow-btn",
-                scale=0,
-                min_width=140,
+                ctx, gr.Button, "board_follow_btn", lang, scale=0, min_width=140
             )
         comps["board_note"] = gr.Markdown(t("board_idle", lang), elem_id="board-note")
 

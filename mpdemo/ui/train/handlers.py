@@ -94,7 +94,7 @@ def train(
     session = session if session is not None else Session()
     v = {**DEFAULTS, **{k: x for k, x in (values or {}).items() if k in DEFAULTS}}
     # Runs hidden from the plots stay hidden (a recorded one, or a kind the new grid has too).
-    session.view = View.of(v["smoothing"], v["x_axis"], (session.view or View()).hidden)
+    session.view = View.of(v["smoothing"], v["x_axis"], session.view.hidden)
     session.armed = False
     if session.stop_requested:  # Stop was pressed while this click waited in the queue
         session.stop_requested = False
@@ -213,8 +213,8 @@ def redraw(
     """A view control changed: redraw the plots (a running training redraws on its own)."""
     if session is None:
         return
-    view = View.of(smoothing, x_axis, (session.view or View()).hidden)
-    axis_changed = session.view is None or session.view.x_axis != view.x_axis
+    view = View.of(smoothing, x_axis, session.view.hidden)
+    axis_changed = session.view.x_axis != view.x_axis
     session.view = view
     if not session.plot_labels():
         return

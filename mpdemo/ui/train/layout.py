@@ -179,14 +179,7 @@ def build_train_tab(ctx: TabContext) -> None:
         # Not equal_height: a status of several lines stretched the buttons to its height.
         with gr.Row(equal_height=False, elem_id="status-row"):
             comps["start_btn"] = button(
-                ctx,
-                gr.Button,
-                "start_btn",
-                lang0,
-                variant="primary",
-                elem_id="start-btn",
-                scale=0,
-                min_width=140,
+                ctx, gr.Button, "start_btn", lang0, variant="primary", scale=0, min_width=140
             )
             # Off while idle: there is nothing to stop until Train is pressed.
             comps["stop_btn"] = button(
@@ -195,7 +188,6 @@ def build_train_tab(ctx: TabContext) -> None:
                 "stop_btn",
                 lang0,
                 variant="stop",
-                elem_id="stop-btn",
                 scale=0,
                 min_width=110,
                 interactive=False,

@@ -79,7 +79,7 @@ class Session(StoredRuns):
     stop_requested: bool = False
     armed: bool = False  # a Train click is on its way (maybe queued) and has not started
     input_error: MpdemoError | None = None  # why the last click was refused, until the next
-    view: View | None = None  # how the plots are drawn (smoothing, x axis)
+    view: View = field(default_factory=View)  # how the plots are drawn (smoothing, x axis)
     all_columns: bool = False  # the "All columns" box: every frame's table draws those columns
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written

@@ -27,7 +27,6 @@ from .handlers import (
     train_endpoint,
 )
 from .inputs import (
-    DEFAULTS,
     fp8_box,
     machine_text,
     precision_info,
@@ -137,10 +136,9 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             if c.name == "fp8":  # fp8: enabled or not, and why, on this machine
                 props.update(fp8_box(lang))
             out.append(gr.update(**props))
-        view = (sess.view if sess is not None else None) or View()
-        total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
+        view = sess.view if sess is not None else View()
         for spec in PLOTS:  # the label too: hidden, but still the plot's accessible name
-            x_title = x_props(view if spec.wall_clock else View(), lang, total)["x_title"]
+            x_title = x_props(view if spec.wall_clock else View(), lang, 1)["x_title"]
             title, y_title = t(spec.title, lang), t(spec.y_title, lang)
             out.append(gr.update(label=title, title=title, y_title=y_title, x_title=x_title))
         running = sess is not None and sess.running
