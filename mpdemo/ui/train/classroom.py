@@ -285,12 +285,6 @@ def _follow(
     session.armed = False
 
 
-def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
-    """Run my own, beside Train and Stop; always shown (its visibility would be one more output
-    of /train, which API callers unpack by position)."""
-    comps["run_own"] = button(ctx, gr.Button, "run_own_btn", lang, scale=0, min_width=140)
-
-
 def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
     """The class board: publish this page's comparisons under a code, or follow a code."""
     with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:

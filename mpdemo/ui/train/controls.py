@@ -38,18 +38,13 @@ def _entry_text(
 def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
     """'name · description (params)': exact for built-ins, approximate for the Hub's."""
 
-    def params(n: int, exact: bool) -> str:
-        return (
-            t("params_exact", lang, params=n)
-            if exact
-            else t("params_approx", lang, params=system.fmt_params(n))
-        )
+    def params(m: ModelEntry) -> str:
+        if m.builtin:
+            return t("params_exact", lang, params=m.approx_params)
+        return t("params_approx", lang, params=system.fmt_params(m.approx_params))
 
     return [
-        (
-            _entry_text(m, "model_desc_", lang, hub, f" ({params(m.approx_params, m.builtin)})"),
-            m.name,
-        )
+        (_entry_text(m, "model_desc_", lang, hub, f" ({params(m)})"), m.name)
         for m in MODELS.values()
     ]
 

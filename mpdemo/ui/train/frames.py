@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import gradio as gr
@@ -74,10 +74,9 @@ def button(ctx: TabContext, kind: type[B], key: str, lang: str, **props: Any) ->
 def by_component(
     comps: Mapping[str, Any],
     fn: Callable[..., Mapping[str, Any]],
-    names: Iterable[str] | None = None,
+    names: Sequence[str],
 ) -> Callable[..., dict[Any, Any]]:
     """Wrap a handler returning a frame so it returns `keyed(comps, frame, names)`."""
-    names = list(names) if names is not None else None
 
     def call(*args: Any) -> dict[Any, Any]:
         return keyed(comps, fn(*args), names)

@@ -192,7 +192,9 @@ def build_train_tab(ctx: TabContext) -> None:
                 min_width=110,
                 interactive=False,
             )
-            classroom.build_button(ctx, comps, lang0)  # Run my own
+            # Run my own, always shown: its visibility would be one more output of /train, which
+            # API callers unpack by position.
+            comps["run_own"] = button(ctx, gr.Button, "run_own_btn", lang0, scale=0, min_width=140)
             # After the buttons: at 400 px a long status pushed Train below the first screen.
             comps["status"] = gr.Markdown(t("status_idle", lang0), elem_id="status", min_height=44)
         # On a narrow screen the results come before the controls (app.py's CSS).

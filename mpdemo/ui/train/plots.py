@@ -231,12 +231,11 @@ def line_frame(
     series: dict[str, Series],
     labels: list[str],
     metric: str,
-    view: View | None = None,
+    view: View,
     smooth: bool = False,
 ) -> pd.DataFrame:
     """Long-format frame (step, value, run) of one metric: with `smooth`, each run's EMA and its
     raw curve ('<label> · raw', a placeholder when not smoothed, so the colours never move)."""
-    view = view or View(smoothing=0.0)
     # A hidden run keeps its placeholder: every colour stays, and showing it needs no rebuild.
     with_data = [
         lab for lab in labels if lab in series and series[lab].step and lab not in view.hidden
