@@ -288,11 +288,8 @@ def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> F
 def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.components.Component:
     """The control's component, labelled in `lang`, holding `value` (its default if None)."""
     value = c.default_value() if value is None else value
-    common: dict[str, object] = {"label": t(c.label, lang), "elem_id": c.elem_id, **dict(c.props)}
-    info = info_text(c, lang, limits)
-    if info is not None:
-        common["info"] = info
-    choices = c.choices(lang, None) if c.choices is not None else None
+    common = {**relabel(c, lang, limits), "elem_id": c.elem_id, **dict(c.props)}
+    choices = common.pop("choices", None)
     if c.kind == "dropdown":
         return gr.Dropdown(choices=choices, value=value, **common)
     if c.kind == "textbox":

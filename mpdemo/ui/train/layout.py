@@ -29,12 +29,6 @@ from .session_table import column_widths
 from .wiring import _wire
 
 
-def _close_session(session: Session | None) -> None:
-    """gradio calls this when the session's state expires (tab closed + its TTL)."""
-    if session is not None:
-        session.close()
-
-
 def _controls_of(section: str, comps: dict[str, Component], lang: str, lim: Limits) -> None:
     """Build the controls of one section in table order; same `row` → one gr.Row."""
     specs = [c for c in CONTROLS if c.section == section]
@@ -173,7 +167,8 @@ def build_train_tab(ctx: TabContext) -> None:
     with gr.Tab(t("tab_train", lang0), id="train", elem_id="train-tab") as tab:
         ctx.i18n(tab, label="tab_train")
         # Inside the Tab: a component directly under gr.Tabs would get a tab of its own.
-        session = gr.State(Session(), delete_callback=_close_session)
+        # Closed when gradio expires it (the tab closed, then its TTL).
+        session = gr.State(Session(), delete_callback=Session.close)
         # The lessons, Train and the status first: at 400 px all on the first screen.
         lessons.build(ctx, comps, lang0)
         # Not equal_height: a status of several lines stretched the buttons to its height.
