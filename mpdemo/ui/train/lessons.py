@@ -59,18 +59,15 @@ def open_recording(session: Session, name: str | None) -> list[str]:
     the labels it drew, [] when none ships."""
     lesson_files = {p.name for p in reference_files() if is_lesson_file(p.name)}
     rec = recording_for(name or "")
-    keep = [r for r in session.recordings if r.recording.name not in lesson_files]
+    before = session.recordings
+    session.recordings = [r for r in before if r.recording.name not in lesson_files]
     if rec is None:
-        session.recordings = keep
         return []
     try:
         loaded = read_runs(rec.path)
     except RecordingError:  # it read a moment ago: changed under us; the lesson runs alone
         logger.warning("the lesson recording %s no longer reads", rec.path.name)
-        session.recordings = keep
         return []
-    before = session.recordings
-    session.recordings = keep
     try:
         return session.add_recording(loaded)
     except Exception:  # noqa: BLE001 - a file that cannot be drawn: the lesson runs alone
