@@ -112,13 +112,11 @@ def file_updates(session: Session) -> dict[str, Any]:
     return {k: gr.update(value=files[k], interactive=True) for k in ("csv", "json")}
 
 
-def remove_file(session: Session, key: str) -> bool:
-    """Close one opened runs file (its lines and rows go); True when one was open."""
-    kept = [r for r in session.recordings if file_key(r) != key]
-    if len(kept) == len(session.recordings):
-        return False
-    session.recordings = kept
-    return True
+def remove_file(session: Session, key: str) -> str | None:
+    """Close one opened runs file (its lines and rows go); its name, None when none was open."""
+    gone = [r.recording.name for r in session.recordings if file_key(r) == key]
+    session.recordings = [r for r in session.recordings if file_key(r) != key]
+    return gone[0] if gone else None
 
 
 def toggle_run(session: Session, label: str) -> bool:

@@ -20,7 +20,6 @@ from . import recorded as recorded_ui
 from .frames import (
     AXIS_SETTLE_S,
     empty_table,
-    file_key,
     file_updates,
     grid_start,
     keyed,
@@ -242,10 +241,8 @@ def legend_click(
     if session is None:
         return
     if data.get("remove") is not None:
-        name = next(
-            (r.recording.name for r in session.recordings if file_key(r) == data["remove"]), None
-        )
-        if name is None or not remove_file(session, str(data["remove"])):
+        name = remove_file(session, str(data["remove"]))
+        if name is None:
             return
         out = {
             **plot_updates(session, lang, rebuild=True),

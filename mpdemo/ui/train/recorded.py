@@ -271,7 +271,7 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
         "legend",
         "grad_watch",
     ]
-    shown = [n for n in dict.fromkeys([*OUTPUTS, "legend"]) if n in comps]
+    shown = list(OUTPUTS)
 
     # Named parameters: the API's (gradio_client's) names for them.
     def open_file(
