@@ -268,12 +268,6 @@ def plot_frames(session: Session) -> dict[str, Any]:
     return {p.name: plot_frame(p, series, configs, session.view) for p in PLOTS}
 
 
-def grid_start(session: Session, lang: str) -> dict[str, Any]:
-    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set;
-    the watched gradients hidden until a run of this grid sends its first watched step."""
-    return {**plot_updates(session, lang, True), "grad_watch": gr.update(value="", visible=False)}
-
-
 def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
     """Every plot's props from the session; `rebuild`: no data, so each chart rebuilds its colour
     domain (the caller sends `plot_frames` next)."""

@@ -21,7 +21,6 @@ from .frames import (
     AXIS_SETTLE_S,
     empty_table,
     file_updates,
-    grid_start,
     keyed,
     plot_frames,
     plot_updates,
@@ -124,7 +123,9 @@ def train(
     try:
         yield {  # the plots emptied first: each rebuilds its colour domain (plots.py)
             "status": status_text(session, lang),
-            **grid_start(session, lang),
+            **plot_updates(session, lang, True),
+            # Hidden until a run of this grid sends its first watched step.
+            "grad_watch": gr.update(value="", visible=False),
             "summary": empty_table(lang, session.all_columns),
             "repeats": repeat_table(session, lang),
             **recorded_ui.script_updates(session),

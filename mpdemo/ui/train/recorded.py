@@ -97,13 +97,6 @@ def reference_choices() -> list[tuple[str, str]]:
     return out
 
 
-def _loaded_status(session: Session, lang: str) -> str:
-    opened = session.recordings[-1]  # every part of the line came from the file: shown as text
-    rec, labels = opened.recording, ", ".join(opened.labels)
-    args = {"name": rec.name, "machine": describe_machine(rec.machine), "date": rec.date or "?"}
-    return t("status_loaded", lang, **shown_args({**args, "labels": labels}))
-
-
 def _refused(session: Session, lang: str, error: str) -> Frame:
     """One line, and the page as it was."""
     return {
@@ -117,8 +110,10 @@ def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, Frame]
     """Add `rec` and draw everything from it; when drawing raises, the session is as it was."""
     before = list(session.recordings)
     try:
-        session.add_recording(rec)
-        status = _loaded_status(session, lang)
+        labels = ", ".join(session.add_recording(rec))
+        # Every part of the line came from the file: shown as text.
+        args = {"name": rec.name, "machine": describe_machine(rec.machine), "date": rec.date or "?"}
+        status = t("status_loaded", lang, **shown_args({**args, "labels": labels}))
         table = session.table(lang)
         table.to_html()  # a Styler formats its cells only when drawn: draw them here
         updates = plot_updates(session, lang, rebuild=True)
