@@ -105,7 +105,9 @@ def train(
         board = mode.comparison if isinstance(mode, classroom.Follow) else None
         configs = board.configs if board else check_inputs(v)
         repeat = board.repeat if board else check_repeat(v.get("repeat"))
-        if mode == "train" and _trained_here(session, configs, repeat):
+        old = session.runner  # this page's last comparison, trained or watched
+        again = isinstance(old, Viewer) and old.comparison.key == comparison_key(configs, repeat)
+        if mode == "train" and again:
             # Pressed again: train again, live (joining replayed it as "another visitor's").
             mode = "own"
         # The same comparison run lately on this server is watched; a new one waits in line.
@@ -151,14 +153,6 @@ def train(
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()
-
-
-def _trained_here(session: Session, configs: list[Any], repeat: int) -> bool:
-    """Whether this page's last comparison (trained or watched) is the one asked for again."""
-    view = session.runner
-    if not isinstance(view, Viewer):
-        return False
-    return view.comparison.key == comparison_key(configs, repeat)
 
 
 def _has_steps(session: Session, label: str) -> bool:
