@@ -127,8 +127,7 @@ def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, Frame]
 def _open(
     session: Session, lang: str, path: str | Path | None, name: str | None = None
 ) -> Iterator[dict]:
-    """Read a runs file (named by its path unless `name`) into the session and draw it; a bad file
-    changes nothing."""
+    """Read a runs file into the session and draw it; a bad file changes nothing."""
     if path is None:
         yield {"status": t("status_load_none", lang)}
         return
