@@ -151,7 +151,16 @@ def _results(ctx: TabContext, comps: dict[str, Component], lang0: str, lim: Limi
             elem_id="script-download",
             size="md",
         )
-        notebook_ui.build_button(ctx, comps, lang0)  # the same runs, as a notebook
+        # The same runs as a notebook (notebook.py), off until a comparison has runs.
+        comps["notebook_btn"] = button(
+            ctx,
+            gr.DownloadButton,
+            "nb_btn",
+            lang0,
+            interactive=False,
+            elem_id="notebook-download",
+            size="md",
+        )
     # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
     recorded_ui.build_row(ctx, comps, lang0)
     # The class board: publish this page's comparisons, or follow a teacher's code.
