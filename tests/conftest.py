@@ -95,6 +95,26 @@ def summary_of(events: list) -> dict:
     return end.summary
 
 
+def lines_in(frame: Any, every_series: bool = False) -> dict[str, int]:
+    """Finite points per run in a frame or a LinePlot's value (raw curves and ticks: every_series)."""
+    import pandas as pd
+
+    from mpdemo.colours import RAW, SKIPPED
+
+    if frame is None:
+        return {}
+    if isinstance(frame, pd.DataFrame):
+        df = frame
+    else:
+        df = pd.DataFrame(frame["data"], columns=frame["columns"])
+    df = df[pd.to_numeric(df["value"], errors="coerce").notna()]
+    counts = {str(k): int(v) for k, v in df.groupby("run").size().items()}
+    if every_series:
+        return counts
+    derived = (f" · {RAW}", f" · {SKIPPED}")
+    return {k: v for k, v in counts.items() if not k.endswith(derived)}
+
+
 # --- one app and one browser for the whole session --------------------------------------------
 # Each module used to launch its own server (build_app takes seconds) and its own chromium; the
 # suite's time went to starting them. Modules that need a server with other settings (hosted caps,

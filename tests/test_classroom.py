@@ -10,7 +10,7 @@ from test_ui import FAST, runner_threads, wait_no_runner
 
 from mpdemo import RunConfig
 from mpdemo.runs.runner import Runner
-from mpdemo.ui.train import plots
+from tests.conftest import lines_in
 
 # Five visitors, each with its own run, so a line or row in the wrong session would show.
 VISITORS = [
@@ -45,7 +45,7 @@ def test_five_visitors_at_once_all_finish_and_see_only_their_own_runs(app_url): 
             status, loss, *_, summary, _repeats, _csv, _json, _run, _script = job.result(timeout=60)
             label = f"{b[0]} · {p[0]}"
             assert "Done: 1 run (1 completed)" in status
-            assert plots.lines_in(loss) == {label: 6}
+            assert lines_in(loss) == {label: 6}
             assert [r[0] for r in summary["data"]] == [label]
     finally:
         for c in clients:

@@ -11,10 +11,11 @@ import pytest
 from test_ui import FAST, wait_no_runner
 
 from mpdemo.classroom import broadcast
-from mpdemo.ui.train import classroom, plots
+from mpdemo.ui.train import classroom
 from mpdemo.ui.train.handlers import stop, train
 from mpdemo.ui.train.session import Session
 from mpdemo.ui.train.status import status_text
+from tests.conftest import lines_in
 
 # A seed no other test trains with: nothing here joins another test's comparison.
 SETTINGS = {**FAST, "steps": 6, "precisions": ["fp32"], "seed": 11}
@@ -62,7 +63,7 @@ def test_a_shared_run_streams_to_two_visitors_through_the_api(app_url):  # noqa:
     # One of them trained it; the other watched it and is told so, in words.
     shared = [s for s in statuses if "another visitor started" in s]
     assert len(shared) == 1 and "streamed live" in shared[0]
-    assert plots.lines_in(results[0][1]) == plots.lines_in(results[1][1]) == {"torch · fp32": 6}
+    assert lines_in(results[0][1]) == lines_in(results[1][1]) == {"torch · fp32": 6}
     # The downloads say where each visitor's runs came from.
     origins = []
     for r in results:

@@ -388,7 +388,7 @@ JUNK = ["abc", 5, ["x", 1], None, "NaN", {"a": 1}, True]
 # Underflow lab's (the pass and its two views), the Train tab's previews and views, the Number
 # formats tab's scale: internal events, hidden from the docs but callable by their index.
 SAMPLE = ("on_form", "on_form_8", "on_runs", "on_pick", "compute", "underflow_view",
-          "underflow_view_1", "preview_fn", "note_fn", "on_view", "scale_html")  # fmt: skip
+          "underflow_view_1", "slice_preview", "precision_note", "on_view", "scale_html")  # fmt: skip
 # gradio's own answers to a wrong type: its generic error (None), its English checks.
 GRADIO_SAID = ("list of choices", "maximum value", "minimum value", "upstream", "Traceback")
 

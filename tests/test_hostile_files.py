@@ -251,7 +251,7 @@ def render_everything(rec: Any) -> None:
         assert cfg.steps >= 1
     for series in session.plot_series().values():
         for metric in ("loss", "scale", "step_ms", "samples_per_s"):
-            series.sampled(metric, 50, smoothing=0.6, x_axis="time", keep_skipped=True)
+            series.sampled(metric, 50, smoothing=0.6, x_axis="time")
             series.sampled(metric, 50)
     # What the browser keeps comes back in a new session, and a file written from it reads back.
     stored = json.loads(json.dumps(session.stored()))

@@ -75,12 +75,13 @@ def test_the_page_opens_on_the_first_lesson() -> None:
 
 
 def test_the_backends_lesson_says_on_a_cpu_why_it_uses_bf16(monkeypatch) -> None:
+    from mpdemo.ui import system
     from mpdemo.ui.train import lessons as ui
 
     cpu_line = EN["lesson_backends_cpu"]
-    monkeypatch.setattr(ui, "on_cpu", lambda: True)
+    monkeypatch.setattr(system, "trains_on_cpu", lambda device: True)
     assert cpu_line in ui.info("en", "backends").split("\n\n")
-    monkeypatch.setattr(ui, "on_cpu", lambda: False)
+    monkeypatch.setattr(system, "trains_on_cpu", lambda device: False)
     assert cpu_line not in ui.info("en", "backends")  # title+slide, look, its GPU recording
 
 

@@ -328,7 +328,8 @@ def test_load_runs_api_draws_a_cli_file_and_a_broken_one_changes_nothing(
 ) -> None:
     from gradio_client import Client, handle_file
 
-    from mpdemo.ui.train.plots import PLOTS, lines_in
+    from mpdemo.ui.train.plots import PLOTS
+    from tests.conftest import lines_in
 
     loss_at, summary_at = 1, 1 + len(PLOTS)  # /load_runs: status, the plots, the summary
     tag = read_runs(cli_json).tag
@@ -352,7 +353,7 @@ def test_load_runs_api_draws_a_cli_file_and_a_broken_one_changes_nothing(
 
 def test_a_training_beside_a_recording_draws_both_on_one_axis(cli_json: Path) -> None:
     from mpdemo.ui.train import handlers as train_tab
-    from mpdemo.ui.train.plots import lines_in
+    from tests.conftest import lines_in
 
     session = Session()
     rec = read_runs(cli_json)

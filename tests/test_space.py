@@ -20,6 +20,7 @@ from mpdemo.files.recorded import MAX_FILE_BYTES, read_runs, reference_files
 from mpdemo.ui.text import shown
 from mpdemo.ui.train import recorded as recorded_ui
 from mpdemo.ui.train import session as sessions
+from mpdemo.ui.train import session_life
 from mpdemo.ui.train.session import RECORDED_POINTS, RECORDED_POINTS_CAP, Session
 
 HOSTILE = '<img src="http://127.0.0.1:9/t.png"> **Session expired** [log in](http://127.0.0.1:9/p)'
@@ -202,9 +203,9 @@ def test_closing_a_session_frees_its_runs_and_deletes_its_folder(tmp_path: Path)
     opened(session, write_doc(tmp_path / "good.json", reference_doc()))
     folder = session.folder()
     (folder / "mpdemo-runs.csv").write_text("x", encoding="utf-8")
-    assert folder.is_relative_to(sessions.SESSIONS_ROOT)
+    assert folder.is_relative_to(session_life.SESSIONS_ROOT)
     sessions.attach(session, "hash-1")
-    assert sessions.open_sessions() >= 1
+    assert len(session_life._OPEN) >= 1
     sessions.release("hash-1")
     assert not folder.exists()
     assert not session.recordings and not session.plot_labels()
@@ -389,7 +390,7 @@ def test_a_failed_download_write_is_said_and_the_runs_still_show(
 ) -> None:
     from gradio_client import Client
 
-    from mpdemo.ui.train.plots import lines_in
+    from tests.conftest import lines_in
 
     def read_only(*_args: Any, **_kw: Any) -> None:
         raise PermissionError(13, "Permission denied")
@@ -442,17 +443,17 @@ def test_an_api_session_that_opened_a_file_is_freed_when_it_goes(
     from gradio_client import Client, handle_file
 
     client = Client(server[0], verbose=False)
-    before = sessions.open_sessions()
+    before = len(session_life._OPEN)
     try:
         path = write_doc(tmp_path / "a.json", reference_doc())
         result = client.predict(handle_file(str(path)), api_name="/load_runs")
         assert result[0].startswith("Opened")
-        assert sessions.open_sessions() == before + 1
+        assert len(session_life._OPEN) == before + 1
     finally:
         client.close()
     # gradio notices the closed heartbeat at its next beat (every 15 s; in the tests 0.25 s,
     # tests/conftest.py), then runs unload.
     deadline = time.monotonic() + 40
-    while sessions.open_sessions() > before and time.monotonic() < deadline:
+    while len(session_life._OPEN) > before and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert sessions.open_sessions() == before
+    assert len(session_life._OPEN) == before

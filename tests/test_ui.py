@@ -20,6 +20,7 @@ from mpdemo.ui import i18n, system
 from mpdemo.ui.train import plots
 from mpdemo.ui.train.session import Session
 from mpdemo.ui.train.session_table import summary_table
+from tests.conftest import lines_in
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = {
@@ -119,15 +120,15 @@ def test_train_streams_one_line_per_run_and_fills_the_table(client, monkeypatch)
     )
     assert gw["visible"] is False  # no run watched its gradients
     assert "Done: 2 runs" in status
-    assert plots.lines_in(loss) == {"torch · fp32": 8, "torch · bf16": 8}
+    assert lines_in(loss) == {"torch · fp32": 8, "torch · bf16": 8}
     # Smoothed by default, with each run's raw curve behind it under a language-free id.
-    assert plots.lines_in(loss, every_series=True) == {
-        **plots.lines_in(loss),
+    assert lines_in(loss, every_series=True) == {
+        **lines_in(loss),
         "torch · fp32 · raw": 8,
         "torch · bf16 · raw": 8,
     }
-    assert set(plots.lines_in(step_ms)) == {"torch · fp32", "torch · bf16"}
-    assert set(plots.lines_in(sps)) == {"torch · fp32", "torch · bf16"}
+    assert set(lines_in(step_ms)) == {"torch · fp32", "torch · bf16"}
+    assert set(lines_in(sps)) == {"torch · fp32", "torch · bf16"}
     # No fp16 run: the scale plot makes way for a sentence saying why it has no line.
     assert not isinstance(scale, dict) or "data" not in scale
     first = outputs[0]
@@ -182,7 +183,7 @@ def test_stop_keeps_what_was_measured(client) -> None:
     # far (the bf16 run starts in the first round, right after fp32's first step).
     rows = {r[0]: r[1] for r in summary["data"]}
     assert "torch · fp32" in rows and set(rows.values()) == {"stopped"}
-    assert all(0 < plots.lines_in(loss)[label] < 2000 for label in rows)
+    assert all(0 < lines_in(loss)[label] < 2000 for label in rows)
     assert wait_no_runner(10)
 
 
@@ -396,11 +397,11 @@ def test_frames_have_placeholders_stay_small_and_mark_skipped_steps() -> None:
         scale = scale / 2 if skipped else scale * (2 if i % 40 == 0 else 1)
         series["torch · fp32"].add(_step("torch · fp32", i, None))
         series["torch · fp16"].add(_step("torch · fp16", i, scale, skipped))
-    frame = plots.line_frame(series, labels, "loss")
+    frame = plots.line_frame(series, labels, "loss", plots.View(0.0))
     assert len(frame) < 1000  # the frontend re-bins frames of 1000+ rows
     assert frame["run"].tolist().count("accelerate · fp16") == 1  # placeholder, value NaN
     assert str(frame["step"].dtype) == "int64" and str(frame["value"].dtype) == "float64"
-    counts = plots.lines_in(frame)
+    counts = lines_in(frame)
     assert set(counts) == {"torch · fp32", "torch · fp16"} and max(counts.values()) <= 500
     sframe = plots.scale_frame(series, ["torch · fp16", "accelerate · fp16"])
     assert len(sframe) < 1000
@@ -643,7 +644,7 @@ def test_ema_smoothing_is_debiased_and_skips_nan() -> None:
     frame = plots.line_frame({"torch · fp32": s}, ["torch · fp32"], "loss", plots.View(0.5), True)
     assert set(frame["run"]) == {"torch · fp32", "torch · fp32 · raw"}
     off = plots.line_frame({"torch · fp32": s}, ["torch · fp32"], "loss", plots.View(0.0), True)
-    assert plots.lines_in(off, every_series=True) == {"torch · fp32": 3}  # raw: a placeholder
+    assert lines_in(off, every_series=True) == {"torch · fp32": 3}  # raw: a placeholder
 
 
 def test_values_reach_the_hover_rounded_and_the_time_axis_in_seconds() -> None:
@@ -793,7 +794,7 @@ def test_a_repeated_comparison_shows_each_figures_spread(client) -> None:
     assert "Done: 4 runs" in status, status
     labels = ["torch · fp32 · #1", "torch · bf16 · #1", "torch · fp32 · #2", "torch · bf16 · #2"]
     assert [r[0] for r in summary["data"]] == labels
-    assert set(plots.lines_in(loss)) == set(labels)  # every repetition its own line
+    assert set(lines_in(loss)) == set(labels)  # every repetition its own line
     repeats = repeats.get("value", repeats)  # an update: the table shows only when repeated
     rows = {r[0]: r for r in repeats["data"]}
     assert set(rows) == {"torch · fp32", "torch · bf16"}
@@ -841,7 +842,7 @@ def test_the_legend_hides_runs_and_closes_one_file() -> None:
     first = s.recorded_labels()[0]
     assert frames.toggle_run(s, first) and first in s.view.hidden
     frame = line_frame(s.plot_series(), s.plot_labels(), "loss", s.view)
-    assert first not in plots.lines_in(frame) and first in set(frame["run"])  # still in domain
+    assert first not in lines_in(frame) and first in set(frame["run"])  # still in domain
     legend = frames.run_legend(s, "en")
     assert f'data-run="{first}"' in legend and "mp-off" in legend and "data-file=" in legend
     assert frames.toggle_run(s, first) and not s.view.hidden  # shown again

@@ -77,10 +77,8 @@ class Follow:
 def runner_for(
     session: Session | None, configs: list[RunConfig], repeat: int, mode: str | Follow
 ) -> Viewer:
-    """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams.
-
-    Raises broadcast.QueueFull (keyed) when the line is full.
-    """
+    """What a Train click (mode "train"), Run my own ("own") or a board (Follow) streams; raises
+    broadcast.QueueFull (keyed) when the line is full."""
     hub = the_hub()
     old = session.runner if session is not None else None
     if isinstance(old, Viewer) and old.alive:  # else pressed twice, Train shows "another visitor's"
@@ -287,27 +285,13 @@ def _follow(
     session.armed = False
 
 
-def build_button(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
-    """Run my own, beside Train and Stop; always shown (its visibility would be one more output
-    of /train, which API callers unpack by position)."""
-    comps["run_own"] = button(
-        ctx, gr.Button, "run_own_btn", lang, elem_id="run-own-btn", scale=0, min_width=140
-    )
-
-
 def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None:
     """The class board: publish this page's comparisons under a code, or follow a code."""
     with gr.Accordion(t("board_label", lang), open=False, elem_id="board") as acc:
         ctx.i18n(acc, label="board_label")
         with gr.Row(equal_height=True):
             comps["board_publish"] = button(
-                ctx,
-                gr.Button,
-                "board_publish_btn",
-                lang,
-                elem_id="board-publish-btn",
-                scale=0,
-                min_width=160,
+                ctx, gr.Button, "board_publish_btn", lang, scale=0, min_width=160
             )
             comps["board_code"] = ctx.i18n(
                 gr.Textbox(
@@ -323,13 +307,7 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
                 info="board_code_info",
             )
             comps["board_follow"] = button(
-                ctx,
-                gr.Button,
-                "board_follow_btn",
-                lang,
-                elem_id="board-follow-btn",
-                scale=0,
-                min_width=140,
+                ctx, gr.Button, "board_follow_btn", lang, scale=0, min_width=140
             )
         comps["board_note"] = gr.Markdown(t("board_idle", lang), elem_id="board-note")
 

@@ -1,7 +1,5 @@
-"""The Train tab's controls, declared once: one `Control` a setting (a RunConfig field or a UI-only
-one) builds its component; /train's parameters are their names in this order. A RunConfig field
-the table does not lay out gets a control from the field itself (`from_field`), so a new field
-reaches the CLI, the page and the API without being listed again."""
+"""The Train tab's controls, declared once: one `Control` a setting builds its component; /train's
+parameters are their names in this order (a RunConfig field not laid out here: `from_field`)."""
 
 from __future__ import annotations
 
@@ -40,18 +38,13 @@ def _entry_text(
 def model_choices(lang: str, hub: bool | None = None) -> list[tuple[str, str]]:
     """'name · description (params)': exact for built-ins, approximate for the Hub's."""
 
-    def params(n: int, exact: bool) -> str:
-        return (
-            t("params_exact", lang, params=n)
-            if exact
-            else t("params_approx", lang, params=system.fmt_params(n))
-        )
+    def params(m: ModelEntry) -> str:
+        if m.builtin:
+            return t("params_exact", lang, params=m.approx_params)
+        return t("params_approx", lang, params=system.fmt_params(m.approx_params))
 
     return [
-        (
-            _entry_text(m, "model_desc_", lang, hub, f" ({params(m.approx_params, m.builtin)})"),
-            m.name,
-        )
+        (_entry_text(m, "model_desc_", lang, hub, f" ({params(m)})"), m.name)
         for m in MODELS.values()
     ]
 
@@ -72,9 +65,14 @@ def default_precisions() -> list[str]:
     return list(LESSONS[DEFAULT_LESSON].precisions)
 
 
+def device_kind() -> str:
+    """'cuda' where the auto device is a CUDA GPU (the lessons train their GPU size), else 'cpu'."""
+    return "cuda" if system.cuda_present() else "cpu"
+
+
 def opening_fields() -> Frame:
     """The first lesson's settings on this machine's device (on a GPU its GPU size)."""
-    return LESSONS[DEFAULT_LESSON].settings("cuda" if system.cuda_present() else "cpu")
+    return LESSONS[DEFAULT_LESSON].settings(device_kind())
 
 
 @dataclass(frozen=True)
@@ -222,8 +220,8 @@ _LAID_OUT: tuple[Control, ...] = (
 
 
 def from_field(f: dataclasses.Field) -> Control:
-    """A control for a RunConfig field the table does not lay out (its kind from its type), under
-    Advanced."""
+    """A control under Advanced for a RunConfig field not laid out (its kind from its type): a new
+    field reaches the CLI, the page and the API without being listed again."""
     name, default = f.name, f.default
     info = f"{name}_info" if f"{name}_info" in _EN else None
     if info is None and name in WHOLE_FIELDS:
@@ -290,11 +288,8 @@ def relabel(c: Control, lang: str, limits: Limits, hub: bool | None = None) -> F
 def build(c: Control, lang: str, limits: Limits, value: object = None) -> gr.components.Component:
     """The control's component, labelled in `lang`, holding `value` (its default if None)."""
     value = c.default_value() if value is None else value
-    common: dict[str, object] = {"label": t(c.label, lang), "elem_id": c.elem_id, **dict(c.props)}
-    info = info_text(c, lang, limits)
-    if info is not None:
-        common["info"] = info
-    choices = c.choices(lang, None) if c.choices is not None else None
+    common = {**relabel(c, lang, limits), "elem_id": c.elem_id, **dict(c.props)}
+    choices = common.pop("choices", None)
     if c.kind == "dropdown":
         return gr.Dropdown(choices=choices, value=value, **common)
     if c.kind == "textbox":

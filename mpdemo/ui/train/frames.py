@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import gradio as gr
@@ -65,17 +65,18 @@ def keyed(
 
 
 def button(ctx: TabContext, kind: type[B], key: str, lang: str, **props: Any) -> B:
-    """A button of `kind` showing the locale key `key`, re-labelled when the language changes."""
+    """A button of `kind` showing the locale key `key`, re-labelled when the language changes; its
+    elem_id the key in kebab case unless given."""
+    props.setdefault("elem_id", key.replace("_", "-"))
     return ctx.i18n(kind(t(key, lang), **props), **{"value" if kind is gr.Button else "label": key})
 
 
 def by_component(
     comps: Mapping[str, Any],
     fn: Callable[..., Mapping[str, Any]],
-    names: Iterable[str] | None = None,
+    names: Sequence[str],
 ) -> Callable[..., dict[Any, Any]]:
     """Wrap a handler returning a frame so it returns `keyed(comps, frame, names)`."""
-    names = list(names) if names is not None else None
 
     def call(*args: Any) -> dict[Any, Any]:
         return keyed(comps, fn(*args), names)
@@ -111,20 +112,18 @@ def file_updates(session: Session) -> dict[str, Any]:
     return {k: gr.update(value=files[k], interactive=True) for k in ("csv", "json")}
 
 
-def remove_file(session: Session, key: str) -> bool:
-    """Close one opened runs file (its lines and rows go); True when one was open."""
-    kept = [r for r in session.recordings if file_key(r) != key]
-    if len(kept) == len(session.recordings):
-        return False
-    session.recordings = kept
-    return True
+def remove_file(session: Session, key: str) -> str | None:
+    """Close one opened runs file (its lines and rows go); its name, None when none was open."""
+    gone = [r.recording.name for r in session.recordings if file_key(r) == key]
+    session.recordings = [r for r in session.recordings if file_key(r) != key]
+    return gone[0] if gone else None
 
 
 def toggle_run(session: Session, label: str) -> bool:
     """Hide a run's lines, or show them again; True when the label is on the page."""
     if label not in session.plot_labels():
         return False
-    session.view = (session.view or View()).toggled(label)
+    session.view = session.view.toggled(label)
     return True
 
 
@@ -232,7 +231,7 @@ def run_legend(session: Session | None, lang: str) -> str:
     """The legend of the lines on screen, each opened file with its remove button, and its notes."""
     if session is None or not session.plot_labels():
         return ""
-    view = session.view or View()
+    view = session.view
     notes = [t("legend_raw", lang)] if view.smoothing > 0 else []
     groups = coinciding_groups(session.plot_series())
     if groups:  # a line under an identical one is said: "where did fp32 go?"
@@ -265,15 +264,8 @@ def scale_flat_text(lang: str, configs: list[RunConfig]) -> str:
 
 def plot_frames(session: Session) -> dict[str, Any]:
     """Every plot's frame from the session's series, drawn as the session's view says."""
-    view = session.view or View()
     series, configs = session.plot_series(), session.plot_configs()  # live, then recorded
-    return {p.name: plot_frame(p, series, configs, view) for p in PLOTS}
-
-
-def grid_start(session: Session, lang: str) -> dict[str, Any]:
-    """A new grid: each plot emptied (so it rebuilds its colour domain), legend and axes set;
-    the watched gradients hidden until a run of this grid sends its first watched step."""
-    return {**plot_updates(session, lang, True), "grad_watch": gr.update(value="", visible=False)}
+    return {p.name: plot_frame(p, series, configs, session.view) for p in PLOTS}
 
 
 def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
@@ -283,12 +275,11 @@ def plot_updates(session: Session, lang: str, rebuild: bool) -> dict[str, Any]:
     frames = {} if rebuild else plot_frames(session)
     configs = session.plot_configs()  # with the recorded runs: their steps stay on the axis
     has_scale = bool(scaled_labels(configs))
-    view = session.view or View()
     total = max((c.steps for c in configs), default=1)  # the longest run, live or recorded
     out: dict[str, Any] = {}
     for spec in PLOTS:
         props: dict[str, Any] = {"color_map": cmap, "value": frames.get(spec.name)}
-        props.update(x_props(view if spec.wall_clock else View(), lang, total))
+        props.update(x_props(session.view if spec.wall_clock else View(), lang, total))
         if spec.scale:
             props["visible"] = has_scale
         out[spec.name] = gr.update(**props)

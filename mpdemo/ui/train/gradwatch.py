@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from ...events import GradHistograms
 from ...files.recorded import WATCH_FORMATS
 from ...files.summary import scale_text
+from ...runs.state import ComparisonState
 from ...teach.rounding import log2_windows
 from ..context import Frame
 from ..histogram import FORMAT_NAMES, histogram_svg, pct
@@ -134,7 +135,7 @@ class WatchedSession(Protocol):
     """What the watch reads of a page session (ui/train/session.Session)."""
 
     @property
-    def grads(self) -> Mapping[str, GradHistograms]: ...  # the live runs' latest, by label
+    def state(self) -> ComparisonState: ...  # its grads: the live runs' latest, by label
 
     @property
     def recordings(self) -> Sequence[Any]: ...  # opened files: .labels, .recording.runs

@@ -20,9 +20,7 @@ from . import recorded as recorded_ui
 from .frames import (
     AXIS_SETTLE_S,
     empty_table,
-    file_key,
     file_updates,
-    grid_start,
     keyed,
     plot_frames,
     plot_updates,
@@ -94,8 +92,7 @@ def train(
     session = session if session is not None else Session()
     v = {**DEFAULTS, **{k: x for k, x in (values or {}).items() if k in DEFAULTS}}
     # Runs hidden from the plots stay hidden (a recorded one, or a kind the new grid has too).
-    hidden = session.view.hidden if session.view is not None else ()
-    session.view = View.of(v["smoothing"], v["x_axis"], hidden)
+    session.view = View.of(v["smoothing"], v["x_axis"], session.view.hidden)
     session.armed = False
     if session.stop_requested:  # Stop was pressed while this click waited in the queue
         session.stop_requested = False
@@ -108,7 +105,9 @@ def train(
         board = mode.comparison if isinstance(mode, classroom.Follow) else None
         configs = board.configs if board else check_inputs(v)
         repeat = board.repeat if board else check_repeat(v.get("repeat"))
-        if mode == "train" and _trained_here(session, configs, repeat):
+        old = session.runner  # this page's last comparison, trained or watched
+        again = isinstance(old, Viewer) and old.comparison.key == comparison_key(configs, repeat)
+        if mode == "train" and again:
             # Pressed again: train again, live (joining replayed it as "another visitor's").
             mode = "own"
         # The same comparison run lately on this server is watched; a new one waits in line.
@@ -126,7 +125,9 @@ def train(
     try:
         yield {  # the plots emptied first: each rebuilds its colour domain (plots.py)
             "status": status_text(session, lang),
-            **grid_start(session, lang),
+            **plot_updates(session, lang, True),
+            # Hidden until a run of this grid sends its first watched step.
+            "grad_watch": gr.update(value="", visible=False),
             "summary": empty_table(lang, session.all_columns),
             "repeats": repeat_table(session, lang),
             **recorded_ui.script_updates(session),
@@ -152,14 +153,6 @@ def train(
     finally:
         # Tab closed or job cancelled: gradio closes this generator; end the worker too.
         runner.stop()
-
-
-def _trained_here(session: Session, configs: list[Any], repeat: int) -> bool:
-    """Whether this page's last comparison (trained or watched) is the one asked for again."""
-    view = session.runner
-    if not isinstance(view, Viewer):
-        return False
-    return view.comparison.key == comparison_key(configs, repeat)
 
 
 def _has_steps(session: Session, label: str) -> bool:
@@ -214,9 +207,8 @@ def redraw(
     """A view control changed: redraw the plots (a running training redraws on its own)."""
     if session is None:
         return
-    hidden = session.view.hidden if session.view is not None else ()
-    view = View.of(smoothing, x_axis, hidden)
-    axis_changed = session.view is None or session.view.x_axis != view.x_axis
+    view = View.of(smoothing, x_axis, session.view.hidden)
+    axis_changed = session.view.x_axis != view.x_axis
     session.view = view
     if not session.plot_labels():
         return
@@ -244,10 +236,8 @@ def legend_click(
     if session is None:
         return
     if data.get("remove") is not None:
-        name = next(
-            (r.recording.name for r in session.recordings if file_key(r) == data["remove"]), None
-        )
-        if name is None or not remove_file(session, str(data["remove"])):
+        name = remove_file(session, str(data["remove"]))
+        if name is None:
             return
         out = {
             **plot_updates(session, lang, rebuild=True),

@@ -47,12 +47,9 @@ def slice_preview(lang: str, model: str, dataset: str, train_slice: str, eval_sl
     if entry is not None and entry.task == "regression":
         return t("slice_none", lang)
     sizes = system.split_sizes(dataset or "")
-    return " · ".join(
-        [
-            t("slice_preview_train", lang, text=_one_slice(train_slice, sizes, lang)),
-            t("slice_preview_eval", lang, text=_one_slice(eval_slice, sizes, lang)),
-        ]
-    )
+    train = t("slice_preview_train", lang, text=_one_slice(train_slice, sizes, lang))
+    evals = t("slice_preview_eval", lang, text=_one_slice(eval_slice, sizes, lang))
+    return f"{train} · {evals}"
 
 
 def precision_info(lang: str, device: str | None) -> str:
@@ -84,11 +81,9 @@ def precision_note(
     if not notes:
         return ""
     first = next(r for r in session.runs if r["summary"].get("precision") in precisions)
-    model, batch = (
-        first["summary"].get("model", ""),
-        (first.get("config") or {}).get("batch_size", "?"),
-    )
-    head = t("precision_note_runs", lang, model=shown(str(model)), batch=batch)
+    model = shown(str(first["summary"].get("model", "")))
+    batch = (first.get("config") or {}).get("batch_size", "?")
+    head = t("precision_note_runs", lang, model=model, batch=batch)
     return head + "\n\n" + "\n\n".join(shown(message(n.key, n.args, lang)) for n in notes)
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from typing import Any
 
 import gradio as gr
@@ -27,28 +29,13 @@ from .session_table import column_widths
 from .wiring import _wire
 
 
-def _close_session(session: Session | None) -> None:
-    """gradio calls this when the session's state expires (tab closed + its TTL)."""
-    if session is not None:
-        session.close()
-
-
 def _controls_of(section: str, comps: dict[str, Component], lang: str, lim: Limits) -> None:
     """Build the controls of one section in table order; same `row` → one gr.Row."""
     specs = [c for c in CONTROLS if c.section == section]
-    i = 0
-    while i < len(specs):
-        row = specs[i].row
-        group = [specs[i]]
-        while row is not None and i + len(group) < len(specs) and specs[i + len(group)].row == row:
-            group.append(specs[i + len(group)])
-        if row is None:
-            comps[specs[i].name] = controls.build(specs[i], lang, lim)
-        else:
-            with gr.Row():
-                for c in group:
-                    comps[c.name] = controls.build(c, lang, lim)
-        i += len(group)
+    for row, group in itertools.groupby(specs, key=lambda c: c.row):
+        with gr.Row() if row is not None else contextlib.nullcontext():
+            for c in group:
+                comps[c.name] = controls.build(c, lang, lim)
 
 
 def _plot(spec: Any, lang: str, cmap: dict[str, str]) -> gr.LinePlot:
@@ -164,7 +151,16 @@ def _results(ctx: TabContext, comps: dict[str, Component], lang0: str, lim: Limi
             elem_id="script-download",
             size="md",
         )
-        notebook_ui.build_button(ctx, comps, lang0)  # the same runs, as a notebook
+        # The same runs as a notebook (notebook.py), off until a comparison has runs.
+        comps["notebook_btn"] = button(
+            ctx,
+            gr.DownloadButton,
+            "nb_btn",
+            lang0,
+            interactive=False,
+            elem_id="notebook-download",
+            size="md",
+        )
     # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
     recorded_ui.build_row(ctx, comps, lang0)
     # The class board: publish this page's comparisons, or follow a teacher's code.
@@ -180,20 +176,14 @@ def build_train_tab(ctx: TabContext) -> None:
     with gr.Tab(t("tab_train", lang0), id="train", elem_id="train-tab") as tab:
         ctx.i18n(tab, label="tab_train")
         # Inside the Tab: a component directly under gr.Tabs would get a tab of its own.
-        session = gr.State(Session(), delete_callback=_close_session)
+        # Closed when gradio expires it (the tab closed, then its TTL).
+        session = gr.State(Session(), delete_callback=Session.close)
         # The lessons, Train and the status first: at 400 px all on the first screen.
         lessons.build(ctx, comps, lang0)
         # Not equal_height: a status of several lines stretched the buttons to its height.
         with gr.Row(equal_height=False, elem_id="status-row"):
             comps["start_btn"] = button(
-                ctx,
-                gr.Button,
-                "start_btn",
-                lang0,
-                variant="primary",
-                elem_id="start-btn",
-                scale=0,
-                min_width=140,
+                ctx, gr.Button, "start_btn", lang0, variant="primary", scale=0, min_width=140
             )
             # Off while idle: there is nothing to stop until Train is pressed.
             comps["stop_btn"] = button(
@@ -202,12 +192,13 @@ def build_train_tab(ctx: TabContext) -> None:
                 "stop_btn",
                 lang0,
                 variant="stop",
-                elem_id="stop-btn",
                 scale=0,
                 min_width=110,
                 interactive=False,
             )
-            classroom.build_button(ctx, comps, lang0)  # Run my own
+            # Run my own, always shown: its visibility would be one more output of /train, which
+            # API callers unpack by position.
+            comps["run_own"] = button(ctx, gr.Button, "run_own_btn", lang0, scale=0, min_width=140)
             # After the buttons: at 400 px a long status pushed Train below the first screen.
             comps["status"] = gr.Markdown(t("status_idle", lang0), elem_id="status", min_height=44)
         # On a narrow screen the results come before the controls (app.py's CSS).

@@ -19,7 +19,7 @@ from ..context import Component, Frame, Outputs, TabContext, Value
 from ..i18n import message, norm_lang, t
 from ..text import shown, shown_args
 from . import classroom, controls
-from .controls import BY_NAME, defaults
+from .controls import BY_NAME, defaults, device_kind
 from .frames import FOLLOWED, OUTPUTS, QUIET
 
 if TYPE_CHECKING:
@@ -33,16 +33,6 @@ def choices(lang: str) -> list[tuple[str, str]]:
             for i, x in enumerate(shown, 1)]  # fmt: skip
 
 
-def on_cpu() -> bool:
-    """Whether the runs train on this machine's CPU (no GPU the auto device would pick)."""
-    return system.trains_on_cpu("auto")
-
-
-def device_kind() -> str:
-    """'cuda' where the auto device is a CUDA GPU (the lessons train their GPU size), else 'cpu'."""
-    return "cuda" if system.cuda_present() else "cpu"
-
-
 def info(lang: str, name: str | None) -> str:
     """The lesson's slide and what to look for (none picked: the first, the opening comparison)."""
     lesson = LESSONS.get(name or DEFAULT_LESSON)
@@ -50,7 +40,7 @@ def info(lang: str, name: str | None) -> str:
         return ""
     say = lambda part: message(f"lesson_{lesson.key}_{part}", {}, lang)  # noqa: E731
     lines = [f"**{shown(say('title'))}** · *{shown(say('slide'))}*", shown(say("look"))]
-    if cpu_note_here(lesson, on_cpu()):
+    if cpu_note_here(lesson, system.trains_on_cpu("auto")):
         lines.append(shown(say("cpu")))
     sized = None if lesson.sweep else size_line(lesson.name, device_kind())
     if sized is not None:  # which size this device trains, and why
@@ -69,18 +59,15 @@ def open_recording(session: Session, name: str | None) -> list[str]:
     the labels it drew, [] when none ships."""
     lesson_files = {p.name for p in reference_files() if is_lesson_file(p.name)}
     rec = recording_for(name or "")
-    keep = [r for r in session.recordings if r.recording.name not in lesson_files]
+    before = session.recordings
+    session.recordings = [r for r in before if r.recording.name not in lesson_files]
     if rec is None:
-        session.recordings = keep
         return []
     try:
         loaded = read_runs(rec.path)
     except RecordingError:  # it read a moment ago: changed under us; the lesson runs alone
         logger.warning("the lesson recording %s no longer reads", rec.path.name)
-        session.recordings = keep
         return []
-    before = session.recordings
-    session.recordings = keep
     try:
         return session.add_recording(loaded)
     except Exception:  # noqa: BLE001 - a file that cannot be drawn: the lesson runs alone

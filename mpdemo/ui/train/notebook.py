@@ -10,21 +10,8 @@ import gradio as gr
 from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
 from ..context import Component, TabContext
 from ..i18n import norm_lang
-from .frames import QUIET, button
+from .frames import QUIET
 from .session import Session
-
-
-def build_button(ctx: TabContext, comps: dict[str, Component], lang0: str) -> None:
-    """The download button (off until a comparison has runs); call inside the downloads' row."""
-    comps["notebook_btn"] = button(
-        ctx,
-        gr.DownloadButton,
-        "nb_btn",
-        lang0,
-        interactive=False,
-        elem_id="notebook-download",
-        size="md",
-    )
 
 
 def notebook_update(session: Session | None, lang: str) -> Any:

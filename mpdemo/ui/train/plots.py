@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from ...colours import RAW, SKIPPED, series_id, skipped_label
+from ...colours import RAW, series_id, skipped_label
 from ...registry import PRECISIONS
 
 if TYPE_CHECKING:
@@ -140,15 +140,13 @@ class Series:
         budget: int,
         smoothing: float = 0.0,
         x_axis: str = "step",
-        keep_skipped: bool = False,
     ) -> tuple[list[float], list[float]]:
         """(xs, values) of a metric, maybe smoothed, down-sampled to the budget; cached."""
         key = (metric, smoothing, x_axis, len(self.step), budget)
         hit = self._cache.get(key)
         if hit is None:
             vals = self.smoothed(metric, smoothing) if smoothing > 0 else getattr(self, metric)
-            keep = [i for i, k in enumerate(self.skipped) if k] if keep_skipped else None
-            idx = downsample(vals, budget, keep)
+            idx = downsample(vals, budget)
             xs: list[float] = self.elapsed if x_axis == "time" else self.step
             hit = ([xs[i] for i in idx], [vals[i] for i in idx])
             self._cache = {k: v for k, v in self._cache.items() if k[:3] != key[:3]}
@@ -233,12 +231,11 @@ def line_frame(
     series: dict[str, Series],
     labels: list[str],
     metric: str,
-    view: View | None = None,
+    view: View,
     smooth: bool = False,
 ) -> pd.DataFrame:
     """Long-format frame (step, value, run) of one metric: with `smooth`, each run's EMA and its
     raw curve ('<label> · raw', a placeholder when not smoothed, so the colours never move)."""
-    view = view or View(smoothing=0.0)
     # A hidden run keeps its placeholder: every colour stays, and showing it needs no rebuild.
     with_data = [
         lab for lab in labels if lab in series and series[lab].step and lab not in view.hidden
@@ -349,21 +346,3 @@ def plot_frame(
 def step_axis(steps: int) -> list[float]:
     """The x range of a step axis, at least MIN_STEP_AXIS steps (so Vega's ticks are whole)."""
     return [0, max(int(steps), MIN_STEP_AXIS)]
-
-
-def lines_in(
-    frame: dict[str, object] | pd.DataFrame | None, every_series: bool = False
-) -> dict[str, int]:
-    """Finite points per run in a frame or a LinePlot's value (raw curves and ticks: every_series)."""
-    if frame is None:
-        return {}
-    if isinstance(frame, pd.DataFrame):
-        df = frame
-    else:
-        df = pd.DataFrame(frame["data"], columns=frame["columns"])
-    df = df[pd.to_numeric(df["value"], errors="coerce").notna()]
-    counts = {str(k): int(v) for k, v in df.groupby("run").size().items()}
-    if every_series:
-        return counts
-    derived = (f" · {RAW}", f" · {SKIPPED}")
-    return {k: v for k, v in counts.items() if not k.endswith(derived)}

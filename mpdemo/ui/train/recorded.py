@@ -26,6 +26,7 @@ from .frames import (
     OUTPUTS,
     QUIET,
     button,
+    by_component,
     empty_table,
     file_updates,
     keyed,
@@ -96,13 +97,6 @@ def reference_choices() -> list[tuple[str, str]]:
     return out
 
 
-def _loaded_status(session: Session, lang: str) -> str:
-    opened = session.recordings[-1]  # every part of the line came from the file: shown as text
-    rec, labels = opened.recording, ", ".join(opened.labels)
-    args = {"name": rec.name, "machine": describe_machine(rec.machine), "date": rec.date or "?"}
-    return t("status_loaded", lang, **shown_args({**args, "labels": labels}))
-
-
 def _refused(session: Session, lang: str, error: str) -> Frame:
     """One line, and the page as it was."""
     return {
@@ -116,8 +110,10 @@ def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, Frame]
     """Add `rec` and draw everything from it; when drawing raises, the session is as it was."""
     before = list(session.recordings)
     try:
-        session.add_recording(rec)
-        status = _loaded_status(session, lang)
+        labels = ", ".join(session.add_recording(rec))
+        # Every part of the line came from the file: shown as text.
+        args = {"name": rec.name, "machine": describe_machine(rec.machine), "date": rec.date or "?"}
+        status = t("status_loaded", lang, **shown_args({**args, "labels": labels}))
         table = session.table(lang)
         table.to_html()  # a Styler formats its cells only when drawn: draw them here
         updates = plot_updates(session, lang, rebuild=True)
@@ -128,7 +124,9 @@ def _join(session: Session, rec: Recording, lang: str) -> tuple[str, Any, Frame]
     return status, table, updates
 
 
-def _open(session: Session, lang: str, path: str | Path | None, name: str | None) -> Iterator[dict]:
+def _open(
+    session: Session, lang: str, path: str | Path | None, name: str | None = None
+) -> Iterator[dict]:
     """Read a runs file into the session and draw it; a bad file changes nothing."""
     if path is None:
         yield {"status": t("status_load_none", lang)}
@@ -155,8 +153,7 @@ def load_runs(file: object, lang: str, session: Session) -> Iterator[Frame]:
     """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
     lang = norm_lang(lang)
     path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
-    name = Path(path).name if path else None
-    yield from _open(session, lang, path, name)
+    yield from _open(session, lang, path)
 
 
 def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[Frame]:
@@ -165,8 +162,7 @@ def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[
     if not choice:
         return
     by_name = {p.name: p for p in reference_files()}  # only these: never a path from the page
-    path = by_name.get(str(choice))
-    yield from _open(session, lang, path, path.name if path else None)
+    yield from _open(session, lang, by_name.get(str(choice)))
 
 
 def clear_runs(session: Session, lang: str) -> Frame:
@@ -269,7 +265,7 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
         "legend",
         "grad_watch",
     ]
-    shown = [n for n in dict.fromkeys([*OUTPUTS, "legend"]) if n in comps]
+    shown = list(OUTPUTS)
 
     # Named parameters: the API's (gradio_client's) names for them.
     def open_file(
@@ -304,14 +300,11 @@ def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State) -> Non
     )
     clear_names = [*shown, "reference", "stored"]
     comps["clear_runs"].click(
-        lambda sess, lg: keyed(comps, clear_runs(sess, lg), clear_names),
+        by_component(comps, clear_runs, clear_names),
         [session, lang],
         [comps[n] for n in clear_names],
         **QUIET,
     )
     comps["summary"].change(save_runs, [session], [comps["stored"]], **QUIET)
-
-    def restore_fn(lang: str, stored: object, sess: Session) -> Outputs:
-        return keyed(comps, restore_runs(lang, stored, sess), shown)
-
-    ctx.on_load(restore_fn, [comps["stored"], session], [comps[n] for n in shown])
+    restore = by_component(comps, restore_runs, shown)
+    ctx.on_load(restore, [comps["stored"], session], [comps[n] for n in shown])

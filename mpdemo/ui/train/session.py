@@ -22,10 +22,8 @@ from ...runs.state import ComparisonState
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
 from .session_life import (  # noqa: F401 - the app reaches the lifetime through this module
-    SESSIONS_ROOT,
     attach,
     give_back_memory,
-    open_sessions,
     process_dir,
     release,
     sweep_session_dirs,
@@ -59,11 +57,6 @@ class Recorded:
     series: dict[str, Series]
 
     @property
-    def source(self) -> str:
-        """What tells this file apart from another of the same machine: its name and date."""
-        return recording_source(self.recording)
-
-    @property
     def points(self) -> int:
         """The steps this file holds in the session, over all its runs."""
         return sum(len(r.get("steps") or []) for r in self.recording.runs)
@@ -86,7 +79,7 @@ class Session(StoredRuns):
     stop_requested: bool = False
     armed: bool = False  # a Train click is on its way (maybe queued) and has not started
     input_error: MpdemoError | None = None  # why the last click was refused, until the next
-    view: View | None = None  # how the plots are drawn (smoothing, x axis)
+    view: View = field(default_factory=View)  # how the plots are drawn (smoothing, x axis)
     all_columns: bool = False  # the "All columns" box: every frame's table draws those columns
     outdir: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # csv/json → path of the last written
@@ -293,7 +286,7 @@ class Session(StoredRuns):
         out: list[Summary] = []
         for r in self.recordings:
             # The file's own key (summary.peers): compared with no other file's runs, nor the page's.
-            key = f"{r.source} · {r.recording.digest[:12]}"
+            key = f"{recording_source(r.recording)} · {r.recording.digest[:12]}"
             out += with_speedups(
                 Summary.from_dict({**run["summary"], "source": key}).replace(
                     label=lab, machine=r.recording.tag

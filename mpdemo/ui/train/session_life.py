@@ -92,11 +92,6 @@ def _malloc_trim() -> Any:
         return None
 
 
-def open_sessions() -> int:
-    """How many tabs' sessions are attached (for the soak benchmark and tests)."""
-    return len(_OPEN)
-
-
 def process_dir() -> Path:
     """This process's folder under SESSIONS_ROOT ('<pid>-<random>')."""
     global _PROCESS_DIR

@@ -10,7 +10,7 @@ import gradio as gr
 from ...config import Limits
 from .. import system
 from ..context import Component, Outputs, TabContext, Value
-from ..i18n import norm_lang, t
+from ..i18n import t
 from . import classroom, controls, lessons
 from .controls import CONTROLS, dataset_choices, model_choices
 from .frames import OUTPUTS, QUIET, by_component, keyed, run_legend, scale_empty_text, x_props
@@ -27,7 +27,6 @@ from .handlers import (
     train_endpoint,
 )
 from .inputs import (
-    DEFAULTS,
     fp8_box,
     machine_text,
     precision_info,
@@ -68,7 +67,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     legend_names = [*(p.name for p in PLOTS), "legend", "summary", "status"]
 
     def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[Outputs]:
-        for out in legend_click(sess, norm_lang(lg), getattr(evt, "_data", None) or {}):
+        for out in legend_click(sess, lg, getattr(evt, "_data", None) or {}):
             yield keyed(comps, out, legend_names)
 
     comps["legend"].click(on_legend, [session, lang], [comps[n] for n in legend_names], **QUIET)
@@ -81,32 +80,26 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
         show_progress="hidden",
     )
 
-    def preview_fn(lang: str, *args: Value) -> str:
-        return slice_preview(norm_lang(lang), *args)
-
     preview_names = ("model", "dataset", "train_slice", "eval_slice")
     for name in preview_names:
         comps[name].change(
-            preview_fn, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **QUIET
+            slice_preview, [lang, *(comps[n] for n in preview_names)], [comps["preview"]], **QUIET
         )
-
-    def note_fn(lang: str, precs: list[str], dev: str, sess: Session) -> str:
-        return precision_note(norm_lang(lang), precs, dev, sess)
 
     note_inputs = [lang, comps["precisions"], comps["device"], session]
     note_args = (note_inputs, [comps["precision_note"]])
     for name in ("precisions", "device"):
-        comps[name].change(note_fn, *note_args, **{**QUIET, "concurrency_limit": 1})
+        comps[name].change(precision_note, *note_args, **{**QUIET, "concurrency_limit": 1})
     # What a Train click measured, under the boxes.
-    trained.then(note_fn, *note_args, api_visibility="undocumented", show_progress="hidden")
+    trained.then(precision_note, *note_args, api_visibility="undocumented", show_progress="hidden")
     comps["device"].change(
-        lambda lang, dev: gr.update(info=precision_info(norm_lang(lang), dev)),
+        lambda lang, dev: gr.update(info=precision_info(lang, dev)),
         [lang, comps["device"]],
         [comps["precisions"]],
         **QUIET,
     )
     comps["summary_all"].change(
-        by_component(comps, lambda s, lg, on: show_columns(s, lg, on), ["summary"]),
+        by_component(comps, show_columns, ["summary"]),
         [session, lang, comps["summary_all"]],
         [comps["summary"]],
         **QUIET,
@@ -120,16 +113,14 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     view_outputs = [comps[n] for n in view_names]
 
     def on_view(sess: Session, lg: str, *vals: Value) -> Iterator[Outputs]:
-        for out in redraw(sess, norm_lang(lg), *vals):
+        for out in redraw(sess, lg, *vals):
             yield keyed(comps, out, view_names)
 
     for name in controls.VIEW_NAMES:
         comps[name].change(on_view, view_inputs, view_outputs, **QUIET)
     grid_names = ("precisions", "loss_scaling", "compare_scaling")
     scale_names = ["scale", "scale_empty"]
-    preview = by_component(
-        comps, lambda s, lg, *x: scale_preview(s, norm_lang(lg), *x), scale_names
-    )
+    preview = by_component(comps, scale_preview, scale_names)
     for name in grid_names:
         grid_inputs = [session, lang, *(comps[n] for n in grid_names)]
         comps[name].change(preview, grid_inputs, [comps[n] for n in scale_names], **QUIET)
@@ -145,10 +136,9 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             if c.name == "fp8":  # fp8: enabled or not, and why, on this machine
                 props.update(fp8_box(lang))
             out.append(gr.update(**props))
-        view = (sess.view if sess is not None else None) or View()
-        total = max((c.steps for c in sess.configs), default=DEFAULTS["steps"]) if sess else 1
+        view = sess.view if sess is not None else View()
         for spec in PLOTS:  # the label too: hidden, but still the plot's accessible name
-            x_title = x_props(view if spec.wall_clock else View(), lang, total)["x_title"]
+            x_title = x_props(view if spec.wall_clock else View(), lang, 1)["x_title"]
             title, y_title = t(spec.title, lang), t(spec.y_title, lang)
             out.append(gr.update(label=title, title=title, y_title=y_title, x_title=x_title))
         running = sess is not None and sess.running
@@ -171,7 +161,7 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     ctx.on_language(on_lang, lang_inputs, lang_outputs, alone=True)  # may import torch
 
     ctx.on_language(
-        note_fn, [comps["precisions"], comps["device"], session], [comps["precision_note"]]
+        precision_note, [comps["precisions"], comps["device"], session], [comps["precision_note"]]
     )
 
     def on_load(lang: str, *preview_args: Value) -> list[Value]:
@@ -183,13 +173,10 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
             slice_preview(lang, *preview_args),
         ]
 
-    def machine_fn(lang: str) -> str:
-        return machine_text(norm_lang(lang))
-
     # Apart from on_load: reading the flags imports torch, which must not hold up the menus.
-    ctx.on_load(machine_fn, [], [comps["machine"]], alone=True)
-    ctx.on_load(lambda lang: gr.update(**fp8_box(norm_lang(lang))), [], [comps["fp8"]], alone=True)
-    ctx.on_language(machine_fn, [], [comps["machine"]], alone=True)
+    ctx.on_load(machine_text, [], [comps["machine"]], alone=True)
+    ctx.on_load(lambda lang: gr.update(**fp8_box(lang)), [], [comps["fp8"]], alone=True)
+    ctx.on_language(machine_text, [], [comps["machine"]], alone=True)
     loaded = [comps[n] for n in ("model", "dataset", "device", "preview")]
     # Alone too: it waits up to 2 s for the Hub's answer.
     ctx.on_load(on_load, [comps[n] for n in preview_names], loaded, alone=True)
