@@ -150,8 +150,7 @@ def sweep_document(
             }
             for p, a in memory.parts.items()
         }
-        keys = ("model", "hidden", "layers", "params", "batch_size", "seq", "device")
-        doc["memory_of"] = {k: getattr(memory, k) for k in keys}
+        doc["memory_of"] = memory.shape()
     return doc
 
 
