@@ -1,6 +1,4 @@
-"""The time left for a comparison whose runs take turns step by step: the rounds left at the
-pace of the rounds so far, then each run's evaluation, and the sentence when the pace changed.
-"""
+"""The time left for a comparison whose runs take turns, and the sentence when the pace changed."""
 
 from __future__ import annotations
 
@@ -49,8 +47,7 @@ FIRST_COLLECT_S = 0.2
 
 
 class GridEstimate:
-    """Seconds left for the runs of a comparison taking turns (mpdemo.runs.together): the rounds
-    left at the pace of the rounds so far, then each run's evaluation, one after another."""
+    """Seconds left for the runs of a comparison taking turns (mpdemo.runs.together)."""
 
     def __init__(
         self, configs: list[RunConfig], clock: Callable[[], float] = time.monotonic
@@ -100,8 +97,7 @@ class GridEstimate:
         return (st[-1] - st[self.warmup]) / (len(st) - 1 - self.warmup)
 
     def load_factor(self) -> float | None:
-        """The last rounds' pace over the first rounds' after the warm-up (None before enough):
-        above 1, the machine got busier."""
+        """The last rounds' pace over the first rounds' (None before enough): > 1, it got busier."""
         st = max((r.stamps for r in self.runs if not r.finished), key=len, default=[])
         first = self.warmup + ROUNDS_COMPARED
         if len(st) < first + ROUNDS_COMPARED:
@@ -117,8 +113,7 @@ class GridEstimate:
         return math.ceil(rows / max(1, batch))
 
     def _eval_began(self) -> float | None:
-        """When the evaluation now running began (the runs evaluate one after
-        another once every run has trained: at the last step, or at the previous run's end)."""
+        """When the evaluation now running began: at the last step, or at the previous run's end."""
         if self._last_step_at is None:
             return None
         return max(self._last_step_at, self._last_end or self._last_step_at)
@@ -129,11 +124,8 @@ class GridEstimate:
         return statistics.median(times[self.warmup :] or times) if times else 0.0
 
     def stall(self) -> float:
-        """Wall seconds a round over the sum of its runs' median steps (at least 1).
-
-        Other processes' load, the hand-overs and what sits between two steps stretch a round
-        beyond its steps' own times; an evaluation is stretched alike.
-        """
+        """Wall seconds a round over its runs' median steps (>= 1): load and hand-overs stretch
+        a round, and an evaluation alike."""
         timed = [(rate, r) for r in self.runs if (rate := self._rate(r)) is not None]
         steps = sum(self._step_s(r) for _, r in timed)
         if not timed or steps <= 0:
@@ -149,9 +141,8 @@ class GridEstimate:
             self.eval_ratios.setdefault(run.computes, []).append(ratio)
 
     def _eval_guess(self, run: _RunPlan) -> float:
-        """A run's evaluation: its batches at its own median step times the evaluation / step
-        ratio a run of this comparison in the same precision measured (or the prior's),
-        stretched as the rounds were."""
+        """A run's evaluation: its batches x its median step x the eval/step ratio measured in its
+        precision (or the prior), stretched as the rounds were."""
         measured = self.eval_ratios.get(run.computes)
         if measured:
             ratio = statistics.median(measured)
@@ -165,8 +156,7 @@ class GridEstimate:
         return FIRST_COLLECT_S * self.stall() if measured is None else measured
 
     def remaining_s(self) -> float | None:
-        """Seconds until the last run ends: the rounds left at the pace of the rounds so far,
-        then the evaluations and the collection; None while nothing can say."""
+        """Seconds until the last run ends: rounds left, evaluations, collection (None: unknown)."""
         live = [r for r in self.runs if not r.finished]
         if not live:  # the collection after the last run's end is what is left
             since = self.clock() - self._last_end if self._last_end is not None else 0.0

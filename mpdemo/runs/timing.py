@@ -54,7 +54,7 @@ def ratio_of_medians_interval(
     pairs: Sequence[tuple[float, float]], confidence: float = CONFIDENCE
 ) -> tuple[float, float] | None:
     """95 % interval of median(a) / median(b), the table's figure (the per-round ratios' missed it
-    in 2 of 8 comparisons): a paired percentile bootstrap seeded by the data (None below MIN_ROUNDS)."""
+    in 2 of 8 comparisons), by a paired bootstrap seeded by the data; None below MIN_ROUNDS."""
     import numpy as np  # lazily: the page's first load imports no numerics it does not draw
 
     ab = np.asarray([(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b) and b > 0])
