@@ -1,7 +1,5 @@
-"""One record of a run, folded from its events once: the runs file's entry, `{"config", "steps",
-"evals", "summary", "status"}`. Each end gives every finished run its speed-up against its fp32
-peer (with_speedups, only here: the files and every table read the records as they are).
-"""
+"""One record of a run, folded from its events once: the runs file's entry, with its speed-up
+against its fp32 peer (with_speedups, only here: every table reads the records as they are)."""
 
 from __future__ import annotations
 
@@ -83,8 +81,7 @@ MAX_SNAPSHOTS = 32
 
 
 class Snapshots:
-    """A run's watched steps, bounded: the first, the latest and every `stride`-th between (past
-    the limit the stride doubles), so what stays is evenly spread however long the run."""
+    """A run's watched steps, bounded and evenly spread: past the limit the stride doubles."""
 
     def __init__(self, limit: int = MAX_SNAPSHOTS) -> None:
         self.limit = max(3, limit)

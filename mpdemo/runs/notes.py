@@ -12,8 +12,7 @@ from .timing import SpeedCheck, runs_interval
 
 
 def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
-    """The sentence of one SpeedCheck (every speed sentence is this one): its verdict, speed-up,
-    interval, rounds and step times, and the hardware facts that explain it."""
+    """The sentence of one SpeedCheck (every speed sentence is this one) and the hardware's why."""
     args: dict[str, Any] = {
         "precision": check.precision,
         "ms": (check.step_s or 0.0) * 1000,
@@ -61,8 +60,8 @@ def duration_text(seconds: float) -> str:
 def run_speed_notes(
     summaries: list[dict[str, Any]], machine: dict[str, Any] | None = None
 ) -> list[Note]:
-    """The speed sentences after a grid, one per precision and check; and where a run's own median
-    steps against its fp32 run land outside the check's interval, that the load changed."""
+    """The speed sentences after a grid, one per check; and that the load changed, where a run's
+    own median steps against its fp32 run land outside the check's interval."""
     m = machine or machine_info()
     base = {
         peers(s): s

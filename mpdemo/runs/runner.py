@@ -34,8 +34,7 @@ def grid(
     compare_scaling: bool = False,
     weights: Iterable[str] | None = None,
 ) -> list[RunConfig]:
-    """Every weights x backend x precision, in that order (fp32 first); compare_scaling: each
-    fp16 run with loss scaling and without; weights: RunConfig.weights, one grid each (None: base's)."""
+    """Every weights x backend x precision (fp32 first); compare_scaling: fp16 with and without."""
     order = {name: i for i, name in enumerate(PRECISION_NAMES)}  # the registry's: fp32 first
     precs = sorted(dict.fromkeys(precisions), key=lambda p: order.get(p, len(order)))
     recipes = dict.fromkeys(weights) if weights is not None else [base.weights]
@@ -57,8 +56,7 @@ def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
 
 
 def memory_cap() -> tuple[int, dict[str, Any]] | None:
-    """The bytes a comparison's runs may take together (MPDEMO_MAX_MEMORY_MB, else a share of the
-    memory available now), and why (a nested message); None: no cap."""
+    """The bytes a comparison's runs may take together, and why (a nested message); None: no cap."""
     raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "").strip()
     if raw:
         try:
@@ -77,7 +75,7 @@ def memory_cap() -> tuple[int, dict[str, Any]] | None:
 
 def check_memory(configs: list[RunConfig]) -> None:
     """Raise ConfigError("comparison_too_big"), before anything loads, when runs alive together
-    would not fit in memory (from the catalog's parameter counts; other models: Limits.max_params)."""
+    would not fit in memory."""
     if not side_by_side(configs):  # one run at a time: Limits.max_params is its cap
         return
     n = len(configs)
@@ -99,8 +97,8 @@ def check_memory(configs: list[RunConfig]) -> None:
 
 
 def side_by_side(configs: list[RunConfig]) -> bool:
-    """Whether a comparison's runs take turns step by step (mpdemo.runs.together): not under
-    `accelerate launch`, whose collectives must meet in the same order in every process."""
+    """Whether the runs take turns: not under `accelerate launch`, whose collectives must meet
+    in the same order in every process."""
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     return len(configs) > 1 and world == 1
 
@@ -112,8 +110,7 @@ def run_grid(
     limits: Limits | None = None,
     repeat: int = 1,
 ) -> None:
-    """Run a comparison `repeat` times (runs labelled '· #2', each its own measurement), emitting
-    events; its runs take turns, or run one after another where they cannot (side_by_side)."""
+    """Run a comparison `repeat` times, emitting events; its runs take turns where they can."""
     runs = repeated(configs, repeat)
     per = max(1, len(configs))
     if side_by_side(configs):
@@ -142,8 +139,7 @@ def run_grid(
 
 @runtime_checkable
 class RunnerInterface(Protocol):
-    """What the Train tab, the classroom and the CLI drive: the Runner (a thread here), the ZeroGPU
-    GpuRunner (a GPU call), a classroom Viewer (another visitor's comparison, replayed then live)."""
+    """What the Train tab, the classroom and the CLI drive (Runner, GpuRunner, Viewer)."""
 
     configs: list[RunConfig]  # the comparison's runs (one repetition)
     state: ComparisonState  # what its events add up to, folded once (mpdemo.runs.state)

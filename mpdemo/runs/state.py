@@ -1,7 +1,5 @@
-"""A comparison's derived state (run records, estimate, progress, what its runs said), folded once
-by the runner that produces its events; every reader (page, CLI, notebook, class) reads this one
-object, on one clock, under `lock` from another thread.
-"""
+"""A comparison's derived state, folded once by the runner that produces its events: every reader
+(page, CLI, notebook, class) reads this one object, under `lock` from another thread."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The baton the runs of a comparison pass round: one step of each run a round, in ABBA order
-(the order turns round every round), so a burst of another process's load lands on both sides.
-
-Each run is a greenlet of one thread (mpdemo.runs.together.take_turns): where it would wait it
-calls `pause`, back to the scheduler; without `pause` (threads) take() waits on a condition.
-Once every run has left the rotation, the ones that evaluate take the baton one after another.
-`swap(leaving, coming)` runs at every hand-over (each run's own process-wide state). No torch.
-"""
+"""The baton the runs of a comparison pass round: one step of each run a round, in ABBA order,
+so a burst of another process's load lands on both sides; then their evaluations in turn."""
 
 from __future__ import annotations
 
@@ -87,11 +81,8 @@ class Baton:
             self.cond.notify_all()
 
     def done(self, i: int, evaluate: bool) -> None:
-        """Run i trained its last step: out of the rotation; evaluate: queue for an eval turn.
-
-        With evaluate, blocks until every run has left the rotation and it is i's turn to
-        evaluate (the evaluation is not timed against the others' steps).
-        """
+        """Run i trained its last step: out of the rotation; with evaluate, it waits for its
+        evaluation turn, after every run's training (not timed against the others' steps)."""
         with self.cond:
             self._leave(i)
             if evaluate and i not in self.gone:
@@ -137,8 +128,7 @@ class Baton:
 
 
 class Pace:
-    """What the runs of a comparison share besides the baton: when it started, and the threads
-    they compute with (mpdemo.engine.cores.Cores, fitted round by round)."""
+    """What the runs share besides the baton: when the comparison started, and their Cores."""
 
     def __init__(self, started_at: float) -> None:
         self.started_at = started_at  # perf_counter at the comparison's start (steps' wall_s)
