@@ -57,16 +57,14 @@ class Boards:
     boards: dict[str, Board]
     board_of: dict[str, str]
     _fails: _Fails
-    # page_gone(page, since): whether that page is gone (None: nothing tells, boards stay
-    # until unpublished; the UI sets it where it tracks pages, mpdemo/ui/pages.py).
+    # Whether a page is gone, set by the UI where it tracks pages (None: boards stay published).
     page_gone: Callable[[str, float], bool] | None
 
     def publish(
         self, owner: str, comparison: Comparison | None, client: str = "", page: str = ""
     ) -> str:
-        """The owner's board code (made on first publish); it shows `comparison` from now on. A
-        full server refuses a new one (BoardError) rather than evict a teacher's (a board lives
-        while its page does); one client holds at most BOARDS_PER_CLIENT."""
+        """The owner's board code (made on first publish), showing `comparison` from now on; a
+        full server refuses a new one (BoardError) rather than evict a teacher's."""
         with self.lock:
             self.end_gone_boards()
             code = self.board_of.get(owner)
@@ -130,9 +128,8 @@ class Boards:
                 self.boards.pop(code, None)
 
     def board(self, code: Any, client: str = "") -> Board:
-        """The board a code names; BoardError when unknown or this client failed too often. The
-        right code always answers unless this client typed FAILS_PER_CLIENT wrong ones within the
-        minute: past FAILS_IN_ALL in all, only wrong codes are answered "too many"."""
+        """The board a code names; BoardError when unknown or this client failed too often (past
+        FAILS_IN_ALL in all, only wrong codes are answered "too many")."""
         now = self.clock()
         with self.lock:
             self._forget_fails(now)

@@ -28,9 +28,8 @@ MAX_ENTRIES = 6000  # events one comparison keeps; past it, older step events ar
 STALE_S = 90.0  # a viewer that has not read for this long (a live run) is dropped
 HEARTBEAT_S = 0.5  # how often the worker checks that someone still watches
 NOTIFY_S = 0.25  # step events wake the viewers at most this often
-# Each page that follows a live run costs the training's cores a frame (plots rebuilt,
-# serialised, diffed) each time it draws: with more viewers on the server each draws less
-# often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
+# Each page following a live run costs the training's cores a frame each time it draws: with
+# more viewers each draws less often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
 VIEW_COST_S = 0.2
 MAX_PACE_S = 8.0
 PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
@@ -51,8 +50,7 @@ RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
 
 
 class Hub(Protocol):
-    """What a comparison asks of the server's line (mpdemo.classroom.line.Hub): its clock and
-    bounds, the viewers' count, the typical length, a refusal to remember, its own cancel."""
+    """What a comparison asks of the server's line (mpdemo.classroom.line.Hub)."""
 
     clock: Callable[[], float]
     keep_s: float
@@ -139,8 +137,7 @@ class Comparison:
             return len(self.viewers)
 
     def remaining_s(self) -> float | None:
-        """Seconds until it ends: its estimate once running (None before its first rounds or
-        steps say), the typical duration here before."""
+        """Seconds until it ends: its estimate once running, the typical duration here before."""
         if self.ended:
             return 0.0
         if self.duration_s is not None:  # a sweep: its plan's estimate, less what has passed
@@ -184,9 +181,8 @@ class Comparison:
                 self.cond.notify_all()
 
     def _check_cap(self, ev: Event) -> None:
-        """Over the server's cap for one comparison, it ends here with what would fit, and the
-        line moves on: its estimate (the rounds of runs taking turns) knows its length; without
-        one (a single run), its second step's time when far over, else its first steps' pace."""
+        """Over the server's cap for one comparison, it ends here with what would fit: by its
+        estimate, else (a single run) its second step when far over, else its first steps' pace."""
         cap = self.hub.max_comparison_s
         if cap is None:
             self._within_cap = True
@@ -232,8 +228,7 @@ class Comparison:
         return pace * max(0, total - len(self._paced))
 
     def _drop_older_grads(self, run_id: str) -> None:
-        """A viewer draws each run's latest watched gradients only: the one before goes (each
-        is ~100 layers of counts; kept, --watch-grads 1 held gigabytes until the record went)."""
+        """Only each run's latest watched gradients stay (kept, --watch-grads 1 held gigabytes)."""
         for i in range(len(self.entries) - 1, -1, -1):
             e = self.entries[i].event
             if e.kind == "grads" and e.run_id == run_id:

@@ -100,8 +100,7 @@ class Hub(Boards):
         client: str = "",
     ) -> Viewer:
         """A view of this comparison: a shared one with the same key, else a new one in line
-        (own: always a new, private one). Raises QueueFull when the line or this client's share
-        of it (the address the proxy saw) is full, caps.TooLong when it was found over the cap."""
+        (own: a private one); QueueFull or caps.TooLong when refused."""
         key = comparison_key(configs, repeat)
         with self.lock:
             self.sweep()
@@ -141,8 +140,7 @@ class Hub(Boards):
     def line_up(
         self, make_runner: Callable[[], RunnerInterface], duration_s: float, client: str = ""
     ) -> Viewer:
-        """A private job that is no grid (a size sweep) in the same line, its length (duration_s,
-        its plan's estimate) in the wait of those behind. Raises QueueFull as watch() does."""
+        """A private job that is no grid (a size sweep) in the same line, duration_s its length."""
         with self.lock:
             self.sweep()
             self._admit(client)
@@ -213,8 +211,7 @@ class Hub(Boards):
                 del self.index[c.key]
 
     def stop_all(self, wait_s: float) -> bool:
-        """Stop every comparison, running or waiting, and wait for the worker (the server stops);
-        True when one was running."""
+        """Stop every comparison and wait for the worker; True when one was running."""
         with self.lock:
             running = self.current if self.current is not None and not self.current.ended else None
             todo = [*self.waiting, *([running] if running else [])]
@@ -226,8 +223,8 @@ class Hub(Boards):
         return running is not None
 
     def place(self, c: Comparison) -> tuple[int, float | None] | None:
-        """(place in line counting the one running as 1st, seconds until c starts) while c waits;
-        the wait is None when nothing measured a comparison ahead, never a typical length."""
+        """(place in line, the running one 1st; seconds until c starts, None where nothing
+        measured a comparison ahead) while c waits."""
         with self.lock:
             if c not in self.waiting:
                 return None
