@@ -1,5 +1,4 @@
-"""The size sweep's plan, measured here: sized models, the device's peaks and probed rates, the
-grid checked against the device (the records and the estimates are torch-free in spec.py)."""
+"""The size sweep's plan, measured here: sized models, the device's peaks and probed rates."""
 
 from __future__ import annotations
 
@@ -36,8 +35,7 @@ BATCHES_PER_POINT = 8  # distinct batches each precision cycles through, in the 
 
 
 def default_precisions(device: torch.device) -> tuple[str, ...]:
-    """fp32 and what torch.autocast offers on the device by default: bf16 on a CPU; fp16 and
-    bf16 (where the GPU has it) on CUDA; fp16 on Apple's MPS."""
+    """fp32 and what torch.autocast offers on the device by default."""
     if device.type == "cuda":
         return ("fp32", "fp16", "bf16") if torch.cuda.is_bf16_supported() else ("fp32", "fp16")
     if device.type == "mps":
@@ -95,8 +93,7 @@ PEAK_TFLOPS: tuple[tuple[str, tuple[str, ...], dict[str, float]], ...] = (
 
 
 def peak_tflops(device_name: str | None, precision: str) -> tuple[str, float] | None:
-    """(the peak's precision, its dense TFLOP/s) for a CUDA device (TF32's for fp32 when torch
-    allows TF32); None when not in the table."""
+    """(the peak's precision, its dense TFLOP/s) for a CUDA device; None when not in the table."""
     if not device_name:
         return None
     kind = precision
@@ -127,9 +124,8 @@ PROBE_S = 0.25  # timed calls per precision stop after this long (at least one a
 def probe_rates(
     device: torch.device, precisions: Iterable[str], seq: int = PROBE_TOKENS
 ) -> dict[str, float]:
-    """FLOP/s of a Linear(256 -> 1024) training step on `seq` rows under each precision's autocast
-    (the time estimate's rate): the fastest of up to 5 calls in about PROBE_S, so another
-    process's burst cannot refuse a sweep. At 256 rows it came out 1.5-6x below the model's."""
+    """FLOP/s of a Linear layer's training step under each precision's autocast: the fastest of
+    up to 5 calls, so another process's burst cannot refuse a sweep."""
     width, out_width = 256, 1024
     if device.type == "cuda":
         # That layer is launch-bound on a GPU: on an H200 the estimate from it put the four
@@ -162,8 +158,7 @@ def probe_rates(
 def plan_sweep(
     spec: SweepSpec, limits: Limits | None = None, rates: Mapping[str, float] | None = None
 ) -> SweepPlan:
-    """Check every size, batch and precision, estimate time and memory (parameters counted on the
-    meta device, rates probed unless given); one ConfigError if not."""
+    """Check every size, batch and precision, estimate time and memory; one ConfigError if not."""
     lim = limits or Limits.from_env()
     base = spec.base
     for name in ("seed", "max_length", "lr", "init_scale", "growth_interval"):

@@ -1,6 +1,4 @@
-"""The size sweep's grid, torch-free: model sizes (the built-in BERT's width x depth), batch
-sizes and their defaults, parsed from what a person types. The page and the CLI read these
-without importing torch; mpdemo/sweep/run.py measures them."""
+"""The size sweep's grid, torch-free: the page and the CLI parse it without importing torch."""
 
 from __future__ import annotations
 

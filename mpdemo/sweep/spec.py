@@ -1,5 +1,4 @@
-"""The size sweep's plan as records, torch-free (SweepSpec, PointPlan, SweepPlan), the FLOPs rule,
-the memory and time estimates and the budget that fits a cap; plan.py measures and builds it."""
+"""The size sweep's plan as torch-free records, the FLOPs rule and the estimates."""
 
 from __future__ import annotations
 
@@ -68,16 +67,14 @@ def max_sweep_s() -> float:
 
 
 def activation_bytes(size: Size, batch: int, seq: int, bytes_per_value: int) -> int:
-    """Activations a BERT saves for backward, by Korthikanti et al. (2022): per layer
-    s*b*h*(34 + 5*a*s/h) bytes at 2 bytes a value, scaled to `bytes_per_value`."""
+    """Activations a BERT saves for backward, by Korthikanti et al. (2022)."""
     h, a = size.hidden, size.heads
     per_layer = seq * batch * h * (34 + 5 * a * seq / h)
     return int(size.layers * per_layer * bytes_per_value / 2)
 
 
 def memory_estimate(params: int, size: Size, batch: int, seq: int) -> int:
-    """Bytes one fp32 step may hold: 16 a parameter (weights, gradients, AdamW's two moments)
-    and its activations in fp32 (the largest of the precisions)."""
+    """Bytes one fp32 step may hold: weights, gradients, AdamW's moments and activations."""
     return 16 * params + activation_bytes(size, batch, seq, 4)
 
 
@@ -133,8 +130,7 @@ def _point_estimate(
 
 
 def fitting_budget(plan: SweepPlan, cap_s: float) -> int | None:
-    """The largest whole timing budget (s) whose estimate, at the rates this plan measured, is
-    within cap_s; None when even 1 s is not (each point's rounds take longer: fewer points)."""
+    """The largest whole timing budget (s) whose estimate is within cap_s; None when 1 s is not."""
     seq, n = plan.spec.base.max_length, max(1, len(plan.points))
 
     def total(budget: float) -> float:
