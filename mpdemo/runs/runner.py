@@ -23,7 +23,7 @@ RUN_LOCK = threading.Lock()
 # Per parameter of a run alive in training: fp32 weights, their gradients and AdamW's two
 # moments (4 + 4 + 8 bytes); activations and the data come on top.
 BYTES_PER_PARAM = 16
-# Without MPDEMO_MAX_MEMORY_MB, the runs may take this share of the memory available now.
+# Without MPDEMO_MAX_MEMORY_MB, the runs (a sweep's point too) may take this share of memory now.
 MEMORY_SHARE = 0.8
 
 
@@ -55,6 +55,16 @@ def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
     return [c.replace(trial=r) for r in range(1, repeat + 1) for c in configs]
 
 
+def available_bytes() -> int | None:
+    """The machine's memory available now; None without psutil or a figure (no check then)."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except Exception:  # noqa: BLE001 - the other caps still hold
+        return None
+
+
 def memory_cap() -> tuple[int, dict[str, Any]] | None:
     """The bytes a comparison's runs may take together, and why (a nested message); None: no cap."""
     raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "").strip()
@@ -63,11 +73,8 @@ def memory_cap() -> tuple[int, dict[str, Any]] | None:
             return int(float(raw) * 2**20), {"key": "mem_cap_env", "args": {}}
         except ValueError:
             pass
-    try:
-        import psutil
-
-        free = psutil.virtual_memory().available
-    except Exception:  # noqa: BLE001 - no psutil or no figure: no cap to check against
+    free = available_bytes()
+    if free is None:
         return None
     pct = round(MEMORY_SHARE * 100)
     return int(free * MEMORY_SHARE), {"key": "mem_cap_free", "args": {"pct": pct}}

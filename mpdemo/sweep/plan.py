@@ -17,9 +17,9 @@ from ..engine.models import builtin_model, count_params, load_tokenizer
 from ..engine.precision import autocast, check_precision_on, resolve_device, synchronize
 from ..messages import ConfigError
 from ..registry import PRECISION_NAMES
+from ..runs.runner import MEMORY_SHARE, available_bytes
 from .sizes import MAX_POINTS, SWEEP_PRECISIONS, Size
 from .spec import (
-    MEMORY_SHARE,
     PointPlan,
     SweepPlan,
     SweepSpec,
@@ -109,12 +109,7 @@ def free_memory_bytes(device: torch.device) -> int | None:
     """Memory free now on the device (the GPU's, or the machine's RAM for a CPU)."""
     if device.type == "cuda":
         return int(torch.cuda.mem_get_info(device)[0])
-    try:
-        import psutil
-
-        return int(psutil.virtual_memory().available)
-    except Exception:  # noqa: BLE001 - no psutil: no memory check, the caps still hold
-        return None
+    return available_bytes()
 
 
 PROBE_TOKENS = 1024  # rows of the probe's Linear layer: small shapes run far below the rate

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import Limits, RunConfig, on_hf_space
+from ..runs.runner import BYTES_PER_PARAM
 from ..runs.timing import MIN_ROUNDS
 from .sizes import DEFAULT_BUDGET_S, DEFAULT_SIZES, Size, parse_sizes
 
@@ -18,7 +19,6 @@ SWEEP_VERSION = 1
 POINT_CAP_S = 60.0  # one point may go past its share of the budget until it has MIN_ROUNDS rounds
 # The whole sweep's cap in seconds (MPDEMO_MAX_SWEEP_S): a public Space shares 2 vCPUs.
 MAX_SWEEP_S_LOCAL, MAX_SWEEP_S_HOSTED = 1800.0, 300.0
-MEMORY_SHARE = 0.8  # of the memory free now, what one point may be estimated to take
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def activation_bytes(size: Size, batch: int, seq: int, bytes_per_value: int) -> 
 
 def memory_estimate(params: int, size: Size, batch: int, seq: int) -> int:
     """Bytes one fp32 step may hold: weights, gradients, AdamW's moments and activations."""
-    return 16 * params + activation_bytes(size, batch, seq, 4)
+    return BYTES_PER_PARAM * params + activation_bytes(size, batch, seq, 4)
 
 
 @dataclass(frozen=True)
