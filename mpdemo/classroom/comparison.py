@@ -16,7 +16,7 @@ from ..messages import MpdemoError
 from ..runs.runner import Runner, RunnerInterface, repeated
 from ..runs.state import ComparisonState
 from . import caps
-from .viewer import Entry, Viewer
+from .viewer import Entry, Line, Viewer
 
 if TYPE_CHECKING:
     from ..events import Event
@@ -49,10 +49,9 @@ def default_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
 RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
 
 
-class Hub(Protocol):
-    """What a comparison asks of the server's line (mpdemo.classroom.line.Hub)."""
+class Hub(Line, Protocol):
+    """What a comparison asks of the server's line (mpdemo.classroom.line.Hub), beyond a viewer's."""
 
-    clock: Callable[[], float]
     keep_s: float
     stale_s: float
     max_entries: int
@@ -62,8 +61,6 @@ class Hub(Protocol):
     def typical_s(self) -> float | None: ...
     def remember_too_long(self, key: str, refusal: MpdemoError) -> None: ...
     def cancel(self, c: Comparison) -> None: ...
-    def pace_s(self) -> float: ...
-    def place(self, c: Comparison) -> tuple[int, float | None] | None: ...
 
 
 class Comparison:

@@ -207,7 +207,6 @@ def interleave(
     max_rounds: int = 60,
     stop: threading.Event | None = None,
     clock: Callable[[], float] = time.perf_counter,
-    on_round: Callable[[int], None] | None = None,
 ) -> tuple[dict[str, list[list[float]]], dict[str, float] | None]:
     """Time each stepper in blocks, in ABBA order, until the budget and MIN_ROUNDS are met (up to
     `cap_s`): (times[name][round] = that block's steps, load)."""
@@ -228,6 +227,4 @@ def interleave(
         # ABBA: the order turns round every round, so neither side always follows the other.
         for name in names if r % 2 == 0 else reversed(names):
             times[name].append([steppers[name]() for _ in range(block)])
-        if on_round is not None:
-            on_round(r + 1)
     return times, meter.read()
