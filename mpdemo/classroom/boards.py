@@ -18,9 +18,8 @@ BOARD_CODE_LEN = 4
 MAX_BOARDS = 32
 # Boards one client (address) may hold at once: strangers cannot take every board of a class.
 BOARDS_PER_CLIENT = 3
-# Failed board lookups: per client (a class behind one address types codes wrong too) and in
-# all; past either, that client's lookups are refused for a minute. At 60 wrong codes a minute
-# in all, finding one board of 194,481 codes takes about a day.
+# Failed lookups a minute, per client (a class behind one address mistypes too) and in all: at 60
+# wrong codes a minute, finding one board of 194,481 codes takes about a day.
 FAIL_WINDOW_S = 60.0
 FAILS_PER_CLIENT = 20
 FAILS_IN_ALL = 60

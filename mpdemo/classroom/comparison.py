@@ -33,9 +33,8 @@ NOTIFY_S = 0.25  # step events wake the viewers at most this often
 VIEW_COST_S = 0.2
 MAX_PACE_S = 8.0
 PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
-# ...and refused at its second step already when that step's time says it would take more than
-# FAR_OVER times the cap: the first step is the warm-up, and no estimate before it is near
-# enough (the sweep's FLOP rule is 1.5-6x off) to turn away a run that fits.
+# ...and refused at its second step (the first is the warm-up) when it says FAR_OVER the cap: no
+# estimate before it is near enough (the sweep's FLOP rule is 1.5-6x off) to turn a run away.
 FIRST_TIMED_STEP = 2
 FAR_OVER = 2.0
 ENDED = ("finished", "stopped", "failed", "cancelled")
@@ -261,8 +260,7 @@ class Comparison:
         try:
             runner = self.make_runner(self.configs, self.repeat)
             self.runner = runner
-            # Its runner folds the events into the comparison's own state, which every viewer
-            # already reads (on the hub's clock: one for the line and the estimate).
+            # Its runner folds the events into the state every viewer reads, on the hub's clock.
             runner.state = self.derived
             runner.start()
             for ev in runner.events(timeout=HEARTBEAT_S):

@@ -58,8 +58,7 @@ class Hub(Boards):
         max_comparison_s: float | None = None,
     ) -> None:
         self.make_runner = make_runner
-        # One comparison's total-time cap (caps.py): None reads MPDEMO_MAX_COMPARISON_S (hosted
-        # 15 min); 0 is no cap.
+        # None reads MPDEMO_MAX_COMPARISON_S (caps.py); 0 is no cap.
         cap = caps.cap_s() if max_comparison_s is None else max_comparison_s
         self.max_comparison_s: float | None = cap if cap and cap > 0 else None
         self.max_queue = max_queue if max_queue is not None else Limits.from_env().max_queue

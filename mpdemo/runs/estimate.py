@@ -35,14 +35,11 @@ class _RunPlan:
 
 # The pace of this many rounds at the start and at the end is compared to tell the load changed.
 ROUNDS_COMPARED = 5
-# An evaluation batch (forward only) over a training step of the same run, until a run of this
-# comparison in the same precision has evaluated. Measured on a 2-core AVX2 EPYC, tiny-bert
-# batch 32: fp32 0.29-0.33, fp16 0.19, bf16 0.24 (autocast's backward costs more than twice its
-# forward on a CPU), so an fp32 run's ratio is not carried over to an fp16 run.
+# An eval batch over a training step, until a run in the same precision has evaluated: 2-core AVX2
+# EPYC, tiny-bert batch 32: fp32 0.29-0.33, fp16 0.19, bf16 0.24, so none carries over to another.
 EVAL_PER_STEP = {"fp32": 0.3, "tf32": 0.3}  # tf32: fp32 weights and activations, not measured
 EVAL_PER_STEP_16 = 0.22  # fp16, bf16 (and fp8, whose other layers run in bf16)
-# The process's first collection after a comparison (mpdemo.engine.core.collect_garbage):
-# 0.2 s quiet on 2 cores, stretched as the rounds were.
+# The process's first collection after a comparison: 0.2 s quiet on 2 cores, stretched as rounds.
 FIRST_COLLECT_S = 0.2
 
 

@@ -55,8 +55,7 @@ class RunFold:
                 run["config"] = cfg.to_dict() if cfg else None
             run["summary"] = ev.summary
             run["status"] = ev.status
-            # Runs that take turns end within a step of each other, in no telling order: files,
-            # tables and the CLI list them as the grid has them (fp32 first).
+            # Runs taking turns end in no telling order: every list keeps the grid's (fp32 first).
             place = _place(ev.run_id, len(self._places))
             at = bisect.bisect_right(self._places, place)
             self._places.insert(at, place)

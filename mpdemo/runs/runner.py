@@ -20,8 +20,7 @@ from .together import Together
 
 # One comparison at a time in this process, whoever asks: timings must not share the cores.
 RUN_LOCK = threading.Lock()
-# Per parameter of a run alive in training: fp32 weights, their gradients and AdamW's two
-# moments (4 + 4 + 8 bytes); activations and the data come on top.
+# Per parameter in training: fp32 weights, gradients, AdamW's two moments (4 + 4 + 8 bytes).
 BYTES_PER_PARAM = 16
 # Without MPDEMO_MAX_MEMORY_MB, the runs (a sweep's point too) may take this share of memory now.
 MEMORY_SHARE = 0.8

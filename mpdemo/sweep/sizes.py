@@ -14,8 +14,7 @@ SWEEP_PRECISIONS = ("fp32", "fp16", "bf16")
 HIDDEN_RANGE = (32, 4096)  # multiples of 32: two heads of 16 at the least
 LAYERS_RANGE = (1, 48)
 MAX_POINTS = 64
-# The default grid: from the tiny built-in to 26 M parameters, at two batch sizes, and the
-# timing budget that brings it to about a minute on this project's 2-core machines (bench/sweep.py).
+# From the tiny built-in to 26 M parameters, about a minute on 2 cores (bench/sweep.py).
 DEFAULT_SIZES = "64x2,256x4,512x8"
 DEFAULT_BATCH_SIZES = "8,32"
 DEFAULT_BUDGET_S = 30.0

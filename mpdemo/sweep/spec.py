@@ -121,8 +121,7 @@ class SweepPlan:
 def _point_estimate(
     params: int, batch: int, seq: int, rates: Mapping[str, float], budget: float
 ) -> float:
-    # One warm-up step each, then rounds until the budget and MIN_ROUNDS rounds are in, up to
-    # the point's cap (interleave's rule); plus building the model (~the warm-up again).
+    # interleave's rule: a warm-up step each, rounds up to the cap; building the model ~ a warm-up.
     steps = {p: step_flops(params, batch, seq) / max(r, 1.0) for p, r in rates.items()}
     one_round = sum(steps.values())
     rounds_s = min(max(budget, MIN_ROUNDS * one_round), max(3 * budget, POINT_CAP_S) + one_round)
