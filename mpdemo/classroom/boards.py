@@ -104,13 +104,8 @@ class Boards:
     def live(self, board: Board) -> bool:
         """Whether this board is still published (its page there)."""
         with self.lock:
-            if self.boards.get(board.code) is not board:
-                return False
-            gone = self.page_gone
-            if board.page and gone is not None and gone(board.page, board.created_at):
-                self.unpublish(board.owner)
-                return False
-            return True
+            self.end_gone_boards()
+            return self.boards.get(board.code) is board
 
     def code_of(self, owner: str) -> str | None:
         """The owner's board code while the board lives; None otherwise."""
