@@ -22,8 +22,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class _RunPlan:
-    label: str
-    steps: int
+    config: RunConfig
     # The precision its matmuls compute in (fp16 through Accelerate on a CPU: fp32).
     computes: str
     done_steps: int = 0
@@ -50,11 +49,8 @@ class GridEstimate:
         self, configs: list[RunConfig], clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.clock = clock
-        self.batch = {c.label: (c.batch_size, c.eval_slice) for c in configs}
-        self.kinds = {c.label: (c.backend, c.precision) for c in configs}
         self.runs = [
-            _RunPlan(c.label, c.steps, effective_precision(c.backend, c.precision, "cpu"))
-            for c in configs
+            _RunPlan(c, effective_precision(c.backend, c.precision, "cpu")) for c in configs
         ]
         self.warmup = configs[0].warmup_steps if configs else 0
         # Evaluation seconds over batches x median step, by the precision a run computes in.
@@ -63,16 +59,15 @@ class GridEstimate:
         self._last_end: float | None = None
 
     def _run(self, label: str) -> _RunPlan | None:
-        return next((r for r in self.runs if r.label == label and not r.finished), None)
+        return next((r for r in self.runs if r.config.label == label and not r.finished), None)
 
     def update(self, ev: Event) -> None:
         """Take one engine event (start/step/eval/end; others are ignored)."""
         now = self.clock()
         run = self._run(ev.label) if ev.kind in ("start", "step", "eval", "end") else None
         if ev.kind == "start" and run is not None:
-            backend, precision = self.kinds[ev.label]
             device = str(ev.device).split(":")[0]  # "cuda:0" -> "cuda"
-            run.computes = effective_precision(backend, precision, device)
+            run.computes = effective_precision(run.config.backend, run.config.precision, device)
         elif ev.kind == "step":
             if run is not None:
                 run.done_steps = ev.step
@@ -104,10 +99,9 @@ class GridEstimate:
         return late / early if early > 0 else None
 
     def _eval_batches(self, run: _RunPlan) -> int:
-        batch, eval_slice = self.batch.get(run.label, (32, ""))
-        m = re.search(r"\[:(\d+)\]", eval_slice or "")
+        m = re.search(r"\[:(\d+)\]", run.config.eval_slice or "")
         rows = int(m.group(1)) if m else 500
-        return math.ceil(rows / max(1, batch))
+        return math.ceil(rows / max(1, run.config.batch_size))
 
     def _eval_began(self) -> float | None:
         """When the evaluation now running began: at the last step, or at the previous run's end."""
@@ -163,7 +157,7 @@ class GridEstimate:
             return None
         # The whole pace since the warm-up: a burst among the last rounds must not move it.
         per_round = statistics.median(rates)
-        rounds = max(r.steps - r.done_steps for r in live)
+        rounds = max(r.config.steps - r.done_steps for r in live)
         # Then each run's evaluation at its own step time; the one under way has begun.
         pending = [r for r in live if not r.evaluated]
         evals = sum(self._eval_guess(r) for r in pending)
