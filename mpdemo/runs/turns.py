@@ -100,19 +100,15 @@ class Baton:
             if i in self.evaluating:
                 self.evaluating.remove(i)
             self.gone.add(i)
-            if self.holder == i:
-                self.holder = None
             self.cond.notify_all()
 
     def _leave(self, i: int) -> None:
+        if self.holder == i:
+            self.holder = None
         if i not in self.training:
-            if self.holder == i:
-                self.holder = None
             return
         due = self.order[self.pos] if self.training else None
         self.training.remove(i)
-        if self.holder == i:
-            self.holder = None
         # Take i out of this round's order; whoever was due stays due (unless it was i).
         k = self.order.index(i)
         self.order.pop(k)
