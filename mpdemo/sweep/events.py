@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
+from ..events import _Event  # the run events' base: one JSON-ready form for every event
 from ..files.machines import Machine
 from ..runs.timing import SpeedCheck
 
 
 @dataclass
-class _SweepEvent:
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return asdict(self)
-
-
-@dataclass
-class _Shape(_SweepEvent):
+class _Shape(_Event):
     """The model and batch a point or the memory anatomy measured, on which device."""
 
     model: str
@@ -34,7 +28,7 @@ class _Shape(_SweepEvent):
 
 
 @dataclass
-class SweepPlanned(_SweepEvent):
+class SweepPlanned(_Event):
     """Before the first point: the machine, the points in order, the estimate."""
 
     machine: Machine
@@ -101,7 +95,7 @@ class SweepMemory(_Shape):
 
 
 @dataclass
-class SweepFinished(_SweepEvent):
+class SweepFinished(_Event):
     """The sweep ended: how, how many points, and the crossover sentences from them."""
 
     status: str  # completed | stopped | failed
