@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from ..catalog import MODELS
-from ..config import Limits, check_number
+from ..config import Limits, RunConfig, check_number
 from ..messages import ConfigError
 
 # What torch.autocast can run in the sweep's step (fp8 brings torchao's layers, not autocast).
@@ -18,7 +18,6 @@ MAX_POINTS = 64
 DEFAULT_SIZES = "64x2,256x4,512x8"
 DEFAULT_BATCH_SIZES = "8,32"
 DEFAULT_BUDGET_S = 30.0
-DEFAULT_MAX_LENGTH = 64  # RunConfig's
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,7 @@ class Grid:
     budget_s: float
 
 
-CPU_GRID = Grid(DEFAULT_SIZES, DEFAULT_BATCH_SIZES, DEFAULT_MAX_LENGTH, DEFAULT_BUDGET_S)
+CPU_GRID = Grid(DEFAULT_SIZES, DEFAULT_BATCH_SIZES, RunConfig.max_length, DEFAULT_BUDGET_S)
 # On CUDA the CPU's grid is launch-bound throughout (one H200: 16-bit 1.20-1.28x slower at every
 # point); this one spans the crossing there (small-bert 32 x 256 1.24x slower, 128 x 256 1.72x
 # faster; 1024x24 7.70x faster), in about 2-3 minutes.
