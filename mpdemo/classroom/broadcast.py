@@ -1,5 +1,4 @@
-"""Comparisons shared between the visitors of one server: this process's `Hub`, and the names the
-page reads."""
+"""Comparisons shared between one server's visitors: this process's `Hub`, the names pages read."""
 
 from __future__ import annotations
 

@@ -69,8 +69,7 @@ class Watched(Protocol):
 
 
 class Viewer(RunnerInterface):
-    """One visitor's view of a comparison, with the Runner's interface: the Train tab reads it
-    as it reads a Runner."""
+    """One visitor's view of a comparison, read by the Train tab as it reads a Runner."""
 
     def __init__(self, comparison: Watched, kind: str, board: str | None = None) -> None:
         self.comparison = comparison

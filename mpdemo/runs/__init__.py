@@ -1,2 +1,1 @@
-"""Runs of a comparison, taking turns step by step so their own steps are the interleaved
-measurement; torch-free until a run starts."""
+"""Runs of a comparison, taking turns step by step: their own steps are the interleaved timing."""

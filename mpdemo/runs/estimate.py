@@ -115,8 +115,7 @@ class GridEstimate:
         return statistics.median(times[self.warmup :] or times) if times else 0.0
 
     def stall(self) -> float:
-        """Wall seconds a round over its runs' median steps (>= 1): load and hand-overs stretch
-        a round, and an evaluation alike."""
+        """Wall seconds a round over its runs' median steps (>= 1): load and hand-overs add."""
         timed = [(rate, r) for r in self.runs if (rate := self._rate(r)) is not None]
         steps = sum(self._step_s(r) for _, r in timed)
         if not timed or steps <= 0:

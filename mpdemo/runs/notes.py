@@ -1,5 +1,4 @@
-"""The sentences rendered from the runs' measurements (speed verdicts, activation memory), as
-Notes: the CLI prints the English, the UI renders the same keys in the page's language."""
+"""The sentences rendered from the runs' measurements, as keyed Notes for the CLI and the page."""
 
 from __future__ import annotations
 

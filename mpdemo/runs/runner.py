@@ -80,8 +80,7 @@ def memory_cap() -> tuple[int, dict[str, Any]] | None:
 
 
 def check_memory(configs: list[RunConfig]) -> None:
-    """Raise ConfigError("comparison_too_big"), before anything loads, when runs alive together
-    would not fit in memory."""
+    """Raise ConfigError before anything loads when runs alive together would not fit in memory."""
     if not side_by_side(configs):  # one run at a time: Limits.max_params is its cap
         return
     n = len(configs)
