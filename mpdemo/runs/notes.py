@@ -21,8 +21,8 @@ def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
     }
     if check.speedup is not None and check.low is not None and check.high is not None:
         args.update(speedup=check.speedup, low=check.low, high=check.high)
-    if check.verdict == "faster":
-        return Note("speed_faster", args)
+    if check.verdict in ("faster", "same"):
+        return Note(f"speed_{check.verdict}", args)
     if check.verdict == "slower":
         # "1.9x slower (1.7-2.2x)": the slowdown and its interval, the speed-up's turned round.
         return Note(
@@ -34,8 +34,6 @@ def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
                 "ratio_high": 1 / check.low,
             },
         )
-    if check.verdict == "same":
-        return Note("speed_same", args)
     why = check.reason or "wide"
     reason: dict[str, Any] = {"key": f"unsure_{why}", "args": {"rounds": check.rounds}}
     if why == "busy":
