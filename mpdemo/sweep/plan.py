@@ -60,17 +60,12 @@ def sized_config(base: PretrainedConfig, size: Size) -> PretrainedConfig:
     return config
 
 
-def _meta_tiny(num_labels: int = 2) -> torch.nn.Module:
-    vocab, pad, eos = _tokenizer_ids()
-    with torch.device("meta"):
-        return builtin_model("tiny-bert", vocab, num_labels, pad, eos)
-
-
 @functools.cache
 def size_params(size: Size, num_labels: int = 2) -> int:
     """Parameters of the BERT at `size` (counted on the meta device: no memory, no weights)."""
-    base = _meta_tiny(num_labels)
+    vocab, pad, eos = _tokenizer_ids()
     with torch.device("meta"):
+        base = builtin_model("tiny-bert", vocab, num_labels, pad, eos)
         return count_params(type(base)(sized_config(base.config, size)))
 
 
