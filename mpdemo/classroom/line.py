@@ -233,7 +233,8 @@ class Hub(Boards):
             ahead += itertools.takewhile(lambda w: w is not c, self.waiting)
         wait = 0.0
         for a in ahead:
-            left = _known_left_s(a)
+            # A queued comparison nothing has timed has no known length (not the typical one).
+            left = None if a.state == "queued" and a.duration_s is None else a.remaining_s()
             if left is None:
                 return len(ahead) + 1, None
             wait += left
@@ -256,10 +257,3 @@ class Hub(Boards):
             for key in ended[: max(0, len(ended) - self.max_shared)]:
                 if self.index[key].watching(now) == 0:
                     del self.index[key]
-
-
-def _known_left_s(c: Comparison) -> float | None:
-    """Seconds until c ends as far as anything measured says (None: nothing does)."""
-    if c.state == "queued" and c.duration_s is None:  # not the median of other comparisons
-        return None  # nothing has timed its steps yet: its length is unknown, said so
-    return c.remaining_s()

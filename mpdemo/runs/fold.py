@@ -56,7 +56,8 @@ class RunFold:
             run["summary"] = ev.summary
             run["status"] = ev.status
             # Runs taking turns end in no telling order: every list keeps the grid's (fp32 first).
-            place = _place(ev.run_id, len(self._places))
+            head = str(ev.run_id).split(":", 1)[0]  # '3:torch · bf16'; else after the others
+            place = int(head) if head.isdigit() else len(self._places)
             at = bisect.bisect_right(self._places, place)
             self._places.insert(at, place)
             self.finished.insert(at, run)
@@ -99,9 +100,3 @@ class Snapshots:
             self.stride *= 2
             self.kept = [(i, s) for i, s in self.kept if i % self.stride == 0]
         return [s for _, s in self.kept] + [self.latest[1]]
-
-
-def _place(run_id: str, default: int) -> int:
-    """A run's place in its grid, from its run id ('3:torch · bf16'); else after the others."""
-    head = str(run_id).split(":", 1)[0]
-    return int(head) if head.isdigit() else default

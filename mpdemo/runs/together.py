@@ -192,7 +192,11 @@ class Together:
         with self.lock:
             if ev.kind == "step":
                 self.times[k].append(ev.step_time_s)
-                self._round_done(k)
+                done = min((len(self.times[j]) for j in self.training), default=0)
+                while self.rounds < done:
+                    self.rounds += 1
+                    if self.pace.cores is not None:  # between rounds: both sides of a round alike
+                        self.pace.cores.tick(self.rounds)
             elif ev.kind == "end":
                 self.training.discard(k)
                 try:
@@ -200,14 +204,6 @@ class Together:
                 except Exception:  # noqa: BLE001 - the run's end must reach the page regardless
                     _log.exception("speed check of %s failed", ev.label)
         self.out(ev)
-
-    def _round_done(self, k: int) -> None:
-        steps = [len(self.times[j]) for j in self.training]
-        done = min(steps) if steps else 0
-        while self.rounds < done:
-            self.rounds += 1
-            if self.pace.cores is not None:  # between rounds: both sides of a round alike
-                self.pace.cores.tick(self.rounds)
 
     def _with_check(self, k: int, ev: RunFinished) -> RunFinished:
         """The end event with the run's SpeedCheck against its backend's fp32 run."""

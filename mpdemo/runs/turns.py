@@ -35,13 +35,6 @@ class Baton:
             return self.order[self.pos]
         return self.evaluating[0] if self.evaluating else None
 
-    def _advance(self) -> None:
-        """Move the rotation on by one turn (a new round in the other order at its end)."""
-        self.pos += 1
-        if self.pos >= len(self.order):
-            self.round += 1
-            self._reorder()
-
     def _reorder(self) -> None:
         # ABBA: the order turns round every round, so neither run always follows the other.
         self.order = list(self.training if self.round % 2 == 0 else reversed(self.training))
@@ -77,7 +70,10 @@ class Baton:
                 return
             self.holder = None
             if i in self.training and self.order and self.order[self.pos] == i:
-                self._advance()
+                self.pos += 1  # the rotation moves on; a new round in the other order at its end
+                if self.pos >= len(self.order):
+                    self.round += 1
+                    self._reorder()
             self.cond.notify_all()
 
     def done(self, i: int, evaluate: bool) -> None:
