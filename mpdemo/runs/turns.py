@@ -16,7 +16,6 @@ class Baton:
     def __init__(
         self, n: int, swap: Swap | None = None, pause: Callable[[], None] | None = None
     ) -> None:
-        self.n = n
         self.swap = swap
         self.pause = pause
         self.cond = threading.Condition()
