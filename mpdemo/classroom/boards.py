@@ -16,8 +16,7 @@ from .comparison import Comparison
 BOARD_ALPHABET = "ACDEFGHJKLMNPQRTUVWXY"
 BOARD_CODE_LEN = 4
 MAX_BOARDS = 32
-# Boards one client (address) may hold at once: strangers cannot take every board of a class.
-BOARDS_PER_CLIENT = 3
+BOARDS_PER_CLIENT = 3  # per address: strangers cannot take every board of a class
 # Failed lookups a minute, per client (a class behind one address mistypes too) and in all: at 60
 # wrong codes a minute, finding one board of 194,481 codes takes about a day.
 FAIL_WINDOW_S = 60.0

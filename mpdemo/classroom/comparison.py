@@ -21,8 +21,7 @@ from .viewer import Entry, Line, Viewer
 if TYPE_CHECKING:
     from ..events import Event
 
-# A finished comparison stays shareable this long (a class presses Train over a few minutes).
-KEEP_S = 600.0
+KEEP_S = 600.0  # a finished comparison stays shareable: a class presses Train over minutes
 MAX_SHARED = 8  # finished comparisons kept for sharing; the least recently used goes first
 MAX_ENTRIES = 6000  # events one comparison keeps; past it, older step events are thinned
 STALE_S = 90.0  # a viewer that has not read for this long (a live run) is dropped

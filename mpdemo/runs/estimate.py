@@ -32,8 +32,7 @@ class _RunPlan:
     evaluated: bool = False  # its eval event came (its evaluation is behind it)
 
 
-# The pace of this many rounds at the start and at the end is compared to tell the load changed.
-ROUNDS_COMPARED = 5
+ROUNDS_COMPARED = 5  # rounds at the start and at the end whose paces tell the load changed
 # An eval batch over a training step, until a run in the same precision has evaluated: 2-core AVX2
 # EPYC, tiny-bert batch 32: fp32 0.29-0.33, fp16 0.19, bf16 0.24, so none carries over to another.
 EVAL_PER_STEP = {"fp32": 0.3, "tf32": 0.3}  # tf32: fp32 weights and activations, not measured
@@ -166,8 +165,7 @@ class GridEstimate:
         return rounds * per_round + evals + self._collect_s()
 
 
-# The rounds go this much slower or faster than the first rounds did: the estimate says so.
-REVISE_BEYOND = 1.3
+REVISE_BEYOND = 1.3  # rounds this much slower or faster than the first: the estimate says so
 
 
 def eta_note(estimate: GridEstimate) -> Note | None:

@@ -18,8 +18,7 @@ from ..registry import PRECISION_NAMES, PRECISIONS
 from .state import ComparisonState
 from .together import Together
 
-# One comparison at a time in this process, whoever asks: timings must not share the cores.
-RUN_LOCK = threading.Lock()
+RUN_LOCK = threading.Lock()  # one comparison at a time here: timings must not share the cores
 # Per parameter in training: fp32 weights, gradients, AdamW's two moments (4 + 4 + 8 bytes).
 BYTES_PER_PARAM = 16
 # Without MPDEMO_MAX_MEMORY_MB, the runs (a sweep's point too) may take this share of memory now.

@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from ..files.summary import Summary
     from .estimate import GridEstimate
 
-# How many of a run's latest steps its step time (the status line's pace) is averaged over.
-PACE_STEPS = 20
+PACE_STEPS = 20  # a run's latest steps, whose mean is the status line's pace
 
 
 class ComparisonState:

@@ -46,8 +46,7 @@ def median_interval(
     return xs[k - 1], xs[n - k]
 
 
-# Resamples of the bootstrap below: from 2000 on its ends move < 1 % between seeds.
-RESAMPLES = 2000
+RESAMPLES = 2000  # the bootstrap's: from 2000 on its ends move < 1 % between seeds
 
 
 def ratio_of_medians_interval(

@@ -9,8 +9,7 @@ from ..catalog import MODELS
 from ..config import Limits, RunConfig, check_number
 from ..messages import ConfigError
 
-# What torch.autocast can run in the sweep's step (fp8 brings torchao's layers, not autocast).
-SWEEP_PRECISIONS = ("fp32", "fp16", "bf16")
+SWEEP_PRECISIONS = ("fp32", "fp16", "bf16")  # autocast's (fp8 brings torchao's layers instead)
 HIDDEN_RANGE = (32, 4096)  # multiples of 32: two heads of 16 at the least
 LAYERS_RANGE = (1, 48)
 MAX_POINTS = 64
