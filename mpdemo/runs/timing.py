@@ -25,13 +25,11 @@ BUSY_SHARE = 0.25  # other processes' share of the CPU above which the machine w
 VERDICTS = ("faster", "slower", "same", "unsure")
 
 
-def median_interval(
-    values: Sequence[float], confidence: float = CONFIDENCE
-) -> tuple[float, float] | None:
+def median_interval(values: Sequence[float]) -> tuple[float, float] | None:
     """The median's distribution-free interval from order statistics (None below 6 values)."""
     xs = sorted(v for v in values if math.isfinite(v))
     n = len(xs)
-    tail = (1.0 - confidence) / 2.0
+    tail = (1.0 - CONFIDENCE) / 2.0
     cdf, k = 0.0, 0
     log_half_n = n * math.log(2.0)
     for j in range(n):
@@ -49,9 +47,7 @@ def median_interval(
 RESAMPLES = 2000  # the bootstrap's: from 2000 on its ends move < 1 % between seeds
 
 
-def ratio_of_medians_interval(
-    pairs: Sequence[tuple[float, float]], confidence: float = CONFIDENCE
-) -> tuple[float, float] | None:
+def ratio_of_medians_interval(pairs: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
     """95 % interval of median(a) / median(b), the table's figure (the per-round ratios' missed it
     in 2 of 8 comparisons), by a paired bootstrap seeded by the data; None below MIN_ROUNDS."""
     import numpy as np  # lazily: the page's first load imports no numerics it does not draw
@@ -64,7 +60,7 @@ def ratio_of_medians_interval(
     rng = np.random.default_rng(int(ab.sum() * 1e6) % 2**32)
     idx = rng.integers(0, n, size=(RESAMPLES, n))
     boot = np.median(ab[idx, 0], axis=1) / np.median(ab[idx, 1], axis=1)
-    tail = (1.0 - confidence) / 2.0
+    tail = (1.0 - CONFIDENCE) / 2.0
     low, high = (float(x) for x in np.quantile(boot, [tail, 1.0 - tail]))
     return min(low, figure), max(high, figure)
 
@@ -198,7 +194,6 @@ def compare(
 def interleave(
     steppers: Mapping[str, Callable[[], float]],
     *,
-    baseline: str = "fp32",
     budget_s: float,
     cap_s: float | None = None,
     block_s: float = 0.25,
@@ -209,7 +204,7 @@ def interleave(
 ) -> tuple[dict[str, list[list[float]]], dict[str, float] | None]:
     """Time each stepper in blocks, in ABBA order, until the budget and MIN_ROUNDS are met (up to
     `cap_s`): (times[name][round] = that block's steps, load)."""
-    names = [baseline, *[n for n in steppers if n != baseline]]
+    names = ["fp32", *[n for n in steppers if n != "fp32"]]
     cap = cap_s if cap_s is not None else 3.0 * budget_s
     t0 = clock()
     warm = {n: steppers[n]() for n in names}
