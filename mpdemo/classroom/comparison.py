@@ -97,7 +97,7 @@ class Comparison:
         self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
         # A job that is no grid (a sweep, Hub.line_up): its whole length, from its own plan.
         self.duration_s: float | None = None
-        self._within_cap = False  # its length was checked against the server's cap
+        self._within_cap = hub.max_comparison_s is None  # its length fits the server's cap
         self._paced: list[float] = []  # when its first PACE_STEPS step events came (no plan)
         self._stop = threading.Event()
         self._notified = now
@@ -179,9 +179,7 @@ class Comparison:
         """Over the server's cap for one comparison, it ends here with what would fit: by its
         estimate, else (a single run) its second step when far over, else its first steps' pace."""
         cap = self.hub.max_comparison_s
-        if cap is None:
-            self._within_cap = True
-            return
+        assert cap is not None, "checked only under a cap"
         est = self.derived.estimate
         began = self.started_at if self.started_at is not None else self.hub.clock()
         runs = repeated(self.configs, self.repeat)
