@@ -143,9 +143,7 @@ class Comparison:
             with self.derived.lock:  # the runner updates the estimate under this lock
                 est = self.derived.estimate
                 left = est.remaining_s() if est is not None else None
-            if left is None:
-                left = self._paced_left_s()
-            return left
+            return left if left is not None else self._paced_left_s()
         return self.hub.typical_s()
 
     def record(self, ev: Event) -> None:
@@ -169,8 +167,7 @@ class Comparison:
             self.next_seq += 1
             if len(self.entries) > self.hub.max_entries:
                 self._thin()
-            # Steps wake the viewers at most every NOTIFY_S: thirty viewers woken for each
-            # 20 ms step would take the training's cores.
+            # Steps wake the viewers at most every NOTIFY_S: 30 woken each 20 ms step took the cores.
             if ev.kind != "step" or now - self._notified >= NOTIFY_S:
                 self._notified = now
                 self.cond.notify_all()

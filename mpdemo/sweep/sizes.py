@@ -89,10 +89,9 @@ def parse_sizes(text: str) -> tuple[Size, ...]:
         lo, hi = HIDDEN_RANGE
         if not (lo <= size.hidden <= hi) or size.hidden % 32:
             raise ConfigError("sweep_bad_hidden", value=item, lo=lo, hi=hi)
-        if not (LAYERS_RANGE[0] <= size.layers <= LAYERS_RANGE[1]):
-            raise ConfigError(
-                "sweep_bad_layers", value=item, lo=LAYERS_RANGE[0], hi=LAYERS_RANGE[1]
-            )
+        lo, hi = LAYERS_RANGE
+        if not (lo <= size.layers <= hi):
+            raise ConfigError("sweep_bad_layers", value=item, lo=lo, hi=hi)
         out.append(size)
     return tuple(sorted(dict.fromkeys(out), key=lambda s: (s.hidden * s.hidden * s.layers, s)))
 
