@@ -1,5 +1,4 @@
-"""One comparison on this server: its events recorded as they come, for any number of `Viewer`s
-(mpdemo.classroom.viewer) to replay and follow; the producer never waits on a viewer."""
+"""One comparison on this server, recorded for any number of Viewers; it never waits on one."""
 
 from __future__ import annotations
 

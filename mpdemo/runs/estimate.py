@@ -130,8 +130,7 @@ class GridEstimate:
             self.eval_ratios.setdefault(run.computes, []).append(ratio)
 
     def _eval_guess(self, run: _RunPlan) -> float:
-        """A run's evaluation: its batches x its median step x the eval/step ratio measured in its
-        precision (or the prior), stretched as the rounds were."""
+        """A run's evaluation: batches x median step x its precision's eval/step ratio, stretched."""
         measured = self.eval_ratios.get(run.computes)
         if measured:
             ratio = statistics.median(measured)
