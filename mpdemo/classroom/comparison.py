@@ -47,7 +47,7 @@ RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
 
 
 class Hub(Line, Protocol):
-    """What a comparison asks of the server's line (mpdemo.classroom.line.Hub), beyond a viewer's."""
+    """What a comparison asks of the server's line (classroom.line.Hub), beyond a viewer's."""
 
     keep_s: float
     stale_s: float
@@ -166,7 +166,7 @@ class Comparison:
             self.next_seq += 1
             if len(self.entries) > self.hub.max_entries:
                 self._thin()
-            # Steps wake the viewers at most every NOTIFY_S: 30 woken each 20 ms step took the cores.
+            # Steps wake viewers at most every NOTIFY_S: 30 woken each 20 ms step took the cores.
             if ev.kind != "step" or now - self._notified >= NOTIFY_S:
                 self._notified = now
                 self.cond.notify_all()

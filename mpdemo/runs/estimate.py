@@ -130,7 +130,7 @@ class GridEstimate:
             self.eval_ratios.setdefault(run.computes, []).append(ratio)
 
     def _eval_guess(self, run: _RunPlan) -> float:
-        """A run's evaluation: batches x median step x its precision's eval/step ratio, stretched."""
+        """A run's evaluation: batches x median step x its precision's eval/step ratio x stall."""
         measured = self.eval_ratios.get(run.computes)
         if measured:
             ratio = statistics.median(measured)
