@@ -50,7 +50,6 @@ class Hub(Boards):
         self,
         make_runner: RunnerFactory = default_runner,
         max_queue: int | None = None,
-        keep_s: float = KEEP_S,
         max_shared: int = MAX_SHARED,
         max_entries: int = MAX_ENTRIES,
         stale_s: float = STALE_S,
@@ -62,7 +61,7 @@ class Hub(Boards):
         cap = caps.cap_s() if max_comparison_s is None else max_comparison_s
         self.max_comparison_s: float | None = cap if cap and cap > 0 else None
         self.max_queue = max_queue if max_queue is not None else Limits.from_env().max_queue
-        self.keep_s, self.max_shared, self.max_entries = keep_s, max_shared, max_entries
+        self.keep_s, self.max_shared, self.max_entries = KEEP_S, max_shared, max_entries
         self.stale_s = stale_s
         self.clock = clock
         self.lock = threading.RLock()

@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from .. import engine
 from ..catalog import MODELS
@@ -141,7 +141,6 @@ def run_grid(
             engine.collect_garbage()
 
 
-@runtime_checkable
 class RunnerInterface(Protocol):
     """What the Train tab, the classroom and the CLI drive (Runner, GpuRunner, Viewer)."""
 
