@@ -74,7 +74,11 @@ class GridEstimate:
                 run.stamps.append(now)
             self._last_step_at = now
         elif ev.kind == "eval" and run is not None:
-            self._measure_eval(run, now)
+            run.evaluated = True
+            began, step = self._eval_began(), self._step_s(run)
+            if began is not None and step > 0:
+                ratio = (now - began) / (self._eval_batches(run) * step * self.stall())
+                self.eval_ratios.setdefault(run.computes, []).append(ratio)
         elif ev.kind == "end":
             if run is not None:
                 run.finished = True
@@ -120,14 +124,6 @@ class GridEstimate:
         if not timed or steps <= 0:
             return 1.0
         return max(1.0, statistics.median(rate for rate, _ in timed) / steps)
-
-    def _measure_eval(self, run: _RunPlan, now: float) -> None:
-        run.evaluated = True
-        began = self._eval_began()
-        step = self._step_s(run)
-        if began is not None and step > 0:
-            ratio = (now - began) / (self._eval_batches(run) * step * self.stall())
-            self.eval_ratios.setdefault(run.computes, []).append(ratio)
 
     def _eval_guess(self, run: _RunPlan) -> float:
         """A run's evaluation: batches x median step x its precision's eval/step ratio x stall."""
