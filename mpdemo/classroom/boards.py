@@ -86,8 +86,7 @@ class Boards:
     def show(self, owner: str, comparison: Comparison) -> None:
         """The owner started or joined another comparison: their board, if any, shows it."""
         with self.lock:
-            code = self.board_of.get(owner)
-            if code is not None and code in self.boards:
+            if self.board_of.get(owner) in self.boards:
                 self.publish(owner, comparison)
 
     def end_gone_boards(self) -> None:
@@ -109,16 +108,13 @@ class Boards:
     def code_of(self, owner: str) -> str | None:
         """The owner's board code while the board lives; None otherwise."""
         with self.lock:
-            code = self.board_of.get(owner)
-            board = self.boards.get(code) if code is not None else None
-            return code if board is not None and self.live(board) else None
+            board = self.boards.get(self.board_of.get(owner, ""))
+            return board.code if board is not None and self.live(board) else None
 
     def unpublish(self, owner: str) -> None:
         """The owner's board goes (their tab closed)."""
         with self.lock:
-            code = self.board_of.pop(owner, None)
-            if code is not None:
-                self.boards.pop(code, None)
+            self.boards.pop(self.board_of.pop(owner, ""), None)
 
     def board(self, code: Any, client: str = "") -> Board:
         """The board a code names; BoardError when unknown or this client failed too often (past
