@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
@@ -65,12 +66,9 @@ def available_bytes() -> int | None:
 
 def memory_cap() -> tuple[int, dict[str, Any]] | None:
     """The bytes a comparison's runs may take together, and why (a nested message); None: no cap."""
-    raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "").strip()
-    if raw:
-        try:
-            return int(float(raw) * 2**20), {"key": "mem_cap_env", "args": {}}
-        except ValueError:
-            pass
+    raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "")
+    with contextlib.suppress(ValueError):  # unset or not a number: a share of what is free
+        return int(float(raw) * 2**20), {"key": "mem_cap_env", "args": {}}
     free = available_bytes()
     if free is None:
         return None

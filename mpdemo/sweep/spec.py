@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -56,12 +57,8 @@ def step_flops(params: int, batch_size: int, seq: int) -> float:
 
 def max_sweep_s() -> float:
     """The sweep's cap in seconds: MPDEMO_MAX_SWEEP_S, else 300 s hosted and 1800 s elsewhere."""
-    raw = os.environ.get("MPDEMO_MAX_SWEEP_S", "").strip()
-    try:
-        if raw:
-            return float(raw)
-    except ValueError:
-        pass
+    with contextlib.suppress(ValueError):  # unset or not a number: the default
+        return float(os.environ.get("MPDEMO_MAX_SWEEP_S", ""))
     hosted = Limits.from_env().hosted or on_hf_space()
     return MAX_SWEEP_S_HOSTED if hosted else MAX_SWEEP_S_LOCAL
 
