@@ -91,9 +91,7 @@ def peak_tflops(device_name: str | None, precision: str) -> tuple[str, float] | 
     """(the peak's precision, its dense TFLOP/s) for a CUDA device; None when not in the table."""
     if not device_name:
         return None
-    kind = precision
-    if precision == "fp32" and torch.backends.cuda.matmul.allow_tf32:
-        kind = "tf32"
+    kind = "tf32" if precision == "fp32" and torch.backends.cuda.matmul.allow_tf32 else precision
     for needle, excluded, table in PEAK_TFLOPS:
         if needle in device_name and not any(x in device_name for x in excluded):
             return (kind, float(table[kind])) if kind in table else None
