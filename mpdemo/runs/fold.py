@@ -53,8 +53,7 @@ class RunFold:
             if run["config"] is None:  # preparation failed: no start event, the grid knows it
                 cfg = next((c for c in self.configs if c.label == ev.label), None)
                 run["config"] = cfg.to_dict() if cfg else None
-            run["summary"] = ev.summary
-            run["status"] = ev.status
+            run.update(summary=ev.summary, status=ev.status)
             # Runs taking turns end in no telling order: every list keeps the grid's (fp32 first).
             head = str(ev.run_id).split(":", 1)[0]  # '3:torch · bf16'; else after the others
             place = int(head) if head.isdigit() else len(self._places)
