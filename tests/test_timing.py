@@ -121,15 +121,17 @@ def test_stop_ends_the_measurement_between_rounds():
 
     stop = threading.Event()
     sim = SimMachine({"fp32": 0.02, "bf16": 0.01}, quiet)
-    rounds = []
+    calls = []
 
-    def on_round(n: int) -> None:
-        rounds.append(n)
-        if n == 3:
+    def bf16() -> float:
+        calls.append(1)
+        if len(calls) == 4:  # its warm-up, then one step a round: the third round's ends it
             stop.set()
+        return sim.stepper("bf16")()
 
-    sim.measure(budget_s=100.0, stop=stop, on_round=on_round)
-    assert rounds == [1, 2, 3]
+    steppers = {"fp32": sim.stepper("fp32"), "bf16": bf16}
+    times, _ = interleave(steppers, budget_s=100.0, max_block=1, stop=stop, clock=sim.clock)
+    assert len(times["fp32"]) == len(times["bf16"]) == 3
 
 
 def test_the_rounds_alternate_their_order():

@@ -16,11 +16,9 @@ from .comparison import Comparison
 BOARD_ALPHABET = "ACDEFGHJKLMNPQRTUVWXY"
 BOARD_CODE_LEN = 4
 MAX_BOARDS = 32
-# Boards one client (address) may hold at once: strangers cannot take every board of a class.
-BOARDS_PER_CLIENT = 3
-# Failed board lookups: per client (a class behind one address types codes wrong too) and in
-# all; past either, that client's lookups are refused for a minute. At 60 wrong codes a minute
-# in all, finding one board of 194,481 codes takes about a day.
+BOARDS_PER_CLIENT = 3  # per address: strangers cannot take every board of a class
+# Failed lookups a minute, per client (a class behind one address mistypes too) and in all: at 60
+# wrong codes a minute, finding one board of 194,481 codes takes about a day.
 FAIL_WINDOW_S = 60.0
 FAILS_PER_CLIENT = 20
 FAILS_IN_ALL = 60
@@ -57,16 +55,14 @@ class Boards:
     boards: dict[str, Board]
     board_of: dict[str, str]
     _fails: _Fails
-    # page_gone(page, since): whether that page is gone (None: nothing tells, boards stay
-    # until unpublished; the UI sets it where it tracks pages, mpdemo/ui/pages.py).
+    # Whether a page is gone, set by the UI where it tracks pages (None: boards stay published).
     page_gone: Callable[[str, float], bool] | None
 
     def publish(
         self, owner: str, comparison: Comparison | None, client: str = "", page: str = ""
     ) -> str:
-        """The owner's board code (made on first publish); it shows `comparison` from now on. A
-        full server refuses a new one (BoardError) rather than evict a teacher's (a board lives
-        while its page does); one client holds at most BOARDS_PER_CLIENT."""
+        """The owner's board code (made on first publish), showing `comparison` from now on; a
+        full server refuses a new one (BoardError) rather than evict a teacher's."""
         with self.lock:
             self.end_gone_boards()
             code = self.board_of.get(owner)
@@ -90,8 +86,7 @@ class Boards:
     def show(self, owner: str, comparison: Comparison) -> None:
         """The owner started or joined another comparison: their board, if any, shows it."""
         with self.lock:
-            code = self.board_of.get(owner)
-            if code is not None and code in self.boards:
+            if self.board_of.get(owner) in self.boards:
                 self.publish(owner, comparison)
 
     def end_gone_boards(self) -> None:
@@ -107,32 +102,23 @@ class Boards:
     def live(self, board: Board) -> bool:
         """Whether this board is still published (its page there)."""
         with self.lock:
-            if self.boards.get(board.code) is not board:
-                return False
-            gone = self.page_gone
-            if board.page and gone is not None and gone(board.page, board.created_at):
-                self.unpublish(board.owner)
-                return False
-            return True
+            self.end_gone_boards()
+            return self.boards.get(board.code) is board
 
     def code_of(self, owner: str) -> str | None:
         """The owner's board code while the board lives; None otherwise."""
         with self.lock:
-            code = self.board_of.get(owner)
-            board = self.boards.get(code) if code is not None else None
-            return code if board is not None and self.live(board) else None
+            board = self.boards.get(self.board_of.get(owner, ""))
+            return board.code if board is not None and self.live(board) else None
 
     def unpublish(self, owner: str) -> None:
         """The owner's board goes (their tab closed)."""
         with self.lock:
-            code = self.board_of.pop(owner, None)
-            if code is not None:
-                self.boards.pop(code, None)
+            self.boards.pop(self.board_of.pop(owner, ""), None)
 
     def board(self, code: Any, client: str = "") -> Board:
-        """The board a code names; BoardError when unknown or this client failed too often. The
-        right code always answers unless this client typed FAILS_PER_CLIENT wrong ones within the
-        minute: past FAILS_IN_ALL in all, only wrong codes are answered "too many"."""
+        """The board a code names; BoardError when unknown or this client failed too often (past
+        FAILS_IN_ALL in all, only wrong codes are answered "too many")."""
         now = self.clock()
         with self.lock:
             self._forget_fails(now)

@@ -1,7 +1,4 @@
-"""Comparisons shared between the visitors of one server: this process's `Hub` (mpdemo.classroom.line),
-and the names the page reads. A visitor asking for a comparison running, waiting or finished
-lately (same configs, repeat, code and machine) watches that one instead of queueing it again.
-"""
+"""Comparisons shared between one server's visitors: this process's `Hub`, the names pages read."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """A fair share of the line: a hosted server caps one comparison's total time (one visitor's
-days-long grid would hold the class for days); it is stopped once its first rounds or steps say
-it would pass the cap, and the same comparison asked again is refused at once (line.py)."""
+days-long grid would hold the class for days)."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ def cap_s() -> float | None:
 def too_long(
     total: float, cap: float, pace: float = 0.0, runs: int = 1, lead: float = 0.0
 ) -> TooLong:
-    """The one-line refusal: how long it would take, the cap, and the steps a run that fit at
-    `pace` (seconds a step, its own steps measured it) after `lead` (seconds before its first)."""
+    """The one-line refusal: how long it would take, the cap, and the steps a run that fit."""
     args = {"need": round(total / 60.0, 1), "cap": round(cap / 60.0, 1)}
     steps = int((cap - lead) / (pace * max(1, runs))) if pace > 0 else 0
     if steps >= MIN_STEPS:
@@ -43,8 +41,7 @@ def too_long(
 
 
 def check_sweep(plan: SweepPlan, cap: float | None) -> None:
-    """Raise TooLong when a sweep's plan (its estimate, from the rates it probed) is over the
-    cap one comparison has here: it shares their line, so it shares their bound."""
+    """Raise TooLong when a sweep's plan is over the cap: it shares the comparisons' line."""
     if cap is None or plan.estimate_s <= cap:
         return
     args = {"need": round(plan.estimate_s / 60.0, 1), "cap": round(cap / 60.0, 1)}

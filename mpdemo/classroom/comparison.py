@@ -1,5 +1,4 @@
-"""One comparison on this server: its events recorded as they come, for any number of `Viewer`s
-(mpdemo.classroom.viewer) to replay and follow; the producer never waits on a viewer."""
+"""One comparison on this server, recorded for any number of Viewers; it never waits on one."""
 
 from __future__ import annotations
 
@@ -16,27 +15,24 @@ from ..messages import MpdemoError
 from ..runs.runner import Runner, RunnerInterface, repeated
 from ..runs.state import ComparisonState
 from . import caps
-from .viewer import Entry, Viewer
+from .viewer import Entry, Line, Viewer
 
 if TYPE_CHECKING:
     from ..events import Event
 
-# A finished comparison stays shareable this long (a class presses Train over a few minutes).
-KEEP_S = 600.0
+KEEP_S = 600.0  # a finished comparison stays shareable: a class presses Train over minutes
 MAX_SHARED = 8  # finished comparisons kept for sharing; the least recently used goes first
 MAX_ENTRIES = 6000  # events one comparison keeps; past it, older step events are thinned
 STALE_S = 90.0  # a viewer that has not read for this long (a live run) is dropped
 HEARTBEAT_S = 0.5  # how often the worker checks that someone still watches
 NOTIFY_S = 0.25  # step events wake the viewers at most this often
-# Each page that follows a live run costs the training's cores a frame (plots rebuilt,
-# serialised, diffed) each time it draws: with more viewers on the server each draws less
-# often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
+# Each page following a live run costs the training's cores a frame each time it draws: with
+# more viewers each draws less often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
 VIEW_COST_S = 0.2
 MAX_PACE_S = 8.0
 PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
-# ...and refused at its second step already when that step's time says it would take more than
-# FAR_OVER times the cap: the first step is the warm-up, and no estimate before it is near
-# enough (the sweep's FLOP rule is 1.5-6x off) to turn away a run that fits.
+# ...and refused at its second step (the first is the warm-up) when it says FAR_OVER the cap: no
+# estimate before it is near enough (the sweep's FLOP rule is 1.5-6x off) to turn a run away.
 FIRST_TIMED_STEP = 2
 FAR_OVER = 2.0
 ENDED = ("finished", "stopped", "failed", "cancelled")
@@ -50,11 +46,9 @@ def default_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
 RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
 
 
-class Hub(Protocol):
-    """What a comparison asks of the server's line (mpdemo.classroom.line.Hub): its clock and
-    bounds, the viewers' count, the typical length, a refusal to remember, its own cancel."""
+class Hub(Line, Protocol):
+    """What a comparison asks of the server's line (classroom.line.Hub), beyond a viewer's."""
 
-    clock: Callable[[], float]
     keep_s: float
     stale_s: float
     max_entries: int
@@ -64,8 +58,6 @@ class Hub(Protocol):
     def typical_s(self) -> float | None: ...
     def remember_too_long(self, key: str, refusal: MpdemoError) -> None: ...
     def cancel(self, c: Comparison) -> None: ...
-    def pace_s(self) -> float: ...
-    def place(self, c: Comparison) -> tuple[int, float | None] | None: ...
 
 
 class Comparison:
@@ -104,7 +96,7 @@ class Comparison:
         self.refusal: MpdemoError | None = None  # why it was stopped at its plan (too long)
         # A job that is no grid (a sweep, Hub.line_up): its whole length, from its own plan.
         self.duration_s: float | None = None
-        self._within_cap = False  # its length was checked against the server's cap
+        self._within_cap = hub.max_comparison_s is None  # its length fits the server's cap
         self._paced: list[float] = []  # when its first PACE_STEPS step events came (no plan)
         self._stop = threading.Event()
         self._notified = now
@@ -139,8 +131,7 @@ class Comparison:
             return len(self.viewers)
 
     def remaining_s(self) -> float | None:
-        """Seconds until it ends: its estimate once running (None before its first rounds or
-        steps say), the typical duration here before."""
+        """Seconds until it ends: its estimate once running, the typical duration here before."""
         if self.ended:
             return 0.0
         if self.duration_s is not None:  # a sweep: its plan's estimate, less what has passed
@@ -151,9 +142,7 @@ class Comparison:
             with self.derived.lock:  # the runner updates the estimate under this lock
                 est = self.derived.estimate
                 left = est.remaining_s() if est is not None else None
-            if left is None:
-                left = self._paced_left_s()
-            return left
+            return left if left is not None else self._paced_left_s()
         return self.hub.typical_s()
 
     def record(self, ev: Event) -> None:
@@ -177,20 +166,16 @@ class Comparison:
             self.next_seq += 1
             if len(self.entries) > self.hub.max_entries:
                 self._thin()
-            # Steps wake the viewers at most every NOTIFY_S: thirty viewers woken for each
-            # 20 ms step would take the training's cores.
+            # Steps wake viewers at most every NOTIFY_S: 30 woken each 20 ms step took the cores.
             if ev.kind != "step" or now - self._notified >= NOTIFY_S:
                 self._notified = now
                 self.cond.notify_all()
 
     def _check_cap(self, ev: Event) -> None:
-        """Over the server's cap for one comparison, it ends here with what would fit, and the
-        line moves on: its estimate (the rounds of runs taking turns) knows its length; without
-        one (a single run), its second step's time when far over, else its first steps' pace."""
+        """Over the server's cap for one comparison, it ends here with what would fit: by its
+        estimate, else (a single run) its second step when far over, else its first steps' pace."""
         cap = self.hub.max_comparison_s
-        if cap is None:
-            self._within_cap = True
-            return
+        assert cap is not None, "checked only under a cap"
         est = self.derived.estimate
         began = self.started_at if self.started_at is not None else self.hub.clock()
         runs = repeated(self.configs, self.repeat)
@@ -232,8 +217,7 @@ class Comparison:
         return pace * max(0, total - len(self._paced))
 
     def _drop_older_grads(self, run_id: str) -> None:
-        """A viewer draws each run's latest watched gradients only: the one before goes (each
-        is ~100 layers of counts; kept, --watch-grads 1 held gigabytes until the record went)."""
+        """Only each run's latest watched gradients stay (kept, --watch-grads 1 held gigabytes)."""
         for i in range(len(self.entries) - 1, -1, -1):
             e = self.entries[i].event
             if e.kind == "grads" and e.run_id == run_id:
@@ -269,8 +253,7 @@ class Comparison:
         try:
             runner = self.make_runner(self.configs, self.repeat)
             self.runner = runner
-            # Its runner folds the events into the comparison's own state, which every viewer
-            # already reads (on the hub's clock: one for the line and the estimate).
+            # Its runner folds the events into the state every viewer reads, on the hub's clock.
             runner.state = self.derived
             runner.start()
             for ev in runner.events(timeout=HEARTBEAT_S):

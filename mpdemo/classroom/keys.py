@@ -6,6 +6,8 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import os
+import platform
 from pathlib import Path
 
 from ..config import RunConfig
@@ -29,9 +31,6 @@ def code_version() -> str:
 @functools.cache
 def machine_key() -> str:
     """This machine (host, CPU, cores), the same all the process long: it tells servers apart."""
-    import os
-    import platform
-
     info = [platform.node(), platform.machine(), platform.processor(), os.cpu_count()]
     return hashlib.sha256(json.dumps(info, default=str).encode()).hexdigest()[:16]
 

@@ -50,7 +50,6 @@ class Hub(Boards):
         self,
         make_runner: RunnerFactory = default_runner,
         max_queue: int | None = None,
-        keep_s: float = KEEP_S,
         max_shared: int = MAX_SHARED,
         max_entries: int = MAX_ENTRIES,
         stale_s: float = STALE_S,
@@ -58,12 +57,11 @@ class Hub(Boards):
         max_comparison_s: float | None = None,
     ) -> None:
         self.make_runner = make_runner
-        # One comparison's total-time cap (caps.py): None reads MPDEMO_MAX_COMPARISON_S (hosted
-        # 15 min); 0 is no cap.
+        # None reads MPDEMO_MAX_COMPARISON_S (caps.py); 0 is no cap.
         cap = caps.cap_s() if max_comparison_s is None else max_comparison_s
         self.max_comparison_s: float | None = cap if cap and cap > 0 else None
         self.max_queue = max_queue if max_queue is not None else Limits.from_env().max_queue
-        self.keep_s, self.max_shared, self.max_entries = keep_s, max_shared, max_entries
+        self.keep_s, self.max_shared, self.max_entries = KEEP_S, max_shared, max_entries
         self.stale_s = stale_s
         self.clock = clock
         self.lock = threading.RLock()
@@ -100,8 +98,7 @@ class Hub(Boards):
         client: str = "",
     ) -> Viewer:
         """A view of this comparison: a shared one with the same key, else a new one in line
-        (own: always a new, private one). Raises QueueFull when the line or this client's share
-        of it (the address the proxy saw) is full, caps.TooLong when it was found over the cap."""
+        (own: a private one); QueueFull or caps.TooLong when refused."""
         key = comparison_key(configs, repeat)
         with self.lock:
             self.sweep()
@@ -141,8 +138,7 @@ class Hub(Boards):
     def line_up(
         self, make_runner: Callable[[], RunnerInterface], duration_s: float, client: str = ""
     ) -> Viewer:
-        """A private job that is no grid (a size sweep) in the same line, its length (duration_s,
-        its plan's estimate) in the wait of those behind. Raises QueueFull as watch() does."""
+        """A private job that is no grid (a size sweep) in the same line, duration_s its length."""
         with self.lock:
             self.sweep()
             self._admit(client)
@@ -213,8 +209,7 @@ class Hub(Boards):
                 del self.index[c.key]
 
     def stop_all(self, wait_s: float) -> bool:
-        """Stop every comparison, running or waiting, and wait for the worker (the server stops);
-        True when one was running."""
+        """Stop every comparison and wait for the worker; True when one was running."""
         with self.lock:
             running = self.current if self.current is not None and not self.current.ended else None
             todo = [*self.waiting, *([running] if running else [])]
@@ -226,8 +221,8 @@ class Hub(Boards):
         return running is not None
 
     def place(self, c: Comparison) -> tuple[int, float | None] | None:
-        """(place in line counting the one running as 1st, seconds until c starts) while c waits;
-        the wait is None when nothing measured a comparison ahead, never a typical length."""
+        """(place in line, the running one 1st; seconds until c starts, None where nothing
+        measured a comparison ahead) while c waits."""
         with self.lock:
             if c not in self.waiting:
                 return None
@@ -237,7 +232,8 @@ class Hub(Boards):
             ahead += itertools.takewhile(lambda w: w is not c, self.waiting)
         wait = 0.0
         for a in ahead:
-            left = _known_left_s(a)
+            # A queued comparison nothing has timed has no known length (not the typical one).
+            left = None if a.state == "queued" and a.duration_s is None else a.remaining_s()
             if left is None:
                 return len(ahead) + 1, None
             wait += left
@@ -260,10 +256,3 @@ class Hub(Boards):
             for key in ended[: max(0, len(ended) - self.max_shared)]:
                 if self.index[key].watching(now) == 0:
                     del self.index[key]
-
-
-def _known_left_s(c: Comparison) -> float | None:
-    """Seconds until c ends as far as anything measured says (None: nothing does)."""
-    if c.state == "queued" and c.duration_s is None:  # not the median of other comparisons
-        return None  # nothing has timed its steps yet: its length is unknown, said so
-    return c.remaining_s()

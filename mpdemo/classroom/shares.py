@@ -1,7 +1,5 @@
-"""Each address's share of gradio's server-wide slots (pages watching a comparison or following a
-board hold one each; one stranger's 64 silent followers left nobody else one): half of each
-limit per address the proxy saw, given back when the page's handler ends.
-"""
+"""Each address's share of gradio's server-wide slots: one stranger's 64 silent followers of a
+board left nobody else one."""
 
 from __future__ import annotations
 
@@ -29,8 +27,7 @@ class Shares:
         self._held: collections.Counter[tuple[str, str]] = collections.Counter()
 
     def take(self, kind: str, client: str, limit: int, key: str) -> Callable[[], None]:
-        """One more `kind` for `client` (not '', a direct call); its release (twice is harmless).
-        Raises ShareFull(key, limit=limit) when the client holds `limit` already."""
+        """One more `kind` for `client`, and its release; ShareFull when it holds `limit`."""
         if not client:
             return lambda: None
         with self._lock:

@@ -1,6 +1,5 @@
-"""One visitor's view of a shared comparison, with the Runner's interface: its events from the
-start, then live; it keeps only a position in the record, so one that stops reading holds nothing.
-"""
+"""One visitor's view of a shared comparison: only a position in its record, so one that stops
+reading holds nothing."""
 
 from __future__ import annotations
 
@@ -49,8 +48,7 @@ class Line(Protocol):
 
 
 class Watched(Protocol):
-    """What a viewer reads of its comparison (mpdemo.classroom.comparison.Comparison): the record
-    under its Condition, when it began, who else watches; it leaves or stops it."""
+    """What a viewer reads of its comparison (mpdemo.classroom.comparison.Comparison)."""
 
     hub: Line
     configs: list[RunConfig]
@@ -71,9 +69,7 @@ class Watched(Protocol):
 
 
 class Viewer(RunnerInterface):
-    """One visitor's view of a comparison: its events from the start, then live; the Runner's
-    interface (start, stop, join, alive, events, summaries, configs), so the Train tab's loop
-    reads it as it reads a Runner."""
+    """One visitor's view of a comparison, read by the Train tab as it reads a Runner."""
 
     def __init__(self, comparison: Watched, kind: str, board: str | None = None) -> None:
         self.comparison = comparison
@@ -142,8 +138,8 @@ class Viewer(RunnerInterface):
         return self.comparison.derived
 
     def events(self, timeout: float | None = None) -> Iterator[Event | None]:
-        """The comparison's events from the first (None when `timeout` passed with none): the
-        recorded ones at once, live ones in batches further apart the more pages follow (pace_s)."""
+        """The comparison's events from the first (None: a heartbeat): live ones in batches
+        further apart the more pages follow (pace_s)."""
         c = self.comparison
         beat = timeout if timeout is not None else 1.0
         last_take = last_beat = time.monotonic()

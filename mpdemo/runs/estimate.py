@@ -1,6 +1,4 @@
-"""The time left for a comparison whose runs take turns step by step: the rounds left at the
-pace of the rounds so far, then each run's evaluation, and the sentence when the pace changed.
-"""
+"""The time left for a comparison whose runs take turns, and the sentence when the pace changed."""
 
 from __future__ import annotations
 
@@ -24,8 +22,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class _RunPlan:
-    label: str
-    steps: int
+    config: RunConfig
     # The precision its matmuls compute in (fp16 through Accelerate on a CPU: fp32).
     computes: str
     done_steps: int = 0
@@ -35,32 +32,24 @@ class _RunPlan:
     evaluated: bool = False  # its eval event came (its evaluation is behind it)
 
 
-# The pace of this many rounds at the start and at the end is compared to tell the load changed.
-ROUNDS_COMPARED = 5
-# An evaluation batch (forward only) over a training step of the same run, until a run of this
-# comparison in the same precision has evaluated. Measured on a 2-core AVX2 EPYC, tiny-bert
-# batch 32: fp32 0.29-0.33, fp16 0.19, bf16 0.24 (autocast's backward costs more than twice its
-# forward on a CPU), so an fp32 run's ratio is not carried over to an fp16 run.
+ROUNDS_COMPARED = 5  # rounds at the start and at the end whose paces tell the load changed
+# An eval batch over a training step, until a run in the same precision has evaluated: 2-core AVX2
+# EPYC, tiny-bert batch 32: fp32 0.29-0.33, fp16 0.19, bf16 0.24, so none carries over to another.
 EVAL_PER_STEP = {"fp32": 0.3, "tf32": 0.3}  # tf32: fp32 weights and activations, not measured
 EVAL_PER_STEP_16 = 0.22  # fp16, bf16 (and fp8, whose other layers run in bf16)
-# The process's first collection after a comparison (mpdemo.engine.core.collect_garbage):
-# 0.2 s quiet on 2 cores, stretched as the rounds were.
+# The process's first collection after a comparison: 0.2 s quiet on 2 cores, stretched as rounds.
 FIRST_COLLECT_S = 0.2
 
 
 class GridEstimate:
-    """Seconds left for the runs of a comparison taking turns (mpdemo.runs.together): the rounds
-    left at the pace of the rounds so far, then each run's evaluation, one after another."""
+    """Seconds left for the runs of a comparison taking turns (mpdemo.runs.together)."""
 
     def __init__(
         self, configs: list[RunConfig], clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.clock = clock
-        self.batch = {c.label: (c.batch_size, c.eval_slice) for c in configs}
-        self.kinds = {c.label: (c.backend, c.precision) for c in configs}
         self.runs = [
-            _RunPlan(c.label, c.steps, effective_precision(c.backend, c.precision, "cpu"))
-            for c in configs
+            _RunPlan(c, effective_precision(c.backend, c.precision, "cpu")) for c in configs
         ]
         self.warmup = configs[0].warmup_steps if configs else 0
         # Evaluation seconds over batches x median step, by the precision a run computes in.
@@ -69,16 +58,15 @@ class GridEstimate:
         self._last_end: float | None = None
 
     def _run(self, label: str) -> _RunPlan | None:
-        return next((r for r in self.runs if r.label == label and not r.finished), None)
+        return next((r for r in self.runs if r.config.label == label and not r.finished), None)
 
     def update(self, ev: Event) -> None:
         """Take one engine event (start/step/eval/end; others are ignored)."""
         now = self.clock()
         run = self._run(ev.label) if ev.kind in ("start", "step", "eval", "end") else None
         if ev.kind == "start" and run is not None:
-            backend, precision = self.kinds[ev.label]
             device = str(ev.device).split(":")[0]  # "cuda:0" -> "cuda"
-            run.computes = effective_precision(backend, precision, device)
+            run.computes = effective_precision(run.config.backend, run.config.precision, device)
         elif ev.kind == "step":
             if run is not None:
                 run.done_steps = ev.step
@@ -86,7 +74,11 @@ class GridEstimate:
                 run.stamps.append(now)
             self._last_step_at = now
         elif ev.kind == "eval" and run is not None:
-            self._measure_eval(run, now)
+            run.evaluated = True
+            began, step = self._eval_began(), self._step_s(run)
+            if began is not None and step > 0:
+                ratio = (now - began) / (self._eval_batches(run) * step * self.stall())
+                self.eval_ratios.setdefault(run.computes, []).append(ratio)
         elif ev.kind == "end":
             if run is not None:
                 run.finished = True
@@ -100,8 +92,7 @@ class GridEstimate:
         return (st[-1] - st[self.warmup]) / (len(st) - 1 - self.warmup)
 
     def load_factor(self) -> float | None:
-        """The last rounds' pace over the first rounds' after the warm-up (None before enough):
-        above 1, the machine got busier."""
+        """The last rounds' pace over the first rounds' (None before enough): > 1, it got busier."""
         st = max((r.stamps for r in self.runs if not r.finished), key=len, default=[])
         first = self.warmup + ROUNDS_COMPARED
         if len(st) < first + ROUNDS_COMPARED:
@@ -111,14 +102,12 @@ class GridEstimate:
         return late / early if early > 0 else None
 
     def _eval_batches(self, run: _RunPlan) -> int:
-        batch, eval_slice = self.batch.get(run.label, (32, ""))
-        m = re.search(r"\[:(\d+)\]", eval_slice or "")
+        m = re.search(r"\[:(\d+)\]", run.config.eval_slice or "")
         rows = int(m.group(1)) if m else 500
-        return math.ceil(rows / max(1, batch))
+        return math.ceil(rows / max(1, run.config.batch_size))
 
     def _eval_began(self) -> float | None:
-        """When the evaluation now running began (the runs evaluate one after
-        another once every run has trained: at the last step, or at the previous run's end)."""
+        """When the evaluation now running began: at the last step, or at the previous run's end."""
         if self._last_step_at is None:
             return None
         return max(self._last_step_at, self._last_end or self._last_step_at)
@@ -129,29 +118,15 @@ class GridEstimate:
         return statistics.median(times[self.warmup :] or times) if times else 0.0
 
     def stall(self) -> float:
-        """Wall seconds a round over the sum of its runs' median steps (at least 1).
-
-        Other processes' load, the hand-overs and what sits between two steps stretch a round
-        beyond its steps' own times; an evaluation is stretched alike.
-        """
+        """Wall seconds a round over its runs' median steps (>= 1): load and hand-overs add."""
         timed = [(rate, r) for r in self.runs if (rate := self._rate(r)) is not None]
         steps = sum(self._step_s(r) for _, r in timed)
         if not timed or steps <= 0:
             return 1.0
         return max(1.0, statistics.median(rate for rate, _ in timed) / steps)
 
-    def _measure_eval(self, run: _RunPlan, now: float) -> None:
-        run.evaluated = True
-        began = self._eval_began()
-        step = self._step_s(run)
-        if began is not None and step > 0:
-            ratio = (now - began) / (self._eval_batches(run) * step * self.stall())
-            self.eval_ratios.setdefault(run.computes, []).append(ratio)
-
     def _eval_guess(self, run: _RunPlan) -> float:
-        """A run's evaluation: its batches at its own median step times the evaluation / step
-        ratio a run of this comparison in the same precision measured (or the prior's),
-        stretched as the rounds were."""
+        """A run's evaluation: batches x median step x its precision's eval/step ratio x stall."""
         measured = self.eval_ratios.get(run.computes)
         if measured:
             ratio = statistics.median(measured)
@@ -165,8 +140,7 @@ class GridEstimate:
         return FIRST_COLLECT_S * self.stall() if measured is None else measured
 
     def remaining_s(self) -> float | None:
-        """Seconds until the last run ends: the rounds left at the pace of the rounds so far,
-        then the evaluations and the collection; None while nothing can say."""
+        """Seconds until the last run ends: rounds left, evaluations, collection (None: unknown)."""
         live = [r for r in self.runs if not r.finished]
         if not live:  # the collection after the last run's end is what is left
             since = self.clock() - self._last_end if self._last_end is not None else 0.0
@@ -176,7 +150,7 @@ class GridEstimate:
             return None
         # The whole pace since the warm-up: a burst among the last rounds must not move it.
         per_round = statistics.median(rates)
-        rounds = max(r.steps - r.done_steps for r in live)
+        rounds = max(r.config.steps - r.done_steps for r in live)
         # Then each run's evaluation at its own step time; the one under way has begun.
         pending = [r for r in live if not r.evaluated]
         evals = sum(self._eval_guess(r) for r in pending)
@@ -186,8 +160,7 @@ class GridEstimate:
         return rounds * per_round + evals + self._collect_s()
 
 
-# The rounds go this much slower or faster than the first rounds did: the estimate says so.
-REVISE_BEYOND = 1.3
+REVISE_BEYOND = 1.3  # rounds this much slower or faster than the first: the estimate says so
 
 
 def eta_note(estimate: GridEstimate) -> Note | None:

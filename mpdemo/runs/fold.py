@@ -1,7 +1,5 @@
-"""One record of a run, folded from its events once: the runs file's entry, `{"config", "steps",
-"evals", "summary", "status"}`. Each end gives every finished run its speed-up against its fp32
-peer (with_speedups, only here: the files and every table read the records as they are).
-"""
+"""One record of a run, folded from its events once: the runs file's entry, with its speed-up
+against its fp32 peer (with_speedups, only here: every table reads the records as they are)."""
 
 from __future__ import annotations
 
@@ -55,11 +53,10 @@ class RunFold:
             if run["config"] is None:  # preparation failed: no start event, the grid knows it
                 cfg = next((c for c in self.configs if c.label == ev.label), None)
                 run["config"] = cfg.to_dict() if cfg else None
-            run["summary"] = ev.summary
-            run["status"] = ev.status
-            # Runs that take turns end within a step of each other, in no telling order: files,
-            # tables and the CLI list them as the grid has them (fp32 first).
-            place = _place(ev.run_id, len(self._places))
+            run.update(summary=ev.summary, status=ev.status)
+            # Runs taking turns end in no telling order: every list keeps the grid's (fp32 first).
+            head = str(ev.run_id).split(":", 1)[0]  # '3:torch · bf16'; else after the others
+            place = int(head) if head.isdigit() else len(self._places)
             at = bisect.bisect_right(self._places, place)
             self._places.insert(at, place)
             self.finished.insert(at, run)
@@ -83,8 +80,7 @@ MAX_SNAPSHOTS = 32
 
 
 class Snapshots:
-    """A run's watched steps, bounded: the first, the latest and every `stride`-th between (past
-    the limit the stride doubles), so what stays is evenly spread however long the run."""
+    """A run's watched steps, bounded and evenly spread: past the limit the stride doubles."""
 
     def __init__(self, limit: int = MAX_SNAPSHOTS) -> None:
         self.limit = max(3, limit)
@@ -103,9 +99,3 @@ class Snapshots:
             self.stride *= 2
             self.kept = [(i, s) for i, s in self.kept if i % self.stride == 0]
         return [s for _, s in self.kept] + [self.latest[1]]
-
-
-def _place(run_id: str, default: int) -> int:
-    """A run's place in its grid, from its run id ('3:torch · bf16'); else after the others."""
-    head = str(run_id).split(":", 1)[0]
-    return int(head) if head.isdigit() else default

@@ -1,5 +1,4 @@
-"""The sentences rendered from the runs' measurements (speed verdicts, activation memory), as
-Notes: the CLI prints the English, the UI renders the same keys in the page's language."""
+"""The sentences rendered from the runs' measurements, as keyed Notes for the CLI and the page."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ from .timing import SpeedCheck, runs_interval
 
 
 def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
-    """The sentence of one SpeedCheck (every speed sentence is this one): its verdict, speed-up,
-    interval, rounds and step times, and the hardware facts that explain it."""
+    """The sentence of one SpeedCheck (every speed sentence is this one) and the hardware's why."""
     args: dict[str, Any] = {
         "precision": check.precision,
         "ms": (check.step_s or 0.0) * 1000,
@@ -23,8 +21,8 @@ def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
     }
     if check.speedup is not None and check.low is not None and check.high is not None:
         args.update(speedup=check.speedup, low=check.low, high=check.high)
-    if check.verdict == "faster":
-        return Note("speed_faster", args)
+    if check.verdict in ("faster", "same"):
+        return Note(f"speed_{check.verdict}", args)
     if check.verdict == "slower":
         # "1.9x slower (1.7-2.2x)": the slowdown and its interval, the speed-up's turned round.
         return Note(
@@ -36,8 +34,6 @@ def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
                 "ratio_high": 1 / check.low,
             },
         )
-    if check.verdict == "same":
-        return Note("speed_same", args)
     why = check.reason or "wide"
     reason: dict[str, Any] = {"key": f"unsure_{why}", "args": {"rounds": check.rounds}}
     if why == "busy":
@@ -61,8 +57,8 @@ def duration_text(seconds: float) -> str:
 def run_speed_notes(
     summaries: list[dict[str, Any]], machine: dict[str, Any] | None = None
 ) -> list[Note]:
-    """The speed sentences after a grid, one per precision and check; and where a run's own median
-    steps against its fp32 run land outside the check's interval, that the load changed."""
+    """The speed sentences after a grid, one per check; and that the load changed, where a run's
+    own median steps against its fp32 run land outside the check's interval."""
     m = machine or machine_info()
     base = {
         peers(s): s

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from .. import engine
 from ..catalog import MODELS
@@ -18,12 +19,10 @@ from ..registry import PRECISION_NAMES, PRECISIONS
 from .state import ComparisonState
 from .together import Together
 
-# One comparison at a time in this process, whoever asks: timings must not share the cores.
-RUN_LOCK = threading.Lock()
-# Per parameter of a run alive in training: fp32 weights, their gradients and AdamW's two
-# moments (4 + 4 + 8 bytes); activations and the data come on top.
+RUN_LOCK = threading.Lock()  # one comparison at a time here: timings must not share the cores
+# Per parameter in training: fp32 weights, gradients, AdamW's two moments (4 + 4 + 8 bytes).
 BYTES_PER_PARAM = 16
-# Without MPDEMO_MAX_MEMORY_MB, the runs may take this share of the memory available now.
+# Without MPDEMO_MAX_MEMORY_MB, the runs (a sweep's point too) may take this share of memory now.
 MEMORY_SHARE = 0.8
 
 
@@ -34,8 +33,7 @@ def grid(
     compare_scaling: bool = False,
     weights: Iterable[str] | None = None,
 ) -> list[RunConfig]:
-    """Every weights x backend x precision, in that order (fp32 first); compare_scaling: each
-    fp16 run with loss scaling and without; weights: RunConfig.weights, one grid each (None: base's)."""
+    """Every weights x backend x precision (fp32 first); compare_scaling: fp16 with and without."""
     order = {name: i for i, name in enumerate(PRECISION_NAMES)}  # the registry's: fp32 first
     precs = sorted(dict.fromkeys(precisions), key=lambda p: order.get(p, len(order)))
     recipes = dict.fromkeys(weights) if weights is not None else [base.weights]
@@ -56,28 +54,30 @@ def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
     return [c.replace(trial=r) for r in range(1, repeat + 1) for c in configs]
 
 
-def memory_cap() -> tuple[int, dict[str, Any]] | None:
-    """The bytes a comparison's runs may take together (MPDEMO_MAX_MEMORY_MB, else a share of the
-    memory available now), and why (a nested message); None: no cap."""
-    raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "").strip()
-    if raw:
-        try:
-            return int(float(raw) * 2**20), {"key": "mem_cap_env", "args": {}}
-        except ValueError:
-            pass
+def available_bytes() -> int | None:
+    """The machine's memory available now; None without psutil or a figure (no check then)."""
     try:
         import psutil
 
-        free = psutil.virtual_memory().available
-    except Exception:  # noqa: BLE001 - no psutil or no figure: no cap to check against
+        return int(psutil.virtual_memory().available)
+    except Exception:  # noqa: BLE001 - the other caps still hold
+        return None
+
+
+def memory_cap() -> tuple[int, dict[str, Any]] | None:
+    """The bytes a comparison's runs may take together, and why (a nested message); None: no cap."""
+    raw = os.environ.get("MPDEMO_MAX_MEMORY_MB", "")
+    with contextlib.suppress(ValueError):  # unset or not a number: a share of what is free
+        return int(float(raw) * 2**20), {"key": "mem_cap_env", "args": {}}
+    free = available_bytes()
+    if free is None:
         return None
     pct = round(MEMORY_SHARE * 100)
     return int(free * MEMORY_SHARE), {"key": "mem_cap_free", "args": {"pct": pct}}
 
 
 def check_memory(configs: list[RunConfig]) -> None:
-    """Raise ConfigError("comparison_too_big"), before anything loads, when runs alive together
-    would not fit in memory (from the catalog's parameter counts; other models: Limits.max_params)."""
+    """Raise ConfigError before anything loads when runs alive together would not fit in memory."""
     if not side_by_side(configs):  # one run at a time: Limits.max_params is its cap
         return
     n = len(configs)
@@ -99,8 +99,8 @@ def check_memory(configs: list[RunConfig]) -> None:
 
 
 def side_by_side(configs: list[RunConfig]) -> bool:
-    """Whether a comparison's runs take turns step by step (mpdemo.runs.together): not under
-    `accelerate launch`, whose collectives must meet in the same order in every process."""
+    """Whether the runs take turns: not under `accelerate launch`, whose collectives must meet
+    in the same order in every process."""
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     return len(configs) > 1 and world == 1
 
@@ -112,8 +112,7 @@ def run_grid(
     limits: Limits | None = None,
     repeat: int = 1,
 ) -> None:
-    """Run a comparison `repeat` times (runs labelled '· #2', each its own measurement), emitting
-    events; its runs take turns, or run one after another where they cannot (side_by_side)."""
+    """Run a comparison `repeat` times, emitting events; its runs take turns where they can."""
     runs = repeated(configs, repeat)
     per = max(1, len(configs))
     if side_by_side(configs):
@@ -140,10 +139,8 @@ def run_grid(
             engine.collect_garbage()
 
 
-@runtime_checkable
 class RunnerInterface(Protocol):
-    """What the Train tab, the classroom and the CLI drive: the Runner (a thread here), the ZeroGPU
-    GpuRunner (a GPU call), a classroom Viewer (another visitor's comparison, replayed then live)."""
+    """What the Train tab, the classroom and the CLI drive (Runner, GpuRunner, Viewer)."""
 
     configs: list[RunConfig]  # the comparison's runs (one repetition)
     state: ComparisonState  # what its events add up to, folded once (mpdemo.runs.state)

@@ -1,7 +1,5 @@
-"""A comparison's derived state (run records, estimate, progress, what its runs said), folded once
-by the runner that produces its events; every reader (page, CLI, notebook, class) reads this one
-object, on one clock, under `lock` from another thread.
-"""
+"""A comparison's derived state, folded once by the runner that produces its events: every reader
+(page, CLI, notebook, class) reads this one object, under `lock` from another thread."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ if TYPE_CHECKING:
     from ..files.summary import Summary
     from .estimate import GridEstimate
 
-# How many of a run's latest steps its step time (the status line's pace) is averaged over.
-PACE_STEPS = 20
+PACE_STEPS = 20  # a run's latest steps, whose mean is the status line's pace
 
 
 class ComparisonState:
@@ -64,7 +61,12 @@ class ComparisonState:
                 self.estimate.update(ev)
             p = self.progress
             if ev.kind == "plan":
-                self._planned(ev)
+                from .estimate import GridEstimate  # a grid is running: torch is loaded
+
+                self.plan = ev
+                self.machine = self.machine or ev.machine
+                # A repetition's plan keeps the rounds the runs already timed.
+                self.estimate = self.estimate or GridEstimate(self.configs, self.clock)
             elif ev.kind == "start":
                 p.update(index=ev.index, total=ev.total, label=ev.label, step=0, steps=ev.steps)
                 p.update(phase="running", step_s=None)
@@ -80,14 +82,6 @@ class ComparisonState:
                 detail = {"key": "failed", "args": {"detail": ev.summary.get("error")}}
                 self.errors.append((ev.label, keys[-1] if keys else detail))
             return finished
-
-    def _planned(self, ev: GridPlanned) -> None:
-        from .estimate import GridEstimate  # a grid is running: torch is loaded
-
-        self.plan = ev
-        self.machine = self.machine or ev.machine
-        # A repetition's plan keeps the rounds the runs already timed.
-        self.estimate = self.estimate or GridEstimate(self.configs, self.clock)
 
     def remaining_s(self) -> float | None:
         """Seconds left for the whole comparison: the estimate's, else the current run's pace."""

@@ -1,10 +1,5 @@
-"""How mpdemo times precisions against each other, and the one rule that turns it into a verdict.
-
-Precisions are timed *interleaved* (blocks in ABBA order on the same batches), so a burst of load
-lands on both sides; each round gives one speed-up, and the median's 95 % interval comes from
-order statistics (sign test, Hollander & Wolfe §3.6): no normality assumed. `verdict()` is the
-only place that says faster / slower / same / unsure. No torch.
-"""
+"""Precisions timed interleaved (ABBA blocks on the same batches: a burst of load lands on both
+sides), their speed-up's 95 % interval, and `verdict()`, the one faster/slower/same/unsure rule."""
 
 from __future__ import annotations
 
@@ -22,25 +17,19 @@ CONFIDENCE = 0.95
 # Fewer paired rounds cannot give a 95 % interval from order statistics: with 5, even the
 # widest one (min..max) holds the median with only 1 - 2 / 2**5 = 94 % probability.
 MIN_ROUNDS = 6
-# A speed-up whose interval lies wholly inside ±10 % of the baseline's speed is "the same";
-# one whose interval clears 1 by at least Criterion.rs's default noise threshold (2 %) is
-# "faster" (or "slower"). Anything else is "unsure", with the reason.
+# An interval within ±10 % of 1 is "the same"; one clearing 1 by Criterion.rs's noise threshold
+# (2 %) is "faster" or "slower"; anything else "unsure", with the reason.
 SAME_WITHIN = 0.10
 NOISE_THRESHOLD = 0.02
-# Other processes took more than this share of the machine's CPU time during a measurement:
-# the machine was busy, and the page says so beside the figures.
-BUSY_SHARE = 0.25
+BUSY_SHARE = 0.25  # other processes' share of the CPU above which the machine was busy
 VERDICTS = ("faster", "slower", "same", "unsure")
 
 
-def median_interval(
-    values: Sequence[float], confidence: float = CONFIDENCE
-) -> tuple[float, float] | None:
-    """The distribution-free interval for the median (None below 6 values): the k-th smallest
-    and largest, k the largest count a Binomial(n, 1/2) falls below with p <= (1 - confidence) / 2."""
+def median_interval(values: Sequence[float]) -> tuple[float, float] | None:
+    """The median's distribution-free interval from order statistics (None below 6 values)."""
     xs = sorted(v for v in values if math.isfinite(v))
     n = len(xs)
-    tail = (1.0 - confidence) / 2.0
+    tail = (1.0 - CONFIDENCE) / 2.0
     cdf, k = 0.0, 0
     log_half_n = n * math.log(2.0)
     for j in range(n):
@@ -55,19 +44,12 @@ def median_interval(
     return xs[k - 1], xs[n - k]
 
 
-# Resamples of the bootstrap below: from 2000 on its ends move < 1 % between seeds.
-RESAMPLES = 2000
+RESAMPLES = 2000  # the bootstrap's: from 2000 on its ends move < 1 % between seeds
 
 
-def ratio_of_medians_interval(
-    pairs: Sequence[tuple[float, float]], confidence: float = CONFIDENCE
-) -> tuple[float, float] | None:
-    """95 % interval for median(a) / median(b) over paired rounds (None below MIN_ROUNDS pairs).
-
-    The table shows the ratio of the medians, which the per-round ratios' interval missed in 2 of
-    8 comparisons: a paired percentile bootstrap (Efron & Tibshirani ch. 13), rounds resampled
-    whole, seeded by the data, widened to hold the figure itself.
-    """
+def ratio_of_medians_interval(pairs: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """95 % interval of median(a) / median(b), the table's figure (the per-round ratios' missed it
+    in 2 of 8 comparisons), by a paired bootstrap seeded by the data; None below MIN_ROUNDS."""
     import numpy as np  # lazily: the page's first load imports no numerics it does not draw
 
     ab = np.asarray([(a, b) for a, b in pairs if math.isfinite(a) and math.isfinite(b) and b > 0])
@@ -78,7 +60,7 @@ def ratio_of_medians_interval(
     rng = np.random.default_rng(int(ab.sum() * 1e6) % 2**32)
     idx = rng.integers(0, n, size=(RESAMPLES, n))
     boot = np.median(ab[idx, 0], axis=1) / np.median(ab[idx, 1], axis=1)
-    tail = (1.0 - confidence) / 2.0
+    tail = (1.0 - CONFIDENCE) / 2.0
     low, high = (float(x) for x in np.quantile(boot, [tail, 1.0 - tail]))
     return min(low, figure), max(high, figure)
 
@@ -102,11 +84,11 @@ def verdict(
 def runs_interval(
     base_step: float, base_mad: float | None, base_n: int, step: float, mad: float | None, n: int
 ) -> tuple[float, float] | None:
-    """95 % interval of base_step / step for two runs timed one after the other (None without
-    MADs): a median's relative error 1.2533 x 1.4826 MAD / sqrt(n), added on the log scale. It
-    only tells whether the runs' own figure disagrees with the interleaved one, never a verdict."""
+    """95 % interval of base_step / step from two runs' MADs: only to tell whether their own figure
+    disagrees with the interleaved one, never a verdict (None without MADs)."""
     if base_mad is None or mad is None or base_n < 2 or n < 2 or step <= 0:
         return None
+    # A median's relative error is 1.2533 x 1.4826 MAD / sqrt(n); added on the log scale.
     se = math.hypot(1.858 * base_mad / math.sqrt(base_n), 1.858 * mad / math.sqrt(n))
     z = statistics.NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
     ratio = base_step / step
@@ -212,7 +194,6 @@ def compare(
 def interleave(
     steppers: Mapping[str, Callable[[], float]],
     *,
-    baseline: str = "fp32",
     budget_s: float,
     cap_s: float | None = None,
     block_s: float = 0.25,
@@ -220,15 +201,10 @@ def interleave(
     max_rounds: int = 60,
     stop: threading.Event | None = None,
     clock: Callable[[], float] = time.perf_counter,
-    on_round: Callable[[int], None] | None = None,
 ) -> tuple[dict[str, list[list[float]]], dict[str, float] | None]:
-    """Time each stepper (one training step, returning its seconds) in blocks, in ABBA order,
-    until the budget and MIN_ROUNDS are met (past the budget up to `cap_s`, 3x it by default).
-
-    A warm-up step each sets the block (steps that fit `block_s` for the slowest, 1 to max_block);
-    one round always runs unless stopped. Returns (times[name][round] = that block's steps, load).
-    """
-    names = [baseline, *[n for n in steppers if n != baseline]]
+    """Time each stepper in blocks, in ABBA order, until the budget and MIN_ROUNDS are met (up to
+    `cap_s`): (times[name][round] = that block's steps, load)."""
+    names = ["fp32", *[n for n in steppers if n != "fp32"]]
     cap = cap_s if cap_s is not None else 3.0 * budget_s
     t0 = clock()
     warm = {n: steppers[n]() for n in names}
@@ -245,6 +221,4 @@ def interleave(
         # ABBA: the order turns round every round, so neither side always follows the other.
         for name in names if r % 2 == 0 else reversed(names):
             times[name].append([steppers[name]() for _ in range(block)])
-        if on_round is not None:
-            on_round(r + 1)
     return times, meter.read()

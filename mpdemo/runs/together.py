@@ -1,11 +1,8 @@
-"""The runs of a comparison side by side: each in a greenlet of one thread, taking turns step by
-step (mpdemo.runs.turns.Baton), so the runs' own step times are the interleaved measurement; the
-evaluations come once every run has trained, one after another.
+"""The runs of a comparison side by side, greenlets of one thread taking turns step by step.
 
 Greenlets, not a thread a run: torch's OpenMP pool belongs to the thread that computes, and two
 runs in two threads stepped at 28.7-30.0 ms where greenlets of one thread took 19.8 ms (quiet
-2-core EPYC, tiny-bert batch 32, `python bench/turns.py`). Accelerate's process-wide state and
-torch's random state and flags are swapped at every hand-over (StateSwap).
+2-core EPYC, tiny-bert batch 32, `python bench/turns.py`).
 """
 
 from __future__ import annotations
@@ -31,8 +28,7 @@ _log = logging.getLogger(__name__)
 
 
 def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
-    """Run runs[i](i) as greenlets of this thread, switching to whichever the baton says is due,
-    until every one has ended. A run that raises is logged; the others go on."""
+    """Run runs[i](i) as greenlets of this thread, switching to whichever the baton says is due."""
     from greenlet import GreenletExit, getcurrent, greenlet
 
     baton.pause = getcurrent().switch  # a run that must wait hands the thread back here
@@ -60,8 +56,7 @@ def take_turns(baton: Baton, runs: list[Callable[[int], None]]) -> None:
 def paired_check(
     base: list[float], times: list[float], warmup: int, precision: str, load: dict | None = None
 ) -> SpeedCheck | None:
-    """A run's SpeedCheck against its baseline run from their own steps, round by round: the ratio
-    of their median steps (what the table shows), that figure's own interval, timing's verdict."""
+    """A run's SpeedCheck against its baseline run from their own steps, paired round by round."""
     n = min(len(base), len(times))
     pairs = [(b, t) for b, t in zip(base[warmup:n], times[warmup:n], strict=True) if t > 0]
     if not pairs:
@@ -74,8 +69,7 @@ def paired_check(
 
 
 class StateSwap:
-    """Each run's own Accelerate state, torch random state and torch's process-wide flags (tf32's
-    matmul settings: mpdemo.engine.precision.torch_flags), put in place at its turns."""
+    """Each run's own Accelerate state, random state and torch flags, put in place at its turns."""
 
     def __init__(self, accelerate: bool) -> None:
         self.accelerate = accelerate
@@ -198,7 +192,11 @@ class Together:
         with self.lock:
             if ev.kind == "step":
                 self.times[k].append(ev.step_time_s)
-                self._round_done(k)
+                done = min((len(self.times[j]) for j in self.training), default=0)
+                while self.rounds < done:
+                    self.rounds += 1
+                    if self.pace.cores is not None:  # between rounds: both sides of a round alike
+                        self.pace.cores.tick(self.rounds)
             elif ev.kind == "end":
                 self.training.discard(k)
                 try:
@@ -207,17 +205,8 @@ class Together:
                     _log.exception("speed check of %s failed", ev.label)
         self.out(ev)
 
-    def _round_done(self, k: int) -> None:
-        steps = [len(self.times[j]) for j in self.training]
-        done = min(steps) if steps else 0
-        while self.rounds < done:
-            self.rounds += 1
-            if self.pace.cores is not None:  # between rounds: both sides of a round alike
-                self.pace.cores.tick(self.rounds)
-
     def _with_check(self, k: int, ev: RunFinished) -> RunFinished:
-        """The end event with the run's SpeedCheck against its backend's fp32 run, from their
-        steps (the fold derives its speed-up fields from it, with every other run's)."""
+        """The end event with the run's SpeedCheck against its backend's fp32 run."""
         cfg = self.configs[k]
         if cfg.precision == "fp32" or ev.status == "failed":
             return ev  # its ratio to itself, and every run's without a check: the fold's

@@ -1,11 +1,5 @@
-"""The baton the runs of a comparison pass round: one step of each run a round, in ABBA order
-(the order turns round every round), so a burst of another process's load lands on both sides.
-
-Each run is a greenlet of one thread (mpdemo.runs.together.take_turns): where it would wait it
-calls `pause`, back to the scheduler; without `pause` (threads) take() waits on a condition.
-Once every run has left the rotation, the ones that evaluate take the baton one after another.
-`swap(leaving, coming)` runs at every hand-over (each run's own process-wide state). No torch.
-"""
+"""The baton the runs of a comparison pass round: one step of each run a round, in ABBA order,
+so a burst of another process's load lands on both sides; then their evaluations in turn."""
 
 from __future__ import annotations
 
@@ -22,7 +16,6 @@ class Baton:
     def __init__(
         self, n: int, swap: Swap | None = None, pause: Callable[[], None] | None = None
     ) -> None:
-        self.n = n
         self.swap = swap
         self.pause = pause
         self.cond = threading.Condition()
@@ -40,13 +33,6 @@ class Baton:
         if self.training:
             return self.order[self.pos]
         return self.evaluating[0] if self.evaluating else None
-
-    def _advance(self) -> None:
-        """Move the rotation on by one turn (a new round in the other order at its end)."""
-        self.pos += 1
-        if self.pos >= len(self.order):
-            self.round += 1
-            self._reorder()
 
     def _reorder(self) -> None:
         # ABBA: the order turns round every round, so neither run always follows the other.
@@ -83,15 +69,15 @@ class Baton:
                 return
             self.holder = None
             if i in self.training and self.order and self.order[self.pos] == i:
-                self._advance()
+                self.pos += 1  # the rotation moves on; a new round in the other order at its end
+                if self.pos >= len(self.order):
+                    self.round += 1
+                    self._reorder()
             self.cond.notify_all()
 
     def done(self, i: int, evaluate: bool) -> None:
-        """Run i trained its last step: out of the rotation; evaluate: queue for an eval turn.
-
-        With evaluate, blocks until every run has left the rotation and it is i's turn to
-        evaluate (the evaluation is not timed against the others' steps).
-        """
+        """Run i trained its last step: out of the rotation; with evaluate, it waits for its
+        evaluation turn, after every run's training (not timed against the others' steps)."""
         with self.cond:
             self._leave(i)
             if evaluate and i not in self.gone:
@@ -109,19 +95,15 @@ class Baton:
             if i in self.evaluating:
                 self.evaluating.remove(i)
             self.gone.add(i)
-            if self.holder == i:
-                self.holder = None
             self.cond.notify_all()
 
     def _leave(self, i: int) -> None:
+        if self.holder == i:
+            self.holder = None
         if i not in self.training:
-            if self.holder == i:
-                self.holder = None
             return
         due = self.order[self.pos] if self.training else None
         self.training.remove(i)
-        if self.holder == i:
-            self.holder = None
         # Take i out of this round's order; whoever was due stays due (unless it was i).
         k = self.order.index(i)
         self.order.pop(k)
@@ -137,8 +119,7 @@ class Baton:
 
 
 class Pace:
-    """What the runs of a comparison share besides the baton: when it started, and the threads
-    they compute with (mpdemo.engine.cores.Cores, fitted round by round)."""
+    """What the runs share besides the baton: when the comparison started, and their Cores."""
 
     def __init__(self, started_at: float) -> None:
         self.started_at = started_at  # perf_counter at the comparison's start (steps' wall_s)

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Literal
 
+from ..events import _Event  # the run events' base: one JSON-ready form for every event
 from ..files.machines import Machine
 from ..runs.timing import SpeedCheck
 
 
 @dataclass
-class _SweepEvent:
-    def to_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return asdict(self)
+class _Shape(_Event):
+    """The model and batch a point or the memory anatomy measured, on which device."""
+
+    model: str
+    hidden: int
+    layers: int
+    params: int
+    batch_size: int
+    seq: int
+    device: str
+
+    def shape(self) -> dict[str, object]:
+        """These fields alone, for the JSON and CSV rows."""
+        return {k: getattr(self, k) for k in _Shape.__dataclass_fields__}
 
 
 @dataclass
-class SweepPlanned(_SweepEvent):
+class SweepPlanned(_Event):
     """Before the first point: the machine, the points in order, the estimate."""
 
     machine: Machine
@@ -30,18 +41,11 @@ class SweepPlanned(_SweepEvent):
 
 
 @dataclass
-class SweepPoint(_SweepEvent):
+class SweepPoint(_Shape):
     """One size x batch, every precision timed interleaved against fp32."""
 
     index: int
     total: int
-    model: str
-    hidden: int
-    layers: int
-    params: int
-    batch_size: int
-    seq: int
-    device: str
     step_s: dict[str, float]  # median step per precision
     checks: dict[str, dict[str, object]]  # precision -> SpeedCheck.to_dict(), fp32 left out
     samples_per_s: dict[str, float]
@@ -59,14 +63,12 @@ class SweepPoint(_SweepEvent):
 
     def rows(self) -> list[dict[str, object]]:
         """One JSON/CSV row per precision (fp32's speed-up is 1 by definition, no interval)."""
-        shape = {k: getattr(self, k) for k in ("model", "params", "hidden", "layers", "batch_size")}
         out = []
         for precision, step in self.step_s.items():
             c = self.check(precision)
             out.append(
                 {
-                    **shape,
-                    "seq": self.seq,
+                    **self.shape(),
                     "precision": precision,
                     "step_s": step,
                     "speedup_vs_fp32": 1.0 if c is None else c.speedup,
@@ -77,23 +79,15 @@ class SweepPoint(_SweepEvent):
                     "samples_per_s": self.samples_per_s.get(precision),
                     "tflops": self.tflops.get(precision),
                     "mfu": self.mfu.get(precision),
-                    "device": self.device,
                 }
             )
         return out
 
 
 @dataclass
-class SweepMemory(_SweepEvent):
+class SweepMemory(_Shape):
     """The memory anatomy of one size and batch, per precision, with Accelerate's estimate."""
 
-    model: str
-    hidden: int
-    layers: int
-    params: int
-    batch_size: int
-    seq: int
-    device: str
     parts: dict[str, dict[str, object]]  # precision -> Anatomy.to_dict()
     estimate: dict[str, dict[str, int] | None]  # precision -> accelerate's parts and "training"
     notes: list[dict[str, object]]
@@ -101,7 +95,7 @@ class SweepMemory(_SweepEvent):
 
 
 @dataclass
-class SweepFinished(_SweepEvent):
+class SweepFinished(_Event):
     """The sweep ended: how, how many points, and the crossover sentences from them."""
 
     status: str  # completed | stopped | failed

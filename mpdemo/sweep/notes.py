@@ -17,9 +17,8 @@ def _m(params: int) -> float:
 
 
 def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, object]:
-    """'slower at 64x2, 128x2; the same as fp32 at 256x4' as a nested message: the verdicts
-    present, each with the sizes that had it (width x layers: the same in every language),
-    each part holding the next as its `rest`."""
+    """'slower at 64x2, 128x2; the same as fp32 at 256x4' as a nested message, each part holding
+    the next as its `rest`."""
     parts = [
         (v, ", ".join(n for _, n, x in s if x == v))
         for v in VERDICTS
@@ -48,7 +47,7 @@ def series(points: Iterable[SweepPoint], precision: str) -> dict[int, list[tuple
 
 def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
     """(always | never | never_unsure | unsure | from | mixed, where 'from' starts) for one batch's
-    verdicts by size: "from k", faster from size k on and at none below."""
+    verdicts by size."""
     faster = [v == "faster" for v in verdicts]
     if all(faster):
         return "always", 0
@@ -63,8 +62,7 @@ def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
 
 
 def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
-    """Where each precision paid, from the points' verdicts only: one sentence a precision where
-    every batch says "never" (or "always"), else one a precision and batch."""
+    """Where each precision paid, from the points' verdicts only."""
     precisions = [q for q in PRECISION_NAMES if any(q in p.checks for p in points)]
     where = "GPU" if device == "cuda" else device.upper()
     out: list[Note] = []
@@ -150,8 +148,7 @@ def sweep_document(
             }
             for p, a in memory.parts.items()
         }
-        keys = ("model", "hidden", "layers", "params", "batch_size", "seq", "device")
-        doc["memory_of"] = {k: getattr(memory, k) for k in keys}
+        doc["memory_of"] = memory.shape()
     return doc
 
 

@@ -1,5 +1,4 @@
-"""The size sweep's plan, measured here: sized models, the device's peaks and probed rates, the
-grid checked against the device (the records and the estimates are torch-free in spec.py)."""
+"""The size sweep's plan, measured here: sized models, the device's peaks and probed rates."""
 
 from __future__ import annotations
 
@@ -18,9 +17,9 @@ from ..engine.models import builtin_model, count_params, load_tokenizer
 from ..engine.precision import autocast, check_precision_on, resolve_device, synchronize
 from ..messages import ConfigError
 from ..registry import PRECISION_NAMES
+from ..runs.runner import MEMORY_SHARE, available_bytes
 from .sizes import MAX_POINTS, SWEEP_PRECISIONS, Size
 from .spec import (
-    MEMORY_SHARE,
     PointPlan,
     SweepPlan,
     SweepSpec,
@@ -36,8 +35,7 @@ BATCHES_PER_POINT = 8  # distinct batches each precision cycles through, in the 
 
 
 def default_precisions(device: torch.device) -> tuple[str, ...]:
-    """fp32 and what torch.autocast offers on the device by default: bf16 on a CPU; fp16 and
-    bf16 (where the GPU has it) on CUDA; fp16 on Apple's MPS."""
+    """fp32 and what torch.autocast offers on the device by default."""
     if device.type == "cuda":
         return ("fp32", "fp16", "bf16") if torch.cuda.is_bf16_supported() else ("fp32", "fp16")
     if device.type == "mps":
@@ -62,17 +60,12 @@ def sized_config(base: PretrainedConfig, size: Size) -> PretrainedConfig:
     return config
 
 
-def _meta_tiny(num_labels: int = 2) -> torch.nn.Module:
-    vocab, pad, eos = _tokenizer_ids()
-    with torch.device("meta"):
-        return builtin_model("tiny-bert", vocab, num_labels, pad, eos)
-
-
 @functools.cache
 def size_params(size: Size, num_labels: int = 2) -> int:
     """Parameters of the BERT at `size` (counted on the meta device: no memory, no weights)."""
-    base = _meta_tiny(num_labels)
+    vocab, pad, eos = _tokenizer_ids()
     with torch.device("meta"):
+        base = builtin_model("tiny-bert", vocab, num_labels, pad, eos)
         return count_params(type(base)(sized_config(base.config, size)))
 
 
@@ -95,13 +88,10 @@ PEAK_TFLOPS: tuple[tuple[str, tuple[str, ...], dict[str, float]], ...] = (
 
 
 def peak_tflops(device_name: str | None, precision: str) -> tuple[str, float] | None:
-    """(the peak's precision, its dense TFLOP/s) for a CUDA device (TF32's for fp32 when torch
-    allows TF32); None when not in the table."""
+    """(the peak's precision, its dense TFLOP/s) for a CUDA device; None when not in the table."""
     if not device_name:
         return None
-    kind = precision
-    if precision == "fp32" and torch.backends.cuda.matmul.allow_tf32:
-        kind = "tf32"
+    kind = "tf32" if precision == "fp32" and torch.backends.cuda.matmul.allow_tf32 else precision
     for needle, excluded, table in PEAK_TFLOPS:
         if needle in device_name and not any(x in device_name for x in excluded):
             return (kind, float(table[kind])) if kind in table else None
@@ -112,12 +102,7 @@ def free_memory_bytes(device: torch.device) -> int | None:
     """Memory free now on the device (the GPU's, or the machine's RAM for a CPU)."""
     if device.type == "cuda":
         return int(torch.cuda.mem_get_info(device)[0])
-    try:
-        import psutil
-
-        return int(psutil.virtual_memory().available)
-    except Exception:  # noqa: BLE001 - no psutil: no memory check, the caps still hold
-        return None
+    return available_bytes()
 
 
 PROBE_TOKENS = 1024  # rows of the probe's Linear layer: small shapes run far below the rate
@@ -127,9 +112,8 @@ PROBE_S = 0.25  # timed calls per precision stop after this long (at least one a
 def probe_rates(
     device: torch.device, precisions: Iterable[str], seq: int = PROBE_TOKENS
 ) -> dict[str, float]:
-    """FLOP/s of a Linear(256 -> 1024) training step on `seq` rows under each precision's autocast
-    (the time estimate's rate): the fastest of up to 5 calls in about PROBE_S, so another
-    process's burst cannot refuse a sweep. At 256 rows it came out 1.5-6x below the model's."""
+    """FLOP/s of a Linear layer's training step under each precision's autocast: the fastest of
+    up to 5 calls, so another process's burst cannot refuse a sweep."""
     width, out_width = 256, 1024
     if device.type == "cuda":
         # That layer is launch-bound on a GPU: on an H200 the estimate from it put the four
@@ -162,8 +146,7 @@ def probe_rates(
 def plan_sweep(
     spec: SweepSpec, limits: Limits | None = None, rates: Mapping[str, float] | None = None
 ) -> SweepPlan:
-    """Check every size, batch and precision, estimate time and memory (parameters counted on the
-    meta device, rates probed unless given); one ConfigError if not."""
+    """Check every size, batch and precision, estimate time and memory; one ConfigError if not."""
     lim = limits or Limits.from_env()
     base = spec.base
     for name in ("seed", "max_length", "lr", "init_scale", "growth_interval"):

@@ -66,8 +66,7 @@ def steppers(
     batches: Sequence[Any],
     precisions: Iterable[str],
 ) -> dict[str, Callable[[], float]]:
-    """A timed training step per precision on one model, each cycling through the same
-    batches in the same order (so a round's blocks do the same work)."""
+    """A timed training step per precision on one model, each on the same batches in order."""
 
     def one(precision: str) -> Callable[[], float]:
         cursor = itertools.count()
@@ -81,9 +80,8 @@ def steppers(
 
 @contextlib.contextmanager
 def exclusive(stop: threading.Event) -> Iterator[bool]:
-    """Hold this process's run lock (runner.RUN_LOCK) for one point: a training, the Underflow
-    lab or a calibration of this process never shares the cores with a point's timing (the
-    load meter sees other processes only). Yields False if Stop came while waiting."""
+    """Hold this process's run lock for one point (the load meter sees other processes only);
+    False if Stop came while waiting."""
     while not RUN_LOCK.acquire(timeout=0.2):
         if stop.is_set():
             yield False
@@ -97,8 +95,7 @@ def exclusive(stop: threading.Event) -> Iterator[bool]:
 def run_sweep(
     plan: SweepPlan, emit: Callable[[SweepEvent], None], stop: threading.Event | None = None
 ) -> list[SweepPoint]:
-    """Measure the plan's points in this thread (torch's pool is per thread), emitting each as it
-    is done; return them. Stop drops the point in progress and keeps the finished ones."""
+    """Measure the plan's points in this thread (torch's pool is per thread), emitting each."""
     stop = stop or threading.Event()
     t_start = time.perf_counter()
     spec, device = plan.spec, plan.device
@@ -212,8 +209,7 @@ def _memory_event(plan: SweepPlan, data: dict[int, Any]) -> SweepMemory:
 
 
 class SweepRunner(Pump):
-    """A sweep run by the classroom's line as a comparison is (its events from a Pump of its own:
-    torch's pool is per thread), stopped by the Event the page's Stop sets."""
+    """A sweep run by the classroom's line as a comparison is."""
 
     def __init__(self, plan: SweepPlan, stop: threading.Event | None = None) -> None:
         self.plan = plan

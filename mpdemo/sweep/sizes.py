@@ -1,6 +1,4 @@
-"""The size sweep's grid, torch-free: model sizes (the built-in BERT's width x depth), batch
-sizes and their defaults, parsed from what a person types. The page and the CLI read these
-without importing torch; mpdemo/sweep/run.py measures them."""
+"""The size sweep's grid, torch-free: the page and the CLI parse it without importing torch."""
 
 from __future__ import annotations
 
@@ -8,20 +6,17 @@ import re
 from dataclasses import dataclass
 
 from ..catalog import MODELS
-from ..config import Limits, check_number
+from ..config import Limits, RunConfig, check_number
 from ..messages import ConfigError
 
-# What torch.autocast can run in the sweep's step (fp8 brings torchao's layers, not autocast).
-SWEEP_PRECISIONS = ("fp32", "fp16", "bf16")
+SWEEP_PRECISIONS = ("fp32", "fp16", "bf16")  # autocast's (fp8 brings torchao's layers instead)
 HIDDEN_RANGE = (32, 4096)  # multiples of 32: two heads of 16 at the least
 LAYERS_RANGE = (1, 48)
 MAX_POINTS = 64
-# The default grid: from the tiny built-in to 26 M parameters, at two batch sizes, and the
-# timing budget that brings it to about a minute on this project's 2-core machines (bench/sweep.py).
+# From the tiny built-in to 26 M parameters, about a minute on 2 cores (bench/sweep.py).
 DEFAULT_SIZES = "64x2,256x4,512x8"
 DEFAULT_BATCH_SIZES = "8,32"
 DEFAULT_BUDGET_S = 30.0
-DEFAULT_MAX_LENGTH = 64  # RunConfig's
 
 
 @dataclass(frozen=True)
@@ -34,7 +29,7 @@ class Grid:
     budget_s: float
 
 
-CPU_GRID = Grid(DEFAULT_SIZES, DEFAULT_BATCH_SIZES, DEFAULT_MAX_LENGTH, DEFAULT_BUDGET_S)
+CPU_GRID = Grid(DEFAULT_SIZES, DEFAULT_BATCH_SIZES, RunConfig.max_length, DEFAULT_BUDGET_S)
 # On CUDA the CPU's grid is launch-bound throughout (one H200: 16-bit 1.20-1.28x slower at every
 # point); this one spans the crossing there (small-bert 32 x 256 1.24x slower, 128 x 256 1.72x
 # faster; 1024x24 7.70x faster), in about 2-3 minutes.
@@ -94,10 +89,9 @@ def parse_sizes(text: str) -> tuple[Size, ...]:
         lo, hi = HIDDEN_RANGE
         if not (lo <= size.hidden <= hi) or size.hidden % 32:
             raise ConfigError("sweep_bad_hidden", value=item, lo=lo, hi=hi)
-        if not (LAYERS_RANGE[0] <= size.layers <= LAYERS_RANGE[1]):
-            raise ConfigError(
-                "sweep_bad_layers", value=item, lo=LAYERS_RANGE[0], hi=LAYERS_RANGE[1]
-            )
+        lo, hi = LAYERS_RANGE
+        if not (lo <= size.layers <= hi):
+            raise ConfigError("sweep_bad_layers", value=item, lo=lo, hi=hi)
         out.append(size)
     return tuple(sorted(dict.fromkeys(out), key=lambda s: (s.hidden * s.hidden * s.layers, s)))
 

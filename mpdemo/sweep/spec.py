@@ -1,14 +1,15 @@
-"""The size sweep's plan as records, torch-free (SweepSpec, PointPlan, SweepPlan), the FLOPs rule,
-the memory and time estimates and the budget that fits a cap; plan.py measures and builds it."""
+"""The size sweep's plan as torch-free records, the FLOPs rule and the estimates."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..config import Limits, RunConfig, on_hf_space
+from ..runs.runner import BYTES_PER_PARAM
 from ..runs.timing import MIN_ROUNDS
 from .sizes import DEFAULT_BUDGET_S, DEFAULT_SIZES, Size, parse_sizes
 
@@ -19,7 +20,6 @@ SWEEP_VERSION = 1
 POINT_CAP_S = 60.0  # one point may go past its share of the budget until it has MIN_ROUNDS rounds
 # The whole sweep's cap in seconds (MPDEMO_MAX_SWEEP_S): a public Space shares 2 vCPUs.
 MAX_SWEEP_S_LOCAL, MAX_SWEEP_S_HOSTED = 1800.0, 300.0
-MEMORY_SHARE = 0.8  # of the memory free now, what one point may be estimated to take
 
 
 @dataclass(frozen=True)
@@ -57,28 +57,22 @@ def step_flops(params: int, batch_size: int, seq: int) -> float:
 
 def max_sweep_s() -> float:
     """The sweep's cap in seconds: MPDEMO_MAX_SWEEP_S, else 300 s hosted and 1800 s elsewhere."""
-    raw = os.environ.get("MPDEMO_MAX_SWEEP_S", "").strip()
-    try:
-        if raw:
-            return float(raw)
-    except ValueError:
-        pass
+    with contextlib.suppress(ValueError):  # unset or not a number: the default
+        return float(os.environ.get("MPDEMO_MAX_SWEEP_S", ""))
     hosted = Limits.from_env().hosted or on_hf_space()
     return MAX_SWEEP_S_HOSTED if hosted else MAX_SWEEP_S_LOCAL
 
 
 def activation_bytes(size: Size, batch: int, seq: int, bytes_per_value: int) -> int:
-    """Activations a BERT saves for backward, by Korthikanti et al. (2022): per layer
-    s*b*h*(34 + 5*a*s/h) bytes at 2 bytes a value, scaled to `bytes_per_value`."""
+    """Activations a BERT saves for backward, by Korthikanti et al. (2022)."""
     h, a = size.hidden, size.heads
     per_layer = seq * batch * h * (34 + 5 * a * seq / h)
     return int(size.layers * per_layer * bytes_per_value / 2)
 
 
 def memory_estimate(params: int, size: Size, batch: int, seq: int) -> int:
-    """Bytes one fp32 step may hold: 16 a parameter (weights, gradients, AdamW's two moments)
-    and its activations in fp32 (the largest of the precisions)."""
-    return 16 * params + activation_bytes(size, batch, seq, 4)
+    """Bytes one fp32 step may hold: weights, gradients, AdamW's moments and activations."""
+    return BYTES_PER_PARAM * params + activation_bytes(size, batch, seq, 4)
 
 
 @dataclass(frozen=True)
@@ -124,8 +118,7 @@ class SweepPlan:
 def _point_estimate(
     params: int, batch: int, seq: int, rates: Mapping[str, float], budget: float
 ) -> float:
-    # One warm-up step each, then rounds until the budget and MIN_ROUNDS rounds are in, up to
-    # the point's cap (interleave's rule); plus building the model (~the warm-up again).
+    # interleave's rule: a warm-up step each, rounds up to the cap; building the model ~ a warm-up.
     steps = {p: step_flops(params, batch, seq) / max(r, 1.0) for p, r in rates.items()}
     one_round = sum(steps.values())
     rounds_s = min(max(budget, MIN_ROUNDS * one_round), max(3 * budget, POINT_CAP_S) + one_round)
@@ -133,8 +126,7 @@ def _point_estimate(
 
 
 def fitting_budget(plan: SweepPlan, cap_s: float) -> int | None:
-    """The largest whole timing budget (s) whose estimate, at the rates this plan measured, is
-    within cap_s; None when even 1 s is not (each point's rounds take longer: fewer points)."""
+    """The largest whole timing budget (s) whose estimate is within cap_s; None when 1 s is not."""
     seq, n = plan.spec.base.max_length, max(1, len(plan.points))
 
     def total(budget: float) -> float:
