@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import engine, log
 from ..catalog import DEVICES
-from ..config import MAX_REPEAT, RunConfig, cli_fields, coerce_field
+from ..config import MAX_REPEAT, RunConfig, cli_fields, coerce_field, env_int
 from ..files.atomic import write_text_atomic
 from ..files.recorded import write_runs, write_steps_csv
 from ..files.summary import repeat_groups, scale_text, speedup_text, typical_step_s
@@ -194,7 +194,7 @@ def _run(
             value=args.repeat,
         )
     main_proc = int(os.environ.get("RANK", "0")) == 0
-    single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
+    single = env_int("WORLD_SIZE", 1) == 1
     if main_proc:
         print(f"# {engine.machine_note().text}")  # this machine: names, flags
     state = ComparisonState(repeated(configs, args.repeat))
