@@ -28,7 +28,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # torch and transformers load only when training is asked for: the app starts fast.
-    if name in ("prepare", "train", "preflight"):
+    if name in ("prepare", "train"):
         from .engine import core as engine
 
         return getattr(engine, name)

@@ -17,14 +17,15 @@ from .registry import BACKEND_NAMES, PRECISION_NAMES
 MAX_TEXT = 512  # longest model id / path / slice string accepted from a person
 
 
-def _env_int(name: str, default: int) -> int:
-    # A cap below 1 ("MPDEMO_MAX_STEPS=-1" said "from 1 to -1") is no cap anyone meant.
-    raw = os.environ.get(name, "")
+def env_int(name: str, default: int, low: int = 1) -> int:
+    """Environment variable `name` as an integer: `default` where unset, not one, or below `low`
+    (a cap of -1, "from 1 to -1", is no cap anyone meant)."""
+    raw = os.environ.get(name, "").strip()
     try:
-        value = int(raw) if raw.strip() else default
+        value = int(raw) if raw else default
     except ValueError:
         return default
-    return value if value >= 1 else default
+    return value if value >= low else default
 
 
 def on_hf_space() -> bool:
@@ -52,10 +53,10 @@ class Limits:
         base = cls(2_000, 128, 150_000_000, 20, False, True) if hosted else cls()
         paths = os.environ.get("MPDEMO_ALLOW_LOCAL_PATHS")
         return cls(
-            max_steps=_env_int("MPDEMO_MAX_STEPS", base.max_steps),
-            max_batch_size=_env_int("MPDEMO_MAX_BATCH_SIZE", base.max_batch_size),
-            max_params=_env_int("MPDEMO_MAX_PARAMS", base.max_params),
-            max_queue=_env_int("MPDEMO_MAX_QUEUE", base.max_queue),
+            max_steps=env_int("MPDEMO_MAX_STEPS", base.max_steps),
+            max_batch_size=env_int("MPDEMO_MAX_BATCH_SIZE", base.max_batch_size),
+            max_params=env_int("MPDEMO_MAX_PARAMS", base.max_params),
+            max_queue=env_int("MPDEMO_MAX_QUEUE", base.max_queue),
             allow_local_paths=base.allow_local_paths
             if paths is None
             else paths not in ("0", "false"),

@@ -32,6 +32,10 @@ class NumberStyle:
         # One pass, so "1,234.5" becomes "1.234,5" rather than "1.234.5".
         return text.translate({ord(","): self.thousands, ord("."): self.decimal})
 
+    def share(self, x: float) -> str:
+        """A share as a percentage, small ones kept visible (0.004%, not 0.0%)."""
+        return "0%" if x == 0 else self.number(x * 100, ".2g" if x < 0.001 else ".1f") + "%"
+
     def plural(self, count: Any, forms: str) -> str:
         """ "one form|other form" (# = the count) → the form `count` takes, filled in."""
         one, _, other = forms.partition("|")

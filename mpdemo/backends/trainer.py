@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..config import RunConfig, env_int
 from ..registry import PRECISIONS
 from .hooks import accuracy
 
 if TYPE_CHECKING:
-    from ..config import RunConfig
     from .hooks import StepHooks
 
 INPUTS = {
@@ -33,7 +33,7 @@ def compute_accuracy(eval_pred: Any) -> dict[str, float]:
 
 def settings(cfg: RunConfig, device: torch.device, task: str) -> dict[str, Any]:
     """The loop's settings for this run: TrainingArguments' values and the loss scaler's."""
-    world = max(1, int(os.environ.get("WORLD_SIZE", "1") or 1))
+    world = env_int("WORLD_SIZE", 1)
     p = PRECISIONS[cfg.precision]
     return {
         "output_dir": OUTPUT_DIR,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import engine, log
 from ..catalog import DEVICES
-from ..config import MAX_REPEAT, RunConfig, cli_fields, coerce_field
+from ..config import MAX_REPEAT, RunConfig, cli_fields, coerce_field, env_int
 from ..files.atomic import write_text_atomic
 from ..files.recorded import write_runs, write_steps_csv
 from ..files.summary import repeat_groups, scale_text, speedup_text, typical_step_s
@@ -32,6 +32,7 @@ from ..teach.lesson_recordings import recording_for
 from ..teach.lessons import LESSONS, Lesson, cpu_note_here, get
 from ..teach.listing import script_for
 from ..teach.underflow import collect
+from ..wording import ENGLISH
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -194,7 +195,7 @@ def _run(
             value=args.repeat,
         )
     main_proc = int(os.environ.get("RANK", "0")) == 0
-    single = int(os.environ.get("WORLD_SIZE", "1") or 1) == 1
+    single = env_int("WORLD_SIZE", 1) == 1
     if main_proc:
         print(f"# {engine.machine_note().text}")  # this machine: names, flags
     state = ComparisonState(repeated(configs, args.repeat))
@@ -384,20 +385,13 @@ def _code(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _share(x: float) -> str:
-    """A share as the page's Underflow lab writes it: small ones kept visible (0.047%, not 0.0%)."""
-    if x == 0:
-        return "0%"
-    return f"{x * 100:.2g}%" if x < 0.001 else f"{x:.1%}"
-
-
 def _underflow(args: argparse.Namespace) -> int:
     check_outputs(args)
     if not (math.isfinite(args.scale) and 0 < args.scale <= 2.0**64):
         rule = {"key": "rule_above", "args": {"lo": 0, "hi": "2^64"}}
         raise ConfigError("bad_number", field="scale", rule=rule, value=args.scale)
     cfg = RunConfig(**{k: getattr(args, k) for k in _UNDERFLOW_FLAGS}).validate()
-    fmt = args.fmt
+    fmt, share = args.fmt, ENGLISH.share  # shares as the page's Underflow lab writes them
     # S = 1 counted too: the page's table shows what flushes to zero without a scale beside S.
     lab = collect(cfg, scales=(args.scale, 1.0), fmts=(fmt,))
     report = lab.report(float(args.scale), fmt)
@@ -410,13 +404,13 @@ def _underflow(args: argparse.Namespace) -> int:
         r = report[kind]
         best, kept = r["best_scale"], ""
         if best:
-            kept = f"; most kept as normals at 2^{best['log2']} ({_share(best['normal_share'])})"
+            kept = f"; most kept as normals at 2^{best['log2']} ({share(best['normal_share'])})"
         at_one = lab.shares(kind, 1.0, fmt)["underflow_share"]
         print(
             f"{kind} gradients: {r['nonzero']:,} non-zero values; in {name} at scale 1: "
-            f"{_share(at_one)} flush to zero; at scale {args.scale:g}: "
-            f"{_share(r['underflow_share'])} flush to zero, {_share(r['subnormal_share'])} "
-            f"subnormal, {_share(r['overflow_share'])} overflow{kept}"
+            f"{share(at_one)} flush to zero; at scale {args.scale:g}: "
+            f"{share(r['underflow_share'])} flush to zero, {share(r['subnormal_share'])} "
+            f"subnormal, {share(r['overflow_share'])} overflow{kept}"
         )
     if args.json_path:
         write_text_atomic(args.json_path, json.dumps(report, indent=1))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
 import threading
 import time
 import traceback
@@ -15,7 +14,7 @@ import torch
 
 from ..backends.accelerate import reset_accelerate_state
 from ..catalog import BUNDLED_TOKENIZER_DIR, DATASETS, MODELS
-from ..config import WHOLE_FIELDS, Limits, RunConfig
+from ..config import WHOLE_FIELDS, Limits, RunConfig, env_int
 from ..events import Emit, Event, RunFinished, stream
 from ..files.summary import Summary
 from ..log import run_logger
@@ -54,7 +53,7 @@ def preflight(cfg: RunConfig, limits: Limits | None = None) -> Sources:
     """Every check that needs no download: fields, device, model/dataset sources. Raises ConfigError."""
     lim = limits or Limits.from_env()
     cfg.validate(lim)
-    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
+    world = env_int("WORLD_SIZE", 1)
     if cfg.backend == "torch" and world > 1:
         raise ConfigError("torch_single_process", n=world)
     device = resolve_device(cfg.device)

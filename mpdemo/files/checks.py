@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from ..config import RunConfig
 from ..engine.machine import CPU_FLAGS
 from ..messages import EN, MpdemoError, render
+from ..runs.timing import VERDICTS
 from ..wording import ENGLISH, is_plural_spec
 
 MAX_STEPS_PER_RUN = 200_000
@@ -30,7 +31,6 @@ MAX_DETAIL = 20_000  # a traceback
 MAX_NOTES = 64  # warnings (and warning_keys) of one run
 MAX_NOTE_ARGS = 32
 STATUSES = ("completed", "stopped", "diverged", "failed")  # a RunFinished's status
-SPEED_verdictS = ("faster", "slower", "same", "unsure")
 _NOTE_KEY = re.compile(r"[A-Za-z0-9_]{1,64}")
 # Another language may write a whole-number placeholder any of these ways: each must render.
 _WHOLE_SPECS = ("", ",", "d", ",d", "plural(#|#)")
@@ -211,10 +211,6 @@ _RATE = _number(0, 10**12)
 _BYTES = _number(0, 10**18)
 
 
-def _verdict(c: _Checker, p: str, v: object) -> str:
-    return c.choice(p, v, SPEED_verdictS)
-
-
 # Every Summary field a renderer reads (tests/test_hostile_files.py checks none is missing).
 SUMMARY_RULES: dict[str, _Rule] = {
     **dict.fromkeys(("label", "backend", "precision", "device", "machine"), _name()),
@@ -241,7 +237,7 @@ SUMMARY_RULES: dict[str, _Rule] = {
     "fp8_audit": lambda c, p, v: c.fields(p, v, FP8_AUDIT_RULES),
     "speedup_same_maths": _Checker.flag,
     "speedup_interval": _interval,
-    "speed_verdict": _verdict,
+    "speed_verdict": lambda c, p, v: c.choice(p, v, VERDICTS),
     "speed_check": lambda c, p, v: _speed_check(c, p, v),
 }
 _RATIO = _number(1e-9, 10**6)  # a speed-up and its interval's ends: the slowdown is 1 / it
@@ -253,7 +249,7 @@ SPEED_CHECK_RULES: dict[str, _Rule] = {
     **dict.fromkeys(("step_s", "baseline_step_s"), _SECONDS),
     **dict.fromkeys(("others_cpu", "steal"), _number(0, 1)),
     "spread": _number(0, 10**6),
-    "verdict": _verdict,
+    "verdict": lambda c, p, v: c.choice(p, v, VERDICTS),
 }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import signal
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -187,10 +186,8 @@ def run(
     stop = threading.Event()
     # The kernel's interrupt (SIGINT) ends the runs at their next step, a second one at once.
     with stop_on_signals(stop) as caught:
-        try:
+        try:  # stop_on_signals itself catches the second interrupt
             run_grid(configs, on_event, stop, repeat=repeat)
-        except KeyboardInterrupt:
-            caught.setdefault("signal", signal.SIGINT)
         finally:
             if bar is not None:
                 bar.close()

@@ -180,14 +180,9 @@ def _category(exponent: str, mantissa: str, lay: Layout) -> str:
     return "normal"
 
 
-def format_range(fmt: str) -> dict[str, object]:
-    """A format's row of the table: its dtype, bits, range and precision."""
-    return _stored(fmt).facts()
-
-
 def format_table() -> list[dict[str, object]]:
-    """One row per format with its range and precision."""
-    return [format_range(fmt) for fmt in FORMATS]
+    """One row per format with its dtype, bits, range and precision."""
+    return [LAYOUTS[fmt].facts() for fmt in FORMATS]
 
 
 def cast_overflow(fmt: str) -> str:

@@ -48,13 +48,6 @@ def round_nearest(x: torch.Tensor, fmt: str, saturate: bool = False) -> torch.Te
     return out
 
 
-def round_tf32(x: torch.Tensor) -> torch.Tensor:
-    """fp32 tensor rounded to TF32 (10 mantissa bits), still an fp32 tensor."""
-    import torch
-
-    return round_nearest(x, "tf32").to(torch.float32)
-
-
 def stochastic_round_bf16(
     x: torch.Tensor, generator: torch.Generator | None = None
 ) -> torch.Tensor:

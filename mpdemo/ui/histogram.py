@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .i18n import number, t
+from .i18n import LOCALES, norm_lang, t
 from .text import esc
 
 # How the formats are named on the page: torch's fp8 dtypes as the fp8 papers name them.
@@ -19,9 +19,7 @@ INK = "#1f2937"
 
 def pct(x: float, lang: str) -> str:
     """A share as a percentage in lang's digits, small ones kept visible (0.004%, not 0.0%)."""
-    if x == 0:
-        return "0%"
-    return number(x * 100, lang, ".2g" if x < 0.001 else ".1f") + "%"
+    return LOCALES[norm_lang(lang)].style.share(x)
 
 
 def band_of_bin(b: int, band: dict[str, float]) -> str:

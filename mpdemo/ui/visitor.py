@@ -4,23 +4,18 @@ annotation gradio could not resolve got None, and every visitor was one client (
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from ..classroom import broadcast
 from ..classroom.broadcast import Hub
-from ..config import on_hf_space
+from ..config import env_int, on_hf_space
 from . import pages, zerogpu
 
 
 def proxy_hops() -> int:
     """Proxies in front of this server that append to X-Forwarded-For (MPDEMO_PROXY_HOPS;
     1 on a Space, whose proxy appends the address it saw; 0 elsewhere: the peer address)."""
-    raw = os.environ.get("MPDEMO_PROXY_HOPS", "").strip()
-    try:
-        return max(0, int(raw)) if raw else int(on_hf_space())
-    except ValueError:
-        return int(on_hf_space())
+    return env_int("MPDEMO_PROXY_HOPS", int(on_hf_space()), low=0)
 
 
 def the_hub() -> Hub:

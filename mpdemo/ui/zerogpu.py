@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import engine
 from ..catalog import MODELS
-from ..config import Limits, RunConfig
+from ..config import Limits, RunConfig, env_int
 from ..runs.runner import Runner, RunnerInterface, repeated
 from ..runs.state import ComparisonState
 from ..state import on_reset
@@ -44,12 +44,7 @@ def enabled() -> bool:
 
 def max_duration_s() -> int:
     """The cap on one GPU call (MPDEMO_ZEROGPU_MAX_S, default 120 s)."""
-    raw = os.environ.get(MAX_S_VAR, "").strip()
-    try:
-        value = int(raw) if raw else DEFAULT_MAX_S
-    except ValueError:
-        value = DEFAULT_MAX_S
-    return max(MIN_S, value)
+    return max(MIN_S, env_int(MAX_S_VAR, DEFAULT_MAX_S))
 
 
 def estimate_s(configs: list[RunConfig]) -> float:

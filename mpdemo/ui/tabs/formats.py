@@ -170,7 +170,7 @@ def scale_html(lang: str, value: object, k: object, fmt: str = "fp16") -> str:
     elif cat == "nan" or math.isnan(x):
         verdict = t("nf_v_nan", lang)
     elif cat == "inf":
-        top = formats.format_range(fmt)["max"]
+        top = formats.layout(fmt).max
         verdict = t("nf_v_inf", lang, fmt=name, max=_num(top), what=_cast_word(got["stored"], lang))
         if fmt == "fp16":  # the format GradScaler guards
             verdict += " " + t("nf_v_inf_scaler", lang)

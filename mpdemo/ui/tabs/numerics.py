@@ -49,7 +49,7 @@ def tf32_html(lang: str, value: object) -> str:
     except ValueError as err:
         return _error(lang, err)
     f32 = torch.tensor([x], dtype=torch.float32)
-    tf = rounding.round_tf32(f32)
+    tf = rounding.round_nearest(f32, "tf32").to(torch.float32)
     bits = format(int(tf.view(torch.int32).item()) & 0xFFFFFFFF, "032b")
     shown = f"{bits[0]} {bits[1:9]} {bits[9:19]}"  # sign, exponent, the 10 mantissa bits kept
     rows = []
