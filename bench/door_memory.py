@@ -96,12 +96,12 @@ def grads(steps: int, runs: int, watch: int = 1) -> None:
     gc.collect()
     before = _rss()
     with Peak() as peak:
-        view = hub.watch(configs, calibrate=False)
+        view = hub.watch(configs)
         n = sum(1 for e in view.events(timeout=1.0) if e is not None)
     gc.collect()
     c = view.comparison
     kept = sum(1 for e in c.entries if e.event.kind == "grads")
-    snaps = sum(len(r.get("grad_histograms") or []) for r in c.fold.finished)
+    snaps = sum(len(r.get("grad_histograms") or []) for r in c.derived.fold.finished)
     print(f"{runs} runs x {steps} steps, --watch-grads {watch}: {n} events read; RSS {before:.0f} MiB "
           f"before, {peak.peak:.0f} at peak, {_rss():.0f} after (the comparison kept: "
           f"{kept} grads events, {snaps} snapshots in its runs)")  # fmt: skip
