@@ -191,7 +191,7 @@ def status_text(state: SweepState, lang: str) -> str:
     plan = state.plan
     if plan is None:
         return t("sweep_status_idle", lang)
-    waiting = pays_line.waiting_text(state.view, lang)
+    waiting = classroom.queued_text(state.view, lang)
     if waiting is not None:  # in line behind the comparisons (or sweeps) ahead of it
         return waiting
     if state.end is None and pays_line.left_line(state.view):

@@ -119,6 +119,18 @@ def ordinal(n: int, lang: str) -> str:
     return t(f"ordinal_{form}", lang, n=n)
 
 
+def queued_text(view: Viewer | None, lang: str) -> str | None:
+    """'**2nd** in line, about 1 min 10 s before it starts' while `view` (a comparison's or a
+    sweep's) waits its turn; else None."""
+    place = None if view is None or view.closed else view.place()
+    if place is None:
+        return None
+    n, wait = place
+    if wait is None:
+        return t("class_queued_unknown", lang, place=ordinal(n, lang))
+    return t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))
+
+
 def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     """The status's first lines for a shared or waiting comparison; True: say only these."""
     view = session.runner if session is not None else None
@@ -127,12 +139,9 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     c = view.comparison
     if c.refusal is not None:  # stopped at its plan: longer than one comparison may take here
         return [error_text(c.refusal, lang)], True
-    place = None if view.closed else view.place()
-    if place is not None:
-        n, wait = place
-        if wait is None:
-            return [t("class_queued_unknown", lang, place=ordinal(n, lang))], True
-        return [t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))], True
+    queued = queued_text(view, lang)
+    if queued is not None:
+        return [queued], True
     lines: list[str] = []
     if view.kind == "own":
         others = 0 if view.closed or c.ended else view.viewers_besides()
