@@ -431,7 +431,7 @@ def build_pays_tab(ctx: TabContext) -> None:
     inputs = [lang, sizes, batches, precisions, budget, state]
     # It waits its turn in the classroom's line, with the comparisons' handlers; the values as
     # sent (check_sweep refuses "abc" in the page's language).
-    line = {"concurrency_limit": classroom.concurrency(), "concurrency_id": classroom.CONCURRENCY_ID,
+    line = {"concurrency_limit": classroom.max_viewers(), "concurrency_id": classroom.CONCURRENCY_ID,
             "preprocess": False, "show_progress": "minimal", "show_progress_on": [status]}  # fmt: skip
     run.click(on_run, inputs, outputs, api_name="sweep", **line)
     picker = ctx.train.lesson if ctx.train is not None else None

@@ -38,7 +38,8 @@ DEFAULT_VIEWERS = 64
 
 
 def max_viewers() -> int:
-    """Pages that may follow or wait for a comparison at once (MPDEMO_MAX_VIEWERS, default 64)."""
+    """Pages that may follow or wait for a comparison at once (MPDEMO_MAX_VIEWERS, default 64): the
+    training events' limit, as the line is broadcast's and every waiting page runs its handler."""
     raw = os.environ.get("MPDEMO_MAX_VIEWERS", "").strip()
     try:
         return max(1, int(raw)) if raw else DEFAULT_VIEWERS
@@ -46,15 +47,10 @@ def max_viewers() -> int:
         return DEFAULT_VIEWERS
 
 
-def concurrency() -> int:
-    """The training events' limit: the line is broadcast's, so every waiting page runs its handler."""
-    return max_viewers()
-
-
 def streaming(comps: dict[str, Component]) -> dict[str, object]:
     """The settings of an event that streams the Train tab's outputs (Train, a lesson, Run my own)."""
     return {
-        "concurrency_limit": concurrency(),
+        "concurrency_limit": max_viewers(),
         "concurrency_id": CONCURRENCY_ID,
         "show_progress": "minimal",
         "show_progress_on": [comps["status"]],
@@ -87,7 +83,7 @@ def runner_for(
         return mode.comparison.view("board", board=mode.board.code)
     client = client_here()
     # Each watching page holds one of the event's slots: one address holds at most half of them.
-    release = hub.shares.take("viewer", client, per_address(concurrency()), "viewers_full_client")
+    release = hub.shares.take("viewer", client, per_address(max_viewers()), "viewers_full_client")
     try:
         view = hub.watch(configs, repeat, own=mode == "own", client=client)
     except BaseException:
@@ -240,7 +236,7 @@ def follow(
     hub = the_hub()
     try:
         board = hub.board(code, client)
-        limit = per_address(concurrency())  # a waiting follower holds a slot: half per address
+        limit = per_address(max_viewers())  # a waiting follower holds a slot: half per address
         release = hub.shares.take("follower", client, limit, "followers_full_client")
     except (BoardError, ShareFull) as err:
         text = error_text(err, lang)
