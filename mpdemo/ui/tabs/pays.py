@@ -28,11 +28,11 @@ from ...sweep.sizes import (
     parse_sizes,
 )
 from ...sweep.spec import SweepPlan, SweepSpec
-from .. import system
 from ..context import Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..text import esc, shown
 from ..train import classroom
+from ..train.controls import device_kind
 from ..visitor import client_here
 from . import pays_line
 from .published import published_html
@@ -247,7 +247,7 @@ def frame(state: SweepState, lang: str) -> dict[str, Value]:
 
 def page_grid() -> Grid:
     """The default grid for the device this page's sweep runs on (sweep/sizes.py)."""
-    return default_grid("cuda" if system.cuda_present() else "cpu")
+    return default_grid(device_kind())
 
 
 def check_sweep(
