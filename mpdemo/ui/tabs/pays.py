@@ -458,7 +458,7 @@ def build_pays_tab(ctx: TabContext) -> None:
         # What autocast offers on this device, once the page is up (reading it imports torch).
         from ...sweep.plan import default_precisions
 
-        offered = default_precisions(engine.resolve_device_device("auto"))
+        offered = default_precisions(engine.resolve_device("auto"))
         return gr.update(value=[p for p in offered if p != "fp32"])
 
     ctx.on_load(on_load, [], [precisions])
