@@ -20,12 +20,12 @@ from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
 from ...state import on_reset
 from .. import pages, system
-from ..context import Component, Frame, Outputs, TabContext
+from ..context import QUIET, Component, Frame, Outputs, TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from ..visitor import client_here, page_here, the_hub
 from . import controls
-from .frames import FOLLOWED, QUIET, button, by_component, keyed
+from .frames import FOLLOWED, button, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .session import Session
 
