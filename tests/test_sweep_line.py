@@ -149,3 +149,18 @@ def test_through_the_api_a_sweep_waits_for_a_training_then_runs(app_url, line) -
         assert str(last[0]).startswith("Done: 1 of 1 points"), last[0]
     finally:
         visitor.close()
+
+
+def test_the_tabs_load_hook_picks_what_autocast_offers_here() -> None:
+    from mpdemo import engine
+    from mpdemo.config import Limits
+    from mpdemo.sweep.plan import default_precisions
+    from mpdemo.ui import app
+
+    with gr.Blocks():
+        ctx = app.TabContext(lang=gr.Radio(["en"], value="en"), limits=Limits())
+        pays.build_pays_tab(ctx)
+    [(fn, inputs, _, _)] = ctx.load_hooks
+    got = fn("en", *[c.value for c in inputs])  # it raised AttributeError (a misspelt name)
+    offered = default_precisions(engine.resolve_device("auto"))
+    assert got["value"] == [p for p in offered if p != "fp32"]

@@ -1,9 +1,6 @@
-"""The runs of a comparison side by side, greenlets of one thread taking turns step by step.
-
-Greenlets, not a thread a run: torch's OpenMP pool belongs to the thread that computes, and two
-runs in two threads stepped at 28.7-30.0 ms where greenlets of one thread took 19.8 ms (quiet
-2-core EPYC, tiny-bert batch 32, `python bench/turns.py`).
-"""
+"""The runs of a comparison side by side, greenlets of one thread taking turns step by step: torch's
+OpenMP pool is the computing thread's, so two threads stepped at 28.7-30.0 ms where greenlets took
+19.8 ms (quiet 2-core EPYC, tiny-bert batch 32, bench/turns.py)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+
+from ..engine.cores import Cores
 
 Swap = Callable[[int | None, int], None]
 
@@ -123,7 +124,7 @@ class Pace:
 
     def __init__(self, started_at: float) -> None:
         self.started_at = started_at  # perf_counter at the comparison's start (steps' wall_s)
-        self.cores: Any = None  # a Cores once the comparison runs (typed Any: no torch here)
+        self.cores: Cores | None = None  # once the comparison runs
 
 
 class Lane:

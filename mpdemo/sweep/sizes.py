@@ -30,9 +30,8 @@ class Grid:
 
 
 CPU_GRID = Grid(DEFAULT_SIZES, DEFAULT_BATCH_SIZES, RunConfig.max_length, DEFAULT_BUDGET_S)
-# On CUDA the CPU's grid is launch-bound throughout (one H200: 16-bit 1.20-1.28x slower at every
-# point); this one spans the crossing there (small-bert 32 x 256 1.24x slower, 128 x 256 1.72x
-# faster; 1024x24 7.70x faster), in about 2-3 minutes.
+# On CUDA the CPU's grid is launch-bound (H200: 16-bit 1.20-1.28x slower throughout); this one
+# spans the crossing (small-bert 32 x 256 1.24x slower, 128 x 256 1.72x faster) in 2-3 minutes.
 CUDA_GRID = Grid("64x2,256x4,512x8,768x12,1024x24", "8,32,128", 256, 90.0)
 
 

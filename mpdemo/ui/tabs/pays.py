@@ -28,11 +28,11 @@ from ...sweep.sizes import (
     parse_sizes,
 )
 from ...sweep.spec import SweepPlan, SweepSpec
-from .. import system
 from ..context import Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..text import esc, shown
 from ..train import classroom
+from ..train.controls import device_kind
 from ..visitor import client_here
 from . import pays_line
 from .published import published_html
@@ -191,7 +191,7 @@ def status_text(state: SweepState, lang: str) -> str:
     plan = state.plan
     if plan is None:
         return t("sweep_status_idle", lang)
-    waiting = pays_line.waiting_text(state.view, lang)
+    waiting = classroom.queued_text(state.view, lang)
     if waiting is not None:  # in line behind the comparisons (or sweeps) ahead of it
         return waiting
     if state.end is None and pays_line.left_line(state.view):
@@ -247,7 +247,7 @@ def frame(state: SweepState, lang: str) -> dict[str, Value]:
 
 def page_grid() -> Grid:
     """The default grid for the device this page's sweep runs on (sweep/sizes.py)."""
-    return default_grid("cuda" if system.cuda_present() else "cpu")
+    return default_grid(device_kind())
 
 
 def check_sweep(
@@ -431,7 +431,7 @@ def build_pays_tab(ctx: TabContext) -> None:
     inputs = [lang, sizes, batches, precisions, budget, state]
     # It waits its turn in the classroom's line, with the comparisons' handlers; the values as
     # sent (check_sweep refuses "abc" in the page's language).
-    line = {"concurrency_limit": classroom.concurrency(), "concurrency_id": classroom.CONCURRENCY_ID,
+    line = {"concurrency_limit": classroom.max_viewers(), "concurrency_id": classroom.CONCURRENCY_ID,
             "preprocess": False, "show_progress": "minimal", "show_progress_on": [status]}  # fmt: skip
     run.click(on_run, inputs, outputs, api_name="sweep", **line)
     picker = ctx.train.lesson if ctx.train is not None else None
@@ -458,7 +458,7 @@ def build_pays_tab(ctx: TabContext) -> None:
         # What autocast offers on this device, once the page is up (reading it imports torch).
         from ...sweep.plan import default_precisions
 
-        offered = default_precisions(engine.resolve_device_device("auto"))
+        offered = default_precisions(engine.resolve_device("auto"))
         return gr.update(value=[p for p in offered if p != "fp32"])
 
     ctx.on_load(on_load, [], [precisions])

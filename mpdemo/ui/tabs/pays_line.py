@@ -12,8 +12,6 @@ from ...classroom.broadcast import Viewer
 from ...sweep.events import SweepPoint
 from ...sweep.spec import SweepPlan
 from ...teach.lessons import LESSONS
-from ..i18n import t
-from ..train.classroom import duration, ordinal
 
 
 def join_line(plan: SweepPlan, stop: threading.Event, client: str) -> Viewer:
@@ -24,19 +22,6 @@ def join_line(plan: SweepPlan, stop: threading.Event, client: str) -> Viewer:
     hub = broadcast.hub()
     caps.check_sweep(plan, hub.max_comparison_s)
     return hub.line_up(lambda: SweepRunner(plan, stop), plan.estimate_s, client)
-
-
-def waiting_text(view: Viewer | None, lang: str) -> str | None:
-    """'**2nd** in line, about 1 min 10 s before it starts' while the sweep waits; else None."""
-    if view is None or view.closed:
-        return None
-    place = view.place()
-    if place is None:
-        return None
-    n, wait = place
-    if wait is None:
-        return t("class_queued_unknown", lang, place=ordinal(n, lang))
-    return t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))
 
 
 def left_line(view: Viewer | None) -> bool:

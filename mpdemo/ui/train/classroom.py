@@ -20,12 +20,12 @@ from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
 from ...state import on_reset
 from .. import pages, system
-from ..context import Component, Frame, Outputs, TabContext
+from ..context import QUIET, Component, Frame, Outputs, TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from ..visitor import client_here, page_here, the_hub
 from . import controls
-from .frames import FOLLOWED, QUIET, button, by_component, keyed
+from .frames import FOLLOWED, button, by_component, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .session import Session
 
@@ -38,7 +38,8 @@ DEFAULT_VIEWERS = 64
 
 
 def max_viewers() -> int:
-    """Pages that may follow or wait for a comparison at once (MPDEMO_MAX_VIEWERS, default 64)."""
+    """Pages that may follow or wait for a comparison at once (MPDEMO_MAX_VIEWERS, default 64): the
+    training events' limit, as the line is broadcast's and every waiting page runs its handler."""
     raw = os.environ.get("MPDEMO_MAX_VIEWERS", "").strip()
     try:
         return max(1, int(raw)) if raw else DEFAULT_VIEWERS
@@ -46,15 +47,10 @@ def max_viewers() -> int:
         return DEFAULT_VIEWERS
 
 
-def concurrency() -> int:
-    """The training events' limit: the line is broadcast's, so every waiting page runs its handler."""
-    return max_viewers()
-
-
 def streaming(comps: dict[str, Component]) -> dict[str, object]:
     """The settings of an event that streams the Train tab's outputs (Train, a lesson, Run my own)."""
     return {
-        "concurrency_limit": concurrency(),
+        "concurrency_limit": max_viewers(),
         "concurrency_id": CONCURRENCY_ID,
         "show_progress": "minimal",
         "show_progress_on": [comps["status"]],
@@ -87,7 +83,7 @@ def runner_for(
         return mode.comparison.view("board", board=mode.board.code)
     client = client_here()
     # Each watching page holds one of the event's slots: one address holds at most half of them.
-    release = hub.shares.take("viewer", client, per_address(concurrency()), "viewers_full_client")
+    release = hub.shares.take("viewer", client, per_address(max_viewers()), "viewers_full_client")
     try:
         view = hub.watch(configs, repeat, own=mode == "own", client=client)
     except BaseException:
@@ -119,6 +115,18 @@ def ordinal(n: int, lang: str) -> str:
     return t(f"ordinal_{form}", lang, n=n)
 
 
+def queued_text(view: Viewer | None, lang: str) -> str | None:
+    """'**2nd** in line, about 1 min 10 s before it starts' while `view` (a comparison's or a
+    sweep's) waits its turn; else None."""
+    place = None if view is None or view.closed else view.place()
+    if place is None:
+        return None
+    n, wait = place
+    if wait is None:
+        return t("class_queued_unknown", lang, place=ordinal(n, lang))
+    return t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))
+
+
 def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     """The status's first lines for a shared or waiting comparison; True: say only these."""
     view = session.runner if session is not None else None
@@ -127,12 +135,9 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     c = view.comparison
     if c.refusal is not None:  # stopped at its plan: longer than one comparison may take here
         return [error_text(c.refusal, lang)], True
-    place = None if view.closed else view.place()
-    if place is not None:
-        n, wait = place
-        if wait is None:
-            return [t("class_queued_unknown", lang, place=ordinal(n, lang))], True
-        return [t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))], True
+    queued = queued_text(view, lang)
+    if queued is not None:
+        return [queued], True
     lines: list[str] = []
     if view.kind == "own":
         others = 0 if view.closed or c.ended else view.viewers_besides()
@@ -231,7 +236,7 @@ def follow(
     hub = the_hub()
     try:
         board = hub.board(code, client)
-        limit = per_address(concurrency())  # a waiting follower holds a slot: half per address
+        limit = per_address(max_viewers())  # a waiting follower holds a slot: half per address
         release = hub.shares.take("follower", client, limit, "followers_full_client")
     except (BoardError, ShareFull) as err:
         text = error_text(err, lang)

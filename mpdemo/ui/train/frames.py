@@ -42,13 +42,6 @@ OUTPUTS: tuple[str, ...] = (
 # What a board's follower is sent besides them: the teacher's lesson header and settings.
 FOLLOWED: tuple[str, ...] = ("lesson", "lesson_info", *RUN_NAMES)
 
-# An event nobody clicks for (previews, redraws, saves): no limit, no spinner, not in the API page.
-QUIET: dict[str, object] = {
-    "concurrency_limit": None,
-    "api_visibility": "undocumented",
-    "show_progress": "hidden",
-}
-
 # gradio 6.31's LinePlot drops the data of an update that changes an axis too: the plot is
 # emptied first and the data follows this long after.
 AXIS_SETTLE_S = 0.3

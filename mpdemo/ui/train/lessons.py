@@ -15,12 +15,12 @@ from ...teach.device_sizes import size_line
 from ...teach.lesson_recordings import is_lesson_file, recording_for
 from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here
 from .. import system
-from ..context import Component, Frame, Outputs, TabContext, Value
+from ..context import QUIET, Component, Frame, Outputs, TabContext, Value
 from ..i18n import message, norm_lang, t
 from ..text import shown, shown_args
 from . import classroom, controls
 from .controls import BY_NAME, defaults, device_kind
-from .frames import FOLLOWED, OUTPUTS, QUIET
+from .frames import FOLLOWED, OUTPUTS
 
 if TYPE_CHECKING:
     from .session import Session

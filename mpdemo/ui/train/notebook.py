@@ -8,9 +8,8 @@ from typing import Any
 import gradio as gr
 
 from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
-from ..context import Component, TabContext
+from ..context import QUIET, Component, TabContext
 from ..i18n import norm_lang
-from .frames import QUIET
 from .session import Session
 
 

@@ -18,13 +18,12 @@ from ...colours import color_map
 from ...files.machines import describe_machine
 from ...files.recorded import Recording, RecordingError, read_runs, reference_files
 from ...log import logger
-from ..context import Component, Frame, Outputs, TabContext, Value
+from ..context import QUIET, Component, Frame, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import shown, shown_args
 from .frames import (
     AXIS_SETTLE_S,
     OUTPUTS,
-    QUIET,
     button,
     by_component,
     empty_table,

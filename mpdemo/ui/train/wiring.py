@@ -9,11 +9,11 @@ import gradio as gr
 
 from ...config import Limits
 from .. import system
-from ..context import Component, Outputs, TabContext, Value
+from ..context import QUIET, Component, Outputs, TabContext, Value
 from ..i18n import t
 from . import classroom, controls, lessons
 from .controls import CONTROLS, dataset_choices, model_choices
-from .frames import OUTPUTS, QUIET, by_component, keyed, run_legend, scale_empty_text, x_props
+from .frames import OUTPUTS, by_component, keyed, run_legend, scale_empty_text, x_props
 from .gradwatch import watch_update
 from .handlers import (
     arm,
