@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 def main() -> int:
     """Run the comparison, print the estimate check; exit 1 when it misses ±30 %."""
     from mpdemo.runs.runner import Runner
+    from mpdemo.runs.state import ComparisonState
     from mpdemo.ui.train.inputs import DEFAULTS, check_inputs
-    from mpdemo.ui.train.session import Session
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=DEFAULTS["steps"])
@@ -42,8 +42,7 @@ def main() -> int:
         "backends": args.backends.split(","),
     }
     configs = check_inputs(values)
-    session = Session()
-    session.begin(configs)
+    session = ComparisonState(configs)  # what the page reads its estimate from
     t0 = time.monotonic()
     runner = Runner(configs).start()
     samples: list[tuple[float, float]] = []  # (seconds since the click, estimated seconds left)
@@ -60,7 +59,7 @@ def main() -> int:
     total = time.monotonic() - t0
     runs = ", ".join(
         f"{r['summary']['label']} {r['summary'].get('mean_step_s', 0) * 1000:.0f} ms/step"
-        for r in session.runs
+        for r in session.fold.finished
     )
     print(f"runs: {runs}; steps per run {session.configs[0].steps}")
     print(f"estimate first shown {first_estimate:.1f} s after the click; total {total:.1f} s")
