@@ -28,7 +28,6 @@ RUNS: dict[str, str] = {
     "machine_cuda": "This machine: {name} (compute capability {cc}, bf16), CPU {cpu}, torch {torch}",
     "machine_cuda_no_bf16": "This machine: {name} (compute capability {cc}, no bf16), CPU {cpu}, torch {torch}",
     "machine_mps": "This machine: Apple GPU through MPS, CPU {cpu}, torch {torch}",
-    "calibrating": "measuring the training step on this machine (a few seconds)...",
     "side_by_side": "the {runs} runs take turns on the same batches, round by round, so their own timings are the interleaved measurement of the speed-ups",
     "eta_rounds_slower": "re-estimated: the last rounds took {factor:.1f}x as long as the first ones (the machine's load changed): about {left} left",
     "eta_rounds_faster": "re-estimated: the last rounds went {factor:.1f}x as fast as the first ones (the machine's load changed): about {left} left",

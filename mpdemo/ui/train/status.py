@@ -61,21 +61,17 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
     else:
         lines.append(_progress_line(session, lang))
         if p.get("phase") != "running" or not p.get("steps"):
-            left, base = session.state.remaining_s(), _one_repetition(session.configs)
-            if session.state.plan is None:
-                # Only several runs one after another are timed first (runs/runner.py).
-                if len(base) > 1 and not side_by_side(base):
-                    lines.append(shown(message("calibrating", {}, lang)))
-            elif left is not None:
+            left = session.state.remaining_s()
+            if session.state.plan is not None and left is not None:
                 lines.append(t("status_eta", lang, left=classroom.duration(left, lang)))
     if finished and session.runs:
-        # What the runs measured replaces what the calibration said (the load may have changed).
+        # What the runs measured replaces what the plan said (the load may have changed).
         from ...runs.notes import memory_notes, run_speed_notes
 
         summaries = session.summaries()
         speed = run_speed_notes(summaries)
         compared = {n.args["precision"] for n in speed if "precision" in n.args}
-        # A precision no run could be compared for (no fp32 run) keeps the calibration's sentence.
+        # A precision no run could be compared for (no fp32 run) keeps the plan's sentence.
         ran = {s.get("precision") for s in summaries}
         plan_notes = session.state.plan.notes if session.state.plan is not None else []
         lines += [
@@ -94,7 +90,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
                         text = message(w["key"], w.get("args") or {}, lang)
                         lines.append(shown(f"{s.get('label')}: {text}"))
     elif session.state.plan is not None:
-        # What the calibration measured; once the runs step at another pace, the re-estimate.
+        # What the plan said; once the runs step at another pace, the re-estimate.
         from ...runs.estimate import eta_note
 
         revised = eta_note(session.state.estimate) if session.state.estimate is not None else None
