@@ -226,9 +226,8 @@ def test_after_the_runs_the_interleaved_measurement_speaks(
                 "step_time_mad": 0.03, "steps": 100, "device": "cpu",
                 "status": "completed"}  # fmt: skip
 
-    runs = with_speedups(
-        [run("fp32", fp32_ms), run("bf16", runs_bf16_ms), run("fp16", 60, effective="fp32")], checks
-    )
+    bf16 = {**run("bf16", runs_bf16_ms), "speed_check": checks["bf16"].to_dict()}  # the runner's
+    runs = with_speedups([run("fp32", fp32_ms), bf16, run("fp16", 60, effective="fp32")])
     notes = N.run_speed_notes(runs, machine)  # the fp32-computing fp16 run: the audit's to say
     assert [n.key for n in notes] == [key] + (["load_changed"] if changed else [])
     note = notes[0]
@@ -300,7 +299,8 @@ def test_a_grid_without_fp32_keeps_its_speed_sentence_at_the_end():
     from mpdemo.files.summary import with_speedups
 
     session.runs = [
-        {"summary": s, "status": "completed"} for s in with_speedups([fp32, fp16], cal.checks)
+        {"summary": s, "status": "completed"}
+        for s in with_speedups([fp32, {**fp16, "speed_check": cal.checks["fp16"].to_dict()}])
     ]
     done = status_text(session, "en", finished=True)
     assert done.count(note.text) == 1 and "fp16 stepped 9.54x slower than fp32" in done
@@ -421,7 +421,7 @@ def test_loss_scale_and_speedups_are_shown_exactly():
     assert speedup_text(runs[1]) == "ran in fp32"
     assert speedup_cell(runs[1], "es") == "se ejecutó en fp32"
     checks = compare(interleaved_times({"fp32": 0.012, "bf16": 0.010}))
-    bf16 = with_speedups(runs, checks)[2]
+    bf16 = with_speedups([*runs[:2], runs[2].replace(speed_check=checks["bf16"].to_dict())])[2]
     lo, hi = bf16.speedup_interval
     assert lo <= 1.2 <= hi and bf16.speed_verdict == "faster"
     assert speedup_text(bf16) == f"1.20x [{lo:.2f}-{hi:.2f}] faster"

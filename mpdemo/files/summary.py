@@ -147,9 +147,7 @@ def typical_step_s(s: Mapping[str, object]) -> float | None:
     return s.get("median_step_s") or s.get("mean_step_s")
 
 
-def _speed_fields(
-    s: Summary, ref: Summary | None, checks: Mapping[str, SpeedCheck] | None
-) -> dict[str, object]:
+def _speed_fields(s: Summary, ref: Summary | None) -> dict[str, object]:
     """A run's speed-up fields, by the one rule (mpdemo.runs.timing.verdict) from one measurement."""
     if s.precision == "fp32":
         return {"speedup_vs_fp32": 1.0 if typical_step_s(s) else None}
@@ -164,10 +162,8 @@ def _speed_fields(
             "speed_check": None,
             "speedup_same_maths": True,
         }
-    check = (checks or {}).get(s.precision)
-    if check is None and s.speed_check and s.speed_verdict is None:  # its runner's measurement
+    if s.speed_check and s.speed_verdict is None:  # its runner's interleaved measurement
         check = SpeedCheck.from_dict(s.speed_check)
-    if check is not None:
         return {
             "speedup_vs_fp32": check.speedup,
             "speedup_interval": check.interval,
@@ -188,18 +184,16 @@ def _speed_fields(
     }
 
 
-def with_speedups(
-    summaries: Iterable[Mapping[str, object]], checks: Mapping[str, SpeedCheck] | None = None
-) -> list[Summary]:
-    """The summaries with their speed-up against fp32, verdict and interval: from `checks`, else
-    as recorded, else its peer fp32 run's median step over its own, "unsure"."""
+def with_speedups(summaries: Iterable[Mapping[str, object]]) -> list[Summary]:
+    """The summaries with their speed-up against fp32, verdict and interval: from their runner's
+    check, else as recorded, else its peer fp32 run's median step over its own, "unsure"."""
     runs = [Summary.from_dict(s) for s in summaries]
     base = {
         peers(s): s
         for s in runs
         if s.precision == "fp32" and s.status != "failed" and typical_step_s(s)
     }
-    return [s.replace(**_speed_fields(s, base.get(peers(s)), checks)) for s in runs]
+    return [s.replace(**_speed_fields(s, base.get(peers(s)))) for s in runs]
 
 
 def oriented(

@@ -100,9 +100,8 @@ LEDGER = Ledger()
 class BoundUploads:
     """ASGI middleware: notes each upload request's files and bytes under its client."""
 
-    def __init__(self, app: Any, ledger: Ledger | None = None) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
-        self.ledger = ledger or LEDGER
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass every request on; an upload's answer (the stored paths) is noted on its way out."""
@@ -145,4 +144,4 @@ class BoundUploads:
         from starlette.requests import Request
 
         # The client as the line counts it: the proxy's address.
-        return self.ledger.add(client_of(Request(scope)), paths, nbytes) if paths else []
+        return LEDGER.add(client_of(Request(scope)), paths, nbytes) if paths else []

@@ -145,16 +145,14 @@ class GpuRunner(RunnerInterface):
         self.configs = list(configs)  # limits: the worker reads them where it runs
         self.repeat = repeat
         self.state = ComparisonState(repeated(self.configs, repeat))
-        self._dir: str | None = None
+        self._dir: str | None = None  # made by start()
         self.stop_path = ""  # the flag file whose existence tells the worker to stop
-        self._started = False
         self._done = threading.Event()
 
     def start(self) -> GpuRunner:
         """Ready the stop flag; the GPU call itself starts when events() is first read."""
         self._dir = tempfile.mkdtemp(prefix="mpdemo-zerogpu-")
         self.stop_path = str(Path(self._dir) / "stop")
-        self._started = True
         return self
 
     def stop(self) -> None:
@@ -164,12 +162,12 @@ class GpuRunner(RunnerInterface):
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait until the GPU call has returned; True when it has."""
-        return self._done.wait(timeout) if self._started else True
+        return self._done.wait(timeout) if self._dir is not None else True
 
     @property
     def alive(self) -> bool:
         """Whether the GPU call is still running."""
-        return self._started and not self._done.is_set()
+        return self._dir is not None and not self._done.is_set()
 
     def events(self, timeout: float | None = None) -> Iterator[Any]:
         """The worker's events, one by one; None when a beat brought nothing (a heartbeat)."""

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from ...files.summary import oriented
 from ...teach.published import PUBLISHED
 from ..i18n import number, t
 from ..text import esc
+from ..train.session_table import speedup_cell
 from .common import html_table
 
 HEADS = ("pub_hardware", "pub_workload", "col_precision", "col_speedup", "pub_figures",
@@ -23,9 +23,8 @@ def published_html(lang: str) -> str:
             if p.unit
             else "–"
         )
-        # "1.25× slower", never "0.80×": N >= 1 in words, as every ratio on the page.
-        ratio, _iv, slower = oriented(p.speedup)
-        speed = f"{number(ratio, lang, '.2f')}× {t('verdict_slower' if slower else 'verdict_faster', lang)}"
+        # "1.25× slower", never "0.80×": the summary table's cell, as every ratio on the page.
+        speed = speedup_cell({"speedup_vs_fp32": p.speedup}, lang)
         cells = [p.hardware, p.workload, f"{p.precision} / {p.baseline}", speed, figures]
         link = (
             f'<a href="{esc(p.url)}" target="_blank" rel="noopener noreferrer">{esc(p.source)}</a>'
