@@ -814,8 +814,8 @@ def test_a_repeated_comparison_shows_each_figures_spread(client) -> None:
 
 def test_repeat_and_steps_rules() -> None:
     from mpdemo.messages import ConfigError
+    from mpdemo.runs.runner import check_repeat
     from mpdemo.ui.i18n import error_text
-    from mpdemo.ui.train.inputs import check_repeat
 
     assert check_repeat(3.0) == 3
     for bad in (0, 11, 2.5, None, ""):

@@ -23,7 +23,7 @@ from ..files.summary import repeat_groups, scale_text, speedup_text, typical_ste
 from ..messages import ConfigError, MpdemoError, render
 from ..notebook.command import add_notebook_parser, notebook_main
 from ..registry import BACKEND_NAMES, PRECISION_NAMES
-from ..runs.runner import check_memory, grid, repeated, run_grid
+from ..runs.runner import check_memory, check_repeat, grid, repeated, run_grid
 from ..runs.state import ComparisonState
 from ..teach.device_sizes import size_line
 from ..teach.formats import LOW_PRECISION
@@ -187,13 +187,7 @@ def _run(
     for cfg in configs:
         engine.preflight(cfg)  # bad input → exit 2 before any training
     check_memory(configs)  # the runs of a comparison are alive together
-    if not 1 <= args.repeat <= MAX_REPEAT:
-        raise ConfigError(
-            "bad_number",
-            field="repeat",
-            rule={"key": "rule_whole", "args": {"lo": 1, "hi": MAX_REPEAT}},
-            value=args.repeat,
-        )
+    check_repeat(args.repeat)
     main_proc = int(os.environ.get("RANK", "0")) == 0
     single = env_int("WORLD_SIZE", 1) == 1
     if main_proc:

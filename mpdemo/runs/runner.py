@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from .. import engine
 from ..catalog import MODELS
-from ..config import Limits, RunConfig
+from ..config import MAX_REPEAT, Limits, RunConfig
 from ..events import Event, Pump
 from ..messages import ConfigError
 from ..registry import PRECISION_NAMES, PRECISIONS
@@ -52,6 +52,15 @@ def repeated(configs: list[RunConfig], repeat: int) -> list[RunConfig]:
     if repeat <= 1:
         return list(configs)
     return [c.replace(trial=r) for r in range(1, repeat + 1) for c in configs]
+
+
+def check_repeat(value: object) -> int:
+    """A comparison's repeat count (--repeat, the page's Repeat box) as a whole number, or the keyed refusal."""
+    n = int(value) if isinstance(value, float) and value.is_integer() else value
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_REPEAT:
+        rule = {"key": "rule_whole", "args": {"lo": 1, "hi": MAX_REPEAT}}
+        raise ConfigError("bad_number", field="repeat", rule=rule, value=value)
+    return n
 
 
 def available_bytes() -> int | None:

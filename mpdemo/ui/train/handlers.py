@@ -12,7 +12,7 @@ import gradio as gr
 
 from ...classroom.broadcast import Viewer, comparison_key
 from ...messages import MpdemoError
-from ...runs.runner import repeated
+from ...runs.runner import check_repeat, repeated
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import esc, shown
 from . import classroom, controls, lessons
@@ -32,7 +32,7 @@ from .frames import (
     x_props,
 )
 from .gradwatch import watch_update
-from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, check_repeat, ticked_scale_empty
+from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, ticked_scale_empty
 from .plots import PLOTS, View
 from .session import Session
 from .session_table import column_widths

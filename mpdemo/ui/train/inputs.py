@@ -147,21 +147,6 @@ def check_inputs(values: Frame, limits: Limits | None = None) -> list[RunConfig]
     return configs
 
 
-def check_repeat(value: object) -> int:
-    """The Repeat box's value as a whole number of repetitions, or the keyed refusal."""
-    c = controls.BY_NAME["repeat"]
-    lo, hi = (int(x or 1) for x in c.bounds(Limits()))
-    n = int(value) if isinstance(value, float) and value.is_integer() else value
-    if isinstance(n, bool) or not isinstance(n, int) or not lo <= n <= hi:
-        raise ConfigError(
-            "bad_number",
-            field="repeat",
-            rule={"key": "rule_whole", "args": {"lo": lo, "hi": hi}},
-            value=value,
-        )
-    return n
-
-
 def opening_scale_empty(lang: str) -> str:
     """The loss-scale plot's place before any grid: a sentence when the default grid has no scaler."""
     return ticked_scale_empty(
