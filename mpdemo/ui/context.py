@@ -28,6 +28,8 @@ QUIET: dict[str, object] = {
     "show_progress": "hidden",
 }
 
+STOP_WAIT_S = 15.0  # how long a Stop click (training, the sweep) waits for the step in progress
+
 
 @dataclass(frozen=True)
 class TrainShared:

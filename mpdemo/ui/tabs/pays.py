@@ -28,7 +28,7 @@ from ...sweep.sizes import (
     parse_sizes,
 )
 from ...sweep.spec import SweepPlan, SweepSpec
-from ..context import Outputs, TabContext, Value
+from ..context import STOP_WAIT_S, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..text import esc, shown
 from ..train import classroom
@@ -343,9 +343,6 @@ def run_sweep_ui(
         state.ended.set()
     if state.end is None:  # it left the line before its turn: say so as its last word
         yield frame(state, lang)
-
-
-STOP_WAIT_S = 15.0  # how long Stop waits for the step in progress to finish
 
 
 def stop_sweep(state: SweepState | None, lang: str) -> str:

@@ -13,6 +13,7 @@ import gradio as gr
 from ...classroom.broadcast import Viewer, comparison_key
 from ...messages import MpdemoError
 from ...runs.runner import check_repeat, repeated
+from ..context import STOP_WAIT_S
 from ..i18n import DEFAULT_LANG, error_text, norm_lang, t
 from ..text import esc, shown
 from . import classroom, controls, lessons
@@ -36,7 +37,7 @@ from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, ticked_scale_empty
 from .plots import PLOTS, View
 from .session import Session
 from .session_table import column_widths
-from .status import status_text, stopped_text
+from .status import runner_runs, status_text, stopped_text
 
 
 def summary_update(session: Session | None, lang: str) -> Any:
@@ -100,7 +101,7 @@ def train(
         return
     try:
         # After this page's Stop a new comparison: joining the stopped one ended at once.
-        if mode == "train" and stopped_text(session.runner, lang) is not None:
+        if mode == "train" and stopped_text(runner_runs(session.runner), lang) is not None:
             mode = "own"
         board = mode.comparison if isinstance(mode, classroom.Follow) else None
         configs = board.configs if board else check_inputs(v)
@@ -160,9 +161,6 @@ def _has_steps(session: Session, label: str) -> bool:
     return series is not None and bool(series.step)
 
 
-STOP_WAIT_S = 15.0  # how long Stop waits for the worker to finish its step
-
-
 def stop(session: Session, lang: str) -> str:
     """Stop button: end the current run within a step (cancels= alone would not)."""
     lang = norm_lang(lang)
@@ -176,7 +174,7 @@ def stop(session: Session, lang: str) -> str:
     # Answer with the outcome, not only "stopping": the training's own stream may lag behind.
     if not runner.join(STOP_WAIT_S):
         return t("status_stopping", lang)
-    return stopped_text(runner, lang) or t("status_stopped_plain", lang)
+    return stopped_text(runner_runs(runner), lang) or t("status_stopped_plain", lang)
 
 
 def arm(session: Session, lang: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from ... import engine
 from ...config import RunConfig
 from ...files.summary import Summary
 from ...messages import MpdemoError
+from ...runs.fold import Run
 from ...runs.runner import side_by_side
 from ..histogram import pct
 from ..i18n import error_text, message, t
@@ -30,13 +31,8 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         return "\n\n".join(lines)
     head = len(lines) + 1  # the board's lines and the one sentence for the class stay unfolded
     if finished:
-        stopped = [r for r in session.runs if r["status"] == "stopped"]
-        if stopped:
-            s, steps = stopped[-1]["summary"], (stopped[-1]["config"] or {}).get("steps", "?")
-            label = shown(s.get("label", ""))
-            lines.append(
-                t("status_stopped", lang, label=label, step=s.get("steps", 0), steps=steps)
-            )
+        if (stopped := stopped_text(session.runs, lang)) is not None:
+            lines.append(stopped)
         elif session.stop_requested:
             lines.append(t("status_stopped_plain", lang))
         else:
@@ -57,7 +53,7 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
             lines += unfolded
             head += len(unfolded)
     elif session.stop_requested:
-        lines.append(stopped_text(session.runner, lang) or t("status_stopping", lang))
+        lines.append(stopped_text(runner_runs(session.runner), lang) or t("status_stopping", lang))
     else:
         lines.append(_progress_line(session, lang))
         if p.get("phase") != "running" or not p.get("steps"):
@@ -215,15 +211,17 @@ def folded(head: list[str], details: list[str], lang: str) -> str:
     return "\n\n".join(head) + f"\n\n<details><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
-def stopped_text(runner: RunnerInterface | None, lang: str) -> str | None:
-    """'Stopped: label stopped at step k of N...' from the worker's own summaries, else None."""
-    if runner is None:
-        return None
-    stopped = [s for s in runner.state.summaries if s.get("status") == "stopped"]
+def runner_runs(runner: RunnerInterface | None) -> list[Run]:
+    """The runner's finished runs, ahead of this page's stream (which may lag behind a Stop)."""
+    return runner.state.fold.finished if runner is not None else []
+
+
+def stopped_text(runs: list[Run], lang: str) -> str | None:
+    """'Stopped: label stopped at step k of N...' for the last stopped run of `runs`, else None."""
+    stopped = [r for r in runs if r["status"] == "stopped"]
     if not stopped:
         return None
-    s = stopped[-1]
-    steps = next((c.steps for c in runner.configs if c.label == s.get("label")), "?")
+    s, steps = stopped[-1]["summary"], (stopped[-1]["config"] or {}).get("steps", "?")
     label = shown(s.get("label", ""))
     return t("status_stopped", lang, label=label, step=s.get("steps", 0), steps=steps)
 
