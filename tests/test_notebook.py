@@ -156,7 +156,7 @@ def test_the_interrupt_stops_the_runs_and_keeps_their_steps(tmp_path, monkeypatc
 
 
 def test_the_train_tab_offers_its_comparison_as_a_notebook_in_the_pages_language() -> None:
-    from mpdemo.ui.train.notebook import notebook_update
+    from mpdemo.ui.train.handlers import notebook_update
     from mpdemo.ui.train.session import Session
 
     session = Session()

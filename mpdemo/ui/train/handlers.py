@@ -199,6 +199,12 @@ def script_for_run(session: Session, label: str | None) -> Any:
     return gr.update(value=path, interactive=path is not None)
 
 
+def notebook_update(session: Session | None, lang: str) -> Any:
+    """The session's comparison as a notebook in the page's language, for its download button."""
+    path = session.notebook_file(norm_lang(lang)) if session is not None else None
+    return gr.update(value=path, interactive=path is not None)
+
+
 def redraw(
     session: Session | None, lang: str, smoothing: Any, x_axis: Any
 ) -> Iterator[dict[str, Any]]:

@@ -16,7 +16,6 @@ from .. import zerogpu
 from ..context import Component, TabContext, TrainShared
 from ..i18n import DEFAULT_LANG, t
 from . import classroom, controls, lessons
-from . import notebook as notebook_ui
 from . import recorded as recorded_ui
 from .colours import LEGEND_CSS, LEGEND_JS
 from .controls import CONTROLS
@@ -151,7 +150,7 @@ def _results(ctx: TabContext, comps: dict[str, Component], lang0: str, lim: Limi
             elem_id="script-download",
             size="md",
         )
-        # The same runs as a notebook (notebook.py), off until a comparison has runs.
+        # The same runs as a notebook (Session.notebook_file), off until a comparison has runs.
         comps["notebook_btn"] = button(
             ctx,
             gr.DownloadButton,
@@ -231,5 +230,4 @@ def build_train_tab(ctx: TabContext) -> None:
     )
     _wire(ctx, comps, session, lim)
     recorded_ui.wire(ctx, comps, session)
-    notebook_ui.wire(ctx, comps, session)
     classroom.wire(ctx, comps, session, train, arm, train_endpoint(comps, "own"))

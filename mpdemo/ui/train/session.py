@@ -18,6 +18,7 @@ from ...events import Event
 from ...files.recorded import Recording, compact, thin_steps, write_runs, write_steps_csv
 from ...files.summary import Summary, with_speedups
 from ...messages import MpdemoError
+from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
 from ...runs.state import ComparisonState
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
@@ -328,5 +329,17 @@ class Session(StoredRuns):
             path = self.folder() / script_filename(cfg)
             path.write_text(text, encoding="utf-8")
         except OSError:  # no room to write it: the button stays off, the page goes on
+            return None
+        return str(path)
+
+    def notebook_file(self, lang: str) -> str | None:
+        """Write the comparison as a Jupyter notebook in `lang` (to run where a GPU is)."""
+        if not self.configs:
+            return None
+        name = lesson_of([c.replace(trial=0) for c in self.configs if c.trial <= 1])
+        path = self.folder() / f"mpdemo-{name or 'comparison'}.ipynb"
+        try:
+            write_notebook(path, comparison_notebook(list(self.configs), lang))
+        except OSError:  # as the script's
             return None
         return str(path)

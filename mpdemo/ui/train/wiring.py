@@ -18,6 +18,7 @@ from .gradwatch import watch_update
 from .handlers import (
     arm,
     legend_click,
+    notebook_update,
     redraw,
     scale_preview,
     script_for_run,
@@ -107,6 +108,10 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     comps["script_run"].input(
         script_for_run, [session, comps["script_run"]], [comps["script_btn"]], **QUIET
     )
+    # The same runs as a notebook: written again when the runs or the page's language change.
+    for comp in (comps["summary"], comps["script_run"]):
+        comp.change(notebook_update, [session, lang], [comps["notebook_btn"]], **QUIET)
+    ctx.on_language(lambda lg, sess: notebook_update(sess, lg), [session], [comps["notebook_btn"]])
 
     view_inputs = [session, lang, *(comps[n] for n in controls.VIEW_NAMES)]
     view_names = [*(p.name for p in PLOTS), "legend"]
