@@ -12,6 +12,7 @@ from ...config import RunConfig
 from ...teach import accumulate, formats, fp8_scaling, rounding
 from ...teach.accumulate import MAX_N
 from ..context import TabContext, Value
+from ..histogram import FORMAT_NAMES
 from ..i18n import number, t
 from ..text import esc
 from .common import SIDE_WORK, html_table
@@ -126,7 +127,7 @@ def fp8_recipes_html(lang: str) -> str:
     rows = [
         [
             esc(t("nx_tensor_" + r["tensor"], lang)),
-            esc(r["fmt"].upper()),
+            esc(FORMAT_NAMES[r["fmt"]]),
             esc(t("nx_recipe_" + r["recipe"], lang)),
             _cell(r["scales"], lang, ","),
             _cell(100 * r["flushed"], lang, ".3g") + " %",
