@@ -28,14 +28,16 @@ from ...sweep.sizes import (
     parse_sizes,
 )
 from ...sweep.spec import SweepPlan, SweepSpec
+from ...teach.published import PUBLISHED
 from ..context import STOP_WAIT_S, Outputs, TabContext, Value
 from ..i18n import DEFAULT_LANG, error_text, message, norm_lang, number, t
 from ..text import esc, shown
 from ..train import classroom
 from ..train.controls import device_kind
+from ..train.session_table import speedup_cell
 from ..visitor import client_here
 from . import pays_line
-from .published import published_html
+from .common import html_table
 
 COMPARED = [p for p in SWEEP_PRECISIONS if p != "fp32"]  # fp32 is the baseline, always timed
 BASELINE = "fp32 = 1"  # the plot's reference series: fp32's own speed
@@ -358,6 +360,32 @@ def stop_sweep(state: SweepState | None, lang: str) -> str:
     if not state.ended.wait(STOP_WAIT_S):
         return t("sweep_status_stopping", lang, points=len(state.points))
     return status_text(state, lang)
+
+
+PUBLISHED_HEADS = ("pub_hardware", "pub_workload", "col_precision", "col_speedup", "pub_figures",
+         "pub_source")  # fmt: skip
+
+
+def published_html(lang: str) -> str:
+    """The published figures as a table headed 'published, not run here', each with its link."""
+    rows = []
+    for p in PUBLISHED:
+        figures = (
+            f"{number(p.figure, lang, 'g')} / {number(p.baseline_figure, lang, 'g')} "
+            f"{t('col_samples', lang) if p.unit == 'samples/s' else p.unit}"
+            if p.unit
+            else "–"
+        )
+        # "1.25× slower", never "0.80×": the summary table's cell, as every ratio on the page.
+        speed = speedup_cell({"speedup_vs_fp32": p.speedup}, lang)
+        cells = [p.hardware, p.workload, f"{p.precision} / {p.baseline}", speed, figures]
+        link = (
+            f'<a href="{esc(p.url)}" target="_blank" rel="noopener noreferrer">{esc(p.source)}</a>'
+        )
+        rows.append([*map(esc, cells), link])
+    title, note = esc(t("published_title", lang)), esc(t("published_note", lang))
+    table = html_table([esc(t(k, lang)) for k in PUBLISHED_HEADS], rows)
+    return f'<div class="mp-published"><h3>{title}</h3><p>{note}</p>{table}</div>'
 
 
 def build_pays_tab(ctx: TabContext) -> None:
