@@ -204,12 +204,12 @@ def test_closing_a_session_frees_its_runs_and_deletes_its_folder(tmp_path: Path)
     folder = session.folder()
     (folder / "mpdemo-runs.csv").write_text("x", encoding="utf-8")
     assert folder.is_relative_to(session_life.SESSIONS_ROOT)
-    sessions.attach(session, "hash-1")
+    session_life.attach(session, "hash-1")
     assert len(session_life._OPEN) >= 1
-    sessions.release("hash-1")
+    session_life.release("hash-1")
     assert not folder.exists()
     assert not session.recordings and not session.plot_labels()
-    sessions.release("hash-1")  # twice (unload, then gradio's delete_callback): harmless
+    session_life.release("hash-1")  # twice (unload, then gradio's delete_callback): harmless
 
 
 def test_start_up_deletes_the_folders_of_processes_that_are_gone(tmp_path: Path) -> None:
@@ -218,7 +218,7 @@ def test_start_up_deletes_the_folders_of_processes_that_are_gone(tmp_path: Path)
     live = root / f"{os.getppid()}-abcd" / "session-y"
     for d in (dead, live):
         d.mkdir(parents=True)
-    assert sessions.sweep_session_dirs(root) >= 1
+    assert session_life.sweep_session_dirs(root) >= 1
     assert not dead.parent.exists() and live.exists()
 
 

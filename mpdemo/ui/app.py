@@ -27,10 +27,11 @@ from .serve import (
 from .tabs import TEACH_TABS
 from .tabs.why import preset_load
 from .tolerant import tolerate
-from .train import session as sessions
+from .train import session_life
 from .train.classroom import max_threads
 from .train.controls import BY_NAME, defaults
 from .train.layout import build_train_tab
+from .train.session import Session
 
 # The page's own CSS, given at launch(css=CSS). #status: gradio's red "Error" badge hid the middle
 # of the status line, which says what failed itself.
@@ -218,22 +219,22 @@ def detect_language(stored: object, request: gr.Request) -> str:
     return lang_from_header(header)
 
 
-def keep_session(session: sessions.Session, request: gr.Request) -> sessions.Session:
+def keep_session(session: Session, request: gr.Request) -> Session:
     """On page load: the tab's session becomes an event output, so gradio expires it (and runs
     its delete_callback) after the tab closes; a State never output is never expired."""
-    return sessions.attach(session, getattr(request, "session_hash", None))
+    return session_life.attach(session, getattr(request, "session_hash", None))
 
 
 def end_session(request: gr.Request) -> None:
     """The tab closed (or reloaded): free its session now, not an hour later."""
-    sessions.release(getattr(request, "session_hash", None))
+    session_life.release(getattr(request, "session_hash", None))
 
 
 def build_app(limits: Limits | None = None) -> gr.Blocks:
     """Build the whole app (no launch, no queue settings: app.py and tests add those)."""
     limits = limits or Limits.from_env()
     system.start_hub_check()  # answers in the background while the page loads
-    sessions.sweep_session_dirs()  # what a server that stopped left behind
+    session_life.sweep_session_dirs()  # what a server that stopped left behind
 
     keep_busy_sessions()  # whoever launches it: a session with a run or a board stays
     poll_gently()  # and its queue does not wake a thousand times a second

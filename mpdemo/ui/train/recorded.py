@@ -34,7 +34,8 @@ from .frames import (
 )
 from .gradwatch import watch_update
 from .plots import PLOTS
-from .session import Session, attach
+from .session import Session
+from .session_life import attach
 
 STORAGE_KEY = "mpdemo-runs"
 # The stored runs' key, the same after a restart (else they would not read back); no secret:

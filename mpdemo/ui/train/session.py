@@ -22,13 +22,7 @@ from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
 from ...runs.state import ComparisonState
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
-from .session_life import (  # noqa: F401 - the app reaches the lifetime through this module
-    attach,
-    give_back_memory,
-    process_dir,
-    release,
-    sweep_session_dirs,
-)
+from .session_life import give_back_memory, process_dir
 from .session_store import MAX_RECORDINGS, STORED_POINTS, StoredRuns, series_from_steps
 from .session_table import shown_table, summary_table
 
