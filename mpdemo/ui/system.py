@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import math
 import os
 import platform
 import sys
@@ -157,9 +156,3 @@ def fmt_params(n: int) -> str:
         if n >= size:
             return f"{n / size:.3g}{unit}"
     return str(n)
-
-
-def fmt_duration(seconds: float) -> tuple[int, int]:
-    """(minutes, seconds) rounded up to whole seconds."""
-    s = max(0, math.ceil(seconds))
-    return s // 60, s % 60

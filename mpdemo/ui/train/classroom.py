@@ -18,8 +18,9 @@ from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
 from ...classroom.shares import ShareFull, per_address
 from ...config import RunConfig
+from ...runs.notes import duration_text
 from ...state import on_reset
-from .. import pages, system
+from .. import pages
 from ..context import QUIET, Component, Frame, Outputs, TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
@@ -96,12 +97,6 @@ def runner_for(
     return view
 
 
-def duration(seconds: float, lang: str) -> str:
-    """'1 min 5 s' / '40 s' in `lang`."""
-    m, s = system.fmt_duration(seconds)
-    return t("time_min", lang, m=m, s=s) if m else t("time_s", lang, s=s)
-
-
 def ordinal(n: int, lang: str) -> str:
     """'3rd' / '3.º' / '3º': English's ordinal forms (CLDR: one, two, few, other)."""
     if n % 10 == 1 and n % 100 != 11:
@@ -124,7 +119,7 @@ def queued_text(view: Viewer | None, lang: str) -> str | None:
     n, wait = place
     if wait is None:
         return t("class_queued_unknown", lang, place=ordinal(n, lang))
-    return t("class_queued", lang, place=ordinal(n, lang), wait=duration(wait, lang))
+    return t("class_queued", lang, place=ordinal(n, lang), wait=duration_text(wait))
 
 
 def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
@@ -149,7 +144,7 @@ def status_lines(session: Session | None, lang: str) -> tuple[list[str], bool]:
     if view.closed and not c.ended:
         lines.append(t("class_left", lang))
     began = c.started_at if c.started_at is not None else c.created_at
-    ago = duration(max(0.0, c.hub.clock() - began), lang)
+    ago = duration_text(max(0.0, c.hub.clock() - began))
     live = not c.ended or view.joined_at < (c.finished_at or 0.0)
     if view.kind == "board":
         key = "class_board_live" if live else "class_board_done"

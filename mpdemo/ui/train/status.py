@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ... import engine
 from ...config import RunConfig
 from ...files.summary import Summary
 from ...messages import MpdemoError
 from ...runs.fold import Run
-from ...runs.runner import side_by_side
+from ...runs.notes import duration_text, memory_notes, run_speed_notes
+from ...runs.runner import RunnerInterface, side_by_side
 from ..histogram import pct
 from ..i18n import error_text, message, t
 from ..text import shown
 from . import classroom
 from .session import Session
 from .session_table import speedup_cell
-
-if TYPE_CHECKING:
-    from ...runs.runner import RunnerInterface
 
 
 def status_text(session: Session, lang: str, finished: bool = False) -> str:
@@ -59,11 +57,9 @@ def status_text(session: Session, lang: str, finished: bool = False) -> str:
         if p.get("phase") != "running" or not p.get("steps"):
             left = session.state.remaining_s()
             if session.state.plan is not None and left is not None:
-                lines.append(t("status_eta", lang, left=classroom.duration(left, lang)))
+                lines.append(t("status_eta", lang, left=duration_text(left)))
     if finished and session.runs:
         # What the runs measured replaces what the plan said (the load may have changed).
-        from ...runs.notes import memory_notes, run_speed_notes
-
         summaries = session.summaries()
         speed = run_speed_notes(summaries)
         compared = {n.args["precision"] for n in speed if "precision" in n.args}
@@ -143,9 +139,7 @@ def _progress_line(session: Session, lang: str) -> str:
     }
     if left is None:
         return head + t(keys[kind][0], lang, **args)
-    return head + t(
-        keys[kind][1], lang, **args, steps=p["steps"], left=classroom.duration(left, lang)
-    )
+    return head + t(keys[kind][1], lang, **args, steps=p["steps"], left=duration_text(left))
 
 
 def why_slower(summaries: list[Summary], lang: str) -> list[str]:
@@ -174,8 +168,6 @@ def why_slower(summaries: list[Summary], lang: str) -> list[str]:
 def speed_paragraphs(summaries: list[Summary], lang: str) -> list[str]:
     """The runs' speed sentences, each after the runs it is about ('**torch · fp16**: ...'); runs
     whose sentence is the same share one."""
-    from ...runs.notes import run_speed_notes
-
     machine = engine.machine_info()
     bases = [s for s in summaries if s.get("precision") == "fp32"]
     named: dict[str, list[str]] = {}  # sentence -> the runs it is about, in grid order
