@@ -9,17 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ...colours import RAW, series_id, skipped_label
+from ...config import RunConfig
+from ...events import StepEvent
 from ...registry import PRECISIONS
-
-if TYPE_CHECKING:
-    from ...config import RunConfig
-    from ...events import StepEvent
 
 MAX_POINTS_PER_LINE = 500
 MAX_ROWS_PER_FRAME = 990  # the frontend's own down-sampling starts at 1000 rows

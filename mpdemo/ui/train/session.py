@@ -19,6 +19,7 @@ from ...files.recorded import Recording, compact, thin_steps, write_runs, write_
 from ...files.summary import Summary, with_speedups
 from ...messages import MpdemoError
 from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
+from ...runs.runner import RunnerInterface
 from ...runs.state import ComparisonState
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
@@ -28,8 +29,6 @@ from .session_table import shown_table, summary_table
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
-
-    from ...runs.runner import RunnerInterface
 
 # Opened files' runs are thinned to what a line draws, at most this many steps in all (a 29.5 MB
 # file of 10 runs x 200,000 steps held ~630 MB as read; thinned, a few MB).
