@@ -4,13 +4,16 @@ rather than the interpreter tearing torch's threads down mid-step)."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import signal
 import threading
+import warnings
 from typing import Any
 
 import gradio as gr
+from gradio.helpers import special_args
 
 from ..classroom import broadcast
 from .train import classroom
@@ -90,8 +93,6 @@ def keep_busy_sessions() -> None:
 def special_params(fn: Any) -> dict[str, str]:
     """A handler's parameters that ask gradio for the request or the event data, by their
     annotation as written (a string under `from __future__ import annotations`): name -> kind."""
-    import inspect
-
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -110,11 +111,6 @@ def unserved_special_args(demo: gr.Blocks) -> list[str]:
     """Every handler parameter asking for the request or event data that gradio's own
     special_args would fill with None (a hint it cannot resolve, e.g. a TYPE_CHECKING import:
     every visitor looked like one client, issue 52)."""
-    import inspect
-    import warnings
-
-    from gradio.helpers import special_args
-
     marker = object()
     missing = []
     for block_fn in demo.fns.values():

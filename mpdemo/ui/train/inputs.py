@@ -3,6 +3,7 @@ checked grid of RunConfigs (torch only where a function says so)."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from ... import engine
@@ -61,8 +62,6 @@ def precision_note(
     lang: str, precisions: list[str] | None, device: str | None, session: Session | None = None
 ) -> str:
     """What this page's last comparison measured for the ticked precisions."""
-    import sys
-
     # Nothing trained in this process yet: no claim, and no torch imported for it.
     if "torch" not in sys.modules or not isinstance(session, Session):
         return ""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
+import gc
 import os
 import shutil
 import tempfile
@@ -72,8 +75,6 @@ def forget_open_sessions() -> None:
 
 def give_back_memory() -> None:
     """Collect, and hand freed heap back to the OS (glibc keeps it: a server's RSS only grew)."""
-    import gc
-
     gc.collect()
     trim = _malloc_trim()
     if trim is not None:
@@ -82,9 +83,6 @@ def give_back_memory() -> None:
 
 @functools.cache
 def _malloc_trim() -> Any:
-    import ctypes
-    import ctypes.util
-
     name = ctypes.util.find_library("c")
     try:
         return ctypes.CDLL(name).malloc_trim if name else None
