@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gradio as gr
 
@@ -21,9 +21,7 @@ from ..text import shown, shown_args
 from . import classroom, controls
 from .controls import BY_NAME, defaults, device_kind
 from .frames import FOLLOWED, OUTPUTS
-
-if TYPE_CHECKING:
-    from .session import Session
+from .session import Session
 
 
 def choices(lang: str) -> list[tuple[str, str]]:
