@@ -166,13 +166,9 @@ def machine_info() -> Machine:
 
 # --- sentences about the hardware: facts that explain a measurement, never a verdict ---------
 
-_FLAG_LABELS = {
-    "avx512_bf16": "AVX512-BF16",
-    "amx_bf16": "AMX-BF16",
-    "avx512_fp16": "AVX512-FP16",
-    "amx_fp16": "AMX-FP16",
-}
-_PRECISION_FLAGS = {"bf16": ("avx512_bf16", "amx_bf16"), "fp16": ("avx512_fp16", "amx_fp16")}
+# The instructions that make a CPU's fp16/bf16 fast, each named as the sentences say it ("AMX-BF16").
+FAST_16BIT = ("avx512_bf16", "amx_bf16", "avx512_fp16", "amx_fp16")
+_FLAG_LABELS = {f: f.upper().replace("_", "-") for f in FAST_16BIT}
 
 
 def _isa(machine: Machine) -> str:
@@ -193,7 +189,7 @@ def hardware_reason(machine: Machine, precision: str, device_type: str) -> dict[
     if device_type == "mps":
         return {"key": "hw_mps", "args": {}}
     flags = (machine.get("cpu") or {}).get("flags") or {}
-    present = [_FLAG_LABELS[f] for f in _PRECISION_FLAGS.get(precision, ()) if flags.get(f)]
+    present = [_FLAG_LABELS[f] for f in FAST_16BIT if f.endswith(f"_{precision}") and flags.get(f)]
     if present:
         return {"key": "hw_cpu_has", "args": {"isa": _isa(machine), "flags": ", ".join(present)}}
     return {"key": "hw_cpu_lacks", "args": {"isa": _isa(machine), "precision": precision}}

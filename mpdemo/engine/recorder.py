@@ -17,6 +17,7 @@ from ..files.summary import Summary
 from ..log import run_logger
 from ..messages import MpdemoError, Note
 from ..registry import BACKENDS, PRECISIONS
+from ..runs.timing import spread
 from . import fp8
 from .cores import Cores
 from .memory import SavedBytes
@@ -266,8 +267,6 @@ class Recorder(StepHooks):
         peak = torch.cuda.max_memory_allocated(self.device) if self.device.type == "cuda" else None
         cv = statistics.pstdev(warm) / mean_step if mean_step and len(warm) > 1 else None
         median = statistics.median(warm) if warm else None
-        spread = median and len(warm) > 1
-        mad = statistics.median(abs(t - median) for t in warm) / median if spread else None
         tokens = self.prep.tokens_per_sample
         bs = self.cfg.batch_size
         return Summary(
@@ -288,7 +287,7 @@ class Recorder(StepHooks):
             samples_per_s=bs / median if median else None,
             tokens_per_s=bs * tokens / median if median and tokens else None,
             step_time_cv=cv,
-            step_time_mad=mad,
+            step_time_mad=spread(warm),
             saved_activation_bytes=self.saved_activation_bytes,
             peak_mem_bytes=int(peak) if peak is not None else None,
             peak_mem_kind="cuda max_memory_allocated" if peak is not None else None,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import fields
 from pathlib import Path
 
 from ..config import RunConfig
@@ -14,6 +13,7 @@ from ..files.atomic import write_text_atomic
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..runs.runner import grid
 from ..teach.lessons import get, trained_names
+from ..teach.listing import changed_fields
 
 # A placeholder until the project has a public home (the README's "In a notebook, on a GPU").
 SPEC_PLACEHOLDER = "mpdemo[notebook] @ git+https://HOST/OWNER/mpdemo.git"
@@ -156,13 +156,8 @@ def comparison_call(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> str:
     one = _once(configs)
     repeat = max([c.trial for c in configs] + [1])
     default = RunConfig()
-    first = one[0]
-    shared = {
-        f.name: getattr(first, f.name)
-        for f in fields(RunConfig)
-        if f.name not in GRID_FIELDS and f.name != "loss_scaling"
-        and getattr(first, f.name) != getattr(default, f.name)
-    }  # fmt: skip
+    skip = (*GRID_FIELDS, "loss_scaling")
+    shared = {k: v for k, v in changed_fields(one[0]).items() if k not in skip}
     scaled = {c.loss_scaling for c in one}
     backends = list(dict.fromkeys(c.backend for c in one))
     precisions = list(dict.fromkeys(c.precision for c in one))

@@ -5,6 +5,7 @@ half an ulp of it, an fp32 sum of the same 16-bit values does not. torch inside 
 from __future__ import annotations
 
 import decimal
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -134,9 +135,7 @@ def model_micro_batch_grads(cfg: RunConfig, micro_batches: int = 8) -> list[dict
     model = prep.model
     model.train()
     out = []
-    for i, batch in enumerate(prep.train_dataloader):
-        if i >= micro_batches:
-            break
+    for batch in itertools.islice(prep.train_dataloader, micro_batches):
         model.zero_grad(set_to_none=True)
         loss = model(**batch).loss / micro_batches  # the mean over micro-batches, as a loop does
         loss.backward()

@@ -123,18 +123,13 @@ _DEC_CTX = decimal.Context(prec=50, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN
 _PARSE_HELP = "use decimal or scientific notation such as 0.1, -2.5e-8, 65504, inf or nan"
 
 
-def _stored(fmt: str) -> Layout:
-    """The layout of a format torch stores (not TF32), else ValueError."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format; expected one of {', '.join(FORMATS)}")
-    return LAYOUTS[fmt]
-
-
 def torch_dtype(fmt: str) -> torch.dtype:
-    """A format's torch dtype (ValueError for TF32, which torch does not store)."""
+    """A format's torch dtype; ValueError for an unknown one or TF32, which torch does not store."""
     import torch
 
-    return getattr(torch, _stored(fmt).dtype)
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format; expected one of {', '.join(FORMATS)}")
+    return getattr(torch, LAYOUTS[fmt].dtype)
 
 
 def parse(value: float | int | str) -> tuple[float, decimal.Decimal | None]:
@@ -203,10 +198,10 @@ def encode(value: float | str, fmt: str) -> dict:
     """Encode a number (float or numeric text) in fmt and describe the stored bits."""
     import torch
 
-    lay = _stored(fmt)
+    dtype, lay = torch_dtype(fmt), LAYOUTS[fmt]
     x, exact = parse(value)
     # Through fp32, as a mixed-precision cast from the fp32 master copy does (nearest even).
-    t = torch.tensor(x, dtype=torch.float32).to(torch_dtype(fmt))
+    t = torch.tensor(x, dtype=torch.float32).to(dtype)
     stored = float(t.item())
     int_dtype = {32: torch.int32, 16: torch.int16, 8: torch.uint8}[lay.bits]  # same width
     raw = int(t.view(int_dtype).item()) & ((1 << lay.bits) - 1)

@@ -4,6 +4,7 @@ exactly on any machine: what each flushes to zero or saturates. torch inside fun
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
@@ -156,9 +157,7 @@ def model_report(cfg: RunConfig, steps: int = 8) -> dict[str, object]:
     kept: dict[str, torch.Tensor] = {}
     try:
         model.train()
-        for i, batch in enumerate(prep.train_dataloader):
-            if i >= steps:
-                break
+        for batch in itertools.islice(prep.train_dataloader, steps):
             seen.clear()
             model(**batch).loss.backward()
             prep.optimizer.step()

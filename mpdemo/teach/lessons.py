@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..config import WEIGHTS, RunConfig
-from ..engine.machine import cpu_flags
+from ..engine.machine import FAST_16BIT, cpu_flags
 from ..engine.slices import SLICE_RE
 from ..messages import ConfigError
 from ..runs.runner import grid
@@ -141,16 +141,13 @@ LESSONS: dict[str, Lesson] = {
 DEFAULT_LESSON = "still-trains"  # the page's opening comparison is the first lesson
 
 
-FAST_16BIT_FLAGS = ("avx512_bf16", "avx512_fp16", "amx_bf16", "amx_fp16")
-
-
 def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
     """Whether "this machine cannot show it" holds: a CPU (the sweep: one without fast 16-bit)."""
     if not (lesson.cpu_note and on_cpu):
         return False
     if lesson.sweep:
         flags = cpu_flags()  # torch's probes: asked only when the sentence may show
-        return not any(flags.get(f) for f in FAST_16BIT_FLAGS)
+        return not any(flags.get(f) for f in FAST_16BIT)
     return True
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import shlex
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import engine
@@ -104,28 +104,28 @@ def _listing(cfg: RunConfig, device: torch.device, task: str) -> Listing:
     return Listing(cfg, device.type, values, body, lines, removed, unique(imports))
 
 
+def changed_fields(cfg: RunConfig) -> dict[str, object]:
+    """cfg's fields whose value is not RunConfig's default, in field order."""
+    default = RunConfig().to_dict()
+    return {k: v for k, v in cfg.to_dict().items() if v != default[k]}
+
+
 def run_command(cfg: RunConfig) -> str:
     """The `python -m mpdemo run ...` line for cfg (only the flags that differ from defaults)."""
-    defaults = RunConfig()
     args = ["python", "-m", "mpdemo", "run", "--backend", cfg.backend, "--precision", cfg.precision]
-    for f in fields(RunConfig):
-        value = getattr(cfg, f.name)
-        if f.name in ("backend", "precision", "warmup_steps") or value == getattr(defaults, f.name):
+    for name, value in changed_fields(cfg).items():
+        if name in ("backend", "precision", "warmup_steps"):
             continue
         if isinstance(value, bool):
             value = "on" if value else "off"
-        args += ["--" + f.name.replace("_", "-"), str(value)]
+        args += ["--" + name.replace("_", "-"), str(value)]
     return shlex.join(args)
 
 
 def _config_lines(cfg: RunConfig) -> str:
-    defaults = RunConfig()
     keep = ("model", "backend", "precision", "device", "steps", "batch_size")
-    return "\n".join(
-        f"    {f.name}={literal(getattr(cfg, f.name))},"
-        for f in fields(RunConfig)
-        if f.name in keep or getattr(cfg, f.name) != getattr(defaults, f.name)
-    )
+    shown = changed_fields(cfg).keys() | keep
+    return "\n".join(f"    {k}={literal(v)}," for k, v in cfg.to_dict().items() if k in shown)
 
 
 # The docstring's values go through in_docstring, the config's through literal(): a setting
