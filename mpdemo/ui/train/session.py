@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ... import engine
-from ...classroom.broadcast import script_note
+from ...classroom.viewer import SharedFrom, Viewer, script_note
 from ...config import RunConfig
 from ...events import Event
 from ...files.recorded import Recording, compact, thin_steps, write_runs, write_steps_csv
@@ -299,10 +299,9 @@ class Session(StoredRuns):
         self.files = {}
         self.files_error = None
 
-    def shared_from(self) -> dict[str, Any] | None:
+    def shared_from(self) -> SharedFrom | None:
         """Where the current grid's runs come from when another visitor or a board ran them."""
-        origin = getattr(self.runner, "shared_from", None)
-        return origin() if callable(origin) else None
+        return self.runner.shared_from() if isinstance(self.runner, Viewer) else None
 
     def machine(self) -> dict[str, Any]:
         """The machine the runs ran on: the GPU worker's on ZeroGPU, else this process's."""
