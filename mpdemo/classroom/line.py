@@ -118,14 +118,10 @@ class Hub(Boards):
                 shared=not own,
                 make_runner=make_runner or self.make_runner,
             )
-            c.client = client
-            viewer = c.view("own")
             if not own:
                 self.index[key] = c
                 self.index.move_to_end(key)
-            self.waiting.append(c)
-            self._wake()
-            return viewer
+            return self._line(c, client)
 
     def remember_too_long(self, key: str, refusal: MpdemoError) -> None:
         """A comparison over the cap, measured as it ran (the last MAX_SHARED * 8 kept)."""
@@ -150,11 +146,16 @@ class Hub(Boards):
                 shared=False,
                 make_runner=lambda *_: make_runner(),
             )
-            c.client, c.duration_s = client, duration_s
-            viewer = c.view("own")
-            self.waiting.append(c)
-            self._wake()
-            return viewer
+            c.duration_s = duration_s
+            return self._line(c, client)
+
+    def _line(self, c: Comparison, client: str) -> Viewer:
+        """c, asked for by client, at the end of the line; its starter's view (lock held)."""
+        c.client = client
+        viewer = c.view("own")
+        self.waiting.append(c)
+        self._wake()
+        return viewer
 
     def _admit(self, client: str) -> None:
         """Raise QueueFull when the line, or this client's share of it, is full (lock held)."""
