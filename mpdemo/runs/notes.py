@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.machine import hardware_reason, machine_info
-from ..files.summary import peers, typical_step_s
+from ..files.summary import fp32_runs, peers, typical_step_s
 from ..messages import Note
 from .timing import SpeedCheck, runs_interval
 
@@ -60,11 +60,7 @@ def run_speed_notes(
     """The speed sentences after a grid, one per check; and that the load changed, where a run's
     own median steps against its fp32 run land outside the check's interval."""
     m = machine or machine_info()
-    base = {
-        peers(s): s
-        for s in summaries
-        if s.get("precision") == "fp32" and typical_step_s(s) and s.get("status") != "failed"
-    }
+    base = fp32_runs(summaries)
     out: list[Note] = []
     seen: set[tuple[Any, ...]] = set()
     for s in summaries:
