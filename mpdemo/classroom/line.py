@@ -25,9 +25,9 @@ from .comparison import (
     VIEW_COST_S,
     Comparison,
     RunnerFactory,
+    comparison_key,
     default_runner,
 )
-from .keys import comparison_key
 from .shares import Shares
 from .viewer import Viewer
 
