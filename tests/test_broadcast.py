@@ -48,7 +48,7 @@ def test_a_shared_run_streams_to_two_viewers_and_runs_once() -> None:
     # One run per config, whoever watched: each start event is the same object for both.
     starts = [e for e in out["a"] if e.kind == "start"]
     assert len(starts) == 2 and starts == [e for e in out["b"] if e.kind == "start"]
-    assert [s["status"] for s in b.state.summaries] == ["completed", "completed"]
+    assert [s["status"] for s in b.state.fold.summaries] == ["completed", "completed"]
     # The viewer's files say where the runs came from; the starter's say nothing.
     assert a.shared_from() is None
     origin = b.shared_from()
