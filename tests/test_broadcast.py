@@ -10,7 +10,7 @@ import weakref
 
 import pytest
 
-from mpdemo.classroom import boards, broadcast, comparison
+from mpdemo.classroom import boards, broadcast, comparison, line
 from mpdemo.classroom.broadcast import BoardError, Hub, QueueFull
 from mpdemo.config import RunConfig
 
@@ -152,7 +152,7 @@ def test_memory_is_released_when_nobody_watches_and_the_index_is_bounded() -> No
     read_all(v)
     ref = weakref.ref(v.comparison)
     del v
-    now[0] += comparison.KEEP_S - 1
+    now[0] += line.KEEP_S - 1
     hub.sweep()
     assert len(hub.index) == 1  # still shareable for a while
     now[0] += 2

@@ -28,16 +28,8 @@ from .viewer import Entry, Line, Viewer
 if TYPE_CHECKING:
     from ..events import Event
 
-KEEP_S = 600.0  # a finished comparison stays shareable: a class presses Train over minutes
-MAX_SHARED = 8  # finished comparisons kept for sharing; the least recently used goes first
-MAX_ENTRIES = 6000  # events one comparison keeps; past it, older step events are thinned
-STALE_S = 90.0  # a viewer that has not read for this long (a live run) is dropped
 HEARTBEAT_S = 0.5  # how often the worker checks that someone still watches
 NOTIFY_S = 0.25  # step events wake the viewers at most this often
-# Each page following a live run costs the training's cores a frame each time it draws: with
-# more viewers each draws less often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
-VIEW_COST_S = 0.2
-MAX_PACE_S = 8.0
 PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
 # ...and refused at its second step (the first is the warm-up) when it says FAR_OVER the cap: no
 # estimate before it is near enough (the sweep's FLOP rule is 1.5-6x off) to turn a run away.
