@@ -77,6 +77,6 @@ def t(key: str, lang: str | None = DEFAULT_LANG, **args: Any) -> str:
 
 
 def engine_text(key: str, args: dict[str, Any], lang: str | None = DEFAULT_LANG) -> str:
-    """An engine message key (mpdemo/messages/) in `lang`, numbers the language's way."""
+    """An engine message key (mpdemo/messages.py) in `lang`, numbers the language's way."""
     loc = LOCALES[norm_lang(lang)]
     return render(key, args, loc.messages, loc.style)

@@ -10,7 +10,7 @@ import weakref
 
 import pytest
 
-from mpdemo.classroom import boards, broadcast, comparison
+from mpdemo.classroom import boards, broadcast, comparison, line
 from mpdemo.classroom.broadcast import BoardError, Hub, QueueFull
 from mpdemo.config import RunConfig
 
@@ -48,7 +48,7 @@ def test_a_shared_run_streams_to_two_viewers_and_runs_once() -> None:
     # One run per config, whoever watched: each start event is the same object for both.
     starts = [e for e in out["a"] if e.kind == "start"]
     assert len(starts) == 2 and starts == [e for e in out["b"] if e.kind == "start"]
-    assert [s["status"] for s in b.state.summaries] == ["completed", "completed"]
+    assert [s["status"] for s in b.state.fold.summaries] == ["completed", "completed"]
     # The viewer's files say where the runs came from; the starter's say nothing.
     assert a.shared_from() is None
     origin = b.shared_from()
@@ -152,7 +152,7 @@ def test_memory_is_released_when_nobody_watches_and_the_index_is_bounded() -> No
     read_all(v)
     ref = weakref.ref(v.comparison)
     del v
-    now[0] += comparison.KEEP_S - 1
+    now[0] += line.KEEP_S - 1
     hub.sweep()
     assert len(hub.index) == 1  # still shareable for a while
     now[0] += 2

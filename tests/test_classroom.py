@@ -79,6 +79,6 @@ def test_start_stop_cycles_leave_no_threads_behind():
             if ev.kind == "step":
                 runner.stop()
         assert runner.join(15)
-        assert [s["status"] for s in runner.state.summaries] == ["stopped"]
+        assert [s["status"] for s in runner.state.fold.summaries] == ["stopped"]
     time.sleep(0.3)
     assert threading.active_count() <= baseline

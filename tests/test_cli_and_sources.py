@@ -185,7 +185,9 @@ def test_runner_runs_a_comparison_side_by_side(small_cfg):
     # The runs take turns step by step: every run starts (in the grid's order) before any ends.
     assert [events[i].label for i in starts] == [c.label for c in configs]
     assert max(starts) < min(ends)
-    assert sorted(s["label"] for s in runner.state.summaries) == sorted(c.label for c in configs)
+    assert sorted(s["label"] for s in runner.state.fold.summaries) == sorted(
+        c.label for c in configs
+    )
 
 
 def test_runner_frees_each_runs_model_by_the_grids_end(small_cfg, monkeypatch):
@@ -219,7 +221,7 @@ def test_runner_stop_ends_thread_and_skips_rest(small_cfg):
             runner.stop()
     assert runner.join(10)
     # Both runs stopped within a step of each other (they take turns): none ran to the end.
-    assert [s["status"] for s in runner.state.summaries] == ["stopped", "stopped"]
+    assert [s["status"] for s in runner.state.fold.summaries] == ["stopped", "stopped"]
     time.sleep(0.2)
     assert threading.active_count() <= baseline
 

@@ -55,7 +55,7 @@ def test_same_keys_and_placeholders_as_the_default_language(code: str) -> None:
         assert ours == theirs, (section, "missing", theirs - ours, "extra", ours - theirs)
         for key, template in base.sections[section].items():
             assert placeholders(loc.sections[section][key]) == placeholders(template), key
-    # The engine's messages: mpdemo/messages/ holds the keys and the English.
+    # The engine's messages: mpdemo/messages.py holds the keys and the English.
     assert set(loc.messages) == set(EN_MESSAGES), set(EN_MESSAGES) ^ set(loc.messages)
     for key, template in EN_MESSAGES.items():
         assert placeholders(loc.messages[key]) == placeholders(template), key

@@ -299,7 +299,7 @@ def test_with_the_flag_the_grid_runs_inside_the_gpu_call(monkeypatch) -> None:
     assert zerogpu.MIN_S <= calls[0]["duration"] <= zerogpu.max_duration_s()
     assert started_outside == [False]  # the Runner's thread started inside the GPU call
     # The runs take turns step by step: both stopped, each with its steps so far.
-    assert [s["status"] for s in runner.state.summaries] == ["stopped", "stopped"]
+    assert [s["status"] for s in runner.state.fold.summaries] == ["stopped", "stopped"]
     # The profile comes from where the runs ran (the worker), for the runs JSON.
     assert runner.state.machine is not None and runner.state.machine["device_kind"] == "cpu"
 

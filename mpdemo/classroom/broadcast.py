@@ -6,8 +6,7 @@ import threading
 
 from ..state import on_reset
 from .boards import Board, BoardError
-from .comparison import Comparison
-from .keys import comparison_key
+from .comparison import Comparison, comparison_key
 from .line import Hub, QueueFull
 from .viewer import Viewer, script_note
 

@@ -1,12 +1,20 @@
-"""One comparison on this server, recorded for any number of Viewers; it never waits on one."""
+"""One comparison on this server, recorded for any number of Viewers (it never waits on one), and
+what makes two comparisons the same: their configs, repeat, code and machine."""
 
 from __future__ import annotations
 
 import contextvars
+import functools
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
 import secrets
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..config import Limits, RunConfig
@@ -20,16 +28,8 @@ from .viewer import Entry, Line, Viewer
 if TYPE_CHECKING:
     from ..events import Event
 
-KEEP_S = 600.0  # a finished comparison stays shareable: a class presses Train over minutes
-MAX_SHARED = 8  # finished comparisons kept for sharing; the least recently used goes first
-MAX_ENTRIES = 6000  # events one comparison keeps; past it, older step events are thinned
-STALE_S = 90.0  # a viewer that has not read for this long (a live run) is dropped
 HEARTBEAT_S = 0.5  # how often the worker checks that someone still watches
 NOTIFY_S = 0.25  # step events wake the viewers at most this often
-# Each page following a live run costs the training's cores a frame each time it draws: with
-# more viewers each draws less often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
-VIEW_COST_S = 0.2
-MAX_PACE_S = 8.0
 PACE_STEPS = 20  # a comparison with no plan (one run) is timed by its first steps' wall pace
 # ...and refused at its second step (the first is the warm-up) when it says FAR_OVER the cap: no
 # estimate before it is near enough (the sweep's FLOP rule is 1.5-6x off) to turn a run away.
@@ -44,6 +44,39 @@ def default_runner(configs: list[RunConfig], repeat: int) -> RunnerInterface:
 
 
 RunnerFactory = Callable[[list[RunConfig], int], RunnerInterface]
+
+
+@functools.cache
+def code_version() -> str:
+    """mpdemo's version and a hash of its source files: a changed line is another comparison."""
+    try:
+        version = importlib.metadata.version("mpdemo")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0"
+    root = Path(__file__).resolve().parents[1]  # the whole package
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return f"{version}+{digest.hexdigest()[:12]}"
+
+
+@functools.cache
+def machine_key() -> str:
+    """This machine (host, CPU, cores), the same all the process long: it tells servers apart."""
+    info = [platform.node(), platform.machine(), platform.processor(), os.cpu_count()]
+    return hashlib.sha256(json.dumps(info, default=str).encode()).hexdigest()[:16]
+
+
+def comparison_key(configs: list[RunConfig], repeat: int = 1) -> str:
+    """Configs (as dicts), repeat, code version and machine, hashed."""
+    doc = {
+        "configs": [c.to_dict() for c in configs],
+        "repeat": repeat,
+        "code": code_version(),
+        "machine": machine_key(),
+    }
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
 class Hub(Line, Protocol):

@@ -16,21 +16,18 @@ from ..messages import MpdemoError
 from ..runs.runner import RunnerInterface
 from . import caps
 from .boards import Board, Boards, _Fails
-from .comparison import (
-    KEEP_S,
-    MAX_ENTRIES,
-    MAX_PACE_S,
-    MAX_SHARED,
-    STALE_S,
-    VIEW_COST_S,
-    Comparison,
-    RunnerFactory,
-    default_runner,
-)
-from .keys import comparison_key
+from .comparison import Comparison, RunnerFactory, comparison_key, default_runner
 from .shares import Shares
 from .viewer import Viewer
 
+KEEP_S = 600.0  # a finished comparison stays shareable: a class presses Train over minutes
+MAX_SHARED = 8  # finished comparisons kept for sharing; the least recently used goes first
+MAX_ENTRIES = 6000  # events one comparison keeps; past it, older step events are thinned
+STALE_S = 90.0  # a viewer that has not read for this long (a live run) is dropped
+# Each page following a live run costs the training's cores a frame each time it draws: with
+# more viewers each draws less often, VIEW_COST_S more per viewer, at most every MAX_PACE_S.
+VIEW_COST_S = 0.2
+MAX_PACE_S = 8.0
 TYPICAL_RUNS = 20  # finished comparisons whose wall time gives the typical duration
 # One address's new comparisons waiting at once: a fifth of the line (4 of a hosted server's
 # 20); half let one address put 150 min before the next visitor.
@@ -118,14 +115,10 @@ class Hub(Boards):
                 shared=not own,
                 make_runner=make_runner or self.make_runner,
             )
-            c.client = client
-            viewer = c.view("own")
             if not own:
                 self.index[key] = c
                 self.index.move_to_end(key)
-            self.waiting.append(c)
-            self._wake()
-            return viewer
+            return self._line(c, client)
 
     def remember_too_long(self, key: str, refusal: MpdemoError) -> None:
         """A comparison over the cap, measured as it ran (the last MAX_SHARED * 8 kept)."""
@@ -150,11 +143,16 @@ class Hub(Boards):
                 shared=False,
                 make_runner=lambda *_: make_runner(),
             )
-            c.client, c.duration_s = client, duration_s
-            viewer = c.view("own")
-            self.waiting.append(c)
-            self._wake()
-            return viewer
+            c.duration_s = duration_s
+            return self._line(c, client)
+
+    def _line(self, c: Comparison, client: str) -> Viewer:
+        """c, asked for by client, at the end of the line; its starter's view (lock held)."""
+        c.client = client
+        viewer = c.view("own")
+        self.waiting.append(c)
+        self._wake()
+        return viewer
 
     def _admit(self, client: str) -> None:
         """Raise QueueFull when the line, or this client's share of it, is full (lock held)."""

@@ -224,7 +224,7 @@ def _run(
     code = EXIT_SIGNAL + caught["signal"] if caught else EXIT_FAILED if failed else EXIT_OK
     if not main_proc:
         return code
-    summaries = state.summaries
+    summaries = state.fold.summaries
     print(format_table(summaries))
     if args.repeat > 1:
         print(repeat_text(summaries))

@@ -177,19 +177,13 @@ def point_line(ev: SweepPoint) -> str:
 
 def memory_lines(ev: SweepMemory) -> list[str]:
     """The memory anatomy as a small table, the sentences and the rule under it."""
-    mib = 2**20
     cols = ("weights", "grads", "optimizer", "saved act.", "total", "peak", "Accelerate")
+    keys = ("weights_bytes", "grads_bytes", "optimizer_bytes", "saved_activation_bytes")
     rows = []
     for precision, a in ev.parts.items():
         est = (ev.estimate.get(precision) or {}).get("training")
-        peak = a.get("peak_mem_bytes")
-        rows.append(
-            [precision]
-            + [f"{a[k] / mib:.2f}" for k in ("weights_bytes", "grads_bytes", "optimizer_bytes")]
-            + [f"{a['saved_activation_bytes'] / mib:.2f}", f"{a['total_bytes'] / mib:.2f}"]
-            + [f"{peak / mib:.2f}" if peak is not None else "-"]
-            + [f"{est / mib:.2f}" if est is not None else "-"]
-        )
+        values = [a.get(k) for k in (*keys, "total_bytes", "peak_mem_bytes")] + [est]
+        rows.append([precision, *(f"{v / 2**20:.2f}" if v is not None else "-" for v in values)])
     lines = table([["MiB", *cols], *rows], str.rjust)
     title = (
         f"memory of one step: {ev.model} ({ev.hidden}x{ev.layers}, {ev.params:,} params), "

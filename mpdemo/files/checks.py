@@ -189,12 +189,8 @@ def _text(limit: int) -> _Rule:
     return lambda c, p, v: c.text(p, v, limit)
 
 
-def _texts(c: _Checker, p: str, v: object) -> list[str]:
-    return [c.text(f"{p}[{i}]", w, MAX_TEXT) for i, w in enumerate(c.seq(p, v, MAX_NOTES))]
-
-
-def _notes(c: _Checker, p: str, v: object) -> list[dict[str, Any]]:
-    return [c.note(f"{p}[{i}]", w) for i, w in enumerate(c.seq(p, v, MAX_NOTES))]
+def _each(rule: _Rule) -> _Rule:
+    return lambda c, p, v: [rule(c, f"{p}[{i}]", w) for i, w in enumerate(c.seq(p, v, MAX_NOTES))]
 
 
 def _interval(c: _Checker, p: str, v: object) -> list[float]:
@@ -229,8 +225,8 @@ SUMMARY_RULES: dict[str, _Rule] = {
     "processes": _whole(0, 10**6),
     "final_loss_scale": _SCALE,
     "status": lambda c, p, v: c.choice(p, v, STATUSES),
-    "warnings": _texts,
-    "warning_keys": _notes,
+    "warnings": _each(_text(MAX_TEXT)),
+    "warning_keys": _each(_Checker.note),
     "eval_accuracy": _number(0, 1),
     "error": _text(MAX_TEXT),
     "error_detail": _text(MAX_DETAIL),

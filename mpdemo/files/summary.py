@@ -147,6 +147,15 @@ def typical_step_s(s: Mapping[str, object]) -> float | None:
     return s.get("median_step_s") or s.get("mean_step_s")
 
 
+def fp32_runs(summaries: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, ...], Any]:
+    """Each peer group's fp32 run that timed its steps: what its other runs are measured against."""
+    return {
+        peers(s): s
+        for s in summaries
+        if s.get("precision") == "fp32" and s.get("status") != "failed" and typical_step_s(s)
+    }
+
+
 def _speed_fields(s: Summary, ref: Summary | None) -> dict[str, object]:
     """A run's speed-up fields, by the one rule (mpdemo.runs.timing.verdict) from one measurement."""
     if s.precision == "fp32":
@@ -188,11 +197,7 @@ def with_speedups(summaries: Iterable[Mapping[str, object]]) -> list[Summary]:
     """The summaries with their speed-up against fp32, verdict and interval: from their runner's
     check, else as recorded, else its peer fp32 run's median step over its own, "unsure"."""
     runs = [Summary.from_dict(s) for s in summaries]
-    base = {
-        peers(s): s
-        for s in runs
-        if s.precision == "fp32" and s.status != "failed" and typical_step_s(s)
-    }
+    base = fp32_runs(runs)
     return [s.replace(**_speed_fields(s, base.get(peers(s)))) for s in runs]
 
 

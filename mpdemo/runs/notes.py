@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.machine import hardware_reason, machine_info
-from ..files.summary import peers, typical_step_s
+from ..files.summary import fp32_runs, oriented, peers, typical_step_s
 from ..messages import Note
 from .timing import SpeedCheck, runs_interval
 
@@ -23,17 +23,9 @@ def check_note(check: SpeedCheck, machine: dict[str, Any], device: str) -> Note:
         args.update(speedup=check.speedup, low=check.low, high=check.high)
     if check.verdict in ("faster", "same"):
         return Note(f"speed_{check.verdict}", args)
-    if check.verdict == "slower":
-        # "1.9x slower (1.7-2.2x)": the slowdown and its interval, the speed-up's turned round.
-        return Note(
-            "speed_slower",
-            {
-                **args,
-                "ratio": 1 / check.speedup,
-                "ratio_low": 1 / check.high,
-                "ratio_high": 1 / check.low,
-            },
-        )
+    if check.verdict == "slower":  # "1.9x slower (1.7-2.2x)": the speed-up turned round
+        ratio, (low, high), _ = oriented(check.speedup, check.interval)
+        return Note("speed_slower", {**args, "ratio": ratio, "ratio_low": low, "ratio_high": high})
     why = check.reason or "wide"
     reason: dict[str, Any] = {"key": f"unsure_{why}", "args": {"rounds": check.rounds}}
     if why == "busy":
@@ -60,11 +52,7 @@ def run_speed_notes(
     """The speed sentences after a grid, one per check; and that the load changed, where a run's
     own median steps against its fp32 run land outside the check's interval."""
     m = machine or machine_info()
-    base = {
-        peers(s): s
-        for s in summaries
-        if s.get("precision") == "fp32" and typical_step_s(s) and s.get("status") != "failed"
-    }
+    base = fp32_runs(summaries)
     out: list[Note] = []
     seen: set[tuple[Any, ...]] = set()
     for s in summaries:

@@ -13,7 +13,6 @@ from .fold import Run, RunFold
 
 if TYPE_CHECKING:
     from ..events import Event, GradHistograms, GridPlanned
-    from ..files.summary import Summary
     from .estimate import GridEstimate
 
 PACE_STEPS = 20  # a run's latest steps, whose mean is the status line's pace
@@ -47,11 +46,6 @@ class ComparisonState:
         # gradio reads a gr.State's default through dataclasses.asdict (a deep copy, and a lock
         # has none): a copy starts empty, as a page that follows no comparison yet.
         return ComparisonState(self.configs, self.clock)
-
-    @property
-    def summaries(self) -> list[Summary]:
-        """The finished runs' summaries, with their speed-ups, in the grid's order."""
-        return self.fold.summaries
 
     def apply(self, ev: Event) -> Run | None:
         """Take one event; the run's record when it finished that run, else None."""

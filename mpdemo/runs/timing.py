@@ -31,10 +31,8 @@ def median_interval(values: Sequence[float]) -> tuple[float, float] | None:
     n = len(xs)
     tail = (1.0 - CONFIDENCE) / 2.0
     cdf, k = 0.0, 0
-    log_half_n = n * math.log(2.0)
     for j in range(n):
-        # In logs: 2.0**n overflows a float from n = 1024 (a comparison of 1000+ rounds).
-        p = math.exp(math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) - log_half_n)
+        p = math.comb(n, j) / 2**n  # whole numbers: no float overflow at 1000+ rounds
         if cdf + p > tail:
             break
         cdf += p

@@ -14,11 +14,9 @@ Swap = Callable[[int | None, int], None]
 class Baton:
     """Turns for n runs: take() waits for this run's turn; done() leaves the rotation."""
 
-    def __init__(
-        self, n: int, swap: Swap | None = None, pause: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, n: int, swap: Swap | None = None) -> None:
         self.swap = swap
-        self.pause = pause
+        self.pause: Callable[[], None] | None = None  # set by take_turns: hand the thread back
         self.cond = threading.Condition()
         self.training = list(range(n))  # runs still in the rotation, in the grid's order
         self.round = 0

@@ -7,22 +7,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from ..engine.machine import machine_info
 from ..messages import Note
 from ..registry import PRECISION_NAMES
-from ..runs.timing import VERDICTS
+from ..runs.timing import VERDICTS, SpeedCheck
 from .events import SweepMemory, SweepPoint
 from .spec import FLOPS_RULE, SWEEP_VERSION, SweepSpec
+
+# One size in a batch's series: (params, size name, verdict, its SpeedCheck against fp32).
+Cell = tuple[int, str, str, SpeedCheck]
 
 
 def _m(params: int) -> float:
     return params / 1e6
 
 
-def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, object]:
+def breakdown(s: Sequence[Cell]) -> dict[str, object]:
     """'slower at 64x2, 128x2; the same as fp32 at 256x4' as a nested message, each part holding
     the next as its `rest`."""
     parts = [
-        (v, ", ".join(n for _, n, x in s if x == v))
+        (v, ", ".join(n for _, n, x, _ in s if x == v))
         for v in VERDICTS
-        if any(x == v for _, _, x in s)
+        if any(x == v for _, _, x, _ in s)
     ]
     out: dict[str, object] | None = None
     for v, sizes in reversed(parts):
@@ -35,14 +38,15 @@ def breakdown(s: Sequence[tuple[int, str, str]]) -> dict[str, object]:
     return out
 
 
-def series(points: Iterable[SweepPoint], precision: str) -> dict[int, list[tuple[int, str, str]]]:
-    """{batch: [(params, size name, verdict), ...] by params} for one precision."""
-    out: dict[int, list[tuple[int, str, str]]] = {}
+def series(points: Iterable[SweepPoint], precision: str) -> dict[int, list[Cell]]:
+    """{batch: [(params, size name, verdict, check), ...] by params} for one precision."""
+    out: dict[int, list[Cell]] = {}
     for p in points:
         c = p.check(precision)
         if c is not None:
-            out.setdefault(p.batch_size, []).append((p.params, f"{p.hidden}x{p.layers}", c.verdict))
-    return {b: sorted(v) for b, v in sorted(out.items())}
+            cell = (p.params, f"{p.hidden}x{p.layers}", c.verdict, c)
+            out.setdefault(p.batch_size, []).append(cell)
+    return {b: sorted(v, key=lambda x: x[:2]) for b, v in sorted(out.items())}
 
 
 def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
@@ -68,7 +72,7 @@ def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
     out: list[Note] = []
     for precision in precisions:
         by_batch = series(points, precision)
-        kinds = {b: classify([v for _, _, v in s]) for b, s in by_batch.items()}
+        kinds = {b: classify([v for _, _, v, _ in s]) for b, s in by_batch.items()}
         every = [x for s in by_batch.values() for x in s]
         for kind in ("never", "always"):
             if len(by_batch) > 1 and all(k == kind for k, _ in kinds.values()):
@@ -79,7 +83,7 @@ def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
                 break
         else:
             for batch, s in by_batch.items():
-                out.append(_series_note(precision, batch, s, kinds[batch], points))
+                out.append(_series_note(precision, batch, s, kinds[batch]))
     if device == "cuda":  # fp8 is not a sweep precision: one line says why, where it could run
         out.append(Note("sweep_fp8_compile_off", {}))
     return out
@@ -88,27 +92,20 @@ def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
 def _series_note(
     precision: str,
     batch: int,
-    s: Sequence[tuple[int, str, str]],
+    s: Sequence[Cell],
     kind: tuple[str, int | None],
-    points: Sequence[SweepPoint],
 ) -> Note:
     name, k = kind
     args: dict[str, object] = {
         "precision": precision,
         "batch": batch,
-        "sizes": ", ".join(n for _, n, _ in s),
+        "sizes": ", ".join(n for _, n, _, _ in s),
         "hi_m": _m(s[-1][0]),
         "breakdown": breakdown(s),
     }
     if name == "from":
         assert k is not None
-        params, size, _ = s[k]
-        check = next(
-            p.check(precision)
-            for p in points
-            if p.batch_size == batch and p.params == params and f"{p.hidden}x{p.layers}" == size
-        )
-        assert check is not None
+        params, size, _, check = s[k]
         args.update(from_m=_m(params), size=size, speedup=check.speedup, low=check.low,
                     high=check.high, breakdown=breakdown(s[:k]))  # fmt: skip
     return Note(f"pays_{name}", args)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 from collections.abc import Mapping
@@ -135,13 +136,6 @@ def fitting_budget(plan: SweepPlan, cap_s: float) -> int | None:
             for p in plan.points
         )
 
-    lo, hi = 1, max(1, int(plan.spec.budget_s))
-    if total(lo) > cap_s:
-        return None
-    while lo < hi:  # the estimate grows with the budget
-        mid = (lo + hi + 1) // 2
-        if total(mid) <= cap_s:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    budgets = range(1, max(1, int(plan.spec.budget_s)) + 1)
+    fits = bisect.bisect_right(budgets, cap_s, key=total)  # the estimate grows with the budget
+    return budgets[fits - 1] if fits else None
