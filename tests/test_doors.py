@@ -245,7 +245,9 @@ def test_the_load_meter_counts_this_apps_other_threads_not_the_trainings() -> No
     side.join(30)
     cores = os.cpu_count() or 1
     assert got["quiet"]["app"] < 0.1 / cores, got  # its own threads are not "other work"
-    assert got["side"]["others"] >= got["side"]["app"], got
+    # "others" holds "app" plus other processes' share: equal on a quiet machine, up to the
+    # rounding of two sums (it failed by 1e-11 in 2 of 5 runs)
+    assert got["side"]["others"] >= got["side"]["app"] - 1e-9, got
     # ~0.6 CPU-s over at least 0.6 s of wall time (less where other processes slow the thread)
     assert got["side"]["app"] * cores > 0.1, got
 
