@@ -7,7 +7,7 @@ from __future__ import annotations
 from mpdemo import colours as mp_colours
 from mpdemo.config import RunConfig
 from mpdemo.runs.timing import SpeedCheck
-from mpdemo.teach.lessons import LESSONS
+from mpdemo.teach.lessons import LESSONS, lesson_of
 from mpdemo.ui.tabs.pays_line import sweep_lesson
 from mpdemo.ui.train import colours, lessons
 from mpdemo.ui.train.frames import scale_flat_text
@@ -79,7 +79,7 @@ def test_lines_after_the_first_are_dashed_on_the_plots_and_in_the_legend() -> No
 def test_a_follower_gets_the_teachers_lesson_and_settings() -> None:
     for lesson in (x for x in LESSONS.values() if not x.sweep):
         configs = lesson.configs()
-        assert lessons.lesson_for(configs) is lesson
+        assert lesson_of(configs) is lesson
         # The settings the follower's controls get ask for the teacher's very runs.
         assert check_inputs(lessons.values_of(configs, 1)) == configs, lesson.name
         out = lessons.followed(configs, 2, "en")

@@ -12,7 +12,7 @@ from ..config import RunConfig
 from ..files.atomic import write_text_atomic
 from ..languages import DEFAULT_LANG, engine_text, norm_lang, t
 from ..runs.runner import grid
-from ..teach.lessons import get, trained_names
+from ..teach.lessons import get, lesson_of, once, trained_names
 from ..teach.listing import changed_fields
 
 # A placeholder until the project has a public home (the README's "In a notebook, on a GPU").
@@ -123,10 +123,10 @@ def lessons_notebook(names: Iterable[str] = (), lang: str = DEFAULT_LANG) -> dic
 def comparison_notebook(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> dict[str, object]:
     """The notebook of one comparison: its lesson's notebook, else a compare(...) call."""
     lang = norm_lang(lang)
-    one = _once(configs)
-    name = lesson_of(one)
-    if name is not None:
-        return lessons_notebook([name], lang)
+    one = once(configs)
+    lesson = lesson_of(configs, any_device=True)
+    if lesson is not None:
+        return lessons_notebook([lesson.name], lang)
     labels = ", ".join(c.label for c in one)
     call = comparison_call(configs, lang)
     head = "" if call.startswith("compare(") else RUN_IMPORT
@@ -134,26 +134,16 @@ def comparison_notebook(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> d
     return _document([md, _code(f'{head}results["comparison"] = {call}')], lang)
 
 
-def _once(configs: list[RunConfig]) -> list[RunConfig]:
-    """One repetition of a grid (a repeated comparison's runs carry their trial)."""
-    return [c.replace(trial=0) for c in configs if c.trial <= 1]
-
-
 def _same_runs(a: list[RunConfig], b: list[RunConfig]) -> bool:
     """The same runs, whatever device each was asked for."""
     return [c.replace(device="auto") for c in a] == [c.replace(device="auto") for c in b]
-
-
-def lesson_of(configs: list[RunConfig]) -> str | None:
-    """The lesson whose runs these are, if any."""
-    return next((n for n in trained_names() if _same_runs(configs, get(n).configs())), None)
 
 
 def comparison_call(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> str:
     """compare(...)'s call for a grid: its backends and precisions, and each RunConfig field
     its runs share that differs from the default; a grid compare() cannot make (runs picked
     one by one) is run from its own RunConfigs."""
-    one = _once(configs)
+    one = once(configs)
     repeat = max([c.trial for c in configs] + [1])
     default = RunConfig()
     skip = (*GRID_FIELDS, "loss_scaling")

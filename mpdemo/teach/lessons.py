@@ -162,3 +162,16 @@ def get(name: str, among: list[str] | None = None) -> Lesson:
 def trained_names() -> list[str]:
     """The lessons that train runs, in the course's order (the size sweep is the page's)."""
     return [n for n, x in LESSONS.items() if not x.sweep]
+
+
+def once(configs: list[RunConfig]) -> list[RunConfig]:
+    """One repetition of a grid (a repeated comparison's runs carry their trial)."""
+    return [c.replace(trial=0) for c in configs if c.trial <= 1]
+
+
+def lesson_of(configs: list[RunConfig], any_device: bool = False) -> Lesson | None:
+    """The lesson whose runs these are (one repetition of them), if any; `any_device`: whatever
+    device each run asked for (a notebook picks its own; a follower's controls copy it)."""
+    runs = lambda cs: [c.replace(device="auto") if any_device else c for c in once(cs)]  # noqa: E731
+    trained = (x for x in LESSONS.values() if not x.sweep)
+    return next((x for x in trained if runs(x.configs()) == runs(configs)), None)

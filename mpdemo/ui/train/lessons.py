@@ -13,7 +13,7 @@ from ...files.recorded import RecordingError, read_runs, reference_files
 from ...log import logger
 from ...teach.device_sizes import size_line
 from ...teach.lesson_recordings import is_lesson_file, recording_for
-from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here
+from ...teach.lessons import DEFAULT_LESSON, LESSONS, Lesson, cpu_note_here, lesson_of
 from .. import system
 from ..context import QUIET, Component, Frame, Outputs, TabContext, Value
 from ..i18n import message, norm_lang, t
@@ -81,12 +81,6 @@ def values(lesson: Lesson) -> Frame:
     return {n: lesson.values(device_kind()).get(n, v) for n, v in base.items()}
 
 
-def lesson_for(configs: list[RunConfig]) -> Lesson | None:
-    """The page's lesson whose runs these are (a followed teacher's comparison), else None."""
-    runs = [c.replace(trial=0) for c in configs]
-    return next((x for x in LESSONS.values() if not x.sweep and x.configs() == runs), None)
-
-
 def values_of(configs: list[RunConfig], repeat: int) -> Frame:
     """The run controls' values that ask for these runs (a followed teacher's comparison)."""
     first = configs[0]
@@ -107,7 +101,7 @@ def values_of(configs: list[RunConfig], repeat: int) -> Frame:
 
 def followed(configs: list[RunConfig], repeat: int, lang: str) -> Frame:
     """A board follower's lesson header and settings for the teacher's comparison (FOLLOWED)."""
-    lesson = lesson_for(configs)
+    lesson = lesson_of(configs)
     if lesson is not None:
         vals, head = {**values(lesson), "repeat": repeat}, info(lang, lesson.name)
     else:

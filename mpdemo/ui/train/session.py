@@ -18,9 +18,10 @@ from ...events import Event
 from ...files.recorded import Recording, compact, thin_steps, write_runs, write_steps_csv
 from ...files.summary import Summary, with_speedups
 from ...messages import MpdemoError
-from ...notebook.writer import comparison_notebook, lesson_of, write_notebook
+from ...notebook.writer import comparison_notebook, write_notebook
 from ...runs.runner import RunnerInterface
 from ...runs.state import ComparisonState
+from ...teach.lessons import lesson_of
 from ...teach.listing import script_filename, script_for
 from .plots import PlotRun, Series, View
 from .session_life import give_back_memory, process_dir
@@ -328,8 +329,8 @@ class Session(StoredRuns):
         """Write the comparison as a Jupyter notebook in `lang` (to run where a GPU is)."""
         if not self.configs:
             return None
-        name = lesson_of([c.replace(trial=0) for c in self.configs if c.trial <= 1])
-        path = self.folder() / f"mpdemo-{name or 'comparison'}.ipynb"
+        lesson = lesson_of(list(self.configs), any_device=True)
+        path = self.folder() / f"mpdemo-{lesson.name if lesson else 'comparison'}.ipynb"
         try:
             write_notebook(path, comparison_notebook(list(self.configs), lang))
         except OSError:  # as the script's
