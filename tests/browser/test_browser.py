@@ -201,13 +201,13 @@ def test_idle_page_stop_is_off_and_a_refused_input_stays_in_the_status(page) -> 
 def test_a_short_run_draws_every_line_and_makes_the_screenshot(page, tmp_path) -> None:
     set_text(page, "train-slice", "train[:512]")
     set_text(page, "eval-slice", "validation[:100]")
-    set_number(page, "steps", "36")
-    # Eight rows: the lines, not the model (an fp16 step cost 9x fp32's at 32 rows on a 2-core
-    # EPYC without AVX512-FP16, measured 2026-12-03).
+    # The lines, not the model: 12 steps of 8 rows (an fp16 step cost 9x fp32's at 32 rows on a
+    # 2-core EPYC without AVX512-FP16, measured 2026-12-03); the README's picture shows 36.
+    set_number(page, "steps", "36" if os.environ.get("MPDEMO_UPDATE_SCREENSHOT") else "12")
     set_number(page, "batch-size", "8")
     tick(page, "precisions", {"fp32", "fp16", "bf16"}, ["fp32", "fp16", "bf16"])
     page.locator("#advanced").get_by_text("Advanced").click()  # open the accordion
-    set_number(page, "growth-interval", "3")  # the scale grows and backs off within 36 steps
+    set_number(page, "growth-interval", "3")  # the scale grows and backs off within the run
     page.click("#start-btn")
     wait_status(page, "Done: 3 runs", 420)  # generous: six agents share 2 cores
     page.wait_for_timeout(800)  # the last frame is drawn
