@@ -1,9 +1,13 @@
-"""A fair share of the line: a hosted server caps one comparison's total time (one visitor's
-days-long grid would hold the class for days)."""
+"""One visitor's fair share of a server: a hosted server caps one comparison's total time (one
+visitor's days-long grid would hold the class for days), and each address holds at most its share
+of gradio's server-wide slots (one stranger's 64 silent followers of a board left nobody else one)."""
 
 from __future__ import annotations
 
+import collections
 import os
+import threading
+from collections.abc import Callable
 
 from ..config import Limits
 from ..messages import MpdemoError
@@ -49,3 +53,41 @@ def check_sweep(plan: SweepPlan, cap: float | None) -> None:
     if budget is not None:
         raise TooLong("sweep_too_long_cap", budget=budget, **args)
     raise TooLong("sweep_too_long_cap_points", **args)
+
+
+class ShareFull(MpdemoError):
+    """This address holds its share of one kind of slot already."""
+
+
+def per_address(limit: int) -> int:
+    """One address's share of a server-wide limit: half of it, at least one."""
+    return max(1, limit // 2)
+
+
+class Shares:
+    """What each address holds now, by kind ('viewer', 'follower')."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: collections.Counter[tuple[str, str]] = collections.Counter()
+
+    def take(self, kind: str, client: str, limit: int, key: str) -> Callable[[], None]:
+        """One more `kind` for `client`, and its release; ShareFull when it holds `limit`."""
+        if not client:
+            return lambda: None
+        with self._lock:
+            if self._held[kind, client] >= limit:
+                raise ShareFull(key, limit=limit)
+            self._held[kind, client] += 1
+        done: list[bool] = []
+
+        def release() -> None:
+            with self._lock:
+                if done:
+                    return
+                done.append(True)
+                self._held[kind, client] -= 1
+                if self._held[kind, client] <= 0:
+                    del self._held[kind, client]
+
+        return release

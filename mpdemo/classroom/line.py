@@ -17,7 +17,6 @@ from ..runs.runner import RunnerInterface
 from . import caps
 from .boards import Board, Boards, _Fails
 from .comparison import Comparison, RunnerFactory, comparison_key, default_runner
-from .shares import Shares
 from .viewer import Viewer
 
 KEEP_S = 600.0  # a finished comparison stays shareable: a class presses Train over minutes
@@ -71,7 +70,7 @@ class Hub(Boards):
         self.board_of: dict[str, str] = {}  # owner token -> code
         self._fails = _Fails()
         self.page_gone: Callable[[str, float], bool] | None = None  # boards.Boards.page_gone
-        self.shares = Shares()  # each address's pages watching or following (shares.py)
+        self.shares = caps.Shares()  # each address's pages watching or following
         self._count_lock = threading.Lock()  # a leaf lock: taken under any other
         # Comparisons (by key) found over the cap as they ran: asked again, refused at once.
         self.too_long: collections.OrderedDict[str, MpdemoError] = collections.OrderedDict()

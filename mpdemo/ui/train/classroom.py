@@ -16,7 +16,7 @@ import gradio as gr
 
 from ...classroom import broadcast
 from ...classroom.broadcast import Board, BoardError, Comparison, Viewer
-from ...classroom.shares import ShareFull, per_address
+from ...classroom.caps import ShareFull, per_address
 from ...config import RunConfig
 from ...runs.notes import duration_text
 from ...state import on_reset
