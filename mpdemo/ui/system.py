@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..catalog import BUNDLED_DATASET_DIR, DATASETS
+from ..catalog import BUNDLED_DATASET_DIR
 from ..engine.hfhub import hub_reachable
 from ..engine.slices import resolve
 from ..state import on_reset
@@ -120,8 +120,7 @@ def _bundled_sizes(root: str, mtime: float) -> dict[str, int]:
 
 def split_sizes(dataset: str) -> dict[str, int] | None:
     """Rows per split for the bundled dataset; None where only loading would tell."""
-    entry = DATASETS.get(dataset)
-    if entry is None or not entry.builtin or dataset != "reviews":
+    if dataset != "reviews":  # the one dataset bundled, at BUNDLED_DATASET_DIR
         return None
     try:
         mtime = (BUNDLED_DATASET_DIR / "dataset_dict.json").stat().st_mtime
