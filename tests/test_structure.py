@@ -96,8 +96,7 @@ def test_one_reset_empties_the_process_wide_state(monkeypatch) -> None:
     listing.listing(RunConfig(device="cpu"))
     monkeypatch.setattr(data, "_TOKENIZED", {("fingerprint",): object()})
     monkeypatch.setattr(system, "_hub_result", [True])
-    monkeypatch.setattr(system, "_hub_done", system.threading.Event())
-    monkeypatch.setattr(system, "_hub_thread", system._hub_thread)  # put back afterwards
+    monkeypatch.setattr(system, "_started", dict(system._started))  # put back afterwards
     monkeypatch.setattr(classroom, "_OWNERS", {1: "token"})
     monkeypatch.setattr(core, "_collect_s", 0.5)
     monkeypatch.setattr(session_life, "_OPEN", session_life.weakref.WeakValueDictionary())

@@ -152,20 +152,14 @@ def _merged(hooks: list[TabHook]) -> tuple[Handler, list[Component], list[Compon
     """Many hooks as one: (fn(lang, *inputs), inputs, outputs), each component listed once; a
     component two hooks update gets both's properties (the later's win); a hook that raises
     leaves only its own outputs as they were (logged)."""
-    inputs: list[Component] = []
-    outputs: list[Component] = []
+    # Each component's place among the inputs or outputs, in first-seen order (they hash by id).
+    ins_at: dict[Component, int] = {}
+    outs_at: dict[Component, int] = {}
     plan: list[tuple[Handler, list[int], list[Component], list[int]]] = []
-
-    def place(component: Component, into: list[Component]) -> int:
-        for i, c in enumerate(into):
-            if c is component:
-                return i
-        into.append(component)
-        return len(into) - 1
-
     for fn, ins, outs, _ in hooks:
-        at = [place(c, inputs) for c in ins]
-        plan.append((fn, at, outs, [place(c, outputs) for c in outs]))
+        at = [ins_at.setdefault(c, len(ins_at)) for c in ins]
+        plan.append((fn, at, outs, [outs_at.setdefault(c, len(outs_at)) for c in outs]))
+    inputs, outputs = list(ins_at), list(outs_at)
 
     def call(lang: str, *values: Value) -> list[Value]:
         lang = norm_lang(lang)

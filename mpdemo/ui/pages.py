@@ -52,9 +52,7 @@ def gone(page: str | None, since: float, now: float | None = None) -> bool:
         if _OPEN.get(page, 0) > 0:
             return False
         closed = _CLOSED_AT.get(page)
-    if closed is not None:
-        return now - closed > grace_s()
-    return now - since > grace_s()
+    return now - (since if closed is None else closed) > grace_s()
 
 
 def _opened(page: str) -> None:

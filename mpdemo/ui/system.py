@@ -10,71 +10,58 @@ import os
 import platform
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from ..catalog import BUNDLED_DATASET_DIR, DATASETS
+from ..catalog import BUNDLED_DATASET_DIR
 from ..engine.hfhub import hub_reachable
 from ..engine.slices import resolve
 from ..state import on_reset
 
-_hub_done = threading.Event()
+_lock = threading.Lock()
+_started: dict[str, threading.Thread] = {}  # a background job's name -> its thread
 _hub_result: list[bool] = []
-_hub_started = threading.Lock()
-_hub_thread: threading.Thread | None = None
-_warm_lock = threading.Lock()
-_warm_thread: threading.Thread | None = None
 
 
-def start_hub_check() -> None:
+def _start_once(name: str, work: Callable[[], object]) -> threading.Thread:
+    """Run `work` once, in a daemon thread named `name` (a slow one must not hold the exit)."""
+    with _lock:
+        if name not in _started:
+            _started[name] = threading.Thread(target=work, name=name, daemon=True)
+            _started[name].start()
+        return _started[name]
+
+
+def start_hub_check() -> threading.Thread:
     """Ask once, in a daemon thread, whether the Hugging Face Hub answers (up to ~1.5 s)."""
-    global _hub_thread
-    with _hub_started:
-        if _hub_thread is not None:
-            return
-
-        def work() -> None:
-            try:
-                _hub_result.append(hub_reachable())
-            finally:
-                _hub_done.set()
-
-        _hub_thread = threading.Thread(target=work, name="mpdemo-hub-check", daemon=True)
-        _hub_thread.start()
+    return _start_once("mpdemo-hub-check", lambda: _hub_result.append(hub_reachable()))
 
 
 @on_reset
 def forget_hub_check() -> None:
     """Ask the Hub again at the next start_hub_check() (a check under way still answers)."""
-    global _hub_thread
-    with _hub_started:
-        _hub_thread = None
+    with _lock:
+        _started.pop("mpdemo-hub-check", None)
         _hub_result.clear()
-        _hub_done.clear()
 
 
 def hub_status(wait: float = 0.0) -> bool | None:
     """True/False once the background check has answered, None while it has not."""
-    start_hub_check()
-    if _hub_done.wait(wait) and _hub_result:
-        return _hub_result[0]
-    return None
+    start_hub_check().join(wait)
+    return _hub_result[0] if _hub_result else None
+
+
+def _import_engine() -> None:
+    # Any failure is the click's to report. Not transformers' modules: that import raced a
+    # click's own in the runner thread ("cannot import name 'get_constant_schedule'").
+    with contextlib.suppress(Exception):
+        import mpdemo.engine.core  # noqa: F401
 
 
 def warm_engine() -> None:
     """Import torch and the engine in a daemon thread, so the first Train click is quick."""
-    global _warm_thread
-    with _warm_lock:
-        if _warm_thread is not None or "mpdemo.engine.core" in sys.modules:
-            return
-
-        def work() -> None:
-            # Any failure is the click's to report. Not transformers' modules: that import raced
-            # a click's own in the runner thread ("cannot import name 'get_constant_schedule'").
-            with contextlib.suppress(Exception):
-                import mpdemo.engine.core  # noqa: F401
-
-        _warm_thread = threading.Thread(target=work, name="mpdemo-warmup", daemon=True)
-        _warm_thread.start()
+    if "mpdemo.engine.core" not in sys.modules:
+        _start_once("mpdemo-warmup", _import_engine)
 
 
 @functools.lru_cache(maxsize=1)
@@ -133,8 +120,7 @@ def _bundled_sizes(root: str, mtime: float) -> dict[str, int]:
 
 def split_sizes(dataset: str) -> dict[str, int] | None:
     """Rows per split for the bundled dataset; None where only loading would tell."""
-    entry = DATASETS.get(dataset)
-    if entry is None or not entry.builtin or dataset != "reviews":
+    if dataset != "reviews":  # the one dataset bundled, at BUNDLED_DATASET_DIR
         return None
     try:
         mtime = (BUNDLED_DATASET_DIR / "dataset_dict.json").stat().st_mtime

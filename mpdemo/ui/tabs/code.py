@@ -228,10 +228,9 @@ def code_view(
 
 def build_code_tab(ctx: TabContext) -> None:
     """Code: the loop for a run of this page or the Train tab's settings, which it follows."""
-    limits = ctx.limits
     shared = ctx.train
     train = shared.controls if shared is not None else {}
-    session = shared.session if shared is not None else None  # gr.State(Session): this page's runs
+    sessions = [shared.session] if shared is not None else []  # gr.State(Session): the page's runs
     runs_changed = [shared.summary, shared.script_run] if shared is not None else []
     names = [n for n in RUN_NAMES if n in train]
     code = {"language": "python", "interactive": False}
@@ -259,12 +258,11 @@ def build_code_tab(ctx: TabContext) -> None:
         picked = gr.State(None)
     outputs = {"run": run, "settings": settings, "listing": listing, "course": course,
                "changes": changes, "script": script, "picked": picked}  # fmt: skip
-    sessions = [session] if session is not None else []
 
     def render(lang: str, current: str | None, prefer: str | None, *rest: Value) -> list[Value]:
         sess, vals = (rest[0], rest[1:]) if sessions else (None, rest)
         form = dict(zip(names, vals, strict=True))
-        out = code_view(norm_lang(lang), form, current, limits, page_runs(sess), prefer)
+        out = code_view(norm_lang(lang), form, current, ctx.limits, page_runs(sess), prefer)
         return [out[k] for k in outputs]
 
     def on_form(lang: str, current: str | None, *rest: Value) -> list[Value]:

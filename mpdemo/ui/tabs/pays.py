@@ -291,14 +291,13 @@ def run_sweep_ui(
     batches: object,
     precisions: object,
     budget: object,
-    state: SweepState | None = None,
+    state: SweepState,
     limits: Limits | None = None,
     client: str = "",
 ) -> Iterator[dict[str, Value]]:
     """Run sweep: refuse bad input in the page's language, else wait its turn in the line (its
     place shown) and stream the points."""
     lang = norm_lang(lang)
-    state = state if state is not None else SweepState()
     if state.running:  # a second click while one runs (another tab of the same page)
         yield frame(state, lang)
         return
@@ -403,11 +402,8 @@ def build_pays_tab(ctx: TabContext) -> None:
             )
             budget = gr.Number(grid.budget_s, minimum=1, maximum=3600, elem_id="sweep-budget",
                                scale=1, min_width=120)  # fmt: skip
-            for name, comp in zip(
-                ("sizes", "batches", "precisions", "budget"),
-                (sizes, batches, precisions, budget),
-                strict=True,
-            ):
+            named = {"sizes": sizes, "batches": batches, "precisions": precisions, "budget": budget}
+            for name, comp in named.items():
                 ctx.i18n(comp, label=f"sweep_{name}_label", info=f"sweep_{name}_info")
         with gr.Row():
             run = ctx.i18n(gr.Button(variant="primary", elem_id="sweep-btn"), value="sweep_btn")

@@ -149,7 +149,6 @@ def _model_choices(lang: str) -> list[tuple[str, str]]:
 
 def build_underflow_tab(ctx: TabContext) -> None:
     """Underflow lab: one real backward pass, gradient histograms against a format's range."""
-    limits = ctx.limits
     with ctx.i18n(gr.Tab(id="underflow", elem_id="underflow-tab"), label="tab_underflow"):
         ctx.i18n(gr.Markdown(), value="uf_intro")
         with gr.Row(equal_height=True):
@@ -191,7 +190,7 @@ def build_underflow_tab(ctx: TabContext) -> None:
     def compute(lang: str, m: str, b: object, s: object) -> Iterator[tuple[Value, Value]]:
         lang = norm_lang(lang)
         try:
-            yield underflow_compute(lang, m, b, s, limits), gr.skip()
+            yield underflow_compute(lang, m, b, s, ctx.limits), gr.skip()
         except gr.Error as err:
             # The toast fades: the status line keeps saying what to change, as on the Train tab.
             yield gr.skip(), t("uf_refused", lang, error=err.message)
