@@ -87,7 +87,7 @@ class Recorder(StepHooks):
         if self.lane is None:
             self.cores = Cores(self.device.type)
         self._start = time.perf_counter()
-        self._origin = self.lane.started_at if self.lane is not None else self._start
+        self._origin = self.lane.pace.started_at if self.lane is not None else self._start
         self.emit(
             RunStarted(
                 run_id=self.run_id,
