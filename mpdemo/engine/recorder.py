@@ -64,7 +64,6 @@ class Recorder(StepHooks):
         self.status: str | None = None
         self.metrics: dict[str, float] = {}
         self.effective_dtype: torch.dtype | None = None
-        self.processes = 1
         self._nonfinite = 0
         self._t0 = self._start = self._origin = 0.0  # perf_counter at: step, run, comparison
         self._probe = DtypeProbe(prep.model)
