@@ -32,12 +32,9 @@ def _private_flag(name: str) -> bool | None:
     """torch.cpu._is_<name>_supported(), or None when this torch build lacks it (private API)."""
     import torch
 
-    fn = getattr(torch.cpu, f"_is_{name}_supported", None)
-    if fn is None:
-        return None
     try:
-        return bool(fn())
-    except Exception:  # noqa: BLE001 - a private probe that misbehaves just means "unknown"
+        return bool(getattr(torch.cpu, f"_is_{name}_supported")())
+    except Exception:  # noqa: BLE001 - a private probe missing or misbehaving means "unknown"
         return None
 
 
