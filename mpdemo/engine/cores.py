@@ -150,7 +150,7 @@ class Cores:
         self._others = others or self._measured
         self._meter = LoadMeter() if others is None and self.on else None
         self._since = clock()
-        self.first: dict[str, float] | None = None  # the first time cores were given up
+        self.first: Note | None = None  # what the notes say of the first time cores were given up
 
     def _measured(self) -> float | None:
         """Cores other processes used since the last reading."""
@@ -183,15 +183,12 @@ class Cores:
         torch.set_num_threads(want)
         self.now = want
         if want < self.full and self.first is None:
-            self.first = {"step": step, "threads": want, "others": others}
+            args = {"step": step, "threads": want, "full": self.full}
+            self.first = Note("cores_shared", {**args, "others": round(others, 1)})
 
     def notes(self) -> list[Note]:
         """What the runs' notes say: from which step other programs took cores, and how many."""
-        if self.first is None:
-            return []
-        f = self.first
-        args = {"step": int(f["step"]), "threads": int(f["threads"]), "full": self.full}
-        return [Note("cores_shared", {**args, "others": round(f["others"], 1)})]
+        return [self.first] if self.first is not None else []
 
     def close(self) -> None:
         """torch's own thread count back, for whatever runs next."""

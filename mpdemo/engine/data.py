@@ -188,13 +188,10 @@ def step_order(n_rows: int, steps: int, batch_size: int, seed: int) -> list[int]
     """Row indices for `steps` full batches: a fresh seeded permutation every epoch."""
     need = steps * batch_size
     order: list[int] = []
-    epoch = 0
-    while len(order) < need:
+    for epoch in range(-(-need // n_rows)):  # n_rows > 0: an empty slice is refused first
         gen = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
-        perm = torch.randperm(n_rows, generator=gen).tolist()
-        order.extend(perm[: need - len(order)])
-        epoch += 1
-    return order
+        order += torch.randperm(n_rows, generator=gen).tolist()
+    return order[:need]
 
 
 class StepBatches(torch.utils.data.Dataset):

@@ -8,6 +8,7 @@ import functools
 import importlib.metadata
 import os
 import platform
+import re
 
 from ..files.machines import Machine, MachineGPU
 from ..messages import Note
@@ -31,12 +32,9 @@ def _private_flag(name: str) -> bool | None:
     """torch.cpu._is_<name>_supported(), or None when this torch build lacks it (private API)."""
     import torch
 
-    fn = getattr(torch.cpu, f"_is_{name}_supported", None)
-    if fn is None:
-        return None
     try:
-        return bool(fn())
-    except Exception:  # noqa: BLE001 - a private probe that misbehaves just means "unknown"
+        return bool(getattr(torch.cpu, f"_is_{name}_supported")())
+    except Exception:  # noqa: BLE001 - a private probe missing or misbehaving means "unknown"
         return None
 
 
@@ -48,18 +46,10 @@ def _proc_cpuinfo() -> tuple[str | None, frozenset[str]]:
             text = f.read(200_000)
     except OSError:
         return None, frozenset()
-    model: str | None = None
-    flags: frozenset[str] = frozenset()
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        key = key.strip()
-        if key == "model name" and model is None:
-            model = value.strip()
-        elif key in ("flags", "Features") and not flags:
-            flags = frozenset(value.split())
-        if model and flags:
-            break
-    return model, flags
+    # The first CPU's lines ("model name\t: AMD EPYC ..."; ARM names its flags "Features").
+    model = re.search(r"^model name\s*:(.*)$", text, re.M)
+    flags = re.search(r"^(?:flags|Features)\s*:(.*)$", text, re.M)
+    return (model[1].strip() if model else None), frozenset(flags[1].split() if flags else ())
 
 
 def cpu_name() -> str:

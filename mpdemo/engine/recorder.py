@@ -64,7 +64,6 @@ class Recorder(StepHooks):
         self.status: str | None = None
         self.metrics: dict[str, float] = {}
         self.effective_dtype: torch.dtype | None = None
-        self.processes = 1
         self._nonfinite = 0
         self._t0 = self._start = self._origin = 0.0  # perf_counter at: step, run, comparison
         self._probe = DtypeProbe(prep.model)
@@ -87,7 +86,7 @@ class Recorder(StepHooks):
         if self.lane is None:
             self.cores = Cores(self.device.type)
         self._start = time.perf_counter()
-        self._origin = self.lane.started_at if self.lane is not None else self._start
+        self._origin = self.lane.pace.started_at if self.lane is not None else self._start
         self.emit(
             RunStarted(
                 run_id=self.run_id,

@@ -25,7 +25,6 @@ class _RunPlan:
     config: RunConfig
     # The precision its matmuls compute in (fp16 through Accelerate on a CPU: fp32).
     computes: str
-    done_steps: int = 0
     step_times: list[float] = field(default_factory=list)
     stamps: list[float] = field(default_factory=list)  # the clock at each step: its wall rate
     finished: bool = False
@@ -69,7 +68,6 @@ class GridEstimate:
             run.computes = effective_precision(run.config.backend, run.config.precision, device)
         elif ev.kind == "step":
             if run is not None:
-                run.done_steps = ev.step
                 run.step_times.append(ev.step_time_s)
                 run.stamps.append(now)
             self._last_step_at = now
@@ -150,7 +148,7 @@ class GridEstimate:
             return None
         # The whole pace since the warm-up: a burst among the last rounds must not move it.
         per_round = statistics.median(rates)
-        rounds = max(r.config.steps - r.done_steps for r in live)
+        rounds = max(r.config.steps - len(r.step_times) for r in live)
         # Then each run's evaluation at its own step time; the one under way has begun.
         pending = [r for r in live if not r.evaluated]
         evals = sum(self._eval_guess(r) for r in pending)

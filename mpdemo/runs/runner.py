@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from .. import engine
 from ..catalog import MODELS
-from ..config import MAX_REPEAT, Limits, RunConfig
+from ..config import MAX_REPEAT, Limits, RunConfig, env_int
 from ..events import Event, Pump
 from ..messages import ConfigError
 from ..registry import PRECISION_NAMES, PRECISIONS
@@ -110,8 +110,7 @@ def check_memory(configs: list[RunConfig]) -> None:
 def side_by_side(configs: list[RunConfig]) -> bool:
     """Whether the runs take turns: not under `accelerate launch`, whose collectives must meet
     in the same order in every process."""
-    world = int(os.environ.get("WORLD_SIZE", "1") or 1)
-    return len(configs) > 1 and world == 1
+    return len(configs) > 1 and env_int("WORLD_SIZE", 1) == 1
 
 
 def run_grid(

@@ -207,14 +207,9 @@ class Together:
         cfg = self.configs[k]
         if cfg.precision == "fp32" or ev.status == "failed":
             return ev  # its ratio to itself, and every run's without a check: the fold's
-        base = next(
-            (
-                j
-                for j, c in enumerate(self.configs)
-                if c.precision == "fp32" and c.backend == cfg.backend and c.model == cfg.model
-            ),
-            None,
-        )
+        peer = (cfg.backend, cfg.model, "fp32")  # the same model's fp32 run on its backend
+        found = (j for j, c in enumerate(self.configs) if (c.backend, c.model, c.precision) == peer)
+        base = next(found, None)
         if base is None:
             return ev
         load = self.meter.read() if self.meter is not None else None

@@ -131,11 +131,6 @@ class Lane:
     def __init__(self, baton: Baton, i: int, pace: Pace) -> None:
         self.baton, self.i, self.pace = baton, i, pace
 
-    @property
-    def started_at(self) -> float:
-        """perf_counter when the comparison started."""
-        return self.pace.started_at
-
     def take(self) -> None:
         """Wait for this run's turn."""
         self.baton.take(self.i)
