@@ -52,14 +52,13 @@ class Limits:
         # hosted: a free CPU Space has 2 vCPUs and 16 GB
         base = cls(2_000, 128, 150_000_000, 20, False, True) if hosted else cls()
         paths = os.environ.get("MPDEMO_ALLOW_LOCAL_PATHS")
+        local = base.allow_local_paths if paths is None else paths not in ("0", "false")
         return cls(
             max_steps=env_int("MPDEMO_MAX_STEPS", base.max_steps),
             max_batch_size=env_int("MPDEMO_MAX_BATCH_SIZE", base.max_batch_size),
             max_params=env_int("MPDEMO_MAX_PARAMS", base.max_params),
             max_queue=env_int("MPDEMO_MAX_QUEUE", base.max_queue),
-            allow_local_paths=base.allow_local_paths
-            if paths is None
-            else paths not in ("0", "false"),
+            allow_local_paths=local,
             hosted=hosted,
         )
 
