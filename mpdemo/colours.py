@@ -104,10 +104,8 @@ def live_colours(labels: list[str]) -> dict[str, str]:
     base = color_map()
     out: dict[str, str] = {}
     trials: dict[str, int] = {}
-    for lab in labels:
-        kind, k = trial_of(lab)
-        if k:
-            trials[kind] = max(trials.get(kind, 0), k)
+    for kind, k in map(trial_of, labels):
+        trials[kind] = max(trials.get(kind, 0), k)
     for lab in labels:
         kind, k = trial_of(lab)
         colour = base.get(kind, "#7f7f7f")

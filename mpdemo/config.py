@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -52,14 +53,13 @@ class Limits:
         # hosted: a free CPU Space has 2 vCPUs and 16 GB
         base = cls(2_000, 128, 150_000_000, 20, False, True) if hosted else cls()
         paths = os.environ.get("MPDEMO_ALLOW_LOCAL_PATHS")
+        local = base.allow_local_paths if paths is None else paths not in ("0", "false")
         return cls(
             max_steps=env_int("MPDEMO_MAX_STEPS", base.max_steps),
             max_batch_size=env_int("MPDEMO_MAX_BATCH_SIZE", base.max_batch_size),
             max_params=env_int("MPDEMO_MAX_PARAMS", base.max_params),
             max_queue=env_int("MPDEMO_MAX_QUEUE", base.max_queue),
-            allow_local_paths=base.allow_local_paths
-            if paths is None
-            else paths not in ("0", "false"),
+            allow_local_paths=local,
             hosted=hosted,
         )
 
@@ -168,10 +168,10 @@ class RunConfig:
                 raise ConfigError("bad_number", field=name, rule=_rule("rule_text"), value=value)
             if len(value) > MAX_TEXT:
                 raise ConfigError("text_too_long", field=name, length=len(value), limit=MAX_TEXT)
-        _choice("backend", self.backend, BACKEND_NAMES)
-        _choice("precision", self.precision, PRECISION_NAMES)
-        _choice("device", self.device, DEVICES)
-        _choice("weights", self.weights, WEIGHTS)
+        check_choice("backend", self.backend, BACKEND_NAMES)
+        check_choice("precision", self.precision, PRECISION_NAMES)
+        check_choice("device", self.device, DEVICES)
+        check_choice("weights", self.weights, WEIGHTS)
         if self.weights != "fp32" and (self.precision != "bf16" or self.backend != "torch"):
             mix = {"weights": self.weights, "precision": self.precision, "backend": self.backend}
             raise ConfigError("weights_need_bf16", **mix)
@@ -200,7 +200,8 @@ def cli_fields() -> list[dataclasses.Field]:
     return [f for f in fields(RunConfig) if f.metadata.get("cli", False)]
 
 
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+def check_choice(name: str, value: Any, allowed: Collection[str]) -> None:
+    """Raise the keyed ConfigError naming `allowed` unless `value` is one of them."""
     if value not in allowed:
         raise ConfigError("unknown_choice", field=name, allowed=", ".join(allowed), value=value)
 

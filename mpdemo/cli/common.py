@@ -53,13 +53,11 @@ def add_field_flags(
             continue
         flag, default = "--" + f.name.replace("_", "-"), getattr(d, f.name)
         help_ = helps.get(f.name, f.metadata["help"])
-        if f.name in lists:
-            p.add_argument(
-                flag, type=choice_list(lists[f.name], f.name), default=[default], help=help_
-            )
+        if f.name in lists:  # 'a,b': a list of choices, one run each
+            kind = {"type": choice_list(lists[f.name], f.name), "default": [default]}
         else:
-            choices = f.metadata["choices"] or None
-            p.add_argument(flag, choices=choices, default=default, help=help_)
+            kind = {"choices": f.metadata["choices"] or None, "default": default}
+        p.add_argument(flag, help=help_, **kind)
 
 
 def add_output_flags(

@@ -259,13 +259,12 @@ def _lesson(args: argparse.Namespace) -> int:
     print(f"{render(f'lesson_{lesson.key}_title', {})}: {render(f'lesson_{lesson.key}_look', {})}")
     recorded = recording_text(lesson.name)
     print(f"# {recorded}" if recorded else "# no GPU recording of this lesson ships with the app")
-    kind = engine.resolve_device(args.device or "auto").type
-    configs = lesson.configs(kind)  # a CUDA GPU: teach/device_sizes.py's size
-    sized = size_line(lesson.name, kind)
+    device = args.device or "auto"  # a lesson's runs ask for auto themselves
+    kind = engine.resolve_device(device).type
+    sized = size_line(lesson.name, kind)  # a CUDA GPU: teach/device_sizes.py's size
     if sized is not None:
         print(f"# {render(*sized)}")
-    if args.device:
-        configs = [c.replace(device=args.device) for c in configs]
+    configs = [c.replace(device=device) for c in lesson.configs(kind)]
     return _run(args, configs, after=lambda runs: print_check(lesson, runs))
 
 

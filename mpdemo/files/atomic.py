@@ -16,13 +16,10 @@ from ..messages import ConfigError
 
 def _umask() -> int:
     # os.umask() can only be read by setting it, which races with other threads' files.
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
     return 0o022
 
 

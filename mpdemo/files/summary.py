@@ -207,11 +207,10 @@ def oriented(
     """(N >= 1, its interval, slower?): a speed-up of 0.54 reads "1.85× slower" everywhere."""
     slower = speedup < 1
     ratio = 1 / speedup if slower and speedup > 0 else speedup
-    iv = None
-    if interval and all(interval):
-        lo, hi = sorted(1 / x if slower else x for x in interval)
-        iv = (lo, hi)
-    return ratio, iv, slower
+    if not (interval and all(interval)):
+        return ratio, None, slower
+    lo, hi = sorted(1 / x if slower else x for x in interval)
+    return ratio, (lo, hi), slower
 
 
 def ratio_text(

@@ -118,11 +118,8 @@ class Result:
         return f"runs-{slug(machine_tag(self.machine), 'machine')}.json"
 
     def _lines(self) -> list[str]:
-        out = []
-        if self.interrupted:
-            out.append(t("nb_interrupted", self.lang, runs=len(self.runs)))
-        out += self.notes
-        return out
+        said = t("nb_interrupted", self.lang, runs=len(self.runs))
+        return [said, *self.notes] if self.interrupted else self.notes
 
     def _repr_html_(self) -> str:
         """The summary table and the sentences, when a cell ends with the result."""

@@ -123,11 +123,10 @@ def lessons_notebook(names: Iterable[str] = (), lang: str = DEFAULT_LANG) -> dic
 def comparison_notebook(configs: list[RunConfig], lang: str = DEFAULT_LANG) -> dict[str, object]:
     """The notebook of one comparison: its lesson's notebook, else a compare(...) call."""
     lang = norm_lang(lang)
-    one = once(configs)
     lesson = lesson_of(configs, any_device=True)
     if lesson is not None:
         return lessons_notebook([lesson.name], lang)
-    labels = ", ".join(c.label for c in one)
+    labels = ", ".join(c.label for c in once(configs))
     call = comparison_call(configs, lang)
     head = "" if call.startswith("compare(") else RUN_IMPORT
     md = _markdown(t("nb_comparison_md", lang, runs=labels))

@@ -22,18 +22,13 @@ def _m(params: int) -> float:
 def breakdown(s: Sequence[Cell]) -> dict[str, object]:
     """'slower at 64x2, 128x2; the same as fp32 at 256x4' as a nested message, each part holding
     the next as its `rest`."""
-    parts = [
-        (v, ", ".join(n for _, n, x, _ in s if x == v))
-        for v in VERDICTS
-        if any(x == v for _, _, x, _ in s)
-    ]
     out: dict[str, object] | None = None
-    for v, sizes in reversed(parts):
-        out = (
-            {"key": f"at_{v}", "args": {"sizes": sizes}}
-            if out is None
-            else {"key": f"at_{v}_then", "args": {"sizes": sizes, "rest": out}}
-        )
+    for v in reversed(VERDICTS):
+        sizes = ", ".join(n for _, n, x, _ in s if x == v)
+        if sizes and out is None:
+            out = {"key": f"at_{v}", "args": {"sizes": sizes}}
+        elif sizes:
+            out = {"key": f"at_{v}_then", "args": {"sizes": sizes, "rest": out}}
     assert out is not None, "a breakdown of no sizes"
     return out
 

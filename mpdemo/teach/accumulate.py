@@ -110,20 +110,18 @@ def micro_batch_accumulation(grads: list[dict[str, object]]) -> list[dict[str, o
             for k in names:
                 acc[k] += g[k].to(dt)  # the buffer's own dtype: each add rounds to it
         num = den = once = 0.0
-        total = 0
         for k in names:
             r = ref[k]
             num += float(((acc[k].double() - r) ** 2).sum())
             once += float(((r.to(dt).double() - r) ** 2).sum())
             den += float((r**2).sum())
-            total += r.numel()
         out.append(
             {
                 "buffer": buf,
                 "micro_batches": len(grads),
                 "rel_error": (num / den) ** 0.5 if den else 0.0,
                 "storage_rel_error": (once / den) ** 0.5 if den else 0.0,
-                "elements": total,
+                "elements": sum(r.numel() for r in ref.values()),
             }
         )
     return out

@@ -83,8 +83,7 @@ def mx_quantize(x: torch.Tensor, fmt: str) -> tuple[torch.Tensor, torch.Tensor, 
     shared = shared.clamp(E8M0_MIN, E8M0_MAX)  # E8M0 holds 2^-127 .. 2^127
     scale = torch.pow(torch.tensor(2.0, dtype=torch.float64), -shared.to(torch.float64))
     q, clamped = quantize(blocks, fmt, scale)
-    deq = q / scale
-    deq = deq.reshape(rows, -1)[:, :cols].reshape(x.shape)
+    deq = (q / scale).reshape(rows, -1)[:, :cols].reshape(x.shape)
     clamped = clamped.reshape(rows, -1)[:, :cols].reshape(x.shape)
     return deq, clamped, blocks.shape[0] * blocks.shape[1]
 

@@ -106,10 +106,8 @@ def _falls(t: Trace) -> Reading:
 def _agree(ref: Trace, others: Iterable[Trace]) -> list[Reading]:
     out = []
     for t in others:
-        n = min(len(ref.losses), len(t.losses))
-        gap = statistics.fmean(
-            abs(a - b) for a, b in zip(ref.losses[:n], t.losses[:n], strict=True)
-        )
+        n = min(len(ref.losses), len(t.losses))  # a run stopped early: the steps both have
+        gap = statistics.fmean(abs(a - b) for a, b in zip(ref.losses, t.losses, strict=False))
         share = gap / statistics.fmean(ref.losses[:n])
         out.append(
             _most(f"{t.config.label} vs {ref.config.label}: mean |loss gap| / loss", share, AGREE)

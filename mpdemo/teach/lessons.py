@@ -8,10 +8,9 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ..config import WEIGHTS, RunConfig
+from ..config import WEIGHTS, RunConfig, check_choice
 from ..engine.machine import FAST_16BIT, cpu_flags
 from ..engine.slices import SLICE_RE
-from ..messages import ConfigError
 from ..runs.runner import grid
 from . import lesson_checks as checks
 from .device_sizes import device_fields
@@ -153,9 +152,7 @@ def cpu_note_here(lesson: Lesson, on_cpu: bool) -> bool:
 
 def get(name: str, among: list[str] | None = None) -> Lesson:
     """The lesson called `name` (among `among`, default all), or ConfigError naming them."""
-    allowed = list(LESSONS) if among is None else among
-    if name not in allowed:
-        raise ConfigError("unknown_choice", field="lesson", allowed=", ".join(allowed), value=name)
+    check_choice("lesson", name, LESSONS if among is None else among)
     return LESSONS[name]
 
 

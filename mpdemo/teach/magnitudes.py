@@ -84,9 +84,8 @@ class Magnitudes:
         edges = list(range(lo, hi + 1))
         counts = [0] * (len(edges) - 1)
         for i, n in enumerate(self.total):
-            if n:
-                b = min(max(i + BIN_LO + shift, lo), hi - 1)
-                counts[b - lo] += n
+            b = min(max(i + BIN_LO + shift, lo), hi - 1)
+            counts[b - lo] += n
         return {"edges_log2": edges, "counts": counts}
 
     def median_log2(self) -> int | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 from .. import engine
-from ..config import Limits, RunConfig
+from ..config import Limits, RunConfig, check_choice
 from ..messages import ConfigError
 from ..runs.runner import RUN_LOCK
 from .formats import LOW_PRECISION, cast_overflow, layout
@@ -206,9 +206,7 @@ def collect(
         if not (math.isfinite(s) and s > 0):
             raise ConfigError("bad_number", field="scale", rule="a number above 0", value=s)
     for f in fmts:
-        if f not in LOW_PRECISION:
-            allowed = ", ".join(LOW_PRECISION)
-            raise ConfigError("unknown_choice", field="format", allowed=allowed, value=f)
+        check_choice("format", f, LOW_PRECISION)
     # Shares the training lock: a backward pass here would skew a running comparison's timings.
     if not RUN_LOCK.acquire(blocking=wait):
         raise ConfigError("busy")
