@@ -124,42 +124,25 @@ def _results(ctx: TabContext, comps: dict[str, Component], lang0: str, lim: Limi
         ),
         label="repeats_label",
     )
+
+    def download(key: str, elem_id: str) -> gr.DownloadButton:
+        """A download button, off until there is something to download."""
+        return button(
+            ctx, gr.DownloadButton, key, lang0, interactive=False, elem_id=elem_id, size="md"
+        )
+
     with gr.Row(equal_height=True):
         for name in ("csv", "json"):
-            comps[name] = button(
-                ctx,
-                gr.DownloadButton,
-                f"{name}_btn",
-                lang0,
-                interactive=False,
-                elem_id=f"{name}-download",
-                size="md",
-            )
+            comps[name] = download(f"{name}_btn", f"{name}-download")
         comps["script_run"] = ctx.i18n(
             gr.Dropdown(
                 [], label=t("script_run_label", lang0), elem_id="script-run", interactive=True
             ),
             label="script_run_label",
         )
-        comps["script_btn"] = button(
-            ctx,
-            gr.DownloadButton,
-            "script_btn",
-            lang0,
-            interactive=False,
-            elem_id="script-download",
-            size="md",
-        )
+        comps["script_btn"] = download("script_btn", "script-download")
         # The same runs as a notebook (Session.notebook_file), off until a comparison has runs.
-        comps["notebook_btn"] = button(
-            ctx,
-            gr.DownloadButton,
-            "nb_btn",
-            lang0,
-            interactive=False,
-            elem_id="notebook-download",
-            size="md",
-        )
+        comps["notebook_btn"] = download("nb_btn", "notebook-download")
     # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
     recorded_ui.build_row(ctx, comps, lang0)
     # The class board: publish this page's comparisons, or follow a teacher's code.
