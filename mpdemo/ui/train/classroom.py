@@ -99,14 +99,8 @@ def runner_for(
 
 def ordinal(n: int, lang: str) -> str:
     """'3rd' / '3.º' / '3º': English's ordinal forms (CLDR: one, two, few, other)."""
-    if n % 10 == 1 and n % 100 != 11:
-        form = "one"
-    elif n % 10 == 2 and n % 100 != 12:
-        form = "two"
-    elif n % 10 == 3 and n % 100 != 13:
-        form = "few"
-    else:
-        form = "other"
+    teens = n % 100 in (11, 12, 13)  # 11th, 12th, 13th
+    form = "other" if teens else {1: "one", 2: "two", 3: "few"}.get(n % 10, "other")
     return t(f"ordinal_{form}", lang, n=n)
 
 

@@ -134,10 +134,8 @@ def _span(values: list[float], lang: str, spec: str, unit: str = "") -> str:
     if not values:
         return ""
     lo, hi = min(values), max(values)
-    text = (
-        number(lo, lang, spec) if lo == hi else f"{number(lo, lang, spec)}–{number(hi, lang, spec)}"
-    )
-    return text + unit
+    ends = [lo] if lo == hi else [lo, hi]
+    return "–".join(number(v, lang, spec) for v in ends) + unit
 
 
 def repeat_rows(session: Session, lang: str) -> list[list[str]]:
