@@ -20,7 +20,7 @@ from . import recorded as recorded_ui
 from .colours import LEGEND_CSS, LEGEND_JS
 from .controls import CONTROLS
 from .frames import REPEAT_COLUMNS, button, empty_table
-from .handlers import arm, train, train_endpoint
+from .handlers import train
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import PLOTS, step_axis
 from .session import Session
@@ -213,4 +213,4 @@ def build_train_tab(ctx: TabContext) -> None:
     )
     _wire(ctx, comps, session, lim)
     recorded_ui.wire(ctx, comps, session)
-    classroom.wire(ctx, comps, session, train, arm, train_endpoint(comps, "own"))
+    classroom.wire(ctx, comps, session, train)
