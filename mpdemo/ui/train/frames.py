@@ -20,7 +20,6 @@ from .colours import LegendFile, dash_css, dashes_for, legend_html
 from .controls import RUN_NAMES
 from .plots import PLOTS, View, plot_frame, scaled_labels, step_axis
 from .session import Session
-from .session_table import summary_table
 
 B = TypeVar("B", gr.Button, gr.DownloadButton, gr.UploadButton)
 
@@ -118,11 +117,6 @@ def toggle_run(session: Session, label: str) -> bool:
         return False
     session.view = session.view.toggled(label)
     return True
-
-
-def empty_table(lang: str, all_columns: bool = False) -> pd.DataFrame:
-    """The summary table before any run has finished (headers only)."""
-    return summary_table([], lang, all_columns)
 
 
 REPEAT_COLUMNS = ("rep_col_run", "rep_col_runs", "rep_col_step", "rep_col_speedup",

@@ -20,7 +20,6 @@ from . import classroom, controls, lessons
 from . import recorded as recorded_ui
 from .frames import (
     AXIS_SETTLE_S,
-    empty_table,
     file_updates,
     keyed,
     plot_frames,
@@ -36,14 +35,14 @@ from .gradwatch import watch_update
 from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, ticked_scale_empty
 from .plots import PLOTS, View
 from .session import Session
-from .session_table import column_widths
+from .session_table import column_widths, summary_table
 from .status import runner_runs, status_text, stopped_text
 
 
 def summary_update(session: Session | None, lang: str) -> Any:
     """The summary table with the widths of its columns: for a change of its column set."""
     all_columns = session is not None and session.all_columns
-    table = session.table(lang) if session is not None else empty_table(lang)
+    table = session.table(lang) if session is not None else summary_table([], lang)
     return gr.update(value=table, column_widths=column_widths(all_columns))
 
 
@@ -129,7 +128,7 @@ def train(
             **plot_updates(session, lang, True),
             # Hidden until a run of this grid sends its first watched step.
             "grad_watch": gr.update(value="", visible=False),
-            "summary": empty_table(lang, session.all_columns),
+            "summary": summary_table([], lang, session.all_columns),  # headers only
             "repeats": repeat_table(session, lang),
             **recorded_ui.script_updates(session),
             # A board's follower sees the teacher's lesson and settings, not their own.

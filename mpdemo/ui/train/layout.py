@@ -19,12 +19,12 @@ from . import classroom, controls, lessons
 from . import recorded as recorded_ui
 from .colours import LEGEND_CSS, LEGEND_JS
 from .controls import CONTROLS
-from .frames import REPEAT_COLUMNS, button, empty_table
+from .frames import REPEAT_COLUMNS, button
 from .handlers import train
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import PLOTS, step_axis
 from .session import Session
-from .session_table import column_widths
+from .session_table import column_widths, summary_table
 from .wiring import _wire
 
 
@@ -98,10 +98,9 @@ def _results(ctx: TabContext, comps: dict[str, Component], lang0: str, lim: Limi
         gr.Checkbox(False, label=t("summary_all", lang0), elem_id="summary-all"),
         label="summary_all",
     )
-    table0 = empty_table(lang0)
     comps["summary"] = ctx.i18n(
         gr.DataFrame(
-            table0,
+            summary_table([], lang0),  # headers only
             label=t("summary_label", lang0),
             elem_id="summary",
             interactive=False,

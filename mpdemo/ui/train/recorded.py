@@ -26,7 +26,6 @@ from .frames import (
     OUTPUTS,
     button,
     by_component,
-    empty_table,
     file_updates,
     keyed,
     plot_frames,
@@ -36,6 +35,7 @@ from .gradwatch import watch_update
 from .plots import PLOTS
 from .session import Session
 from .session_life import attach
+from .session_table import summary_table
 
 STORAGE_KEY = "mpdemo-runs"
 # The stored runs' key, the same after a restart (else they would not read back); no secret:
@@ -172,7 +172,7 @@ def clear_runs(session: Session, lang: str) -> Frame:
     out: Frame = {spec.name: gr.update(value=None, color_map=color_map()) for spec in PLOTS}
     out.update(
         status=t("status_cleared", lang),
-        summary=empty_table(lang, session.all_columns),  # the columns the box asked for
+        summary=summary_table([], lang, session.all_columns),  # the columns the box asked for
         csv=gr.update(value=None, interactive=False),
         json=gr.update(value=None, interactive=False),
         script_run=gr.update(choices=[], value=None),
