@@ -128,6 +128,7 @@ def _open(
     session: Session, lang: str, path: str | Path | None, name: str | None = None
 ) -> Iterator[dict]:
     """Read a runs file into the session and draw it; a bad file changes nothing."""
+    lang = norm_lang(lang)
     if path is None:
         yield {"status": t("status_load_none", lang)}
         return
@@ -151,14 +152,12 @@ def _open(
 
 def load_runs(file: object, lang: str, session: Session) -> Iterator[Frame]:
     """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
-    lang = norm_lang(lang)
     path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
     yield from _open(session, lang, path)
 
 
 def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[Frame]:
     """'Compare with a recorded run': open one of the shipped recordings by file name."""
-    lang = norm_lang(lang)
     if not choice:
         return
     by_name = {p.name: p for p in reference_files()}  # only these: never a path from the page
