@@ -242,12 +242,11 @@ def legend_click(
         name = remove_file(session, str(data["remove"]))
         if name is None:
             return
-        out = {
+        yield {
             **plot_updates(session, lang, rebuild=True),
             "summary": session.table(lang),
             "status": t("status_file_closed", lang, name=shown(name)),
         }
-        yield out
         time.sleep(AXIS_SETTLE_S)  # colours and axes first, the data after (see frames.py)
         yield plot_frames(session)
         return
@@ -283,11 +282,8 @@ def train_endpoint(comps: dict[str, Any], mode: str = "train") -> Callable[..., 
             yield keyed(comps, frame)
 
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    params = [inspect.Parameter(n, kind, default=DEFAULTS[n]) for n in controls.NAMES]
-    params += [
-        inspect.Parameter("lang", kind, default=DEFAULT_LANG),
-        inspect.Parameter("session", kind, default=None),
-    ]
+    named = [*((n, DEFAULTS[n]) for n in controls.NAMES), ("lang", DEFAULT_LANG), ("session", None)]
+    params = [inspect.Parameter(n, kind, default=d) for n, d in named]
     handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     handler.__name__ = "train" if mode == "train" else f"train_{mode}"
     handler.__doc__ = train.__doc__
