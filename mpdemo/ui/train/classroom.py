@@ -21,12 +21,11 @@ from ...config import RunConfig
 from ...runs.notes import duration_text
 from ...state import on_reset
 from .. import pages
-from ..context import QUIET, Component, Frame, Outputs, TabContext
+from ..context import Component, Frame, Outputs, TabContext
 from ..i18n import error_text, norm_lang, t
 from ..text import esc, shown
 from ..visitor import client_here, page_here, the_hub
-from . import controls
-from .frames import FOLLOWED, button, by_component, keyed
+from .frames import FOLLOWED, button, keyed
 from .frames import OUTPUTS as TRAIN_OUTPUTS
 from .session import Session
 
@@ -99,14 +98,8 @@ def runner_for(
 
 def ordinal(n: int, lang: str) -> str:
     """'3rd' / '3.º' / '3º': English's ordinal forms (CLDR: one, two, few, other)."""
-    if n % 10 == 1 and n % 100 != 11:
-        form = "one"
-    elif n % 10 == 2 and n % 100 != 12:
-        form = "two"
-    elif n % 10 == 3 and n % 100 != 13:
-        form = "few"
-    else:
-        form = "other"
+    teens = n % 100 in (11, 12, 13)  # 11th, 12th, 13th
+    form = "other" if teens else {1: "one", 2: "two", 3: "few"}.get(n % 10, "other")
     return t(f"ordinal_{form}", lang, n=n)
 
 
@@ -312,29 +305,10 @@ def build_board(ctx: TabContext, comps: dict[str, Component], lang: str) -> None
         comps["board_note"] = gr.Markdown(t("board_idle", lang), elem_id="board-note")
 
 
-def wire(
-    ctx: TabContext,
-    comps: dict[str, Component],
-    session: gr.State,
-    train: TrainFn,
-    arm: Callable[..., Frame],
-    own: Callable[..., Iterator[Outputs]],
-) -> None:
-    """Run my own (api 'train_own', `own`: /train's endpoint in mode "own"), Publish as board
-    ('publish_board'), Follow board ('follow_board')."""
+def wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, train: TrainFn) -> None:
+    """Publish as board ('publish_board'), Follow board ('follow_board'); Run my own is wired
+    beside Train (wiring.py)."""
     lang = ctx.lang
-    outputs = [comps[n] for n in TRAIN_OUTPUTS]
-    armed_out = ["status", "stop_btn"]
-    comps["run_own"].click(
-        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **QUIET
-    ).then(
-        own,
-        [*(comps[n] for n in controls.NAMES), lang, session],
-        outputs,
-        api_name="train_own",
-        preprocess=False,  # as /train: the values as sent, checked by the CLI's rule
-        **streaming(comps),
-    )
 
     # The request from gradio's context (client_here), not a parameter: an annotation gradio could
     # not resolve made it pass request=None, and every visitor was one client (issue 52).

@@ -20,7 +20,6 @@ from .colours import LegendFile, dash_css, dashes_for, legend_html
 from .controls import RUN_NAMES
 from .plots import PLOTS, View, plot_frame, scaled_labels, step_axis
 from .session import Session
-from .session_table import summary_table
 
 B = TypeVar("B", gr.Button, gr.DownloadButton, gr.UploadButton)
 
@@ -120,11 +119,6 @@ def toggle_run(session: Session, label: str) -> bool:
     return True
 
 
-def empty_table(lang: str, all_columns: bool = False) -> pd.DataFrame:
-    """The summary table before any run has finished (headers only)."""
-    return summary_table([], lang, all_columns)
-
-
 REPEAT_COLUMNS = ("rep_col_run", "rep_col_runs", "rep_col_step", "rep_col_speedup",
                   "rep_col_verdicts", "rep_col_loss")  # fmt: skip
 
@@ -134,10 +128,8 @@ def _span(values: list[float], lang: str, spec: str, unit: str = "") -> str:
     if not values:
         return ""
     lo, hi = min(values), max(values)
-    text = (
-        number(lo, lang, spec) if lo == hi else f"{number(lo, lang, spec)}–{number(hi, lang, spec)}"
-    )
-    return text + unit
+    ends = [lo] if lo == hi else [lo, hi]
+    return "–".join(number(v, lang, spec) for v in ends) + unit
 
 
 def repeat_rows(session: Session, lang: str) -> list[list[str]]:

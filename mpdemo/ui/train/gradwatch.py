@@ -64,8 +64,7 @@ def summed(ev: GradHistograms) -> Watched:
         if nz and (worst is None or layer["flushed"] > worst[1]):
             worst = (layer["name"], layer["flushed"])
     counts[0] -= zeros  # counts[0] is everything below 2^LO, the exact zeros included
-    share = (lambda n: n / nonzero) if nonzero else (lambda n: 0.0)
-    shares = (share(flushed), share(sub), share(over))
+    shares = [n / nonzero if nonzero else 0.0 for n in (flushed, sub, over)]
     return Watched(counts, edges[0] - 1, nonzero, zeros, *shares, worst, band_of(ev))
 
 

@@ -20,7 +20,6 @@ from . import classroom, controls, lessons
 from . import recorded as recorded_ui
 from .frames import (
     AXIS_SETTLE_S,
-    empty_table,
     file_updates,
     keyed,
     plot_frames,
@@ -36,14 +35,14 @@ from .gradwatch import watch_update
 from .inputs import DEFAULTS, YIELD_EVERY_S, check_inputs, ticked_scale_empty
 from .plots import PLOTS, View
 from .session import Session
-from .session_table import column_widths
+from .session_table import column_widths, summary_table
 from .status import runner_runs, status_text, stopped_text
 
 
 def summary_update(session: Session | None, lang: str) -> Any:
     """The summary table with the widths of its columns: for a change of its column set."""
     all_columns = session is not None and session.all_columns
-    table = session.table(lang) if session is not None else empty_table(lang)
+    table = session.table(lang) if session is not None else summary_table([], lang)
     return gr.update(value=table, column_widths=column_widths(all_columns))
 
 
@@ -129,7 +128,7 @@ def train(
             **plot_updates(session, lang, True),
             # Hidden until a run of this grid sends its first watched step.
             "grad_watch": gr.update(value="", visible=False),
-            "summary": empty_table(lang, session.all_columns),
+            "summary": summary_table([], lang, session.all_columns),  # headers only
             "repeats": repeat_table(session, lang),
             **recorded_ui.script_updates(session),
             # A board's follower sees the teacher's lesson and settings, not their own.
@@ -243,12 +242,11 @@ def legend_click(
         name = remove_file(session, str(data["remove"]))
         if name is None:
             return
-        out = {
+        yield {
             **plot_updates(session, lang, rebuild=True),
             "summary": session.table(lang),
             "status": t("status_file_closed", lang, name=shown(name)),
         }
-        yield out
         time.sleep(AXIS_SETTLE_S)  # colours and axes first, the data after (see frames.py)
         yield plot_frames(session)
         return
@@ -284,11 +282,8 @@ def train_endpoint(comps: dict[str, Any], mode: str = "train") -> Callable[..., 
             yield keyed(comps, frame)
 
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    params = [inspect.Parameter(n, kind, default=DEFAULTS[n]) for n in controls.NAMES]
-    params += [
-        inspect.Parameter("lang", kind, default=DEFAULT_LANG),
-        inspect.Parameter("session", kind, default=None),
-    ]
+    named = [*((n, DEFAULTS[n]) for n in controls.NAMES), ("lang", DEFAULT_LANG), ("session", None)]
+    params = [inspect.Parameter(n, kind, default=d) for n, d in named]
     handler.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     handler.__name__ = "train" if mode == "train" else f"train_{mode}"
     handler.__doc__ = train.__doc__

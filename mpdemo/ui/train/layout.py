@@ -19,12 +19,12 @@ from . import classroom, controls, lessons
 from . import recorded as recorded_ui
 from .colours import LEGEND_CSS, LEGEND_JS
 from .controls import CONTROLS
-from .frames import REPEAT_COLUMNS, button, empty_table
-from .handlers import arm, train, train_endpoint
+from .frames import REPEAT_COLUMNS, button
+from .handlers import train
 from .inputs import DEFAULTS, PLOT_HEIGHT, opening_scale_empty, precision_info
 from .plots import PLOTS, step_axis
 from .session import Session
-from .session_table import column_widths
+from .session_table import column_widths, summary_table
 from .wiring import _wire
 
 
@@ -98,10 +98,9 @@ def _results(ctx: TabContext, comps: dict[str, Component], lang0: str, lim: Limi
         gr.Checkbox(False, label=t("summary_all", lang0), elem_id="summary-all"),
         label="summary_all",
     )
-    table0 = empty_table(lang0)
     comps["summary"] = ctx.i18n(
         gr.DataFrame(
-            table0,
+            summary_table([], lang0),  # headers only
             label=t("summary_label", lang0),
             elem_id="summary",
             interactive=False,
@@ -124,42 +123,25 @@ def _results(ctx: TabContext, comps: dict[str, Component], lang0: str, lim: Limi
         ),
         label="repeats_label",
     )
+
+    def download(key: str, elem_id: str) -> gr.DownloadButton:
+        """A download button, off until there is something to download."""
+        return button(
+            ctx, gr.DownloadButton, key, lang0, interactive=False, elem_id=elem_id, size="md"
+        )
+
     with gr.Row(equal_height=True):
         for name in ("csv", "json"):
-            comps[name] = button(
-                ctx,
-                gr.DownloadButton,
-                f"{name}_btn",
-                lang0,
-                interactive=False,
-                elem_id=f"{name}-download",
-                size="md",
-            )
+            comps[name] = download(f"{name}_btn", f"{name}-download")
         comps["script_run"] = ctx.i18n(
             gr.Dropdown(
                 [], label=t("script_run_label", lang0), elem_id="script-run", interactive=True
             ),
             label="script_run_label",
         )
-        comps["script_btn"] = button(
-            ctx,
-            gr.DownloadButton,
-            "script_btn",
-            lang0,
-            interactive=False,
-            elem_id="script-download",
-            size="md",
-        )
+        comps["script_btn"] = download("script_btn", "script-download")
         # The same runs as a notebook (Session.notebook_file), off until a comparison has runs.
-        comps["notebook_btn"] = button(
-            ctx,
-            gr.DownloadButton,
-            "nb_btn",
-            lang0,
-            interactive=False,
-            elem_id="notebook-download",
-            size="md",
-        )
+        comps["notebook_btn"] = download("nb_btn", "notebook-download")
     # Compare with a recorded run, open a runs file, Clear runs (recorded_ui.py).
     recorded_ui.build_row(ctx, comps, lang0)
     # The class board: publish this page's comparisons, or follow a teacher's code.
@@ -230,4 +212,4 @@ def build_train_tab(ctx: TabContext) -> None:
     )
     _wire(ctx, comps, session, lim)
     recorded_ui.wire(ctx, comps, session)
-    classroom.wire(ctx, comps, session, train, arm, train_endpoint(comps, "own"))
+    classroom.wire(ctx, comps, session, train)

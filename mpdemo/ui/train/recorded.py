@@ -26,7 +26,6 @@ from .frames import (
     OUTPUTS,
     button,
     by_component,
-    empty_table,
     file_updates,
     keyed,
     plot_frames,
@@ -36,6 +35,7 @@ from .gradwatch import watch_update
 from .plots import PLOTS
 from .session import Session
 from .session_life import attach
+from .session_table import summary_table
 
 STORAGE_KEY = "mpdemo-runs"
 # The stored runs' key, the same after a restart (else they would not read back); no secret:
@@ -128,6 +128,7 @@ def _open(
     session: Session, lang: str, path: str | Path | None, name: str | None = None
 ) -> Iterator[dict]:
     """Read a runs file into the session and draw it; a bad file changes nothing."""
+    lang = norm_lang(lang)
     if path is None:
         yield {"status": t("status_load_none", lang)}
         return
@@ -151,14 +152,12 @@ def _open(
 
 def load_runs(file: object, lang: str, session: Session) -> Iterator[Frame]:
     """Open a runs JSON (the app's download, `mpdemo run --json`, `gpu_check.py --out`)."""
-    lang = norm_lang(lang)
     path = file if isinstance(file, (str, Path)) or file is None else getattr(file, "name", None)
     yield from _open(session, lang, path)
 
 
 def pick_reference(choice: str | None, lang: str, session: Session) -> Iterator[Frame]:
     """'Compare with a recorded run': open one of the shipped recordings by file name."""
-    lang = norm_lang(lang)
     if not choice:
         return
     by_name = {p.name: p for p in reference_files()}  # only these: never a path from the page
@@ -172,7 +171,7 @@ def clear_runs(session: Session, lang: str) -> Frame:
     out: Frame = {spec.name: gr.update(value=None, color_map=color_map()) for spec in PLOTS}
     out.update(
         status=t("status_cleared", lang),
-        summary=empty_table(lang, session.all_columns),  # the columns the box asked for
+        summary=summary_table([], lang, session.all_columns),  # the columns the box asked for
         csv=gr.update(value=None, interactive=False),
         json=gr.update(value=None, interactive=False),
         script_run=gr.update(choices=[], value=None),

@@ -180,21 +180,12 @@ class Session(StoredRuns):
         several = len({r["grid"] for r in self.history}) > 1
         runs = []
         for r in self.history:
-            summary = r["summary"]
+            run = {k: r[k] for k in ("config", "summary", "steps", "evals")}
+            run.update((k, r[k]) for k in ("shared_from", "grad_histograms") if r.get(k))
             if several:  # the same label from two trainings: name the training in the files
-                summary = Summary.from_dict(summary).replace(
-                    label=f"#{r['grid']} {summary['label']}"
-                )
-            extra = {k: r[k] for k in ("shared_from", "grad_histograms") if r.get(k)}
-            runs.append(
-                {
-                    "config": r["config"],
-                    "summary": summary,
-                    "steps": r["steps"],
-                    "evals": r["evals"],
-                    **extra,
-                }
-            )
+                label = f"#{r['grid']} {r['summary']['label']}"
+                run["summary"] = Summary.from_dict(r["summary"]).replace(label=label)
+            runs.append(run)
         new = {"csv": str(base.with_suffix(".csv")), "json": str(base.with_suffix(".json"))}
         try:
             write_steps_csv(new["csv"], runs)

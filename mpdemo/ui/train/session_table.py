@@ -54,15 +54,11 @@ def column_widths(all_columns: bool = False) -> list[str]:
 
 
 def _num(v: Any, digits: int = 4) -> float | None:
-    if v is None:
-        return None
     try:
-        x = float(v)
+        x = float(v)  # None too: TypeError
     except (TypeError, ValueError):
         return None
-    if not math.isfinite(x) or x == 0:
-        return x if math.isfinite(x) else None
-    return float(f"{x:.{digits}g}")
+    return float(f"{x:.{digits}g}") if math.isfinite(x) else None
 
 
 def warnings_text(summary: dict[str, Any], lang: str) -> str:

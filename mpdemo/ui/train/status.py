@@ -111,17 +111,13 @@ def repetitions(configs: list[RunConfig]) -> int:
     return max((c.trial for c in configs), default=0) or 1
 
 
-def _one_repetition(configs: list[RunConfig]) -> list[RunConfig]:
-    """The comparison's own runs: one repetition of them (the session holds every one)."""
-    return configs[: max(1, len(configs) // repetitions(configs))]
-
-
 def _progress_line(session: Session, lang: str) -> str:
     """Where the comparison is: its runs side by side, run i of n, or its one run; each after
     'Repetition r of R: ' when repeated."""
     p = session.state.progress
-    base = _one_repetition(session.configs)
-    per, reps, i = len(base), repetitions(session.configs), p.get("index", 0)
+    reps, i = repetitions(session.configs), p.get("index", 0)
+    base = session.configs[: max(1, len(session.configs) // reps)]  # one repetition's runs
+    per = len(base)
     head = t("status_repetition", lang, r=i // per + 1, rs=reps) if reps > 1 else ""
     left = session.state.remaining_s() if p.get("phase") == "running" and p.get("steps") else None
     # Runs that take turns step by step: one line for all (the step is the last run's).

@@ -51,20 +51,25 @@ def _wire(ctx: TabContext, comps: dict[str, Component], session: gr.State, lim: 
     """Every event of the Train tab."""
     lang = ctx.lang
     armed_out = ["status", "stop_btn"]
-    armed = comps["start_btn"].click(
-        by_component(comps, arm, armed_out), [session, lang], [comps[n] for n in armed_out], **QUIET
-    )
-    trained = armed.then(
-        train_endpoint(comps),
-        [*(comps[n] for n in controls.NAMES), lang, session],
-        [comps[n] for n in OUTPUTS],
-        api_name="train",
-        # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in English.
-        preprocess=False,
-        **classroom.streaming(comps),
-    )
+    arm_fn = by_component(comps, arm, armed_out)
+
+    def trains(button: str, mode: str, api_name: str) -> Any:
+        """`button` arms Stop, then streams train() in `mode` (handlers.train) as `api_name`."""
+        armed = comps[button].click(arm_fn, [session, lang], [comps[n] for n in armed_out], **QUIET)
+        return armed.then(
+            train_endpoint(comps, mode),
+            [*(comps[n] for n in controls.NAMES), lang, session],
+            [comps[n] for n in OUTPUTS],
+            api_name=api_name,
+            # The values as sent: gradio's Number rounds 2.5 steps to 2 and fails on "abc" in English.
+            preprocess=False,
+            **classroom.streaming(comps),
+        )
+
+    trained = trains("start_btn", "train", "train")
+    trains("run_own", "own", "train_own")  # Run my own: a comparison never shared unless published
     # The lesson picker: one click loads a lesson and trains it, through the same handlers.
-    lessons.wire(ctx, comps, session, train_endpoint(comps), by_component(comps, arm, armed_out))
+    lessons.wire(ctx, comps, session, train_endpoint(comps), arm_fn)
     legend_names = [*(p.name for p in PLOTS), "legend", "summary", "status"]
 
     def on_legend(sess: Session, lg: str, evt: gr.EventData) -> Iterator[Outputs]:
