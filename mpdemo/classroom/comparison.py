@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..config import Limits, RunConfig
+from ..events import StepEvent
 from ..files.recorded import thin_steps
 from ..messages import MpdemoError
 from ..runs.runner import Runner, RunnerInterface, repeated
@@ -261,9 +262,9 @@ class Comparison:
     def _thin(self) -> None:
         """Halve the step events (even spread, every skipped one kept); others stay whole."""
         steps = [
-            {"i": i, "skipped": bool(getattr(e.event, "skipped", False))}
+            {"i": i, "skipped": e.event.skipped}
             for i, e in enumerate(self.entries)
-            if e.event.kind == "step"
+            if isinstance(e.event, StepEvent)
         ]
         keep_steps = {s["i"] for s in thin_steps(steps, max(2, len(steps) // 2))}
         kept = [e for i, e in enumerate(self.entries) if e.event.kind != "step" or i in keep_steps]
