@@ -76,6 +76,10 @@ def test_the_train_tabs_comparison_comes_back_as_the_same_grid() -> None:
     # A lesson's runs are written as the lesson, with its slide.
     doc = comparison_notebook(get("underflow").configs())
     assert any("lesson('underflow'" in s for s in _sources(doc))
+    # ... at a GPU's size too (the Train tab's runs on a CUDA server, device named or not).
+    gpu = [c.replace(device="cuda") for c in get("underflow").configs("cuda")]
+    assert gpu[0].model != get("underflow").configs()[0].model
+    assert any("lesson('underflow'" in s for s in _sources(comparison_notebook(gpu)))
 
 
 def _kernel(tmp_path: Path, monkeypatch) -> str:

@@ -85,6 +85,13 @@ def test_a_follower_gets_the_teachers_lesson_and_settings() -> None:
         out = lessons.followed(configs, 2, "en")
         assert out["lesson"]["value"] == lesson.name and out["repeat"]["value"] == 2
         assert out["lesson_info"] == lessons.info("en", lesson.name)
+    # On a GPU server the teacher's lesson trains at the GPU's size: the follower is told the
+    # lesson, and its controls ask for those very runs, whatever size this machine would pick.
+    gpu = LESSONS["still-trains"].configs("cuda")
+    out = lessons.followed(gpu, 1, "en")
+    assert out["lesson"]["value"] == "still-trains"
+    assert out["model"]["value"] == gpu[0].model == "base-gpt2", out["model"]
+    assert check_inputs({n: out[n]["value"] for n in lessons.values_of(gpu, 1)}) == gpu
     own = [RunConfig(precision="fp32", steps=7), RunConfig(precision="bf16", steps=7)]
     out = lessons.followed(own, 1, "es")
     assert out["lesson"]["value"] is None and out["steps"]["value"] == 7

@@ -167,8 +167,9 @@ def once(configs: list[RunConfig]) -> list[RunConfig]:
 
 
 def lesson_of(configs: list[RunConfig], any_device: bool = False) -> Lesson | None:
-    """The lesson whose runs these are (one repetition of them), if any; `any_device`: whatever
-    device each run asked for (a notebook picks its own; a follower's controls copy it)."""
+    """The lesson whose runs these are (one repetition of them, at a CPU's or a GPU's size), if
+    any; `any_device`: whatever device each run asked for (a notebook picks its own)."""
     runs = lambda cs: [c.replace(device="auto") if any_device else c for c in once(cs)]  # noqa: E731
+    want = runs(configs)
     trained = (x for x in LESSONS.values() if not x.sweep)
-    return next((x for x in trained if runs(x.configs()) == runs(configs)), None)
+    return next((x for x in trained for k in ("cpu", "cuda") if runs(x.configs(k)) == want), None)

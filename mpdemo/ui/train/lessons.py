@@ -102,11 +102,11 @@ def values_of(configs: list[RunConfig], repeat: int) -> Frame:
 def followed(configs: list[RunConfig], repeat: int, lang: str) -> Frame:
     """A board follower's lesson header and settings for the teacher's comparison (FOLLOWED)."""
     lesson = lesson_of(configs)
-    if lesson is not None:
-        vals, head = {**values(lesson), "repeat": repeat}, info(lang, lesson.name)
-    else:
-        vals, head = values_of(configs, repeat), t("lesson_board_own", lang)
-    out: Frame = {n: gr.update(value=v) for n, v in vals.items() if n in FOLLOWED}
+    head = info(lang, lesson.name) if lesson is not None else t("lesson_board_own", lang)
+    # The teacher's very runs, at the size they trained (a GPU's lesson size on a GPU server).
+    out: Frame = {
+        n: gr.update(value=v) for n, v in values_of(configs, repeat).items() if n in FOLLOWED
+    }
     out["lesson"] = gr.update(value=lesson.name if lesson is not None else None)
     return {**out, "lesson_info": head}
 
