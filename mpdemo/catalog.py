@@ -52,6 +52,8 @@ class DatasetEntry:
     text_column: str = "text"
     label_column: str | None = "label"
     hub_config: str | None = None
+    # The split a run asking for "validation" reads: imdb and ag_news publish only train and test.
+    eval_split: str = "validation"
 
 
 DATASETS: dict[str, DatasetEntry] = {
@@ -61,8 +63,8 @@ DATASETS: dict[str, DatasetEntry] = {
         DatasetEntry("random", True),
         DatasetEntry("rotten_tomatoes", False),
         DatasetEntry("glue/sst2", False, "sentence", hub_config="sst2"),
-        DatasetEntry("imdb", False),
-        DatasetEntry("ag_news", False),
+        DatasetEntry("imdb", False, eval_split="test"),
+        DatasetEntry("ag_news", False, eval_split="test"),
         DatasetEntry("roneneldan/TinyStories", False, label_column=None),
     ]
 }

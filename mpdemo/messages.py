@@ -135,6 +135,7 @@ EN: dict[str, str] = {
     "stopped_by_user": "stopped after {step} of {steps} steps",
     "cores_shared": "other programs took about {others} cores from step {step}: torch computed on {threads} of its {full} threads while they ran (threads waiting for cores they share make every step slower)",
     "slice_clamped": "{slice} asked for more rows than the split has; used {rows:plural(# row|# rows)}",
+    "eval_split_held_out": "{dataset} has no validation split: {slice} read {used}, its held-out split",
     "distributed": "trained on {n} processes; the global batch of {batch} was split across them",
     "failed": "the run failed: {detail}",
     # --- the size sweep (mpdemo/sweep/plan.py): refusals before anything runs ----------------------

@@ -254,3 +254,31 @@ def test_hub_dataset_code_path_slices_through_load_dataset(tmp_path):
     assert len(split) == 10 and split.column_names == ["sentence", "label"]
     with pytest.raises(ConfigError, match="not a valid slice"):
         load_split(str(folder), "hub", "train[:abc]")
+
+
+def test_a_hub_dataset_without_a_validation_split_evaluates_on_its_held_out_one(
+    tmp_path, monkeypatch
+):
+    # imdb and ag_news publish train and test only: the default eval slice ('validation[:500]')
+    # reads their test split, and the run says so. The same load_dataset call, on local files.
+    from mpdemo.catalog import DATASETS, DatasetEntry
+    from mpdemo.config import RunConfig
+    from mpdemo.engine.data import load_split
+    from mpdemo.messages import render
+
+    folder = tmp_path / "two_splits"
+    folder.mkdir()
+    for split, n in (("train", 30), ("test", 12)):
+        rows = [{"text": f"{split} review {i}", "label": i % 2} for i in range(n)]
+        (folder / f"{split}.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    with pytest.raises(ConfigError, match="not a valid slice"):  # as a dataset with no entry
+        load_split(str(folder), "hub", "validation[:5]")
+    monkeypatch.setitem(DATASETS, str(folder), DatasetEntry(str(folder), False, eval_split="test"))
+    split, notes = load_split(str(folder), "hub", RunConfig().eval_slice)
+    assert len(split) == 12 and split[0]["text"] == "test review 0"
+    assert [n.key for n in notes] == ["eval_split_held_out"]
+    said = render(notes[0].key, notes[0].args)
+    assert "no validation split" in said and "test[:500]" in said, said
+    split, notes = load_split(str(folder), "hub", "train[:4]")  # another split: as asked
+    assert len(split) == 4 and notes == []
+    assert DATASETS["imdb"].eval_split == DATASETS["ag_news"].eval_split == "test"

@@ -90,6 +90,11 @@ def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
     hub_name = name.split("/", 1)[0] if config else name
     # Slicing goes to load_dataset itself: it reads only what the slice needs.
     parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
+    notes: list[Note] = []
+    held_out = entry.eval_split if entry else "validation"
+    if split_of(spec) == "validation" and held_out != "validation":  # the default eval slice
+        asked, spec = spec, held_out + spec.strip().removeprefix("validation")
+        notes.append(Note("eval_split_held_out", {"dataset": name, "slice": asked, "used": spec}))
     try:
         ds = datasets.load_dataset(hub_name, config, split=spec)
     except ValueError as err:
@@ -98,7 +103,7 @@ def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
         raise ConfigError("load_failed", value=name, detail=str(err).split("\n")[0][:300]) from None
     if len(ds) == 0:
         raise ConfigError("empty_slice", value=spec, split=split_of(spec), rows=0)
-    return ds, []
+    return ds, notes
 
 
 def find_columns(ds: Dataset, name: str, need_label: bool) -> tuple[str, str | None]:
