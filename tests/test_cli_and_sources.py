@@ -159,6 +159,12 @@ def test_local_dataset_folder_and_column_checks(tmp_path, small_cfg):
         prepare(cfg.replace(dataset=str(tmp_path / "missing")))
     with pytest.raises(ConfigError, match="not a model folder"):
         prepare(cfg.replace(model=str(tmp_path / "ds")))
+    # One split saved on its own: its slices are checked before any training, as a dict's are
+    # (a bad one was exit 1 from inside the run, not exit 2).
+    dsd["train"].save_to_disk(tmp_path / "one")
+    one = ["run", "--dataset", str(tmp_path / "one"), "--steps", "1", "--quiet"]
+    assert main([*one, "--train-slice", "train[:5%]", "--eval-slice", "test[:0]"]) == 2
+    assert main([*one, "--train-slice", "anything[:8]", "--eval-slice", "test[:8]"]) == 0
 
 
 def test_local_paths_outside_roots_and_hosted_mode(tmp_path, monkeypatch, small_cfg):

@@ -67,9 +67,10 @@ def check_slices(name: str, source: str, specs: list[str]) -> None:
         import datasets
 
         dsd = open_on_disk(name, source)
-        if isinstance(dsd, datasets.Dataset):
-            return
-        sizes = {split: len(ds) for split, ds in dsd.items()}
+        if isinstance(dsd, datasets.Dataset):  # one split saved on its own: any name reads it
+            sizes = {split_of(spec): len(dsd) for spec in specs}
+        else:
+            sizes = {split: len(ds) for split, ds in dsd.items()}
     for spec in specs:
         parse_slice(spec, sizes if sizes is not None else {split_of(spec): 10**12})
 
