@@ -10,6 +10,8 @@ import ast
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "mpdemo"
 _spec = importlib.util.spec_from_file_location("shape_bench", ROOT / "bench" / "shape.py")
@@ -140,3 +142,25 @@ def test_the_engines_lazy_table_names_only_what_its_modules_define():
 
     for name in engine.__all__:
         assert callable(getattr(engine, name)), name
+
+
+def test_a_hub_check_whose_thread_could_not_start_is_asked_again(monkeypatch) -> None:
+    # A thread that failed to start (no resources left) was kept, and every page load's
+    # hub_status() then raised "cannot join thread before it is started".
+    import threading
+
+    from mpdemo.ui import system
+
+    monkeypatch.setattr(system, "_started", {})
+    monkeypatch.setattr(system, "_hub_result", [])
+    monkeypatch.setattr(system, "hub_reachable", lambda: False)
+    start = threading.Thread.start
+
+    def refuse(self):  # noqa: ANN001, ANN202
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    with pytest.raises(RuntimeError, match="can't start"):
+        system.hub_status()
+    monkeypatch.setattr(threading.Thread, "start", start)
+    assert system.hub_status(5.0) is False

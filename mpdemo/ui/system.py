@@ -27,8 +27,9 @@ def _start_once(name: str, work: Callable[[], object]) -> threading.Thread:
     """Run `work` once, in a daemon thread named `name` (a slow one must not hold the exit)."""
     with _lock:
         if name not in _started:
-            _started[name] = threading.Thread(target=work, name=name, daemon=True)
-            _started[name].start()
+            thread = threading.Thread(target=work, name=name, daemon=True)
+            thread.start()  # kept once started: a thread that could not start is asked again
+            _started[name] = thread
         return _started[name]
 
 
