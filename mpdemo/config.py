@@ -202,7 +202,11 @@ def cli_fields() -> list[dataclasses.Field]:
 
 def check_choice(name: str, value: Any, allowed: Collection[str]) -> None:
     """Raise the keyed ConfigError naming `allowed` unless `value` is one of them."""
-    if value not in allowed:
+    try:
+        known = value in allowed
+    except TypeError:  # an API caller's list is no key of a dict of choices: unknown, said so
+        known = False
+    if not known:
         raise ConfigError("unknown_choice", field=name, allowed=", ".join(allowed), value=value)
 
 

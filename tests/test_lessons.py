@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mpdemo.cli.main import main
-from mpdemo.messages import EN
+from mpdemo.messages import EN, ConfigError
 from mpdemo.teach import lessons as L
 
 LOCALES = Path(__file__).resolve().parent.parent / "mpdemo" / "ui" / "locales"
@@ -58,6 +58,9 @@ def test_master_weights_follows_loss_scaling_and_an_unknown_lesson_is_refused() 
     assert names[names.index("loss-scaling") + 1] == "master-weights"
     with pytest.raises(Exception, match="lesson must be one of"):
         L.get("nope")
+    # A Python caller's list (unhashable) is refused the same way, not with a TypeError.
+    with pytest.raises(ConfigError, match="lesson must be one of"):
+        L.get(["still-trains"])
 
 
 def test_the_page_opens_on_the_first_lesson() -> None:
