@@ -266,7 +266,8 @@ def test_a_hub_dataset_without_a_validation_split_evaluates_on_its_held_out_one(
     tmp_path, monkeypatch
 ):
     # imdb and ag_news publish train and test only: the default eval slice ('validation[:500]')
-    # reads their test split, and the run says so. The same load_dataset call, on local files.
+    # reads their test split, and the run says so; a train slice is never moved onto it. The
+    # same load_dataset call, on local files.
     from mpdemo.catalog import DATASETS, DatasetEntry
     from mpdemo.config import RunConfig
     from mpdemo.engine.data import load_split
@@ -280,7 +281,9 @@ def test_a_hub_dataset_without_a_validation_split_evaluates_on_its_held_out_one(
     with pytest.raises(ConfigError, match="not a valid slice"):  # as a dataset with no entry
         load_split(str(folder), "hub", "validation[:5]")
     monkeypatch.setitem(DATASETS, str(folder), DatasetEntry(str(folder), False, eval_split="test"))
-    split, notes = load_split(str(folder), "hub", RunConfig().eval_slice)
+    with pytest.raises(ConfigError, match="not a valid slice"):  # training: no test rows
+        load_split(str(folder), "hub", "validation[:5]")
+    split, notes = load_split(str(folder), "hub", RunConfig().eval_slice, evaluating=True)
     assert len(split) == 12 and split[0]["text"] == "test review 0"
     assert [n.key for n in notes] == ["eval_split_held_out"]
     said = render(notes[0].key, notes[0].args)

@@ -92,7 +92,7 @@ def prepare(cfg: RunConfig, limits: Limits | None = None) -> Prepared:
         tokens = None
     else:
         train_rows, train_notes = D.load_split(cfg.dataset, src.dataset, cfg.train_slice)
-        eval_rows, eval_notes = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice)
+        eval_rows, eval_notes = D.load_split(cfg.dataset, src.dataset, cfg.eval_slice, True)
         notes += train_notes + eval_notes
         text, label = D.find_columns(train_rows, cfg.dataset, src.task == "cls")
         D.find_columns(eval_rows, cfg.dataset, src.task == "cls")

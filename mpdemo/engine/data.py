@@ -75,8 +75,11 @@ def check_slices(name: str, source: str, specs: list[str]) -> None:
         parse_slice(spec, sizes if sizes is not None else {split_of(spec): 10**12})
 
 
-def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
-    """One split, sliced, of the bundled dataset, a local folder or a Hub id, and its notes."""
+def load_split(
+    name: str, source: str, spec: str, evaluating: bool = False
+) -> tuple[Dataset, list[Note]]:
+    """One split, sliced, of the bundled dataset, a local folder or a Hub id, and its notes
+    (`evaluating`: a Hub dataset with no validation split reads its held-out one for it)."""
     import datasets
 
     if source in ("builtin", "local"):
@@ -93,7 +96,7 @@ def load_split(name: str, source: str, spec: str) -> tuple[Dataset, list[Note]]:
     parse_slice(spec, {split_of(spec): 10**12})  # syntax only; sizes are the Hub's
     notes: list[Note] = []
     held_out = entry.eval_split if entry else "validation"
-    if split_of(spec) == "validation" and held_out != "validation":  # the default eval slice
+    if evaluating and split_of(spec) == "validation" and held_out != "validation":
         asked, spec = spec, held_out + spec.strip().removeprefix("validation")
         notes.append(Note("eval_split_held_out", {"dataset": name, "slice": asked, "used": spec}))
     try:
