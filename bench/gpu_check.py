@@ -21,7 +21,8 @@ named `lesson-<name>-<gpu>.json` (mpdemo/teach/lesson_recordings.py), the GPU's 
 machine record. Copied into mpdemo/assets/reference/, a GPU's file is that lesson's recording: the
 Train tab's picker opens it beside the live run and names the GPU. `--lesson-steps N` shortens
 every lesson (the CPU check in tests), `--lessons none` leaves them out. On CUDA each comparison
-lesson trains its GPU size (teach/device_sizes.py: base-bert at 32 x 256); each run's loss-fall
+lesson trains its GPU size (teach/device_sizes.py: 32 x 256 tokens, base-gpt2 for still-trains
+and underflow, base-bert for loss-scaling and backends); each run's loss-fall
 ratio (mean loss of its last 5 steps over its first 5; the lessons' bar is 0.85) is printed, so
 the first session on a GPU sees whether each lesson's point shows at that size.
 
