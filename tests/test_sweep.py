@@ -203,12 +203,14 @@ def test_the_simulated_intervals_are_what_the_rule_says():
 
 
 def fake_point(size: Size, batch: int, verdicts: dict[str, str]) -> SweepPoint:
-    """A point whose precisions have the given verdicts, as SpeedChecks the rule would make."""
+    """A point whose precisions have the given verdicts, as SpeedChecks the rule would make (a
+    bigger batch steps longer: one size's checks at two batches differ, as measured ones do)."""
     checks = {}
     for precision, v in verdicts.items():
         mid, low, high = INTERVALS[v]
+        base = 0.01 * batch / 8
         checks[precision] = SpeedCheck(
-            precision, "fp32", mid, low, high, 8, 1, 0.01 / mid, 0.01, 0.02, 0.0, 0.0, v,
+            precision, "fp32", mid, low, high, 8, 1, base / mid, base, 0.02, 0.0, 0.0, v,
             "wide" if v == "unsure" else None,
         ).to_dict()  # fmt: skip
     steps = {"fp32": 0.01, **{p: 0.01 / INTERVALS[v][0] for p, v in verdicts.items()}}

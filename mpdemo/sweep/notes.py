@@ -71,8 +71,11 @@ def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
         every = [x for s in by_batch.values() for x in s]
         for kind in ("never", "always"):
             if len(by_batch) > 1 and all(k == kind for k, _ in kinds.values()):
+                # By params alone: one size at two batches ties on (params, name, verdict), and
+                # a tuple compare would go on to the SpeedChecks, which do not order.
+                lo, hi = min(x[0] for x in every), max(x[0] for x in every)
                 args = {"precision": precision, "device": where, "points": len(every),
-                        "lo_m": _m(min(every)[0]), "hi_m": _m(max(every)[0])}  # fmt: skip
+                        "lo_m": _m(lo), "hi_m": _m(hi)}  # fmt: skip
                 one = args["lo_m"] == args["hi_m"]  # one size: "(0.19 to 0.19 M)" read oddly
                 out.append(Note(f"pays_{kind}_anywhere" + ("_one" if one else ""), args))
                 break
