@@ -28,7 +28,9 @@ the first session on a GPU sees whether each lesson's point shows at that size.
 
 `--sweep` then runs `python -m mpdemo sweep` with the device's default grid (sweep/sizes.py:
 on CUDA 64x2 to 1024x24 at 8 to 128 x 256 tokens) into `sweep-<gpu>.json` beside --out;
-`--sweep-args` passes flags to it (the CPU test's tiny grid).
+`--sweep-args` passes flags to it (the CPU test's tiny grid). Copied into
+mpdemo/assets/reference/sweeps/, that file is the GPU's sweep the Where it pays tab shows on any
+machine (mpdemo/sweep/recorded.py).
 
 Re-recording on a GPU, once, within 15 minutes of device time start-up included (an H200
 took ~1 min to start, the grid below ~2 min, the lessons at their GPU size ~1 min each, the

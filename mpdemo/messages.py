@@ -152,9 +152,9 @@ EN: dict[str, str] = {
     "sweep_bad_budget": "the timing budget must be above 0 and at most 3600 seconds; got {value!r}",
     "sweep_needs_labels": "the sweep trains the built-in BERT classifier: {value!r} has no labels to classify",
     # --- the crossover, rendered from the points' verdicts -------------------------------------
-    "pays_from": "at batch {batch}, {precision} pays here from about {from_m:.2g} M parameters: faster from {size} up ({speedup:.2f}x there, 95 % interval {low:.2f}-{high:.2f}x); below it, {breakdown}",
-    "pays_always": "at batch {batch}, {precision} paid at every size measured ({sizes}; up to {hi_m:.2g} M parameters)",
-    "pays_never": "at batch {batch}, {precision} never paid here: {breakdown}",
+    "pays_from": "at batch {batch}, {precision} pays {where} from about {from_m:.3g} M parameters: faster from {size} up ({speedup:.2f}x there, 95 % interval {low:.2f}-{high:.2f}x); below it, {breakdown}",
+    "pays_always": "at batch {batch}, {precision} paid at every size measured ({sizes}; up to {hi_m:.3g} M parameters)",
+    "pays_never": "at batch {batch}, {precision} never paid {where}: {breakdown}",
     "pays_never_unsure": "at batch {batch}, {precision} was faster at no size measured: {breakdown}",
     "pays_unsure": "at batch {batch}, {precision} is unsure at every size measured ({sizes}): the intervals are too wide to say",
     "pays_mixed": "at batch {batch}, {precision} paid at some sizes and not at others: {breakdown}",
@@ -168,11 +168,15 @@ EN: dict[str, str] = {
     "at_same_then": "the same as fp32 at {sizes}; {rest}",
     "at_unsure_then": "unsure at {sizes}; {rest}",
     # On CUDA: fp8 is not one of the sweep's precisions (sweep/notes.py says why, in one line).
+    # Where a sweep's sentence says it paid: this machine's sweep, or a recorded one's machine.
+    "sweep_here": "here",
+    "sweep_on_this": "on this {device}",
+    "sweep_on_recorded": "on the {machine}",
     "sweep_fp8_compile_off": "fp8 is not in the sweep: torchao's fp8 layers speed a step up only under torch.compile, which mpdemo does not run (uncompiled, on an H200 they ran at 0.17-0.21x of fp32's speed)",
-    "pays_never_anywhere": "{precision} never pays on this {device}: slower or the same at each of the {points} points measured ({lo_m:.2g} to {hi_m:.2g} M parameters, every batch size)",
-    "pays_always_anywhere": "{precision} pays on this {device} at each of the {points} points measured ({lo_m:.2g} to {hi_m:.2g} M parameters, every batch size)",
-    "pays_never_anywhere_one": "{precision} never pays on this {device}: slower or the same at each of the {points} points measured (one size, {lo_m:.2g} M parameters, every batch size)",
-    "pays_always_anywhere_one": "{precision} pays on this {device} at each of the {points} points measured (one size, {lo_m:.2g} M parameters, every batch size)",
+    "pays_never_anywhere": "{precision} never pays {where}: slower or the same at each of the {points} points measured ({lo_m:.3g} to {hi_m:.3g} M parameters, every batch size)",
+    "pays_always_anywhere": "{precision} pays {where} at each of the {points} points measured ({lo_m:.3g} to {hi_m:.3g} M parameters, every batch size)",
+    "pays_never_anywhere_one": "{precision} never pays {where}: slower or the same at each of the {points} points measured (one size, {lo_m:.3g} M parameters, every batch size)",
+    "pays_always_anywhere_one": "{precision} pays {where} at each of the {points} points measured (one size, {lo_m:.3g} M parameters, every batch size)",
     # --- memory anatomy (mpdemo/engine/memory.py), from the tensors' bytes after one step -------------
     "anatomy_one": "{precision}: {mb:.1f} MiB in one step; weights, gradients and AdamW's state {fixed_mb:.1f} MiB ({per_param:.1f} bytes a parameter), saved activations {act_mb:.1f} MiB ({act_pct:.0f} %); Accelerate's rule: {est_mb:.1f} MiB",
     "anatomy_vs_fp32": "{precision}: {mb:.1f} MiB in one step; weights, gradients and AdamW's state {fixed_mb:.1f} MiB ({per_param:.1f} bytes a parameter, as in fp32), saved activations {act_mb:.1f} MiB ({act_ratio:.2f}x fp32's, {act_pct:.0f} % of the step); Accelerate's rule: {est_mb:.1f} MiB",

@@ -298,9 +298,9 @@ def contradictions(notes, points) -> list[str]:
             {8: "ssff", 32: "sfff"},
             ["pays_from", "pays_from"],
             # "bf16 pays from about 3 M parameters at batch 32": the first faster point's size.
-            "at batch 8, bf16 pays here from about 3.6 M parameters: faster from 256x4 up (1.50x "
+            "at batch 8, bf16 pays here from about 3.58 M parameters: faster from 256x4 up (1.50x "
             "there, 95 % interval 1.30-1.70x); below it, slower at 64x2, 128x2 at batch 32, bf16 "
-            "pays here from about 0.59 M parameters",
+            "pays here from about 0.589 M parameters",
         ),
         ({8: "ssss", 32: "ssss"}, ["pays_never_anywhere"], "bf16 never pays on this CPU:"),
         ({8: "ffff", 32: "ffff"}, ["pays_always_anywhere"], "bf16 pays on this CPU at each"),
@@ -431,6 +431,16 @@ def test_cli_sweep_writes_the_documented_json_and_csv(tmp_path, capsys):
     # Published figures come last, under their own heading, and never into the file's points.
     assert printed.index("# published, not run here") > printed.index(doc["crossover"][0]["text"])
     assert "issues/15026" in printed and "15026" not in json.dumps(doc["points"])
+    # So do the GPU sweeps that ship, each under a heading naming its machine and file.
+    recorded = printed.index("# recorded with this code on NVIDIA H200")
+    assert printed.index(doc["crossover"][0]["text"]) < recorded < printed.index("# published")
+    assert "bf16 pays on the H200 from about 26.2 M parameters" in printed[recorded:]
+    assert "H200" not in json.dumps(doc)
+    # The file this command wrote is one the recorded-sweep reader opens (a GPU's, copied over).
+    from mpdemo.sweep.recorded import read_sweep
+
+    (point,) = read_sweep(out).points
+    assert point.check("bf16").verdict == bf16["speed_verdict"] and point.shape()["seq"] == 64
     assert csv_path.read_text().splitlines()[0].startswith("model,params,hidden,layers")
 
 
@@ -493,10 +503,10 @@ def test_the_crossover_renders_in_every_language():
     points = [fake_point(SIZES[i], 32, {"bf16": code[c]}) for i, c in enumerate("=uff")]
     (note,) = crossover_notes(points, "cpu")
     es = i18n.message(note.key, note.args, "es")
-    assert es.startswith("con lote 32, bf16 compensa aquí a partir de unos 3,6 M parámetros")
+    assert es.startswith("con lote 32, bf16 compensa aquí a partir de unos 3,58 M parámetros")
     assert "igual que fp32 en 64x2; en duda en 128x2" in es
     pt = i18n.message(note.key, note.args, "pt")
-    assert "igual a fp32 em 64x2; em dúvida em 128x2" in pt and "3,6 M" in pt
+    assert "igual a fp32 em 64x2; em dúvida em 128x2" in pt and "3,58 M" in pt
 
 
 # --- the "Where it pays" tab's handlers ----------------------------------------------------------
@@ -601,6 +611,6 @@ def test_two_points_of_one_size_name_one_size_not_a_range(verdict_):
     (note,) = crossover_notes(points, "cpu")
     assert note.key.endswith("_anywhere_one")
     said = {lang: message(note.key, note.args, lang) for lang in ("en", "es", "pt")}
-    assert "one size, 0.19 M parameters" in said["en"]
-    assert "un solo tamaño, 0,19 M" in said["es"] and "um só tamanho, 0,19 M" in said["pt"]
+    assert "one size, 0.192 M parameters" in said["en"]
+    assert "un solo tamaño, 0,192 M" in said["es"] and "um só tamanho, 0,192 M" in said["pt"]
     assert not any("0.19 to" in s or "0,19 a" in s for s in said.values())

@@ -16,6 +16,7 @@ from ..files.summary import ratio_text
 from ..messages import EN, ConfigError, Note
 from ..runs.notes import duration_text
 from ..sweep.notes import CSV_COLUMNS, crossover_notes, csv_rows, params_label, sweep_document
+from ..sweep.recorded import FOLDER, shipped_sweeps
 from ..sweep.sizes import (
     CUDA_GRID,
     DEFAULT_BATCH_SIZES,
@@ -100,7 +101,8 @@ def add_sweep_parser(
     p.add_argument(
         "--published",
         action="store_true",
-        help="also print published figures from other machines (not run here), with sources",
+        help="also print the GPU sweeps that ship and published figures from other machines "
+        "(not run here), with sources",
     )
     return p
 
@@ -203,6 +205,17 @@ def published_lines() -> list[str]:
     return [f"# {EN['published_heading']}", *(x.rstrip() for x in table([header, *rows]))]
 
 
+def recorded_lines() -> list[str]:
+    """Each shipped GPU sweep's sentences, under a heading naming its machine and file."""
+    out = []
+    for rec in shipped_sweeps():
+        out.append(f"# recorded with this code on {rec.about} ({rec.date or 'no date'}), not run "
+                   f"here: mpdemo/assets/reference/{FOLDER}/{rec.name}")  # fmt: skip
+        for seq, notes in rec.notes():
+            out += [f"{n.text} [{seq} tokens a row]" for n in notes]
+    return out
+
+
 def sweep_main(args: argparse.Namespace) -> int:
     """Run the sweep the flags describe; 0 done, 2 bad input (raised), 1 failed or interrupted."""
     from ..sweep.plan import plan_sweep  # torch: the plan probes the device
@@ -250,8 +263,8 @@ def sweep_main(args: argparse.Namespace) -> int:
         print(
             f"# {end.points} of {end.total} points in {duration_text(end.wall_s)}", file=sys.stderr
         )
-    if args.published:  # after what ran here, under a heading that says it did not
-        print("\n".join(published_lines()))
+    if args.published:  # after what ran here, under headings that say it did not
+        print("\n".join([*recorded_lines(), *published_lines()]))
     if args.json_path:
         doc = sweep_document(points, memory, machine_info(), spec, status, notes)
         write_text_atomic(args.json_path, json.dumps(doc, indent=1))

@@ -108,22 +108,27 @@ def write_steps_csv(path: str | Path, runs: list[dict[str, object]]) -> None:
 def read_runs(source: str | Path | bytes, name: str | None = None) -> Recording:
     """Read and check a runs file (a path or its bytes); raises RecordingError."""
     name = name or ("runs.json" if isinstance(source, bytes) else Path(source).name)
-    raw, size = (source, len(source)) if isinstance(source, bytes) else _read_file(source, name)
-    if size > MAX_FILE_BYTES:
-        raise RecordingError(
-            "runs_too_big", name=name, mb=size / 2**20, limit=MAX_FILE_BYTES // 2**20
-        )
-    try:
-        doc = json.loads(raw.decode("utf-8-sig"))
-    # ValueError: also a number of more than 4,300 digits, which json refuses to convert.
-    except (ValueError, RecursionError):
-        raise RecordingError("runs_not_json", name=name) from None
+    doc, raw = read_json(source, name)
     rec = parse_document(doc, name)
     rec.digest = hashlib.sha1(raw).hexdigest()
     return rec
 
 
-def _read_file(path: str | Path, name: str) -> tuple[bytes, int]:
+def read_json(source: str | Path | bytes, name: str) -> tuple[object, bytes]:
+    """A file's (or bytes') JSON document and its bytes, bounded; raises RecordingError."""
+    raw, size = (source, len(source)) if isinstance(source, bytes) else read_bounded(source, name)
+    if size > MAX_FILE_BYTES:
+        raise RecordingError(
+            "runs_too_big", name=name, mb=size / 2**20, limit=MAX_FILE_BYTES // 2**20
+        )
+    try:
+        return json.loads(raw.decode("utf-8-sig")), raw
+    # ValueError: also a number of more than 4,300 digits, which json refuses to convert.
+    except (ValueError, RecursionError):
+        raise RecordingError("runs_not_json", name=name) from None
+
+
+def read_bounded(path: str | Path, name: str) -> tuple[bytes, int]:
     """A regular file's bytes (none past the cap) and its size; a FIFO there must not block."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))

@@ -60,10 +60,15 @@ def classify(verdicts: Sequence[str]) -> tuple[str, int | None]:
     return "mixed", None
 
 
-def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
-    """Where each precision paid, from the points' verdicts only."""
+def crossover_notes(
+    points: Sequence[SweepPoint], device: str, recorded_on: str | None = None
+) -> list[Note]:
+    """Where each precision paid, from the points' verdicts only; `recorded_on` names the machine
+    of a recorded sweep ("H200"), so its sentences say "on the H200", never "here"."""
     precisions = [q for q in PRECISION_NAMES if any(q in p.checks for p in points)]
-    where = "GPU" if device == "cuda" else device.upper()
+    kind_name = "GPU" if device == "cuda" else device.upper()
+    there = {"key": "sweep_on_recorded", "args": {"machine": recorded_on}} if recorded_on else None
+    this = there or {"key": "sweep_on_this", "args": {"device": kind_name}}
     out: list[Note] = []
     for precision in precisions:
         by_batch = series(points, precision)
@@ -74,15 +79,17 @@ def crossover_notes(points: Sequence[SweepPoint], device: str) -> list[Note]:
                 # By params alone: one size at two batches ties on (params, name, verdict), and
                 # a tuple compare would go on to the SpeedChecks, which do not order.
                 lo, hi = min(x[0] for x in every), max(x[0] for x in every)
-                args = {"precision": precision, "device": where, "points": len(every),
+                args = {"precision": precision, "where": this, "points": len(every),
                         "lo_m": _m(lo), "hi_m": _m(hi)}  # fmt: skip
                 one = args["lo_m"] == args["hi_m"]  # one size: "(0.19 to 0.19 M)" read oddly
                 out.append(Note(f"pays_{kind}_anywhere" + ("_one" if one else ""), args))
                 break
         else:
             for batch, s in by_batch.items():
-                out.append(_series_note(precision, batch, s, kinds[batch]))
-    if device == "cuda":  # fp8 is not a sweep precision: one line says why, where it could run
+                where = there or {"key": "sweep_here", "args": {}}
+                out.append(_series_note(precision, batch, s, kinds[batch], where))
+    # fp8 is not a sweep precision: one line says why, where it could run (this GPU's sweep).
+    if device == "cuda" and recorded_on is None:
         out.append(Note("sweep_fp8_compile_off", {}))
     return out
 
@@ -92,10 +99,12 @@ def _series_note(
     batch: int,
     s: Sequence[Cell],
     kind: tuple[str, int | None],
+    where: dict[str, object],
 ) -> Note:
     name, k = kind
     args: dict[str, object] = {
         "precision": precision,
+        "where": where,
         "batch": batch,
         "sizes": ", ".join(n for _, n, _, _ in s),
         "hi_m": _m(s[-1][0]),

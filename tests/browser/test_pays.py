@@ -44,6 +44,10 @@ def test_a_sweep_streams_its_points_and_draws_memory_and_published(pages, url: s
     assert pg.locator("#sweep-stop-btn").is_disabled()
     links = pg.locator("#published-table a")
     assert links.count() == 6 and "Published, not run here" in pg.inner_text("#published-table")
+    # The H200's shipped sweep, under a heading that says where it ran, its sentences "on the H200".
+    recorded = pg.inner_text("#sweep-recorded")
+    assert "Recorded on NVIDIA H200 (2026-12-04), not on this machine" in recorded
+    assert "at batch 32, bf16 pays on the H200 from about 26.2 M parameters" in recorded
     fill(pg, "sweep-sizes", "32x1,64x1")
     fill(pg, "sweep-batches", "8")
     box = pg.locator("#sweep-budget input[type=number]").first
@@ -78,6 +82,8 @@ def test_stop_keeps_the_points_and_a_refusal_is_in_spanish(pages, url: str) -> N
     # it on a loaded machine saw its refusal replaced by the idle line).
     wait_text(pg, "#sweep-btn", "Ejecutar barrido", 60)
     wait_text(pg, "#sweep-status", "Pulsa Ejecutar barrido", 60)
+    wait_text(pg, "#sweep-recorded", "Grabado en NVIDIA H200", 30)
+    assert "bf16 compensa en la H200 a partir de unos 26,2 M" in pg.inner_text("#sweep-recorded")
     fill(pg, "sweep-sizes", "64y2")
     pg.click("#sweep-btn")
     status = wait_text(pg, "#sweep-status", "No empezó", 60)

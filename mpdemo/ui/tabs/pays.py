@@ -38,6 +38,7 @@ from ..train.session_table import speedup_cell
 from ..visitor import client_here
 from . import pays_line
 from .common import html_table
+from .pays_recorded import recorded_html
 
 COMPARED = [p for p in SWEEP_PRECISIONS if p != "fp32"]  # fp32 is the baseline, always timed
 BASELINE = "fp32 = 1"  # the plot's reference series: fp32's own speed
@@ -418,6 +419,9 @@ def build_pays_tab(ctx: TabContext) -> None:
             elem_id="sweep-plot", **plot_titles(lang0),
         )  # fmt: skip
         crossover = gr.Markdown("", elem_id="sweep-crossover")
+        # Beside this machine's sentence: what a GPU measured with the same code (shipped files).
+        recorded0 = recorded_html(lang0)
+        recorded = gr.HTML(recorded0, elem_id="sweep-recorded", visible=bool(recorded0))
         empty = pd.DataFrame([], columns=[t(k, lang0) for k in TABLE_KEYS])
         table = gr.DataFrame(empty, interactive=False, elem_id="sweep-table", show_label=False)
         memory = gr.BarPlot(
@@ -471,9 +475,9 @@ def build_pays_tab(ctx: TabContext) -> None:
         out = {**frame(st, lang), "plot": gr.update(**plot_titles(lang))}
         title = t("memory_plot_title", lang)
         out["memory"] = gr.update(value=out["memory"], color_map=memory_colours(lang), title=title)
-        return {**keyed(out), published: published_html(lang)}
+        return {**keyed(out), published: published_html(lang), recorded: recorded_html(lang)}
 
-    ctx.on_language(on_lang, [state], [*outputs, published])
+    ctx.on_language(on_lang, [state], [*outputs, published, recorded])
 
     def on_load(lang: str) -> Value:
         # What autocast offers on this device, once the page is up (reading it imports torch).
