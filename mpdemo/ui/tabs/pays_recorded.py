@@ -23,7 +23,7 @@ def sweep_html(rec: RecordedSweep, lang: str) -> str:
         items = "".join(f"<li>{esc(message(n.key, n.args, lang))}</li>" for n in notes)
         parts.append(f"<ul>{items}</ul>")
     rows = []
-    for p in rec.points:
+    for p in sorted(rec.points, key=lambda p: (p.seq, p.batch_size, p.params)):
         for row in p.rows():
             rows.append(
                 [
@@ -36,7 +36,11 @@ def sweep_html(rec: RecordedSweep, lang: str) -> str:
                 ]
             )
     heads = [esc(t(k, lang)) for k in HEADS]
-    parts.append(html_table(heads, [[esc(c) for c in r] for r in rows]))
+    table = html_table(heads, [[esc(c) for c in r] for r in rows])
+    # Folded: the sentences say it; the rows are there for whoever asks where they come from.
+    parts.append(
+        f"<details><summary>{esc(t('sweep_recorded_points', lang))}</summary>{table}</details>"
+    )
     return f'<div class="mp-recorded-sweep">{"".join(parts)}</div>'
 
 
