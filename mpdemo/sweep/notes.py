@@ -69,6 +69,7 @@ def crossover_notes(
     kind_name = "GPU" if device == "cuda" else device.upper()
     there = {"key": "sweep_on_recorded", "args": {"machine": recorded_on}} if recorded_on else None
     this = there or {"key": "sweep_on_this", "args": {"device": kind_name}}
+    here = there or {"key": "sweep_here", "args": {}}
     out: list[Note] = []
     for precision in precisions:
         by_batch = series(points, precision)
@@ -86,8 +87,7 @@ def crossover_notes(
                 break
         else:
             for batch, s in by_batch.items():
-                where = there or {"key": "sweep_here", "args": {}}
-                out.append(_series_note(precision, batch, s, kinds[batch], where))
+                out.append(_series_note(precision, batch, s, kinds[batch], here))
     # fp8 is not a sweep precision: one line says why, where it could run (this GPU's sweep).
     if device == "cuda" and recorded_on is None:
         out.append(Note("sweep_fp8_compile_off", {}))

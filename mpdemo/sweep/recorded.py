@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from ..files.recorded import read_json, reference_dir, reference_files
 from ..messages import Note
 from ..registry import PRECISION_NAMES
 from ..runs.timing import VERDICTS, SpeedCheck
+from ..state import on_reset
 from .events import SweepPoint
 from .notes import crossover_notes
 from .spec import SWEEP_VERSION
@@ -125,17 +127,32 @@ def read_sweep(path: Path) -> RecordedSweep:
     return parse_sweep(read_json(path, path.name)[0], path.name)
 
 
-_SAID: set[str] = set()  # the broken files already logged
+@functools.lru_cache(maxsize=16)
+def _read(path: str, mtime_ns: int, size: int) -> RecordedSweep | None:
+    """One sweep file, read once a version (each page build and language switch asks); a broken
+    one is None, said once in the log."""
+    try:
+        return read_sweep(Path(path))
+    except ck.RecordingError as err:
+        logging.getLogger("mpdemo.files").warning("recorded sweep skipped: %s", err)
+        return None
+
+
+@on_reset
+def forget_sweeps() -> None:
+    """Read the shipped sweeps again on next look (mpdemo.reset())."""
+    _read.cache_clear()
 
 
 def shipped_sweeps(folder: Path | None = None) -> list[RecordedSweep]:
-    """The recorded sweeps that ship; a broken one is left out with one log line."""
+    """The recorded sweeps that ship; a broken one is left out."""
     out = []
     for path in reference_files("sweep-*.json", folder or reference_dir() / FOLDER):
         try:
-            out.append(read_sweep(path))
-        except ck.RecordingError as err:
-            if str(path) not in _SAID:
-                _SAID.add(str(path))
-                logging.getLogger("mpdemo.files").warning("recorded sweep skipped: %s", err)
+            st = path.stat()
+        except OSError:
+            continue
+        rec = _read(str(path), st.st_mtime_ns, st.st_size)
+        if rec is not None:
+            out.append(rec)
     return out
